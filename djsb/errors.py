@@ -1,0 +1,50 @@
+"""Typed errors of DJSB.
+
+Library code raises these; only the CLI turns them into one-line messages and exit codes
+(0 ok, 1 run failed, 2 bad input).
+"""
+
+from __future__ import annotations
+
+
+class DjsbError(Exception):
+    """Base class of every error DJSB raises on purpose."""
+
+
+class InputError(DjsbError):
+    """Bad input (config file, trace, command-line value): the CLI exits with status 2.
+
+    ``source`` names the file, ``line`` the 1-based line in it (when known) and ``key`` the dotted key
+    path or field, so the one-line message points the user to the exact place to fix.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None,
+                 key: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.key = key
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = ""
+        if self.source:
+            where = self.source + (f":{self.line}" if self.line else "") + ": "
+        key = f"{self.key}: " if self.key else ""
+        return f"{where}{key}{self.message}"
+
+
+class ConfigError(InputError):
+    """An invalid experiment configuration."""
+
+
+class TraceError(InputError):
+    """An unreadable workload trace."""
+
+
+class RunError(DjsbError):
+    """The run itself failed (a job could not be submitted, a scheduler is unreachable): exit 1."""
+
+
+class JobModuleError(RunError):
+    """A job module command failed or returned output it cannot parse."""

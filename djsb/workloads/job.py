@@ -1,0 +1,28 @@
+"""The job record every workload reader produces and the scheduler model consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class TraceJob:
+    """One job of a workload, in trace terms (times in seconds from the workload's start).
+
+    ``requested_time`` is the user's time limit (None: the partition's maximum applies);
+    ``run_time`` is how long the job really ran (or would run if unlimited), so a job whose
+    run_time exceeds requested_time is killed at its limit by the model unless told otherwise.
+    """
+
+    job_id: int
+    submit: float
+    run_time: float
+    cpus: int
+    requested_time: float | None = None
+    memory_mb: float | None = None
+    nodes: int | None = None
+    user: str = "u0"
+    account: str = "a0"
+    partition: str | None = None
+    qos: str | None = None
+    depends_on: tuple[int, ...] = field(default=())
