@@ -1,0 +1,300 @@
+"""The experiment configuration (paper 001 sec. 2.1-2.3): YAML in, typed and validated config out.
+
+Every error names the file, the line and the key path, and says what would be right, so
+``djsb validate`` can be the first thing a user runs on a new config.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from djsb.yamlnodes import Located, describe, load_yaml
+
+SCENARIOS = ("oversubscription", "stopcont", "dynamic")
+SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
+                    "oversubscribe": "oversubscription", "cooperative": "dynamic",
+                    "cooperative_dynamic": "dynamic"}
+
+DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
+                   "{work}", "--control", "{control_file}")
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
+               "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str | int | float) -> int:
+    """Bytes in a size such as 4GiB, 50MiB, 1.5G or 1024 (plain numbers are bytes).
+
+    Raises ValueError with the accepted units when the text is not a size.
+    """
+    if isinstance(text, bool):
+        raise ValueError("expected a size such as 4GiB or 50MiB, got a boolean")
+    if isinstance(text, (int, float)):
+        if text <= 0:
+            raise ValueError("a size must be positive")
+        return int(text)
+    match = _SIZE_RE.match(str(text))
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _SIZE_UNITS:
+        raise ValueError(f"expected a size such as 4GiB, 50MiB, 512M or 1024 (bytes), got {text!r}")
+    value = float(match.group(1)) * _SIZE_UNITS[unit]
+    if value < 1:
+        raise ValueError("a size must be at least one byte")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class GeneralConfig:
+    """Global experiment options (paper 001 sec. 2.1)."""
+
+    num_of_samples: int = 1
+    sleep_min_time: float = 1.0
+    sleep_max_time: float = 2.0
+    num_of_ref_analysis: int = 1
+    num_of_dyn_analysis: tuple[int, ...] = (1,)
+    scenarios: tuple[str, ...] = SCENARIOS
+    seed: int = 0
+    poll_interval: float = 0.2
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """One application's options (paper 001 sec. 2.3); total_memory in bytes, exec_time in seconds."""
+
+    total_tasks: int
+    cpus_per_task: int
+    total_memory: int
+    exec_time: float
+    node_host_names: tuple[str, ...] = ()
+    same_nodes_as_sim: bool = False
+    command: tuple[str, ...] = DEFAULT_COMMAND
+
+    @property
+    def total_cpus(self) -> int:
+        return self.total_tasks * self.cpus_per_task
+
+
+@dataclass(frozen=True)
+class JobModuleConfig:
+    """Which job module runs the jobs (a name such as ``local`` or a path to a module file)."""
+
+    name: str = "local"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OutputConfig:
+    """Where results go; a relative directory is relative to the current directory."""
+
+    directory: str | None = None
+    plots: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole, validated experiment."""
+
+    general: GeneralConfig
+    job_module: JobModuleConfig
+    simulation: AppConfig
+    analytics: AppConfig
+    output: OutputConfig
+    source: str = "<memory>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for writing the resolved config into the run directory."""
+        data = asdict(self)
+        data.pop("source")
+        return data
+
+
+def _int(node: Located, minimum: int) -> int:
+    if isinstance(node.value, bool) or not isinstance(node.value, int):
+        raise node.error(f"expected a whole number >= {minimum}, got {describe(node.value)}")
+    if node.value < minimum:
+        raise node.error(f"must be >= {minimum}, got {node.value}")
+    return node.value
+
+
+def _number(node: Located, minimum: float, strict: bool = False) -> float:
+    if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or math.isnan(node.value):
+        raise node.error(f"expected a number of seconds, got {describe(node.value)}")
+    value = float(node.value)
+    if value < minimum or (strict and value == minimum) or math.isinf(value):
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        raise node.error(f"must be a finite number {bound}, got {node.value}")
+    return value
+
+
+def _bool(node: Located) -> bool:
+    if not isinstance(node.value, bool):
+        raise node.error(f"expected true or false, got {describe(node.value)}")
+    return node.value
+
+
+def _string(node: Located) -> str:
+    if not isinstance(node.value, str) or not node.value.strip():
+        raise node.error(f"expected a non-empty string, got {describe(node.value)}")
+    return node.value
+
+
+def _string_list(node: Located) -> tuple[str, ...]:
+    if isinstance(node.value, str):
+        return tuple(part for part in re.split(r"[,\s]+", node.value) if part)
+    if not isinstance(node.value, list):
+        raise node.error(f"expected a list of strings, got {describe(node.value)}")
+    return tuple(_string(item) for item in node.value)
+
+
+def _read(node: Located, schema: dict[str, Callable[[Located], Any]]) -> dict[str, Any]:
+    node.check_keys(frozenset(schema))
+    return {name: schema[name](child) for name, child in node.items()}
+
+
+def _scenario(node: Located) -> str:
+    name = _string(node).strip().lower()
+    name = SCENARIO_ALIASES.get(name, name)
+    if name not in SCENARIOS:
+        raise node.error(f"unknown scenario {node.value!r} (choose from {', '.join(SCENARIOS)})")
+    return name
+
+
+def _scenarios(node: Located) -> tuple[str, ...]:
+    items = [node] if isinstance(node.value, str) else None
+    if items is None:
+        if not isinstance(node.value, list) or not node.value:
+            raise node.error(f"expected a non-empty list of scenarios, got {describe(node.value)}")
+        items = node.value
+    names = tuple(_scenario(item) for item in items)
+    if len(set(names)) != len(names):
+        raise node.error("a scenario is listed twice")
+    return names
+
+
+def _dyn_analysis(node: Located) -> tuple[int, ...]:
+    if isinstance(node.value, list):
+        if not node.value:
+            raise node.error("expected a number or a non-empty list of numbers of analytics")
+        values = tuple(_int(item, 1) for item in node.value)
+        if len(set(values)) != len(values):
+            raise node.error("a number of analytics is listed twice")
+        return values
+    return (_int(node, 1),)
+
+
+def _size(node: Located) -> int:
+    try:
+        return parse_size(node.value)
+    except ValueError as exc:
+        raise node.error(str(exc)) from None
+
+
+def _command(node: Located) -> tuple[str, ...]:
+    if isinstance(node.value, str):
+        try:
+            parts = tuple(shlex.split(node.value))
+        except ValueError as exc:
+            raise node.error(f"cannot split the command: {exc}") from None
+        if not parts:
+            raise node.error("the command is empty")
+        return parts
+    return _string_list(node)
+
+
+def _general(node: Located) -> GeneralConfig:
+    values = _read(node, {
+        "num_of_samples": lambda n: _int(n, 1),
+        "sleep_min_time": lambda n: _number(n, 0.0),
+        "sleep_max_time": lambda n: _number(n, 0.0),
+        "num_of_ref_analysis": lambda n: _int(n, 1),
+        "num_of_dyn_analysis": _dyn_analysis,
+        "scenarios": _scenarios,
+        "seed": lambda n: _int(n, 0),
+        "poll_interval": lambda n: _number(n, 0.0, strict=True),
+    })
+    general = GeneralConfig(**values)
+    if general.sleep_min_time > general.sleep_max_time:
+        where = node.get("sleep_max_time") or node
+        raise where.error(f"sleep_max_time ({general.sleep_max_time:g}) must be >= sleep_min_time "
+                          f"({general.sleep_min_time:g})")
+    return general
+
+
+def _app(node: Located, *, analytics: bool) -> AppConfig:
+    schema: dict[str, Callable[[Located], Any]] = {
+        "total_tasks": lambda n: _int(n, 1),
+        "cpus_per_task": lambda n: _int(n, 1),
+        "total_memory": _size,
+        "exec_time": lambda n: _number(n, 0.0, strict=True),
+        "node_host_names": _string_list,
+        "command": _command,
+    }
+    if analytics:
+        schema["same_nodes_as_sim"] = _bool
+    values = _read(node, schema)
+    for required in ("total_tasks", "cpus_per_task", "total_memory", "exec_time"):
+        if required not in values:
+            raise node.error(f"missing key {required!r}")
+    app = AppConfig(**values)
+    if app.total_memory < app.total_tasks:
+        raise node.mapping()["total_memory"].error("less than one byte per task")
+    return app
+
+
+def _job_module(node: Located) -> JobModuleConfig:
+    if isinstance(node.value, str):
+        return JobModuleConfig(name=_string(node))
+    node.check_keys(frozenset({"name", "options"}))
+    name_node = node.get("name")
+    name = _string(name_node) if name_node else "local"
+    options_node = node.get("options")
+    options = options_node.mapping() if options_node else {}
+    return JobModuleConfig(name=name, options={k: v.plain() for k, v in options.items()})
+
+
+def _output(node: Located) -> OutputConfig:
+    return OutputConfig(**_read(node, {"directory": _string, "plots": _bool}))
+
+
+def _cross_checks(root: Located, general: GeneralConfig, sim: AppConfig, ana: AppConfig) -> None:
+    """Rules that span sections: what the scenarios need to be meaningful."""
+    ana_node = root.mapping()["analytics"]
+    if ana.same_nodes_as_sim and ana.total_cpus > sim.total_cpus:
+        raise ana_node.error(f"the analytics needs {ana.total_cpus} CPUs but shares the simulation's "
+                             f"{sim.total_cpus} (same_nodes_as_sim): make it smaller or the simulation "
+                             "larger")
+    if "dynamic" in general.scenarios:
+        lent = math.ceil(ana.total_cpus / sim.total_tasks)
+        if lent >= sim.cpus_per_task:
+            raise ana_node.error(
+                f"in the dynamic scenario each simulation task must lend {lent} of its "
+                f"{sim.cpus_per_task} CPUs and keep at least one: give the simulation more "
+                "cpus_per_task or the analytics fewer CPUs")
+
+
+def config_from_tree(root: Located) -> Config:
+    """Validate a located YAML tree into a Config."""
+    root.check_keys(frozenset({"general", "job_module", "simulation", "analytics", "output"}))
+    for required in ("simulation", "analytics"):
+        if root.get(required) is None:
+            raise root.error(f"missing section {required!r}")
+    sections = root.mapping()
+    general = _general(sections["general"]) if "general" in sections else GeneralConfig()
+    job_module = _job_module(sections["job_module"]) if "job_module" in sections else JobModuleConfig()
+    simulation = _app(sections["simulation"], analytics=False)
+    analytics = _app(sections["analytics"], analytics=True)
+    output = _output(sections["output"]) if "output" in sections else OutputConfig()
+    _cross_checks(root, general, simulation, analytics)
+    return Config(general, job_module, simulation, analytics, output, source=root.source)
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate an experiment config file (raises ConfigError with file, line and key)."""
+    return config_from_tree(load_yaml(Path(path)))

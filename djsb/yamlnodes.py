@@ -1,0 +1,109 @@
+"""YAML read with line numbers, so every config error can name its file, line and key path.
+
+``load_yaml`` returns a :class:`Located` tree: plain values plus the line each came from. Readers
+walk it with :meth:`Located.get` and friends and raise :class:`ConfigError` at the right place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from djsb.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Located:
+    """A YAML value with where it was written: ``value`` is a scalar, a list or a dict of Located."""
+
+    value: Any
+    line: int
+    key: str
+    source: str
+
+    def error(self, message: str) -> ConfigError:
+        return ConfigError(message, source=self.source, line=self.line, key=self.key or "(top level)")
+
+    def is_mapping(self) -> bool:
+        return isinstance(self.value, dict)
+
+    def mapping(self) -> dict[str, Located]:
+        if not isinstance(self.value, dict):
+            raise self.error(f"expected a mapping of keys, got {describe(self.value)}")
+        return self.value
+
+    def get(self, name: str) -> Located | None:
+        return self.mapping().get(name)
+
+    def items(self) -> Iterator[tuple[str, Located]]:
+        return iter(self.mapping().items())
+
+    def check_keys(self, allowed: set[str] | frozenset[str]) -> None:
+        """Reject keys the schema does not know: a typo must not be silently ignored."""
+        for name, child in self.mapping().items():
+            if name not in allowed:
+                known = ", ".join(sorted(allowed))
+                raise child.error(f"unknown key (known keys here: {known})")
+
+    def plain(self) -> Any:
+        """The value with the line information stripped."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+def describe(value: Any) -> str:
+    """A short human description of a YAML value's type, for error messages."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _child_key(parent: str, name: str) -> str:
+    return f"{parent}.{name}" if parent else name
+
+
+def _convert(node: yaml.Node, key: str, source: str) -> Located:
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Located] = {}
+        for key_node, value_node in node.value:
+            name = str(yaml.safe_load(yaml.serialize(key_node)))
+            if name in out:
+                raise ConfigError("duplicate key", source=source, line=key_node.start_mark.line + 1,
+                                  key=_child_key(key, name))
+            out[name] = _convert(value_node, _child_key(key, name), source)
+        return Located(out, line, key, source)
+    if isinstance(node, yaml.SequenceNode):
+        items = [_convert(item, f"{key}[{i}]", source) for i, item in enumerate(node.value)]
+        return Located(items, line, key, source)
+    return Located(yaml.safe_load(yaml.serialize(node)), line, key, source)
+
+
+def load_yaml(path: Path) -> Located:
+    """Parse ``path`` into a located tree; unreadable or malformed YAML is a ConfigError."""
+    source = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file ({exc.strerror})", source=source) from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"invalid YAML: {problem}", source=source,
+                          line=mark.line + 1 if mark else None) from exc
+    if node is None:
+        raise ConfigError("the file is empty", source=source)
+    return _convert(node, "", source)

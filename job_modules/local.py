@@ -1,0 +1,198 @@
+"""The local job module: an interactive session on this machine, no scheduler (paper 001 sec. 2.2).
+
+Each job is a set of real processes (one per task) in a process group of its own, pinned to CPUs:
+
+- the simulation takes the first CPUs of the pool (option ``cpus``, default this process's affinity
+  mask), ``cpus_per_task`` consecutive CPUs per task;
+- a job colocated with the simulation (the analytics in the execution stage) takes the *last*
+  CPUs of each simulation task's slice: the CPUs it shares under oversubscription, that stand
+  idle under stop&continue, and that the malleable simulation gives up in the dynamic scenario
+  (djsb-stream re-pins its remaining threads to the first CPUs of its mask when it shrinks).
+
+Suspend is SIGSTOP to the group, resume SIGCONT, cancel SIGTERM then SIGKILL after a grace period.
+Start and end times come from a monotonic clock read by a reaper thread per task, so they are
+sub-second accurate whatever the polling interval.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from djsb.clock import WallClock
+from djsb.errors import ConfigError, JobModuleError
+from djsb.transport import Transport
+from job_modules.template import JobModule, JobRequest, JobState, JobStatus
+
+
+def parse_cpu_list(text: str | int | Sequence[int]) -> tuple[int, ...]:
+    """CPUs from '0-3,6', 5 or [0, 1]: Linux cpulist syntax or a list of numbers."""
+    if isinstance(text, int):
+        return (text,)
+    if not isinstance(text, str):
+        return tuple(int(cpu) for cpu in text)
+    cpus: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        cpus.extend(range(int(low), int(high or low) + 1))
+    return tuple(cpus)
+
+
+def lent_slices(sim_slices: Sequence[Sequence[int]], n_cpus: int) -> tuple[int, ...]:
+    """The ``n_cpus`` CPUs a colocated job gets: the last ceil(n/tasks) CPUs of each simulation task."""
+    per_task = math.ceil(n_cpus / len(sim_slices))
+    tail = [cpu for cpus in sim_slices for cpu in cpus[len(cpus) - per_task:]]
+    return tuple(tail[:n_cpus])
+
+
+@dataclass
+class _Job:
+    request: JobRequest
+    pgid: int
+    processes: list[subprocess.Popen[bytes]]
+    slices: list[tuple[int, ...]]
+    submit: float
+    ends: dict[int, float] = field(default_factory=dict)
+    suspended: bool = False
+    cancelled: bool = False
+
+
+class LocalJobModule(JobModule):
+    """Runs jobs as pinned process groups on this machine (options: ``cpus``, ``kill_grace``)."""
+
+    name = "local"
+
+    def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
+        unknown = set(options) - {"cpus", "kill_grace"}
+        if unknown:
+            raise ConfigError(f"unknown option(s) {', '.join(sorted(unknown))} (known: cpus, kill_grace)",
+                              key="job_module.options")
+        try:
+            self.pool = parse_cpu_list(options["cpus"]) if "cpus" in options else tuple(
+                sorted(os.sched_getaffinity(0)))
+        except (TypeError, ValueError):
+            raise ConfigError(f"expected a CPU list such as '0-3' or [0, 1], got {options['cpus']!r}",
+                              key="job_module.options.cpus") from None
+        self.kill_grace = float(options.get("kill_grace", 3.0))
+        self.clock = WallClock()
+        self._jobs: dict[str, _Job] = {}
+        self._lock = threading.Lock()
+
+    def _slices(self, request: JobRequest) -> list[tuple[int, ...]]:
+        if request.cpu_list is not None:
+            cpus = request.cpu_list
+        elif request.colocate_with is not None:
+            sim = self._jobs.get(request.colocate_with)
+            if sim is None:
+                raise JobModuleError(f"local: no job {request.colocate_with} to colocate with")
+            cpus = lent_slices(sim.slices, request.total_cpus)
+        else:
+            cpus = self.pool[:request.total_cpus]
+        if len(cpus) < request.total_cpus:
+            raise JobModuleError(f"local: {request.name} needs {request.total_cpus} CPUs, only {len(cpus)} "
+                                 f"available here ({self.pool})")
+        step = request.cpus_per_task
+        return [tuple(cpus[i * step:(i + 1) * step]) for i in range(request.total_tasks)]
+
+    def submit(self, request: JobRequest) -> str:
+        slices = self._slices(request)
+        submit = self.clock.epoch(self.clock.now())
+        processes: list[subprocess.Popen[bytes]] = []
+        pgid = 0
+        with open(request.stdout_path, "ab") as out, open(request.stderr_path, "ab") as err:
+            for task, cpus in enumerate(slices):
+                env = {**os.environ, **request.env, "OMP_NUM_THREADS": str(request.cpus_per_task),
+                       "DJSB_TASK_ID": str(task), "DJSB_NUM_TASKS": str(request.total_tasks)}
+
+                def setup(cpus: tuple[int, ...] = cpus, group: int = pgid) -> None:
+                    os.setpgid(0, group)
+                    os.sched_setaffinity(0, cpus)
+
+                try:
+                    proc = subprocess.Popen(list(request.argv), stdout=out, stderr=err, env=env,
+                                            stdin=subprocess.DEVNULL, preexec_fn=setup)
+                except OSError as exc:
+                    if processes:
+                        os.killpg(pgid, signal.SIGKILL)
+                        for started in processes:
+                            started.wait()
+                    raise JobModuleError(f"local: cannot start {request.argv[0]}: {exc.strerror}") from exc
+                if task == 0:
+                    pgid = proc.pid
+                processes.append(proc)
+        job = _Job(request, pgid, processes, slices, submit)
+        job_id = str(pgid)
+        self._jobs[job_id] = job
+        for index, proc in enumerate(processes):
+            threading.Thread(target=self._reap, args=(job, index, proc), daemon=True).start()
+        return job_id
+
+    def _reap(self, job: _Job, index: int, proc: subprocess.Popen[bytes]) -> None:
+        proc.wait()
+        with self._lock:
+            job.ends[index] = self.clock.epoch(self.clock.now())
+
+    def _status(self, job: _Job) -> JobStatus:
+        with self._lock:
+            done = len(job.ends) == len(job.processes)
+            end = max(job.ends.values()) if done else None
+        nodes = (os.uname().nodename,)
+        if not done:
+            state = JobState.SUSPENDED if job.suspended else JobState.RUNNING
+            return JobStatus(state, job.submit, job.submit, None, None, nodes)
+        codes = [proc.returncode for proc in job.processes]
+        worst = next((code for code in codes if code != 0), 0)
+        if job.cancelled:
+            state = JobState.CANCELLED
+        else:
+            state = JobState.COMPLETED if worst == 0 else JobState.FAILED
+        return JobStatus(state, job.submit, job.submit, end, worst, nodes)
+
+    def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        return {job_id: self._status(self._jobs[job_id]) for job_id in job_ids if job_id in self._jobs}
+
+    def _signal(self, job_id: str, signum: int) -> None:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise JobModuleError(f"local: unknown job {job_id}")
+        try:
+            os.killpg(job.pgid, signum)
+        except ProcessLookupError:
+            pass
+
+    def suspend(self, job_id: str) -> None:
+        self._signal(job_id, signal.SIGSTOP)
+        self._jobs[job_id].suspended = True
+
+    def resume(self, job_id: str) -> None:
+        self._signal(job_id, signal.SIGCONT)
+        self._jobs[job_id].suspended = False
+
+    def cancel(self, job_id: str) -> None:
+        job = self._jobs.get(job_id)
+        if job is None or self._status(job).state.finished:
+            return
+        job.cancelled = True
+        self._signal(job_id, signal.SIGTERM)
+        self._signal(job_id, signal.SIGCONT)
+        deadline = time.monotonic() + self.kill_grace
+        for proc in job.processes:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self._signal(job_id, signal.SIGKILL)
+                proc.wait()
+
+    def close(self) -> None:
+        for job_id in list(self._jobs):
+            self.cancel(job_id)
+
+
+MODULE = LocalJobModule
