@@ -1,0 +1,15 @@
+"""The built-in scheduler model: a discrete-event model of a Slurm-like resource manager.
+
+No I/O happens here: the model takes :class:`~djsb.workloads.job.TraceJob` lists and returns
+DataFrames (see :mod:`djsb.simulate` for the experiment runner that reads and writes files).
+"""
+
+from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
+from djsb.model.invariants import InvariantChecker, InvariantViolation
+from djsb.model.scheduler import MARENOSTRUM4, SchedulerConfig
+from djsb.model.simulation import Simulation, SimulationResult
+
+__all__ = [
+    "MARENOSTRUM4", "ClusterSpec", "InvariantChecker", "InvariantViolation", "NodeSpec",
+    "PartitionSpec", "QosSpec", "SchedulerConfig", "Simulation", "SimulationResult",
+]

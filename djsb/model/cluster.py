@@ -1,0 +1,234 @@
+"""Cluster description (nodes, partitions, QoS) and the live allocation state of the model.
+
+Resources follow Slurm's ``select/cons_tres`` with ``CR_Core``: a job gets cores on one or more
+nodes, first fit in the partition's node order (Slurm fills the lowest-indexed usable nodes).
+A partition may instead be *exclusive* (Slurm ``OverSubscribe=EXCLUSIVE``): its jobs get whole
+idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does.
+
+``OverSubscribe`` (slurm.conf, partition section): ``NO`` lets one job use a core, ``FORCE[:N]``
+lets up to N jobs share a core (Slurm's default N is 4). ``YES[:N]`` in Slurm only shares with
+jobs that ask for ``--oversubscribe``; trace jobs never ask, so the model treats ``YES`` like
+``NO`` (documented modelling choice). A node's capacity is therefore ``cores * share`` *slots*.
+Memory, when both the node and the job give it, is a per-node constraint.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from djsb.errors import ConfigError
+
+_OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One compute node: ``cores`` CPUs and optionally ``memory_mb`` of memory."""
+
+    name: str
+    cores: int
+    memory_mb: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionSpec:
+    """A Slurm partition: a node set with job limits and a scheduling tier.
+
+    ``nodes`` None means every node of the cluster. ``max_time`` (seconds) is Slurm's MaxTime and
+    also the limit of jobs that give none (Slurm's DefaultTime falls back to MaxTime).
+    ``priority_tier`` orders partitions before job priority; ``priority_job_factor`` feeds the
+    multifactor partition factor (Slurm ``PriorityJobFactor``).
+    """
+
+    name: str
+    nodes: tuple[str, ...] | None = None
+    min_cpus: int = 1
+    max_cpus: int | None = None
+    max_time: float | None = None
+    priority_tier: int = 1
+    priority_job_factor: int = 1
+    oversubscribe: str = "NO"
+
+    @property
+    def exclusive(self) -> bool:
+        """Whole-node allocation (``OverSubscribe=EXCLUSIVE``)."""
+        return self.oversubscribe.upper().startswith("EXCLUSIVE")
+
+    @property
+    def share(self) -> int:
+        """How many jobs may share one core (1 unless ``FORCE[:N]``)."""
+        match = _OVERSUBSCRIBE.match(self.oversubscribe.upper())
+        if not match:
+            raise ConfigError(f"invalid OverSubscribe value {self.oversubscribe!r}: use NO, YES[:N], "
+                              "FORCE[:N] or EXCLUSIVE", key=f"partitions.{self.name}.oversubscribe")
+        kind, count = match.groups()
+        if kind == "FORCE":
+            return int(count) if count else 4
+        return 1
+
+
+@dataclass(frozen=True, slots=True)
+class QosSpec:
+    """A Slurm QoS: a priority (multifactor QoS factor, eq. 2.3 of 004) and per-user limits."""
+
+    name: str
+    priority: int = 0
+    max_jobs_per_user: int | None = None
+    max_wall: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    """Everything static about the machine: nodes, partitions (the first is the default), QoS."""
+
+    nodes: tuple[NodeSpec, ...]
+    partitions: tuple[PartitionSpec, ...]
+    qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
+
+    @classmethod
+    def homogeneous(cls, n_nodes: int, cores: int, *, memory_mb: float | None = None,
+                    partition: PartitionSpec | None = None,
+                    qos: tuple[QosSpec, ...] = (QosSpec("normal"),)) -> ClusterSpec:
+        """``n_nodes`` identical nodes named n0, n1, ... in one partition (default ``batch``)."""
+        nodes = tuple(NodeSpec(f"n{i}", cores, memory_mb) for i in range(n_nodes))
+        return cls(nodes, (partition or PartitionSpec("batch"),), qos)
+
+    @property
+    def total_cores(self) -> int:
+        """Number of physical cores of the machine (S of eq. 2.2 of 004)."""
+        return sum(n.cores for n in self.nodes)
+
+
+@dataclass(slots=True)
+class PartitionState:
+    """Derived, per-partition view kept in sync with the node counters."""
+
+    spec: PartitionSpec
+    index: int
+    node_ids: tuple[int, ...]
+    exclusive: bool
+    cores_per_node: int
+    capacity: int
+    free: int = 0
+    overlaps: tuple[int, ...] = field(default=())
+    members: frozenset[int] = field(default=frozenset())
+
+
+class ClusterState:
+    """Free slots and memory per node, plus per-partition free capacity in *units*.
+
+    A partition's unit is a slot (core x share) for core allocation and a whole idle node for an
+    exclusive partition; ``need`` turns a job into units of its partition. Keeping these totals up
+    to date makes the common "does it fit now?" test O(1); node choice is done only on start.
+    """
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.node_names = tuple(n.name for n in spec.nodes)
+        index = {name: i for i, name in enumerate(self.node_names)}
+        if len(index) != len(self.node_names):
+            raise ConfigError("node names must be unique", key="cluster.nodes")
+        if not spec.partitions:
+            raise ConfigError("at least one partition is needed", key="cluster.partitions")
+        node_share: dict[int, int] = {}
+        parts: list[PartitionState] = []
+        for p_index, part in enumerate(spec.partitions):
+            try:
+                ids = tuple(index[n] for n in part.nodes) if part.nodes is not None \
+                    else tuple(range(len(self.node_names)))
+            except KeyError as err:
+                raise ConfigError(f"unknown node {err.args[0]!r}",
+                                  key=f"partitions.{part.name}.nodes") from None
+            if not ids:
+                raise ConfigError("partition has no nodes", key=f"partitions.{part.name}.nodes")
+            share = part.share
+            for i in ids:
+                if node_share.setdefault(i, share) != share:
+                    raise ConfigError(f"node {self.node_names[i]} is in partitions with different "
+                                      "OverSubscribe share counts", key=f"partitions.{part.name}")
+            cores = {spec.nodes[i].cores for i in ids}
+            if part.exclusive and len(cores) != 1:
+                raise ConfigError("an exclusive partition needs nodes with equal core counts",
+                                  key=f"partitions.{part.name}.nodes")
+            cap = len(ids) if part.exclusive else sum(spec.nodes[i].cores * share for i in ids)
+            parts.append(PartitionState(part, p_index, ids, part.exclusive, max(cores), cap, cap,
+                                        members=frozenset(ids)))
+        self.partitions = parts
+        self.by_name = {p.spec.name: p for p in parts}
+        self.node_capacity = [spec.nodes[i].cores * node_share.get(i, 1) for i in range(len(spec.nodes))]
+        self.node_free = list(self.node_capacity)
+        self.node_mem_free: list[float | None] = [n.memory_mb for n in spec.nodes]
+        self.node_parts: list[list[int]] = [[] for _ in spec.nodes]
+        for p in parts:
+            for i in p.node_ids:
+                self.node_parts[i].append(p.index)
+        for p in parts:
+            p.overlaps = tuple(sorted({q for i in p.node_ids for q in self.node_parts[i]} - {p.index}))
+        self.busy_cores = 0
+
+    def need(self, part: PartitionState, cpus: int, nodes: int | None) -> int:
+        """Units of ``part`` a job of ``cpus`` CPUs (and optionally ``nodes`` nodes) occupies."""
+        if part.exclusive:
+            return max(nodes or 0, math.ceil(cpus / part.cores_per_node))
+        return cpus
+
+    def allocate(self, part: PartitionState, cpus: int, nodes: int | None,
+                 memory_mb: float | None) -> list[tuple[int, int]] | None:
+        """Choose ``[(node, slots), ...]`` for a job, first fit; None if it does not fit now.
+
+        Nothing is committed: call :meth:`commit` to take the resources.
+        """
+        if part.free < self.need(part, cpus, nodes):
+            return None
+        free = self.node_free
+        cap = self.node_capacity
+        if part.exclusive:
+            want = self.need(part, cpus, nodes)
+            chosen = [(i, cap[i]) for i in part.node_ids if free[i] == cap[i]][:want]
+            return chosen if len(chosen) == want else None
+        per_node = math.ceil(cpus / nodes) if nodes else None
+        mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
+        chosen = []
+        remaining = cpus
+        for i in part.node_ids:
+            take = min(free[i], remaining) if per_node is None else (per_node if free[i] >= per_node else 0)
+            mem = self.node_mem_free[i]
+            if take and mem_per_cpu is not None and mem is not None:
+                fit = int(mem // mem_per_cpu)
+                take = min(take, fit) if per_node is None else (take if fit >= take else 0)
+            if take:
+                take = min(take, remaining)
+                chosen.append((i, take))
+                remaining -= take
+                if remaining == 0:
+                    break
+        return chosen if remaining == 0 else None
+
+    def commit(self, alloc: list[tuple[int, int]], cpus: int, memory_mb: float | None,
+               sign: int = 1) -> None:
+        """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and memory."""
+        mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
+        parts = self.partitions
+        for i, slots in alloc:
+            cap = self.node_capacity[i]
+            was_idle = self.node_free[i] == cap
+            self.node_free[i] -= sign * slots
+            now_idle = self.node_free[i] == cap
+            if mem_per_cpu is not None and self.node_mem_free[i] is not None:
+                self.node_mem_free[i] -= sign * slots * mem_per_cpu
+            for p_index in self.node_parts[i]:
+                p = parts[p_index]
+                if p.exclusive:
+                    p.free += (now_idle - was_idle)
+                else:
+                    p.free -= sign * slots
+        self.busy_cores += sign * cpus
+
+    def amount_in(self, part: PartitionState, alloc: list[tuple[int, int]]) -> int:
+        """Units of ``part`` that an allocation (made in any partition) holds."""
+        members = part.members
+        if part.exclusive:
+            return sum(1 for i, _ in alloc if i in members)
+        return sum(s for i, s in alloc if i in members)

@@ -1,0 +1,112 @@
+"""An optional, independent checker of the model's two scheduling invariants.
+
+1. No node is ever oversubscribed beyond its partition's OverSubscribe setting: the slots used on
+   a node never exceed cores x share, and a node given to an exclusive job holds nothing else.
+2. A backfilled job never delays the reserved start of a higher-priority job: after every
+   backfill pass, each reservation made in it is still feasible at its reserved start given the
+   running jobs (planned to end at start + rounded limit) and the earlier reservations.
+
+The checker keeps its own tallies from start/end notifications and recomputes free capacity by
+brute force, sharing no code with the planner (``Profile``), so tests catch planner bugs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from djsb.errors import RunError
+from djsb.model.cluster import ClusterSpec
+from djsb.model.job import SimJob
+
+
+class InvariantViolation(RunError):
+    """The model broke one of its invariants (a bug in the model, never in the input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """Capacity the backfill pass set aside for a job that could not start."""
+
+    job_id: int
+    partition: int
+    start: float
+    duration: float
+    need: int
+
+
+class InvariantChecker:
+    """Pass one to ``Simulation(checker=...)``; it raises :class:`InvariantViolation` at once."""
+
+    def __init__(self, cluster: ClusterSpec) -> None:
+        self.cores = [n.cores for n in cluster.nodes]
+        index = {n.name: i for i, n in enumerate(cluster.nodes)}
+        self.part_nodes = [
+            [index[n] for n in p.nodes] if p.nodes is not None else list(range(len(cluster.nodes)))
+            for p in cluster.partitions]
+        self.part_exclusive = [p.exclusive for p in cluster.partitions]
+        self.part_share = [p.share for p in cluster.partitions]
+        self.used = [0] * len(cluster.nodes)
+        self.exclusive_holder: dict[int, int] = {}
+        self.jobs_on: list[set[int]] = [set() for _ in cluster.nodes]
+        self.running: dict[int, tuple[SimJob, float]] = {}
+        self.reservations_checked = 0
+        self.starts_checked = 0
+
+    def on_start(self, job: SimJob, now: float, planned_end: float) -> None:
+        """Check the nodes a job just got."""
+        p = job.part.index
+        members = set(self.part_nodes[p])
+        if sum(s for _, s in job.alloc) < job.trace.cpus:
+            raise InvariantViolation(f"job {job.job_id} got fewer slots than its {job.trace.cpus} CPUs")
+        for node, slots in job.alloc:
+            if node not in members:
+                raise InvariantViolation(f"job {job.job_id} placed outside partition {p}")
+            if node in self.exclusive_holder or (self.part_exclusive[p] and self.jobs_on[node]):
+                raise InvariantViolation(f"node {node} shared with an exclusive job at t={now}")
+            self.used[node] += slots
+            self.jobs_on[node].add(job.job_id)
+            if self.part_exclusive[p]:
+                self.exclusive_holder[node] = job.job_id
+            if self.used[node] > self.cores[node] * self.part_share[p]:
+                raise InvariantViolation(
+                    f"node {node} oversubscribed at t={now}: {self.used[node]} slots on "
+                    f"{self.cores[node]} cores (share {self.part_share[p]})")
+        self.running[job.job_id] = (job, planned_end)
+        self.starts_checked += 1
+
+    def on_end(self, job: SimJob, now: float) -> None:
+        """Give a finished job's slots back."""
+        for node, slots in job.alloc:
+            self.used[node] -= slots
+            self.jobs_on[node].discard(job.job_id)
+            if self.exclusive_holder.get(node) == job.job_id:
+                del self.exclusive_holder[node]
+        del self.running[job.job_id]
+
+    def _units(self, p: int, alloc: list[tuple[int, int]]) -> int:
+        members = set(self.part_nodes[p])
+        if self.part_exclusive[p]:
+            return sum(1 for node, _ in alloc if node in members)
+        return sum(slots for node, slots in alloc if node in members)
+
+    def _capacity(self, p: int) -> int:
+        if self.part_exclusive[p]:
+            return len(self.part_nodes[p])
+        return sum(self.cores[n] * self.part_share[p] for n in self.part_nodes[p])
+
+    def check_reservations(self, now: float, reservations: list[Reservation]) -> None:
+        """Every reservation must still fit at its start, after all starts of the pass."""
+        for k, r in enumerate(reservations):
+            end = r.start + r.duration
+            points = {r.start} | {e for _, e in self.running.values() if r.start < e < end} | {
+                x for q in reservations[:k] for x in (q.start, q.start + q.duration) if r.start < x < end}
+            for t in points:
+                busy = sum(self._units(r.partition, job.alloc) for job, planned in self.running.values()
+                           if job.start <= t < planned)
+                busy += sum(q.need for q in reservations[:k]
+                            if q.partition == r.partition and q.start <= t < q.start + q.duration)
+                if self._capacity(r.partition) - busy < r.need:
+                    raise InvariantViolation(
+                        f"reservation of job {r.job_id} at t={r.start} no longer fits at t={t} "
+                        f"(pass at t={now})")
+            self.reservations_checked += 1

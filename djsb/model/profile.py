@@ -1,0 +1,90 @@
+"""Availability profile: free capacity of one partition as a step function of future time.
+
+The backfill scheduler plans with it (Mu'alem & Feitelson's EASY/conservative backfilling, and
+Slurm's sched/backfill node-availability timeline): running jobs give capacity back at their
+planned end (start + time limit), reservations take capacity away over [start, start + limit).
+Breakpoints are kept in two parallel sorted lists, so a query or an update costs O(breakpoints),
+which is bounded by running jobs + reservations made in the pass (bf_max_job_test caps the latter).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+
+
+class Profile:
+    """``free[k]`` units are available during ``[times[k], times[k+1])``; the last step is open."""
+
+    __slots__ = ("times", "free")
+
+    def __init__(self, now: float, free_now: int, releases: Iterable[tuple[float, int]] = ()) -> None:
+        times = [now]
+        free = [free_now]
+        for t, amount in sorted(releases):
+            t = max(t, now)
+            if t == times[-1]:
+                free[-1] += amount
+            else:
+                times.append(t)
+                free.append(free[-1] + amount)
+        self.times = times
+        self.free = free
+
+    def free_at(self, t: float) -> int:
+        """Capacity free at instant ``t`` (t >= the profile's start)."""
+        return self.free[bisect_right(self.times, t) - 1]
+
+    def fits(self, start: float, duration: float, need: int) -> bool:
+        """True if ``need`` units stay free during ``[start, start + duration)``."""
+        times, free = self.times, self.free
+        k = bisect_right(times, start) - 1
+        end = start + duration
+        while k < len(times) and times[k] < end:
+            if free[k] < need:
+                return False
+            k += 1
+        return True
+
+    def earliest_start(self, need: int, duration: float, start: float,
+                       horizon: float = math.inf) -> float | None:
+        """First breakpoint t >= ``start``, t <= ``horizon``, where ``need`` fits for ``duration``.
+
+        Candidate starts are ``start`` and later breakpoints (capacity only grows at breakpoints);
+        a failing step j rules out every candidate before it, so the scan is linear.
+        """
+        times, free = self.times, self.free
+        n = len(times)
+        k = bisect_right(times, start) - 1
+        candidate = start
+        while candidate <= horizon:
+            j = k
+            end = candidate + duration
+            while j < n and times[j] < end and free[j] >= need:
+                j += 1
+            if j == n or times[j] >= end:
+                return candidate
+            k = j + 1
+            if k >= n:
+                return None
+            candidate = times[k]
+        return None
+
+    def _split(self, t: float) -> int:
+        """Index of the step starting exactly at ``t``, inserting a breakpoint if needed."""
+        times = self.times
+        k = bisect_left(times, t)
+        if k < len(times) and times[k] == t:
+            return k
+        times.insert(k, t)
+        self.free.insert(k, self.free[k - 1])
+        return k
+
+    def take(self, start: float, duration: float, amount: int) -> None:
+        """Subtract ``amount`` units over ``[start, start + duration)`` (a start or a reservation)."""
+        first = self._split(max(start, self.times[0]))
+        last = self._split(start + duration) if math.isfinite(start + duration) else len(self.times)
+        free = self.free
+        for k in range(first, last):
+            free[k] -= amount

@@ -1,0 +1,446 @@
+"""The discrete-event core: a heap of events, a Slurm-like main pass and a backfill pass.
+
+Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
+
+* Events are ``(time, kind, key, seq)`` tuples in a heap. At one instant they are handled in this
+  documented order: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass
+  (2), then submissions (3); within a kind, by job id. Everything is deterministic: the core draws
+  no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is the only source of randomness
+  offered to plugins, never the global one.
+* The main pass walks the queue in priority order and starts jobs until the first job that does
+  not fit; that job blocks its partition and the pass carries on only for other partitions
+  (Slurm's per-partition blocking), testing at most ``default_queue_depth`` jobs. Jobs held by a
+  QoS limit are skipped, not blocking. It runs on every job end, on submission unless ``defer``,
+  and every ``sched_interval`` seconds.
+* The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
+  ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
+  starts those that fit now without taking capacity reserved for earlier jobs, and reserves
+  capacity for jobs that cannot start (EASY: the first only; conservative: all) when their
+  reserved start lies within ``bf_window``.
+* Periodic passes run only when something changed since the same pass last ran (a submission, an
+  end, a start, or a priority recomputation that changed the queue order): an unchanged state
+  gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
+* Priorities are set at submission and recomputed at the first pass on or after each
+  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod).
+* A job ends at start + run time, or is killed at start + time limit when it would run longer
+  (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
+* Jobs that can never run (unknown partition or QoS, CPUs outside the partition limits, more
+  than the partition holds, a time limit above MaxTime) are rejected at submission, as Slurm
+  does with ``EnforcePartLimits``; they are listed in ``SimulationResult.rejected``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import insort
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.invariants import InvariantChecker, Reservation
+from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.priority.base import PriorityContext, PriorityPlugin
+from djsb.model.priority.fifo import FifoPriority
+from djsb.model.profile import Profile
+from djsb.model.scheduler import SchedulerConfig
+from djsb.workloads.job import TraceJob
+
+END, MAIN_TICK, BF_TICK, SUBMIT = 0, 1, 2, 3
+
+
+@dataclass
+class SimulationResult:
+    """What a run produced: one row per started job, the utilisation timeline, counters."""
+
+    jobs: pd.DataFrame
+    utilisation: pd.DataFrame
+    rejected: pd.DataFrame
+    total_cores: int
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def killed(self) -> int:
+        """Number of jobs killed at their time limit."""
+        return int(self.jobs["killed"].sum()) if len(self.jobs) else 0
+
+
+class Simulation:
+    """Replay ``jobs`` on ``cluster`` under ``scheduler`` options and a ``priority`` plugin."""
+
+    def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
+                 scheduler: SchedulerConfig | None = None, priority: PriorityPlugin | None = None,
+                 *, seed: int = 0, checker: InvariantChecker | None = None) -> None:
+        self.trace = list(jobs)
+        self.spec = cluster
+        self.config = scheduler or SchedulerConfig()
+        self.priority = priority or FifoPriority()
+        self.rng = random.Random(seed)
+        self.checker = checker
+        self.state = ClusterState(cluster)
+        self.qos = {q.name: q for q in cluster.qos}
+        self.default_qos = cluster.qos[0]
+        self.queue: list[SimJob] = []
+        self.running: dict[int, SimJob] = {}
+        self.amounts: dict[int, list[tuple[int, int]]] = {}
+        self.finished: list[SimJob] = []
+        self.rejected: list[tuple[int, str]] = []
+        self.user_qos_running: dict[tuple[str, str], int] = {}
+        self.queued_cores = 0
+        self.heap: list[tuple[float, int, int, int]] = []
+        self.seq = itertools.count()
+        self.dirty = {MAIN_TICK: True, BF_TICK: True}
+        self.pending_tick: dict[int, float] = {}
+        self.last_calc = -math.inf
+        self.util: list[tuple[float, int, int, int]] = []
+        self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
+        self.by_id: dict[int, TraceJob] = {}
+        users = {}
+        for job in self.trace:
+            if job.job_id in self.by_id:
+                raise ValueError(f"duplicate job id {job.job_id}")
+            self.by_id[job.job_id] = job
+            users.setdefault(job.user, job.account)
+        self.priority.setup(PriorityContext(cluster, users))
+        self.jobs_by_id: dict[int, SimJob] = {}
+
+    # ----------------------------------------------------------------- event loop
+    def _push(self, time: float, kind: int, key: int) -> None:
+        heapq.heappush(self.heap, (time, kind, key, next(self.seq)))
+
+    def run(self) -> SimulationResult:
+        """Process every event and return the result (a Simulation runs once)."""
+        for job in self.trace:
+            self._push(job.submit, SUBMIT, job.job_id)
+        heap = self.heap
+        cfg = self.config
+        event_bf = cfg.backfill != "none" and cfg.bf_interval == 0
+        while heap:
+            now = heap[0][0]
+            ends: list[int] = []
+            submits: list[int] = []
+            ticks: set[int] = set()
+            while heap and heap[0][0] == now:
+                _, kind, key, _ = heapq.heappop(heap)
+                self.stats["events"] += 1
+                if kind == END:
+                    ends.append(key)
+                elif kind == SUBMIT:
+                    submits.append(key)
+                else:
+                    ticks.add(kind)
+                    if self.pending_tick.get(kind) == now:
+                        del self.pending_tick[kind]
+            for key in ends:
+                self._end(self.running[key], now)
+            if ends or MAIN_TICK in ticks:
+                self._main_pass(now)
+            if BF_TICK in ticks or (ends and event_bf):
+                self._backfill_pass(now)
+            if submits:
+                for key in submits:
+                    self._submit(self.by_id[key], now)
+                if not cfg.defer:
+                    self._main_pass(now)
+                    if event_bf:
+                        self._backfill_pass(now)
+            self._schedule_ticks(now)
+            self._record(now)
+        for job in self.queue:
+            self.rejected.append((job.job_id, "could not be started (resources never free)"))
+        return self._result()
+
+    def _schedule_ticks(self, now: float) -> None:
+        if not self.queue:
+            return
+        cfg = self.config
+        intervals = {MAIN_TICK: cfg.sched_interval}
+        if cfg.backfill != "none":
+            intervals[BF_TICK] = cfg.bf_interval
+        period = self.priority.calc_period
+        for kind, interval in intervals.items():
+            if interval <= 0:
+                continue
+            if self.dirty[kind]:
+                due = now
+            elif period > 0:
+                due = max(now, self.last_calc + period)
+            else:
+                continue
+            tick = (math.floor(due / interval) + 1) * interval if due == now else \
+                math.ceil(due / interval) * interval
+            pending = self.pending_tick.get(kind)
+            if pending is None or pending > tick:
+                self.pending_tick[kind] = tick
+                self._push(tick, kind, 0)
+
+    def _record(self, now: float) -> None:
+        row = (now, self.state.busy_cores, len(self.queue), self.queued_cores)
+        if not self.util or self.util[-1][1:] != row[1:]:
+            self.util.append(row)
+
+    # ----------------------------------------------------------------- job life cycle
+    def _submit(self, trace: TraceJob, now: float) -> None:
+        reason, part, qos = self._admit(trace)
+        if reason:
+            self.rejected.append((trace.job_id, reason))
+            return
+        limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
+            else (part.spec.max_time if part.spec.max_time is not None else math.inf)
+        if qos.max_wall is not None:
+            limit = min(limit, qos.max_wall)
+        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
+                     eligible=now)
+        self.jobs_by_id[trace.job_id] = job
+        self.priority.on_submit(job, now)
+        self._enqueue(job)
+        self.queued_cores += trace.cpus
+        self._touch()
+
+    def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
+        parts = self.state.partitions
+        part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
+        qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
+        if part is None:
+            return f"unknown partition {trace.partition!r}", parts[0], qos
+        if qos is None:
+            return f"unknown QoS {trace.qos!r}", part, self.default_qos
+        spec = part.spec
+        if trace.cpus < max(1, spec.min_cpus):
+            return f"{trace.cpus} CPUs below the partition minimum {spec.min_cpus}", part, qos
+        if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
+            return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
+        if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
+                not part.exclusive and trace.cpus > part.capacity):
+            return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
+        if spec.max_time is not None and trace.requested_time is not None \
+                and trace.requested_time > spec.max_time:
+            return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
+        return "", part, qos
+
+    def _enqueue(self, job: SimJob) -> None:
+        queue = self.queue
+        if not queue or queue[-1].sort_key <= job.sort_key:
+            queue.append(job)
+        else:
+            insort(queue, job, key=_sort_key)
+
+    def _touch(self) -> None:
+        self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
+
+    def _start(self, job: SimJob, alloc: list[tuple[int, int]], now: float, backfilled: bool) -> None:
+        trace = job.trace
+        self.state.commit(alloc, trace.cpus, trace.memory_mb)
+        job.alloc = alloc
+        job.start = now
+        job.backfilled = backfilled
+        job.priority_at_start = job.priority
+        job.factors_at_start = dict(job.factors)
+        run = trace.run_time
+        if run > job.limit and not self.config.extend_limit:
+            run = job.limit
+            job.killed = True
+        job.end = now + run
+        self.running[trace.job_id] = job
+        part = job.part
+        amounts = [(part.index, job.need)]
+        for q in part.overlaps:
+            amount = self.state.amount_in(self.state.partitions[q], alloc)
+            if amount:
+                amounts.append((q, amount))
+        self.amounts[trace.job_id] = amounts
+        key = (trace.user, job.qos.name)
+        self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
+        self.queued_cores -= trace.cpus
+        self.priority.on_start(job, now)
+        if self.checker is not None:
+            self.checker.on_start(job, now, self._planned_end(job, now))
+        self._push(job.end, END, trace.job_id)
+
+    def _end(self, job: SimJob, now: float) -> None:
+        trace = job.trace
+        del self.running[trace.job_id]
+        del self.amounts[trace.job_id]
+        self.state.commit(job.alloc, trace.cpus, trace.memory_mb, sign=-1)
+        self.user_qos_running[(trace.user, job.qos.name)] -= 1
+        self.priority.on_end(job, now)
+        if self.checker is not None:
+            self.checker.on_end(job, now)
+        self.finished.append(job)
+        self._touch()
+
+    def _limits_ok(self, job: SimJob) -> bool:
+        limit = job.qos.max_jobs_per_user
+        return limit is None or self.user_qos_running.get((job.trace.user, job.qos.name), 0) < limit
+
+    # ----------------------------------------------------------------- priorities
+    def _maybe_recompute(self, now: float) -> None:
+        period = self.priority.calc_period
+        if period <= 0 or now < self.last_calc + period or not self.queue:
+            return
+        self.last_calc = math.floor(now / period) * period
+        self.stats["recomputes"] += 1
+        before = [j.job_id for j in self.queue]
+        self.priority.recompute(self.queue, now)
+        self.queue.sort(key=_sort_key)
+        if [j.job_id for j in self.queue] != before:
+            self._touch()
+
+    # ----------------------------------------------------------------- passes
+    def _main_pass(self, now: float) -> None:
+        self._maybe_recompute(now)
+        if not self.dirty[MAIN_TICK]:
+            return
+        self.dirty[MAIN_TICK] = False
+        if not self.queue:
+            return
+        self.stats["main_passes"] += 1
+        state = self.state
+        n_parts = len({j.part.index for j in self.queue}) if len(state.partitions) > 1 else 1
+        blocked: set[int] = set()
+        started: set[int] = set()
+        depth = 0
+        for job in self.queue:
+            if depth >= self.config.default_queue_depth:
+                break
+            p = job.part.index
+            if p in blocked:
+                continue
+            depth += 1
+            if not self._limits_ok(job):
+                continue
+            alloc = state.allocate(job.part, job.trace.cpus, job.trace.nodes, job.trace.memory_mb)
+            if alloc is None:
+                blocked.add(p)
+                if len(blocked) >= n_parts:
+                    break
+                continue
+            self._start(job, alloc, now, backfilled=False)
+            started.add(job.job_id)
+        if started:
+            self._remove_started(started)
+            self.dirty[BF_TICK] = True
+
+    def _remove_started(self, started: set[int]) -> None:
+        queue = self.queue
+        k = 0
+        while k < len(queue) and queue[k].job_id in started:
+            k += 1
+        if k == len(started):
+            del queue[:k]
+        else:
+            self.queue = [j for j in queue if j.job_id not in started]
+
+    def _planned_end(self, job: SimJob, now: float) -> float:
+        """When the backfill planner expects a running job to free its resources."""
+        planned = job.start + self._round(job.limit)
+        return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
+
+    def _round(self, duration: float) -> float:
+        res = self.config.bf_resolution
+        if res <= 0 or not math.isfinite(duration):
+            return duration
+        return math.ceil(duration / res) * res
+
+    def _profile(self, part: PartitionState, now: float) -> Profile:
+        releases = []
+        for job_id, amounts in self.amounts.items():
+            for p, amount in amounts:
+                if p == part.index:
+                    releases.append((self._planned_end(self.running[job_id], now), amount))
+        return Profile(now, part.free, releases)
+
+    def _backfill_pass(self, now: float) -> None:
+        self._maybe_recompute(now)
+        if not self.dirty[BF_TICK]:
+            return
+        self.dirty[BF_TICK] = False
+        if not self.queue:
+            return
+        self.stats["backfill_passes"] += 1
+        cfg = self.config
+        state = self.state
+        horizon = now + cfg.bf_window
+        max_reservations = 1 if cfg.backfill == "easy" else math.inf
+        profiles: dict[int, Profile] = {}
+        reservations: list[Reservation] = []
+        started: set[int] = set()
+        tested = 0
+        for job in self.queue:
+            if tested >= cfg.bf_max_job_test:
+                break
+            if not self._limits_ok(job):
+                continue
+            tested += 1
+            part = job.part
+            profile = profiles.get(part.index)
+            if profile is None:
+                profile = profiles[part.index] = self._profile(part, now)
+            duration = self._round(job.limit)
+            if profile.fits(now, duration, job.need):
+                alloc = state.allocate(part, job.trace.cpus, job.trace.nodes, job.trace.memory_mb)
+                if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
+                    profile.take(now, duration, job.need)
+                    for q in part.overlaps:
+                        if q in profiles:
+                            profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
+                    self._start(job, alloc, now, backfilled=True)
+                    started.add(job.job_id)
+                    continue
+            if len(reservations) < max_reservations:
+                start = profile.earliest_start(job.need, duration, now, horizon)
+                if start is not None:
+                    profile.take(start, duration, job.need)
+                    reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
+        if started:
+            self._remove_started(started)
+            self.dirty[MAIN_TICK] = True
+        if self.checker is not None:
+            self.checker.check_reservations(now, reservations)
+
+    def _overlaps_fit(self, part: PartitionState, alloc: list[tuple[int, int]],
+                      profiles: dict[int, Profile], now: float, duration: float) -> bool:
+        """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
+        state = self.state
+        for q in part.overlaps:
+            if q in profiles:
+                amount = state.amount_in(state.partitions[q], alloc)
+                if amount and not profiles[q].fits(now, duration, amount):
+                    return False
+        return True
+
+    # ----------------------------------------------------------------- output
+    def _result(self) -> SimulationResult:
+        names = self.state.node_names
+        rows = []
+        for job in sorted(self.finished, key=lambda j: j.job_id):
+            t = job.trace
+            factors = job.factors_at_start
+            rows.append({
+                "job_id": t.job_id, "user": t.user, "account": t.account,
+                "partition": job.part.spec.name, "qos": job.qos.name, "cpus": t.cpus,
+                "nodes": ",".join(names[i] for i, _ in job.alloc),
+                "submit": t.submit, "eligible": job.eligible, "start": job.start, "end": job.end,
+                "wait": job.start - t.submit, "run_time": job.end - job.start,
+                "requested_time": job.limit, "priority_at_start": job.priority_at_start,
+                **{f"factor_{n}": factors.get(n, math.nan) for n in FACTOR_NAMES},
+                "killed": job.killed, "backfilled": job.backfilled,
+            })
+        columns = ["job_id", "user", "account", "partition", "qos", "cpus", "nodes", "submit",
+                   "eligible", "start", "end", "wait", "run_time", "requested_time",
+                   "priority_at_start", *(f"factor_{n}" for n in FACTOR_NAMES), "killed", "backfilled"]
+        jobs = pd.DataFrame(rows, columns=columns)
+        util = pd.DataFrame(self.util, columns=["time", "busy_cores", "queued_jobs", "queued_cores"])
+        rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
+        stats = dict(self.stats, killed=int(jobs["killed"].sum()) if len(jobs) else 0,
+                     backfilled=int(jobs["backfilled"].sum()) if len(jobs) else 0,
+                     rejected=len(rejected))
+        return SimulationResult(jobs, util, rejected, self.spec.total_cores, stats)
+
+
+def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
+    return job.sort_key

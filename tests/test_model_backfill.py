@@ -1,0 +1,194 @@
+"""Hand-worked cases of the main pass, EASY and conservative backfilling (paper 004 sec. 2.2.1).
+
+Every expected start time below is worked out in the comment next to the case, from the rules:
+main pass in priority order stopping at the first job that does not fit; backfill plans with
+time limits; EASY reserves for the first blocked job only, conservative for every blocked job.
+Unless said otherwise passes run on every event (intervals 0) and there is no time rounding.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from djsb.model import (
+    ClusterSpec,
+    InvariantChecker,
+    PartitionSpec,
+    QosSpec,
+    SchedulerConfig,
+    Simulation,
+)
+from djsb.workloads.job import TraceJob
+
+
+def job(job_id: int, submit: float, cpus: int, run: float, limit: float | None = None,
+        user: str = "u0") -> TraceJob:
+    return TraceJob(job_id, submit, run, cpus, requested_time=limit if limit is not None else run,
+                    user=user)
+
+
+def starts(jobs: list[TraceJob], cluster: ClusterSpec, **options: object) -> dict[int, float]:
+    result = run(jobs, cluster, **options)
+    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+
+
+def run(jobs: list[TraceJob], cluster: ClusterSpec, **options: object):  # noqa: ANN201
+    settings = {"sched_interval": 0.0, "bf_interval": 0.0, "bf_resolution": 0.0}
+    settings.update(options)
+    return Simulation(jobs, cluster, SchedulerConfig(**settings),
+                      checker=InvariantChecker(cluster)).run()
+
+
+def one_node(cores: int) -> ClusterSpec:
+    return ClusterSpec.homogeneous(1, cores)
+
+
+@pytest.mark.parametrize("variant", ["easy", "conservative"])
+def test_backfill_that_ends_before_the_reservation_starts_now(variant: str) -> None:
+    # 4 cores. J1 holds 2 until 10. J2 (4 cores) is reserved at 10. J3 (2 cores, limit 8)
+    # submitted at 2 ends by 10 <= 10: it runs in the hole at t=2; J2 still starts at 10.
+    jobs = [job(1, 0, 2, 10), job(2, 1, 4, 5), job(3, 2, 2, 8)]
+    result = run(jobs, one_node(4), backfill=variant)
+    s = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+    assert s == {1: 0, 2: 10, 3: 2}
+    assert result.jobs.set_index("job_id").loc[3, "backfilled"]
+
+
+@pytest.mark.parametrize("variant", ["easy", "conservative"])
+def test_backfill_that_would_delay_the_reservation_waits(variant: str) -> None:
+    # Same, but J3's limit is 9: it would hold 2 cores until 11 while J2 needs all 4 at 10.
+    # J3 waits; J2 runs [10, 15); J3 starts at 15.
+    jobs = [job(1, 0, 2, 10), job(2, 1, 4, 5), job(3, 2, 2, 9)]
+    assert starts(jobs, one_node(4), backfill=variant) == {1: 0, 2: 10, 3: 15}
+
+
+@pytest.mark.parametrize("variant", ["easy", "conservative"])
+def test_backfill_on_cores_the_reserved_job_does_not_need(variant: str) -> None:
+    # 6 cores. J1 holds 4 until 10; J2 needs 4, reserved at 10 when 6 are free: 2 are spare.
+    # J3 (2 cores, limit 100) fits now and on the spare cores after 10: it starts at 2 and J2
+    # still starts at 10 (6 - 2 = 4 free).
+    jobs = [job(1, 0, 4, 10), job(2, 1, 4, 5), job(3, 2, 2, 100)]
+    assert starts(jobs, one_node(6), backfill=variant) == {1: 0, 2: 10, 3: 2}
+
+
+def test_estimates_longer_than_runtimes() -> None:
+    # J1 (2 cores) asks 20 s but runs 5. J2 (4 cores) is reserved at 20. J3 (2 cores, limit 15,
+    # runs 3) ends by 17 <= 20, so it backfills at 2 and really ends at 5. J1 also ends at 5:
+    # J2 starts at 5, long before its reservation.
+    jobs = [job(1, 0, 2, 5, 20), job(2, 1, 4, 5), job(3, 2, 2, 3, 15)]
+    assert starts(jobs, one_node(4), backfill="easy") == {1: 0, 2: 5, 3: 2}
+
+
+def test_job_killed_at_its_time_limit() -> None:
+    # J1 would run 10 s but asked 6: Slurm kills it at 6, so J2 (all 4 cores) starts at 6.
+    jobs = [job(1, 0, 4, 10, 6), job(2, 1, 4, 5)]
+    result = run(jobs, one_node(4), backfill="easy")
+    table = result.jobs.set_index("job_id")
+    assert table.loc[1, "end"] == 6 and table.loc[1, "killed"] and table.loc[1, "run_time"] == 6
+    assert table.loc[2, "start"] == 6 and not table.loc[2, "killed"]
+    assert result.killed == 1
+
+
+def test_extend_limit_lets_the_job_run() -> None:
+    # Same jobs with extend_limit: J1 runs its 10 s, J2 starts at 10, nobody is killed.
+    jobs = [job(1, 0, 4, 10, 6), job(2, 1, 4, 5)]
+    result = run(jobs, one_node(4), backfill="easy", extend_limit=True)
+    table = result.jobs.set_index("job_id")
+    assert table.loc[1, "end"] == 10 and table.loc[2, "start"] == 10
+    assert result.killed == 0
+
+
+def test_main_pass_stops_at_the_first_job_that_does_not_fit() -> None:
+    # 4 cores. J1 holds 3 until 10. J2 (2 cores) does not fit; J3 (1 core) would, but the main
+    # pass stops at J2. Without backfill J3 waits until 10 (J2 and J3 then start together).
+    # With EASY, J3 (limit 5) ends by 7 <= 10 and backfills at 2.
+    jobs = [job(1, 0, 3, 10), job(2, 1, 2, 5), job(3, 2, 1, 5)]
+    assert starts(jobs, one_node(4), backfill="none") == {1: 0, 2: 10, 3: 10}
+    assert starts(jobs, one_node(4), backfill="easy") == {1: 0, 2: 10, 3: 2}
+
+
+def test_ties_broken_by_job_id() -> None:
+    # Both jobs are submitted at 0 and need the whole machine: the lower id goes first, whatever
+    # the order of the input list.
+    jobs = [job(2, 0, 4, 10), job(1, 0, 4, 10)]
+    assert starts(jobs, one_node(4), backfill="easy") == {1: 0, 2: 10}
+
+
+def test_end_is_handled_before_a_submission_at_the_same_instant() -> None:
+    # J1 ends at 10, J2 (whole machine) arrives at 10: the end comes first, J2 starts at 10.
+    jobs = [job(1, 0, 4, 10), job(2, 10, 4, 5)]
+    assert starts(jobs, one_node(4), backfill="none") == {1: 0, 2: 10}
+
+
+def test_conservative_reserves_the_second_job_too() -> None:
+    # 6 cores. J1: 4 cores until 10. J2: 5 cores, reserved [10, 20) (1 core spare).
+    # J3: 6 cores; EASY gives it no reservation, conservative reserves [20, 30).
+    # J4 (1 core, limit 30) at t=3 fits [3, 33) under EASY (2, then 1, then 6 free) and starts;
+    # J3 then waits for J4: J2 ends at 20 leaving 5 free, J3 starts at 33.
+    # Conservative: [20, 30) has 0 free, so J4 waits; J3 runs [20, 30), J4 starts at 30.
+    jobs = [job(1, 0, 4, 10), job(2, 1, 5, 10), job(3, 2, 6, 10), job(4, 3, 1, 30)]
+    assert starts(jobs, one_node(6), backfill="easy") == {1: 0, 2: 10, 3: 33, 4: 3}
+    assert starts(jobs, one_node(6), backfill="conservative") == {1: 0, 2: 10, 3: 20, 4: 30}
+
+
+def test_bf_window_limits_reservations() -> None:
+    # 4 cores. J1: 2 cores until 100. J2 (4 cores) could start at 100. J3: 2 cores, limit 200.
+    # Window 50 s: J2's start (100) is beyond 1 + 50, so it gets no reservation and J3 runs at 2;
+    # J2 then waits for J3 (ends 202). Window 1000: J2 is reserved at 100, J3 would overlap it,
+    # so J3 runs after J2: [110, ...).
+    jobs = [job(1, 0, 2, 100), job(2, 1, 4, 10), job(3, 2, 2, 200)]
+    assert starts(jobs, one_node(4), backfill="easy", bf_window=50) == {1: 0, 2: 202, 3: 2}
+    assert starts(jobs, one_node(4), backfill="easy", bf_window=1000) == {1: 0, 2: 100, 3: 110}
+
+
+def test_bf_max_job_test_caps_the_pass() -> None:
+    # The first case, but the backfill pass tests only the head job: J3 is never backfilled.
+    # J2 runs [10, 15) on all 4 cores, J3 starts at 15.
+    jobs = [job(1, 0, 2, 10), job(2, 1, 4, 5), job(3, 2, 2, 8)]
+    assert starts(jobs, one_node(4), backfill="easy", bf_max_job_test=1) == {1: 0, 2: 10, 3: 15}
+
+
+def test_bf_resolution_rounds_limits_up() -> None:
+    # The first case with bf_resolution 5: J3's limit 8 is planned as 10, so it would end at 12
+    # after J2's reserved start (10, J1's limit 10 stays 10): J3 waits for J2, starts at 15.
+    jobs = [job(1, 0, 2, 10), job(2, 1, 4, 5), job(3, 2, 2, 8)]
+    assert starts(jobs, one_node(4), backfill="easy", bf_resolution=5) == {1: 0, 2: 10, 3: 15}
+
+
+def test_defer_and_sched_interval() -> None:
+    # defer: no pass on submission; the main pass runs every 60 s: a job submitted at 5 on an
+    # idle machine starts at the 60 s tick.
+    assert starts([job(1, 5, 1, 10)], one_node(4), backfill="none", defer=True,
+                  sched_interval=60) == {1: 60}
+
+
+def test_qos_max_jobs_per_user_skips_without_blocking() -> None:
+    # MaxJobsPerUser 1: u1's second job waits for its first (starts at 10) while u2's job, behind
+    # it in the queue, starts at once.
+    cluster = ClusterSpec.homogeneous(1, 4, qos=(QosSpec("normal", max_jobs_per_user=1),))
+    jobs = [job(1, 0, 1, 10, user="u1"), job(2, 0, 1, 10, user="u1"), job(3, 0, 1, 10, user="u2")]
+    assert starts(jobs, cluster, backfill="easy") == {1: 0, 2: 10, 3: 0}
+
+
+def test_multi_node_core_allocation_and_rejection() -> None:
+    # 2 nodes x 2 cores: a 3-core job spans both nodes (first fit: 2 on n0, 1 on n1); a 5-core
+    # job can never run and is rejected at submission.
+    result = run([job(1, 0, 3, 10), job(2, 0, 5, 10)], ClusterSpec.homogeneous(2, 2))
+    assert list(result.jobs["nodes"]) == ["n0,n1"]
+    assert list(result.rejected["job_id"]) == [2]
+
+
+def test_exclusive_partition_gives_whole_nodes() -> None:
+    # 2 nodes x 4 cores, OverSubscribe=EXCLUSIVE: each 1-core job takes a whole node, so the
+    # third waits for the first to end (10).
+    cluster = ClusterSpec.homogeneous(2, 4, partition=PartitionSpec("excl", oversubscribe="EXCLUSIVE"))
+    jobs = [job(1, 0, 1, 10), job(2, 0, 1, 20), job(3, 0, 1, 5)]
+    assert starts(jobs, cluster, backfill="easy") == {1: 0, 2: 0, 3: 10}
+
+
+def test_force_oversubscribe_shares_cores() -> None:
+    # 1 node x 2 cores with OverSubscribe=FORCE:2: 4 slots, so four 1-core jobs run at once and a
+    # fifth waits for the first end (job 1 runs 11 s).
+    cluster = ClusterSpec.homogeneous(1, 2, partition=PartitionSpec("shared", oversubscribe="FORCE:2"))
+    jobs = [job(i, 0, 1, 10 + i) for i in range(1, 6)]
+    assert starts(jobs, cluster, backfill="none") == {1: 0, 2: 0, 3: 0, 4: 0, 5: 11}
