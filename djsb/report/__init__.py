@@ -1,0 +1,27 @@
+"""Tables and figures of a DJSB run, computed from its CSV files only (``djsb report RUN_DIR``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from djsb.errors import InputError
+from djsb.report.plots import plot_summary
+from djsb.report.summary import sample_table, summary_table
+
+
+def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
+    """Rewrite samples.csv, summary.csv (and the figures) of ``run_dir`` from its jobs.csv."""
+    jobs_csv = run_dir / "jobs.csv"
+    if not jobs_csv.is_file():
+        raise InputError(f"no jobs.csv in {run_dir}: nothing to report", key="RUN_DIR")
+    jobs = pd.read_csv(jobs_csv, dtype={"job_id": str, "scenario": str}, keep_default_na=False,
+                       na_values={"slowdown": [""], "iterations": [""]})
+    samples = sample_table(jobs)
+    samples.to_csv(run_dir / "samples.csv", index=False)
+    summary = summary_table(samples)
+    summary.to_csv(run_dir / "summary.csv", index=False)
+    if plots and not summary.empty:
+        plot_summary(summary, run_dir / "figures", title=run_dir.name)
+    return summary

@@ -1,0 +1,166 @@
+"""The ``djsb`` command: run, validate, report, simulate.
+
+Exit status: 0 ok, 1 the run failed, 2 bad input (a one-line message naming file, line and key),
+130/143 interrupted by SIGINT/SIGTERM (the run's jobs cancelled, its records kept for --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from djsb.clock import WallClock
+from djsb.config import Config, load_config
+from djsb.errors import DjsbError, InputError, RunError
+from djsb.harness.driver import Driver, Interrupted, log
+from djsb.harness.modules import load_job_module
+from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.report import write_report
+from djsb.transport import LocalTransport
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_apps_dir() -> Path:
+    """Where the compiled apps are: $DJSB_APPS_DIR, else apps/bin of this checkout."""
+    return Path(os.environ.get("DJSB_APPS_DIR", REPO_ROOT / "apps" / "bin"))
+
+
+def resolved_config(config: Config, config_path: Path) -> dict:
+    """The config as plain data, with a module file path made absolute so --resume finds it."""
+    data = json.loads(json.dumps(config.to_dict()))
+    name = data["job_module"]["name"]
+    if name.endswith(".py") or "/" in name:
+        data["job_module"]["name"] = str((config_path.parent / name).resolve())
+    data["output"] = {k: v for k, v in data["output"].items() if v is not None}
+    return data
+
+
+def new_run_dir(config: Config, config_path: Path, override: str | None) -> Path:
+    if override:
+        return Path(override)
+    if config.output.directory:
+        return Path(config.output.directory)
+    return default_out_dir(config_path)
+
+
+def default_out_dir(config_path: Path) -> Path:
+    """runs/NAME-DATE-TIME under the current directory."""
+    return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def command_run(args: argparse.Namespace) -> int:
+    if args.resume:
+        run = RunDirectory.open(Path(args.resume))
+        config = load_config(run.config_path)
+        moved = run.discard_unfinished()
+        log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
+                                      if moved else ""))
+    else:
+        if not args.config:
+            raise InputError("give a config file, or --resume RUN_DIR", key="CONFIG")
+        config_path = Path(args.config)
+        config = load_config(config_path)
+        meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
+                "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        run = RunDirectory.create(new_run_dir(config, config_path, args.output),
+                                  resolved_config(config, config_path), meta)
+        log(f"run directory {run.path}")
+    transport = LocalTransport()
+    module = load_job_module(config.job_module.name, config.job_module.options, transport)
+    driver = Driver(config, module, run, WallClock(), transport, default_apps_dir())
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        driver.request_stop(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        driver.run()
+    except Interrupted as exc:
+        log(f"{exc}: every job of the run was cancelled; resume with: djsb run --resume {run.path}")
+        if (run.path / "jobs.csv").exists():
+            write_report(run.path, plots=False)
+        return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
+    finally:
+        module.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    summary = write_report(run.path, plots=config.output.plots)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}") if not summary.empty
+          else "no complete execution cell")
+    log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
+    return EXIT_OK
+
+
+def command_validate(args: argparse.Namespace) -> int:
+    config = load_config(Path(args.config))
+    general = config.general
+    cells = len(general.scenarios) * len(general.num_of_dyn_analysis) * general.num_of_samples
+    print(f"{args.config}: valid; job module {config.job_module.name}, {general.num_of_samples} sample(s), "
+          f"{cells} execution cell(s)")
+    return EXIT_OK
+
+
+def command_report(args: argparse.Namespace) -> int:
+    summary = write_report(RunDirectory.open(Path(args.run_dir)).path)
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return EXIT_OK
+
+
+def command_simulate(args: argparse.Namespace) -> int:
+    from djsb.simulate import run_simulate
+
+    config_path = Path(args.config)
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    print(run_simulate(config_path, out))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the DJSB benchmark (reference and execution stages)")
+    run.add_argument("config", nargs="?", help="experiment YAML file")
+    run.add_argument("-o", "--output", help="run directory (default: output.directory or runs/NAME-DATE)")
+    run.add_argument("--resume", metavar="RUN_DIR", help="complete an interrupted run")
+    run.set_defaults(func=command_run)
+    validate = sub.add_parser("validate", help="check a config file and exit")
+    validate.add_argument("config")
+    validate.set_defaults(func=command_validate)
+    report = sub.add_parser("report", help="recompute summary.csv and the figures from a run's jobs.csv")
+    report.add_argument("run_dir")
+    report.set_defaults(func=command_report)
+    simulate = sub.add_parser("simulate", help="replay a workload on the built-in scheduler model")
+    simulate.add_argument("config")
+    simulate.add_argument("-o", "--output", help="output directory")
+    simulate.set_defaults(func=command_simulate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        print(f"djsb: error: {exc.one_line()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RunError as exc:
+        print(f"djsb: run failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except DjsbError as exc:
+        print(f"djsb: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

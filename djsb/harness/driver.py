@@ -1,0 +1,352 @@
+"""The DJSB driver (paper 001 sec. 2 and 4.1): the reference stage, then the execution stage.
+
+Calibration, once: each application alone for its ``exec_time``; the iterations it did become its
+fixed amount of work in both stages, so that the reference and the shared runs do the same work
+and a stopped or slowed job really takes longer. Reference stage, per sample: the simulation
+alone, then ``num_of_ref_analysis`` analytics alone, one after another; T_ref_alone of each
+application is the mean of its execution times (sec. 2.4).
+
+Execution stage, per scenario, per n_a, per sample (a *cell*): start the simulation; once it runs,
+n_a times sleep U(sleep_min_time, sleep_max_time) and launch an analytics on its resources; wait
+for everything. The scenarios differ only in what happens around each analytics:
+
+- oversubscription: nothing, the analytics shares the simulation's CPUs and the OS arbitrates;
+- stopcont: the simulation is suspended before the analytics is submitted and resumed when no
+  analytics runs any more;
+- dynamic: the simulation is told (through its control file) to shrink by the CPUs the analytics
+  needs before the analytics is submitted, and to grow back when it ends.
+
+The driver waits through a clock (wall or virtual), polls all its jobs in one query per poll, and
+appends each job's record and each finished cell to the run directory as soon as they exist, so an
+interrupted run keeps what it measured and ``--resume`` redoes only the unfinished cells.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from djsb import metrics
+from djsb.clock import Clock
+from djsb.config import AppConfig, Config
+from djsb.errors import RunError
+from djsb.harness.app_output import AppOutput, parse_app_output
+from djsb.harness.commands import expand_command, work_arguments
+from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
+from djsb.transport import Transport
+from job_modules.template import JobModule, JobRequest, JobState, JobStatus
+
+APPS = ("simulation", "analytics")
+
+
+class Interrupted(RunError):
+    """The run was asked to stop (SIGINT/SIGTERM); its jobs were cancelled, its records kept."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"interrupted by {signal_name}")
+        self.signal_name = signal_name
+
+
+@dataclass
+class Tracked:
+    """A job the driver submitted and follows until it ends."""
+
+    request: JobRequest
+    job_id: str
+    app: str
+    index: int
+    submit: float
+    status: JobStatus = field(default_factory=lambda: JobStatus(JobState.PENDING))
+    seen_start: float | None = None
+    seen_end: float | None = None
+    suspended_since: float | None = None
+    suspended_s: float = 0.0
+    shared_with_sim: bool = False
+
+
+@dataclass(frozen=True)
+class Reference:
+    """T_ref_alone and the work amount of each application, from the reference stage."""
+
+    t_alone: dict[str, float]
+    iterations: dict[str, int | None]
+
+
+def log(message: str) -> None:
+    """Progress goes to stderr so stdout stays clean for scripts."""
+    print(f"djsb: {message}", file=sys.stderr, flush=True)
+
+
+class Driver:
+    """Runs one experiment against one job module."""
+
+    def __init__(self, config: Config, module: JobModule, run: RunDirectory, clock: Clock,
+                 transport: Transport, apps_dir: Path, progress: Callable[[str], None] = log) -> None:
+        self.config = config
+        self.module = module
+        self.run_dir = run
+        self.clock = clock
+        self.transport = transport
+        self.apps_dir = apps_dir
+        self.progress = progress
+        self.stop_signal: str | None = None
+        self.live: dict[str, Tracked] = {}
+
+    # -- public ------------------------------------------------------------------------------
+
+    def request_stop(self, signal_name: str) -> None:
+        """Ask the run to stop at the next wait (safe to call from a signal handler)."""
+        self.stop_signal = signal_name
+        wake = getattr(self.clock, "wake", None)
+        if wake is not None:
+            wake()
+
+    def run(self) -> None:
+        """Run every cell not yet finished; cancels all live jobs however it ends."""
+        try:
+            reference = self.reference_stage()
+            self.execution_stage(reference)
+        finally:
+            self.cancel_live()
+
+    def cancel_live(self) -> None:
+        for job in list(self.live.values()):
+            try:
+                self.module.cancel(job.job_id)
+                self.progress(f"cancelled {job.request.name} (job {job.job_id})")
+            except RunError as exc:
+                self.progress(f"could not cancel job {job.job_id}: {exc}")
+        self.live.clear()
+
+    # -- stages ------------------------------------------------------------------------------
+
+    def reference_stage(self) -> Reference:
+        general = self.config.general
+        done = self.run_dir.finished_cells()
+        calibration = cell_key("calibration", "", 0, 0)
+        if calibration not in done:
+            self.progress("calibration: each application alone for its exec_time, to fix its work")
+            for app in APPS:
+                self.run_alone(app, 0, calibration, None)
+            self.run_dir.finish_cell(calibration)
+        iterations = self.calibrated_iterations()
+        for sample in range(general.num_of_samples):
+            key = cell_key("reference", "", 0, sample)
+            if key in done:
+                continue
+            self.progress(f"reference stage, sample {sample + 1}/{general.num_of_samples}")
+            self.run_alone("simulation", 0, key, iterations["simulation"])
+            for index in range(general.num_of_ref_analysis):
+                self.run_alone("analytics", index, key, iterations["analytics"])
+            self.run_dir.finish_cell(key)
+        return Reference(self.reference_times(), iterations)
+
+    def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:
+        rows = [r for r in self.run_dir.job_rows() if r["stage"] == stage and r["app"] == app
+                and r["state"] == JobState.COMPLETED.value]
+        if not rows:
+            raise RunError(f"the {stage} stage has no completed {app} job: see {self.run_dir.jobs_dir}")
+        return rows
+
+    def calibrated_iterations(self) -> dict[str, int | None]:
+        """The work of each application: the iterations it did in exec_time alone (None: no report)."""
+        iterations: dict[str, int | None] = {}
+        for app in APPS:
+            rows = self.completed_rows("calibration", app)
+            counts = [int(r["iterations"]) for r in rows if r["iterations"]]
+            iterations[app] = max(1, round(statistics.fmean(counts))) if counts else None
+        return iterations
+
+    def reference_times(self) -> dict[str, float]:
+        """T_ref_alone of each application: its mean execution time in the reference stage (sec. 2.4)."""
+        t_alone = {app: statistics.fmean(float(r["exec"]) for r in self.completed_rows("reference", app))
+                   for app in APPS}
+        self.progress("T_ref_alone: " + ", ".join(f"{app} {t:.2f} s" for app, t in t_alone.items()))
+        return t_alone
+
+    def execution_stage(self, reference: Reference) -> None:
+        general = self.config.general
+        done = self.run_dir.finished_cells()
+        for scenario in general.scenarios:
+            for n_a in general.num_of_dyn_analysis:
+                for sample in range(general.num_of_samples):
+                    key = cell_key("execution", scenario, n_a, sample)
+                    if key not in done:
+                        self.run_cell(key, reference)
+
+    # -- one reference job -------------------------------------------------------------------
+
+    def run_alone(self, app: str, index: int, key: CellKey, iterations: int | None) -> None:
+        job = self.submit(app, index, key, work_arguments(self.app(app).exec_time, iterations))
+        while job.job_id in self.live:
+            self.wait(self.config.general.poll_interval)
+            self.poll_and_record(key, None)
+
+    # -- one execution cell ------------------------------------------------------------------
+
+    def run_cell(self, key: CellKey, reference: Reference) -> None:
+        _, scenario, n_a, sample = key
+        general = self.config.general
+        sim_app, ana_app = self.config.simulation, self.config.analytics
+        rng = random.Random(f"{general.seed}/{scenario}/{n_a}/{sample}")
+        gaps = [rng.uniform(general.sleep_min_time, general.sleep_max_time) for _ in range(n_a)]
+        self.progress(f"execution stage: {scenario}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
+
+        full_threads = sim_app.cpus_per_task
+        lent_per_analytics = math.ceil(ana_app.total_cpus / sim_app.total_tasks)
+        sim = self.submit("simulation", 0, key, work_arguments(sim_app.exec_time,
+                                                                reference.iterations["simulation"]),
+                          threads=full_threads if scenario == "dynamic" else None)
+        while sim.seen_start is None and sim.job_id in self.live:
+            self.wait(general.poll_interval)
+            self.poll_and_record(key, reference)
+
+        analytics: list[Tracked] = []
+        next_submit = self.clock.now() + gaps[0]
+        def unfinished() -> bool:
+            return sim.job_id in self.live or any(a.job_id in self.live for a in analytics)
+
+        while unfinished() or len(analytics) < n_a:
+            now = self.clock.now()
+            if len(analytics) < n_a and now >= next_submit:
+                sim_alive = sim.job_id in self.live
+                active = sum(1 for a in analytics if a.job_id in self.live)
+                if sim_alive and scenario == "stopcont" and sim.suspended_since is None:
+                    self.suspend(sim)
+                if sim_alive and scenario == "dynamic":
+                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * (active + 1)))
+                job = self.submit("analytics", len(analytics), key,
+                                  work_arguments(ana_app.exec_time, reference.iterations["analytics"]),
+                                  colocate_with=sim.job_id if sim_alive else None,
+                                  oversubscribe=True)
+                job.shared_with_sim = sim_alive
+                analytics.append(job)
+                if len(analytics) < n_a:
+                    next_submit = self.clock.now() + gaps[len(analytics)]
+            ended = self.poll_and_record(key, reference)
+            if any(job.app == "analytics" for job in ended) and sim.job_id in self.live:
+                active = sum(1 for a in analytics if a.job_id in self.live)
+                if scenario == "stopcont" and active == 0 and sim.suspended_since is not None:
+                    self.resume(sim)
+                if scenario == "dynamic":
+                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * active))
+            pause = general.poll_interval
+            if len(analytics) < n_a:
+                pause = min(pause, max(0.0, next_submit - self.clock.now()))
+            self.wait(pause)
+        if any(not a.shared_with_sim for a in analytics):
+            self.progress("warning: the simulation ended before every analytics started; give it a longer "
+                          "exec_time or shorten sleep_max_time")
+        self.run_dir.finish_cell(key)
+
+    # -- job operations ----------------------------------------------------------------------
+
+    def app(self, name: str) -> AppConfig:
+        return self.config.simulation if name == "simulation" else self.config.analytics
+
+    def submit(self, app: str, index: int, key: CellKey, work: list[str], *, threads: int | None = None,
+               colocate_with: str | None = None, oversubscribe: bool = False) -> Tracked:
+        stage, scenario, n_a, sample = key
+        tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
+        name = f"{tag}-s{sample}-{app[:3]}{index}"
+        app_config = self.app(app)
+        control = self.run_dir.control_dir / f"{name}.threads"
+        self.transport.write_text(str(control), f"{threads or app_config.cpus_per_task}\n")
+        values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
+                  "total_tasks": str(app_config.total_tasks),
+                  "memory_per_task": str(app_config.total_memory // app_config.total_tasks),
+                  "exec_time": f"{app_config.exec_time:g}", "control_file": str(control), "name": name}
+        argv = expand_command(app_config.command, values, work, key=f"{app}.command")
+        request = JobRequest(
+            name=name, app=app, total_tasks=app_config.total_tasks, cpus_per_task=app_config.cpus_per_task,
+            total_memory=app_config.total_memory, exec_time=app_config.exec_time, argv=argv,
+            stdout_path=str(self.run_dir.jobs_dir / f"{name}.out"),
+            stderr_path=str(self.run_dir.jobs_dir / f"{name}.err"),
+            node_host_names=app_config.node_host_names,
+            colocate_with=colocate_with if app_config.same_nodes_as_sim else None,
+            oversubscribe=oversubscribe)
+        self.check_stop()
+        submit_time = self.clock.epoch(self.clock.now())
+        job_id = self.module.submit(request)
+        job = Tracked(request, job_id, app, index, submit_time)
+        self.live[job_id] = job
+        self.progress(f"submitted {name} as job {job_id}")
+        return job
+
+    def set_threads(self, sim: Tracked, threads: int) -> None:
+        control = self.run_dir.control_dir / f"{sim.request.name}.threads"
+        self.transport.write_text(str(control), f"{threads}\n")
+        self.progress(f"{sim.request.name}: {threads} thread(s) per task")
+
+    def suspend(self, job: Tracked) -> None:
+        self.module.suspend(job.job_id)
+        job.suspended_since = self.clock.now()
+        self.progress(f"suspended {job.request.name}")
+
+    def resume(self, job: Tracked) -> None:
+        self.module.resume(job.job_id)
+        if job.suspended_since is not None:
+            job.suspended_s += self.clock.now() - job.suspended_since
+        job.suspended_since = None
+        self.progress(f"resumed {job.request.name}")
+
+    def check_stop(self) -> None:
+        if self.stop_signal is not None:
+            raise Interrupted(self.stop_signal)
+
+    def wait(self, seconds: float) -> None:
+        self.check_stop()
+        self.clock.sleep(seconds)
+        self.check_stop()
+
+    def poll_and_record(self, key: CellKey, reference: Reference | None) -> list[Tracked]:
+        """One query for every live job; records the ones that ended and returns them."""
+        if not self.live:
+            return []
+        statuses = self.module.poll(list(self.live))
+        now = self.clock.epoch(self.clock.now())
+        ended: list[Tracked] = []
+        for job_id, job in list(self.live.items()):
+            status = statuses.get(job_id)
+            if status is None:
+                continue
+            job.status = status
+            if status.state in (JobState.RUNNING, JobState.SUSPENDED) and job.seen_start is None:
+                job.seen_start = now
+            if status.state.finished:
+                job.seen_end = now
+                del self.live[job_id]
+                self.run_dir.add_job(self.record(job, key, reference))
+                ended.append(job)
+                if status.state is not JobState.COMPLETED:
+                    self.progress(f"warning: {job.request.name} ended {status.state.value}"
+                                  f"{' (' + status.reason + ')' if status.reason else ''}")
+        return ended
+
+    def record(self, job: Tracked, key: CellKey, reference: Reference | None) -> JobRecord:
+        status = job.status
+        from_scheduler = status.start is not None and status.end is not None
+        submit = status.submit if status.submit is not None else job.submit
+        start = status.start if status.start is not None else (job.seen_start or job.submit)
+        end = status.end if status.end is not None else (job.seen_end or start)
+        output = self.read_output(job.request.stdout_path)
+        response = metrics.response_time(submit, end)
+        slowdown = metrics.slowdown(response, reference.t_alone[job.app]) if reference else None
+        stage, scenario, n_a, sample = key
+        return JobRecord(
+            stage=stage, scenario=scenario, n_a=n_a, sample=sample, app=job.app, index=job.index,
+            name=job.request.name, job_id=job.job_id, state=status.state.value, submit=submit, start=start,
+            end=end, wait=metrics.wait_time(submit, start), exec=metrics.execution_time(start, end),
+            response=response, slowdown=slowdown, tasks=job.request.total_tasks,
+            cpus_per_task=job.request.cpus_per_task, cpus=job.request.total_cpus,
+            nodes=",".join(status.nodes), iterations=output.iterations, threads_min=output.threads_min,
+            triad_MBps=output.triad_MBps, validated=output.validated, suspended_s=round(job.suspended_s, 3),
+            shared_with_sim=job.shared_with_sim, times_source="scheduler" if from_scheduler else "harness")
+
+    def read_output(self, path: str) -> AppOutput:
+        return parse_app_output(self.transport.read_text(path) or "")

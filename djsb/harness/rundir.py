@@ -1,0 +1,186 @@
+"""The run directory: everything a run measured, written as it is measured.
+
+Layout::
+
+    config.yaml     the resolved configuration
+    meta.json       machine, software and run metadata
+    jobs.csv        one row per finished job, appended as jobs finish
+    cells.csv       one row per finished cell (stage, scenario, n_a, sample): what --resume skips
+    discarded.csv   rows of cells that were interrupted and redone by --resume
+    summary.csv     per scenario x n_a: slowdowns, weights, dynamicity, 95% CI (rewritten per cell)
+    samples.csv     the same per sample
+    jobs/           each job's stdout/stderr; control/ the malleability control files
+    figures/        the plots
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from djsb.errors import InputError
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One finished job: the row of jobs.csv (times are Unix seconds)."""
+
+    stage: str
+    scenario: str
+    n_a: int
+    sample: int
+    app: str
+    index: int
+    name: str
+    job_id: str
+    state: str
+    submit: float
+    start: float
+    end: float
+    wait: float
+    exec: float
+    response: float
+    slowdown: float | None
+    tasks: int
+    cpus_per_task: int
+    cpus: int
+    nodes: str
+    iterations: int | None
+    threads_min: int | None
+    triad_MBps: float | None
+    validated: bool | None
+    suspended_s: float
+    shared_with_sim: bool
+    times_source: str
+
+
+JOB_COLUMNS = tuple(f.name for f in fields(JobRecord))
+CELL_COLUMNS = ("stage", "scenario", "n_a", "sample")
+CellKey = tuple[str, str, int, int]
+
+
+def cell_key(stage: str, scenario: str, n_a: int, sample: int) -> CellKey:
+    return (stage, scenario, int(n_a), int(sample))
+
+
+def _append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any]) -> None:
+    new = not path.exists() or path.stat().st_size == 0
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        if new:
+            writer.writeheader()
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _read_rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def machine_metadata() -> dict[str, Any]:
+    """What an administrator needs to know to compare two runs: machine, OS, software."""
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"hostname": socket.gethostname(), "platform": platform.platform(), "cpu_model": cpu_model,
+            "cpus_online": os.cpu_count(), "cpus_allowed": sorted(os.sched_getaffinity(0)),
+            "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
+            "python": sys.version.split()[0], "djsb_commit": _git_commit()}
+
+
+class RunDirectory:
+    """Reads and writes one run's directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.jobs_dir = path / "jobs"
+        self.control_dir = path / "control"
+        self.figures_dir = path / "figures"
+
+    @classmethod
+    def create(cls, path: Path, config: Mapping[str, Any], meta: Mapping[str, Any]) -> RunDirectory:
+        if path.exists() and any(path.iterdir()):
+            raise InputError(f"run directory {path} already exists and is not empty (use --resume {path} to "
+                             "continue it, or choose another output.directory)", key="output.directory")
+        run = cls(path)
+        for directory in (path, run.jobs_dir, run.control_dir, run.figures_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        (path / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        (path / "meta.json").write_text(json.dumps(dict(meta), indent=2) + "\n")
+        return run
+
+    @classmethod
+    def open(cls, path: Path) -> RunDirectory:
+        if not (path / "config.yaml").is_file():
+            raise InputError(f"{path} is not a DJSB run directory (no config.yaml)", key="RUN_DIR")
+        return cls(path)
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    def add_job(self, record: JobRecord) -> None:
+        _append_row(self.path / "jobs.csv", JOB_COLUMNS, asdict(record))
+
+    def finish_cell(self, key: CellKey) -> None:
+        _append_row(self.path / "cells.csv", CELL_COLUMNS, dict(zip(CELL_COLUMNS, key, strict=True)))
+
+    def finished_cells(self) -> set[CellKey]:
+        return {cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"]))
+                for r in _read_rows(self.path / "cells.csv")}
+
+    def job_rows(self) -> list[dict[str, str]]:
+        return _read_rows(self.path / "jobs.csv")
+
+    def discard_unfinished(self) -> int:
+        """Move the rows of cells that never finished to discarded.csv; returns how many moved."""
+        done = self.finished_cells()
+        rows = self.job_rows()
+        keep = [r for r in rows
+                if cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"])) in done]
+        dropped = [r for r in rows if r not in keep]
+        for row in dropped:
+            _append_row(self.path / "discarded.csv", JOB_COLUMNS, row)
+        if dropped:
+            tmp = self.path / "jobs.csv.tmp"
+            with tmp.open("w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(JOB_COLUMNS))
+                writer.writeheader()
+                writer.writerows(keep)
+            tmp.replace(self.path / "jobs.csv")
+        return len(dropped)
+
+    def update_meta(self, **values: Any) -> None:
+        meta_path = self.path / "meta.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        meta.update(values)
+        meta_path.write_text(json.dumps(meta, indent=2) + "\n")
