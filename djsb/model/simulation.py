@@ -32,10 +32,10 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 from __future__ import annotations
 
 import heapq
-from bisect import insort
 import itertools
 import math
 import random
+from bisect import insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 

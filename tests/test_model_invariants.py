@@ -1,0 +1,87 @@
+"""Property tests: on random small workloads the model never breaks its two invariants.
+
+The InvariantChecker (independent brute-force tallies) raises inside the run if a node is
+oversubscribed beyond its partition's OverSubscribe setting or if a backfill start makes a
+reservation of a higher-priority job infeasible.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from djsb.model import (
+    ClusterSpec,
+    InvariantChecker,
+    InvariantViolation,
+    NodeSpec,
+    PartitionSpec,
+    SchedulerConfig,
+    Simulation,
+)
+from djsb.model.cluster import ClusterState
+from djsb.model.job import SimJob
+from djsb.model.scheduler import BACKFILL_VARIANTS
+from djsb.workloads.job import TraceJob
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig]:
+    n_nodes = draw(st.integers(1, 3))
+    cores = draw(st.integers(1, 4))
+    oversubscribe = draw(st.sampled_from(["NO", "FORCE:2", "EXCLUSIVE"]))
+    nodes = tuple(NodeSpec(f"n{i}", cores) for i in range(n_nodes))
+    partitions = [PartitionSpec("all", oversubscribe=oversubscribe)]
+    if n_nodes > 1 and draw(st.booleans()):
+        partitions.append(PartitionSpec("small", nodes=("n0",), oversubscribe=oversubscribe))
+    cluster = ClusterSpec(nodes, tuple(partitions))
+    jobs = []
+    for job_id in range(1, draw(st.integers(1, 14)) + 1):
+        run = draw(st.integers(0, 30))
+        jobs.append(TraceJob(
+            job_id, draw(st.integers(0, 40)), run, draw(st.integers(1, n_nodes * cores)),
+            requested_time=draw(st.integers(1, 40)),
+            partition=draw(st.sampled_from([p.name for p in partitions])),
+            user=draw(st.sampled_from(["a", "b"]))))
+    config = SchedulerConfig(
+        backfill=draw(st.sampled_from(BACKFILL_VARIANTS)),
+        sched_interval=draw(st.sampled_from([0, 7])),
+        bf_interval=draw(st.sampled_from([0, 5])),
+        bf_resolution=draw(st.sampled_from([0, 4])),
+        bf_window=draw(st.sampled_from([20, 1000])),
+        bf_max_job_test=draw(st.integers(1, 20)),
+        defer=draw(st.booleans()),
+        extend_limit=draw(st.booleans()))
+    return jobs, cluster, config
+
+
+@settings(max_examples=300, deadline=None)
+@given(scenarios())
+def test_invariants_hold_on_random_workloads(
+        case: tuple[list[TraceJob], ClusterSpec, SchedulerConfig]) -> None:
+    jobs, cluster, config = case
+    checker = InvariantChecker(cluster)
+    result = Simulation(jobs, cluster, config, checker=checker).run()
+    table = result.jobs
+    assert len(table) + len(result.rejected) == len(jobs)
+    assert (table["start"] >= table["submit"]).all()
+    assert checker.starts_checked == len(table)
+    if not config.extend_limit:
+        assert (table["run_time"] <= table["requested_time"]).all()
+
+
+def test_checker_catches_an_oversubscribed_node() -> None:
+    # The checker must not trust the model: hand it two 2-core jobs on one 2-core node.
+    cluster = ClusterSpec.homogeneous(1, 2)
+    state = ClusterState(cluster)
+    part = state.partitions[0]
+    checker = InvariantChecker(cluster)
+    for job_id in (1, 2):
+        job = SimJob(TraceJob(job_id, 0, 10, 2, 10), part, cluster.qos[0], 10, 2, 0.0)
+        job.alloc, job.start = [(0, 2)], 0.0
+        if job_id == 1:
+            checker.on_start(job, 0.0, 10.0)
+        else:
+            with pytest.raises(InvariantViolation):
+                checker.on_start(job, 0.0, 10.0)
