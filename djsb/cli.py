@@ -18,12 +18,13 @@ from types import FrameType
 
 from djsb.clock import WallClock
 from djsb.config import Config, load_config
-from djsb.errors import DjsbError, InputError, RunError
+from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log
 from djsb.harness.modules import load_job_module
 from djsb.harness.rundir import RunDirectory, machine_metadata
 from djsb.report import write_report
 from djsb.transport import LocalTransport
+from job_modules.template import JobModule
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
@@ -58,10 +59,23 @@ def default_out_dir(config_path: Path) -> Path:
     return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def open_module(config: Config, transport: LocalTransport) -> JobModule:
+    """The config's job module; its option errors are reported against the config file."""
+    try:
+        return load_job_module(config.job_module.name, config.job_module.options, transport,
+                               base_dir=Path(config.source).parent)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        raise ConfigError(exc.message, source=config.source, key=exc.key) from None
+
+
 def command_run(args: argparse.Namespace) -> int:
+    transport = LocalTransport()
     if args.resume:
         run = RunDirectory.open(Path(args.resume))
         config = load_config(run.config_path)
+        module = open_module(config, transport)
         moved = run.discard_unfinished()
         log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
                                       if moved else ""))
@@ -70,13 +84,12 @@ def command_run(args: argparse.Namespace) -> int:
             raise InputError("give a config file, or --resume RUN_DIR", key="CONFIG")
         config_path = Path(args.config)
         config = load_config(config_path)
+        module = open_module(config, transport)
         meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
                 "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         run = RunDirectory.create(new_run_dir(config, config_path, args.output),
                                   resolved_config(config, config_path), meta)
         log(f"run directory {run.path}")
-    transport = LocalTransport()
-    module = load_job_module(config.job_module.name, config.job_module.options, transport)
     driver = Driver(config, module, run, WallClock(), transport, default_apps_dir())
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -104,6 +117,7 @@ def command_run(args: argparse.Namespace) -> int:
 
 def command_validate(args: argparse.Namespace) -> int:
     config = load_config(Path(args.config))
+    open_module(config, LocalTransport()).close()
     general = config.general
     cells = len(general.scenarios) * len(general.num_of_dyn_analysis) * general.num_of_samples
     print(f"{args.config}: valid; job module {config.job_module.name}, {general.num_of_samples} sample(s), "

@@ -21,6 +21,8 @@ SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
                     "oversubscribe": "oversubscription", "cooperative": "dynamic",
                     "cooperative_dynamic": "dynamic"}
 
+BUILTIN_MODULES = ("local", "slurm", "simulated")
+
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
 
@@ -249,11 +251,12 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
 
 
 def _job_module(node: Located) -> JobModuleConfig:
-    if isinstance(node.value, str):
-        return JobModuleConfig(name=_string(node))
     node.check_keys(frozenset({"name", "options"}))
     name_node = node.get("name")
     name = _string(name_node) if name_node else "local"
+    if name_node and name not in BUILTIN_MODULES and not (name.endswith(".py") or "/" in name):
+        raise name_node.error(f"unknown job module {name!r} (built in: {', '.join(BUILTIN_MODULES)}; or a "
+                              "path to a .py file written from job_modules/template.py)")
     options_node = node.get("options")
     options = options_node.mapping() if options_node else {}
     return JobModuleConfig(name=name, options={k: v.plain() for k, v in options.items()})

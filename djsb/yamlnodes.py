@@ -73,8 +73,9 @@ def _child_key(parent: str, name: str) -> str:
     return f"{parent}.{name}" if parent else name
 
 
-def _convert(node: yaml.Node, key: str, source: str) -> Located:
-    line = node.start_mark.line + 1
+def _convert(node: yaml.Node, key: str, source: str, line: int | None = None) -> Located:
+    """Convert a composed node; a mapping's value takes its key's line, where a user looks for it."""
+    line = node.start_mark.line + 1 if line is None else line
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Located] = {}
         for key_node, value_node in node.value:
@@ -82,7 +83,7 @@ def _convert(node: yaml.Node, key: str, source: str) -> Located:
             if name in out:
                 raise ConfigError("duplicate key", source=source, line=key_node.start_mark.line + 1,
                                   key=_child_key(key, name))
-            out[name] = _convert(value_node, _child_key(key, name), source)
+            out[name] = _convert(value_node, _child_key(key, name), source, key_node.start_mark.line + 1)
         return Located(out, line, key, source)
     if isinstance(node, yaml.SequenceNode):
         items = [_convert(item, f"{key}[{i}]", source) for i, item in enumerate(node.value)]
@@ -106,4 +107,4 @@ def load_yaml(path: Path) -> Located:
                           line=mark.line + 1 if mark else None) from exc
     if node is None:
         raise ConfigError("the file is empty", source=source)
-    return _convert(node, "", source)
+    return _convert(node, "", source, 1)

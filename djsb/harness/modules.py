@@ -12,11 +12,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from djsb.config import BUILTIN_MODULES
 from djsb.errors import ConfigError
 from djsb.transport import Transport
 from job_modules.template import JobModule
-
-BUILTIN = ("local", "slurm", "simulated")
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -36,11 +35,11 @@ def load_job_module(name: str, options: dict[str, Any], transport: Transport, *,
         if not path.is_file():
             raise ConfigError(f"no module file at {path}", key="job_module.name")
         module = _import_file(path)
-    elif name in BUILTIN:
+    elif name in BUILTIN_MODULES:
         module = importlib.import_module(f"job_modules.{name}")
     else:
-        raise ConfigError(f"unknown job module {name!r} (built in: {', '.join(BUILTIN)}; or a path to a "
-                          ".py file written from job_modules/template.py)", key="job_module.name")
+        raise ConfigError(f"unknown job module {name!r} (built in: {', '.join(BUILTIN_MODULES)})",
+                          key="job_module.name")
     cls = getattr(module, "MODULE", None)
     if not (isinstance(cls, type) and issubclass(cls, JobModule)):
         raise ConfigError(f"{name} does not define MODULE = <a JobModule subclass>", key="job_module.name")

@@ -1,0 +1,43 @@
+"""Shared fixtures: the compiled apps, and a tiny experiment config on the local job module."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def apps_bin() -> Path:
+    """apps/bin with djsb-stream built by the project's Makefile (the real program, never a stand-in)."""
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("gcc/make not installed: cannot build apps/djsb-stream")
+    subprocess.run(["make", "-C", str(ROOT / "apps")], check=True, capture_output=True, timeout=300)
+    return ROOT / "apps" / "bin"
+
+
+TINY_CONFIG = """\
+general:
+  num_of_samples: 1
+  sleep_min_time: 0.5
+  sleep_max_time: 0.8
+  num_of_ref_analysis: 1
+  num_of_dyn_analysis: [1]
+  scenarios: [oversubscription, stopcont, dynamic]
+  seed: 7
+job_module: {name: local}
+simulation: {total_tasks: 1, cpus_per_task: 2, total_memory: 96MiB, exec_time: 3}
+analytics: {total_tasks: 1, cpus_per_task: 1, total_memory: 24MiB, exec_time: 1, same_nodes_as_sim: true}
+"""
+
+
+@pytest.fixture
+def tiny_config(tmp_path: Path) -> Path:
+    """A three-scenario experiment of about 20 s on the local module."""
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CONFIG)
+    return path
