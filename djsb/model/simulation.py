@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from djsb.errors import InputError
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
@@ -99,13 +100,13 @@ class Simulation:
         self.util: list[tuple[float, int, int, int]] = []
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.by_id: dict[int, TraceJob] = {}
-        users = {}
+        associations: dict[tuple[str, str], None] = {}
         for job in self.trace:
             if job.job_id in self.by_id:
-                raise ValueError(f"duplicate job id {job.job_id}")
+                raise InputError(f"duplicate job id {job.job_id}", key="workload")
             self.by_id[job.job_id] = job
-            users.setdefault(job.user, job.account)
-        self.priority.setup(PriorityContext(cluster, users))
+            associations[(job.user, job.account)] = None
+        self.priority.setup(PriorityContext(cluster, tuple(associations)))
         self.jobs_by_id: dict[int, SimJob] = {}
 
     # ----------------------------------------------------------------- event loop

@@ -23,7 +23,7 @@ class PriorityContext:
     """What a plugin may know about the machine and its users, given once before the run."""
 
     cluster: ClusterSpec
-    users: dict[str, str]  # user -> account
+    associations: tuple[tuple[str, str], ...]  # (user, account) pairs of the workload
 
 
 class PriorityPlugin(ABC):

@@ -1,0 +1,150 @@
+"""The association tree of fair share: accounts and users with RawShares and decayed RawUsage.
+
+Slurm keeps associations in a tree whose root is the ``root`` account; users are leaves (paper 004
+sec. 2.4, "Fair share: Fair Tree Algorithm"). Each has RawShares (its entitlement; paper 004 gives
+every association 100, the model defaults to 1, which is the same up to scale) and RawUsage,
+CPU-seconds of its jobs decayed with PriorityDecayHalfLife (usage halves every half-life).
+
+Usage is charged continuously while jobs run (Slurm charges running jobs every decay period) and
+decays continuously. Instead of decaying every association at every step, usage is stored scaled
+by 2^((t - t0)/half_life): scaling every association by the same factor changes neither Classic's
+ratios (usage / total usage) nor Fair Tree's (usage / parent usage), so only the charge of new
+usage needs the factor. A job running ``cpus`` CPUs from t1 to t2 adds
+cpus * integral 2^((t - t0)/h) dt = cpus * (G(t2) - G(t1)) with G(t) = h/ln 2 * 2^((t - t0)/h).
+``usage()`` converts back to decayed CPU-seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from djsb.errors import ConfigError
+
+ROOT = "root"
+_RENORMALISE_AFTER = 200.0  # half-lives; 2**200 is far from float overflow
+
+
+@dataclass(eq=False)
+class Association:
+    """An account (``user`` None) or a user within an account."""
+
+    account: str
+    user: str | None
+    shares: float
+    parent: Association | None
+    children: list[Association] = field(default_factory=list)
+    scaled_usage: float = 0.0
+    rate: int = 0
+    last: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """User name for a user association, account name otherwise."""
+        return self.user if self.user is not None else self.account
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSpec:
+    """An account of the tree: its parent account and RawShares."""
+
+    parent: str = ROOT
+    shares: float = 1.0
+
+
+class AccountTree:
+    """Associations, usage charging and decay. ``half_life`` 0 or None means no decay."""
+
+    def __init__(self, associations: Iterable[tuple[str, str]],
+                 accounts: Mapping[str, AccountSpec] | None = None,
+                 user_shares: Mapping[str, float] | None = None,
+                 half_life: float | None = 7 * 86400.0) -> None:
+        self.half_life = half_life or 0.0
+        self.t0 = 0.0
+        self.root = Association(ROOT, None, 1.0, None)
+        self.accounts: dict[str, Association] = {ROOT: self.root}
+        specs = dict(accounts or {})
+        for name in specs:
+            self._account(name, specs)
+        self.users: dict[tuple[str, str], Association] = {}
+        for user, account in associations:
+            self.add_user(user, account, (user_shares or {}).get(user, 1.0), specs)
+
+    def _account(self, name: str, specs: Mapping[str, AccountSpec],
+                 seen: tuple[str, ...] = ()) -> Association:
+        if name in self.accounts:
+            return self.accounts[name]
+        if name in seen:
+            raise ConfigError(f"account cycle through {name!r}", key="policy.accounts")
+        spec = specs.get(name, AccountSpec())
+        parent = self._account(spec.parent, specs, (*seen, name))
+        node = Association(name, None, spec.shares, parent)
+        parent.children.append(node)
+        self.accounts[name] = node
+        return node
+
+    def add_user(self, user: str, account: str, shares: float = 1.0,
+                 specs: Mapping[str, AccountSpec] | None = None) -> Association:
+        """The association of ``user`` in ``account`` (created under root if the account is new)."""
+        key = (user, account)
+        if key not in self.users:
+            parent = self._account(account, specs or {})
+            node = Association(account, user, shares, parent)
+            parent.children.append(node)
+            self.users[key] = node
+        return self.users[key]
+
+    # ------------------------------------------------------------------ usage
+    def _g(self, t: float) -> float:
+        h = self.half_life
+        return t if h <= 0 else h / math.log(2) * 2.0 ** ((t - self.t0) / h)
+
+    def _accrue(self, assoc: Association, now: float) -> None:
+        if assoc.rate:
+            assoc.scaled_usage += assoc.rate * (self._g(now) - self._g(assoc.last))
+        assoc.last = now
+
+    def job_started(self, user: str, account: str, cpus: int, now: float) -> None:
+        """Start charging ``cpus`` CPUs to the association."""
+        assoc = self.add_user(user, account)
+        self._accrue(assoc, now)
+        assoc.rate += cpus
+
+    def job_ended(self, user: str, account: str, cpus: int, now: float) -> None:
+        """Stop charging a job's CPUs."""
+        assoc = self.add_user(user, account)
+        self._accrue(assoc, now)
+        assoc.rate -= cpus
+
+    def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:
+        """Charge ``cpu_seconds`` of (already decayed, as of ``now``) usage at once."""
+        scale = 2.0 ** ((now - self.t0) / self.half_life) if self.half_life > 0 else 1.0
+        self.add_user(user, account).scaled_usage += cpu_seconds * scale
+
+    def settle(self, now: float) -> None:
+        """Bring every user's usage up to ``now`` and sum usage up the tree (``tree_usage``)."""
+        users = self.users.values()
+        for assoc in users:
+            self._accrue(assoc, now)
+        if self.half_life > 0 and (now - self.t0) / self.half_life > _RENORMALISE_AFTER:
+            factor = 2.0 ** (-(now - self.t0) / self.half_life)
+            for assoc in users:
+                assoc.scaled_usage *= factor
+            self.t0 = now
+        self.tree_usage: dict[int, float] = {}
+        self._sum(self.root)
+
+    def _sum(self, node: Association) -> float:
+        total = node.scaled_usage + sum(self._sum(child) for child in node.children)
+        self.tree_usage[id(node)] = total
+        return total
+
+    def usage(self, node: Association, now: float) -> float:
+        """Decayed RawUsage of ``node`` (CPU-seconds) as of the last :meth:`settle` at ``now``."""
+        scaled = self.tree_usage[id(node)]
+        return scaled * 2.0 ** (-(now - self.t0) / self.half_life) if self.half_life > 0 else scaled
+
+    def scaled(self, node: Association) -> float:
+        """Usage in the tree's common scale (only ratios of these are meaningful)."""
+        return self.tree_usage[id(node)]

@@ -1,0 +1,125 @@
+"""Slurm's multifactor priority (paper 004 eq. 2.1-2.4; SchedMD priority_multifactor.html).
+
+P = w_age a + w_size s + w_fs f + w_qos q + w_part p, truncated to an integer as Slurm stores it
+(uint32), with every factor in [0, 1]:
+
+* age a = min(1, (now - eligible) / PriorityMaxAge) (eq. 2.1; Slurm default MaxAge 7 days);
+* job size s = r / S, or (S - r + 1) / S with PriorityFavorSmall (eq. 2.2; S = machine cores);
+* QoS q = QoS priority / the largest QoS priority (eq. 2.3; 0 when all are 0);
+* partition p = PriorityJobFactor / the largest PriorityJobFactor (priority_multifactor.html);
+* fair share f from the Classic (eq. 2.5) or Fair Tree (eq. 2.6, default since Slurm 19.05)
+  algorithm over the association tree, usage decayed with PriorityDecayHalfLife.
+
+Fair share factors and every pending job's priority are recomputed every PriorityCalcPeriod
+(default 5 min), as Slurm's decay thread does; a new job gets its priority at submission from the
+current fair share table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from djsb.errors import ConfigError
+from djsb.model.job import SimJob
+from djsb.model.priority.accounts import AccountSpec, AccountTree
+from djsb.model.priority.base import PriorityContext, PriorityPlugin
+from djsb.model.priority.classic import classic_factors
+from djsb.model.priority.fair_tree import fair_tree_factors
+
+DAY = 86400.0
+FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], dict[tuple[str, str], float]]] = {
+    "fair_tree": fair_tree_factors,
+    "classic": classic_factors,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class MultifactorWeights:
+    """PriorityWeight* of slurm.conf."""
+
+    age: float = 0.0
+    fairshare: float = 0.0
+    job_size: float = 0.0
+    partition: float = 0.0
+    qos: float = 0.0
+
+
+class MultifactorPriority(PriorityPlugin):
+    """``PriorityType=priority/multifactor``."""
+
+    name = "multifactor"
+
+    def __init__(self, weights: MultifactorWeights, *, max_age: float = 7 * DAY,
+                 favor_small: bool = False, fairshare: str = "fair_tree",
+                 decay_half_life: float = 7 * DAY, calc_period: float = 300.0,
+                 accounts: Mapping[str, AccountSpec] | None = None,
+                 user_shares: Mapping[str, float] | None = None) -> None:
+        if fairshare not in FAIRSHARE_ALGORITHMS:
+            raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
+                              f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
+        if max_age <= 0 or calc_period <= 0:
+            raise ConfigError("max_age and calc_period must be > 0", key="policy.priority")
+        self.weights = weights
+        self.max_age = max_age
+        self.favor_small = favor_small
+        self.algorithm = FAIRSHARE_ALGORITHMS[fairshare]
+        self.decay_half_life = decay_half_life
+        self.calc_period = calc_period
+        self.accounts = dict(accounts or {})
+        self.user_shares = dict(user_shares or {})
+        self.fs_table: dict[tuple[str, str], float] = {}
+        self.tree = AccountTree((), self.accounts, self.user_shares, decay_half_life)
+
+    def setup(self, ctx: PriorityContext) -> None:
+        """Build the association tree and the normalisers of eq. 2.2-2.3."""
+        self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life)
+        self.total_cores = ctx.cluster.total_cores
+        self.max_qos = max((q.priority for q in ctx.cluster.qos), default=0)
+        self.max_part = max((p.priority_job_factor for p in ctx.cluster.partitions), default=0)
+        self.refresh_fairshare(0.0)
+
+    def refresh_fairshare(self, now: float) -> None:
+        """Decay and charge usage up to ``now`` and recompute every user's fair share factor."""
+        self.tree.settle(now)
+        self.fs_table = self.algorithm(self.tree)
+
+    def factors(self, job: SimJob, now: float) -> dict[str, float]:
+        """The five factors of eq. 2.4 for ``job`` at ``now``."""
+        trace = job.trace
+        size = trace.cpus / self.total_cores
+        if self.favor_small:
+            size = (self.total_cores - trace.cpus + 1) / self.total_cores
+        return {
+            "age": min(1.0, max(0.0, now - job.eligible) / self.max_age),
+            "size": size,
+            "fairshare": self.fs_table.get((trace.user, trace.account), 1.0),
+            "qos": job.qos.priority / self.max_qos if self.max_qos > 0 else 0.0,
+            "partition": job.part.spec.priority_job_factor / self.max_part if self.max_part > 0 else 0.0,
+        }
+
+    def _assign(self, job: SimJob, now: float) -> None:
+        f = self.factors(job, now)
+        w = self.weights
+        job.factors = f
+        job.priority = float(int(w.age * f["age"] + w.job_size * f["size"] + w.fairshare * f["fairshare"]
+                                 + w.qos * f["qos"] + w.partition * f["partition"]))
+        job.update_sort_key()
+
+    def on_submit(self, job: SimJob, now: float) -> None:
+        """Priority from the current fair share table and age 0."""
+        self._assign(job, now)
+
+    def on_start(self, job: SimJob, now: float) -> None:
+        """Start charging the job's CPUs to its association."""
+        self.tree.job_started(job.trace.user, job.trace.account, job.trace.cpus, now)
+
+    def on_end(self, job: SimJob, now: float) -> None:
+        """Stop charging the job's CPUs."""
+        self.tree.job_ended(job.trace.user, job.trace.account, job.trace.cpus, now)
+
+    def recompute(self, queue: Sequence[SimJob], now: float) -> None:
+        """Refresh fair share, then every pending job's priority."""
+        self.refresh_fairshare(now)
+        for job in queue:
+            self._assign(job, now)

@@ -1,0 +1,37 @@
+"""Named policy presets.
+
+``marenostrum4``: paper 004 Table 3.2 (weights: fair share 100000, age 100000, job size 10000)
+and Table 3.3 (PriorityMaxAge 10 days; scheduler options, see ``scheduler.MARENOSTRUM4``) with
+Fair Tree fair share (004 sec. 3.2). Weights the table does not list (QoS, partition) are 0.
+The job size factor is not inverted: 004 sec. 3.4 reads 650 CPUs of LUMI's 360448 as adding
+"about 18" to the priority, 650 / 360448 * 10000 = 18.0, i.e. s = r / S.
+Decay half-life and calc period keep Slurm's defaults (7 days, 5 minutes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from djsb.errors import ConfigError
+from djsb.model.priority.multifactor import DAY, MultifactorPriority, MultifactorWeights
+from djsb.model.scheduler import MARENOSTRUM4, SchedulerConfig
+
+MARENOSTRUM4_WEIGHTS = MultifactorWeights(age=100000, fairshare=100000, job_size=10000)
+
+
+def marenostrum4() -> tuple[MultifactorPriority, SchedulerConfig]:
+    """Priority plugin and scheduler options of MareNostrum 4 (paper 004 Tables 3.2-3.3)."""
+    return MultifactorPriority(MARENOSTRUM4_WEIGHTS, max_age=10 * DAY, fairshare="fair_tree"), MARENOSTRUM4
+
+
+PRESETS: dict[str, Callable[[], tuple[MultifactorPriority, SchedulerConfig]]] = {
+    "marenostrum4": marenostrum4,
+}
+
+
+def preset(name: str) -> tuple[MultifactorPriority, SchedulerConfig]:
+    """A fresh (priority plugin, scheduler options) pair for a preset name."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}",
+                          key="policy.preset")
+    return PRESETS[name]()

@@ -1,0 +1,135 @@
+"""Multifactor priority and fair share (paper 004 eq. 2.1-2.6), worked by hand on small trees."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model.cluster import ClusterState
+from djsb.model.job import SimJob
+from djsb.model.priority import (
+    AccountSpec,
+    AccountTree,
+    FifoPriority,
+    MultifactorPriority,
+    MultifactorWeights,
+    PriorityContext,
+    marenostrum4,
+)
+from djsb.model.priority.classic import classic_factors
+from djsb.model.priority.fair_tree import fair_tree_factors
+from djsb.workloads.job import TraceJob
+
+
+def tree_with_usage(usage: dict[tuple[str, str], float], accounts: dict[str, AccountSpec] | None = None,
+                    user_shares: dict[str, float] | None = None) -> AccountTree:
+    tree = AccountTree(usage, accounts, user_shares, half_life=0)
+    for (user, account), amount in usage.items():
+        tree.add_usage(user, account, amount, 0.0)
+    tree.settle(0.0)
+    return tree
+
+
+def test_classic_flat_is_eq_2_5() -> None:
+    # Users under root with RawShares 1, 1, 2 (t_s = 4) and usage 30, 10, 0 (t_u = 40):
+    # f = 2^(-(ru/t_u)/(rs/t_s)): A 2^-(0.75/0.25) = 0.125, B 2^-(0.25/0.25) = 0.5, C 2^0 = 1.
+    tree = tree_with_usage({("A", "root"): 30, ("B", "root"): 10, ("C", "root"): 0},
+                           user_shares={"A": 1, "B": 1, "C": 2})
+    assert classic_factors(tree) == {("A", "root"): 0.125, ("B", "root"): 0.5, ("C", "root"): 1.0}
+
+
+def test_classic_normalized_shares_down_the_tree() -> None:
+    # root -> X (1), Y (3); X -> a, b; Y -> c. S_a = S_b = 1/2 * 1/4 = 1/8, S_c = 3/4.
+    # Usage a 10, b 0, c 30 of 40: f_a = 2^-((1/4)/(1/8)) = 0.25, f_b = 1, f_c = 2^-((3/4)/(3/4)) = 0.5.
+    accounts = {"X": AccountSpec(shares=1), "Y": AccountSpec(shares=3)}
+    tree = tree_with_usage({("a", "X"): 10, ("b", "X"): 0, ("c", "Y"): 30}, accounts)
+    assert classic_factors(tree) == {("a", "X"): 0.25, ("b", "X"): 1.0, ("c", "Y"): 0.5}
+
+
+def test_classic_without_usage_is_one() -> None:
+    tree = tree_with_usage({("a", "root"): 0, ("b", "root"): 0})
+    assert set(classic_factors(tree).values()) == {1.0}
+
+
+def test_fair_tree_ranks_with_ties_between_a_user_and_an_account() -> None:
+    # root -> A (1), B (1), user u (2); A -> a1 (10), a2 (30); B -> b1 (0), b2 (20); u used 40.
+    # Root level (shares sum 4, usage 100): LF_A = .25/.4 = 0.625, LF_B = .25/.2 = 1.25,
+    # LF_u = .5/.4 = 1.25. Order: u, B (tie, users first), A. N = 5 users.
+    # u: rank 5 -> 1.0. B's children: b1 LF inf, b2 (.5/1) 0.5; b1 starts tied with u -> rank 5
+    # -> 1.0; b2 -> rank 3 -> 0.6. A's children: a1 .5/.25 = 2, a2 .5/.75 = 0.67 -> 0.4, 0.2.
+    usage = {("u", "root"): 40, ("a1", "A"): 10, ("a2", "A"): 30, ("b1", "B"): 0, ("b2", "B"): 20}
+    tree = tree_with_usage(usage, {"A": AccountSpec(), "B": AccountSpec()}, {"u": 2})
+    assert fair_tree_factors(tree) == {("u", "root"): 1.0, ("b1", "B"): 1.0, ("b2", "B"): 0.6,
+                                       ("a1", "A"): 0.4, ("a2", "A"): 0.2}
+
+
+def test_fair_tree_merges_tied_accounts() -> None:
+    # root -> A, B (equal shares, usage 10 each: LF 1 and 1, tied -> children merged).
+    # a1 2 -> LF .5/.2 = 2.5; a2 8 -> 0.625; b1, b2 5 each -> 1. Merged order a1, b1, b2, a2;
+    # N = 4: a1 4/4 = 1.0, b1 3/4, b2 tied 3/4, a2 1/4. (Without merging a2 would rank above b1.)
+    usage = {("a1", "A"): 2, ("a2", "A"): 8, ("b1", "B"): 5, ("b2", "B"): 5}
+    tree = tree_with_usage(usage)
+    assert fair_tree_factors(tree) == {("a1", "A"): 1.0, ("a2", "A"): 0.25, ("b1", "B"): 0.75,
+                                       ("b2", "B"): 0.75}
+
+
+def test_usage_decays_with_the_half_life() -> None:
+    # 10 CPUs from 0 to 100 with half-life 1000 s: usage(100) = 10 * 1000/ln2 * (1 - 2^-0.1);
+    # 1000 s after the end it has halved. Without decay it is 10 * 100 = 1000 CPU-s.
+    for half_life, at_end in ((1000.0, 10 * 1000 / math.log(2) * (1 - 2 ** -0.1)), (0.0, 1000.0)):
+        tree = AccountTree([("u", "a")], half_life=half_life)
+        tree.job_started("u", "a", 10, 0.0)
+        tree.job_ended("u", "a", 10, 100.0)
+        tree.settle(100.0)
+        assert tree.usage(tree.users[("u", "a")], 100.0) == pytest.approx(at_end)
+        tree.settle(1100.0)
+        expected = at_end / 2 if half_life else at_end
+        assert tree.usage(tree.users[("u", "a")], 1100.0) == pytest.approx(expected)
+
+
+def test_marenostrum4_priority_reproduces_the_numbers_of_paper_004() -> None:
+    # 004 sec. 3.4: on LUMI (360448 cores) 650 CPUs add "about 18" (650/360448 * 10000 = 18.03),
+    # a 900 s wait adds 104 (900 / 10 days * 100000 = 104.17) and a fair share of 0.01 adds 1000.
+    plugin, scheduler = marenostrum4()
+    assert scheduler.bf_resolution == 1800 and scheduler.bf_window == 10080 * 60
+    cluster = ClusterSpec.homogeneous(2816, 128)
+    plugin.setup(PriorityContext(cluster, (("u", "a"),)))
+    plugin.fs_table = {("u", "a"): 0.01}
+    part = ClusterState(cluster).partitions[0]
+    job = SimJob(TraceJob(1, 0, 10, 650, 10, user="u", account="a"), part, cluster.qos[0], 10, 650, 0.0)
+    factors = plugin.factors(job, 900.0)
+    assert factors["size"] * 10000 == pytest.approx(18.03, abs=0.01)
+    assert factors["age"] * 100000 == pytest.approx(104.17, abs=0.01)
+    plugin.on_submit(job, 900.0)
+    assert job.priority == 1122  # int(18.03 + 104.17 + 1000)
+
+
+def test_favor_small_inverts_the_size_factor() -> None:
+    # eq. 2.2: s = (S - r + 1) / S; a 1-CPU job on 100 cores gets 1.0, a 100-CPU job 0.01.
+    plugin = MultifactorPriority(MultifactorWeights(job_size=1), favor_small=True)
+    cluster = ClusterSpec.homogeneous(100, 1)
+    plugin.setup(PriorityContext(cluster, (("u", "a"),)))
+    part = ClusterState(cluster).partitions[0]
+    sizes = [plugin.factors(SimJob(TraceJob(1, 0, 1, r, 1, user="u", account="a"), part, cluster.qos[0],
+                                   1, r, 0.0), 0.0)["size"] for r in (1, 100)]
+    assert sizes == [1.0, 0.01]
+
+
+def test_fair_share_reorders_the_queue() -> None:
+    # One core. "heavy" runs J1 [0, 100). J2 (heavy, t=10) and J3 (light, t=20) wait.
+    # The first pass (t=10) recomputes: heavy has 10 CPU-s, light none -> Fair Tree gives light
+    # 1.0 (LF inf) and heavy 1/2 (N = 2). With weight 1000: J2 500, J3 1000, so J3 runs first
+    # at 100 and J2 at 110. FIFO would run J2 first.
+    jobs = [TraceJob(1, 0, 100, 1, 100, user="heavy"), TraceJob(2, 10, 10, 1, 10, user="heavy"),
+            TraceJob(3, 20, 10, 1, 10, user="light")]
+    cluster = ClusterSpec.homogeneous(1, 1)
+    config = SchedulerConfig(backfill="none", sched_interval=0)
+    plugin = MultifactorPriority(MultifactorWeights(fairshare=1000), decay_half_life=0, calc_period=50)
+    result = Simulation(jobs, cluster, config, plugin).run().jobs.set_index("job_id")
+    assert result.loc[3, "start"] == 100 and result.loc[2, "start"] == 110
+    assert result.loc[3, "priority_at_start"] == 1000 and result.loc[2, "priority_at_start"] == 500
+    assert result.loc[3, "factor_fairshare"] == 1.0
+    fifo = Simulation(jobs, cluster, config, FifoPriority()).run().jobs.set_index("job_id")
+    assert fifo.loc[2, "start"] == 100 and fifo.loc[3, "start"] == 110
