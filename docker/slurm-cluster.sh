@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# DJSB Slurm mini-cluster: several virtual nodes (`slurmd -N nX`, one Port each) on this one host.
+#
+# One script, used three ways: natively in CI and by users without Docker (through .ci/slurm.sh),
+# and as the entrypoint of the Docker image (docker/Dockerfile). Subcommands:
+#
+#   install     apt-get install Slurm 22.05 and munge (plus MariaDB/slurmdbd with DJSB_SLURM_ACCOUNTING=1)
+#   start       write slurm.conf, start munged, slurmctld and the slurmds; wait for idle nodes
+#   stop        cancel every job, then stop the daemons this script started, by PID
+#   restart-ctld  stop and start slurmctld only (the harness must survive this mid-run)
+#   status      print the controller and node states; exit 1 when the cluster is not up
+#   entrypoint  start, then wait until SIGTERM/SIGINT and stop (the container's PID 1)
+#
+# Environment (defaults in brackets):
+#   DJSB_SLURM_DIR         state, spool, pid and log files [/var/lib/djsb-slurm]
+#   DJSB_SLURM_NODES       number of virtual nodes n1..nN [4]
+#   DJSB_SLURM_CPUS        CPUs per virtual node [2]
+#   DJSB_SLURM_MEMORY      RealMemory per virtual node, MiB [2048]
+#   DJSB_SLURM_PORT        slurmd ports are PORT+1..PORT+N [17000]
+#   DJSB_SLURM_ACCOUNTING  1: slurmdbd on a private MariaDB, so sacct works [0]
+#   DJSB_SLURM_WAIT        seconds to wait for idle nodes before failing [90]
+#
+# Start and stop are idempotent: every daemon has a pid file under DJSB_SLURM_DIR/run, a running
+# daemon is left alone by start, and stop only signals the PIDs in those files.
+set -euo pipefail
+
+DIR=${DJSB_SLURM_DIR:-/var/lib/djsb-slurm}
+NODES=${DJSB_SLURM_NODES:-4}
+CPUS=${DJSB_SLURM_CPUS:-2}
+MEMORY=${DJSB_SLURM_MEMORY:-2048}
+PORT=${DJSB_SLURM_PORT:-17000}
+ACCOUNTING=${DJSB_SLURM_ACCOUNTING:-0}
+WAIT=${DJSB_SLURM_WAIT:-90}
+CONF=/etc/slurm/slurm.conf
+MARK="# Written by djsb slurm-cluster.sh"
+DB_SOCKET="$DIR/run/mysqld.sock"
+
+log() { echo "slurm-cluster: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+node_names() { seq -f 'n%g' 1 "$NODES"; }
+
+# pid_alive FILE: the PID in FILE is a running process.
+pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# stop_pids FILE...: TERM the PIDs in the FILEs at once, KILL what is left after 10 s, remove the FILEs.
+stop_pids() {
+    local file pids=() i
+    for file in "$@"; do
+        pid_alive "$file" && pids+=("$(cat "$file")")
+    done
+    if ((${#pids[@]})); then
+        kill -TERM "${pids[@]}" 2>/dev/null || true
+        for i in $(seq 1 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.1; done
+        for i in "${pids[@]}"; do kill -KILL "$i" 2>/dev/null || true; done
+    fi
+    rm -f "$@"
+}
+
+do_install() {
+    local pkgs=(slurmctld slurmd slurm-client munge)
+    [[ $ACCOUNTING == 1 ]] && pkgs+=(slurmdbd mariadb-server)
+    local missing=()
+    for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && { log "packages already installed"; return 0; }
+    [[ $(id -u) -eq 0 ]] || die "installing ${missing[*]} needs root"
+    # Debian's daemons try to start through invoke-rc.d; we start them ourselves.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    rm -f /usr/sbin/policy-rc.d
+}
+
+write_conf() {
+    local host accounting
+    host=$(hostname)
+    if [[ $ACCOUNTING == 1 ]]; then
+        accounting="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=6819"
+    else
+        accounting="AccountingStorageType=accounting_storage/none"
+    fi
+    mkdir -p "$DIR"/{state,run,log,etc} /etc/slurm
+    for n in $(node_names); do mkdir -p "$DIR/spool/$n"; done
+    cat > "$DIR/etc/slurm.conf" <<EOF
+$MARK: the DJSB mini-cluster ($NODES virtual nodes on $host).
+ClusterName=djsb
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=6817
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$DIR/state
+SlurmdSpoolDir=$DIR/spool/%n
+SlurmctldPidFile=$DIR/run/slurmctld.pid
+SlurmdPidFile=$DIR/run/slurmd-%n.pid
+SlurmctldLogFile=$DIR/log/slurmctld.log
+SlurmdLogFile=$DIR/log/slurmd-%n.log
+# No cgroups here (containers, CI): processes are tracked through their parents, tasks not pinned.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=2
+JobAcctGatherParams=OverMemoryKill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=5
+DependencyParameters=kill_invalid_depend
+PreemptType=preempt/none
+MinJobAge=86400
+JobCompType=jobcomp/filetxt
+JobCompLoc=$DIR/log/jobcomp.txt
+$accounting
+ReturnToService=2
+SlurmctldTimeout=30
+SlurmdTimeout=60
+MessageTimeout=10
+InactiveLimit=0
+KillWait=5
+MpiDefault=none
+SwitchType=switch/none
+MailProg=/bin/true
+NodeName=DEFAULT CPUs=$CPUS RealMemory=$MEMORY State=UNKNOWN
+EOF
+    local i=1
+    for n in $(node_names); do
+        echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT + i))" >> "$DIR/etc/slurm.conf"
+        i=$((i + 1))
+    done
+    cat >> "$DIR/etc/slurm.conf" <<EOF
+# shared: every job may share CPUs with up to 3 others; oversub: only jobs asking --oversubscribe.
+PartitionName=shared Nodes=ALL Default=YES OverSubscribe=FORCE:4 MaxTime=INFINITE State=UP
+PartitionName=oversub Nodes=ALL OverSubscribe=YES:4 MaxTime=INFINITE State=UP
+PartitionName=exclusive Nodes=ALL OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
+EOF
+    # The clients (sbatch, squeue, ...) read /etc/slurm/slurm.conf; never clobber a foreign one.
+    if [[ -e $CONF && ! -L $CONF ]] && ! grep -q "^$MARK" "$CONF"; then
+        die "$CONF exists and was not written by this script; move it away or run in Docker"
+    fi
+    ln -sfn "$DIR/etc/slurm.conf" "$CONF"
+}
+
+start_munge() {
+    if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return 0; fi
+    if [[ ! -s /etc/munge/munge.key ]]; then
+        dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
+    fi
+    chown munge:munge /etc/munge/munge.key && chmod 400 /etc/munge/munge.key
+    mkdir -p /run/munge /var/log/munge /var/lib/munge
+    chown munge:munge /run/munge /var/log/munge /var/lib/munge
+    chmod 755 /run/munge
+    runuser -u munge -- munged
+    touch "$DIR/run/munged.ours"
+    local i
+    for i in $(seq 1 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0; sleep 0.1; done
+    die "munged did not start (see /var/log/munge/munged.log)"
+}
+
+start_slurmdbd() {
+    [[ $ACCOUNTING == 1 ]] || return 0
+    if ! pid_alive "$DIR/run/mysqld.pid"; then
+        if [[ ! -d $DIR/mysql/mysql ]]; then
+            mkdir -p "$DIR/mysql"
+            mariadb-install-db --user=root --datadir="$DIR/mysql" --auth-root-authentication-method=socket \
+                >"$DIR/log/mariadb-install.log" 2>&1
+        fi
+        (mariadbd --user=root --datadir="$DIR/mysql" --socket="$DB_SOCKET" --skip-networking \
+            --pid-file="$DIR/run/mysqld.pid" --log-error="$DIR/log/mariadb.log" &)
+        local i
+        for i in $(seq 1 100); do [[ -S $DB_SOCKET ]] && break; sleep 0.2; done
+        [[ -S $DB_SOCKET ]] || die "MariaDB did not start (see $DIR/log/mariadb.log)"
+        mariadb --socket="$DB_SOCKET" -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;"
+    fi
+    cat > "$DIR/etc/slurmdbd.conf" <<EOF
+$MARK
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=6819
+SlurmUser=root
+PidFile=$DIR/run/slurmdbd.pid
+LogFile=$DIR/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageLoc=slurm_acct_db
+StorageUser=root
+StoragePort=0
+EOF
+    # slurmdbd talks to MariaDB through the default socket path: point it at ours.
+    mkdir -p /run/mysqld && ln -sfn "$DB_SOCKET" /run/mysqld/mysqld.sock
+    chmod 600 "$DIR/etc/slurmdbd.conf"
+    ln -sfn "$DIR/etc/slurmdbd.conf" /etc/slurm/slurmdbd.conf
+    if ! pid_alive "$DIR/run/slurmdbd.pid"; then slurmdbd; fi
+    local i
+    for i in $(seq 1 100); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.2; done
+    sacctmgr -n list cluster format=cluster | grep -qw djsb || sacctmgr -i add cluster djsb >/dev/null
+}
+
+start_slurmctld() { pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
+
+# start_slurmds: start the missing slurmds, remembering which and when (STARTED, STARTED_AT), so that
+# wait_idle does not take a node state restored from StateSaveLocation for a registration.
+STARTED=()
+STARTED_AT=0
+start_slurmds() {
+    STARTED_AT=$(date +%s)
+    for n in $(node_names); do
+        pid_alive "$DIR/run/slurmd-$n.pid" || { slurmd -N "$n"; STARTED+=("$n"); }
+    done
+}
+
+# registered: every slurmd started by start_slurmds registered since.
+registered() {
+    local n t
+    for n in "${STARTED[@]}"; do
+        t=$(SLURM_TIME_FORMAT=%s scontrol -o show node "$n" 2>/dev/null \
+            | grep -o 'SlurmdStartTime=[0-9]*' | cut -d= -f2)
+        [[ -n $t ]] && ((t >= STARTED_AT - 1)) || return 1
+    done
+}
+
+# wait_idle: bounded wait for the controller and every node to be usable; down nodes left over
+# from an earlier run (a test that set one down) are resumed once their slurmd has registered.
+wait_idle() {
+    local deadline=$((SECONDS + WAIT)) states resumed=0
+    until scontrol ping 2>/dev/null | grep -q 'is UP'; do
+        ((SECONDS < deadline)) || die "slurmctld not answering after ${WAIT}s (see $DIR/log/slurmctld.log)"
+        sleep 0.5
+    done
+    while :; do
+        states=$(sinfo -h -N -p shared -o '%N %t' 2>/dev/null || true)
+        if [[ $(grep -cE ' (idle|mix|alloc)$' <<<"$states") -ge $NODES ]] && registered; then return 0; fi
+        if ((resumed == 0)) && grep -qE ' (down|drain|drng)$' <<<"$states"; then
+            scontrol update nodename="n[1-$NODES]" state=resume 2>/dev/null || true
+            resumed=1
+        fi
+        ((SECONDS < deadline)) || die "nodes not idle after ${WAIT}s: $(tr '\n' ' ' <<<"$states")"
+        sleep 0.5
+    done
+}
+
+do_start() {
+    [[ $(id -u) -eq 0 ]] || die "starting the mini-cluster needs root (munged, slurmd as root)"
+    command -v slurmctld >/dev/null || die "Slurm is not installed: run '$0 install' first"
+    local t0=$SECONDS
+    write_conf
+    start_munge
+    start_slurmdbd
+    start_slurmctld
+    start_slurmds
+    wait_idle
+    log "up: $NODES nodes x $CPUS CPUs, $MEMORY MiB each, in $((SECONDS - t0)) s (state in $DIR)"
+}
+
+do_stop() {
+    if pid_alive "$DIR/run/slurmctld.pid"; then
+        local jobs i
+        jobs=$(squeue -h -o %A 2>/dev/null | sort -u | tr '\n' ' ')
+        if [[ -n ${jobs// } ]]; then
+            # shellcheck disable=SC2086
+            scancel $jobs 2>/dev/null || true
+            for i in $(seq 1 50); do
+                [[ -z $(squeue -h -o %A 2>/dev/null) ]] && break
+                sleep 0.2
+            done
+        fi
+    fi
+    local files=("$DIR/run/slurmctld.pid" "$DIR/run/slurmdbd.pid")
+    for n in $(node_names); do files+=("$DIR/run/slurmd-$n.pid"); done
+    stop_pids "${files[@]}"
+    stop_pids "$DIR/run/mysqld.pid"
+    if [[ -e $DIR/run/munged.ours ]]; then
+        stop_pids /run/munge/munged.pid
+        rm -f "$DIR/run/munged.ours"
+    fi
+    log "stopped"
+}
+
+do_restart_ctld() {
+    stop_pids "$DIR/run/slurmctld.pid"
+    start_slurmctld
+    wait_idle
+}
+
+do_status() {
+    scontrol ping 2>/dev/null | grep -q 'is UP' || { log "slurmctld is not answering"; return 1; }
+    sinfo -N -o '%N %P %t %c %m'
+}
+
+do_entrypoint() {
+    do_start
+    trap 'do_stop; exit 0' TERM INT
+    sleep infinity &
+    wait $!
+}
+
+case ${1:-} in
+    install) do_install ;;
+    start) do_start ;;
+    stop) do_stop ;;
+    restart-ctld) do_restart_ctld ;;
+    status) do_status ;;
+    entrypoint) do_install && do_entrypoint ;;
+    *) echo "usage: $0 install|start|stop|restart-ctld|status|entrypoint" >&2; exit 2 ;;
+esac
