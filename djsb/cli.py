@@ -7,7 +7,6 @@ Exit status: 0 ok, 1 the run failed, 2 bad input (a one-line message naming file
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -38,11 +37,10 @@ def default_apps_dir() -> Path:
 
 def resolved_config(config: Config, config_path: Path) -> dict:
     """The config as plain data, with a module file path made absolute so --resume finds it."""
-    data = json.loads(json.dumps(config.to_dict()))
+    data = config.to_dict()
     name = data["job_module"]["name"]
     if name.endswith(".py") or "/" in name:
         data["job_module"]["name"] = str((config_path.parent / name).resolve())
-    data["output"] = {k: v for k, v in data["output"].items() if v is not None}
     return data
 
 

@@ -6,6 +6,7 @@ Every error names the file, the line and the key path, and says what would be ri
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
@@ -111,9 +112,11 @@ class Config:
     source: str = "<memory>"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for writing the resolved config into the run directory."""
-        data = asdict(self)
+        """Plain data (lists, no tuples) that loads back as the same config: the resolved config."""
+        data = json.loads(json.dumps(asdict(self)))
         data.pop("source")
+        data["simulation"].pop("same_nodes_as_sim")
+        data["output"] = {k: v for k, v in data["output"].items() if v is not None}
         return data
 
 

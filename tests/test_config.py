@@ -120,3 +120,16 @@ def test_cli_subprocess_exit_status_and_no_traceback(tmp_path: Path) -> None:
                           text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == f"djsb: error: {path}:2: general.num_of_samples: must be >= 1, got -4"
+
+
+def test_resolved_config_loads_back_identical(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "good.yaml"
+    path.write_text(GOOD)
+    config = load_config(path)
+    again = tmp_path / "resolved.yaml"
+    again.write_text(yaml.safe_dump(config.to_dict()))
+    reloaded = load_config(again)
+    assert reloaded.to_dict() == config.to_dict()
+    assert reloaded.simulation == config.simulation and reloaded.general == config.general

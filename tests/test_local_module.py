@@ -1,0 +1,128 @@
+"""The local job module on real processes: pinning, stop&continue, malleability, cancel."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from job_modules.local import LocalJobModule, lent_slices, parse_cpu_list
+from job_modules.template import JobRequest, JobState
+
+pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+
+
+def test_parse_cpu_list() -> None:
+    assert parse_cpu_list("0-3,6") == (0, 1, 2, 3, 6)
+    assert parse_cpu_list(5) == (5,)
+    assert parse_cpu_list([1, 0]) == (1, 0)
+
+
+def test_lent_slices_take_the_tail_of_each_task() -> None:
+    # two simulation tasks on CPUs 0-3 and 4-7; an analytics of 4 CPUs takes 2 from each task's tail
+    assert lent_slices([(0, 1, 2, 3), (4, 5, 6, 7)], 4) == (2, 3, 6, 7)
+    # 3 CPUs: ceil(3/2) = 2 from each tail, the first 3 of them
+    assert lent_slices([(0, 1, 2, 3), (4, 5, 6, 7)], 3) == (2, 3, 6)
+
+
+def request(tmp_path: Path, name: str, argv: list[str], cpus: int = 2, colocate: str | None = None) -> JobRequest:
+    return JobRequest(name=name, app="simulation", total_tasks=1, cpus_per_task=cpus, total_memory=64 << 20,
+                      exec_time=1, argv=tuple(argv), stdout_path=str(tmp_path / f"{name}.out"),
+                      stderr_path=str(tmp_path / f"{name}.err"), colocate_with=colocate)
+
+
+def wait_done(module: LocalJobModule, job_id: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not module.poll([job_id])[job_id].state.finished:
+        assert time.monotonic() < deadline, "job did not finish"
+        time.sleep(0.05)
+
+
+def proc_states(pid: int) -> set[str]:
+    """The state letter of every thread of ``pid`` (from /proc, an independent view)."""
+    states = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        stat = (task / "stat").read_text()
+        states.add(stat[stat.rindex(")") + 2])
+    return states
+
+
+def test_pinning_and_colocation(tmp_path: Path) -> None:
+    module = LocalJobModule({"cpus": "0-1"})
+    sim = module.submit(request(tmp_path, "sim", ["sleep", "5"]))
+    ana = module.submit(request(tmp_path, "ana", ["sleep", "5"], cpus=1, colocate=sim))
+    try:
+        assert os.sched_getaffinity(int(sim)) == {0, 1}
+        assert os.sched_getaffinity(int(ana)) == {1}
+    finally:
+        module.close()
+    assert module.poll([sim])[sim].state is JobState.CANCELLED
+
+
+def test_stop_and_continue_stops_every_thread_and_delays_the_end(tmp_path: Path, apps_bin: Path) -> None:
+    module = LocalJobModule({})
+    app = str(apps_bin / "djsb-stream")
+    argv = [app, "--elements", "2000000", "--threads", "2", "--time", "1.5"]
+    # alone: about 1.5 s of iterations
+    alone = module.submit(request(tmp_path, "alone", argv))
+    wait_done(module, alone)
+    t_alone = module.poll([alone])[alone].end - module.poll([alone])[alone].start
+    # the same work, suspended for 2 s in the middle
+    iterations = json.loads((tmp_path / "alone.out").read_text())["iterations"]
+    job = module.submit(request(tmp_path, "stopped", [app, "--elements", "2000000", "--threads", "2",
+                                                      "--iterations", str(iterations)]))
+    time.sleep(0.5)
+    module.suspend(job)
+    time.sleep(0.3)
+    assert proc_states(int(job)) == {"T"}
+    assert module.poll([job])[job].state is JobState.SUSPENDED
+    time.sleep(1.7)
+    module.resume(job)
+    time.sleep(0.2)
+    assert "T" not in proc_states(int(job))
+    wait_done(module, job)
+    status = module.poll([job])[job]
+    assert status.state is JobState.COMPLETED
+    # the suspended 2 s show in the execution time (tolerance: the machine is shared, iteration timing noise)
+    assert status.end - status.start == pytest.approx(t_alone + 2.0, abs=0.8)
+    assert json.loads((tmp_path / "stopped.out").read_text())["validated"] is True
+
+
+def test_shrink_through_the_control_file(tmp_path: Path, apps_bin: Path) -> None:
+    module = LocalJobModule({"cpus": "0-1"})
+    control = tmp_path / "sim.threads"
+    control.write_text("2\n")
+    job = module.submit(request(tmp_path, "sim", [str(apps_bin / "djsb-stream"), "--elements", "2000000",
+                                                  "--threads", "2", "--time", "2", "--control", str(control)]))
+    time.sleep(0.6)
+    control.write_text("1\n")
+    time.sleep(0.8)
+    control.write_text("2\n")
+    wait_done(module, job)
+    report = json.loads((tmp_path / "sim.out").read_text())
+    assert report["threads_min_seen"] == 1
+    assert [threads for _, threads in report["thread_changes"]][-2:] == [1, 2]
+    assert report["validated"] is True
+
+
+def test_cancel_kills_the_whole_group(tmp_path: Path) -> None:
+    module = LocalJobModule({"kill_grace": 0.5})
+    script = "trap '' TERM; sleep 30 & sleep 30; wait"
+    job = module.submit(request(tmp_path, "stubborn", ["sh", "-c", script]))
+    time.sleep(0.3)
+    module.suspend(job)
+    module.cancel(job)
+    assert module.poll([job])[job].state is JobState.CANCELLED
+    # no process of the group is left, the background sleep included
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(int(job), 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("a process of the cancelled job's group survived")

@@ -1,0 +1,126 @@
+"""`djsb run` end to end on real local processes: records, scenarios, interruption and --resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from djsb import metrics
+
+pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+
+
+def djsb(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "djsb.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text`` (the run directory is in every job's argv)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if text in cmdline and "pytest" not in cmdline and "djsb.cli" not in cmdline:
+                found.append(cmdline)
+    return found
+
+
+def test_run_writes_records_summary_and_figures(tiny_config: Path, tmp_path: Path, apps_bin: Path) -> None:
+    run_dir = tmp_path / "run"
+    done = djsb("run", str(tiny_config), "-o", str(run_dir))
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    jobs = pd.read_csv(run_dir / "jobs.csv")
+    # calibration 2 + reference 2 + 3 scenarios x (1 simulation + 1 analytics)
+    assert len(jobs) == 2 + 2 + 6
+    assert (jobs["state"] == "COMPLETED").all()
+    assert jobs["validated"].all()
+    # the columns are consistent with their definitions (sec. 2.4)
+    assert (jobs["wait"] == jobs["start"] - jobs["submit"]).all()
+    assert (jobs["response"] - (jobs["wait"] + jobs["exec"])).abs().max() < 1e-6
+    # the work is fixed by calibration: every reference/execution job of an app does the same iterations
+    for app, group in jobs[jobs["stage"] != "calibration"].groupby("app"):
+        assert group["iterations"].nunique() == 1, app
+    ref = jobs[jobs["stage"] == "reference"].set_index("app")["exec"]
+    execution = jobs[jobs["stage"] == "execution"]
+    sim = execution[execution["app"] == "simulation"].set_index("scenario")
+    ana = execution[execution["app"] == "analytics"].set_index("scenario")
+    # slowdown column = response / T_ref_alone (eq. 1)
+    for scenario in ("oversubscription", "stopcont", "dynamic"):
+        assert sim.loc[scenario, "slowdown"] == pytest.approx(sim.loc[scenario, "response"] / ref["simulation"])
+    # stop&continue: the simulation was suspended while the analytics ran
+    assert sim.loc["stopcont", "suspended_s"] == pytest.approx(ana.loc["stopcont", "exec"], abs=0.6)
+    # and it lasted about its own time alone plus the analytics' (tolerance for a shared 2-core machine)
+    assert sim.loc["stopcont", "exec"] >= ref["simulation"] + 0.7 * ana.loc["stopcont", "exec"]
+    # dynamic: the simulation really ran on fewer threads while it lent its CPU
+    assert sim.loc["dynamic", "threads_min"] == 1
+    assert sim.loc["oversubscription", "threads_min"] == 2
+    summary = pd.read_csv(run_dir / "summary.csv").set_index("scenario")
+    assert set(summary.index) == {"oversubscription", "stopcont", "dynamic"}
+    # the summary's dynamicity is eq. (2) over the jobs' own numbers (one sample)
+    w_s, w_a = metrics.weights("stopcont", 2, 1, sim.loc["stopcont", "exec"], ana.loc["stopcont", "exec"], 1)
+    expected = metrics.dynamicity(w_s, w_a, sim.loc["stopcont", "slowdown"], ana.loc["stopcont", "slowdown"])
+    assert summary.loc["stopcont", "dynamicity"] == pytest.approx(expected)
+    for figure in ("djsb.png", "djsb.pdf", "slowdown_s.png", "slowdown_a.png", "dynamicity.png"):
+        assert (run_dir / "figures" / figure).stat().st_size > 1000
+    assert "dynamicity" in out
+    # djsb report redraws from the CSVs alone
+    (run_dir / "summary.csv").unlink()
+    report = djsb("report", str(run_dir))
+    report.communicate(timeout=120)
+    assert report.returncode == 0
+    assert pd.read_csv(run_dir / "summary.csv").shape[0] == 3
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_interrupt_cancels_jobs_and_resume_completes(tiny_config: Path, tmp_path: Path, apps_bin: Path,
+                                                     signum: int, status: int) -> None:
+    run_dir = tmp_path / "run"
+    proc = djsb("run", str(tiny_config), "-o", str(run_dir))
+    # wait until the execution stage has started (its first simulation was submitted)
+    deadline = time.monotonic() + 120
+    while not list((run_dir / "control").glob("oversubscription-*")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never reached the execution stage"
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "resume with: djsb run --resume" in err
+    assert processes_mentioning(str(run_dir)) == []
+    cells = pd.read_csv(run_dir / "cells.csv")
+    assert set(cells["stage"]) == {"calibration", "reference"}
+    kept = pd.read_csv(run_dir / "jobs.csv")
+    measured_before = set(kept["name"])
+
+    resumed = djsb("run", "--resume", str(run_dir))
+    _, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    jobs = pd.read_csv(run_dir / "jobs.csv")
+    # nothing finished was redone: calibration and reference rows are the ones measured before
+    assert set(jobs[jobs["stage"] != "execution"]["name"]) == measured_before & set(jobs["name"])
+    assert len(jobs[jobs["stage"] != "execution"]) == 4
+    assert len(jobs[jobs["stage"] == "execution"]) == 6
+    assert len(pd.read_csv(run_dir / "cells.csv")) == 1 + 1 + 3
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_existing_run_directory_is_refused(tiny_config: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "something").write_text("x")
+    proc = djsb("run", str(tiny_config), "-o", str(run_dir))
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "already exists" in err and err.count("\n") == 1
