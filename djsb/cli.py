@@ -88,7 +88,7 @@ def command_run(args: argparse.Namespace) -> int:
         run = RunDirectory.create(new_run_dir(config, config_path, args.output),
                                   resolved_config(config, config_path), meta)
         log(f"run directory {run.path}")
-    driver = Driver(config, module, run, WallClock(), transport, default_apps_dir())
+    driver = Driver(config, module, run, module.clock or WallClock(), transport, default_apps_dir())
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         driver.request_stop(signal.Signals(signum).name)

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from djsb.clock import Clock
 from djsb.errors import JobModuleError
 from djsb.transport import CommandResult, Transport
 
@@ -40,7 +41,9 @@ class JobRequest:
     ``cpus_per_task`` CPUs and OMP_NUM_THREADS set accordingly). ``colocate_with`` is the job id of
     the simulation when the analytics must share its nodes (same_nodes_as_sim), ``oversubscribe``
     asks the scheduler to let it share the simulation's CPUs, and ``cpu_list`` pins the job to
-    explicit CPUs where the module can (the local module).
+    explicit CPUs where the module can (the local module). ``control_file`` holds the number of
+    threads per task the malleable application should use now (the dynamic scenario); the harness
+    writes it, the application (or a simulated module) reads it.
     """
 
     name: str
@@ -56,6 +59,7 @@ class JobRequest:
     colocate_with: str | None = None
     oversubscribe: bool = False
     cpu_list: tuple[int, ...] | None = None
+    control_file: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -101,9 +105,14 @@ class JobStatus:
 
 
 class JobModule(ABC):
-    """The operations the harness needs from any system that runs jobs."""
+    """The operations the harness needs from any system that runs jobs.
+
+    A module that runs on a virtual time line (the simulated cluster) sets ``clock`` to its clock;
+    the harness then waits on that clock instead of the wall clock.
+    """
 
     name: str = "abstract"
+    clock: Clock | None = None
 
     @abstractmethod
     def submit(self, request: JobRequest) -> str:

@@ -269,7 +269,7 @@ class Driver:
             stderr_path=str(self.run_dir.jobs_dir / f"{name}.err"),
             node_host_names=app_config.node_host_names,
             colocate_with=colocate_with if app_config.same_nodes_as_sim else None,
-            oversubscribe=oversubscribe)
+            oversubscribe=oversubscribe, control_file=str(control))
         self.check_stop()
         submit_time = self.clock.epoch(self.clock.now())
         job_id = self.module.submit(request)
