@@ -1,0 +1,32 @@
+# DJSB: the two commands of the README, and the steps they share.
+#   make demo   set everything up, then run configs/local-quick.yaml (a few minutes on 2 cores)
+#   make test   set everything up, then run the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+
+.PHONY: demo test setup apps lint clean
+
+demo: setup
+	$(BIN)/djsb run configs/local-quick.yaml
+
+test: setup
+	$(BIN)/pytest -q -ra
+
+setup: $(VENV)/.installed apps
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+apps:
+	$(MAKE) -C apps
+
+lint: setup
+	$(BIN)/ruff check .
+
+clean:
+	$(MAKE) -C apps clean
+	rm -rf $(VENV) runs
