@@ -1,0 +1,325 @@
+"""Slurm accounting (``sacct --parsable2``) reader.
+
+``sacct -P`` / ``--parsable2`` prints one header line of field names and one line per job or job step,
+``|``-separated *without* a trailing ``|`` (``--parsable`` adds one; a trailing empty field is tolerated).
+Fields are found by their header name, case-insensitively, in any order; only these are used:
+
+==================  ==========================================================================================
+JobID / JobIDRaw    the job id; ids with a ``.`` are job steps (``123.batch``, ``123.extern``, ``123.0``) and
+                    are skipped. JobIDRaw (a plain integer) is preferred when present; without it, array
+                    tasks (``123_4``) and heterogeneous components (``123+1``) get fresh ids above the
+                    largest job number in the output, in input order (the original id is kept in
+                    ``Workload.extra``)
+Submit Start End    ``YYYY-MM-DDTHH:MM:SS`` (sacct's default ``SLURM_TIME_FORMAT=standard``), or
+                    ``Unknown`` / ``None``. Times are local wall-clock without a zone; they are read as if
+                    UTC, so differences are right except across a DST change
+Elapsed/ElapsedRaw  run time (``[DD-[HH:]]MM:SS[.mmm]`` or seconds); else End - Start
+Timelimit /         requested time (``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``; minutes for TimelimitRaw);
+TimelimitRaw        ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` or empty -> None (partition maximum)
+AllocCPUS / NCPUS   cpus (first that is > 0), else ReqCPUS
+NNodes              nodes
+ReqMem              memory: ``<number>[K|M|G|T|P]`` in MiB by default (sacct >= 21.08 prints the job's total
+                    ``mem`` TRES request); the suffixes ``c`` (per CPU) and ``n`` (per node) of older Slurm
+                    are multiplied out. ``0`` or empty -> None
+User / UID          user name (``u<uid>`` from UID when there is no User column; ``unknown`` if empty)
+Account             account (``unknown`` if empty)
+Partition, QOS      as printed (None if empty)
+State               ``CANCELLED by <uid>`` etc.; kept in ``Workload.extra[job_id]["State"]``
+==================  ==========================================================================================
+
+Submit times are made relative to the earliest submit of the accepted jobs; that absolute time (as a Unix
+time of the naive local timestamp) is ``Workload.time_origin``. ``Workload.header`` holds the column names
+(``{"Fields": "JobID|JobName|..."}``).
+
+Skip rules (reason, first that applies):
+
+==========================  =======================================================================
+``malformed_field_count``   the line has a different number of fields than the header
+``job_step``                JobID contains ``.``
+``cancelled_before_start``  State CANCELLED and the job never started (Start Unknown/None) or ran 0 s
+``not_started``             State PENDING (whose Start may be the scheduler's *expected* start), or no
+                            Start time
+``not_finished``            started but no End (RUNNING, SUSPENDED, REQUEUED...): run time unknown
+``submit_unknown``          Submit is Unknown/None
+``malformed_value``         a time, duration, count or memory value that cannot be parsed (times are
+                            parsed right after ``job_step``, the other values at this point)
+``no_processors``           no CPU count > 0
+``duplicate_job_id``        the id was already read (``sacct -D`` duplicates; the first one wins)
+==========================  =======================================================================
+
+Jobs that ended in TIMEOUT, NODE_FAIL, FAILED, OUT_OF_MEMORY, PREEMPTED or CANCELLED after starting are kept
+with the time they really ran.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import os
+import re
+from dataclasses import replace
+from datetime import datetime
+from operator import attrgetter
+
+from djsb.errors import TraceError
+from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
+from djsb.workloads.job import TraceJob
+from djsb.workloads.swf import UNKNOWN, SkippedRecord, Workload
+
+_NO_TIME = {"", "unknown", "none"}
+_NO_LIMIT = {"", "unlimited", "partition_limit", "invalid", "none", "unknown"}
+_DURATION = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
+_MEM_SCALE = {"": 1.0, "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
+_ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
+_LEADING_DIGITS = re.compile(r"\d+")
+
+
+def parse_sacct_time(text: str) -> float | None:
+    """Seconds since the epoch of a sacct timestamp read as UTC; None for Unknown/None/empty.
+
+    Raises ValueError for anything else than ``YYYY-MM-DDTHH:MM:SS`` (optionally with fractional seconds).
+    """
+    value = text.strip()
+    if value.lower() in _NO_TIME:
+        return None
+    if len(value) < 19 or value[10] != "T":
+        raise ValueError(f"not a sacct timestamp (YYYY-MM-DDTHH:MM:SS): {text!r}")
+    stamp = datetime.fromisoformat(value)
+    if stamp.tzinfo is not None:
+        return stamp.timestamp()
+    return calendar.timegm(stamp.timetuple()) + stamp.microsecond / 1e6
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a Slurm duration ``[DD-[HH:]]MM:SS[.mmm]`` (also ``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``).
+
+    Raises ValueError otherwise.
+    """
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise ValueError(f"not a Slurm duration: {text!r}")
+    days, hours, minutes, seconds = m.groups()
+    return (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds))
+
+
+def parse_timelimit(text: str) -> float | None:
+    """Seconds of a sacct Timelimit; None for UNLIMITED, Partition_Limit, INVALID or empty."""
+    value = text.strip()
+    if value.lower() in _NO_LIMIT:
+        return None
+    return parse_duration(value)
+
+
+def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
+    """MiB of a sacct ReqMem (``4000M``, ``16G``, ``2Gc`` per CPU, ``1.50Gn`` per node); None for 0/empty."""
+    value = text.strip()
+    if not value:
+        return None
+    m = _MEMORY.match(value)
+    if not m:
+        raise ValueError(f"not a ReqMem value: {text!r}")
+    number, unit, per = m.groups()
+    mb = float(number) * _MEM_SCALE[unit.upper()]
+    if per.lower() == "c":
+        mb *= cpus
+    elif per.lower() == "n":
+        mb *= nodes or 1
+    return mb if mb > 0 else None
+
+
+def _count(text: str) -> int:
+    value = text.strip()
+    return int(value) if value else 0
+
+
+def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: bool = True) -> Workload:
+    """Parse ``sacct --parsable2`` output (header line required) into a :class:`Workload`.
+
+    Pure: text in, records out. ``keep_extra=False`` drops the per-job ``State``/``JobID`` strings (saves
+    memory on very large dumps). Raises :class:`~djsb.errors.TraceError` when there is no header naming
+    JobID, when a needed column is missing, or when most data lines are malformed.
+    """
+    lines = text.splitlines()
+    header_index = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_index is None:
+        raise TraceError("empty sacct output (expected a header line such as JobID|Submit|...)",
+                         source=source, line=1)
+    header_line = lines[header_index].rstrip("\r")
+    names = header_line.split("|")
+    if names and names[-1] == "":  # --parsable's trailing '|'
+        names = names[:-1]
+    col = {name.strip().lower(): i for i, name in enumerate(names) if name.strip()}
+    if "jobid" not in col and "jobidraw" not in col:
+        raise TraceError("no JobID column in the header: run sacct with --parsable2 and without "
+                         "--noheader", source=source, line=header_index + 1)
+    if "submit" not in col:
+        raise TraceError("no Submit column: add Submit to sacct --format", source=source,
+                         line=header_index + 1)
+    if "elapsed" not in col and "elapsedraw" not in col and not ("start" in col and "end" in col):
+        raise TraceError("no run time: add Elapsed (or Start and End) to sacct --format", source=source,
+                         line=header_index + 1)
+    if not ({"alloccpus", "ncpus", "reqcpus"} & col.keys()):
+        raise TraceError("no CPU count: add AllocCPUS (or NCPUS) to sacct --format", source=source,
+                         line=header_index + 1)
+
+    def getter(*keys: str):  # noqa: ANN202 - small local accessor factory
+        for key in keys:
+            if key in col:
+                index = col[key]
+                return lambda row: row[index]
+        return lambda row: ""
+
+    g_jobid = getter("jobid")
+    g_jobidraw = getter("jobidraw")
+    g_state = getter("state")
+    g_submit, g_start, g_end = getter("submit"), getter("start"), getter("end")
+    g_elapsed, g_elapsedraw = getter("elapsed"), getter("elapsedraw")
+    g_tl, g_tlraw = getter("timelimit"), getter("timelimitraw")
+    g_alloc, g_ncpus, g_req = getter("alloccpus"), getter("ncpus"), getter("reqcpus")
+    g_nnodes, g_reqmem = getter("nnodes"), getter("reqmem")
+    g_user, g_uid, g_account = getter("user"), getter("uid"), getter("account")
+    g_partition, g_qos = getter("partition"), getter("qos")
+    skipped: list[SkippedRecord] = []
+    accepted: list[tuple[int | None, str, TraceJob, str]] = []  # (id or None, JobID text, job, state)
+    seen: set[int] = set()
+    max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
+    data_lines = 0
+    malformed = 0
+    first_malformed: int | None = None
+    width = len(names)
+    for index in range(header_index + 1, len(lines)):
+        raw = lines[index].rstrip("\r")
+        if not raw.strip():
+            continue
+        lineno = index + 1
+        data_lines += 1
+
+        def skip(reason: str, lineno: int = lineno, raw: str = raw) -> None:
+            skipped.append(SkippedRecord(lineno, reason, raw))
+
+        row = raw.split("|")
+        if len(row) == width + 1 and row[-1] == "":
+            row.pop()
+        if len(row) != width:
+            malformed += 1
+            first_malformed = first_malformed or lineno
+            skip("malformed_field_count")
+            continue
+        job_text = (g_jobid(row) or g_jobidraw(row)).strip()
+        for text in (job_text, g_jobidraw(row)):
+            digits = _LEADING_DIGITS.match(text.strip())
+            if digits:
+                max_numeric = max(max_numeric, int(digits.group()))
+        if "." in job_text or "." in g_jobidraw(row):
+            skip("job_step")
+            continue
+        state = g_state(row).strip()
+        upper_state = state.upper()
+        try:
+            start = parse_sacct_time(g_start(row))
+            end = parse_sacct_time(g_end(row))
+            submit = parse_sacct_time(g_submit(row))
+            if g_elapsedraw(row).strip():
+                run: float | None = float(g_elapsedraw(row))
+            elif g_elapsed(row).strip():
+                run = parse_duration(g_elapsed(row))
+            elif start is not None and end is not None:
+                run = end - start
+            else:
+                run = None
+            if run is not None and not math.isfinite(run):
+                raise ValueError(run)
+        except ValueError:
+            malformed += 1
+            first_malformed = first_malformed or lineno
+            skip("malformed_value")
+            continue
+        started = upper_state != "PENDING" and (start is not None if "start" in col else True)
+        if upper_state.startswith("CANCELLED") and (not started or not run or run <= 0):
+            skip("cancelled_before_start")
+            continue
+        if not started:
+            skip("not_started")
+            continue
+        if "end" in col:
+            finished = end is not None
+        else:
+            finished = upper_state not in ("RUNNING", "SUSPENDED", "REQUEUED", "RESIZING")
+        if not finished or run is None:
+            skip("not_finished")
+            continue
+        if submit is None:
+            skip("submit_unknown")
+            continue
+        try:
+            cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
+            nodes = _count(g_nnodes(row)) or None
+            if g_tlraw(row).strip().isdigit():
+                limit = float(g_tlraw(row)) * 60.0
+            else:
+                limit = parse_timelimit(g_tl(row))
+            memory = parse_reqmem(g_reqmem(row), cpus, nodes)
+            raw_id = g_jobidraw(row).strip()
+            if raw_id.isdigit():
+                job_id: int | None = int(raw_id)
+            elif job_text.isdigit():
+                job_id = int(job_text)
+            elif _ARRAY_OR_HET.match(job_text):
+                job_id = None  # a fresh id is given below
+            else:
+                raise ValueError(job_text)
+        except ValueError:
+            malformed += 1
+            first_malformed = first_malformed or lineno
+            skip("malformed_value")
+            continue
+        if cpus <= 0:
+            skip("no_processors")
+            continue
+        if job_id is not None:
+            if job_id in seen:
+                skip("duplicate_job_id")
+                continue
+            seen.add(job_id)
+        user = g_user(row).strip()
+        if not user:
+            uid = g_uid(row).strip()
+            user = f"u{uid}" if uid.isdigit() else UNKNOWN
+        account = g_account(row).strip() or UNKNOWN
+        job = TraceJob(-1 if job_id is None else job_id, submit, max(run, 0.0), cpus, limit, memory, nodes,
+                       user, account, g_partition(row).strip() or None, g_qos(row).strip() or None)
+        accepted.append((job_id, job_text, job, state))
+
+    if malformed and (not accepted or malformed * 2 > data_lines):
+        raise TraceError(f"not sacct --parsable2 output: {malformed} of {data_lines} data lines are "
+                         "malformed; first here", source=source, line=first_malformed)
+
+    next_id = max_numeric + 1
+    origin = min((job.submit for *_, job, _ in accepted), default=0.0)
+    jobs: list[TraceJob] = []
+    extra: dict[int, dict[str, str]] = {}
+    for job_id, job_text, job, state in accepted:
+        if job_id is None:
+            job_id = next_id
+            next_id += 1
+        jobs.append(replace(job, job_id=job_id, submit=job.submit - origin))
+        if keep_extra:
+            info = {"State": state} if state else {}
+            if job_text != str(job_id):
+                info["JobID"] = job_text
+            if info:
+                extra[job_id] = info
+    jobs.sort(key=attrgetter("submit", "job_id"))
+    return Workload(jobs, {"Fields": "|".join(n.strip() for n in names)}, skipped, source, extra, origin)
+
+
+def read_sacct(path: str | os.PathLike, **kwargs: bool) -> Workload:
+    """Read a file of ``sacct --parsable2`` output (plain or gzip) with :func:`parse_sacct_parsable2`."""
+    source = os.fspath(path)
+    with open_trace_text(source) as stream:
+        try:
+            text = stream.read()
+        except STREAM_ERRORS as exc:
+            raise TraceError(f"cannot read sacct output: {exc}", source=source) from exc
+    return parse_sacct_parsable2(text, source=source, **kwargs)
