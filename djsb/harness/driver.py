@@ -172,12 +172,12 @@ class Driver:
     def execution_stage(self, reference: Reference) -> None:
         general = self.config.general
         done = self.run_dir.finished_cells()
-        for scenario in general.scenarios:
-            for n_a in general.num_of_dyn_analysis:
-                for sample in range(general.num_of_samples):
-                    key = cell_key("execution", scenario, n_a, sample)
-                    if key not in done:
-                        self.run_cell(key, reference)
+        cells = [cell_key("execution", scenario, n_a, sample) for scenario in general.scenarios
+                 for n_a in general.num_of_dyn_analysis for sample in range(general.num_of_samples)]
+        for number, key in enumerate(cells, start=1):
+            if key not in done:
+                self.progress(f"execution cell {number}/{len(cells)}")
+                self.run_cell(key, reference)
 
     # -- one reference job -------------------------------------------------------------------
 
