@@ -1,0 +1,197 @@
+"""Pure parsers of Slurm's command output (text -> records), for job_modules/slurm.py.
+
+Every function here takes the text a Slurm command printed and returns plain values, so each is
+tested on output captured from a real Slurm 22.05 (tests/fixtures/slurm/). The commands are run
+with ``SLURM_TIME_FORMAT=%s``: times come as Unix seconds, whatever the time zone of the machine
+that runs the client (the fixtures show the same jobs printed in UTC and in UTC+05:30).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from job_modules.template import JobState, JobStatus
+
+# The squeue --Format fields, in the order parse_squeue reads them. "Field:|" means no width limit
+# (the whole value) followed by "|"; Reason is last because it is free text.
+SQUEUE_FIELDS = ("JobID", "State", "SubmitTime", "StartTime", "EndTime", "NodeList", "exit_code", "Reason")
+SQUEUE_FORMAT = ",".join(f"{name}:|" for name in SQUEUE_FIELDS[:-1]) + f",{SQUEUE_FIELDS[-1]}:"
+
+# The sacct --format fields (with --parsable2, "|"-separated), in the order parse_sacct reads them.
+SACCT_FIELDS = ("JobIDRaw", "State", "Submit", "Start", "End", "NodeList", "ExitCode", "Reason")
+SACCT_FORMAT = ",".join(SACCT_FIELDS)
+
+# Slurm job states (squeue %T, scontrol JobState, sacct State) -> what the harness distinguishes.
+# Jobs on their way in (configuring, requeued, held for a reservation) count as pending; jobs whose
+# processes are being torn down (completing, signaling, stage-out) as still running, so the harness
+# does not place the next job on CPUs not yet free. STOPPED (SIGSTOP through scancel) is a
+# suspension the scheduler did not do; the harness treats it as SUSPENDED all the same.
+STATE_TABLE: dict[str, JobState] = {
+    "PENDING": JobState.PENDING,
+    "CONFIGURING": JobState.PENDING,
+    "REQUEUED": JobState.PENDING,
+    "REQUEUE_FED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING,
+    "RESV_DEL_HOLD": JobState.PENDING,
+    "RUNNING": JobState.RUNNING,
+    "COMPLETING": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING,
+    "STAGE_OUT": JobState.RUNNING,
+    "RESIZING": JobState.RUNNING,
+    "SUSPENDED": JobState.SUSPENDED,
+    "STOPPED": JobState.SUSPENDED,
+    "COMPLETED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+    "SPECIAL_EXIT": JobState.FAILED,
+    "CANCELLED": JobState.CANCELLED,
+    "REVOKED": JobState.CANCELLED,
+    "TIMEOUT": JobState.TIMEOUT,
+    "DEADLINE": JobState.TIMEOUT,
+    "PREEMPTED": JobState.PREEMPTED,
+    "NODE_FAIL": JobState.NODE_FAIL,
+    "BOOT_FAIL": JobState.NODE_FAIL,
+    "OUT_OF_MEMORY": JobState.OUT_OF_MEMORY,
+}
+
+# Messages of a controller that is down, restarting or overloaded: worth retrying. An unknown job
+# id ("slurm_load_jobs error: Invalid job id specified") is an answer, not one of these.
+TRANSIENT_PATTERNS = re.compile(
+    r"Socket timed out|Unable to contact slurm controller|slurm_load_jobs error: (?!Invalid job id)"
+    r"|Zero Bytes were transmitted|Connection refused|Resource temporarily unavailable"
+    r"|Slurm temporarily unable|Communication connection failure|Transport endpoint is not connected",
+    re.IGNORECASE)
+
+INVALID_JOB_ID = "Invalid job id specified"
+
+
+def slurm_state(text: str) -> JobState:
+    """The harness state of a Slurm state name; sacct's 'CANCELLED by 0' counts as CANCELLED."""
+    words = text.split()
+    return STATE_TABLE.get(words[0].upper(), JobState.UNKNOWN) if words else JobState.UNKNOWN
+
+
+def slurm_epoch(text: str) -> float | None:
+    """Unix seconds printed under SLURM_TIME_FORMAT=%s; None for N/A, NONE, Unknown and empty."""
+    text = text.strip()
+    return float(text) if text.isdigit() else None
+
+
+def wait_status_exit_code(text: str) -> int | None:
+    """squeue's exit_code is a wait(2) status: the exit code, or 128 + the signal that killed it."""
+    if not text.strip().isdigit():
+        return None
+    status = int(text)
+    signal = status & 0x7F
+    return 128 + signal if signal else status >> 8
+
+
+def sacct_exit_code(text: str) -> int | None:
+    """sacct's ExitCode 'code:signal': the exit code, or 128 + the signal that killed the job."""
+    code, _, signal = text.strip().partition(":")
+    if not (code.isdigit() and signal.isdigit()):
+        return None
+    return 128 + int(signal) if int(signal) else int(code)
+
+
+def expand_hostlist(text: str) -> tuple[str, ...]:
+    """Node names of a Slurm hostlist: 'n[1-3,7],gpu[01-02],login' -> n1 n2 n3 n7 gpu01 gpu02 login.
+
+    Ranges keep their zero padding (gpu[01-02]); an empty list or '(null)' gives no nodes.
+    """
+    text = text.strip()
+    if not text or text in ("(null)", "None"):
+        return ()
+    names: list[str] = []
+    for item in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):
+        names.extend(_expand_item(item))
+    return tuple(names)
+
+
+def _expand_item(item: str) -> list[str]:
+    """One hostlist item, possibly with several bracketed ranges ('rack[1-2]n[1-2]')."""
+    match = re.search(r"\[([^\]]*)\]", item)
+    if match is None:
+        return [item]
+    head, tail = item[:match.start()], item[match.end():]
+    expanded: list[str] = []
+    for part in match.group(1).split(","):
+        low, _, high = part.partition("-")
+        width = len(low)
+        for number in range(int(low), int(high or low) + 1):
+            expanded.extend(head + str(number).zfill(width) + rest for rest in _expand_item(tail))
+    return expanded
+
+
+def _status(state_text: str, submit: str, start: str, end: str, nodes: str, exit_code: int | None,
+            reason: str) -> JobStatus:
+    """A JobStatus from one job's fields, keeping only the times that are facts.
+
+    squeue prints a pending job's *expected* start and a running job's *expected* end (start plus
+    time limit); those are forecasts, so a start counts only once the job left PENDING and an end
+    only once it finished.
+    """
+    state = slurm_state(state_text)
+    started = state not in (JobState.PENDING, JobState.UNKNOWN)
+    return JobStatus(
+        state=state,
+        submit=slurm_epoch(submit),
+        start=slurm_epoch(start) if started else None,
+        end=slurm_epoch(end) if state.finished else None,
+        exit_code=exit_code if state.finished else None,
+        nodes=expand_hostlist(nodes) if started else (),
+        reason="" if reason.strip() in ("None", "") else reason.strip(),
+    )
+
+
+def _parse_table(stdout: str, command: str, n_fields: int,
+                 exit_code: Callable[[str], int | None]) -> dict[str, JobStatus]:
+    """Records of '|'-separated lines 'id|state|submit|start|end|nodes|exit code|reason', by job id.
+
+    With several lines for one id (sacct's records of a requeued job), the last, most recent, wins.
+    """
+    records: dict[str, JobStatus] = {}
+    for line in stdout.splitlines():
+        if not line.strip():
+            continue
+        fields = [field.strip() for field in line.split("|", n_fields - 1)]
+        if len(fields) != n_fields:
+            raise ValueError(f"{command} line with {len(fields)} fields, expected {n_fields}: {line!r}")
+        job_id, state, submit, start, end, nodes, code, reason = fields
+        records[job_id] = _status(state, submit, start, end, nodes, exit_code(code), reason)
+    return records
+
+
+def parse_squeue(stdout: str) -> dict[str, JobStatus]:
+    """Records of ``squeue --noheader --Format=SQUEUE_FORMAT`` output, keyed by job id."""
+    return _parse_table(stdout, "squeue", len(SQUEUE_FIELDS), wait_status_exit_code)
+
+
+def parse_sacct(stdout: str) -> dict[str, JobStatus]:
+    """Records of ``sacct --noheader --parsable2 --allocations --format=SACCT_FORMAT``, keyed by job id."""
+    return _parse_table(stdout, "sacct", len(SACCT_FIELDS), sacct_exit_code)
+
+
+def parse_sbatch_parsable(stdout: str) -> str:
+    """The job id ``sbatch --parsable`` printed: 'ID' or 'ID;cluster'."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        raise ValueError("sbatch --parsable printed nothing")
+    job_id = lines[-1].split(";", 1)[0]
+    if not job_id.isdigit():
+        raise ValueError(f"sbatch --parsable printed {lines[-1]!r}, not a job id")
+    return job_id
+
+
+def is_transient(stderr: str) -> bool:
+    """The error text of a Slurm command says the controller could not answer now."""
+    return bool(TRANSIENT_PATTERNS.search(stderr))
+
+
+def parse_config_value(stdout: str, key: str) -> str | None:
+    """The value of ``key`` in ``scontrol show config`` output ('Key = value' lines)."""
+    for line in stdout.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip() == key:
+            return value.strip()
+    return None
