@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
 
 from djsb.clock import WallClock
@@ -22,7 +23,7 @@ from djsb.harness.driver import Driver, Interrupted, log
 from djsb.harness.modules import load_job_module
 from djsb.harness.rundir import RunDirectory, machine_metadata
 from djsb.report import write_report
-from djsb.transport import LocalTransport
+from djsb.transport import LocalTransport, SSHTransport, Transport
 from job_modules.template import JobModule
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -57,7 +58,13 @@ def default_out_dir(config_path: Path) -> Path:
     return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def open_module(config: Config, transport: LocalTransport) -> JobModule:
+def open_transport(config: Config) -> Transport:
+    """Where the module's commands run: this machine, or the login node of job_module.ssh."""
+    ssh = config.job_module.ssh
+    return SSHTransport(ssh) if ssh is not None else LocalTransport()
+
+
+def open_module(config: Config, transport: Transport) -> JobModule:
     """The config's job module; its option errors are reported against the config file."""
     try:
         return load_job_module(config.job_module.name, config.job_module.options, transport,
@@ -68,11 +75,23 @@ def open_module(config: Config, transport: LocalTransport) -> JobModule:
         raise ConfigError(exc.message, source=config.source, key=exc.key) from None
 
 
+def job_paths(config: Config, run: RunDirectory, transport: Transport) -> tuple[PurePath, PurePath]:
+    """The apps directory and the job files directory as the host that runs the jobs sees them."""
+    ssh = config.job_module.ssh
+    if ssh is None:
+        return default_apps_dir(), run.path
+    files_dir = PurePosixPath(ssh.remote_dir) / run.path.name
+    made = transport.run(shlex.join(["mkdir", "-p", str(files_dir / "jobs"), str(files_dir / "control")]))
+    if made.returncode != 0:
+        raise RunError(f"cannot create {files_dir} on {ssh.host}: {made.stderr.strip()}")
+    return PurePosixPath(ssh.apps_dir), files_dir
+
+
 def command_run(args: argparse.Namespace) -> int:
-    transport = LocalTransport()
     if args.resume:
         run = RunDirectory.open(Path(args.resume))
         config = load_config(run.config_path)
+        transport = open_transport(config)
         module = open_module(config, transport)
         moved = run.discard_unfinished()
         log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
@@ -82,13 +101,15 @@ def command_run(args: argparse.Namespace) -> int:
             raise InputError("give a config file, or --resume RUN_DIR", key="CONFIG")
         config_path = Path(args.config)
         config = load_config(config_path)
+        transport = open_transport(config)
         module = open_module(config, transport)
         meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
                 "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         run = RunDirectory.create(new_run_dir(config, config_path, args.output),
                                   resolved_config(config, config_path), meta)
         log(f"run directory {run.path}")
-    driver = Driver(config, module, run, module.clock or WallClock(), transport, default_apps_dir())
+    apps_dir, files_dir = job_paths(config, run, transport)
+    driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         driver.request_stop(signal.Signals(signum).name)
@@ -103,6 +124,7 @@ def command_run(args: argparse.Namespace) -> int:
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
     finally:
         module.close()
+        transport.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))

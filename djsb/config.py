@@ -23,6 +23,7 @@ SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
                     "cooperative_dynamic": "dynamic"}
 
 BUILTIN_MODULES = ("local", "slurm", "simulated")
+PROCESS_MODULES = ("local", "simulated")
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
@@ -85,11 +86,26 @@ class AppConfig:
 
 
 @dataclass(frozen=True)
+class SSHConfig:
+    """Run a command-based module's commands on a remote login node (host keys always verified)."""
+
+    host: str
+    port: int = 22
+    user: str | None = None
+    key_file: str | None = None
+    known_hosts: str | None = None
+    remote_dir: str = "djsb-runs"
+    apps_dir: str = "djsb/apps/bin"
+    connect_timeout: float = 15.0
+
+
+@dataclass(frozen=True)
 class JobModuleConfig:
     """Which job module runs the jobs (a name such as ``local`` or a path to a module file)."""
 
     name: str = "local"
     options: dict[str, Any] = field(default_factory=dict)
+    ssh: SSHConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +133,10 @@ class Config:
         data.pop("source")
         data["simulation"].pop("same_nodes_as_sim")
         data["output"] = {k: v for k, v in data["output"].items() if v is not None}
+        if data["job_module"]["ssh"] is None:
+            del data["job_module"]["ssh"]
+        else:
+            data["job_module"]["ssh"] = {k: v for k, v in data["job_module"]["ssh"].items() if v is not None}
         return data
 
 
@@ -253,8 +273,19 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
     return app
 
 
+def _ssh(node: Located) -> SSHConfig:
+    values = _read(node, {"host": _string, "port": lambda n: _int(n, 1), "user": _string,
+                          "key_file": _string, "known_hosts": _string, "remote_dir": _string,
+                          "apps_dir": _string, "connect_timeout": lambda n: _number(n, 0.0, strict=True)})
+    if "host" not in values:
+        raise node.error("missing key 'host'")
+    if values.get("port", 22) > 65535:
+        raise node.mapping()["port"].error("a port is at most 65535")
+    return SSHConfig(**values)
+
+
 def _job_module(node: Located) -> JobModuleConfig:
-    node.check_keys(frozenset({"name", "options"}))
+    node.check_keys(frozenset({"name", "options", "ssh"}))
     name_node = node.get("name")
     name = _string(name_node) if name_node else "local"
     if name_node and name not in BUILTIN_MODULES and not (name.endswith(".py") or "/" in name):
@@ -262,7 +293,12 @@ def _job_module(node: Located) -> JobModuleConfig:
                               "path to a .py file written from job_modules/template.py)")
     options_node = node.get("options")
     options = options_node.mapping() if options_node else {}
-    return JobModuleConfig(name=name, options={k: v.plain() for k, v in options.items()})
+    ssh_node = node.get("ssh")
+    ssh = _ssh(ssh_node) if ssh_node else None
+    if ssh is not None and name in PROCESS_MODULES:
+        raise ssh_node.error(f"the {name} module runs jobs in this process and cannot run over SSH; "
+                             "use a command-based module such as slurm")
+    return JobModuleConfig(name=name, options={k: v.plain() for k, v in options.items()}, ssh=ssh)
 
 
 def _output(node: Located) -> OutputConfig:

@@ -8,10 +8,12 @@ quoted with ``shlex.quote`` by whoever built it.
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from djsb.config import SSHConfig
 from djsb.errors import RunError
 
 
@@ -66,3 +68,102 @@ class LocalTransport:
 
     def close(self) -> None:
         return None
+
+
+class SSHTransport:
+    """Commands and files on a remote host through paramiko (exec channel and SFTP).
+
+    Host keys are always verified against ``known_hosts`` (default ~/.ssh/known_hosts): an unknown
+    or changed key refuses the connection. Authentication is by key (``key_file``, or the agent and
+    default keys); DJSB takes no password so that none ends up in a run directory or a log.
+
+    The connection is opened lazily and reopened once if it dropped (a login node rebooting or an
+    idle timeout), so a long run survives it.
+    """
+
+    def __init__(self, settings: SSHConfig) -> None:
+        self.settings = settings
+        self._client: Any = None
+        self._sftp: Any = None
+
+    def _connect(self) -> Any:
+        import paramiko
+
+        if self._client is not None and self._client.get_transport() is not None \
+                and self._client.get_transport().is_active():
+            return self._client
+        s = self.settings
+        client = paramiko.SSHClient()
+        known_hosts = Path(s.known_hosts or Path.home() / ".ssh" / "known_hosts").expanduser()
+        try:
+            client.load_host_keys(str(known_hosts))
+        except OSError as exc:
+            raise RunError(f"ssh: cannot read known_hosts {known_hosts}: {exc.strerror}") from exc
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            client.connect(s.host, port=s.port, username=s.user, key_filename=s.key_file,
+                           timeout=s.connect_timeout, banner_timeout=s.connect_timeout,
+                           auth_timeout=s.connect_timeout, allow_agent=s.key_file is None,
+                           look_for_keys=s.key_file is None)
+        except paramiko.SSHException as exc:
+            raise RunError(f"ssh {s.host}:{s.port}: {exc}") from exc
+        except OSError as exc:
+            raise RunError(f"ssh {s.host}:{s.port}: cannot connect ({exc.strerror or exc})") from exc
+        self._client, self._sftp = client, None
+        return client
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        try:
+            return self._run_once(command, timeout)
+        except (OSError, EOFError) as exc:
+            self.close()
+            try:
+                return self._run_once(command, timeout)
+            except (OSError, EOFError):
+                raise RunError(f"ssh {self.settings.host}: connection lost running a command") from exc
+
+    def _run_once(self, command: str, timeout: float) -> CommandResult:
+        channel = self._connect().get_transport().open_session()
+        channel.settimeout(timeout)
+        channel.exec_command(command)
+        out, err = bytearray(), bytearray()
+        deadline = time.monotonic() + timeout
+        while True:
+            while channel.recv_ready():
+                out += channel.recv(65536)
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(65536)
+            if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+                break
+            if time.monotonic() > deadline:
+                channel.close()
+                raise CommandTimeout(f"command timed out after {timeout:g} s on {self.settings.host}: "
+                                     f"{command}")
+            time.sleep(0.005)
+        code = channel.recv_exit_status()
+        channel.close()
+        return CommandResult(command, code, out.decode(errors="replace"), err.decode(errors="replace"))
+
+    def _sftp_client(self) -> Any:
+        client = self._connect()
+        if self._sftp is None:
+            self._sftp = client.open_sftp()
+        return self._sftp
+
+    def write_text(self, path: str, text: str) -> None:
+        sftp = self._sftp_client()
+        with sftp.open(path + ".tmp", "w") as handle:
+            handle.write(text)
+        sftp.posix_rename(path + ".tmp", path)
+
+    def read_text(self, path: str) -> str | None:
+        try:
+            with self._sftp_client().open(path, "r") as handle:
+                return handle.read().decode(errors="replace")
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        self._client, self._sftp = None, None

@@ -86,6 +86,11 @@ BAD = [
     ("invalid yaml", ("  seed: 3\n", "  seed: [3\n"), None, "invalid YAML"),
     ("node list wrong type", ("  exec_time: 300\n", "  exec_time: 300\n  node_host_names: {a: 1}\n"), 15,
      "simulation.node_host_names: expected a list of strings"),
+    ("local module over ssh", ("{name: local}", "{name: local, ssh: {host: login1}}"), 9,
+     "job_module.ssh: the local module runs jobs in this process and cannot run over SSH"),
+    ("ssh without host", ("{name: local}", "{name: slurm, ssh: {port: 22}}"), 9, "job_module.ssh: missing key 'host'"),
+    ("ssh port out of range", ("{name: local}", "{name: slurm, ssh: {host: a, port: 70000}}"), 9,
+     "job_module.ssh.port: a port is at most 65535"),
     ("module name not a string", ("job_module: {name: local}", "job_module: {name: 3}"), 9,
      "job_module.name: expected a non-empty string"),
 ]

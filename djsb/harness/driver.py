@@ -18,7 +18,9 @@ for everything. The scenarios differ only in what happens around each analytics:
 
 The driver waits through a clock (wall or virtual), polls all its jobs in one query per poll, and
 appends each job's record and each finished cell to the run directory as soon as they exist, so an
-interrupted run keeps what it measured and ``--resume`` redoes only the unfinished cells.
+interrupted run keeps what it measured and ``--resume`` redoes only the unfinished cells. Job
+output and control files live in ``files_dir`` on the host that runs the jobs (the run directory
+itself, or a directory on a remote login node), and are read and written through the transport.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import PurePath
 
 from djsb import metrics
 from djsb.clock import Clock
@@ -86,13 +88,17 @@ class Driver:
     """Runs one experiment against one job module."""
 
     def __init__(self, config: Config, module: JobModule, run: RunDirectory, clock: Clock,
-                 transport: Transport, apps_dir: Path, progress: Callable[[str], None] = log) -> None:
+                 transport: Transport, apps_dir: PurePath, files_dir: PurePath | None = None,
+                 progress: Callable[[str], None] = log) -> None:
         self.config = config
         self.module = module
         self.run_dir = run
         self.clock = clock
         self.transport = transport
         self.apps_dir = apps_dir
+        self.files_dir = files_dir if files_dir is not None else run.path
+        self.jobs_dir = self.files_dir / "jobs"
+        self.control_dir = self.files_dir / "control"
         self.progress = progress
         self.stop_signal: str | None = None
         self.live: dict[str, Tracked] = {}
@@ -150,7 +156,7 @@ class Driver:
         rows = [r for r in self.run_dir.job_rows() if r["stage"] == stage and r["app"] == app
                 and r["state"] == JobState.COMPLETED.value]
         if not rows:
-            raise RunError(f"the {stage} stage has no completed {app} job: see {self.run_dir.jobs_dir}")
+            raise RunError(f"the {stage} stage has no completed {app} job: see {self.jobs_dir}")
         return rows
 
     def calibrated_iterations(self) -> dict[str, int | None]:
@@ -255,7 +261,7 @@ class Driver:
         tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
         name = f"{tag}-s{sample}-{app[:3]}{index}"
         app_config = self.app(app)
-        control = self.run_dir.control_dir / f"{name}.threads"
+        control = self.control_dir / f"{name}.threads"
         self.transport.write_text(str(control), f"{threads or app_config.cpus_per_task}\n")
         values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
                   "total_tasks": str(app_config.total_tasks),
@@ -265,8 +271,8 @@ class Driver:
         request = JobRequest(
             name=name, app=app, total_tasks=app_config.total_tasks, cpus_per_task=app_config.cpus_per_task,
             total_memory=app_config.total_memory, exec_time=app_config.exec_time, argv=argv,
-            stdout_path=str(self.run_dir.jobs_dir / f"{name}.out"),
-            stderr_path=str(self.run_dir.jobs_dir / f"{name}.err"),
+            stdout_path=str(self.jobs_dir / f"{name}.out"),
+            stderr_path=str(self.jobs_dir / f"{name}.err"),
             node_host_names=app_config.node_host_names,
             colocate_with=colocate_with if app_config.same_nodes_as_sim else None,
             oversubscribe=oversubscribe, control_file=str(control))
@@ -279,7 +285,7 @@ class Driver:
         return job
 
     def set_threads(self, sim: Tracked, threads: int) -> None:
-        control = self.run_dir.control_dir / f"{sim.request.name}.threads"
+        control = self.control_dir / f"{sim.request.name}.threads"
         self.transport.write_text(str(control), f"{threads}\n")
         self.progress(f"{sim.request.name}: {threads} thread(s) per task")
 
