@@ -4,7 +4,8 @@ Table-driven like PSI/J's and ReFrame's Slurm backends: the application options 
 options (:func:`sbatch_arguments`), Slurm's states map to the harness's through one table
 (djsb.slurm_parsers.STATE_TABLE), and every command's output is read by a pure parser.
 
-- Submit: ``sbatch --parsable`` with --ntasks, --cpus-per-task, --mem-per-cpu (or --mem per node),
+- Submit: ``sbatch --parsable`` with --ntasks, --cpus-per-task, --mem-per-cpu (or --mem per node; the
+  application's memory plus ``memory_margin`` per task),
   --time (exec_time times ``time_factor`` plus ``time_margin``, in whole minutes: Slurm's unit),
   --nodelist (node_host_names, or the simulation's nodes for a colocated analytics),
   --oversubscribe, and partition/account/qos/extra options. The batch script (``--wrap``) runs the
@@ -59,6 +60,7 @@ OPTIONS: dict[str, str] = {
     "srun_options": "extra srun arguments, a list",
     "tasks_per_node": "--ntasks-per-node: a number, or a mapping app -> number",
     "memory": "'per_cpu' (--mem-per-cpu, default) or 'per_node' (--mem, needs tasks_per_node)",
+    "memory_margin": "MiB added to each task's memory for the program itself (default 64)",
     "time_factor": "--time is exec_time * time_factor + time_margin (default 3)",
     "time_margin": "seconds added to the time limit (default 120)",
     "command_timeout": "seconds before a Slurm command counts as hung (default 30)",
@@ -92,9 +94,10 @@ def time_limit_minutes(exec_time: float, factor: float, margin: float) -> int:
     return max(1, math.ceil((exec_time * factor + margin) / 60))
 
 
-def memory_per_cpu_mib(request: JobRequest) -> int:
-    """--mem-per-cpu in MiB: the job's memory spread over its CPUs, rounded up."""
-    return max(1, math.ceil(request.total_memory / request.total_cpus / MIB))
+def task_memory_mib(request: JobRequest, margin_mib: float) -> float:
+    """One task's memory limit in MiB: its share of total_memory (the application's data) plus a
+    margin for the program itself, which Slurm counts too (and kills the task beyond the limit)."""
+    return request.memory_per_task / MIB + margin_mib
 
 
 def task_command(request: JobRequest, srun_options: Sequence[str]) -> str:
@@ -131,6 +134,7 @@ class SlurmJobModule(CommandJobModule):
         self.tasks_per_node = self.options.get("tasks_per_node", {})
         if self.memory == "per_node" and not self.tasks_per_node:
             raise _option_error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
+        self.memory_margin = _number(self.options, "memory_margin", 64.0)
         self.time_factor = _number(self.options, "time_factor", 3.0)
         self.time_margin = _number(self.options, "time_margin", 120.0)
         self.command_timeout = _number(self.options, "command_timeout", 30.0)
@@ -155,6 +159,7 @@ class SlurmJobModule(CommandJobModule):
     def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str]) -> list[str]:
         """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere)."""
         per_node = self.app_tasks_per_node(request.app)
+        task_memory = task_memory_mib(request, self.memory_margin)
         args = ["--parsable", f"--job-name={request.name}",
                 # Slurm expands %j and friends in these paths: keep a literal % literal.
                 f"--output={request.stdout_path.replace('%', '%%')}",
@@ -162,9 +167,9 @@ class SlurmJobModule(CommandJobModule):
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory == "per_cpu":
-            args.append(f"--mem-per-cpu={memory_per_cpu_mib(request)}M")
+            args.append(f"--mem-per-cpu={math.ceil(task_memory / request.cpus_per_task)}M")
         elif per_node:
-            args.append(f"--mem={math.ceil(request.memory_per_task * per_node / MIB)}M")
+            args.append(f"--mem={math.ceil(task_memory * per_node)}M")
         else:
             raise _option_error("tasks_per_node", f"no entry for {request.app}, needed by memory: per_node")
         if per_node:

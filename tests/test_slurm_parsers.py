@@ -1,0 +1,226 @@
+"""The Slurm parsers on output captured from a real Slurm 22.05 (tests/fixtures/slurm/capture.sh).
+
+Each captured job was put into its state on purpose; the expected states, exit codes and time
+relations below come from Slurm's documented behaviour and from what the capture script did to
+each job (manifest.txt), never from running the parsers.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from djsb.slurm_parsers import (
+    STATE_TABLE,
+    expand_hostlist,
+    is_transient,
+    parse_config_value,
+    parse_sacct,
+    parse_sbatch_parsable,
+    parse_squeue,
+    sacct_exit_code,
+    slurm_state,
+    wait_status_exit_code,
+)
+from job_modules.template import JobState
+
+FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
+
+
+def manifest() -> dict[str, tuple[str, int, int]]:
+    """Job name -> (job id, submitted after, submitted before), Unix seconds by the capturing machine."""
+    jobs = {}
+    for line in (FIXTURES / "manifest.txt").read_text().splitlines():
+        job_id, what, before, after = line.split()
+        jobs[what] = (job_id, int(before), int(after))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def captured() -> dict[str, object]:
+    records = parse_squeue((FIXTURES / "squeue_states.txt").read_text())
+    return {what: records[job_id] for what, (job_id, _, _) in manifest().items()}
+
+
+# What the capture did -> the state Slurm documents for it (squeue(1) JOB STATE CODES), as the
+# harness sees it. The job over its memory is FAILED, not OUT_OF_MEMORY: without cgroups only
+# jobacct_gather's OverMemoryKill can kill it, with SIGKILL, and Slurm then records a failure.
+EXPECTED_STATES = {
+    "completed": JobState.COMPLETED,
+    "failed": JobState.FAILED,
+    "timeout": JobState.TIMEOUT,
+    "oom": JobState.FAILED,
+    "cancelled": JobState.CANCELLED,
+    "suspended": JobState.SUSPENDED,
+    "running": JobState.RUNNING,
+    "requeued": JobState.PENDING,
+    "node_fail": JobState.NODE_FAIL,
+    "pending_held": JobState.PENDING,
+    "pending_resources": JobState.PENDING,
+}
+
+
+@pytest.mark.parametrize("what", sorted(EXPECTED_STATES))
+def test_captured_states(captured: dict, what: str) -> None:
+    assert captured[what].state is EXPECTED_STATES[what]
+
+
+def test_exit_codes_follow_the_shell_convention(captured: dict) -> None:
+    # `exit 3` in the batch script; a job killed by a signal N reports 128 + N like a shell does:
+    # scancel and the time limit send SIGTERM (15), OverMemoryKill SIGKILL (9) to the srun task,
+    # whose srun then exits 137; the node failure SIGTERMs the batch shell, which exits 143.
+    assert captured["completed"].exit_code == 0
+    assert captured["failed"].exit_code == 3
+    assert captured["cancelled"].exit_code == 128 + 15
+    assert captured["timeout"].exit_code == 128 + 15
+    assert captured["oom"].exit_code == 128 + 9
+    assert captured["node_fail"].exit_code == 128 + 15
+    # unfinished jobs have no exit code yet
+    assert captured["running"].exit_code is None
+    assert captured["suspended"].exit_code is None
+
+
+def test_reasons(captured: dict) -> None:
+    assert captured["pending_held"].reason == "JobHeldUser"  # sbatch --hold
+    assert captured["pending_resources"].reason == "Resources"
+    assert captured["requeued"].reason == "BeginTime"  # a requeued job waits before it is eligible again
+    assert captured["timeout"].reason == "TimeLimit"
+    assert captured["node_fail"].reason == "NodeDown"
+    assert captured["running"].reason == ""  # squeue's "None"
+
+
+def test_times_are_facts_not_forecasts(captured: dict) -> None:
+    jobs = manifest()
+    for what, status in captured.items():
+        _, before, after = jobs[what]
+        if what != "requeued":  # a requeue resets the submit time to the requeue
+            assert before <= status.submit <= after, what
+        if status.state is JobState.PENDING:
+            # squeue prints an expected start for pending jobs: a forecast, dropped
+            assert status.start is None and status.end is None and status.nodes == (), what
+        else:
+            assert status.submit <= status.start, what
+        if status.state.finished:
+            assert status.start <= status.end, what
+        else:
+            # squeue prints start + time limit as a running job's end: a forecast, dropped
+            assert status.end is None, what
+    # the time limit of 5 s is enforced in whole minutes, by a periodic check (about every 30 s)
+    timeout = captured["timeout"]
+    assert 60 <= timeout.end - timeout.start <= 60 + 35
+
+
+def test_nodes(captured: dict) -> None:
+    assert captured["suspended"].nodes == ("n1",)  # --nodelist=n1
+    assert captured["node_fail"].nodes == ("n4",)  # --nodelist=n4, then n4 set down
+    assert captured["completed"].state is JobState.COMPLETED and "n4" not in captured["completed"].nodes
+
+
+def iso_epochs(path: Path, offset: timedelta) -> dict[str, tuple[float, ...]]:
+    """Job id -> its submit/start/end from ISO times printed in a zone ``offset`` from UTC."""
+    zone = timezone(offset)
+    epochs = {}
+    for line in path.read_text().splitlines():
+        fields = line.split("|")
+        epochs[fields[0]] = tuple(datetime.fromisoformat(t).replace(tzinfo=zone).timestamp()
+                                  for t in fields[2:5] if t != "N/A")
+    return epochs
+
+
+def test_epoch_times_do_not_depend_on_the_time_zone() -> None:
+    # The module asks for Unix seconds (SLURM_TIME_FORMAT=%s). The same jobs printed in ISO local
+    # time under TZ=UTC and TZ=Asia/Kolkata (UTC+05:30) convert back to exactly those seconds.
+    epochs = {}
+    for line in (FIXTURES / "squeue_states.txt").read_text().splitlines():
+        fields = line.split("|")
+        epochs[fields[0]] = tuple(float(t) for t in fields[2:5] if t != "N/A")
+    assert iso_epochs(FIXTURES / "squeue_states_iso_utc.txt", timedelta(0)) == epochs
+    assert iso_epochs(FIXTURES / "squeue_states_iso_kolkata.txt", timedelta(hours=5, minutes=30)) == epochs
+
+
+def test_suspended_job_processes_are_stopped() -> None:
+    # scontrol suspend: every process of the job (batch shell, srun, tasks) is in state T
+    pids = [line.split()[0] for line in (FIXTURES / "scontrol_listpids_suspended.txt").read_text().splitlines()[1:]]
+    states = {line.split()[0]: line.split()[1] for line in (FIXTURES / "ps_suspended.txt").read_text().splitlines()}
+    assert pids and set(pids) == set(states)
+    assert all(stat.startswith("T") for stat in states.values())
+
+
+def test_transient_errors() -> None:
+    # real messages of a stopped slurmctld: retry them
+    assert is_transient((FIXTURES / "squeue_controller_down.stderr").read_text())
+    assert is_transient((FIXTURES / "sbatch_controller_down.stderr").read_text())
+    assert is_transient("squeue: error: slurm_receive_msg: Socket timed out on send/recv operation")
+    # an unknown job id is an answer, not a transient error
+    assert not is_transient((FIXTURES / "squeue_invalid_job.stderr").read_text())
+    assert not is_transient("sbatch: error: Batch job submission failed: Invalid partition name specified")
+
+
+def test_sbatch_parsable() -> None:
+    # sbatch(1): --parsable prints "jobid[;cluster_name]"
+    assert parse_sbatch_parsable("4242\n") == "4242"
+    assert parse_sbatch_parsable("4242;djsb\n") == "4242"
+    with pytest.raises(ValueError):
+        parse_sbatch_parsable("")
+    with pytest.raises(ValueError):
+        parse_sbatch_parsable("Submitted batch job 4242")
+
+
+def test_sacct_lines() -> None:
+    # sacct(1) --parsable2 lines in SACCT_FORMAT's order, as documented: ExitCode is code:signal,
+    # State 'CANCELLED by UID', Start/End 'Unknown' when they did not happen (epoch under %s).
+    text = ("101|COMPLETED|1700000000|1700000005|1700000065|n[1-2]|0:0|None\n"
+            "102|CANCELLED by 0|1700000000|1700000001|1700000002|n3|0:15|None\n"
+            "103|OUT_OF_MEMORY|1700000000|1700000001|1700000009|n4|0:125|None\n"
+            "104|PENDING|1700000000|Unknown|Unknown||0:0|Priority\n"
+            "105|PREEMPTED|1700000000|1700000001|1700000030|n1|0:0|None\n")
+    records = parse_sacct(text)
+    assert records["101"].state is JobState.COMPLETED and records["101"].nodes == ("n1", "n2")
+    assert records["101"].end - records["101"].start == 60
+    assert records["102"].state is JobState.CANCELLED and records["102"].exit_code == 128 + 15
+    assert records["103"].state is JobState.OUT_OF_MEMORY
+    assert records["104"].state is JobState.PENDING and records["104"].start is None
+    assert records["104"].reason == "Priority"
+    assert records["105"].state is JobState.PREEMPTED
+
+
+def test_sacct_without_accounting_prints_nothing_to_parse() -> None:
+    assert parse_sacct((FIXTURES / "sacct_states.txt").read_text()) == {}
+    assert "accounting storage is disabled" in (FIXTURES / "sacct_states.stderr").read_text()
+
+
+def test_exit_code_conversions() -> None:
+    # wait(2) status: exit code in bits 8-15, terminating signal in bits 0-6
+    assert wait_status_exit_code(str(3 << 8)) == 3
+    assert wait_status_exit_code("9") == 128 + 9
+    assert wait_status_exit_code("N/A") is None
+    assert sacct_exit_code("2:0") == 2
+    assert sacct_exit_code("0:9") == 128 + 9
+    assert sacct_exit_code("") is None
+
+
+def test_state_table_covers_every_harness_state() -> None:
+    assert set(STATE_TABLE.values()) == set(JobState) - {JobState.UNKNOWN}
+    assert slurm_state("CANCELLED by 1000") is JobState.CANCELLED
+    assert slurm_state("SOMETHING_NEW") is JobState.UNKNOWN
+    assert slurm_state("") is JobState.UNKNOWN
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("n[1-3,7]", ("n1", "n2", "n3", "n7")),
+    ("gpu[01-02],login", ("gpu01", "gpu02", "login")),
+    ("rack[1-2]n[1-2]", ("rack1n1", "rack1n2", "rack2n1", "rack2n2")),
+    ("n4", ("n4",)),
+    ("", ()),
+    ("(null)", ()),
+])
+def test_expand_hostlist(text: str, names: tuple[str, ...]) -> None:
+    assert expand_hostlist(text) == names
+
+
+def test_config_value() -> None:
+    text = "AccountingStorageType   = accounting_storage/none\nAccountingStorageHost   = localhost\n"
+    assert parse_config_value(text, "AccountingStorageType") == "accounting_storage/none"
+    assert parse_config_value(text, "Missing") is None
