@@ -1,0 +1,124 @@
+"""pytest fixtures for the real Slurm mini-cluster, natively and in Docker.
+
+Load from tests/conftest.py with ``pytest_plugins = ["slurm_plugin"]`` (tests/ is on sys.path there).
+
+- ``slurm_cluster``: the native mini-cluster (docker/slurm-cluster.sh through .ci/slurm.sh). A
+  cluster already up (CI's .ci/run starts it) is used as is and left running; otherwise the
+  fixture installs and starts it (root and apt needed: else the tests skip, saying why) and
+  stops it after the session.
+- ``slurm_container``: the same cluster in a container of the ``djsb/slurm`` image (docker/build.sh)
+  on the user-defined network ``djsb-net``, through the ``docker`` package; removed afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / ".ci" / "slurm.sh"
+IMAGE = "djsb/slurm"
+NETWORK = "djsb-net"
+
+
+@dataclass(frozen=True)
+class SlurmCluster:
+    """The running native mini-cluster: its node names and the script that drives it."""
+
+    nodes: tuple[str, ...]
+    script: Path = SCRIPT
+
+    def control(self, action: str, timeout: float = 120) -> None:
+        """Run ``.ci/slurm.sh ACTION`` (start, stop, restart-ctld, status); raises on failure."""
+        subprocess.run(["bash", str(self.script), action], check=True, capture_output=True, timeout=timeout)
+
+
+def cluster_nodes() -> tuple[str, ...] | None:
+    """The mini-cluster's idle-capable nodes when slurmctld answers, else None."""
+    if shutil.which("sinfo") is None:
+        return None
+    try:
+        ping = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30)
+        if "is UP" not in ping.stdout:
+            return None
+        info = subprocess.run(["sinfo", "--noheader", "--Node", "--format=%N %t", "--partition=shared"],
+                              capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return None
+    nodes = tuple(line.split()[0] for line in info.stdout.splitlines()
+                  if line.split()[1] in ("idle", "mix", "alloc"))
+    return nodes or None
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> Iterator[SlurmCluster]:
+    """The native Slurm mini-cluster, up; started (and stopped afterwards) if it was not."""
+    nodes = cluster_nodes()
+    if nodes is not None:
+        yield SlurmCluster(nodes)
+        return
+    if os.geteuid() != 0:
+        pytest.skip("the Slurm mini-cluster is not up and starting it needs root (bash .ci/slurm.sh start)")
+    if shutil.which("slurmctld") is None:
+        installed = subprocess.run(["bash", str(SCRIPT), "install"], capture_output=True, text=True, timeout=900)
+        if installed.returncode != 0:
+            pytest.skip(f"cannot install Slurm (apt unavailable?): {installed.stderr.strip()[-300:]}")
+    started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=300)
+    if started.returncode != 0:
+        pytest.fail(f"bash .ci/slurm.sh start failed: {started.stderr.strip()[-500:]}")
+    nodes = cluster_nodes()
+    assert nodes, "the mini-cluster started but has no idle node"
+    try:
+        yield SlurmCluster(nodes)
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=120)
+
+
+def docker_client():  # noqa: ANN201 - docker.DockerClient, imported lazily
+    """A client of a running Docker engine, or a skip saying why there is none."""
+    docker = pytest.importorskip("docker")
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # the docker package raises several unrelated types here
+        pytest.skip(f"no Docker engine (bash .ci/docker.sh start): {exc}")
+    return client
+
+
+@pytest.fixture(scope="session")
+def slurm_container() -> Iterator[object]:
+    """A running container of the djsb/slurm image with idle nodes; removed afterwards."""
+    client = docker_client()
+    import docker.errors
+
+    try:
+        client.images.get(IMAGE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"no {IMAGE} image: build it with bash docker/build.sh")
+    try:
+        client.networks.get(NETWORK)
+    except docker.errors.NotFound:
+        client.networks.create(NETWORK, driver="bridge")
+    container = client.containers.run(IMAGE, detach=True, network=NETWORK, hostname="djsb-slurm",
+                                      name=f"djsb-slurm-test-{os.getpid()}", privileged=False)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            code, out = container.exec_run(["sinfo", "--noheader", "--Node", "--format=%t", "--partition=shared"])
+            states = out.decode().split()
+            if code == 0 and states and all(state == "idle" for state in states):
+                break
+            container.reload()
+            if container.status != "running" or time.monotonic() > deadline:
+                pytest.fail(f"the Slurm container has no idle nodes: {container.logs().decode()[-800:]}")
+            time.sleep(0.5)
+        yield container
+    finally:
+        container.remove(force=True)

@@ -1,0 +1,151 @@
+"""The Slurm job module against the real mini-cluster: submit, poll, suspend (state T), colocate,
+resume, cancel, scheduler times against this machine's clock, and a slurmctld restart mid-poll."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from slurm_plugin import SlurmCluster
+
+from djsb.transport import LocalTransport
+from job_modules.slurm import SlurmJobModule
+from job_modules.template import JobRequest, JobState, JobStatus
+
+pytestmark = pytest.mark.slurm
+MIB = 1 << 20
+
+
+def request(tmp_path: Path, name: str, tasks: int, cpus: int, seconds: float, **extra: object) -> JobRequest:
+    return JobRequest(name=name, app=str(extra.pop("app", "simulation")), total_tasks=tasks, cpus_per_task=cpus,
+                      total_memory=tasks * 32 * MIB, exec_time=seconds, argv=("sleep", f"{seconds:g}"),
+                      stdout_path=str(tmp_path / f"{name}.out"), stderr_path=str(tmp_path / f"{name}.err"),
+                      **extra)  # type: ignore[arg-type]
+
+
+def wait_for(module: SlurmJobModule, job_id: str, *states: JobState, timeout: float = 60) -> JobStatus:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = module.poll([job_id])[job_id]
+        if status.state in states:
+            return status
+        assert time.monotonic() < deadline, f"job {job_id} still {status.state} after {timeout} s"
+        time.sleep(0.5)
+
+
+def process_states(job_id: str) -> dict[int, str]:
+    """PID -> state letter (/proc/PID/stat) of every process of the job on this host, where all the
+    virtual nodes run: the descendants of its slurmstepd processes ('slurmstepd: [ID.batch]' ...).
+
+    (scontrol listpids would do, but on a multiple-slurmd host it only looks at the first node.)
+    """
+    parent: dict[int, int] = {}
+    state: dict[int, str] = {}
+    roots: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        pid = int(proc.name)
+        parent[pid], state[pid] = int(fields[1]), fields[0]
+        if cmdline.startswith(b"slurmstepd: [" + job_id.encode() + b"."):
+            roots.append(pid)
+    found: dict[int, str] = {}
+    frontier = set(roots)
+    while frontier:
+        children = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found.update((pid, state[pid]) for pid in children)
+        frontier = children
+    return found
+
+
+@pytest.fixture
+def module(slurm_cluster: SlurmCluster) -> SlurmJobModule:
+    return SlurmJobModule({"partition": "shared", "retry_for": 120}, LocalTransport())
+
+
+def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tmp_path: Path) -> None:
+    before = time.time()
+    sim_id = module.submit(request(tmp_path, "sim", 2, 1, 60))
+    after = time.time()
+    sim = wait_for(module, sim_id, JobState.RUNNING)
+    # Slurm's times are whole seconds of the same clock as ours
+    assert math.floor(before) <= sim.submit <= math.ceil(after)
+    assert sim.submit <= sim.start <= time.time() and sim.end is None
+    assert len(sim.nodes) >= 1
+    time.sleep(1)  # let srun start the tasks
+    assert all(not stat == "T" for stat in process_states(sim_id).values())
+
+    module.suspend(sim_id)
+    suspended = module.poll([sim_id])[sim_id]
+    assert suspended.state is JobState.SUSPENDED
+    stopped = process_states(sim_id)
+    assert stopped and all(stat == "T" for stat in stopped.values()), stopped
+
+    ana_id = module.submit(request(tmp_path, "ana", 1, 1, 2, app="analytics", colocate_with=sim_id,
+                                   oversubscribe=True))
+    ana = wait_for(module, ana_id, JobState.COMPLETED)
+    assert set(ana.nodes) <= set(sim.nodes)
+    assert ana.end - ana.start >= 2
+    module.resume(sim_id)
+    assert module.poll([sim_id])[sim_id].state is JobState.RUNNING
+    assert all(not stat == "T" for stat in process_states(sim_id).values())
+
+    module.cancel(sim_id)
+    cancelled = wait_for(module, sim_id, JobState.CANCELLED)
+    assert cancelled.start <= cancelled.end <= time.time() + 1
+    # one poll answers both jobs; the paper's minimal polling command agrees the job is over
+    both = module.poll([sim_id, ana_id])
+    assert both[sim_id].state is JobState.CANCELLED and both[ana_id].state is JobState.COMPLETED
+    done = module.run(module.get_poll_completion_command(f"{sim_id}\n", ""), check=False)
+    assert done.returncode == 0
+    module.cancel(sim_id)  # a job already gone: no error
+
+
+def test_multinode_colocation_and_oversubscription(module: SlurmJobModule, tmp_path: Path) -> None:
+    # the simulation fills 2 whole nodes (2 tasks x 2 CPUs); the analytics (2 tasks x 1 CPU) must
+    # share them: it runs only because --oversubscribe lets it on the FORCE-shared partition
+    sim_id = module.submit(request(tmp_path, "sim2", 2, 2, 30))
+    sim = wait_for(module, sim_id, JobState.RUNNING)
+    assert len(sim.nodes) == 2
+    ana_id = module.submit(request(tmp_path, "ana2", 2, 1, 1, app="analytics", colocate_with=sim_id,
+                                   oversubscribe=True))
+    ana = wait_for(module, ana_id, JobState.COMPLETED, JobState.FAILED)
+    assert ana.state is JobState.COMPLETED
+    assert ana.nodes == sim.nodes
+    module.cancel(sim_id)
+    wait_for(module, sim_id, JobState.CANCELLED)
+
+
+def test_survives_a_slurmctld_restart(slurm_cluster: SlurmCluster, module: SlurmJobModule,
+                                      tmp_path: Path) -> None:
+    job_id = module.submit(request(tmp_path, "restart", 1, 1, 40))
+    wait_for(module, job_id, JobState.RUNNING)
+    failures: list[BaseException] = []
+    seen: list[JobState] = []
+
+    def keep_polling() -> None:
+        try:
+            for _ in range(10):
+                seen.append(module.poll([job_id])[job_id].state)
+                time.sleep(0.5)
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    poller = threading.Thread(target=keep_polling)
+    poller.start()
+    slurm_cluster.control("restart-ctld")
+    poller.join(timeout=180)
+    assert not failures, failures
+    # the job survived the restart (its state was saved) and the module saw it throughout
+    assert seen and set(seen) == {JobState.RUNNING}
+    module.cancel(job_id)
+    wait_for(module, job_id, JobState.CANCELLED)
