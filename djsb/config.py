@@ -28,13 +28,15 @@ PROCESS_MODULES = ("local", "simulated")
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
-               "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+# K/M/G/T are powers of 1024 as in Slurm's --mem (and djsb-stream's --memory); KB/MB/GB/TB powers of 1000.
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4,
+               "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+               "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_size(text: str | int | float) -> int:
-    """Bytes in a size such as 4GiB, 50MiB, 1.5G or 1024 (plain numbers are bytes).
+    """Bytes in a size such as 4GiB, 50MiB, 1.5G (= 1.5 GiB, as Slurm reads it), 2GB or 1024 (bytes).
 
     Raises ValueError with the accepted units when the text is not a size.
     """

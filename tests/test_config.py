@@ -45,8 +45,8 @@ def test_good_config_loads_with_units(tmp_path: Path) -> None:
     assert config.general.scenarios == ("oversubscription", "stopcont", "dynamic")
 
 
-@pytest.mark.parametrize(("text", "size"), [("4GiB", 4 * 2**30), ("50MiB", 50 * 2**20), ("1.5G", 1_500_000_000),
-                                            ("512M", 512_000_000), (1024, 1024), ("2 kib", 2048)])
+@pytest.mark.parametrize(("text", "size"), [("4GiB", 4 * 2**30), ("50MiB", 50 * 2**20), ("1.5G", 1.5 * 2**30),
+                                            ("512M", 512 * 2**20), ("2GB", 2_000_000_000), (1024, 1024), ("2 kib", 2048)])
 def test_parse_size(text: str | int, size: int) -> None:
     assert parse_size(text) == size
 
