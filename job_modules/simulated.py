@@ -39,7 +39,7 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +131,18 @@ def spread(total_tasks: int, per_node: int) -> list[int]:
     """Tasks on each node when ``per_node`` tasks fill a node and the last takes the remainder."""
     full, rest = divmod(total_tasks, per_node)
     return [per_node] * full + ([rest] if rest else [])
+
+
+def first_fit(counts: Sequence[int], candidates: Sequence[int],
+              fits: Callable[[int, int], bool]) -> dict[int, int] | None:
+    """Each count of tasks on the first unused candidate where ``fits(node, tasks)``; None if one fails."""
+    chosen: dict[int, int] = {}
+    for tasks in counts:
+        node = next((n for n in candidates if n not in chosen and fits(n, tasks)), None)
+        if node is None:
+            return None
+        chosen[node] = tasks
+    return chosen
 
 
 def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
@@ -274,7 +286,13 @@ class SimulatedJobModule(JobModule):
             job.state, epoch(job.submit), None if job.start is None else epoch(job.start),
             None if job.end is None else epoch(job.end),
             0 if job.state is JobState.COMPLETED else None, job.nodes,
-            "Resources" if job.state is JobState.PENDING else "")
+            self._pending_reason(job))
+
+    def _pending_reason(self, job: _Job) -> str:
+        """Slurm's reason for a pending job: BeginTime before its start latency is over, else Resources."""
+        if job.state is not JobState.PENDING:
+            return ""
+        return "BeginTime" if job.eligible > self._t else "Resources"
 
     # -- placement ---------------------------------------------------------------------------------
 
@@ -318,36 +336,25 @@ class SimulatedJobModule(JobModule):
             raise JobModuleError(f"simulated: {request.name} needs {problem}")
 
     def _place(self, request: JobRequest) -> dict[int, int] | None:
-        """The nodes (and tasks on each) the job gets now, or None while it must wait."""
+        """The nodes (and tasks on each) the job gets now, or None while it must wait.
+
+        First fit on free cores; failing that, a job that may oversubscribe takes the candidates
+        holding the fewest cores (a colocated job keeps the simulation's node order).
+        """
         counts, candidates = self._layout(request)
         cpus, memory = request.cpus_per_task, request.memory_per_task
 
         def fits(node: int, tasks: int, share_cores: bool) -> bool:
             held = self._nodes[node]
-            free_cores = share_cores or held.cores + tasks * cpus <= self.options.cores_per_node
-            return free_cores and held.memory + tasks * memory <= self.options.memory_per_node
+            cores_ok = share_cores or held.cores + tasks * cpus <= self.options.cores_per_node
+            return cores_ok and held.memory + tasks * memory <= self.options.memory_per_node
 
-        chosen: dict[int, int] = {}
-        free = iter(candidates)
-        for tasks in counts:
-            node = next((n for n in free if fits(n, tasks, False)), None)
-            if node is None:
-                break
-            chosen[node] = tasks
-        if len(chosen) == len(counts):
-            return chosen
-        if not request.oversubscribe:
-            return None
-        shared = sorted(candidates, key=lambda n: self._nodes[n].cores) if request.colocate_with is None \
-            else candidates
-        chosen = {}
-        rest = iter(shared)
-        for tasks in counts:
-            node = next((n for n in rest if fits(n, tasks, True)), None)
-            if node is None:
-                return None
-            chosen[node] = tasks
-        return chosen
+        exclusive = first_fit(counts, candidates, lambda node, tasks: fits(node, tasks, False))
+        if exclusive is not None or not request.oversubscribe:
+            return exclusive
+        if request.colocate_with is None:
+            candidates = sorted(candidates, key=lambda node: self._nodes[node].cores)
+        return first_fit(counts, candidates, lambda node, tasks: fits(node, tasks, True))
 
     def _start_pending(self) -> None:
         """Start queued jobs in FIFO order until the first that cannot start now."""
@@ -381,7 +388,7 @@ class SimulatedJobModule(JobModule):
 
     # -- the fluid model ---------------------------------------------------------------------------
 
-    def _throughput(self, threads: int, runnable_by_node: Any) -> float:
+    def _throughput(self, threads: int, runnable_by_node: Iterable[int]) -> float:
         o = self.options
         return appmodel.job_throughput(threads, runnable_by_node, o.cores_per_node, o.core_bandwidth,
                                        o.memory_bandwidth_per_node)

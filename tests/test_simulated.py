@@ -17,7 +17,7 @@ import pytest
 from djsb import appmodel
 from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
-from job_modules.simulated import SimulatedJobModule, hostlist, parse_options, spread
+from job_modules.simulated import SimulatedJobModule, first_fit, hostlist, parse_options, spread
 from job_modules.template import JobRequest, JobState, JobStatus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -227,8 +227,21 @@ def test_cancel_ends_the_job_and_frees_its_cores() -> None:
     assert sim.poll([b])[b].start == pytest.approx(sim.clock.epoch(1.0))
 
 
+def test_start_latency_delays_the_start() -> None:
+    sim = module(start_latency=2)
+    job = sim.submit(request("late", exec_time=10))
+    pending = status_at(sim, job, 1)
+    assert pending.state is JobState.PENDING and pending.reason == "BeginTime"
+    done = status_at(sim, job, 20)
+    assert done.submit is not None and done.start is not None and done.end is not None
+    assert (done.start - done.submit, done.end - done.submit) == pytest.approx((2.0, 12.0))
+
+
 def test_helpers() -> None:
     assert spread(10, 4) == [4, 4, 2]
+    # node 0 is too full for 4 tasks but takes the remainder of 2; node 1 takes the first 4
+    assert first_fit([4, 4, 2], [0, 1, 2], lambda node, tasks: node != 0 or tasks <= 2) == {1: 4, 2: 4, 0: 2}
+    assert first_fit([4, 4], [0, 1], lambda node, tasks: node == 0) is None
     assert hostlist("node", 3, [0, 1, 2, 3, 6]) == "node[001-004,007]"
     assert hostlist("node", 3, [4]) == "node005"
 
