@@ -15,7 +15,8 @@ class SimJob:
     """A trace job plus everything the scheduler decides about it.
 
     ``limit`` is the time limit the model enforces (requested time, else the partition MaxTime,
-    else unlimited); ``need`` is its size in units of its partition (see ``ClusterState.need``).
+    else unlimited); ``need`` is its size in units of its partition (see ``ClusterState.need``);
+    ``plan`` is the limit rounded up to bf_resolution, the duration the backfill planner uses.
     ``sort_key`` orders the queue like Slurm: partition PriorityTier, then priority (both
     descending), then submit time, then job id (priority_multifactor.html, "Jobs are selected to
     be evaluated by the scheduler in the following order").
@@ -27,6 +28,7 @@ class SimJob:
     limit: float
     need: int
     eligible: float
+    plan: float = 0.0
     priority: float = 0.0
     factors: dict[str, float] = field(default_factory=dict)
     sort_key: tuple[float, float, float, int] = (0.0, 0.0, 0.0, 0)

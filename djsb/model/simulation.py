@@ -92,6 +92,7 @@ class Simulation:
         self.rejected: list[tuple[int, str]] = []
         self.user_qos_running: dict[tuple[str, str], int] = {}
         self.queued_cores = 0
+        self.need_counts: dict[int, dict[int, int]] = {}
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
@@ -168,7 +169,7 @@ class Simulation:
                 continue
             if self.dirty[kind]:
                 due = now
-            elif period > 0:
+            elif period > 0 and len(self.queue) > 1 and self._something_fits():
                 due = max(now, self.last_calc + period)
             else:
                 continue
@@ -196,10 +197,13 @@ class Simulation:
             limit = min(limit, qos.max_wall)
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
                      eligible=now)
+        job.plan = self._round(limit)
         self.jobs_by_id[trace.job_id] = job
         self.priority.on_submit(job, now)
         self._enqueue(job)
         self.queued_cores += trace.cpus
+        counts = self.need_counts.setdefault(part.index, {})
+        counts[job.need] = counts.get(job.need, 0) + 1
         self._touch()
 
     def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
@@ -257,6 +261,10 @@ class Simulation:
         key = (trace.user, job.qos.name)
         self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
         self.queued_cores -= trace.cpus
+        counts = self.need_counts[part.index]
+        counts[job.need] -= 1
+        if not counts[job.need]:
+            del counts[job.need]
         self.priority.on_start(job, now)
         if self.checker is not None:
             self.checker.on_start(job, now, self._planned_end(job, now))
@@ -279,10 +287,12 @@ class Simulation:
         return limit is None or self.user_qos_running.get((job.trace.user, job.qos.name), 0) < limit
 
     # ----------------------------------------------------------------- priorities
-    def _maybe_recompute(self, now: float) -> None:
+    def _recompute_due(self, now: float) -> bool:
         period = self.priority.calc_period
-        if period <= 0 or now < self.last_calc + period or not self.queue:
-            return
+        return period > 0 and now >= self.last_calc + period and len(self.queue) > 1
+
+    def _recompute(self, now: float) -> None:
+        period = self.priority.calc_period
         self.last_calc = math.floor(now / period) * period
         self.stats["recomputes"] += 1
         before = [j.job_id for j in self.queue]
@@ -291,13 +301,32 @@ class Simulation:
         if [j.job_id for j in self.queue] != before:
             self._touch()
 
+    def _something_fits(self) -> bool:
+        """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
+        parts = self.state.partitions
+        return any(counts and min(counts) <= parts[p].free for p, counts in self.need_counts.items())
+
+    def _prepare(self, kind: int, now: float) -> bool:
+        """Recompute priorities if due, and say whether the pass must run.
+
+        A pass runs when something changed since it last ran. Without a change, only a priority
+        recomputation can matter, and only if some queued job could fit now (a new order cannot
+        start a job that fits nowhere); otherwise the recomputation waits for the next pass that
+        runs, which sees the priorities Slurm's decay thread would have set by then.
+        """
+        due = self._recompute_due(now)
+        if self.dirty[kind]:
+            if due:
+                self._recompute(now)
+        elif due and self._something_fits():
+            self._recompute(now)
+        was_dirty = self.dirty[kind]
+        self.dirty[kind] = False
+        return was_dirty and bool(self.queue)
+
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float) -> None:
-        self._maybe_recompute(now)
-        if not self.dirty[MAIN_TICK]:
-            return
-        self.dirty[MAIN_TICK] = False
-        if not self.queue:
+        if not self._prepare(MAIN_TICK, now):
             return
         self.stats["main_passes"] += 1
         state = self.state
@@ -338,7 +367,7 @@ class Simulation:
 
     def _planned_end(self, job: SimJob, now: float) -> float:
         """When the backfill planner expects a running job to free its resources."""
-        planned = job.start + self._round(job.limit)
+        planned = job.start + job.plan
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def _round(self, duration: float) -> float:
@@ -356,11 +385,7 @@ class Simulation:
         return Profile(now, part.free, releases)
 
     def _backfill_pass(self, now: float) -> None:
-        self._maybe_recompute(now)
-        if not self.dirty[BF_TICK]:
-            return
-        self.dirty[BF_TICK] = False
-        if not self.queue:
+        if not self._prepare(BF_TICK, now):
             return
         self.stats["backfill_passes"] += 1
         cfg = self.config
@@ -371,6 +396,7 @@ class Simulation:
         reservations: list[Reservation] = []
         started: set[int] = set()
         tested = 0
+        startable = self._something_fits()
         for job in self.queue:
             if tested >= cfg.bf_max_job_test:
                 break
@@ -378,10 +404,14 @@ class Simulation:
                 continue
             tested += 1
             part = job.part
+            if len(reservations) >= max_reservations and job.need > part.free:
+                if not startable:
+                    break  # no queued job fits anywhere and no reservation is left to make
+                continue
             profile = profiles.get(part.index)
             if profile is None:
                 profile = profiles[part.index] = self._profile(part, now)
-            duration = self._round(job.limit)
+            duration = job.plan
             if profile.fits(now, duration, job.need):
                 alloc = state.allocate(part, job.trace.cpus, job.trace.nodes, job.trace.memory_mb)
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
@@ -391,6 +421,7 @@ class Simulation:
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
                     self._start(job, alloc, now, backfilled=True)
                     started.add(job.job_id)
+                    startable = self._something_fits()
                     continue
             if len(reservations) < max_reservations:
                 start = profile.earliest_start(job.need, duration, now, horizon)

@@ -11,7 +11,8 @@ by 2^((t - t0)/half_life): scaling every association by the same factor changes 
 ratios (usage / total usage) nor Fair Tree's (usage / parent usage), so only the charge of new
 usage needs the factor. A job running ``cpus`` CPUs from t1 to t2 adds
 cpus * integral 2^((t - t0)/h) dt = cpus * (G(t2) - G(t1)) with G(t) = h/ln 2 * 2^((t - t0)/h).
-``usage()`` converts back to decayed CPU-seconds.
+``usage()`` converts back to decayed CPU-seconds. ``total`` holds the subtree's scaled usage and
+is kept up to date when usage is charged, so no tree walk is needed to read an account's usage.
 """
 
 from __future__ import annotations
@@ -35,9 +36,12 @@ class Association:
     shares: float
     parent: Association | None
     children: list[Association] = field(default_factory=list)
-    scaled_usage: float = 0.0
+    total: float = 0.0
     rate: int = 0
     last: float = 0.0
+    share_fraction: float = 0.0
+    child_order: list[tuple[float, bool, str, Association]] = field(default_factory=list)
+    child_signature: tuple[tuple[int, bool], ...] = ()
 
     @property
     def name(self) -> str:
@@ -63,11 +67,14 @@ class AccountTree:
         self.half_life = half_life or 0.0
         self.t0 = 0.0
         self.root = Association(ROOT, None, 1.0, None)
+        self.changed: set[Association] = set()
+        self.cache: dict[str, object] = {}
         self.accounts: dict[str, Association] = {ROOT: self.root}
         specs = dict(accounts or {})
         for name in specs:
             self._account(name, specs)
         self.users: dict[tuple[str, str], Association] = {}
+        self.active: set[Association] = set()
         for user, account in associations:
             self.add_user(user, account, (user_shares or {}).get(user, 1.0), specs)
 
@@ -80,9 +87,20 @@ class AccountTree:
         spec = specs.get(name, AccountSpec())
         parent = self._account(spec.parent, specs, (*seen, name))
         node = Association(name, None, spec.shares, parent)
-        parent.children.append(node)
+        self._attach(node)
         self.accounts[name] = node
         return node
+
+    def _attach(self, node: Association) -> None:
+        """Hang ``node`` under its parent and refresh the siblings' share fractions."""
+        parent = node.parent
+        assert parent is not None
+        self.changed.add(parent)
+        siblings = parent.children
+        siblings.append(node)
+        total = sum(child.shares for child in siblings)
+        for child in siblings:
+            child.share_fraction = child.shares / total if total else 0.0
 
     def add_user(self, user: str, account: str, shares: float = 1.0,
                  specs: Mapping[str, AccountSpec] | None = None) -> Association:
@@ -91,7 +109,7 @@ class AccountTree:
         if key not in self.users:
             parent = self._account(account, specs or {})
             node = Association(account, user, shares, parent)
-            parent.children.append(node)
+            self._attach(node)
             self.users[key] = node
         return self.users[key]
 
@@ -100,9 +118,22 @@ class AccountTree:
         h = self.half_life
         return t if h <= 0 else h / math.log(2) * 2.0 ** ((t - self.t0) / h)
 
+    def _charge(self, node: Association, amount: float) -> None:
+        """Add scaled usage to a user and every account above it (``total`` is the subtree sum).
+
+        The accounts whose children changed are remembered in ``changed`` so that fair share
+        algorithms can re-sort only those sibling groups.
+        """
+        parent = node.parent
+        node.total += amount
+        while parent is not None:
+            self.changed.add(parent)
+            parent.total += amount
+            parent = parent.parent
+
     def _accrue(self, assoc: Association, now: float) -> None:
         if assoc.rate:
-            assoc.scaled_usage += assoc.rate * (self._g(now) - self._g(assoc.last))
+            self._charge(assoc, assoc.rate * (self._g(now) - self._g(assoc.last)))
         assoc.last = now
 
     def job_started(self, user: str, account: str, cpus: int, now: float) -> None:
@@ -110,41 +141,31 @@ class AccountTree:
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate += cpus
+        self.active.add(assoc)
 
     def job_ended(self, user: str, account: str, cpus: int, now: float) -> None:
         """Stop charging a job's CPUs."""
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate -= cpus
+        if not assoc.rate:
+            self.active.discard(assoc)
 
     def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:
         """Charge ``cpu_seconds`` of (already decayed, as of ``now``) usage at once."""
         scale = 2.0 ** ((now - self.t0) / self.half_life) if self.half_life > 0 else 1.0
-        self.add_user(user, account).scaled_usage += cpu_seconds * scale
+        self._charge(self.add_user(user, account), cpu_seconds * scale)
 
     def settle(self, now: float) -> None:
-        """Bring every user's usage up to ``now`` and sum usage up the tree (``tree_usage``)."""
-        users = self.users.values()
-        for assoc in users:
+        """Bring the usage of every running association up to ``now``."""
+        for assoc in self.active:
             self._accrue(assoc, now)
         if self.half_life > 0 and (now - self.t0) / self.half_life > _RENORMALISE_AFTER:
             factor = 2.0 ** (-(now - self.t0) / self.half_life)
-            for assoc in users:
-                assoc.scaled_usage *= factor
+            for node in (*self.accounts.values(), *self.users.values()):
+                node.total *= factor
             self.t0 = now
-        self.tree_usage: dict[int, float] = {}
-        self._sum(self.root)
-
-    def _sum(self, node: Association) -> float:
-        total = node.scaled_usage + sum(self._sum(child) for child in node.children)
-        self.tree_usage[id(node)] = total
-        return total
 
     def usage(self, node: Association, now: float) -> float:
         """Decayed RawUsage of ``node`` (CPU-seconds) as of the last :meth:`settle` at ``now``."""
-        scaled = self.tree_usage[id(node)]
-        return scaled * 2.0 ** (-(now - self.t0) / self.half_life) if self.half_life > 0 else scaled
-
-    def scaled(self, node: Association) -> float:
-        """Usage in the tree's common scale (only ratios of these are meaningful)."""
-        return self.tree_usage[id(node)]
+        return node.total * 2.0 ** (-(now - self.t0) / self.half_life) if self.half_life > 0 else node.total

@@ -16,18 +16,17 @@ def normalized_shares(node: Association) -> float:
     """Product of shares / sibling shares from ``node`` up to root."""
     share = 1.0
     while node.parent is not None:
-        siblings = sum(child.shares for child in node.parent.children)
-        share *= node.shares / siblings if siblings else 0.0
+        share *= node.share_fraction
         node = node.parent
     return share
 
 
 def classic_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
-    total = tree.scaled(tree.root)
+    total = tree.root.total
     factors = {}
     for key, assoc in tree.users.items():
         share = normalized_shares(assoc)
-        usage = tree.scaled(assoc) / total if total > 0 else 0.0
+        usage = assoc.total / total if total > 0 else 0.0
         factors[key] = 2.0 ** (-usage / share) if share > 0 else 0.0
     return factors

@@ -1,0 +1,98 @@
+"""Speed benchmark of the built-in scheduler model on the full LANL-CM5 trace.
+
+Replays LANL-CM5-1994-4.1-cln (122,057 usable jobs, 1,024 processors) with
+
+* ``easy``: FIFO priority and EASY backfilling, passes on every event (classic EASY);
+* ``mn4``: the ``marenostrum4`` preset: multifactor priority with Fair Tree fair share
+  (paper 004 Table 3.2) and conservative backfill with Table 3.3's options;
+
+each on the first quarter of the trace and on all of it, every run in a fresh process so the
+peak resident memory (``ru_maxrss``) belongs to that run. It prints simulated jobs per second,
+simulation seconds (trace reading excluded), peak MB, and the time ratio full / quarter next to
+what linear (4.0) and n log n (4 log n / log(n/4)) growth would give.
+
+The CM-5 is modelled as 32 nodes of 32 processors: every LANL job asks for a multiple of 32
+processors (the CM-5 allocated 32-node partitions), so a model node is one such block.
+Jobs without a requested time get the trace's largest request as limit (the partition MaxTime).
+
+Usage: ``.venv/bin/python bench/bench_model.py [--trace PATH] [--configs easy mn4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = ROOT / "../shared/data/traces/LANL-CM5-1994-4.1-cln.swf.gz"
+TOTAL_JOBS = 122_060  # records in the trace (the reader skips the few without processors)
+
+
+def worker(trace: Path, config: str, limit: int | None) -> dict[str, float]:
+    """Run one configuration in this process and measure it."""
+    sys.path.insert(0, str(ROOT))
+    from djsb.model import ClusterSpec, PartitionSpec, SchedulerConfig, Simulation
+    from djsb.model.priority import FifoPriority, marenostrum4
+    from djsb.workloads.swf import read_swf
+
+    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(trace, limit=limit).jobs]
+    max_time = max(j.requested_time or 0.0 for j in jobs)
+    cluster = ClusterSpec.homogeneous(32, 32, partition=PartitionSpec("cm5", max_time=max_time))
+    if config == "easy":
+        priority, scheduler = FifoPriority(), SchedulerConfig(backfill="easy", sched_interval=0,
+                                                              bf_interval=0)
+    else:
+        priority, scheduler = marenostrum4()
+    started = time.perf_counter()
+    result = Simulation(jobs, cluster, scheduler, priority).run()
+    seconds = time.perf_counter() - started
+    return {
+        "jobs": len(jobs), "seconds": seconds, "jobs_per_s": len(jobs) / seconds,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "mean_wait": float(result.jobs["wait"].mean()), "killed": result.killed,
+        "backfilled": int(result.jobs["backfilled"].sum()),
+    }
+
+
+def measure(trace: Path, config: str, limit: int | None) -> dict[str, float]:
+    """Run :func:`worker` in a fresh interpreter (clean peak-memory figure)."""
+    command = [sys.executable, __file__, "--worker", config, "--trace", str(trace)]
+    if limit is not None:
+        command += ["--limit", str(limit)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, default=TRACE)
+    parser.add_argument("--configs", nargs="+", default=["easy", "mn4"], choices=["easy", "mn4"])
+    parser.add_argument("--worker", choices=["easy", "mn4"], help=argparse.SUPPRESS)
+    parser.add_argument("--limit", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.trace, args.worker, args.limit)))
+        return
+    print(f"{'config':6} {'jobs':>7} {'seconds':>8} {'jobs/s':>8} {'peak MB':>8} {'mean wait':>10} "
+          f"{'killed':>7} {'backfilled':>10}")
+    for config in args.configs:
+        quarter = measure(args.trace, config, TOTAL_JOBS // 4)
+        full = measure(args.trace, config, None)
+        for row in (quarter, full):
+            print(f"{config:6} {row['jobs']:7d} {row['seconds']:8.2f} {row['jobs_per_s']:8.0f} "
+                  f"{row['peak_mb']:8.0f} {row['mean_wait']:10.0f} {row['killed']:7d} {row['backfilled']:10d}")
+        n = full["jobs"]
+        nlogn = 4 * math.log(n) / math.log(n / 4)
+        print(f"{config:6} time ratio full/quarter = {full['seconds'] / quarter['seconds']:.2f} "
+              f"(linear 4.00, n log n {nlogn:.2f})")
+
+
+if __name__ == "__main__":
+    main()
