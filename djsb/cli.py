@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
 
-from djsb.clock import WallClock
+from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log
@@ -108,6 +108,7 @@ def command_run(args: argparse.Namespace) -> int:
         run = RunDirectory.create(new_run_dir(config, config_path, args.output),
                                   resolved_config(config, config_path), meta)
         log(f"run directory {run.path}")
+    run.durable = not isinstance(module.clock, VirtualClock)
     apps_dir, files_dir = job_paths(config, run, transport)
     driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir)
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 
 from djsb.errors import InputError
-from djsb.report.plots import plot_summary
 from djsb.report.summary import sample_table, summary_table
 
 
@@ -23,5 +22,7 @@ def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
     summary = summary_table(samples)
     summary.to_csv(run_dir / "summary.csv", index=False)
     if plots and not summary.empty:
+        from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing
+
         plot_summary(summary, run_dir / "figures", title=run_dir.name)
     return summary
