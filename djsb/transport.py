@@ -101,7 +101,8 @@ class SSHTransport:
             raise RunError(f"ssh: cannot read known_hosts {known_hosts}: {exc.strerror}") from exc
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
-            client.connect(s.host, port=s.port, username=s.user, key_filename=str(Path(s.key_file).expanduser()) if s.key_file else None,
+            key_file = str(Path(s.key_file).expanduser()) if s.key_file else None
+            client.connect(s.host, port=s.port, username=s.user, key_filename=key_file,
                            timeout=s.connect_timeout, banner_timeout=s.connect_timeout,
                            auth_timeout=s.connect_timeout, allow_agent=s.key_file is None,
                            look_for_keys=s.key_file is None)
