@@ -63,6 +63,7 @@ class MultifactorPriority(PriorityPlugin):
         self.weights = weights
         self.max_age = max_age
         self.favor_small = favor_small
+        self.fairshare = fairshare
         self.algorithm = FAIRSHARE_ALGORITHMS[fairshare]
         self.decay_half_life = decay_half_life
         self.calc_period = calc_period

@@ -1,0 +1,58 @@
+"""Pure metrics over the model's job table (``SimulationResult.jobs``).
+
+* wait = start - submit; mean, median and 95th percentile.
+* bounded slowdown = max(1, (wait + run) / max(run, tau)), tau = 10 s (Feitelson, Rudolph,
+  Schwiegelshohn, Sevcik & Wong, "Theory and Practice in Parallel Job Scheduling", JSSPP 1997:
+  the bound keeps very short jobs from dominating the mean).
+* utilisation = core-seconds used / (cores x makespan), makespan = last end - first submit.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+TAU = 10.0
+
+
+def wait_stats(jobs: pd.DataFrame) -> dict[str, float]:
+    """Mean, median and 95th percentile of the wait time (seconds)."""
+    wait = jobs["wait"]
+    if wait.empty:
+        return {"mean_wait": 0.0, "median_wait": 0.0, "p95_wait": 0.0}
+    return {"mean_wait": float(wait.mean()), "median_wait": float(wait.median()),
+            "p95_wait": float(wait.quantile(0.95))}
+
+
+def bounded_slowdown(jobs: pd.DataFrame, tau: float = TAU) -> pd.Series:
+    """Per-job bounded slowdown max(1, (wait + run) / max(run, tau))."""
+    run = jobs["run_time"]
+    return ((jobs["wait"] + run) / run.clip(lower=tau)).clip(lower=1.0)
+
+
+def makespan(jobs: pd.DataFrame) -> float:
+    """Time from the first submission to the last end (seconds)."""
+    if jobs.empty:
+        return 0.0
+    return float(jobs["end"].max() - jobs["submit"].min())
+
+
+def utilisation(jobs: pd.DataFrame, total_cores: int) -> float:
+    """Fraction of the machine's core-seconds used over the makespan."""
+    span = makespan(jobs)
+    if span <= 0 or total_cores <= 0:
+        return 0.0
+    return float((jobs["cpus"] * jobs["run_time"]).sum() / (total_cores * span))
+
+
+def summary(jobs: pd.DataFrame, total_cores: int) -> dict[str, float]:
+    """Every metric above plus job counts, as one flat dict (metrics.json)."""
+    slowdown = bounded_slowdown(jobs)
+    return {
+        "jobs": int(len(jobs)),
+        **wait_stats(jobs),
+        "mean_bounded_slowdown": float(slowdown.mean()) if len(jobs) else 0.0,
+        "utilisation": utilisation(jobs, total_cores),
+        "makespan": makespan(jobs),
+        "killed": int(jobs["killed"].sum()),
+        "backfilled": int(jobs["backfilled"].sum()),
+    }

@@ -1,0 +1,299 @@
+"""``djsb simulate``: run one experiment on the built-in scheduler model from a YAML file.
+
+The file has four sections (every time is in seconds; relative paths are resolved against the
+config file's directory)::
+
+    seed: 1
+    workload:            # a trace ...
+      swf: ../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz
+      limit: 5000                  # optional: first N jobs
+      keep_partitions: false       # default: every job goes to the first partition
+    # ... or a generator: {generator: poisson_exponential, params: {n_jobs: ..., ...}}
+    cluster:
+      nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
+      partitions: [{name: batch, max_time: 86400, oversubscribe: "NO", ...}]
+      qos: [{name: normal, priority: 0, max_jobs_per_user: 10}]
+    policy:
+      preset: marenostrum4         # optional; the sections below override it
+      priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
+      scheduler: {backfill: easy, bf_interval: 30}
+
+:func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
+file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, metrics.json,
+wait_ecdf.png and queue_utilisation.png into the output directory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from djsb.errors import ConfigError
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
+from djsb.model.metrics import summary
+from djsb.model.priority import AccountSpec, FifoPriority, MultifactorPriority, MultifactorWeights, preset
+from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.presets import PRESETS
+from djsb.workloads import synthetic
+from djsb.workloads.job import TraceJob
+from djsb.workloads.swf import read_swf
+from djsb.yamlnodes import Located, describe, load_yaml
+
+GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
+    "poisson_exponential": synthetic.poisson_exponential,
+    "static_lognormal_004": synthetic.static_lognormal_004,
+}
+
+
+# ----------------------------------------------------------------------------- value readers
+def _number(node: Located, minimum: float = 0.0) -> float:
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise node.error(f"expected a number, got {describe(value)}")
+    if value < minimum:
+        raise node.error(f"must be >= {minimum:g}, got {value}")
+    return float(value)
+
+
+def _int(node: Located, minimum: int = 0) -> int:
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise node.error(f"expected a whole number, got {describe(value)}")
+    if value < minimum:
+        raise node.error(f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _bool(node: Located) -> bool:
+    if not isinstance(node.value, bool):
+        raise node.error(f"expected true or false, got {describe(node.value)}")
+    return node.value
+
+
+def _str(node: Located) -> str:
+    if not isinstance(node.value, str) or not node.value.strip():
+        raise node.error(f"expected a non-empty string, got {describe(node.value)}")
+    return node.value.strip()
+
+
+def _list(node: Located) -> list[Located]:
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error(f"expected a non-empty list, got {describe(node.value)}")
+    return node.value
+
+
+def _fields(node: Located, schema: dict[str, Callable[[Located], Any]],
+            required: tuple[str, ...] = ()) -> dict[str, Any]:
+    node.check_keys(frozenset(schema))
+    for name in required:
+        if node.get(name) is None:
+            raise node.error(f"missing key {name!r}")
+    return {name: schema[name](child) for name, child in node.items()}
+
+
+def _path(node: Located, base: Path) -> Path:
+    path = Path(_str(node))
+    path = path if path.is_absolute() else base / path
+    if not path.exists():
+        raise node.error(f"file not found: {path}")
+    return path
+
+
+# ----------------------------------------------------------------------------- sections
+def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
+    fields = _fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: _int(n, 1),
+                            "keep_partitions": _bool, "generator": _str, "params": lambda n: n})
+    if ("swf" in fields) == ("generator" in fields):
+        raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
+    if "swf" in fields:
+        jobs = read_swf(fields["swf"], limit=fields.get("limit")).jobs
+        if fields.get("keep_partitions", False):
+            return jobs
+        return [dataclasses.replace(j, partition=None) for j in jobs]
+    name = fields["generator"]
+    if name not in GENERATORS:
+        raise node.get("generator").error(f"unknown generator (choose from {', '.join(GENERATORS)})")
+    params_node = fields.get("params")
+    params = params_node.plain() if params_node is not None else {}
+    if not isinstance(params, dict):
+        raise params_node.error("expected a mapping of generator parameters")
+    params.setdefault("seed", seed)
+    try:
+        return GENERATORS[name](**params)
+    except TypeError as exc:
+        raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
+    except ConfigError as exc:
+        key = f"{(params_node or node).key}.{exc.key}" if exc.key else (params_node or node).key
+        raise ConfigError(exc.message, source=node.source, line=(params_node or node).line, key=key) from None
+
+
+def _cluster(node: Located) -> ClusterSpec:
+    node.check_keys(frozenset({"nodes", "partitions", "qos"}))
+    if node.get("nodes") is None:
+        raise node.error("missing key 'nodes'")
+    nodes: list[NodeSpec] = []
+    for group in _list(node.get("nodes")):
+        f = _fields(group, {"count": lambda n: _int(n, 1), "cores": lambda n: _int(n, 1),
+                            "memory_mb": lambda n: _number(n, 0), "prefix": _str}, ("cores",))
+        prefix = f.get("prefix", "n")
+        first = sum(1 for n in nodes if n.name.startswith(prefix))
+        nodes += [NodeSpec(f"{prefix}{first + i}", f["cores"], f.get("memory_mb"))
+                  for i in range(f.get("count", 1))]
+    partitions = [PartitionSpec("batch")]
+    if node.get("partitions") is not None:
+        partitions = []
+        for item in _list(node.get("partitions")):
+            f = _fields(item, {
+                "name": _str, "nodes": lambda n: tuple(_str(x) for x in _list(n)),
+                "min_cpus": lambda n: _int(n, 1), "max_cpus": lambda n: _int(n, 1),
+                "max_time": lambda n: _number(n, 1), "priority_tier": _int,
+                "priority_job_factor": _int, "oversubscribe": lambda n: str(n.value).upper(),
+            }, ("name",))
+            spec = PartitionSpec(**f)
+            try:
+                spec.share  # noqa: B018 - validates the OverSubscribe value
+            except ConfigError as exc:
+                raise item.get("oversubscribe").error(exc.message) from None
+            partitions.append(spec)
+    qos = [QosSpec("normal")]
+    if node.get("qos") is not None:
+        qos = [QosSpec(**_fields(item, {"name": _str, "priority": _int,
+                                        "max_jobs_per_user": lambda n: _int(n, 1),
+                                        "max_wall": lambda n: _number(n, 1)}, ("name",)))
+               for item in _list(node.get("qos"))]
+    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
+
+
+_SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
+    "backfill": _str, "sched_interval": _number, "bf_interval": _number, "bf_window": _number,
+    "bf_resolution": _number, "bf_max_job_test": lambda n: _int(n, 1), "bf_continue": _bool,
+    "default_queue_depth": lambda n: _int(n, 1), "defer": _bool, "extend_limit": _bool,
+}
+
+
+def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
+    if node is None:
+        return base or FifoPriority()
+    f = _fields(node, {
+        "plugin": _str, "weights": lambda n: MultifactorWeights(**_fields(
+            n, {k: _number for k in ("age", "fairshare", "job_size", "partition", "qos")})),
+        "max_age": lambda n: _number(n, 1), "favor_small": _bool, "fairshare": _str,
+        "decay_half_life": _number, "calc_period": lambda n: _number(n, 1),
+        "accounts": lambda n: {name: AccountSpec(**_fields(acc, {"parent": _str, "shares": _number}))
+                               for name, acc in n.items()},
+        "user_shares": lambda n: {name: _number(v) for name, v in n.items()},
+    })
+    plugin = f.pop("plugin", "multifactor" if base is not None or f else "fifo")
+    if plugin == "fifo":
+        if f:
+            raise node.error(f"the fifo plugin takes no options (got {', '.join(sorted(f))})")
+        return FifoPriority()
+    if plugin != "multifactor":
+        raise node.get("plugin").error("unknown priority plugin (choose fifo or multifactor)")
+    if isinstance(base, MultifactorPriority):
+        defaults = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
+                    "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,
+                    "calc_period": base.calc_period, "accounts": base.accounts,
+                    "user_shares": base.user_shares}
+        f = {**defaults, **f}
+    weights = f.pop("weights", MultifactorWeights())
+    try:
+        return MultifactorPriority(weights, **f)
+    except ConfigError as exc:
+        raise node.error(exc.message) from None
+
+
+def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
+    if node is None:
+        return FifoPriority(), SchedulerConfig()
+    node.check_keys(frozenset({"preset", "priority", "scheduler"}))
+    base_priority: PriorityPlugin | None = None
+    scheduler = SchedulerConfig()
+    if node.get("preset") is not None:
+        name = _str(node.get("preset"))
+        if name not in PRESETS:
+            raise node.get("preset").error(f"unknown preset (choose from {', '.join(PRESETS)})")
+        base_priority, scheduler = preset(name)
+    priority = _priority(node.get("priority"), base_priority)
+    sched_node = node.get("scheduler")
+    if sched_node is not None:
+        overrides = _fields(sched_node, _SCHEDULER_FIELDS)
+        try:
+            scheduler = dataclasses.replace(scheduler, **overrides)
+        except ConfigError as exc:
+            raise sched_node.error(exc.message) from None
+    return priority, scheduler
+
+
+def load_experiment(config_path: Path) -> tuple[list[TraceJob], ClusterSpec, PriorityPlugin,
+                                                  SchedulerConfig, int]:
+    """Read and validate an experiment file (nothing runs)."""
+    root = load_yaml(config_path)
+    root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
+    for key in ("workload", "cluster"):
+        if root.get(key) is None:
+            raise root.error(f"missing section {key!r}")
+    seed = _int(root.get("seed")) if root.get("seed") is not None else 0
+    cluster = _cluster(root.get("cluster"))
+    priority, scheduler = _policy(root.get("policy"))
+    jobs = _workload(root.get("workload"), config_path.resolve().parent, seed)
+    try:
+        Simulation([], cluster, scheduler, priority)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, source=root.source, line=root.get("cluster").line,
+                          key=f"cluster.{exc.key}" if exc.key else "cluster") from None
+    return jobs, cluster, priority, scheduler, seed
+
+
+def run_simulate(config_path: Path, out_dir: Path) -> Path:
+    """Run the experiment of ``config_path`` and write its results into ``out_dir``."""
+    jobs, cluster, priority, scheduler, seed = load_experiment(Path(config_path))
+    result = Simulation(jobs, cluster, scheduler, priority, seed=seed).run()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.jobs.to_csv(out_dir / "jobs.csv", index=False)
+    result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
+    result.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
+               "total_cores": result.total_cores, "seed": seed,
+               "scheduler": dataclasses.asdict(scheduler), "priority": priority.name}
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
+    return out_dir
+
+
+def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    waits = np.sort(jobs["wait"].to_numpy())
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if len(waits):
+        ax.step(waits, np.arange(1, len(waits) + 1) / len(waits), where="post")
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("wait time (s)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title("Wait time ECDF")
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out_dir / "wait_ecdf.png", dpi=120)
+    plt.close(fig)
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    hours = util["time"] / 3600.0
+    top.step(hours, util["queued_jobs"], where="post")
+    top.set_ylabel("queued jobs")
+    bottom.step(hours, util["busy_cores"] / max(total_cores, 1), where="post")
+    bottom.set_ylabel("utilisation")
+    bottom.set_ylim(0, 1.05)
+    bottom.set_xlabel("time (h)")
+    top.set_title("Queue length and utilisation")
+    fig.tight_layout()
+    fig.savefig(out_dir / "queue_utilisation.png", dpi=120)
+    plt.close(fig)
