@@ -18,6 +18,7 @@ is kept up to date when usage is charged, so no tree walk is needed to read an a
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -40,8 +41,9 @@ class Association:
     rate: int = 0
     last: float = 0.0
     share_fraction: float = 0.0
-    child_order: list[tuple[float, bool, str, Association]] = field(default_factory=list)
-    child_signature: tuple[tuple[int, bool], ...] = ()
+    order_keys: list[tuple[float, bool, str]] = field(default_factory=list)
+    order_nodes: list[Association] = field(default_factory=list)
+    order_key: tuple[float, bool, str] | None = None
 
     @property
     def name(self) -> str:
@@ -67,7 +69,7 @@ class AccountTree:
         self.half_life = half_life or 0.0
         self.t0 = 0.0
         self.root = Association(ROOT, None, 1.0, None)
-        self.changed: set[Association] = set()
+        self.changed: dict[Association, set[Association]] = {}
         self.cache: dict[str, object] = {}
         self.accounts: dict[str, Association] = {ROOT: self.root}
         specs = dict(accounts or {})
@@ -95,12 +97,12 @@ class AccountTree:
         """Hang ``node`` under its parent and refresh the siblings' share fractions."""
         parent = node.parent
         assert parent is not None
-        self.changed.add(parent)
         siblings = parent.children
         siblings.append(node)
         total = sum(child.shares for child in siblings)
         for child in siblings:
             child.share_fraction = child.shares / total if total else 0.0
+        self.changed.setdefault(parent, set()).update(siblings)
 
     def add_user(self, user: str, account: str, shares: float = 1.0,
                  specs: Mapping[str, AccountSpec] | None = None) -> Association:
@@ -121,15 +123,15 @@ class AccountTree:
     def _charge(self, node: Association, amount: float) -> None:
         """Add scaled usage to a user and every account above it (``total`` is the subtree sum).
 
-        The accounts whose children changed are remembered in ``changed`` so that fair share
-        algorithms can re-sort only those sibling groups.
+        The associations whose usage changed are remembered in ``changed`` (by parent) so that
+        :meth:`refresh_orders` re-sorts only them.
         """
-        parent = node.parent
         node.total += amount
+        parent = node.parent
         while parent is not None:
-            self.changed.add(parent)
+            self.changed.setdefault(parent, set()).add(node)
             parent.total += amount
-            parent = parent.parent
+            node, parent = parent, parent.parent
 
     def _accrue(self, assoc: Association, now: float) -> None:
         if assoc.rate:
@@ -164,8 +166,53 @@ class AccountTree:
             factor = 2.0 ** (-(now - self.t0) / self.half_life)
             for node in (*self.accounts.values(), *self.users.values()):
                 node.total *= factor
+                if node.parent is not None:
+                    self.changed.setdefault(node.parent, set()).add(node)
             self.t0 = now
+
+    # ------------------------------------------------------------------ sibling order
+    @staticmethod
+    def order_key(node: Association) -> tuple[float, bool, str]:
+        """Sort key among siblings: usage / share ascending is Level FS (S / (u / P)) descending.
+
+        Siblings share the parent usage P, so their order does not depend on it and only changes
+        when one of them is charged. Zero usage sorts first (LF infinite), zero shares last (LF 0);
+        users come before accounts on equal values, then names.
+        """
+        s = node.share_fraction
+        return (node.total / s if s > 0 else math.inf, node.user is None, node.name)
+
+    def refresh_orders(self) -> bool:
+        """Re-place the changed associations among their siblings (``order_keys``/``order_nodes``).
+
+        Returns True if some association moved or entered or left a tie, i.e. if a ranking built
+        on these orders may differ from the last one.
+        """
+        moved = False
+        for parent, children in self.changed.items():
+            keys, nodes = parent.order_keys, parent.order_nodes
+            for child in children:
+                new = self.order_key(child)
+                old = child.order_key
+                i = -1
+                if old is not None:
+                    i = bisect_left(keys, old)
+                    moved = moved or _tied(keys, i)
+                    del keys[i], nodes[i]
+                j = bisect_left(keys, new)
+                keys.insert(j, new)
+                nodes.insert(j, child)
+                child.order_key = new
+                moved = moved or i != j or _tied(keys, j)
+        self.changed.clear()
+        return moved
 
     def usage(self, node: Association, now: float) -> float:
         """Decayed RawUsage of ``node`` (CPU-seconds) as of the last :meth:`settle` at ``now``."""
         return node.total * 2.0 ** (-(now - self.t0) / self.half_life) if self.half_life > 0 else node.total
+
+
+def _tied(keys: list[tuple[float, bool, str]], i: int) -> bool:
+    """Does entry ``i`` share its value with a neighbour?"""
+    value = keys[i][0]
+    return (i > 0 and keys[i - 1][0] == value) or (i + 1 < len(keys) and keys[i + 1][0] == value)

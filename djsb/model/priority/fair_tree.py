@@ -11,19 +11,18 @@ sibling's keeps the previous rank (tie), and sibling accounts with equal LF have
 merged into one list before sorting. A user's factor is rank / N, so the first gets 1.0 and the
 next 1 - 1/N (004 sec. 2.4). Name order breaks remaining ties so runs are reproducible.
 
-Speed: an account's sorted children only change when one of them was charged usage (its LFs all
-share the parent's usage, which changes only then), so each account caches its order and the
-factors are recomputed only when some account's order or tie pattern really changed.
+Speed: siblings share their parent's usage, so their LF order is their usage/share order, which
+``AccountTree`` keeps sorted incrementally; the ranking is rebuilt only when some association
+moved or changed ties. Ties are detected on usage/share (equal exactly when LF is).
 """
 
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 
 from djsb.model.priority.accounts import AccountTree, Association
 
-_ORDER = itemgetter(0, 1, 2)
+Entry = tuple[float, bool, Association]
 
 
 def level_fs(node: Association) -> float:
@@ -36,61 +35,51 @@ def level_fs(node: Association) -> float:
     return math.inf if u == 0 else s / u
 
 
-def _sort(children: list[Association]) -> list[tuple[float, bool, str, Association]]:
-    return sorted(((-level_fs(c), c.user is None, c.name, c) for c in children), key=_ORDER)
+def _children(account: Association) -> list[Entry]:
+    return [(key[0], key[1], node) for key, node in zip(account.order_keys, account.order_nodes,
+                                                         strict=True)]
 
 
-def _signature(order: list[tuple[float, bool, str, Association]]) -> tuple[tuple[int, bool], ...]:
-    return tuple((id(entry[3]), k > 0 and entry[0] == order[k - 1][0]) for k, entry in enumerate(order))
-
-
-def _refresh(tree: AccountTree) -> bool:
-    """Re-sort the changed accounts; True if any order or tie pattern changed."""
-    changed = False
-    for account in tree.changed:
-        account.child_order = _sort(account.children)
-        signature = _signature(account.child_order)
-        if signature != account.child_signature:
-            account.child_signature = signature
-            changed = True
-    tree.changed.clear()
-    return changed
+def _merged(accounts: list[Association]) -> list[Entry]:
+    """Children of tied accounts, merged and sorted by their true LF (their parents differ)."""
+    children = [node for account in accounts for node in account.order_nodes]
+    ordered = sorted(children, key=lambda n: (-level_fs(n), n.user is None, n.name))
+    return [(-level_fs(n), n.user is None, n) for n in ordered]
 
 
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
     cached = tree.cache.get("fair_tree")
-    if not _refresh(tree) and cached is not None:
+    if not tree.refresh_orders() and cached is not None:
         return cached  # type: ignore[return-value]
     n_users = len(tree.users)
     factors: dict[int, float] = {}
-    state = {"rank": n_users, "rnt": n_users}
+    rank = rnt = n_users
 
-    def visit(ordered: list[tuple[float, bool, str, Association]], account_tied: bool) -> None:
+    def visit(ordered: list[Entry], account_tied: bool) -> None:
+        nonlocal rank, rnt
         previous = None
         i = 0
         while i < len(ordered):
-            value, is_account, _, node = ordered[i]
+            value, is_account, node = ordered[i]
             tied = account_tied if i == 0 else value == previous
             if not is_account:
                 if not tied:
-                    state["rank"] = state["rnt"]
-                factors[id(node)] = state["rank"] / n_users
-                state["rnt"] -= 1
+                    rank = rnt
+                factors[id(node)] = rank / n_users
+                rnt -= 1
                 i += 1
             else:
                 merged = [node]
                 while i + len(merged) < len(ordered) and ordered[i + len(merged)][1] \
                         and ordered[i + len(merged)][0] == value:
-                    merged.append(ordered[i + len(merged)][3])
-                children = node.child_order if len(merged) == 1 else sorted(
-                    (entry for account in merged for entry in account.child_order), key=_ORDER)
-                visit(children, tied)
+                    merged.append(ordered[i + len(merged)][2])
+                visit(_children(node) if len(merged) == 1 else _merged(merged), tied)
                 i += len(merged)
             previous = value
 
     if n_users:
-        visit(tree.root.child_order, False)
+        visit(_children(tree.root), False)
     result = {key: factors[id(assoc)] for key, assoc in tree.users.items()}
     tree.cache["fair_tree"] = result
     return result
