@@ -100,15 +100,26 @@ def task_memory_mib(request: JobRequest, margin_mib: float) -> float:
     return request.memory_per_task / MIB + margin_mib
 
 
+def slurm_path(path: str) -> str:
+    """A file name for --output/--error: Slurm expands %j and friends in them; %% is a literal %."""
+    return path.replace("%", "%%")
+
+
 def task_command(request: JobRequest, srun_options: Sequence[str]) -> str:
     """The batch script: ``srun`` starts the tasks, each with OMP_NUM_THREADS and the request's env.
 
     srun gets --cpus-per-task again because since Slurm 22.05 it no longer inherits it from sbatch.
+    Each task writes its stdout to a file of its own, appended to the job's stdout when srun ends:
+    forwarded by Slurm, the output of several tasks is cut into 1 KiB pieces and interleaved,
+    which breaks djsb-stream's one-line JSON reports (seen on Slurm 22.05).
     """
     env = {"OMP_NUM_THREADS": str(request.cpus_per_task), **request.env}
-    return shlex.join(["exec", "env", *(f"{k}={v}" for k, v in env.items()), "srun",
+    parts = shlex.quote(request.stdout_path + ".task")
+    srun = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), "srun",
                        f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
-                       *srun_options, "--", *request.argv])
+                       f"--output={slurm_path(request.stdout_path)}.task%t", *srun_options, "--",
+                       *request.argv])
+    return f"{srun}\nstatus=$?\ncat {parts}[0-9]*\nrm -f {parts}[0-9]*\nexit $status\n"
 
 
 class SlurmJobModule(CommandJobModule):
@@ -161,9 +172,7 @@ class SlurmJobModule(CommandJobModule):
         per_node = self.app_tasks_per_node(request.app)
         task_memory = task_memory_mib(request, self.memory_margin)
         args = ["--parsable", f"--job-name={request.name}",
-                # Slurm expands %j and friends in these paths: keep a literal % literal.
-                f"--output={request.stdout_path.replace('%', '%%')}",
-                f"--error={request.stderr_path.replace('%', '%%')}",
+                f"--output={slurm_path(request.stdout_path)}", f"--error={slurm_path(request.stderr_path)}",
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory == "per_cpu":

@@ -40,6 +40,37 @@ class SlurmCluster:
         subprocess.run(["bash", str(self.script), action], check=True, capture_output=True, timeout=timeout)
 
 
+def job_process_states(job_id: str) -> dict[int, str]:
+    """PID -> state letter (/proc/PID/stat) of every process of the job on this host, where all the
+    virtual nodes run: the descendants of its slurmstepd processes ('slurmstepd: [ID.batch]' ...).
+
+    (scontrol listpids would do, but on a multiple-slurmd host it only looks at the first node.)
+    """
+    parent: dict[int, int] = {}
+    state: dict[int, str] = {}
+    roots: list[int] = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        pid = int(proc.name)
+        parent[pid], state[pid] = int(fields[1]), fields[0]
+        if cmdline.startswith(b"slurmstepd: [" + job_id.encode() + b"."):
+            roots.append(pid)
+    found: dict[int, str] = {}
+    frontier = set(roots)
+    while frontier:
+        children = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
+        found.update((pid, state[pid]) for pid in children)
+        frontier = children
+    return found
+
+
 def cluster_nodes() -> tuple[str, ...] | None:
     """The mini-cluster's idle-capable nodes when slurmctld answers, else None."""
     if shutil.which("sinfo") is None:

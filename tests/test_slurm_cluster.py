@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from slurm_plugin import SlurmCluster
+from slurm_plugin import SlurmCluster, job_process_states
 
 from djsb.transport import LocalTransport
 from job_modules.slurm import SlurmJobModule
@@ -36,37 +36,6 @@ def wait_for(module: SlurmJobModule, job_id: str, *states: JobState, timeout: fl
         time.sleep(0.5)
 
 
-def process_states(job_id: str) -> dict[int, str]:
-    """PID -> state letter (/proc/PID/stat) of every process of the job on this host, where all the
-    virtual nodes run: the descendants of its slurmstepd processes ('slurmstepd: [ID.batch]' ...).
-
-    (scontrol listpids would do, but on a multiple-slurmd host it only looks at the first node.)
-    """
-    parent: dict[int, int] = {}
-    state: dict[int, str] = {}
-    roots: list[int] = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            stat = (proc / "stat").read_text()
-            cmdline = (proc / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        pid = int(proc.name)
-        parent[pid], state[pid] = int(fields[1]), fields[0]
-        if cmdline.startswith(b"slurmstepd: [" + job_id.encode() + b"."):
-            roots.append(pid)
-    found: dict[int, str] = {}
-    frontier = set(roots)
-    while frontier:
-        children = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in found}
-        found.update((pid, state[pid]) for pid in children)
-        frontier = children
-    return found
-
-
 @pytest.fixture
 def module(slurm_cluster: SlurmCluster) -> SlurmJobModule:
     return SlurmJobModule({"partition": "shared", "retry_for": 120}, LocalTransport())
@@ -82,12 +51,12 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
     assert sim.submit <= sim.start <= time.time() and sim.end is None
     assert len(sim.nodes) >= 1
     time.sleep(1)  # let srun start the tasks
-    assert all(not stat == "T" for stat in process_states(sim_id).values())
+    assert all(not stat == "T" for stat in job_process_states(sim_id).values())
 
     module.suspend(sim_id)
     suspended = module.poll([sim_id])[sim_id]
     assert suspended.state is JobState.SUSPENDED
-    stopped = process_states(sim_id)
+    stopped = job_process_states(sim_id)
     assert stopped and all(stat == "T" for stat in stopped.values()), stopped
 
     ana_id = module.submit(request(tmp_path, "ana", 1, 1, 2, app="analytics", colocate_with=sim_id,
@@ -97,7 +66,7 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
     assert ana.end - ana.start >= 2
     module.resume(sim_id)
     assert module.poll([sim_id])[sim_id].state is JobState.RUNNING
-    assert all(not stat == "T" for stat in process_states(sim_id).values())
+    assert all(not stat == "T" for stat in job_process_states(sim_id).values())
 
     module.cancel(sim_id)
     cancelled = wait_for(module, sim_id, JobState.CANCELLED)

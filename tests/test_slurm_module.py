@@ -101,9 +101,14 @@ def test_submit_maps_the_application_options() -> None:
     assert "nodelist" not in opts and "oversubscribe" not in opts
     # the batch script: srun starts the tasks with OMP_NUM_THREADS and the request's environment,
     # every argument intact whatever it contains
-    assert shlex.split(opts["wrap"]) == [
-        "exec", "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "srun", "--ntasks=2", "--cpus-per-task=2", "--",
-        "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+    script = opts["wrap"].splitlines()
+    assert shlex.split(script[0]) == [
+        "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "srun", "--ntasks=2", "--cpus-per-task=2",
+        "--output=/runs/a b/sim.out.task%t", "--", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+    # each task's report (its own file: %t is the task number) goes to the job's stdout at the end,
+    # and the script exits with srun's status
+    assert script[1:] == ["status=$?", "cat '/runs/a b/sim.out.task'[0-9]*",
+                          "rm -f '/runs/a b/sim.out.task'[0-9]*", "exit $status"]
 
 
 def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:

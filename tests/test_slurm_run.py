@@ -1,0 +1,180 @@
+"""`djsb run` end to end on the real Slurm mini-cluster: the three scenarios (with a slurmctld restart
+in the middle), and SIGINT/SIGTERM cleanup followed by --resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from slurm_plugin import SlurmCluster, job_process_states
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+CONFIG = """\
+general:
+  num_of_samples: 1
+  sleep_min_time: 1
+  sleep_max_time: 1.5
+  num_of_ref_analysis: 1
+  num_of_dyn_analysis: [1]
+  scenarios: [oversubscription, stopcont, dynamic]
+  seed: 3
+  poll_interval: 0.5
+job_module:
+  name: slurm
+  options: {partition: shared, tasks_per_node: 1, time_margin: 60}
+simulation: {total_tasks: 2, cpus_per_task: 2, total_memory: 128MiB, exec_time: 6}
+analytics: {total_tasks: 2, cpus_per_task: 1, total_memory: 32MiB, exec_time: 2, same_nodes_as_sim: true}
+"""
+
+
+class Run:
+    """A `djsb run` process whose stderr lines are collected as they come."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "djsb.cli", "run", *args], text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip())
+
+    def wait_for_line(self, text: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines):
+            assert self.process.poll() is None, f"djsb exited before {text!r}:\n" + "\n".join(self.lines)
+            assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n" + "\n".join(self.lines)
+            time.sleep(0.1)
+
+    def finish(self, timeout: float = 300) -> int:
+        self.process.communicate(timeout=timeout)
+        self.reader.join(timeout=5)
+        return self.process.returncode
+
+    def job_ids(self) -> set[str]:
+        return {m.group(1) for line in self.lines for m in [re.search(r" as job (\d+)$", line)] if m}
+
+
+class SqueueWatcher(threading.Thread):
+    """Samples squeue: the states each job of the run went through, and the process states of
+    every suspended simulation while it was SUSPENDED."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.states: dict[str, set[str]] = {}
+        self.suspended_processes: dict[str, list[dict[int, str]]] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.25):
+            out = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T"],
+                                 capture_output=True, text=True, timeout=60).stdout
+            for line in out.splitlines():
+                job_id, name, state = line.split("|")
+                self.states.setdefault(name, set()).add(state)
+                if state == "SUSPENDED":
+                    self.suspended_processes.setdefault(name, []).append(job_process_states(job_id))
+
+
+def read_jobs(run_dir: Path) -> list[dict[str, str]]:
+    with open(run_dir / "jobs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def app_times(stdout_path: Path) -> list[tuple[float, float]]:
+    """(start_unix, end_unix) of each task, as djsb-stream measured them with its own clock."""
+    return [(r["start_unix"], r["end_unix"]) for r in
+            (json.loads(line) for line in stdout_path.read_text().splitlines() if line.startswith("{"))]
+
+
+@pytest.fixture
+def config(tmp_path: Path, apps_bin: Path) -> Path:
+    path = tmp_path / "slurm-tiny.yaml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_three_scenarios_survive_a_slurmctld_restart(slurm_cluster: SlurmCluster, config: Path,
+                                                    tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    watcher = SqueueWatcher()
+    watcher.start()
+    run = Run(str(config), "-o", str(run_dir))
+    run.wait_for_line("execution stage: oversubscription")
+    slurm_cluster.control("restart-ctld")  # in the middle of the run: it must not fail
+    code = run.finish()
+    watcher.stop.set()
+    assert code == 0, "\n".join(run.lines)
+
+    jobs = read_jobs(run_dir)
+    assert len(jobs) == 2 + 2 + 3 * 2  # calibration, reference, 3 scenarios x (simulation + analytics)
+    assert {job["state"] for job in jobs} == {"COMPLETED"}
+    assert {job["times_source"] for job in jobs} == {"scheduler"}
+    for job in jobs:
+        # Slurm's whole-second times bracket the application's own clock readings
+        start, end = float(job["start"]), float(job["end"])
+        for task_start, task_end in app_times(run_dir / "jobs" / f"{job['name']}.out"):
+            assert start <= task_start and task_end <= end + 1.5, job["name"]
+    execution = {(job["scenario"], job["app"]): job for job in jobs if job["stage"] == "execution"}
+    for scenario in ("oversubscription", "stopcont", "dynamic"):
+        sim, ana = execution[(scenario, "simulation")], execution[(scenario, "analytics")]
+        # the analytics landed on the simulation's nodes (2 tasks on its 2 nodes)
+        assert ana["nodes"] == sim["nodes"] and len(sim["nodes"].split(",")) == 2
+        assert ana["shared_with_sim"] == "True"
+    # stop&continue: squeue showed the simulation SUSPENDED, every process of it stopped (T)
+    stopcont_sim = execution[("stopcont", "simulation")]
+    assert "SUSPENDED" in watcher.states[stopcont_sim["name"]]
+    samples = [s for s in watcher.suspended_processes[stopcont_sim["name"]] if s]
+    assert samples and all(state == "T" for sample in samples for state in sample.values())
+    assert float(stopcont_sim["suspended_s"]) > 0
+    assert "SUSPENDED" not in watcher.states[execution[("oversubscription", "simulation")]["name"]]
+    # dynamic: the simulation lent one CPU per task to the analytics, down to 1 thread
+    assert execution[("dynamic", "simulation")]["threads_min"] == "1"
+
+
+def active_jobs(job_ids: set[str]) -> dict[str, str]:
+    """Jobs among ``job_ids`` that squeue still lists as pending, running, suspended or completing."""
+    out = subprocess.run(["squeue", "--noheader", "--format=%i|%T"], capture_output=True, text=True,
+                         timeout=60).stdout
+    return {i: s for i, s in (line.split("|") for line in out.splitlines()) if i in job_ids}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_leaves_no_job_and_resume_completes(slurm_cluster: SlurmCluster, config: Path,
+                                                      tmp_path: Path, signum: signal.Signals) -> None:
+    run_dir = tmp_path / "run"
+    run = Run(str(config), "-o", str(run_dir))
+    # interrupt while the stop&continue simulation is suspended: the hardest job to clean up
+    run.wait_for_line("suspended stopcont-")
+    run.process.send_signal(signum)
+    code = run.finish(timeout=120)
+    assert code == 128 + signum, "\n".join(run.lines)
+    job_ids = run.job_ids()
+    assert job_ids
+    left = active_jobs(job_ids)
+    assert not {i: s for i, s in left.items() if s != "COMPLETING"}, left
+    deadline = time.monotonic() + 20
+    while active_jobs(job_ids):  # scancel'd jobs may take a moment to finish completing
+        assert time.monotonic() < deadline, active_jobs(job_ids)
+        time.sleep(0.5)
+
+    resumed = Run("--resume", str(run_dir))
+    assert resumed.finish() == 0, "\n".join(resumed.lines)
+    jobs = read_jobs(run_dir)
+    finished = {(job["stage"], job["scenario"], job["app"]) for job in jobs if job["state"] == "COMPLETED"}
+    for scenario in ("oversubscription", "stopcont", "dynamic"):
+        assert ("execution", scenario, "simulation") in finished and ("execution", scenario, "analytics") in finished
+    # the resumed run did not redo the cells finished before the signal
+    assert sum(job["stage"] == "reference" for job in jobs) == 2
