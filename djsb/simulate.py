@@ -16,6 +16,7 @@ config file's directory)::
     policy:
       preset: marenostrum4         # optional; the sections below override it
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
+      # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000)
       scheduler: {backfill: easy, bf_interval: 30}
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
@@ -34,7 +35,14 @@ from typing import Any
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
 from djsb.model.metrics import summary
-from djsb.model.priority import AccountSpec, FifoPriority, MultifactorPriority, MultifactorWeights, preset
+from djsb.model.priority import (
+    AccountSpec,
+    FifoPriority,
+    MultifactorPriority,
+    MultifactorWeights,
+    PspAgingPriority,
+    preset,
+)
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.presets import PRESETS
 from djsb.workloads import synthetic
@@ -185,14 +193,18 @@ def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlug
         "accounts": lambda n: {name: AccountSpec(**_fields(acc, {"parent": _str, "shares": _number}))
                                for name, acc in n.items()},
         "user_shares": lambda n: {name: _number(v) for name, v in n.items()},
+        "time_step": lambda n: _number(n, 1),
     })
     plugin = f.pop("plugin", "multifactor" if base is not None or f else "fifo")
-    if plugin == "fifo":
-        if f:
-            raise node.error(f"the fifo plugin takes no options (got {', '.join(sorted(f))})")
-        return FifoPriority()
-    if plugin != "multifactor":
-        raise node.get("plugin").error("unknown priority plugin (choose fifo or multifactor)")
+    if plugin in ("fifo", "psp_aging"):
+        allowed = {"time_step"} if plugin == "psp_aging" else set()
+        if set(f) - allowed:
+            raise node.error(f"the {plugin} plugin takes no options {', '.join(sorted(set(f) - allowed))}")
+        return FifoPriority() if plugin == "fifo" else PspAgingPriority(**f)
+    if plugin != "multifactor" or "time_step" in f:
+        raise node.get("plugin" if plugin != "multifactor" else "time_step").error(
+            "unknown priority plugin (choose fifo, multifactor or psp_aging)" if plugin != "multifactor"
+            else "time_step belongs to the psp_aging plugin")
     if isinstance(base, MultifactorPriority):
         defaults = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
                     "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,

@@ -1,4 +1,5 @@
-"""Multifactor priority and fair share (paper 004 eq. 2.1-2.6), worked by hand on small trees."""
+"""Priority plugins worked by hand: multifactor and fair share (paper 004 eq. 2.1-2.6) on small
+trees, and PSP+AGING (paper 000 Table 1 and eq. 1)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from djsb.model.priority import (
     MultifactorPriority,
     MultifactorWeights,
     PriorityContext,
+    PspAgingPriority,
     marenostrum4,
 )
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
+from djsb.model.priority.psp import group_priority
 from djsb.workloads.job import TraceJob
 
 
@@ -133,3 +136,32 @@ def test_fair_share_reorders_the_queue() -> None:
     assert result.loc[3, "factor_fairshare"] == 1.0
     fifo = Simulation(jobs, cluster, config, FifoPriority()).run().jobs.set_index("job_id")
     assert fifo.loc[2, "start"] == 100 and fifo.loc[3, "start"] == 110
+
+
+def test_psp_groups_and_aging_by_hand() -> None:
+    # Table 1 of 000: accuracy 0.17 -> g4 -> 25 (the paper's own example); 0.0 -> 1; 1.0 -> 49.
+    assert [group_priority(a) for a in (0.17, 0.0, 0.05, 0.78, 1.0)] == [25, 1, 10, 49, 49]
+    # eq. (1) of 000, step 150 s, a job submitted at 0 asking 300 s, owner without history (g10,
+    # 49): at 150 s p = 49 + 49 * 150/300 = 73.5; at 300 s p = 49 + 73.5 * 300/300 = 122.5.
+    plugin = PspAgingPriority(time_step=150)
+    cluster = ClusterSpec.homogeneous(1, 1)
+    part = ClusterState(cluster).partitions[0]
+    job = SimJob(TraceJob(1, 0, 300, 1, 300), part, cluster.qos[0], 300, 1, 0.0)
+    plugin.on_submit(job, 0.0)
+    plugin.recompute([job], 150.0)
+    assert job.priority == 73.5
+    plugin.recompute([job], 300.0)
+    assert job.priority == 122.5
+
+
+def test_psp_penalises_inaccurate_users() -> None:
+    # One core. "sloppy" ran J1 using 10 s of 1000 asked (A = 0.01 -> g1 = 1); "careful" ran J2
+    # using all 10 s asked (A = 1 -> g10 = 49). Both then submit at 30 while J3 holds the core
+    # until 100: careful's J5 (49) runs before sloppy's J4 (1), despite J4's lower id.
+    jobs = [TraceJob(1, 0, 10, 1, 1000, user="sloppy"), TraceJob(2, 10, 10, 1, 10, user="careful"),
+            TraceJob(3, 20, 80, 1, 80), TraceJob(4, 30, 10, 1, 1000, user="sloppy"),
+            TraceJob(5, 30, 10, 1, 10, user="careful")]
+    config = SchedulerConfig(backfill="none", sched_interval=0)
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config, PspAgingPriority()).run()
+    starts = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+    assert starts[5] == 100 and starts[4] == 110

@@ -5,6 +5,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.model.priority.presets import marenostrum4, preset
+from djsb.model.priority.psp import PspAgingPriority
 
 __all__ = ["AccountSpec", "AccountTree", "FifoPriority", "MultifactorPriority", "MultifactorWeights",
-           "PriorityContext", "PriorityPlugin", "marenostrum4", "preset"]
+           "PriorityContext", "PriorityPlugin", "PspAgingPriority", "marenostrum4", "preset"]
