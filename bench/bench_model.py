@@ -11,6 +11,11 @@ peak resident memory (``ru_maxrss``) belongs to that run. It prints simulated jo
 simulation seconds (trace reading excluded), peak MB, and the time ratio full / quarter next to
 what linear (4.0) and n log n (4 log n / log(n/4)) growth would give.
 
+The trace's quarters differ in load (a busier period means longer queues and costlier passes), so
+the full/quarter ratio mixes workload and algorithm. To isolate the algorithm the benchmark also
+runs the first quarter repeated four times back to back (each copy shifted by the quarter's
+span, new job ids): the same load, four times the jobs.
+
 The CM-5 is modelled as 32 nodes of 32 processors: every LANL job asks for a multiple of 32
 processors (the CM-5 allocated 32-node partitions), so a model node is one such block.
 Jobs without a requested time get the trace's largest request as limit (the partition MaxTime).
@@ -35,14 +40,23 @@ TRACE = ROOT / "../shared/data/traces/LANL-CM5-1994-4.1-cln.swf.gz"
 TOTAL_JOBS = 122_060  # records in the trace (the reader skips the few without processors)
 
 
-def worker(trace: Path, config: str, limit: int | None) -> dict[str, float]:
+def repeated(jobs: list, times: int) -> list:
+    """``jobs`` back to back ``times`` times, each copy shifted by the span and renumbered."""
+    span = max(j.submit for j in jobs) + 1.0
+    offset = max(j.job_id for j in jobs) + 1
+    return [dataclasses.replace(j, job_id=j.job_id + k * offset, submit=j.submit + k * span)
+            for k in range(times) for j in jobs]
+
+
+def worker(trace: Path, config: str, limit: int | None, repeat: int) -> dict[str, float]:
     """Run one configuration in this process and measure it."""
     sys.path.insert(0, str(ROOT))
     from djsb.model import ClusterSpec, PartitionSpec, SchedulerConfig, Simulation
     from djsb.model.priority import FifoPriority, marenostrum4
     from djsb.workloads.swf import read_swf
 
-    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(trace, limit=limit).jobs]
+    jobs = repeated([dataclasses.replace(j, partition=None) for j in read_swf(trace, limit=limit).jobs],
+                    repeat)
     max_time = max(j.requested_time or 0.0 for j in jobs)
     cluster = ClusterSpec.homogeneous(32, 32, partition=PartitionSpec("cm5", max_time=max_time))
     if config == "easy":
@@ -61,9 +75,9 @@ def worker(trace: Path, config: str, limit: int | None) -> dict[str, float]:
     }
 
 
-def measure(trace: Path, config: str, limit: int | None) -> dict[str, float]:
+def measure(trace: Path, config: str, limit: int | None, repeat: int = 1) -> dict[str, float]:
     """Run :func:`worker` in a fresh interpreter (clean peak-memory figure)."""
-    command = [sys.executable, __file__, "--worker", config, "--trace", str(trace)]
+    command = [sys.executable, __file__, "--worker", config, "--trace", str(trace), "--repeat", str(repeat)]
     if limit is not None:
         command += ["--limit", str(limit)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -76,21 +90,24 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=["easy", "mn4"], choices=["easy", "mn4"])
     parser.add_argument("--worker", choices=["easy", "mn4"], help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.trace, args.worker, args.limit)))
+        print(json.dumps(worker(args.trace, args.worker, args.limit, args.repeat)))
         return
-    print(f"{'config':6} {'jobs':>7} {'seconds':>8} {'jobs/s':>8} {'peak MB':>8} {'mean wait':>10} "
-          f"{'killed':>7} {'backfilled':>10}")
+    print(f"{'config':6} {'run':10} {'jobs':>7} {'seconds':>8} {'jobs/s':>8} {'peak MB':>8} "
+          f"{'mean wait':>10} {'killed':>7} {'backfilled':>10}")
     for config in args.configs:
         quarter = measure(args.trace, config, TOTAL_JOBS // 4)
         full = measure(args.trace, config, None)
-        for row in (quarter, full):
-            print(f"{config:6} {row['jobs']:7d} {row['seconds']:8.2f} {row['jobs_per_s']:8.0f} "
-                  f"{row['peak_mb']:8.0f} {row['mean_wait']:10.0f} {row['killed']:7d} {row['backfilled']:10d}")
-        n = full["jobs"]
-        nlogn = 4 * math.log(n) / math.log(n / 4)
-        print(f"{config:6} time ratio full/quarter = {full['seconds'] / quarter['seconds']:.2f} "
+        stationary = measure(args.trace, config, TOTAL_JOBS // 4, repeat=4)
+        for label, row in (("quarter", quarter), ("full", full), ("4x quarter", stationary)):
+            print(f"{config:6} {label:10} {row['jobs']:7d} {row['seconds']:8.2f} "
+                  f"{row['jobs_per_s']:8.0f} {row['peak_mb']:8.0f} {row['mean_wait']:10.0f} "
+                  f"{row['killed']:7d} {row['backfilled']:10d}")
+        nlogn = 4 * math.log(full["jobs"]) / math.log(full["jobs"] / 4)
+        print(f"{config:6} time ratio full/quarter = {full['seconds'] / quarter['seconds']:.2f}, "
+              f"4x quarter/quarter = {stationary['seconds'] / quarter['seconds']:.2f} "
               f"(linear 4.00, n log n {nlogn:.2f})")
 
 

@@ -244,7 +244,7 @@ class Simulation:
         job.start = now
         job.backfilled = backfilled
         job.priority_at_start = job.priority
-        job.factors_at_start = dict(job.factors)
+        job.factors_at_start = job.factors
         run = trace.run_time
         if run > job.limit and not self.config.extend_limit:
             run = job.limit
@@ -448,28 +448,28 @@ class Simulation:
     # ----------------------------------------------------------------- output
     def _result(self) -> SimulationResult:
         names = self.state.node_names
-        rows = []
-        for job in sorted(self.finished, key=lambda j: j.job_id):
-            t = job.trace
-            factors = job.factors_at_start
-            rows.append({
-                "job_id": t.job_id, "user": t.user, "account": t.account,
-                "partition": job.part.spec.name, "qos": job.qos.name, "cpus": t.cpus,
-                "nodes": ",".join(names[i] for i, _ in job.alloc),
-                "submit": t.submit, "eligible": job.eligible, "start": job.start, "end": job.end,
-                "wait": job.start - t.submit, "run_time": job.end - job.start,
-                "requested_time": job.limit, "priority_at_start": job.priority_at_start,
-                **{f"factor_{n}": factors.get(n, math.nan) for n in FACTOR_NAMES},
-                "killed": job.killed, "backfilled": job.backfilled,
-            })
-        columns = ["job_id", "user", "account", "partition", "qos", "cpus", "nodes", "submit",
-                   "eligible", "start", "end", "wait", "run_time", "requested_time",
-                   "priority_at_start", *(f"factor_{n}" for n in FACTOR_NAMES), "killed", "backfilled"]
-        jobs = pd.DataFrame(rows, columns=columns)
+        done = sorted(self.finished, key=lambda j: j.job_id)
+        traces = [j.trace for j in done]
+        columns: dict[str, list] = {
+            "job_id": [t.job_id for t in traces], "user": [t.user for t in traces],
+            "account": [t.account for t in traces], "partition": [j.part.spec.name for j in done],
+            "qos": [j.qos.name for j in done], "cpus": [t.cpus for t in traces],
+            "nodes": [",".join(names[i] for i, _ in j.alloc) for j in done],
+            "submit": [t.submit for t in traces], "eligible": [j.eligible for j in done],
+            "start": [j.start for j in done], "end": [j.end for j in done],
+        }
+        columns["wait"] = [s - t for s, t in zip(columns["start"], columns["submit"], strict=True)]
+        columns["run_time"] = [e - s for e, s in zip(columns["end"], columns["start"], strict=True)]
+        columns["requested_time"] = [j.limit for j in done]
+        columns["priority_at_start"] = [j.priority_at_start for j in done]
+        for name in FACTOR_NAMES:
+            columns[f"factor_{name}"] = [j.factors_at_start.get(name, math.nan) for j in done]
+        columns["killed"] = [j.killed for j in done]
+        columns["backfilled"] = [j.backfilled for j in done]
+        jobs = pd.DataFrame(columns)
         util = pd.DataFrame(self.util, columns=["time", "busy_cores", "queued_jobs", "queued_cores"])
         rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
-        stats = dict(self.stats, killed=int(jobs["killed"].sum()) if len(jobs) else 0,
-                     backfilled=int(jobs["backfilled"].sum()) if len(jobs) else 0,
+        stats = dict(self.stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                      rejected=len(rejected))
         return SimulationResult(jobs, util, rejected, self.spec.total_cores, stats)
 
