@@ -4,6 +4,7 @@ trees, and PSP+AGING (paper 000 Table 1 and eq. 1)."""
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -165,3 +166,24 @@ def test_psp_penalises_inaccurate_users() -> None:
     result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config, PspAgingPriority()).run()
     starts = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
     assert starts[5] == 100 and starts[4] == 110
+
+
+def test_incremental_fair_tree_equals_a_fresh_computation() -> None:
+    # The tree re-sorts only charged associations; after many random charges its factors must
+    # equal those of a tree built from scratch with the same usage (independent of history).
+    rng = random.Random(7)
+    pairs = [(f"u{i}", f"a{i % 4}") for i in range(12)]
+    accounts = {"a0": AccountSpec(), "a1": AccountSpec(shares=2), "a2": AccountSpec(parent="a1"),
+                "a3": AccountSpec(parent="a1", shares=3)}
+    live = AccountTree(pairs, accounts, half_life=0)
+    for step in range(300):
+        user, account = rng.choice(pairs)
+        live.add_usage(user, account, rng.choice([1.0, 2.0, 5.0]), 0.0)
+        if step % 7 == 0:
+            live.settle(0.0)
+            factors = fair_tree_factors(live)
+            fresh = AccountTree(pairs, accounts, half_life=0)
+            for key, assoc in live.users.items():
+                fresh.add_usage(*key, assoc.total, 0.0)
+            fresh.settle(0.0)
+            assert factors == fair_tree_factors(fresh)

@@ -1,4 +1,5 @@
-"""Property tests: on random small workloads the model never breaks its two invariants.
+"""Property tests: on random small workloads the model never breaks its two invariants, whatever
+the priority plugin (FIFO, multifactor with Fair Tree or Classic, PSP+AGING).
 
 The InvariantChecker (independent brute-force tallies) raises inside the run if a node is
 oversubscribed beyond its partition's OverSubscribe setting or if a backfill start makes a
@@ -22,12 +23,22 @@ from djsb.model import (
 )
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
+from djsb.model.priority import FifoPriority, MultifactorPriority, MultifactorWeights, PspAgingPriority
 from djsb.model.scheduler import BACKFILL_VARIANTS
 from djsb.workloads.job import TraceJob
 
+PLUGINS = {
+    "fifo": FifoPriority,
+    "fair_tree": lambda: MultifactorPriority(MultifactorWeights(age=10, fairshare=100, job_size=5),
+                                             max_age=50, decay_half_life=30, calc_period=5),
+    "classic": lambda: MultifactorPriority(MultifactorWeights(fairshare=100), fairshare="classic",
+                                           calc_period=3),
+    "psp": lambda: PspAgingPriority(time_step=4),
+}
+
 
 @st.composite
-def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig]:
+def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig, str]:
     n_nodes = draw(st.integers(1, 3))
     cores = draw(st.integers(1, 4))
     oversubscribe = draw(st.sampled_from(["NO", "FORCE:2", "EXCLUSIVE"]))
@@ -53,16 +64,16 @@ def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerCo
         bf_max_job_test=draw(st.integers(1, 20)),
         defer=draw(st.booleans()),
         extend_limit=draw(st.booleans()))
-    return jobs, cluster, config
+    return jobs, cluster, config, draw(st.sampled_from(sorted(PLUGINS)))
 
 
 @settings(max_examples=300, deadline=None)
 @given(scenarios())
 def test_invariants_hold_on_random_workloads(
-        case: tuple[list[TraceJob], ClusterSpec, SchedulerConfig]) -> None:
-    jobs, cluster, config = case
+        case: tuple[list[TraceJob], ClusterSpec, SchedulerConfig, str]) -> None:
+    jobs, cluster, config, plugin = case
     checker = InvariantChecker(cluster)
-    result = Simulation(jobs, cluster, config, checker=checker).run()
+    result = Simulation(jobs, cluster, config, PLUGINS[plugin](), checker=checker).run()
     table = result.jobs
     assert len(table) + len(result.rejected) == len(jobs)
     assert (table["start"] >= table["submit"]).all()
