@@ -192,3 +192,10 @@ def test_force_oversubscribe_shares_cores() -> None:
     cluster = ClusterSpec.homogeneous(1, 2, partition=PartitionSpec("shared", oversubscribe="FORCE:2"))
     jobs = [job(i, 0, 1, 10 + i) for i in range(1, 6)]
     assert starts(jobs, cluster, backfill="none") == {1: 0, 2: 0, 3: 0, 4: 0, 5: 11}
+
+
+def test_a_job_never_shares_a_core_with_itself() -> None:
+    # FORCE:2 doubles the slots of a 2-core node, but a 3-CPU job still needs 3 cores: rejected.
+    cluster = ClusterSpec.homogeneous(1, 2, partition=PartitionSpec("shared", oversubscribe="FORCE:2"))
+    result = run([job(1, 0, 3, 10)], cluster)
+    assert list(result.rejected["job_id"]) == [1]

@@ -114,6 +114,7 @@ class PartitionState:
     free: int = 0
     overlaps: tuple[int, ...] = field(default=())
     members: frozenset[int] = field(default=frozenset())
+    cores: int = 0
 
 
 class ClusterState:
@@ -154,10 +155,12 @@ class ClusterState:
                                   key=f"partitions.{part.name}.nodes")
             cap = len(ids) if part.exclusive else sum(spec.nodes[i].cores * share for i in ids)
             parts.append(PartitionState(part, p_index, ids, part.exclusive, max(cores), cap, cap,
-                                        members=frozenset(ids)))
+                                        members=frozenset(ids),
+                                        cores=sum(spec.nodes[i].cores for i in ids)))
         self.partitions = parts
         self.by_name = {p.spec.name: p for p in parts}
         self.node_capacity = [spec.nodes[i].cores * node_share.get(i, 1) for i in range(len(spec.nodes))]
+        self.node_cores = [n.cores for n in spec.nodes]
         self.node_free = list(self.node_capacity)
         self.node_mem_free: list[float | None] = [n.memory_mb for n in spec.nodes]
         self.node_parts: list[list[int]] = [[] for _ in spec.nodes]
@@ -193,7 +196,8 @@ class ClusterState:
         chosen = []
         remaining = cpus
         for i in part.node_ids:
-            take = min(free[i], remaining) if per_node is None else (per_node if free[i] >= per_node else 0)
+            room = min(free[i], self.node_cores[i])  # a job never shares a core with itself
+            take = min(room, remaining) if per_node is None else (per_node if room >= per_node else 0)
             mem = self.node_mem_free[i]
             if take and mem_per_cpu is not None and mem is not None:
                 fit = int(mem // mem_per_cpu)

@@ -220,7 +220,7 @@ class Simulation:
         if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
             return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
         if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
-                not part.exclusive and trace.cpus > part.capacity):
+                trace.cpus > part.cores):
             return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
