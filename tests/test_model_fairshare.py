@@ -187,3 +187,10 @@ def test_incremental_fair_tree_equals_a_fresh_computation() -> None:
                 fresh.add_usage(*key, assoc.total, 0.0)
             fresh.settle(0.0)
             assert factors == fair_tree_factors(fresh)
+
+
+def test_fair_tree_same_user_in_two_tied_accounts() -> None:
+    # root -> A, B (usage 10 each: tied, merged). A -> x 5, a2 5; B -> x 5, b2 5. Every child has
+    # LF = (1/2) / (5/10) = 1: one tie across the merged list, so all four get rank N = 4 -> 1.0.
+    usage = {("x", "A"): 5, ("a2", "A"): 5, ("x", "B"): 5, ("b2", "B"): 5}
+    assert set(fair_tree_factors(tree_with_usage(usage)).values()) == {1.0}

@@ -21,7 +21,15 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   end, a start, or a priority recomputation that changed the queue order): an unchanged state
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
 * Priorities are set at submission and recomputed at the first pass on or after each
-  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod).
+  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
+  alone (no other change) triggers a pass only if some queued job could fit the free capacity,
+  and none happens with fewer than two queued jobs: a new order cannot start a job that fits
+  nowhere, and one job has no order. Reported priorities are those of the last recomputation.
+* Node choice is first fit in partition order; the backfill planner counts capacity per partition
+  (cores x share, or whole nodes for exclusive partitions) rather than per node, which is exact
+  for core allocation without memory or node-count requests; otherwise a job the planner deems
+  startable may fail its node allocation, and it is then treated as not fitting. A start in one
+  partition is checked against the plans of every partition sharing its nodes.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
 * Jobs that can never run (unknown partition or QoS, CPUs outside the partition limits, more
@@ -108,7 +116,6 @@ class Simulation:
             self.by_id[job.job_id] = job
             associations[(job.user, job.account)] = None
         self.priority.setup(PriorityContext(cluster, tuple(associations)))
-        self.jobs_by_id: dict[int, SimJob] = {}
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> None:
@@ -198,7 +205,6 @@ class Simulation:
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
                      eligible=now)
         job.plan = self._round(limit)
-        self.jobs_by_id[trace.job_id] = job
         self.priority.on_submit(job, now)
         self._enqueue(job)
         self.queued_cores += trace.cpus
@@ -394,6 +400,7 @@ class Simulation:
         max_reservations = 1 if cfg.backfill == "easy" else math.inf
         profiles: dict[int, Profile] = {}
         reservations: list[Reservation] = []
+        earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         tested = 0
         startable = self._something_fits()
@@ -424,8 +431,12 @@ class Simulation:
                     startable = self._something_fits()
                     continue
             if len(reservations) < max_reservations:
-                start = profile.earliest_start(job.need, duration, now, horizon)
+                # Capacity only shrinks during a pass, so an equal request reserved earlier in the
+                # pass bounds this one's start from below: resume the search there.
+                shape = (part.index, job.need, duration)
+                start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
                 if start is not None:
+                    earliest[shape] = start
                     profile.take(start, duration, job.need)
                     reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
         if started:

@@ -22,7 +22,7 @@ import math
 
 from djsb.model.priority.accounts import AccountTree, Association
 
-Entry = tuple[float, bool, Association]
+Key = tuple[float, bool, str]
 
 
 def level_fs(node: Association) -> float:
@@ -35,16 +35,11 @@ def level_fs(node: Association) -> float:
     return math.inf if u == 0 else s / u
 
 
-def _children(account: Association) -> list[Entry]:
-    return [(key[0], key[1], node) for key, node in zip(account.order_keys, account.order_nodes,
-                                                         strict=True)]
-
-
-def _merged(accounts: list[Association]) -> list[Entry]:
+def _merged(accounts: list[Association]) -> tuple[list[Key], list[Association]]:
     """Children of tied accounts, merged and sorted by their true LF (their parents differ)."""
     children = [node for account in accounts for node in account.order_nodes]
-    ordered = sorted(children, key=lambda n: (-level_fs(n), n.user is None, n.name))
-    return [(-level_fs(n), n.user is None, n) for n in ordered]
+    keyed = sorted((((-level_fs(n), n.user is None, n.name), n) for n in children), key=lambda kn: kn[0])
+    return [key for key, _ in keyed], [node for _, node in keyed]
 
 
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
@@ -56,30 +51,33 @@ def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     factors: dict[int, float] = {}
     rank = rnt = n_users
 
-    def visit(ordered: list[Entry], account_tied: bool) -> None:
+    def visit(keys: list[Key], nodes: list[Association], account_tied: bool) -> None:
         nonlocal rank, rnt
         previous = None
         i = 0
-        while i < len(ordered):
-            value, is_account, node = ordered[i]
+        count = len(keys)
+        while i < count:
+            value, is_account, _ = keys[i]
             tied = account_tied if i == 0 else value == previous
             if not is_account:
                 if not tied:
                     rank = rnt
-                factors[id(node)] = rank / n_users
+                factors[id(nodes[i])] = rank / n_users
                 rnt -= 1
                 i += 1
             else:
-                merged = [node]
-                while i + len(merged) < len(ordered) and ordered[i + len(merged)][1] \
-                        and ordered[i + len(merged)][0] == value:
-                    merged.append(ordered[i + len(merged)][2])
-                visit(_children(node) if len(merged) == 1 else _merged(merged), tied)
-                i += len(merged)
+                last = i + 1
+                while last < count and keys[last][1] and keys[last][0] == value:
+                    last += 1
+                if last == i + 1:
+                    visit(nodes[i].order_keys, nodes[i].order_nodes, tied)
+                else:
+                    visit(*_merged(nodes[i:last]), tied)
+                i = last
             previous = value
 
     if n_users:
-        visit(_children(tree.root), False)
+        visit(tree.root.order_keys, tree.root.order_nodes, False)
     result = {key: factors[id(assoc)] for key, assoc in tree.users.items()}
     tree.cache["fair_tree"] = result
     return result
