@@ -13,7 +13,10 @@ import pandas as pd  # noqa: E402
 
 PANELS = (("slowdown_s", "(a) slowdown of the simulation"), ("slowdown_a", "(b) slowdown of the analytics"),
           ("dynamicity", "(c) dynamicity"))
-LABELS = {"oversubscription": "oversubscription", "stopcont": "stop&continue", "dynamic": "dynamic"}
+# Fixed order, labels and colours, so that figures of different runs compare at a glance.
+STYLE = {"oversubscription": ("oversubscription", "tab:red", "o"),
+         "stopcont": ("stop&continue", "tab:blue", "s"),
+         "dynamic": ("dynamic", "tab:green", "^")}
 
 
 def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "") -> list[Path]:
@@ -41,10 +44,15 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "") -> list[
 
 
 def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str) -> None:
-    for scenario, group in summary.groupby("scenario", sort=False):
-        group = group.sort_values("n_a")
-        ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker="o", capsize=3,
-                    label=LABELS.get(str(scenario), str(scenario)))
+    present = list(summary["scenario"].unique())
+    ordered = [name for name in STYLE if name in present] + [name for name in present if name not in STYLE]
+    for scenario in ordered:
+        group = summary[summary["scenario"] == scenario].sort_values("n_a")
+        name, colour, marker = STYLE.get(scenario, (scenario, None, "o"))
+        ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker=marker, capsize=3,
+                    label=name, color=colour)
+    if metric.startswith("slowdown"):
+        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(label)
     ax.set_xlabel("number of analytics")
     ax.set_ylabel(metric)
