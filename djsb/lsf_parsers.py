@@ -1,0 +1,183 @@
+"""Pure parsers of IBM Spectrum LSF 10.1 command output (text -> records), for job_modules/lsf.py.
+
+LSF cannot run on the project's machines, so these follow IBM's documentation of LSF 10.1:
+bsub's "Job <ID> is submitted to queue <NAME>." message, and bjobs' customized output
+(``bjobs -o "field ... delimiter='|'"``, "bjobs -o" and "LSB_BJOBS_FORMAT" pages): one line per
+job, fields in the order asked, "-" for a value that does not exist (yet).
+
+Times: bjobs prints them as the default bjobs output does, "Mmm dd hh:mm" (e.g. "Nov 23 09:15")
+in the local time of the machine running bjobs, without a year and, unless the site configured
+otherwise, without seconds; a time that is an estimate carries a status letter after it
+("Nov 23 10:15 L": L run limit, E estimated run time, X estimate exceeded, as in bjobs -WF).
+The module runs bjobs with TZ=UTC, so the times are UTC. The year is the one that puts the time
+closest to (and not more than a day after) the moment of the query: LSF forgets finished jobs
+after CLEAN_PERIOD (one hour by default), so every time it prints is at most months old. Times
+with seconds ("Nov 23 09:15:42") and with a year ("Nov 23 09:15:42 2026") are read too.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from dataclasses import dataclass
+
+from job_modules.template import JobState, JobStatus
+
+# The bjobs -o fields, in the order parse_bjobs reads them.
+BJOBS_FIELDS = ("jobid", "stat", "submit_time", "start_time", "finish_time", "exec_host", "exit_code")
+BJOBS_FORMAT = " ".join(BJOBS_FIELDS) + " delimiter='|'"
+
+# LSF job states (bjobs STAT) -> what the harness distinguishes (bjobs "Job states" in IBM's docs).
+# PSUSP is a *pending* job held by its owner or an administrator, so it still waits; USUSP and SSUSP
+# are running jobs stopped by the user (bstop) or by LSF (load, preemption): SUSPENDED. WAIT is a
+# chunk-job member waiting for its chunk. ZOMBI is a job bkill'ed while its host was unreachable:
+# LSF kills it once the host answers and it becomes EXIT, so until then its processes may still
+# hold CPUs (as Slurm's COMPLETING). UNKWN: mbatchd lost contact with the host's sbatchd.
+STATE_TABLE: dict[str, JobState] = {
+    "PEND": JobState.PENDING,
+    "PSUSP": JobState.PENDING,
+    "WAIT": JobState.PENDING,
+    "RUN": JobState.RUNNING,
+    "PROV": JobState.RUNNING,
+    "ZOMBI": JobState.RUNNING,
+    "USUSP": JobState.SUSPENDED,
+    "SSUSP": JobState.SUSPENDED,
+    "DONE": JobState.COMPLETED,
+    "EXIT": JobState.FAILED,
+    "UNKWN": JobState.UNKNOWN,
+}
+
+# Messages of an LSF master that is down, restarting or busy: worth retrying. "Job <N> is not
+# found" (a job LSF forgot) is an answer, not one of these.
+TRANSIENT_PATTERNS = re.compile(
+    r"LSF is down|not responding|still trying|Please wait|Cannot connect to LSF|LIM is down"
+    r"|Slave LIM configuration is not ready|Connection refused|Communication time out"
+    r"|Batch system not responding|Failed in sending/receiving a message",
+    re.IGNORECASE)
+
+JOB_NOT_FOUND = re.compile(r"Job <[^>]*> is not found")
+
+_SUBMITTED = re.compile(r"Job <(\d+)> is submitted to (?:default )?queue <([^>]*)>")
+_MONTHS = {name: number for number, name in enumerate(calendar.month_abbr) if name}
+_TIME = re.compile(r"^([A-Z][a-z]{2})\s+(\d{1,2})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s+(\d{4}))?"
+                   r"(?:\s+([A-Z]))?$")
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class LsfTime:
+    """A time bjobs printed: Unix seconds (UTC), whether it had seconds, whether it is an estimate."""
+
+    epoch: float
+    has_seconds: bool
+    estimate: bool
+
+
+def parse_bsub(stdout: str) -> tuple[str, str]:
+    """The job id and queue in bsub's 'Job <1234> is submitted to [default ]queue <normal>.'"""
+    match = _SUBMITTED.search(stdout)
+    if match is None:
+        raise ValueError(f"bsub printed no job id: {stdout.strip()!r}")
+    return match.group(1), match.group(2)
+
+
+def lsf_time(text: str, now: float) -> LsfTime | None:
+    """A bjobs time printed in UTC ('Nov 23 09:15', optionally with :ss, a year, an estimate flag);
+    None for '-' and empty. Without a year, the year that puts it at most a day after ``now``."""
+    match = _TIME.match(text.strip())
+    if match is None or match.group(1) not in _MONTHS:
+        return None
+    month_name, day, hour, minute, second, year, flag = match.groups()
+    fields = (_MONTHS[month_name], int(day), int(hour), int(minute), int(second or 0))
+    if year is not None:
+        epoch = calendar.timegm((int(year), *fields))
+    else:
+        this_year = time.gmtime(now).tm_year
+        epoch = calendar.timegm((this_year, *fields))
+        if epoch > now + DAY:
+            epoch = calendar.timegm((this_year - 1, *fields))
+    return LsfTime(float(epoch), second is not None, flag is not None)
+
+
+def exec_hosts(text: str) -> tuple[str, ...]:
+    """Host names in bjobs' exec_host: 'hostA', '4*hostA:2*hostB' or 'hostA hostB'; '-' is none.
+
+    Each host once, in the order LSF lists them (the first runs the job's first task)."""
+    hosts: list[str] = []
+    for item in re.split(r"[:\s]+", text.strip()):
+        host = item.split("*", 1)[-1]
+        if host and host != "-" and host not in hosts:
+            hosts.append(host)
+    return tuple(hosts)
+
+
+def lsf_state(text: str) -> JobState:
+    """The harness state of an LSF STAT value."""
+    return STATE_TABLE.get(text.strip().upper(), JobState.UNKNOWN)
+
+
+def _exit_code(text: str, state: JobState) -> int | None:
+    """bjobs' exit_code: the job's exit code (LSF prints '-' for a DONE job: 0)."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    return 0 if state is JobState.COMPLETED else None
+
+
+@dataclass(frozen=True)
+class BjobsRecord:
+    """One job of bjobs' output. Like the Slurm parsers, a start counts only once the job left
+    PENDING and an end only once it finished; estimates (a running job's expected finish) never."""
+
+    stat: str
+    state: JobState
+    submit: LsfTime | None
+    start: LsfTime | None
+    end: LsfTime | None
+    nodes: tuple[str, ...]
+    exit_code: int | None
+
+    def status(self, *, minute_times: bool) -> JobStatus:
+        """The JobStatus; times that carry only minutes are kept when ``minute_times``, else left
+        out (the harness's own clock, to the second, is then the better one)."""
+
+        def epoch(value: LsfTime | None) -> float | None:
+            return value.epoch if value is not None and (value.has_seconds or minute_times) else None
+
+        reason = f"LSF state {self.stat}" if self.state is JobState.UNKNOWN else ""
+        return JobStatus(state=self.state, submit=epoch(self.submit), start=epoch(self.start),
+                         end=epoch(self.end), exit_code=self.exit_code, nodes=self.nodes, reason=reason)
+
+
+def _fact(text: str, now: float) -> LsfTime | None:
+    """A printed time unless it is missing or an estimate."""
+    value = lsf_time(text, now)
+    return None if value is None or value.estimate else value
+
+
+def parse_bjobs(stdout: str, now: float) -> dict[str, BjobsRecord]:
+    """Records of ``bjobs -noheader -o BJOBS_FORMAT`` lines, keyed by job id (``now``: the query's
+    Unix time, for the year the times do not print)."""
+    records: dict[str, BjobsRecord] = {}
+    for line in stdout.splitlines():
+        if not line.strip():
+            continue
+        fields = [field.strip() for field in line.split("|")]
+        if len(fields) != len(BJOBS_FIELDS):
+            raise ValueError(f"bjobs line with {len(fields)} fields, expected {len(BJOBS_FIELDS)}: {line!r}")
+        job_id, stat, submit, start, finish, hosts, code = fields
+        state = lsf_state(stat)
+        started = state not in (JobState.PENDING, JobState.UNKNOWN)
+        records[job_id] = BjobsRecord(
+            stat=stat, state=state, submit=_fact(submit, now),
+            start=_fact(start, now) if started else None,
+            end=_fact(finish, now) if state.finished else None,
+            nodes=exec_hosts(hosts) if started else (),
+            exit_code=_exit_code(code, state) if state.finished else None)
+    return records
+
+
+def is_transient(stderr: str) -> bool:
+    """The error text of an LSF command says the master could not answer now."""
+    return bool(TRANSIENT_PATTERNS.search(stderr))

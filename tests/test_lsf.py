@@ -1,0 +1,201 @@
+"""The LSF module and its parsers, on canned output in IBM's documented LSF 10.1 formats.
+
+LSF cannot run on the project's machines (it is proprietary; no package exists), so nothing here
+talks to a real LSF: the parsers read hand-written output that follows IBM's documentation
+(tests/fixtures/lsf/README.md names the pages), and the module's poll/submit run through a fake
+transport that answers with that canned text. Expected values come from the documentation (the
+state meanings), hand-worked arithmetic (argv, limits) and calendar.timegm as the time oracle.
+"""
+
+from __future__ import annotations
+
+import calendar
+import shlex
+from pathlib import Path
+
+import pytest
+from test_slurm_module import ScriptedTransport, fail, ok, sequence
+
+from djsb.errors import ConfigError, JobModuleError
+from djsb.lsf_parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
+from djsb.transport import CommandResult
+from job_modules.lsf import LsfJobModule
+from job_modules.template import JobRequest, JobState
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
+MIB = 1 << 20
+NOW = calendar.timegm((2026, 11, 23, 10, 0, 0))  # when the canned bjobs output was "queried"
+
+
+def canned(name: str) -> str:
+    """A fixture without its '#' comment lines."""
+    return "".join(line for line in (FIXTURES / name).read_text().splitlines(keepends=True)
+                   if not line.startswith("#"))
+
+
+def utc(hour: int, minute: int, second: int = 0) -> float:
+    """Unix time of 2026-11-23 hour:minute:second UTC."""
+    return float(calendar.timegm((2026, 11, 23, hour, minute, second)))
+
+
+def request(**extra: object) -> JobRequest:
+    values: dict[str, object] = dict(
+        name="exec-s0-sim0", app="simulation", total_tasks=2, cpus_per_task=2, total_memory=512 * MIB,
+        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
+        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
+    values.update(extra)
+    return JobRequest(**values)  # type: ignore[arg-type]
+
+
+# -- parsers ---------------------------------------------------------------------------------
+
+def test_bsub_message_gives_job_id_and_queue() -> None:
+    assert parse_bsub(canned("bsub_submitted.txt")) == ("1234", "normal")
+    assert parse_bsub(canned("bsub_default_queue.txt")) == ("1235", "normal")
+    with pytest.raises(ValueError):
+        parse_bsub("Request aborted by esub. Job not submitted.\n")
+
+
+def test_every_documented_state_maps() -> None:
+    """IBM's "Job states": PSUSP is a held *pending* job, USUSP/SSUSP stopped running jobs, ZOMBI
+    a killed job LSF has not yet reached (its processes may still run), UNKWN a lost host."""
+    expected = {"PEND": JobState.PENDING, "PSUSP": JobState.PENDING, "WAIT": JobState.PENDING,
+                "RUN": JobState.RUNNING, "ZOMBI": JobState.RUNNING, "USUSP": JobState.SUSPENDED,
+                "SSUSP": JobState.SUSPENDED, "DONE": JobState.COMPLETED, "EXIT": JobState.FAILED,
+                "UNKWN": JobState.UNKNOWN}
+    assert {name: lsf_state(name) for name in expected} == expected
+    records = parse_bjobs(canned("bjobs_states.txt"), NOW)
+    assert [records[str(job)].state for job in range(101, 111)] == [
+        JobState.PENDING, JobState.RUNNING, JobState.COMPLETED, JobState.FAILED, JobState.SUSPENDED,
+        JobState.SUSPENDED, JobState.PENDING, JobState.UNKNOWN, JobState.RUNNING, JobState.PENDING]
+
+
+def test_bjobs_times_hosts_and_exit_codes() -> None:
+    records = parse_bjobs(canned("bjobs_states.txt"), NOW)
+    done, failed, running, pending = records["103"], records["104"], records["102"], records["101"]
+    assert (done.submit.epoch, done.start.epoch, done.end.epoch) == (utc(9, 30), utc(9, 31), utc(9, 35))
+    assert not done.start.has_seconds
+    assert done.exit_code == 0 and failed.exit_code == 3  # "-" for a DONE job: it exited 0
+    assert running.end is None, "a running job's finish time is an estimate (L), not a fact"
+    assert running.nodes == ("hostA", "hostB")
+    assert pending.start is None and pending.nodes == () and pending.exit_code is None
+
+
+def test_times_with_seconds_and_year() -> None:
+    records = parse_bjobs(canned("bjobs_seconds.txt"), NOW)
+    assert records["201"].start.epoch == utc(9, 31, 10) and records["201"].start.has_seconds
+    assert records["203"].end.epoch == utc(9, 32, 0) and records["203"].exit_code == 130
+
+
+def test_year_is_inferred_near_the_query() -> None:
+    """No year printed: the year that puts the time at most a day after the query."""
+    new_year = calendar.timegm((2027, 1, 1, 0, 30, 0))
+    assert lsf_time("Dec 31 23:58", new_year).epoch == calendar.timegm((2026, 12, 31, 23, 58, 0))
+    assert lsf_time("Jan  1 00:10", new_year).epoch == calendar.timegm((2027, 1, 1, 0, 10, 0))
+    assert lsf_time("-", new_year) is None
+    assert lsf_time("Nov 23 10:12 L", NOW).estimate
+
+
+def test_exec_host_forms() -> None:
+    assert exec_hosts("hostA") == ("hostA",)
+    assert exec_hosts("4*hostA:2*hostB") == ("hostA", "hostB")
+    assert exec_hosts("hostA hostA hostB") == ("hostA", "hostB")
+    assert exec_hosts("-") == ()
+
+
+def test_malformed_bjobs_line_is_refused() -> None:
+    with pytest.raises(ValueError, match="7"):
+        parse_bjobs("101|PEND|Nov 23 09:40\n", NOW)
+
+
+# -- the module's commands -------------------------------------------------------------------
+
+def test_bsub_argv_for_a_known_request() -> None:
+    """Worked by hand: 256 MiB per task + 64 MiB margin = 320 MB; 30 s * 3 + 120 s = 210 s -> 4 min;
+    two tasks started by blaunch; each job word quoted again for the job's own shell."""
+    module = LsfJobModule({"queue": "normal", "project": "bench"}, ScriptedTransport([]))
+    argv = shlex.split(module.get_submit_command(request()))
+    assert argv == [
+        "bsub", "-J", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-n", "2",
+        "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench",
+        "env", "OMP_NUM_THREADS=2", "'DJSB_X=1,2 3'", "blaunch", "/apps/djsb-stream", "--control",
+        "'/runs/a b/ctl'"]
+    # bsub joins the command words with spaces; the job's shell must get the original words back.
+    assert shlex.split(" ".join(argv[argv.index("env"):])) == [
+        "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "blaunch", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+
+
+def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
+    module = LsfJobModule({"tasks_per_node": {"analytics": 1}, "affinity": False, "queue": "normal",
+                           "oversubscribe_queue": "shared"}, ScriptedTransport([]))
+    argv = shlex.split(module.get_submit_command(request(
+        app="analytics", total_tasks=1, cpus_per_task=1, total_memory=100 * MIB, exec_time=4,
+        node_host_names=("hostA", "hostB"), oversubscribe=True, env={})))
+    # 100 MiB + 64 = 164 MB; 4 * 3 + 120 = 132 s -> 3 min; one task: no blaunch.
+    assert argv[argv.index("-n"):] == ["-n", "1", "-R", "span[ptile=1]", "-M", "164MB", "-W", "3",
+                                       "-m", "hostA hostB", "-q", "shared", "env", "OMP_NUM_THREADS=1",
+                                       "/apps/djsb-stream", "--control", "'/runs/a b/ctl'"]
+
+
+def test_control_commands() -> None:
+    module = LsfJobModule({}, ScriptedTransport([]))
+    assert module.get_suspend_command("7") == "bstop 7"
+    assert module.get_resume_command("7") == "bresume 7"
+    assert module.get_cancel_command("7") == "bkill 7"
+    assert module.get_poll_completion_command(canned("bsub_submitted.txt"), "").startswith(
+        "bjobs -a -noheader -o stat 1234 | grep -qxE ")
+
+
+def test_bad_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError, match="partition"):
+        LsfJobModule({"partition": "x"}, ScriptedTransport([]))
+    with pytest.raises(ConfigError, match="affinity"):
+        LsfJobModule({"affinity": "yes"}, ScriptedTransport([]))
+
+
+# -- the module through a fake transport (canned answers) ---------------------------------------
+
+def test_poll_reads_canned_bjobs_and_tolerates_unknown_jobs() -> None:
+    stdout = canned("bjobs_states.txt")
+    transport = ScriptedTransport([("bjobs", lambda c: CommandResult(c, 255, stdout,
+                                                                     canned("bjobs_not_found.stderr")))])
+    module = LsfJobModule({}, transport)
+    statuses = module.poll(["103", "104", "102", "999"])
+    assert "TZ=UTC" in transport.commands[0] and transport.commands[0].count("bjobs") == 1
+    assert statuses["103"].state is JobState.COMPLETED and statuses["103"].start is None  # minutes only
+    assert statuses["104"].exit_code == 3
+    assert statuses["102"].nodes == ("hostA", "hostB")
+    assert statuses["999"].state is JobState.UNKNOWN
+
+
+def test_poll_keeps_times_with_seconds_or_when_asked() -> None:
+    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_seconds.txt")))])
+    status = LsfJobModule({}, transport).poll(["201"])["201"]
+    assert status.start is not None and status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
+    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_states.txt")))])
+    status = LsfJobModule({"minute_times": True}, transport).poll(["103"])["103"]
+    assert status.end is not None and status.end - status.start == pytest.approx(4 * 60, abs=61)
+
+
+def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() -> None:
+    transport = ScriptedTransport([
+        ("bsub", sequence(fail(canned("bjobs_lsf_down.stderr")), ok(canned("bsub_submitted.txt")))),
+        ("bkill", ok("Job <1234> is being terminated\n")),
+        ("bjobs", fail(canned("bjobs_not_found.stderr"), code=255))])
+    module = LsfJobModule({"retry_for": 10}, transport, sleep=lambda s: None)
+    assert module.submit(request()) == "1234"
+    assert sum(c.startswith("bsub") for c in transport.commands) == 2
+    module.cancel("1234")
+    assert module.poll(["1234"])["1234"].state is JobState.CANCELLED
+
+
+def test_failing_commands_raise() -> None:
+    transport = ScriptedTransport([("bsub", fail("Bad argument\n")), ("bstop", fail("Job <5>: No permission\n")),
+                                   ("bjobs", fail("bjobs: unknown option\n"))])
+    module = LsfJobModule({}, transport, sleep=lambda s: None)
+    with pytest.raises(JobModuleError, match="Bad argument"):
+        module.submit(request())
+    with pytest.raises(JobModuleError, match="No permission"):
+        module.suspend("5")
+    with pytest.raises(JobModuleError, match="status query failed"):
+        module.poll(["5"])
