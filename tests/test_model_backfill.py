@@ -199,3 +199,11 @@ def test_a_job_never_shares_a_core_with_itself() -> None:
     cluster = ClusterSpec.homogeneous(1, 2, partition=PartitionSpec("shared", oversubscribe="FORCE:2"))
     result = run([job(1, 0, 3, 10)], cluster)
     assert list(result.rejected["job_id"]) == [1]
+
+
+def test_event_passes_honour_default_queue_depth() -> None:
+    # default_queue_depth 1: the pass triggered by the submissions at 0 tests only J1, so J2 (which
+    # fits) waits for the periodic pass over the whole queue at 60 s (sched_config.html).
+    jobs = [job(1, 0, 2, 100), job(2, 0, 2, 100)]
+    assert starts(jobs, one_node(4), backfill="none", sched_interval=60,
+                  default_queue_depth=1) == {1: 0, 2: 60}

@@ -9,9 +9,10 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   offered to plugins, never the global one.
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
-  (Slurm's per-partition blocking), testing at most ``default_queue_depth`` jobs. Jobs held by a
-  QoS limit are skipped, not blocking. It runs on every job end, on submission unless ``defer``,
-  and every ``sched_interval`` seconds.
+  (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
+  every job end and on submission unless ``defer``, testing at most ``default_queue_depth`` jobs,
+  and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
+  passes consider default_queue_depth jobs, the periodic loop all of them).
 * The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
   ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
   starts those that fit now without taking capacity reserved for earlier jobs, and reserves
@@ -147,14 +148,14 @@ class Simulation:
             for key in ends:
                 self._end(self.running[key], now)
             if ends or MAIN_TICK in ticks:
-                self._main_pass(now)
+                self._main_pass(now, periodic=MAIN_TICK in ticks)
             if BF_TICK in ticks or (ends and event_bf):
                 self._backfill_pass(now)
             if submits:
                 for key in submits:
                     self._submit(self.by_id[key], now)
                 if not cfg.defer:
-                    self._main_pass(now)
+                    self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
             self._schedule_ticks(now)
@@ -331,7 +332,7 @@ class Simulation:
         return was_dirty and bool(self.queue)
 
     # ----------------------------------------------------------------- passes
-    def _main_pass(self, now: float) -> None:
+    def _main_pass(self, now: float, periodic: bool) -> None:
         if not self._prepare(MAIN_TICK, now):
             return
         self.stats["main_passes"] += 1
@@ -340,8 +341,9 @@ class Simulation:
         blocked: set[int] = set()
         started: set[int] = set()
         depth = 0
+        max_depth = math.inf if periodic else self.config.default_queue_depth
         for job in self.queue:
-            if depth >= self.config.default_queue_depth:
+            if depth >= max_depth:
                 break
             p = job.part.index
             if p in blocked:
