@@ -97,10 +97,11 @@ def sacct_exit_code(text: str) -> int | None:
 def expand_hostlist(text: str) -> tuple[str, ...]:
     """Node names of a Slurm hostlist: 'n[1-3,7],gpu[01-02],login' -> n1 n2 n3 n7 gpu01 gpu02 login.
 
-    Ranges keep their zero padding (gpu[01-02]); an empty list or '(null)' gives no nodes.
+    Ranges keep their zero padding (gpu[01-02]); an empty list, '(null)' or sacct's 'None assigned'
+    gives no nodes.
     """
     text = text.strip()
-    if not text or text in ("(null)", "None"):
+    if not text or text in ("(null)", "None", "None assigned"):
         return ()
     names: list[str] = []
     for item in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):

@@ -170,7 +170,7 @@ start_slurmdbd() {
                 >"$DIR/log/mariadb-install.log" 2>&1
         fi
         (mariadbd --user=root --datadir="$DIR/mysql" --socket="$DB_SOCKET" --skip-networking \
-            --pid-file="$DIR/run/mysqld.pid" --log-error="$DIR/log/mariadb.log" &)
+            --pid-file="$DIR/run/mysqld.pid" --log-error="$DIR/log/mariadb.log" >>"$DIR/log/mariadb.log" 2>&1 &)
         local i
         for i in $(seq 1 100); do [[ -S $DB_SOCKET ]] && break; sleep 0.2; done
         [[ -S $DB_SOCKET ]] || die "MariaDB did not start (see $DIR/log/mariadb.log)"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from slurm_plugin import SlurmCluster, job_process_states
 
-from djsb.transport import LocalTransport
+from djsb.transport import CommandResult, LocalTransport
 from job_modules.slurm import SlurmJobModule
 from job_modules.template import JobRequest, JobState, JobStatus
 
@@ -118,3 +118,37 @@ def test_survives_a_slurmctld_restart(slurm_cluster: SlurmCluster, module: Slurm
     assert seen and set(seen) == {JobState.RUNNING}
     module.cancel(job_id)
     wait_for(module, job_id, JobState.CANCELLED)
+
+
+class ForgetfulTransport(LocalTransport):
+    """The local transport, with squeue's lines about ``forgotten`` jobs dropped: what squeue says
+    once slurmctld purged them (MinJobAge), without waiting for the purge."""
+
+    def __init__(self, forgotten: set[str]) -> None:
+        self.forgotten = forgotten
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        result = super().run(command, timeout)
+        if " squeue " not in f" {command} ":
+            return result
+        kept = [line for line in result.stdout.splitlines() if line.split("|")[0] not in self.forgotten]
+        return CommandResult(command, result.returncode, "".join(f"{line}\n" for line in kept), result.stderr)
+
+
+def test_sacct_answers_for_jobs_the_controller_forgot(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    transport = ForgetfulTransport(set())
+    module = SlurmJobModule({"partition": "shared"}, transport)
+    if not module.accounting():
+        pytest.skip("no accounting on this cluster (start it with DJSB_SLURM_ACCOUNTING=1)")
+    job_id = module.submit(request(tmp_path, "accounted", 1, 1, 1))
+    seen = wait_for(module, job_id, JobState.COMPLETED)
+    transport.forgotten.add(job_id)
+    # squeue no longer knows the job; a module that never saw it (a resumed harness) asks sacct
+    fresh = SlurmJobModule({"partition": "shared"}, transport)
+    deadline = time.monotonic() + 30
+    while (accounted := fresh.poll([job_id])[job_id]).state is JobState.UNKNOWN:  # slurmdbd may lag
+        assert time.monotonic() < deadline, accounted
+        time.sleep(0.5)
+    assert accounted.state is JobState.COMPLETED and accounted.exit_code == 0
+    assert (accounted.submit, accounted.start, accounted.end, accounted.nodes) == (
+        seen.submit, seen.start, seen.end, seen.nodes)

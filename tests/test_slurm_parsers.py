@@ -70,13 +70,13 @@ def test_captured_states(captured: dict, what: str) -> None:
 def test_exit_codes_follow_the_shell_convention(captured: dict) -> None:
     # `exit 3` in the batch script; a job killed by a signal N reports 128 + N like a shell does:
     # scancel and the time limit send SIGTERM (15), OverMemoryKill SIGKILL (9) to the srun task,
-    # whose srun then exits 137; the node failure SIGTERMs the batch shell, which exits 143.
+    # whose srun then exits 137. (A node failure's code depends on whether the batch shell's exit
+    # reached slurmctld before the node was declared down: not asserted.)
     assert captured["completed"].exit_code == 0
     assert captured["failed"].exit_code == 3
     assert captured["cancelled"].exit_code == 128 + 15
     assert captured["timeout"].exit_code == 128 + 15
     assert captured["oom"].exit_code == 128 + 9
-    assert captured["node_fail"].exit_code == 128 + 15
     # unfinished jobs have no exit code yet
     assert captured["running"].exit_code is None
     assert captured["suspended"].exit_code is None
@@ -168,27 +168,35 @@ def test_sbatch_parsable() -> None:
         parse_sbatch_parsable("Submitted batch job 4242")
 
 
-def test_sacct_lines() -> None:
-    # sacct(1) --parsable2 lines in SACCT_FORMAT's order, as documented: ExitCode is code:signal,
-    # State 'CANCELLED by UID', Start/End 'Unknown' when they did not happen (epoch under %s).
-    text = ("101|COMPLETED|1700000000|1700000005|1700000065|n[1-2]|0:0|None\n"
-            "102|CANCELLED by 0|1700000000|1700000001|1700000002|n3|0:15|None\n"
-            "103|OUT_OF_MEMORY|1700000000|1700000001|1700000009|n4|0:125|None\n"
-            "104|PENDING|1700000000|Unknown|Unknown||0:0|Priority\n"
-            "105|PREEMPTED|1700000000|1700000001|1700000030|n1|0:0|None\n")
+def test_sacct_agrees_with_squeue_on_the_same_jobs(captured: dict) -> None:
+    # sacct read the same jobs from the accounting database right after squeue: the same states
+    # (sacct says 'CANCELLED by 0'), submit/start times and, for finished jobs, end times
+    accounted = parse_sacct((FIXTURES / "sacct_states.txt").read_text())
+    ids = {what: job_id for what, (job_id, _, _) in manifest().items()}
+    for what, status in captured.items():
+        record = accounted[ids[what]]
+        assert record.state is status.state, what
+        assert (record.submit, record.start, record.end) == (status.submit, status.start, status.end), what
+        assert record.nodes == status.nodes, what
+    assert accounted[ids["failed"]].exit_code == 3  # ExitCode 3:0
+    assert accounted[ids["completed"]].exit_code == 0
+    assert accounted[ids["pending_held"]].reason == "JobHeldUser"
+
+
+def test_sacct_documented_forms() -> None:
+    # forms the mini-cluster cannot produce (no cgroups, no preemption), as sacct(1) documents them:
+    # ExitCode 'code:signal', State 'CANCELLED by UID'
+    text = ("103|OUT_OF_MEMORY|1700000000|1700000001|1700000009|n4|0:125|None\n"
+            "105|PREEMPTED|1700000000|1700000001|1700000030|n[1-2]|0:15|None\n")
     records = parse_sacct(text)
-    assert records["101"].state is JobState.COMPLETED and records["101"].nodes == ("n1", "n2")
-    assert records["101"].end - records["101"].start == 60
-    assert records["102"].state is JobState.CANCELLED and records["102"].exit_code == 128 + 15
-    assert records["103"].state is JobState.OUT_OF_MEMORY
-    assert records["104"].state is JobState.PENDING and records["104"].start is None
-    assert records["104"].reason == "Priority"
-    assert records["105"].state is JobState.PREEMPTED
+    assert records["103"].state is JobState.OUT_OF_MEMORY and records["103"].end == 1700000009
+    assert records["105"].state is JobState.PREEMPTED and records["105"].exit_code == 128 + 15
+    assert records["105"].nodes == ("n1", "n2")
 
 
-def test_sacct_without_accounting_prints_nothing_to_parse() -> None:
-    assert parse_sacct((FIXTURES / "sacct_states.txt").read_text()) == {}
-    assert "accounting storage is disabled" in (FIXTURES / "sacct_states.stderr").read_text()
+def test_sacct_without_accounting() -> None:
+    assert "accounting storage is disabled" in (FIXTURES / "sacct_disabled.stderr").read_text()
+    assert parse_sacct("") == {}
 
 
 def test_exit_code_conversions() -> None:
@@ -215,6 +223,7 @@ def test_state_table_covers_every_harness_state() -> None:
     ("n4", ("n4",)),
     ("", ()),
     ("(null)", ()),
+    ("None assigned", ()),
 ])
 def test_expand_hostlist(text: str, names: tuple[str, ...]) -> None:
     assert expand_hostlist(text) == names
