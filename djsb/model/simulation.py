@@ -344,6 +344,7 @@ class Simulation:
         max_depth = math.inf if periodic else self.config.default_queue_depth
         for job in self.queue:
             if depth >= max_depth:
+                self.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
                 break
             p = job.part.index
             if p in blocked:
