@@ -33,6 +33,8 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   partition is checked against the plans of every partition sharing its nodes.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
+* ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
+  dependencies, so every job is eligible at submission (``eligible`` = ``submit``).
 * Jobs that can never run (unknown partition or QoS, CPUs outside the partition limits, more
   than the partition holds, a time limit above MaxTime) are rejected at submission, as Slurm
   does with ``EnforcePartLimits``; they are listed in ``SimulationResult.rejected``.
