@@ -19,6 +19,8 @@ from djsb.errors import ConfigError, JobModuleError
 from djsb.transport import CommandResult, CommandTimeout, Transport
 from job_modules.template import CommandJobModule, JobRequest, JobState, JobStatus
 
+MIB = 1 << 20
+
 
 def option_error(key: str, message: str) -> ConfigError:
     """A ConfigError pointing at ``job_module.options.<key>``."""
@@ -111,13 +113,14 @@ class SchedulerModule(CommandJobModule):
         "oversubscribe_queue": "the queue for jobs that share the simulation's CPUs (default: queue)",
         "project": "the project to charge (-P)",
         "submit_options": "extra submit arguments, a list",
-        "memory_margin": "MiB added to each task's memory for the program itself (default 64)",
+        "memory_margin": "MiB added to each task's memory for the program itself",
         "time_factor": "the time limit is exec_time * time_factor + time_margin (default 3)",
         "time_margin": "seconds added to the time limit (default 120)",
         "command_timeout": "seconds before a scheduler command counts as hung (default 30)",
         "retry_for": "seconds to keep retrying while the scheduler is unreachable (default 180)",
     }
     OPTIONS: dict[str, str] = COMMON_OPTIONS
+    MEMORY_MARGIN_MIB = 64.0
 
     def __init__(self, options: Mapping[str, Any], transport: Transport, *,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -127,7 +130,7 @@ class SchedulerModule(CommandJobModule):
         self.oversubscribe_queue = name_option(self.options, "oversubscribe_queue")
         self.project = name_option(self.options, "project")
         self.submit_options = string_list_option(self.options, "submit_options")
-        self.memory_margin = number_option(self.options, "memory_margin", 64.0)
+        self.memory_margin = number_option(self.options, "memory_margin", self.MEMORY_MARGIN_MIB)
         self.time_factor = number_option(self.options, "time_factor", 3.0)
         self.time_margin = number_option(self.options, "time_margin", 120.0)
         self.command_timeout = number_option(self.options, "command_timeout", 30.0)
