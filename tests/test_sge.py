@@ -1,0 +1,305 @@
+"""The Grid Engine module: parsers on output captured from a real Grid Engine 8.1.9, and live tests
+on the one-host cell of .ci/sge.sh (a real job run, suspended, resumed and accounted; ``djsb run``
+end to end).
+
+Expected states come from what each captured job was made to do (tests/fixtures/sge/manifest.txt,
+written by capture.sh) and Grid Engine's documentation (qstat(1) state letters, accounting(5));
+times are checked against the bracket of this machine's clock around each qsub; argv values are
+worked by hand. The live tests skip, saying why, when Grid Engine is not installed or the cell
+cannot be started (CI: bash .ci/sge.sh install && bash .ci/sge.sh start).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from test_slurm_module import ScriptedTransport, ok
+
+from djsb.cli import main
+from djsb.errors import ConfigError
+from djsb.sge_parsers import parse_qacct, parse_qstat_xml, parse_qsub, qacct_time, qstat_time, sge_state
+from djsb.transport import LocalTransport
+from job_modules.sge import SgeJobModule
+from job_modules.template import JobRequest, JobState, JobStatus
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures" / "sge"
+MIB = 1 << 20
+SGE_ENV = {"SGE_ROOT": "/var/lib/gridengine", "SGE_CELL": "default"}
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def manifest() -> dict[str, tuple[str, int, int]]:
+    """What each captured job was made to do -> (job id, submitted after, submitted before)."""
+    jobs = {}
+    for line in fixture("manifest.txt").splitlines():
+        job_id, what, after, before = line.split()
+        jobs[what] = (job_id, int(after), int(before))
+    return jobs
+
+
+# -- parsers on the real captures --------------------------------------------------------------
+
+def test_qsub_output_both_forms() -> None:
+    terse, verbose = parse_qsub(fixture("qsub_terse.txt")), parse_qsub(fixture("qsub_verbose.txt"))
+    assert terse.isdigit() and int(verbose) == int(terse) + 1  # capture.sh submits them one after the other
+    assert parse_qsub("12.1-10:1\n") == "12"
+    with pytest.raises(ValueError):
+        parse_qsub("Unable to run job: job rejected\n")
+
+
+def test_state_letters() -> None:
+    """qstat(1): s = suspended by qmod -sj, S = with its queue, T = by a threshold; E = error; d alone
+    does not decide (a job being deleted still runs until it leaves qstat)."""
+    expected = {"qw": JobState.PENDING, "hqw": JobState.PENDING, "hRwq": JobState.PENDING, "r": JobState.RUNNING,
+                "t": JobState.RUNNING, "Rr": JobState.RUNNING, "dr": JobState.RUNNING, "s": JobState.SUSPENDED,
+                "S": JobState.SUSPENDED, "Ss": JobState.SUSPENDED, "T": JobState.SUSPENDED, "ds": JobState.SUSPENDED,
+                "Eqw": JobState.FAILED}
+    assert {letters: sge_state(letters) for letters in expected} == expected
+
+
+def test_qstat_xml_captured_states() -> None:
+    jobs = manifest()
+    records = parse_qstat_xml(fixture("qstat_states.xml"))
+    expected = {"running": JobState.RUNNING, "suspended": JobState.SUSPENDED, "pending_held": JobState.PENDING,
+                "pending_resources": JobState.PENDING, "pending_error": JobState.FAILED}
+    assert {what: records[jobs[what][0]].state for what in expected} == expected
+    for what in ("running", "suspended"):
+        record, (_, after, before) = records[jobs[what][0]], jobs[what]
+        assert record.nodes and record.start is not None and after <= record.start <= before + 30
+    held = records[jobs["pending_held"][0]]
+    assert jobs["pending_held"][1] <= held.submit <= jobs["pending_held"][2] and held.start is None
+    assert "error state" in records[jobs["pending_error"][0]].reason
+
+
+def test_qstat_xml_queue_suspended_and_unknown_job() -> None:
+    jobs = manifest()
+    records = parse_qstat_xml(fixture("qstat_queue_suspended.xml"))
+    assert records[jobs["running"][0]].state is JobState.SUSPENDED      # S: its queue suspended
+    assert records[jobs["suspended"][0]].state is JobState.SUSPENDED    # Ss
+    assert parse_qstat_xml(fixture("qstat_unknown_job.txt")) == {}
+    assert parse_qstat_xml("") == {}
+
+
+def test_qacct_finished_jobs() -> None:
+    """completed: sleep 2 in 2 slots; failed: exit 3; timeout: sleep 60 under h_rt=3 (failed 37);
+    cancelled_running: qdel while it ran (failed 100, SIGKILL)."""
+    jobs = manifest()
+    records = parse_qacct(fixture("qacct_finished.txt"))
+    expected = {"completed": (JobState.COMPLETED, 0), "failed": (JobState.FAILED, 3),
+                "timeout": (JobState.TIMEOUT, 137), "cancelled_running": (JobState.CANCELLED, 137)}
+    assert {what: (records[jobs[what][0]].state, records[jobs[what][0]].exit_code) for what in expected} == expected
+    for what in expected:
+        record, (_, after, before) = records[jobs[what][0]], jobs[what]
+        assert after <= record.submit <= before
+        assert record.submit <= record.start <= record.end
+        assert record.nodes
+    completed = records[jobs["completed"][0]]
+    assert 2 <= completed.end - completed.start <= 3
+    timeout = records[jobs["timeout"][0]]
+    assert 3 <= timeout.end - timeout.start <= 10
+
+
+def test_qacct_deleted_jobs() -> None:
+    """A job deleted while pending leaves no accounting record (qacct prints an error instead)."""
+    jobs = manifest()
+    records = parse_qacct(fixture("qacct_deleted.txt"))
+    assert records[jobs["running"][0]].state is JobState.CANCELLED
+    assert jobs["pending_held"][0] not in records
+
+
+def test_time_formats_read_as_utc() -> None:
+    assert qstat_time("2026-11-23T09:39:32") == 1795426772.0  # date -u -d 2026-11-23T09:39:32 +%s
+    assert qacct_time("Mon Nov 23 09:39:22 2026") == 1795426762.0
+    assert qacct_time("Mon Nov  2 09:39:22 2026") == 1795426762.0 - 21 * 86400
+    assert qacct_time("-/-") is None
+
+
+# -- the module's commands (hand-worked) ---------------------------------------------------------
+
+def request(**extra: object) -> JobRequest:
+    values: dict[str, object] = dict(
+        name="exec-s0-sim0", app="simulation", total_tasks=1, cpus_per_task=2, total_memory=512 * MIB,
+        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
+        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
+    values.update(extra)
+    return JobRequest(**values)  # type: ignore[arg-type]
+
+
+def test_qsub_argv_for_a_known_request() -> None:
+    """2 slots; h_rt = 30 * 3 + 120 = 210 s; h_vmem per slot = (512 + 512 margin) / 2 = 512 MiB;
+    each job word quoted once more for the job's shell (qsub -b y joins them with spaces)."""
+    module = SgeJobModule({"queue": "all.q", "project": "bench"}, ScriptedTransport([]))
+    argv = shlex.split(module.get_submit_command(request()))
+    assert argv == ["qsub", "-terse", "-N", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err",
+                    "-pe", "smp", "2", "-l", "h_rt=210", "-l", "h_vmem=512M", "-q", "all.q", "-P", "bench",
+                    "-b", "y", "env", "OMP_NUM_THREADS=2", "'DJSB_X=1,2 3'", "/apps/djsb-stream", "--control",
+                    "'/runs/a b/ctl'"]
+
+
+def test_colocated_oversubscribing_job_goes_to_the_sims_host_in_the_shared_queue() -> None:
+    transport = ScriptedTransport([])
+    module = SgeJobModule({"queue": "all.q", "oversubscribe_queue": "shared.q", "memory_resource": "none"},
+                          transport)
+    module._last["7"] = JobStatus(JobState.RUNNING, nodes=("n1",))
+    argv = shlex.split(module.get_submit_command(request(
+        app="analytics", cpus_per_task=1, total_memory=100 * MIB, exec_time=4, colocate_with="7",
+        oversubscribe=True, env={})))
+    assert argv[argv.index("-N") + 2:argv.index("-b")] == [
+        "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-l", "h_rt=132", "-q", "shared.q@n1"]
+    no_queue = SgeJobModule({}, transport)
+    argv = shlex.split(no_queue.get_submit_command(request(node_host_names=("n1", "n2"), cpus_per_task=1)))
+    assert argv[argv.index("-l", argv.index("h_rt=210")):argv.index("-b")] == ["-l", "h_vmem=1024M", "-l",
+                                                                                 "hostname=n1|n2"]
+
+
+def test_several_tasks_run_through_the_task_loop() -> None:
+    argv = SgeJobModule({}, ScriptedTransport([])).job_command(request(total_tasks=3, cpus_per_task=1, env={}))
+    assert argv[:4] == ["env", "OMP_NUM_THREADS=1", "sh", "-c"] and argv[5:7] == ["djsb-tasks", "3"]
+    out = subprocess.run([*argv[2:5], "djsb-tasks", "3", "sh", "-c", 'echo "$DJSB_TASK_ID"; exit $DJSB_TASK_ID'],
+                         capture_output=True, text=True)
+    assert sorted(out.stdout.split()) == ["0", "1", "2"] and out.returncode == 2
+
+
+def test_control_commands_and_options() -> None:
+    module = SgeJobModule({}, ScriptedTransport([]))
+    assert module.get_suspend_command("7") == "qmod -sj 7"
+    assert module.get_resume_command("7") == "qmod -usj 7"
+    assert module.get_cancel_command("7") == "qdel 7"
+    assert module.get_status_command(["7"]) == "env TZ=UTC qstat -xml"
+    assert module.get_accounting_command(["7", "8"]) == "env TZ=UTC qacct -j 7; env TZ=UTC qacct -j 8"
+    with pytest.raises(ConfigError, match="partition"):
+        SgeJobModule({"partition": "x"}, ScriptedTransport([]))
+    with pytest.raises(ConfigError, match="queue"):
+        SgeJobModule({"queue": "all q"}, ScriptedTransport([]))
+
+
+def test_poll_uses_qacct_for_jobs_gone_from_qstat() -> None:
+    jobs = manifest()
+    done, running, held = jobs["completed"][0], jobs["running"][0], jobs["pending_held"][0]
+    transport = ScriptedTransport([("qstat", ok(fixture("qstat_states.xml"))),
+                                   ("qacct", ok(fixture("qacct_finished.txt"))), ("qdel", ok())])
+    module = SgeJobModule({}, transport)
+    module.cancel("999")
+    statuses = module.poll([done, running, "999"])
+    assert statuses[done].state is JobState.COMPLETED and statuses[running].state is JobState.RUNNING
+    assert statuses["999"].state is JobState.CANCELLED  # deleted by the module, no accounting record
+    assert sum("qacct" in c for c in transport.commands) == 1 and held not in statuses
+
+
+# -- live: the real cell -------------------------------------------------------------------------
+
+def sge(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **SGE_ENV})
+
+
+@pytest.fixture(scope="module")
+def sge_cell() -> Iterator[None]:
+    """The one-host cell, started by .ci/sge.sh when it is installed but down."""
+    if shutil.which("qsub") is None:
+        pytest.skip("Grid Engine is not installed (bash .ci/sge.sh install)")
+    if sge("bash", str(ROOT / ".ci" / "sge.sh"), "status").returncode != 0:
+        started = sge("bash", str(ROOT / ".ci" / "sge.sh"), "start", timeout=150)
+        if started.returncode != 0:
+            pytest.skip(f"the Grid Engine cell cannot be started: {started.stderr.strip()[-300:]}")
+    os.environ.update(SGE_ENV)
+    yield
+
+
+def processes_with(token: str) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if token in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                    pids.append(int(proc.name))
+            except OSError:
+                continue
+    return pids
+
+
+def proc_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (after the parenthesised command name)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float, what: str) -> float:
+    """Poll ``predicate`` every 0.2 s; return the time it first held, or fail saying ``what``."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            return time.time()
+        time.sleep(0.2)
+    raise AssertionError(f"{what} not within {seconds} s")
+
+
+@pytest.mark.slow
+def test_live_job_runs_suspends_resumes_and_is_accounted(sge_cell: None, tmp_path: Path) -> None:
+    token = f"5.{random.randrange(10**6, 10**7)}"  # a unique argument: sleep 5.xxxxxxx
+    module = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())
+    submitted = time.time()
+    job_id = module.submit(JobRequest(
+        name="djsb-live", app="simulation", total_tasks=1, cpus_per_task=1, total_memory=16 * MIB, exec_time=5,
+        argv=("sleep", token), stdout_path=str(tmp_path / "out"), stderr_path=str(tmp_path / "err")))
+    try:
+        seen_running = wait_for(lambda: module.poll([job_id])[job_id].state is JobState.RUNNING, 30, "RUNNING")
+        pids = processes_with(f"sleep {token}")
+        assert pids, "the job's process is not on this host"
+        assert all(proc_state(pid) in "RS" for pid in pids)
+        module.suspend(job_id)
+        wait_for(lambda: all(proc_state(pid) == "T" for pid in pids), 10, "SIGSTOP (state T)")
+        assert module.poll([job_id])[job_id].state is JobState.SUSPENDED
+        time.sleep(1)
+        module.resume(job_id)
+        wait_for(lambda: all(proc_state(pid) in "RS" for pid in pids), 10, "SIGCONT")
+        assert module.poll([job_id])[job_id].state is JobState.RUNNING
+        seen_end = wait_for(lambda: module.poll([job_id])[job_id].state.finished, 40, "the end")
+    finally:
+        module.cancel(job_id)
+    status = module.poll([job_id])[job_id]
+    assert status.state is JobState.COMPLETED and status.exit_code == 0 and status.nodes
+    # qacct's times (whole seconds) against the harness's clock, within a few seconds.
+    assert submitted - 1 <= status.submit <= submitted + 2
+    assert status.submit <= status.start <= seen_running + 1
+    assert status.end - status.start >= 5            # sleep 5.x, however long it was stopped
+    assert seen_end - 6 <= status.end <= seen_end + 1  # qacct flushes each second (sge.sh)
+
+
+@pytest.mark.slow
+def test_live_djsb_run_end_to_end(sge_cell: None, apps_bin: Path, tmp_path: Path) -> None:
+    """``djsb run`` on the cell: one sample, n_a 1, oversubscription and stopcont, short times.
+
+    Not shorter than 2 s for the analytics: qacct's times are whole seconds, and a job that
+    takes less than one would have an execution time of 0 (the slowdown's denominator)."""
+    text = (ROOT / "configs" / "sge-local.yaml").read_text()
+    for old, new in (("name: sge", f"name: {ROOT / 'job_modules' / 'sge.py'}"),
+                     ("[oversubscription, stopcont, dynamic]", "[oversubscription, stopcont]"),
+                     ("sleep_min_time: 1.5", "sleep_min_time: 0.5"), ("sleep_max_time: 3", "sleep_max_time: 1"),
+                     ("exec_time: 12", "exec_time: 4")):
+        assert old in text
+        text = text.replace(old, new)
+    config = tmp_path / "sge.yaml"
+    config.write_text(text)
+    assert main(["run", str(config), "-o", str(tmp_path / "run")]) == 0
+    with open(tmp_path / "run" / "jobs.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    # calibration (sim, ana), reference (sim, 1 ana), 2 cells x (sim, 1 ana)
+    assert len(rows) == 8
+    assert {row["state"] for row in rows} == {"COMPLETED"}
+    assert {row["times_source"] for row in rows} == {"scheduler"}
+    assert all(row["validated"] == "True" for row in rows)
+    stopcont_sim = next(row for row in rows if row["scenario"] == "stopcont" and row["app"] == "simulation")
+    assert float(stopcont_sim["suspended_s"]) > 0
