@@ -170,6 +170,8 @@ def test_interrupt_leaves_no_job_and_resume_completes(slurm_cluster: SlurmCluste
         assert time.monotonic() < deadline, active_jobs(job_ids)
         time.sleep(0.5)
 
+    if signum is signal.SIGTERM:
+        return  # --resume does not depend on which signal stopped the run: checked once, after SIGINT
     resumed = Run("--resume", str(run_dir))
     assert resumed.finish() == 0, "\n".join(resumed.lines)
     jobs = read_jobs(run_dir)
