@@ -39,20 +39,14 @@ install() {
         echo "sge.sh: Grid Engine already installed"
         return 0
     fi
-    debconf-set-selections <<EOF
-gridengine-common shared/gridengineconfig boolean true
-gridengine-common shared/gridenginecell string $SGE_CELL
-gridengine-common shared/gridenginemaster string $HOST
-gridengine-master shared/gridengineconfig boolean true
-gridengine-master shared/gridenginecell string $SGE_CELL
-gridengine-master shared/gridenginemaster string $HOST
-gridengine-exec shared/gridengineconfig boolean true
-gridengine-exec shared/gridenginecell string $SGE_CELL
-gridengine-exec shared/gridenginemaster string $HOST
-gridengine-client shared/gridengineconfig boolean true
-gridengine-client shared/gridenginecell string $SGE_CELL
-gridengine-client shared/gridenginemaster string $HOST
-EOF
+    local package
+    for package in gridengine-common gridengine-master gridengine-exec gridengine-client; do
+        printf '%s shared/%s\n' \
+            "$package" "gridengineconfig boolean true" \
+            "$package" "gridenginecell string $SGE_CELL" \
+            "$package" "gridenginemaster string $HOST"
+    done | debconf-set-selections
+    apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q gridengine-master gridengine-exec \
         gridengine-client
 }

@@ -1,8 +1,9 @@
 """What the command-line scheduler modules (LSF, Grid Engine; Slurm could too) share.
 
 Reading a module's ``options`` with errors that name the config key, the time limit a job asks
-for, and running a scheduler command under a timeout with retries while the scheduler's daemon
-is unreachable (a restarting master must not fail a benchmark run that lasts hours).
+for, running scheduler commands under a timeout with retries while the scheduler's daemon is
+unreachable (a restarting master must not fail a benchmark run that lasts hours), and
+:class:`SchedulerModule`, the harness operations on top of the paper's command methods.
 """
 
 from __future__ import annotations
@@ -68,29 +69,53 @@ def time_limit_seconds(exec_time: float, factor: float, margin: float) -> int:
     return max(1, math.ceil(exec_time * factor + margin))
 
 
-def run_with_retry(transport: Transport, command: str, *, scheduler: str, timeout: float,
-                   retry_for: float, transient: Callable[[str], bool],
-                   sleep: Callable[[float], None] = time.sleep) -> CommandResult:
-    """Run ``command``; while it hangs or fails with a ``transient`` error, retry with back-off.
+def tasks_per_node_for(option: Any, app: str) -> int | None:
+    """The tasks_per_node option for ``app``: one number for every app, or a mapping app -> number."""
+    value = option.get(app) if isinstance(option, dict) else option
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise option_error("tasks_per_node", f"expected a positive whole number, got {value!r}")
+    return value
 
-    Gives up with a JobModuleError after ``retry_for`` seconds. Only the retrying is done here: the
-    caller decides what a non-zero exit of a command that did answer means.
-    """
-    deadline = time.monotonic() + retry_for
-    delay = 0.5
-    while True:
-        try:
-            result = transport.run(command, timeout=timeout)
-            error = result.stderr.strip() if result.returncode and transient(result.stderr) else ""
-        except CommandTimeout:
-            error = f"no answer within {timeout:g} s"
-        if not error:
-            return result
-        if time.monotonic() + delay > deadline:
-            raise JobModuleError(f"{scheduler}: scheduler unreachable for {retry_for:g} s ({error}): "
-                                 f"{command}")
-        sleep(delay)
-        delay = min(2 * delay, 15.0)
+
+class RetryingTransport:
+    """A transport that retries a command while it hangs or fails with a transient error (the
+    scheduler's daemon down or restarting), with exponential back-off, for ``retry_for`` seconds;
+    then raises JobModuleError. Only the retrying is done here: the module decides what a
+    non-zero exit of a command that did answer means."""
+
+    def __init__(self, inner: Transport, *, scheduler: str, retry_for: float,
+                 transient: Callable[[str], bool], sleep: Callable[[float], None] = time.sleep) -> None:
+        self.inner = inner
+        self.scheduler = scheduler
+        self.retry_for = retry_for
+        self.transient = transient
+        self.sleep = sleep
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.5
+        while True:
+            try:
+                result = self.inner.run(command, timeout=timeout)
+                error = result.stderr.strip() if result.returncode and self.transient(result.stderr) else ""
+            except CommandTimeout:
+                error = f"no answer within {timeout:g} s"
+            if not error:
+                return result
+            if time.monotonic() + delay > deadline:
+                raise JobModuleError(f"{self.scheduler}: scheduler unreachable for {self.retry_for:g} s "
+                                     f"({error}): {command}")
+            self.sleep(delay)
+            delay = min(2 * delay, 15.0)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.inner.write_text(path, text)
+
+    def read_text(self, path: str) -> str | None:
+        return self.inner.read_text(path)
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def job_shell_words(argv: Sequence[str]) -> list[str]:
@@ -135,7 +160,8 @@ class SchedulerModule(CommandJobModule):
         self.time_margin = number_option(self.options, "time_margin", 120.0)
         self.command_timeout = number_option(self.options, "command_timeout", 30.0)
         self.retry_for = number_option(self.options, "retry_for", 180.0)
-        self._sleep = sleep
+        self.transport = RetryingTransport(transport, scheduler=self.name, retry_for=self.retry_for,
+                                           transient=self.is_transient, sleep=sleep)
         self._last: dict[str, JobStatus] = {}
         self._cancelled: set[str] = set()
 
@@ -154,14 +180,6 @@ class SchedulerModule(CommandJobModule):
         return {}
 
     # -- the harness's operations ----------------------------------------------------------
-
-    def run(self, command: str, *, check: bool = True) -> CommandResult:
-        result = run_with_retry(self.transport, command, scheduler=self.name, timeout=self.command_timeout,
-                                retry_for=self.retry_for, transient=self.is_transient, sleep=self._sleep)
-        if check and result.returncode != 0:
-            raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip() or result.stdout.strip()}")
-        return result
 
     def submit(self, request: JobRequest) -> str:
         result = self.run(self.get_submit_command(request))

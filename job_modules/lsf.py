@@ -35,7 +35,7 @@ from djsb.lsf_parsers import (
     parse_bjobs,
     parse_bsub,
 )
-from djsb.scheduler_common import SchedulerModule, job_shell_words, option_error
+from djsb.scheduler_common import SchedulerModule, job_shell_words, option_error, tasks_per_node_for
 from djsb.transport import CommandResult, Transport
 from job_modules.slurm import task_memory_mib, time_limit_minutes
 from job_modules.template import JobRequest, JobStatus
@@ -66,20 +66,13 @@ class LsfJobModule(SchedulerModule):
         self.minute_times = self.options.get("minute_times", False)
         self.tasks_per_node = self.options.get("tasks_per_node", {})
 
-    def app_tasks_per_node(self, app: str) -> int | None:
-        """span[ptile] for ``app``: the option's number, or its entry for this app."""
-        value = self.tasks_per_node.get(app) if isinstance(self.tasks_per_node, dict) else self.tasks_per_node
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise option_error("tasks_per_node", f"expected a positive whole number, got {value!r}")
-        return value
-
     def bsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The bsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""
         args = ["-J", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
                 "-n", str(request.total_tasks)]
         if self.affinity:
             args += ["-R", f"affinity[core({request.cpus_per_task})]"]
-        per_node = self.app_tasks_per_node(request.app)
+        per_node = tasks_per_node_for(self.tasks_per_node, request.app)
         if per_node:
             args += ["-R", f"span[ptile={per_node}]"]
         args += ["-M", f"{math.ceil(task_memory_mib(request, self.memory_margin))}MB",

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 from test_slurm_module import ScriptedTransport, fail, ok, sequence
+from test_slurm_module import sim_request as request
 
 from djsb.errors import ConfigError, JobModuleError
 from djsb.lsf_parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
-from job_modules.template import JobRequest, JobState
+from job_modules.template import JobState
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20
@@ -36,15 +37,6 @@ def canned(name: str) -> str:
 def utc(hour: int, minute: int, second: int = 0) -> float:
     """Unix time of 2026-11-23 hour:minute:second UTC."""
     return float(calendar.timegm((2026, 11, 23, hour, minute, second)))
-
-
-def request(**extra: object) -> JobRequest:
-    values: dict[str, object] = dict(
-        name="exec-s0-sim0", app="simulation", total_tasks=2, cpus_per_task=2, total_memory=512 * MIB,
-        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
-        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
-    values.update(extra)
-    return JobRequest(**values)  # type: ignore[arg-type]
 
 
 # -- parsers ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_slurm_module import ScriptedTransport, ok
+from test_slurm_module import ScriptedTransport, ok, sim_request
 
 from djsb.cli import main
 from djsb.errors import ConfigError
@@ -130,12 +130,8 @@ def test_time_formats_read_as_utc() -> None:
 # -- the module's commands (hand-worked) ---------------------------------------------------------
 
 def request(**extra: object) -> JobRequest:
-    values: dict[str, object] = dict(
-        name="exec-s0-sim0", app="simulation", total_tasks=1, cpus_per_task=2, total_memory=512 * MIB,
-        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
-        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
-    values.update(extra)
-    return JobRequest(**values)  # type: ignore[arg-type]
+    """test_slurm_module's request (2 tasks x 2 CPUs, 512 MiB, 30 s), with one task by default."""
+    return sim_request(**{"total_tasks": 1, **extra})
 
 
 def test_qsub_argv_for_a_known_request() -> None:
@@ -256,8 +252,9 @@ def test_live_job_runs_suspends_resumes_and_is_accounted(sge_cell: None, tmp_pat
         argv=("sleep", token), stdout_path=str(tmp_path / "out"), stderr_path=str(tmp_path / "err")))
     try:
         seen_running = wait_for(lambda: module.poll([job_id])[job_id].state is JobState.RUNNING, 30, "RUNNING")
+        # qstat says r once the execd took the job; its shepherd then starts the process.
+        wait_for(lambda: bool(processes_with(f"sleep {token}")), 10, "the job's process on this host")
         pids = processes_with(f"sleep {token}")
-        assert pids, "the job's process is not on this host"
         assert all(proc_state(pid) in "RS" for pid in pids)
         module.suspend(job_id)
         wait_for(lambda: all(proc_state(pid) == "T" for pid in pids), 10, "SIGSTOP (state T)")
