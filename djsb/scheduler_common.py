@@ -138,7 +138,7 @@ class SchedulerModule(CommandJobModule):
         "oversubscribe_queue": "the queue for jobs that share the simulation's CPUs (default: queue)",
         "project": "the project to charge (-P)",
         "submit_options": "extra submit arguments, a list",
-        "memory_margin": "MiB added to each task's memory for the program itself",
+        "memory_margin": "MiB added to each task's memory for the program itself (default 64; sge: 512)",
         "time_factor": "the time limit is exec_time * time_factor + time_margin (default 3)",
         "time_margin": "seconds added to the time limit (default 120)",
         "command_timeout": "seconds before a scheduler command counts as hung (default 30)",
