@@ -22,7 +22,7 @@ SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
                     "oversubscribe": "oversubscription", "cooperative": "dynamic",
                     "cooperative_dynamic": "dynamic"}
 
-BUILTIN_MODULES = ("local", "slurm", "simulated")
+BUILTIN_MODULES = ("local", "slurm", "lsf", "sge", "simulated")
 PROCESS_MODULES = ("local", "simulated")
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",

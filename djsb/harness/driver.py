@@ -44,6 +44,8 @@ from djsb.transport import Transport
 from job_modules.template import JobModule, JobRequest, JobState, JobStatus
 
 APPS = ("simulation", "analytics")
+# A job the scheduler no longer knows (purged, no accounting) for this many polls in a row is lost.
+LOST_AFTER_POLLS = 30
 
 
 class Interrupted(RunError):
@@ -69,6 +71,7 @@ class Tracked:
     suspended_since: float | None = None
     suspended_s: float = 0.0
     shared_with_sim: bool = False
+    unknown_polls: int = 0
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,11 @@ class Driver:
         """T_ref_alone of each application: its mean execution time in the reference stage (sec. 2.4)."""
         t_alone = {app: statistics.fmean(float(r["exec"]) for r in self.completed_rows("reference", app))
                    for app in APPS}
+        for app, t in t_alone.items():
+            if t <= 0:
+                raise RunError(f"the {app}'s reference execution time is {t:g} s, so its slowdown is "
+                               "undefined: the scheduler reports whole seconds; give it an exec_time of a "
+                               "few seconds")
         self.progress("T_ref_alone: " + ", ".join(f"{app} {t:.2f} s" for app, t in t_alone.items()))
         return t_alone
 
@@ -321,10 +329,14 @@ class Driver:
             status = statuses.get(job_id)
             if status is None:
                 continue
+            job.unknown_polls = job.unknown_polls + 1 if status.state is JobState.UNKNOWN else 0
             job.status = status
+            if job.unknown_polls >= LOST_AFTER_POLLS:
+                self.progress(f"warning: {job.request.name} (job {job_id}) is unknown to the scheduler for "
+                              f"{LOST_AFTER_POLLS} polls: counted as lost")
             if status.state in (JobState.RUNNING, JobState.SUSPENDED) and job.seen_start is None:
                 job.seen_start = now
-            if status.state.finished:
+            if status.state.finished or job.unknown_polls >= LOST_AFTER_POLLS:
                 job.seen_end = now
                 del self.live[job_id]
                 self.run_dir.add_job(self.record(job, key, reference))
