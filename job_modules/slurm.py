@@ -32,7 +32,8 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from djsb.errors import ConfigError, JobModuleError
+from djsb.errors import JobModuleError
+from djsb.scheduler_common import number_option, option_error, string_list_option, tasks_per_node_for
 from djsb.slurm_parsers import (
     INVALID_JOB_ID,
     SACCT_FORMAT,
@@ -67,26 +68,6 @@ OPTIONS: dict[str, str] = {
     "retry_for": "seconds to keep retrying while slurmctld is unreachable (default 180)",
     "accounting": "use sacct for jobs slurmctld forgot: auto (default), true or false",
 }
-
-
-def _option_error(key: str, message: str) -> ConfigError:
-    return ConfigError(message, key=f"job_module.options.{key}")
-
-
-def _number(options: Mapping[str, Any], key: str, default: float) -> float:
-    value = options.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise _option_error(key, f"expected a non-negative number, got {value!r}")
-    return float(value)
-
-
-def _string_list(options: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = options.get(key, [])
-    if isinstance(value, str):
-        return tuple(shlex.split(value))
-    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-        raise _option_error(key, f"expected a list of arguments, got {value!r}")
-    return tuple(str(v) for v in value)
 
 
 def time_limit_minutes(exec_time: float, factor: float, margin: float) -> int:
@@ -132,27 +113,27 @@ class SlurmJobModule(CommandJobModule):
         super().__init__(options, transport)
         unknown = set(self.options) - set(OPTIONS)
         if unknown:
-            raise _option_error(sorted(unknown)[0], f"unknown option(s) {', '.join(sorted(unknown))} "
+            raise option_error(sorted(unknown)[0], f"unknown option(s) {', '.join(sorted(unknown))} "
                                 f"(known: {', '.join(OPTIONS)})")
         for key in ("partition", "account", "qos"):
             if key in self.options and not isinstance(self.options[key], str):
-                raise _option_error(key, f"expected a name, got {self.options[key]!r}")
-        self.sbatch_options = _string_list(self.options, "sbatch_options")
-        self.srun_options = _string_list(self.options, "srun_options")
+                raise option_error(key, f"expected a name, got {self.options[key]!r}")
+        self.sbatch_options = string_list_option(self.options, "sbatch_options")
+        self.srun_options = string_list_option(self.options, "srun_options")
         self.memory = self.options.get("memory", "per_cpu")
         if self.memory not in ("per_cpu", "per_node"):
-            raise _option_error("memory", f"expected per_cpu or per_node, got {self.memory!r}")
+            raise option_error("memory", f"expected per_cpu or per_node, got {self.memory!r}")
         self.tasks_per_node = self.options.get("tasks_per_node", {})
         if self.memory == "per_node" and not self.tasks_per_node:
-            raise _option_error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
-        self.memory_margin = _number(self.options, "memory_margin", 64.0)
-        self.time_factor = _number(self.options, "time_factor", 3.0)
-        self.time_margin = _number(self.options, "time_margin", 120.0)
-        self.command_timeout = _number(self.options, "command_timeout", 30.0)
-        self.retry_for = _number(self.options, "retry_for", 180.0)
+            raise option_error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
+        self.memory_margin = number_option(self.options, "memory_margin", 64.0)
+        self.time_factor = number_option(self.options, "time_factor", 3.0)
+        self.time_margin = number_option(self.options, "time_margin", 120.0)
+        self.command_timeout = number_option(self.options, "command_timeout", 30.0)
+        self.retry_for = number_option(self.options, "retry_for", 180.0)
         accounting = self.options.get("accounting", "auto")
         if accounting not in ("auto", True, False):
-            raise _option_error("accounting", f"expected auto, true or false, got {accounting!r}")
+            raise option_error("accounting", f"expected auto, true or false, got {accounting!r}")
         self._accounting: bool | None = None if accounting == "auto" else bool(accounting)
         self._sleep = sleep
         self._last: dict[str, JobStatus] = {}
@@ -162,10 +143,7 @@ class SlurmJobModule(CommandJobModule):
 
     def app_tasks_per_node(self, app: str) -> int | None:
         """--ntasks-per-node for ``app``: the option's number, or its entry for this app."""
-        value = self.tasks_per_node.get(app) if isinstance(self.tasks_per_node, dict) else self.tasks_per_node
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise _option_error("tasks_per_node", f"expected a positive whole number, got {value!r}")
-        return value
+        return tasks_per_node_for(self.tasks_per_node, app)
 
     def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str]) -> list[str]:
         """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere)."""
@@ -180,7 +158,7 @@ class SlurmJobModule(CommandJobModule):
         elif per_node:
             args.append(f"--mem={math.ceil(task_memory * per_node)}M")
         else:
-            raise _option_error("tasks_per_node", f"no entry for {request.app}, needed by memory: per_node")
+            raise option_error("tasks_per_node", f"no entry for {request.app}, needed by memory: per_node")
         if per_node:
             args.append(f"--ntasks-per-node={per_node}")
         if nodes:
