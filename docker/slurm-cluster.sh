@@ -169,11 +169,12 @@ start_slurmdbd() {
             mariadb-install-db --user=root --datadir="$DIR/mysql" --auth-root-authentication-method=socket \
                 >"$DIR/log/mariadb-install.log" 2>&1
         fi
+        rm -f "$DB_SOCKET"   # a stale socket of a killed server would pass the wait below
         (mariadbd --user=root --datadir="$DIR/mysql" --socket="$DB_SOCKET" --skip-networking \
             --pid-file="$DIR/run/mysqld.pid" --log-error="$DIR/log/mariadb.log" >>"$DIR/log/mariadb.log" 2>&1 &)
         local i
-        for i in $(seq 1 100); do [[ -S $DB_SOCKET ]] && break; sleep 0.2; done
-        [[ -S $DB_SOCKET ]] || die "MariaDB did not start (see $DIR/log/mariadb.log)"
+        for i in $(seq 1 150); do mariadb --socket="$DB_SOCKET" -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
+        mariadb --socket="$DB_SOCKET" -e 'SELECT 1' >/dev/null 2>&1 || die "MariaDB did not start (see $DIR/log/mariadb.log)"
         mariadb --socket="$DB_SOCKET" -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;"
     fi
     cat > "$DIR/etc/slurmdbd.conf" <<EOF
