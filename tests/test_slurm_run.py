@@ -59,8 +59,12 @@ class Run:
             time.sleep(0.1)
 
     def finish(self, timeout: float = 300) -> int:
-        self.process.communicate(timeout=timeout)
+        # stderr belongs to the reader thread; stdout (the summary table) is small enough for the pipe
+        self.process.wait(timeout=timeout)
         self.reader.join(timeout=5)
+        assert self.process.stdout is not None
+        self.process.stdout.read()
+        self.process.stdout.close()
         return self.process.returncode
 
     def job_ids(self) -> set[str]:
