@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from djsb.yamlnodes import Located, describe, load_yaml
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
 SCENARIOS = ("oversubscription", "stopcont", "dynamic")
 SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
@@ -142,51 +142,16 @@ class Config:
         return data
 
 
-def _int(node: Located, minimum: int) -> int:
-    if isinstance(node.value, bool) or not isinstance(node.value, int):
-        raise node.error(f"expected a whole number >= {minimum}, got {describe(node.value)}")
-    if node.value < minimum:
-        raise node.error(f"must be >= {minimum}, got {node.value}")
-    return node.value
-
-
-def _number(node: Located, minimum: float, strict: bool = False) -> float:
-    if isinstance(node.value, bool) or not isinstance(node.value, (int, float)) or math.isnan(node.value):
-        raise node.error(f"expected a number of seconds, got {describe(node.value)}")
-    value = float(node.value)
-    if value < minimum or (strict and value == minimum) or math.isinf(value):
-        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-        raise node.error(f"must be a finite number {bound}, got {node.value}")
-    return value
-
-
-def _bool(node: Located) -> bool:
-    if not isinstance(node.value, bool):
-        raise node.error(f"expected true or false, got {describe(node.value)}")
-    return node.value
-
-
-def _string(node: Located) -> str:
-    if not isinstance(node.value, str) or not node.value.strip():
-        raise node.error(f"expected a non-empty string, got {describe(node.value)}")
-    return node.value
-
-
 def _string_list(node: Located) -> tuple[str, ...]:
     if isinstance(node.value, str):
         return tuple(part for part in re.split(r"[,\s]+", node.value) if part)
     if not isinstance(node.value, list):
         raise node.error(f"expected a list of strings, got {describe(node.value)}")
-    return tuple(_string(item) for item in node.value)
-
-
-def _read(node: Located, schema: dict[str, Callable[[Located], Any]]) -> dict[str, Any]:
-    node.check_keys(frozenset(schema))
-    return {name: schema[name](child) for name, child in node.items()}
+    return tuple(as_str(item) for item in node.value)
 
 
 def _scenario(node: Located) -> str:
-    name = _string(node).strip().lower()
+    name = as_str(node).strip().lower()
     name = SCENARIO_ALIASES.get(name, name)
     if name not in SCENARIOS:
         raise node.error(f"unknown scenario {node.value!r} (choose from {', '.join(SCENARIOS)})")
@@ -209,11 +174,11 @@ def _dyn_analysis(node: Located) -> tuple[int, ...]:
     if isinstance(node.value, list):
         if not node.value:
             raise node.error("expected a number or a non-empty list of numbers of analytics")
-        values = tuple(_int(item, 1) for item in node.value)
+        values = tuple(as_int(item, 1) for item in node.value)
         if len(set(values)) != len(values):
             raise node.error("a number of analytics is listed twice")
         return values
-    return (_int(node, 1),)
+    return (as_int(node, 1),)
 
 
 def _size(node: Located) -> int:
@@ -236,15 +201,15 @@ def _command(node: Located) -> tuple[str, ...]:
 
 
 def _general(node: Located) -> GeneralConfig:
-    values = _read(node, {
-        "num_of_samples": lambda n: _int(n, 1),
-        "sleep_min_time": lambda n: _number(n, 0.0),
-        "sleep_max_time": lambda n: _number(n, 0.0),
-        "num_of_ref_analysis": lambda n: _int(n, 1),
+    values = read_fields(node, {
+        "num_of_samples": lambda n: as_int(n, 1),
+        "sleep_min_time": lambda n: as_number(n, 0.0),
+        "sleep_max_time": lambda n: as_number(n, 0.0),
+        "num_of_ref_analysis": lambda n: as_int(n, 1),
         "num_of_dyn_analysis": _dyn_analysis,
         "scenarios": _scenarios,
-        "seed": lambda n: _int(n, 0),
-        "poll_interval": lambda n: _number(n, 0.0, strict=True),
+        "seed": lambda n: as_int(n, 0),
+        "poll_interval": lambda n: as_number(n, 0.0, strict=True),
     })
     general = GeneralConfig(**values)
     if general.sleep_min_time > general.sleep_max_time:
@@ -256,16 +221,16 @@ def _general(node: Located) -> GeneralConfig:
 
 def _app(node: Located, *, analytics: bool) -> AppConfig:
     schema: dict[str, Callable[[Located], Any]] = {
-        "total_tasks": lambda n: _int(n, 1),
-        "cpus_per_task": lambda n: _int(n, 1),
+        "total_tasks": lambda n: as_int(n, 1),
+        "cpus_per_task": lambda n: as_int(n, 1),
         "total_memory": _size,
-        "exec_time": lambda n: _number(n, 0.0, strict=True),
+        "exec_time": lambda n: as_number(n, 0.0, strict=True),
         "node_host_names": _string_list,
         "command": _command,
     }
     if analytics:
-        schema["same_nodes_as_sim"] = _bool
-    values = _read(node, schema)
+        schema["same_nodes_as_sim"] = as_bool
+    values = read_fields(node, schema)
     for required in ("total_tasks", "cpus_per_task", "total_memory", "exec_time"):
         if required not in values:
             raise node.error(f"missing key {required!r}")
@@ -276,9 +241,9 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
 
 
 def _ssh(node: Located) -> SSHConfig:
-    values = _read(node, {"host": _string, "port": lambda n: _int(n, 1), "user": _string,
-                          "key_file": _string, "known_hosts": _string, "remote_dir": _string,
-                          "apps_dir": _string, "connect_timeout": lambda n: _number(n, 0.0, strict=True)})
+    values = read_fields(node, {"host": as_str, "port": lambda n: as_int(n, 1), "user": as_str,
+                          "key_file": as_str, "known_hosts": as_str, "remote_dir": as_str,
+                          "apps_dir": as_str, "connect_timeout": lambda n: as_number(n, 0.0, strict=True)})
     if "host" not in values:
         raise node.error("missing key 'host'")
     if values.get("port", 22) > 65535:
@@ -289,7 +254,7 @@ def _ssh(node: Located) -> SSHConfig:
 def _job_module(node: Located) -> JobModuleConfig:
     node.check_keys(frozenset({"name", "options", "ssh"}))
     name_node = node.get("name")
-    name = _string(name_node) if name_node else "local"
+    name = as_str(name_node) if name_node else "local"
     if name_node and name not in BUILTIN_MODULES and not (name.endswith(".py") or "/" in name):
         raise name_node.error(f"unknown job module {name!r} (built in: {', '.join(BUILTIN_MODULES)}; or a "
                               "path to a .py file written from job_modules/template.py)")
@@ -304,7 +269,7 @@ def _job_module(node: Located) -> JobModuleConfig:
 
 
 def _output(node: Located) -> OutputConfig:
-    return OutputConfig(**_read(node, {"directory": _string, "plots": _bool}))
+    return OutputConfig(**read_fields(node, {"directory": as_str, "plots": as_bool}))
 
 
 def _cross_checks(root: Located, general: GeneralConfig, sim: AppConfig, ana: AppConfig) -> None:

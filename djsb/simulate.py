@@ -48,7 +48,7 @@ from djsb.model.priority.presets import PRESETS
 from djsb.workloads import synthetic
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
-from djsb.yamlnodes import Located, describe, load_yaml
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
 GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "poisson_exponential": synthetic.poisson_exponential,
@@ -57,53 +57,14 @@ GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
 
 
 # ----------------------------------------------------------------------------- value readers
-def _number(node: Located, minimum: float = 0.0) -> float:
-    value = node.value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise node.error(f"expected a number, got {describe(value)}")
-    if value < minimum:
-        raise node.error(f"must be >= {minimum:g}, got {value}")
-    return float(value)
-
-
-def _int(node: Located, minimum: int = 0) -> int:
-    value = node.value
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise node.error(f"expected a whole number, got {describe(value)}")
-    if value < minimum:
-        raise node.error(f"must be >= {minimum}, got {value}")
-    return value
-
-
-def _bool(node: Located) -> bool:
-    if not isinstance(node.value, bool):
-        raise node.error(f"expected true or false, got {describe(node.value)}")
-    return node.value
-
-
-def _str(node: Located) -> str:
-    if not isinstance(node.value, str) or not node.value.strip():
-        raise node.error(f"expected a non-empty string, got {describe(node.value)}")
-    return node.value.strip()
-
-
 def _list(node: Located) -> list[Located]:
     if not isinstance(node.value, list) or not node.value:
         raise node.error(f"expected a non-empty list, got {describe(node.value)}")
     return node.value
 
 
-def _fields(node: Located, schema: dict[str, Callable[[Located], Any]],
-            required: tuple[str, ...] = ()) -> dict[str, Any]:
-    node.check_keys(frozenset(schema))
-    for name in required:
-        if node.get(name) is None:
-            raise node.error(f"missing key {name!r}")
-    return {name: schema[name](child) for name, child in node.items()}
-
-
 def _path(node: Located, base: Path) -> Path:
-    path = Path(_str(node))
+    path = Path(as_str(node))
     path = path if path.is_absolute() else base / path
     if not path.exists():
         raise node.error(f"file not found: {path}")
@@ -112,8 +73,8 @@ def _path(node: Located, base: Path) -> Path:
 
 # ----------------------------------------------------------------------------- sections
 def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
-    fields = _fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: _int(n, 1),
-                            "keep_partitions": _bool, "generator": _str, "params": lambda n: n})
+    fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
+                            "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
@@ -144,8 +105,8 @@ def _cluster(node: Located) -> ClusterSpec:
         raise node.error("missing key 'nodes'")
     nodes: list[NodeSpec] = []
     for group in _list(node.get("nodes")):
-        f = _fields(group, {"count": lambda n: _int(n, 1), "cores": lambda n: _int(n, 1),
-                            "memory_mb": lambda n: _number(n, 0), "prefix": _str}, ("cores",))
+        f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
+                            "memory_mb": lambda n: as_number(n, 0), "prefix": as_str}, ("cores",))
         prefix = f.get("prefix", "n")
         first = sum(1 for n in nodes if n.name.startswith(prefix))
         nodes += [NodeSpec(f"{prefix}{first + i}", f["cores"], f.get("memory_mb"))
@@ -154,11 +115,11 @@ def _cluster(node: Located) -> ClusterSpec:
     if node.get("partitions") is not None:
         partitions = []
         for item in _list(node.get("partitions")):
-            f = _fields(item, {
-                "name": _str, "nodes": lambda n: tuple(_str(x) for x in _list(n)),
-                "min_cpus": lambda n: _int(n, 1), "max_cpus": lambda n: _int(n, 1),
-                "max_time": lambda n: _number(n, 1), "priority_tier": _int,
-                "priority_job_factor": _int, "oversubscribe": lambda n: str(n.value).upper(),
+            f = read_fields(item, {
+                "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in _list(n)),
+                "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
+                "max_time": lambda n: as_number(n, 1), "priority_tier": as_int,
+                "priority_job_factor": as_int, "oversubscribe": lambda n: str(n.value).upper(),
             }, ("name",))
             spec = PartitionSpec(**f)
             try:
@@ -168,32 +129,32 @@ def _cluster(node: Located) -> ClusterSpec:
             partitions.append(spec)
     qos = [QosSpec("normal")]
     if node.get("qos") is not None:
-        qos = [QosSpec(**_fields(item, {"name": _str, "priority": _int,
-                                        "max_jobs_per_user": lambda n: _int(n, 1),
-                                        "max_wall": lambda n: _number(n, 1)}, ("name",)))
+        qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
+                                        "max_jobs_per_user": lambda n: as_int(n, 1),
+                                        "max_wall": lambda n: as_number(n, 1)}, ("name",)))
                for item in _list(node.get("qos"))]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
 _SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "backfill": _str, "sched_interval": _number, "bf_interval": _number, "bf_window": _number,
-    "bf_resolution": _number, "bf_max_job_test": lambda n: _int(n, 1), "bf_continue": _bool,
-    "default_queue_depth": lambda n: _int(n, 1), "defer": _bool, "extend_limit": _bool,
+    "backfill": as_str, "sched_interval": as_number, "bf_interval": as_number, "bf_window": as_number,
+    "bf_resolution": as_number, "bf_max_job_test": lambda n: as_int(n, 1), "bf_continue": as_bool,
+    "default_queue_depth": lambda n: as_int(n, 1), "defer": as_bool, "extend_limit": as_bool,
 }
 
 
 def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
     if node is None:
         return base or FifoPriority()
-    f = _fields(node, {
-        "plugin": _str, "weights": lambda n: MultifactorWeights(**_fields(
-            n, {k: _number for k in ("age", "fairshare", "job_size", "partition", "qos")})),
-        "max_age": lambda n: _number(n, 1), "favor_small": _bool, "fairshare": _str,
-        "decay_half_life": _number, "calc_period": lambda n: _number(n, 1),
-        "accounts": lambda n: {name: AccountSpec(**_fields(acc, {"parent": _str, "shares": _number}))
+    f = read_fields(node, {
+        "plugin": as_str, "weights": lambda n: MultifactorWeights(**read_fields(
+            n, {k: as_number for k in ("age", "fairshare", "job_size", "partition", "qos")})),
+        "max_age": lambda n: as_number(n, 1), "favor_small": as_bool, "fairshare": as_str,
+        "decay_half_life": as_number, "calc_period": lambda n: as_number(n, 1),
+        "accounts": lambda n: {name: AccountSpec(**read_fields(acc, {"parent": as_str, "shares": as_number}))
                                for name, acc in n.items()},
-        "user_shares": lambda n: {name: _number(v) for name, v in n.items()},
-        "time_step": lambda n: _number(n, 1),
+        "user_shares": lambda n: {name: as_number(v) for name, v in n.items()},
+        "time_step": lambda n: as_number(n, 1),
     })
     plugin = f.pop("plugin", "multifactor" if base is not None or f else "fifo")
     if plugin in ("fifo", "psp_aging"):
@@ -225,14 +186,14 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     base_priority: PriorityPlugin | None = None
     scheduler = SchedulerConfig()
     if node.get("preset") is not None:
-        name = _str(node.get("preset"))
+        name = as_str(node.get("preset"))
         if name not in PRESETS:
             raise node.get("preset").error(f"unknown preset (choose from {', '.join(PRESETS)})")
         base_priority, scheduler = preset(name)
     priority = _priority(node.get("priority"), base_priority)
     sched_node = node.get("scheduler")
     if sched_node is not None:
-        overrides = _fields(sched_node, _SCHEDULER_FIELDS)
+        overrides = read_fields(sched_node, _SCHEDULER_FIELDS)
         try:
             scheduler = dataclasses.replace(scheduler, **overrides)
         except ConfigError as exc:
@@ -248,7 +209,7 @@ def load_experiment(config_path: Path) -> tuple[list[TraceJob], ClusterSpec, Pri
     for key in ("workload", "cluster"):
         if root.get(key) is None:
             raise root.error(f"missing section {key!r}")
-    seed = _int(root.get("seed")) if root.get("seed") is not None else 0
+    seed = as_int(root.get("seed")) if root.get("seed") is not None else 0
     cluster = _cluster(root.get("cluster"))
     priority, scheduler = _policy(root.get("policy"))
     jobs = _workload(root.get("workload"), config_path.resolve().parent, seed)

@@ -6,7 +6,8 @@ walk it with :meth:`Located.get` and friends and raise :class:`ConfigError` at t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,47 @@ def load_yaml(path: Path) -> Located:
     if node is None:
         raise ConfigError("the file is empty", source=source)
     return _convert(node, "", source, 1)
+
+
+def as_int(node: Located, minimum: int = 0) -> int:
+    """A whole number >= ``minimum`` (a YAML boolean is not a number)."""
+    if isinstance(node.value, bool) or not isinstance(node.value, int):
+        raise node.error(f"expected a whole number >= {minimum}, got {describe(node.value)}")
+    if node.value < minimum:
+        raise node.error(f"must be >= {minimum}, got {node.value}")
+    return node.value
+
+
+def as_number(node: Located, minimum: float = 0.0, strict: bool = False) -> float:
+    """A finite number >= ``minimum`` (> with ``strict``)."""
+    value = node.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise node.error(f"expected a number, got {describe(value)}")
+    if value < minimum or (strict and value == minimum) or math.isinf(value):
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        raise node.error(f"must be a finite number {bound}, got {value}")
+    return float(value)
+
+
+def as_bool(node: Located) -> bool:
+    """true or false, nothing else (YAML's yes/no are not accepted by the safe loader anyway)."""
+    if not isinstance(node.value, bool):
+        raise node.error(f"expected true or false, got {describe(node.value)}")
+    return node.value
+
+
+def as_str(node: Located) -> str:
+    """A non-empty string, stripped."""
+    if not isinstance(node.value, str) or not node.value.strip():
+        raise node.error(f"expected a non-empty string, got {describe(node.value)}")
+    return node.value.strip()
+
+
+def read_fields(node: Located, schema: dict[str, Callable[[Located], Any]],
+                required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Each known key of a mapping read by its schema function; unknown or missing keys are errors."""
+    node.check_keys(frozenset(schema))
+    for name in required:
+        if node.get(name) is None:
+            raise node.error(f"missing key {name!r}")
+    return {name: schema[name](child) for name, child in node.items()}
