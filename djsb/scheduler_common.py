@@ -77,6 +77,21 @@ def tasks_per_node_for(option: Any, app: str) -> int | None:
     return value
 
 
+def placement_hosts(module: CommandJobModule, request: JobRequest,
+                    last: Mapping[str, JobStatus]) -> tuple[str, ...]:
+    """The hosts of the job ``request`` must share (colocate_with), from the last poll or a fresh
+    one; without colocation, the configured node_host_names (possibly none)."""
+    if request.colocate_with is None:
+        return request.node_host_names
+    sim = last.get(request.colocate_with)
+    if sim is None or not sim.nodes:
+        sim = module.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
+    if not sim.nodes:
+        raise JobModuleError(f"{module.name}: cannot place {request.name} with job "
+                             f"{request.colocate_with}: it has no hosts (state {sim.state.value})")
+    return sim.nodes
+
+
 class RetryingTransport:
     """A transport that retries a command while it hangs or fails with a transient error (the
     scheduler's daemon down or restarting), with exponential back-off, for ``retry_for`` seconds;
@@ -229,12 +244,4 @@ class SchedulerModule(CommandJobModule):
     def placement(self, request: JobRequest) -> tuple[str, ...]:
         """The hosts the job must run on: the simulation's (colocation), the configured
         node_host_names, or none (the scheduler decides)."""
-        if request.colocate_with is None:
-            return request.node_host_names
-        sim = self._last.get(request.colocate_with)
-        if sim is None or not sim.nodes:
-            sim = self.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
-        if not sim.nodes:
-            raise JobModuleError(f"{self.name}: cannot place {request.name} with job "
-                                 f"{request.colocate_with}: it has no hosts (state {sim.state.value})")
-        return sim.nodes
+        return placement_hosts(self, request, self._last)

@@ -33,7 +33,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from djsb.errors import JobModuleError
-from djsb.scheduler_common import number_option, option_error, string_list_option, tasks_per_node_for
+from djsb.scheduler_common import (
+    number_option,
+    option_error,
+    placement_hosts,
+    string_list_option,
+    tasks_per_node_for,
+)
 from djsb.slurm_parsers import (
     INVALID_JOB_ID,
     SACCT_FORMAT,
@@ -172,16 +178,11 @@ class SlurmJobModule(CommandJobModule):
     def placement(self, request: JobRequest) -> tuple[str, ...]:
         """The nodes the job must run on: the simulation's (as many as its tasks need), or the
         configured node_host_names, or none."""
+        nodes = placement_hosts(self, request, self._last)
         if request.colocate_with is None:
-            return request.node_host_names
-        sim = self._last.get(request.colocate_with)
-        if sim is None or not sim.nodes:
-            sim = self.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
-        if not sim.nodes:
-            raise JobModuleError(f"slurm: cannot place {request.name} with job {request.colocate_with}: "
-                                 f"it has no nodes (state {sim.state.value})")
+            return nodes
         per_node = self.app_tasks_per_node(request.app) or 1
-        return sim.nodes[:min(len(sim.nodes), math.ceil(request.total_tasks / per_node))]
+        return nodes[:min(len(nodes), math.ceil(request.total_tasks / per_node))]
 
     def submit_command(self, request: JobRequest, token: str) -> str:
         """The sbatch command line, tagged with ``token`` in --comment to find it after a lost reply."""

@@ -148,7 +148,7 @@ def test_colocated_analytics_runs_on_the_simulations_nodes(tasks: int, per_node:
 
 def test_colocation_with_a_pending_simulation_is_an_error() -> None:
     slurm, _ = module([("squeue", ok("41|PENDING|1700000000|1700000300|1700000600||0|Resources\n"))])
-    with pytest.raises(JobModuleError, match="no nodes"):
+    with pytest.raises(JobModuleError, match="no hosts"):
         slurm.get_submit_command(sim_request(colocate_with="41"))
 
 
