@@ -62,12 +62,14 @@ def worker(trace: Path, config: str, limit: int | None, repeat: int) -> dict[str
     sys.path.insert(0, str(ROOT))
     from djsb.model import ClusterSpec, PartitionSpec, SchedulerConfig, Simulation
     from djsb.model.priority import FifoPriority, marenostrum4
+    from djsb.model.priority.base import PriorityPlugin
     from djsb.workloads.swf import read_swf
 
     jobs = repeated([dataclasses.replace(j, partition=None) for j in read_swf(trace, limit=limit).jobs],
                     repeat)
     max_time = max(j.requested_time or 0.0 for j in jobs)
     cluster = ClusterSpec.homogeneous(32, 32, partition=PartitionSpec("cm5", max_time=max_time))
+    priority: PriorityPlugin
     if config == "easy":
         priority, scheduler = FifoPriority(), SchedulerConfig(backfill="easy", sched_interval=0,
                                                               bf_interval=0)

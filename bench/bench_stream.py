@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SRC = ROOT / "bench" / "stream" / "stream.c"
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     load_before = os.getloadavg()[0]
-    results = []
+    results: list[dict[str, Any]] = []
     failed = False
     with tempfile.TemporaryDirectory(prefix="bench_stream.") as tmp:
         try:

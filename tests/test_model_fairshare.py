@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Mapping
 
 import pytest
 
@@ -27,7 +28,7 @@ from djsb.model.priority.psp import group_priority
 from djsb.workloads.job import TraceJob
 
 
-def tree_with_usage(usage: dict[tuple[str, str], float], accounts: dict[str, AccountSpec] | None = None,
+def tree_with_usage(usage: Mapping[tuple[str, str], float], accounts: dict[str, AccountSpec] | None = None,
                     user_shares: dict[str, float] | None = None) -> AccountTree:
     tree = AccountTree(usage, accounts, user_shares, half_life=0)
     for (user, account), amount in usage.items():

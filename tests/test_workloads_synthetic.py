@@ -19,6 +19,7 @@ from djsb.workloads.synthetic import (
     LUMI_CPUS_LOGNORM,
     LUMI_RUNTIME_BOUNDS,
     LUMI_RUNTIME_LOGNORM,
+    LognormalFit,
     bounded_lognormal,
     poisson_exponential,
     static_lognormal_004,
@@ -133,7 +134,7 @@ def test_generator_constants_are_the_paper_tables() -> None:
     (LUMI_CPUS_LOGNORM, (*CPUS[:3], 100.0, 200.0)),  # heavily truncated: both bounds bite
     (LUMI_RUNTIME_LOGNORM, (*RUNTIME[:3], 3600.0, 172800.0)),  # only the upper tail (1 h .. 2 days)
 ])
-def test_bounded_lognormal_within_bounds_and_median(fit: object, params: tuple) -> None:
+def test_bounded_lognormal_within_bounds_and_median(fit: LognormalFit, params: tuple) -> None:
     s, loc, scale, low, high = params
     n = 20001
     xs = bounded_lognormal(fit, low, high, n, random.Random(2024))

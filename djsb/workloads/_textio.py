@@ -8,7 +8,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import IO, TextIO
 
 from djsb.errors import TraceError
 
@@ -60,7 +60,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[TextIO]:
         raise TraceError(f"cannot write: {exc.strerror or exc}", source=target) from exc
     try:
         with os.fdopen(fd, "wb") as raw:
-            binary: io.BufferedIOBase = raw
+            binary: IO[bytes] | gzip.GzipFile = raw
             gz = None
             if target.endswith(".gz"):
                 gz = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)

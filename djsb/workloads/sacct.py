@@ -256,7 +256,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
             nodes = _count(g_nnodes(row)) or None
             if g_tlraw(row).strip().isdigit():
-                limit = float(g_tlraw(row)) * 60.0
+                limit: float | None = float(g_tlraw(row)) * 60.0
             else:
                 limit = parse_timelimit(g_tl(row))
             memory = parse_reqmem(g_reqmem(row), cpus, nodes)

@@ -458,7 +458,7 @@ def write_swf(jobs: Iterable[TraceJob], path: str | os.PathLike, header: Mapping
 
     def is_extended(j: TraceJob) -> bool:
         e = extra.get(j.job_id)
-        return bool(e) and "node_list" in e
+        return e is not None and "node_list" in e
 
     users = _Numbering("u", (j.user for j in job_list))
     groups = _Numbering("g", (j.account for j in job_list))
