@@ -8,13 +8,10 @@ application is the mean of its execution times (sec. 2.4).
 
 Execution stage, per scenario, per n_a, per sample (a *cell*): start the simulation; once it runs,
 n_a times sleep U(sleep_min_time, sleep_max_time) and launch an analytics on its resources; wait
-for everything. The scenarios differ only in what happens around each analytics:
-
-- oversubscription: nothing, the analytics shares the simulation's CPUs and the OS arbitrates;
-- stopcont: the simulation is suspended before the analytics is submitted and resumed when no
-  analytics runs any more;
-- dynamic: the simulation is told (through its control file) to shrink by the CPUs the analytics
-  needs before the analytics is submitted, and to grow back when it ends.
+for everything. The scenarios differ only in what happens around each analytics, which each
+scenario owns (djsb/harness/scenarios/, one file each): oversubscription does nothing, stopcont
+suspends the simulation and resumes it when no analytics runs any more, dynamic shrinks it through
+its control file and grows it back.
 
 The driver waits through a clock (wall or virtual), polls all its jobs in one query per poll, and
 appends each job's record and each finished cell to the run directory as soon as they exist, so an
@@ -25,7 +22,6 @@ itself, or a directory on a remote login node), and are read and written through
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import sys
@@ -40,6 +36,8 @@ from djsb.errors import RunError
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
+from djsb.harness.scenarios import CellState
+from djsb.harness.scenarios import scenario as get_scenario
 from djsb.transport import Transport
 from job_modules.template import JobModule, JobRequest, JobState, JobStatus
 
@@ -80,6 +78,27 @@ class Reference:
 
     t_alone: dict[str, float]
     iterations: dict[str, int | None]
+
+
+class CellSimulation:
+    """The simulation job of a cell as its scenario acts on it (a scenarios.SimulationHandle)."""
+
+    def __init__(self, driver: Driver, job: Tracked) -> None:
+        self.driver = driver
+        self.job = job
+
+    @property
+    def suspended(self) -> bool:
+        return self.job.suspended_since is not None
+
+    def suspend(self) -> None:
+        self.driver.suspend(self.job)
+
+    def resume(self) -> None:
+        self.driver.resume(self.job)
+
+    def set_threads(self, threads: int) -> None:
+        self.driver.set_threads(self.job, threads)
 
 
 def log(message: str) -> None:
@@ -204,18 +223,17 @@ class Driver:
     # -- one execution cell ------------------------------------------------------------------
 
     def run_cell(self, key: CellKey, reference: Reference) -> None:
-        _, scenario, n_a, sample = key
+        _, name, n_a, sample = key
         general = self.config.general
+        scenario = get_scenario(name)
         sim_app, ana_app = self.config.simulation, self.config.analytics
-        rng = random.Random(f"{general.seed}/{scenario}/{n_a}/{sample}")
+        rng = random.Random(f"{general.seed}/{name}/{n_a}/{sample}")
         gaps = [rng.uniform(general.sleep_min_time, general.sleep_max_time) for _ in range(n_a)]
-        self.progress(f"execution stage: {scenario}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
+        self.progress(f"execution stage: {name}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
 
-        full_threads = sim_app.cpus_per_task
-        lent_per_analytics = math.ceil(ana_app.total_cpus / sim_app.total_tasks)
         sim = self.submit("simulation", 0, key, work_arguments(sim_app.exec_time,
-                                                                reference.iterations["simulation"]),
-                          threads=full_threads if scenario == "dynamic" else None)
+                                                                reference.iterations["simulation"]))
+        handle = CellSimulation(self, sim)
         while sim.seen_start is None and sim.job_id in self.live:
             self.wait(general.poll_interval)
             self.poll_and_record(key, reference)
@@ -225,30 +243,26 @@ class Driver:
         def unfinished() -> bool:
             return sim.job_id in self.live or any(a.job_id in self.live for a in analytics)
 
+        def state() -> CellState:
+            return CellState(sim_app, ana_app, sum(1 for a in analytics if a.job_id in self.live))
+
         while unfinished() or len(analytics) < n_a:
             now = self.clock.now()
             if len(analytics) < n_a and now >= next_submit:
                 sim_alive = sim.job_id in self.live
-                active = sum(1 for a in analytics if a.job_id in self.live)
-                if sim_alive and scenario == "stopcont" and sim.suspended_since is None:
-                    self.suspend(sim)
-                if sim_alive and scenario == "dynamic":
-                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * (active + 1)))
+                if sim_alive:
+                    scenario.before_analytics(handle, state())
                 job = self.submit("analytics", len(analytics), key,
                                   work_arguments(ana_app.exec_time, reference.iterations["analytics"]),
                                   colocate_with=sim.job_id if sim_alive else None,
-                                  oversubscribe=True)
+                                  oversubscribe=scenario.analytics_oversubscribes)
                 job.shared_with_sim = sim_alive
                 analytics.append(job)
                 if len(analytics) < n_a:
                     next_submit = self.clock.now() + gaps[len(analytics)]
             ended = self.poll_and_record(key, reference)
             if any(job.app == "analytics" for job in ended) and sim.job_id in self.live:
-                active = sum(1 for a in analytics if a.job_id in self.live)
-                if scenario == "stopcont" and active == 0 and sim.suspended_since is not None:
-                    self.resume(sim)
-                if scenario == "dynamic":
-                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * active))
+                scenario.after_analytics(handle, state())
             pause = general.poll_interval
             if len(analytics) < n_a:
                 pause = min(pause, max(0.0, next_submit - self.clock.now()))
@@ -263,14 +277,14 @@ class Driver:
     def app(self, name: str) -> AppConfig:
         return self.config.simulation if name == "simulation" else self.config.analytics
 
-    def submit(self, app: str, index: int, key: CellKey, work: list[str], *, threads: int | None = None,
+    def submit(self, app: str, index: int, key: CellKey, work: list[str], *,
                colocate_with: str | None = None, oversubscribe: bool = False) -> Tracked:
         stage, scenario, n_a, sample = key
         tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
         name = f"{tag}-s{sample}-{app[:3]}{index}"
         app_config = self.app(app)
         control = self.control_dir / f"{name}.threads"
-        self.transport.write_text(str(control), f"{threads or app_config.cpus_per_task}\n")
+        self.transport.write_text(str(control), f"{app_config.cpus_per_task}\n")
         values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
                   "total_tasks": str(app_config.total_tasks),
                   "memory_per_task": str(app_config.total_memory // app_config.total_tasks),
