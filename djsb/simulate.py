@@ -16,7 +16,8 @@ config file's directory)::
     policy:
       preset: marenostrum4         # optional; the sections below override it
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
-      # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000)
+      # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000); each plugin reads
+      # its own options (a registered reader in its file under djsb/model/priority/)
       scheduler: {backfill: easy, bf_interval: 30}
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
@@ -35,16 +36,10 @@ from typing import Any
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
 from djsb.model.metrics import summary
-from djsb.model.priority import (
-    AccountSpec,
-    FifoPriority,
-    MultifactorPriority,
-    MultifactorWeights,
-    PspAgingPriority,
-    preset,
-)
+from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.presets import PRESETS
+from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.registry import UnknownName
 from djsb.workloads import synthetic
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
@@ -144,39 +139,23 @@ _SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
 
 
 def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
+    """The ``policy.priority`` section read by its plugin's registered reader.
+
+    Without a ``plugin`` key the plugin is the preset's, else multifactor when options are given,
+    else FIFO; a preset's plugin is refined by the section only when the section names the same plugin.
+    """
     if node is None:
         return base or FifoPriority()
-    f = read_fields(node, {
-        "plugin": as_str, "weights": lambda n: MultifactorWeights(**read_fields(
-            n, {k: as_number for k in ("age", "fairshare", "job_size", "partition", "qos")})),
-        "max_age": lambda n: as_number(n, 1), "favor_small": as_bool, "fairshare": as_str,
-        "decay_half_life": as_number, "calc_period": lambda n: as_number(n, 1),
-        "accounts": lambda n: {name: AccountSpec(**read_fields(acc, {"parent": as_str, "shares": as_number}))
-                               for name, acc in n.items()},
-        "user_shares": lambda n: {name: as_number(v) for name, v in n.items()},
-        "time_step": lambda n: as_number(n, 1),
-    })
-    plugin = f.pop("plugin", "multifactor" if base is not None or f else "fifo")
-    if plugin in ("fifo", "psp_aging"):
-        allowed = {"time_step"} if plugin == "psp_aging" else set()
-        if set(f) - allowed:
-            raise node.error(f"the {plugin} plugin takes no options {', '.join(sorted(set(f) - allowed))}")
-        return FifoPriority() if plugin == "fifo" else PspAgingPriority(**f)
-    if plugin != "multifactor" or "time_step" in f:
-        raise node.get("plugin" if plugin != "multifactor" else "time_step").error(
-            "unknown priority plugin (choose fifo, multifactor or psp_aging)" if plugin != "multifactor"
-            else "time_step belongs to the psp_aging plugin")
-    if isinstance(base, MultifactorPriority):
-        defaults = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
-                    "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,
-                    "calc_period": base.calc_period, "accounts": base.accounts,
-                    "user_shares": base.user_shares}
-        f = {**defaults, **f}
-    weights = f.pop("weights", MultifactorWeights())
+    plugin_node = node.get("plugin")
+    if plugin_node is not None:
+        name = as_str(plugin_node)
+    else:
+        name = base.name if base is not None else "multifactor" if node.mapping() else "fifo"
     try:
-        return MultifactorPriority(weights, **f)
-    except ConfigError as exc:
-        raise node.error(exc.message) from None
+        reader = PRIORITY_PLUGINS.get(name)
+    except UnknownName as exc:
+        raise (plugin_node or node).error(str(exc)) from None
+    return reader(node, base if base is not None and base.name == name else None)
 
 
 def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
@@ -185,11 +164,12 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     node.check_keys(frozenset({"preset", "priority", "scheduler"}))
     base_priority: PriorityPlugin | None = None
     scheduler = SchedulerConfig()
-    if node.get("preset") is not None:
-        name = as_str(node.get("preset"))
-        if name not in PRESETS:
-            raise node.get("preset").error(f"unknown preset (choose from {', '.join(PRESETS)})")
-        base_priority, scheduler = preset(name)
+    preset_node = node.get("preset")
+    if preset_node is not None:
+        try:
+            base_priority, scheduler = PRESETS.get(as_str(preset_node))()
+        except UnknownName as exc:
+            raise preset_node.error(str(exc)) from None
     priority = _priority(node.get("priority"), base_priority)
     sched_node = node.get("scheduler")
     if sched_node is not None:
