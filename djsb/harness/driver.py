@@ -31,7 +31,7 @@ from pathlib import PurePath
 
 from djsb import metrics
 from djsb.clock import Clock
-from djsb.config import AppConfig, Config
+from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
@@ -106,12 +106,25 @@ def log(message: str) -> None:
     print(f"djsb: {message}", file=sys.stderr, flush=True)
 
 
+def planned_cells(general: GeneralConfig) -> list[CellKey]:
+    """Every cell of a run in the order it runs: calibration, reference samples, execution cells."""
+    return [cell_key("calibration", "", 0, 0),
+            *(cell_key("reference", "", 0, sample) for sample in range(general.num_of_samples)),
+            *(cell_key("execution", scenario, n_a, sample) for scenario in general.scenarios
+              for n_a in general.num_of_dyn_analysis for sample in range(general.num_of_samples))]
+
+
 class Driver:
-    """Runs one experiment against one job module."""
+    """Runs one experiment against one job module.
+
+    ``progress`` receives the log messages; ``cell_finished`` is told each cell that finished (e.g.
+    to advance a progress bar).
+    """
 
     def __init__(self, config: Config, module: JobModule, run: RunDirectory, clock: Clock,
                  transport: Transport, apps_dir: PurePath, files_dir: PurePath | None = None,
-                 progress: Callable[[str], None] = log) -> None:
+                 progress: Callable[[str], None] = log,
+                 cell_finished: Callable[[CellKey], None] | None = None) -> None:
         self.config = config
         self.module = module
         self.run_dir = run
@@ -122,6 +135,7 @@ class Driver:
         self.jobs_dir = self.files_dir / "jobs"
         self.control_dir = self.files_dir / "control"
         self.progress = progress
+        self.cell_finished = cell_finished
         self.stop_signal: str | None = None
         self.live: dict[str, Tracked] = {}
 
@@ -161,7 +175,7 @@ class Driver:
             self.progress("calibration: each application alone for its exec_time, to fix its work")
             for app in APPS:
                 self.run_alone(app, 0, calibration, None)
-            self.run_dir.finish_cell(calibration)
+            self.finish_cell(calibration)
         iterations = self.calibrated_iterations()
         for sample in range(general.num_of_samples):
             key = cell_key("reference", "", 0, sample)
@@ -171,7 +185,7 @@ class Driver:
             self.run_alone("simulation", 0, key, iterations["simulation"])
             for index in range(general.num_of_ref_analysis):
                 self.run_alone("analytics", index, key, iterations["analytics"])
-            self.run_dir.finish_cell(key)
+            self.finish_cell(key)
         return Reference(self.reference_times(), iterations)
 
     def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:
@@ -205,8 +219,7 @@ class Driver:
     def execution_stage(self, reference: Reference) -> None:
         general = self.config.general
         done = self.run_dir.finished_cells()
-        cells = [cell_key("execution", scenario, n_a, sample) for scenario in general.scenarios
-                 for n_a in general.num_of_dyn_analysis for sample in range(general.num_of_samples)]
+        cells = [key for key in planned_cells(general) if key[0] == "execution"]
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
@@ -270,7 +283,12 @@ class Driver:
         if any(not a.shared_with_sim for a in analytics):
             self.progress("warning: the simulation ended before every analytics started; give it a longer "
                           "exec_time or shorten sleep_max_time")
+        self.finish_cell(key)
+
+    def finish_cell(self, key: CellKey) -> None:
         self.run_dir.finish_cell(key)
+        if self.cell_finished is not None:
+            self.cell_finished(key)
 
     # -- job operations ----------------------------------------------------------------------
 
