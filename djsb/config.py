@@ -280,7 +280,7 @@ def _cross_checks(root: Located, general: GeneralConfig, sim: AppConfig, ana: Ap
         try:
             scenario(name).check(sim, ana)
         except ConfigError as exc:
-            raise root.mapping()[exc.key or "analytics"].error(exc.message) from None
+            raise (root.get(exc.key or "analytics") or root).error(exc.message) from None
 
 
 def config_from_tree(root: Located) -> Config:
