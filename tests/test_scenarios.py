@@ -55,8 +55,8 @@ def test_unknown_scenario_lists_the_known_ones() -> None:
 
 def test_styles_are_distinct() -> None:
     # Figures of different runs compare at a glance only if no two scenarios look alike.
-    assert [scenario(name).label for name in PAPER] == ["oversubscription", "stop&continue", "dynamic"]
-    styles = [scenario(name) for name in scenario_names()]
+    assert [scenario(name).style.label for name in PAPER] == ["oversubscription", "stop&continue", "dynamic"]
+    styles = [scenario(name).style for name in scenario_names()]
     assert len({s.colour for s in styles}) == len({s.marker for s in styles}) == len(styles)
 
 

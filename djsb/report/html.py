@@ -53,7 +53,7 @@ def plus_minus(mean: float, half_width: float) -> str:
 def scenario_label(name: str) -> str:
     """The scenario's label for people (its name when the scenario is unknown to this version)."""
     try:
-        return scenario(name).label
+        return scenario(name).style.label
     except UnknownName:
         return name
 

@@ -45,7 +45,7 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str) -> None
     # Each scenario's fixed order, label, colour and marker, so figures of different runs compare at a glance.
     present = set(summary["scenario"])
     for name in (name for name in scenario_names() if name in present):
-        style = scenario(name)
+        style = scenario(name).style
         group = summary[summary["scenario"] == name].sort_values("n_a")
         ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker=style.marker, capsize=3,
                     label=style.label, color=style.colour)

@@ -3,6 +3,7 @@
 from djsb.harness.scenarios.base import (
     SCENARIOS,
     CellState,
+    PlotStyle,
     Scenario,
     SimulationHandle,
     register,
@@ -10,4 +11,5 @@ from djsb.harness.scenarios.base import (
     scenario_names,
 )
 
-__all__ = ["SCENARIOS", "CellState", "Scenario", "SimulationHandle", "register", "scenario", "scenario_names"]
+__all__ = ["SCENARIOS", "CellState", "PlotStyle", "Scenario", "SimulationHandle", "register", "scenario",
+           "scenario_names"]

@@ -55,15 +55,22 @@ class CellState:
     running: int
 
 
+@dataclass(frozen=True)
+class PlotStyle:
+    """How a scenario is drawn (matplotlib colour and marker) and its place in tables and figures."""
+
+    order: int
+    label: str
+    colour: str
+    marker: str
+
+
 class Scenario(ABC):
     """One scenario of the execution stage; subclasses are stateless."""
 
     name: ClassVar[str]
     aliases: ClassVar[tuple[str, ...]] = ()
-    label: ClassVar[str]
-    colour: ClassVar[str]
-    marker: ClassVar[str]
-    order: ClassVar[int]
+    style: ClassVar[PlotStyle]
     analytics_oversubscribes: ClassVar[bool]
 
     def check(self, simulation: AppConfig, analytics: AppConfig) -> None:  # noqa: B027 - optional hook
@@ -100,4 +107,4 @@ def scenario(name: str) -> Scenario:
 
 def scenario_names() -> tuple[str, ...]:
     """Every scenario's name in the fixed order of tables and figures."""
-    return tuple(sorted(SCENARIOS.names(), key=lambda name: SCENARIOS.get(name).order))
+    return tuple(sorted(SCENARIOS.names(), key=lambda name: SCENARIOS.get(name).style.order))

@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from djsb.errors import ConfigError
-from djsb.harness.scenarios.base import CellState, Scenario, SimulationHandle, register
+from djsb.harness.scenarios.base import CellState, PlotStyle, Scenario, SimulationHandle, register
 
 if TYPE_CHECKING:
     from djsb.config import AppConfig
@@ -30,10 +30,7 @@ class Dynamic(Scenario):
 
     name = "dynamic"
     aliases = ("cooperative", "cooperative_dynamic")
-    label = "dynamic"
-    colour = "tab:green"
-    marker = "^"
-    order = 2
+    style = PlotStyle(order=2, label="dynamic", colour="tab:green", marker="^")
     # The shrink happens inside the job (DLB): the scheduler still sees the simulation's CPUs allocated.
     analytics_oversubscribes = True
 

@@ -3,7 +3,7 @@ arbitrates; nothing is done to the simulation."""
 
 from __future__ import annotations
 
-from djsb.harness.scenarios.base import Scenario, register
+from djsb.harness.scenarios.base import PlotStyle, Scenario, register
 
 
 @register
@@ -12,10 +12,7 @@ class Oversubscription(Scenario):
 
     name = "oversubscription"
     aliases = ("oversubscribe",)
-    label = "oversubscription"
-    colour = "tab:red"
-    marker = "o"
-    order = 0
+    style = PlotStyle(order=0, label="oversubscription", colour="tab:red", marker="o")
     analytics_oversubscribes = True
 
     def weights(self, n_cpus_s: int, n_cpus_a: int, t_s: float, t_a: float,

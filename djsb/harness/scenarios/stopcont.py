@@ -3,7 +3,7 @@ analytics is submitted, and resumed when no analytics runs any more."""
 
 from __future__ import annotations
 
-from djsb.harness.scenarios.base import CellState, Scenario, SimulationHandle, register
+from djsb.harness.scenarios.base import CellState, PlotStyle, Scenario, SimulationHandle, register
 
 
 @register
@@ -12,10 +12,7 @@ class StopContinue(Scenario):
 
     name = "stopcont"
     aliases = ("stop&continue", "stop_continue")
-    label = "stop&continue"
-    colour = "tab:blue"
-    marker = "s"
-    order = 1
+    style = PlotStyle(order=1, label="stop&continue", colour="tab:blue", marker="s")
     # The scheduler still counts the suspended simulation's CPUs as allocated on its nodes.
     analytics_oversubscribes = True
 
