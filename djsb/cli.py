@@ -19,9 +19,10 @@ from types import FrameType
 from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
-from djsb.harness.driver import Driver, Interrupted, log
+from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.modules import load_job_module
 from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.progress import Progress
 from djsb.report import write_report
 from djsb.transport import LocalTransport, SSHTransport, Transport
 from job_modules.template import JobModule
@@ -110,7 +111,11 @@ def command_run(args: argparse.Namespace) -> int:
         log(f"run directory {run.path}")
     run.durable = not isinstance(module.clock, VirtualClock)
     apps_dir, files_dir = job_paths(config, run, transport)
-    driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir)
+    cells = planned_cells(config.general)
+    bar = Progress("cells", len(cells), done=len(run.finished_cells() & set(cells)))
+    driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir,
+                    progress=bar.log, cell_finished=lambda key: bar.advance())
+    bar.update(bar.done)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         driver.request_stop(signal.Signals(signum).name)
@@ -124,6 +129,7 @@ def command_run(args: argparse.Namespace) -> int:
             write_report(run.path, plots=False)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
     finally:
+        bar.close()
         module.close()
         transport.close()
         for sig, handler in previous.items():

@@ -7,7 +7,6 @@ Every error names the file, the line and the key path, and says what would be ri
 from __future__ import annotations
 
 import json
-import math
 import re
 import shlex
 from collections.abc import Callable
@@ -15,12 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from djsb.errors import ConfigError
+from djsb.harness.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.registry import UnknownName
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
-
-SCENARIOS = ("oversubscription", "stopcont", "dynamic")
-SCENARIO_ALIASES = {"stop&continue": "stopcont", "stop_continue": "stopcont",
-                    "oversubscribe": "oversubscription", "cooperative": "dynamic",
-                    "cooperative_dynamic": "dynamic"}
 
 BUILTIN_MODULES = ("local", "slurm", "lsf", "sge", "simulated")
 PROCESS_MODULES = ("local", "simulated")
@@ -65,7 +62,7 @@ class GeneralConfig:
     sleep_max_time: float = 2.0
     num_of_ref_analysis: int = 1
     num_of_dyn_analysis: tuple[int, ...] = (1,)
-    scenarios: tuple[str, ...] = SCENARIOS
+    scenarios: tuple[str, ...] = field(default_factory=scenario_names)
     seed: int = 0
     poll_interval: float = 0.2
 
@@ -151,11 +148,11 @@ def _string_list(node: Located) -> tuple[str, ...]:
 
 
 def _scenario(node: Located) -> str:
-    name = as_str(node).strip().lower()
-    name = SCENARIO_ALIASES.get(name, name)
-    if name not in SCENARIOS:
-        raise node.error(f"unknown scenario {node.value!r} (choose from {', '.join(SCENARIOS)})")
-    return name
+    try:
+        return SCENARIOS.canonical(as_str(node))
+    except UnknownName:
+        raise node.error(f"unknown scenario {node.value!r} (choose from {', '.join(scenario_names())})") \
+            from None
 
 
 def _scenarios(node: Located) -> tuple[str, ...]:
@@ -279,13 +276,11 @@ def _cross_checks(root: Located, general: GeneralConfig, sim: AppConfig, ana: Ap
         raise ana_node.error(f"the analytics needs {ana.total_cpus} CPUs but shares the simulation's "
                              f"{sim.total_cpus} (same_nodes_as_sim): make it smaller or the simulation "
                              "larger")
-    if "dynamic" in general.scenarios:
-        lent = math.ceil(ana.total_cpus / sim.total_tasks)
-        if lent >= sim.cpus_per_task:
-            raise ana_node.error(
-                f"in the dynamic scenario each simulation task must lend {lent} of its "
-                f"{sim.cpus_per_task} CPUs and keep at least one: give the simulation more "
-                "cpus_per_task or the analytics fewer CPUs")
+    for name in general.scenarios:
+        try:
+            scenario(name).check(sim, ana)
+        except ConfigError as exc:
+            raise (root.get(exc.key or "analytics") or root).error(exc.message) from None
 
 
 def config_from_tree(root: Located) -> Config:

@@ -11,6 +11,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from djsb.harness.scenarios import scenario as get_scenario
+
 
 def wait_time(submit: float, start: float) -> float:
     """Time from submission to start (paper 001 sec. 2.4, metric 1)."""
@@ -39,17 +41,10 @@ def weights(scenario: str, n_cpus_s: int, n_cpus_a: int, t_s: float, t_a: float,
     """(w_s, w_a), the simulation's and analytics' weights: eq. (3)-(8) of 001.
 
     ``t_s`` is the simulation's execution time in the scenario and ``t_a`` the analytics' (the
-    mean over the n_a analytics of the cell). Oversubscription charges each application half of
-    the CPUs they share (eq. 3-4); stop&continue charges the simulation its CPUs minus the time it
-    was stopped (eq. 5-6); dynamic charges it its CPUs minus those it lent (eq. 7-8).
+    mean over the n_a analytics of the cell). Each scenario owns its formula
+    (djsb/harness/scenarios/); an unknown scenario is a ValueError.
     """
-    if scenario == "oversubscription":
-        return (n_cpus_s * t_s - 0.5 * n_cpus_a * n_a * t_a, 0.5 * n_cpus_a * t_a)
-    if scenario == "stopcont":
-        return (n_cpus_s * (t_s - n_a * t_a), n_cpus_a * t_a)
-    if scenario == "dynamic":
-        return (n_cpus_s * t_s - n_cpus_a * n_a * t_a, n_cpus_a * t_a)
-    raise ValueError(f"unknown scenario {scenario!r}")
+    return get_scenario(scenario).weights(n_cpus_s, n_cpus_a, t_s, t_a, n_a)
 
 
 def dynamicity(w_s: float, w_a: float, slowdown_s: float, slowdown_a: float) -> float:

@@ -16,12 +16,14 @@ config file's directory)::
     policy:
       preset: marenostrum4         # optional; the sections below override it
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
-      # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000)
+      # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000); each plugin reads
+      # its own options (a registered reader in its file under djsb/model/priority/)
       scheduler: {backfill: easy, bf_interval: 30}
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
-file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, metrics.json,
-wait_ecdf.png and queue_utilisation.png into the output directory.
+file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
+(trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png and
+report.html into the output directory.
 """
 
 from __future__ import annotations
@@ -29,27 +31,28 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
 from djsb.model.metrics import summary
-from djsb.model.priority import (
-    AccountSpec,
-    FifoPriority,
-    MultifactorPriority,
-    MultifactorWeights,
-    PspAgingPriority,
-    preset,
-)
+from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.presets import PRESETS
+from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.progress import Progress
+from djsb.registry import UnknownName
+from djsb.report.html import write_simulate_html
 from djsb.workloads import synthetic
 from djsb.workloads.job import TraceJob
-from djsb.workloads.swf import read_swf
+from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
+SIMULATE_FIGURES = (("wait_ecdf.png", "wait time ECDF"),
+                    ("queue_utilisation.png", "queue length and utilisation"))
 GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "poisson_exponential": synthetic.poisson_exponential,
     "static_lognormal_004": synthetic.static_lognormal_004,
@@ -63,6 +66,14 @@ def _list(node: Located) -> list[Located]:
     return node.value
 
 
+def _child(node: Located, key: str, what: str = "key") -> Located:
+    """A required child of a mapping."""
+    child = node.get(key)
+    if child is None:
+        raise node.error(f"missing {what} {key!r}")
+    return child
+
+
 def _path(node: Located, base: Path) -> Path:
     path = Path(as_str(node))
     path = path if path.is_absolute() else base / path
@@ -72,26 +83,27 @@ def _path(node: Located, base: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- sections
-def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
+def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], list[SkippedRecord]]:
+    """The workload's jobs, and the trace records the reader skipped (none for a generator)."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
-        jobs = read_swf(fields["swf"], limit=fields.get("limit")).jobs
+        trace = read_swf(fields["swf"], limit=fields.get("limit"))
         if fields.get("keep_partitions", False):
-            return jobs
-        return [dataclasses.replace(j, partition=None) for j in jobs]
+            return trace.jobs, trace.skipped
+        return [dataclasses.replace(j, partition=None) for j in trace.jobs], trace.skipped
     name = fields["generator"]
     if name not in GENERATORS:
-        raise node.get("generator").error(f"unknown generator (choose from {', '.join(GENERATORS)})")
+        raise _child(node, "generator").error(f"unknown generator (choose from {', '.join(GENERATORS)})")
     params_node = fields.get("params")
     params = params_node.plain() if params_node is not None else {}
-    if not isinstance(params, dict):
+    if params_node is not None and not isinstance(params, dict):
         raise params_node.error("expected a mapping of generator parameters")
     params.setdefault("seed", seed)
     try:
-        return GENERATORS[name](**params)
+        return GENERATORS[name](**params), []
     except TypeError as exc:
         raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
     except ConfigError as exc:
@@ -101,10 +113,8 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
 
 def _cluster(node: Located) -> ClusterSpec:
     node.check_keys(frozenset({"nodes", "partitions", "qos"}))
-    if node.get("nodes") is None:
-        raise node.error("missing key 'nodes'")
     nodes: list[NodeSpec] = []
-    for group in _list(node.get("nodes")):
+    for group in _list(_child(node, "nodes")):
         f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
                             "memory_mb": lambda n: as_number(n, 0), "prefix": as_str}, ("cores",))
         prefix = f.get("prefix", "n")
@@ -112,9 +122,10 @@ def _cluster(node: Located) -> ClusterSpec:
         nodes += [NodeSpec(f"{prefix}{first + i}", f["cores"], f.get("memory_mb"))
                   for i in range(f.get("count", 1))]
     partitions = [PartitionSpec("batch")]
-    if node.get("partitions") is not None:
+    partitions_node = node.get("partitions")
+    if partitions_node is not None:
         partitions = []
-        for item in _list(node.get("partitions")):
+        for item in _list(partitions_node):
             f = read_fields(item, {
                 "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in _list(n)),
                 "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
@@ -125,14 +136,15 @@ def _cluster(node: Located) -> ClusterSpec:
             try:
                 spec.share  # noqa: B018 - validates the OverSubscribe value
             except ConfigError as exc:
-                raise item.get("oversubscribe").error(exc.message) from None
+                raise _child(item, "oversubscribe").error(exc.message) from None
             partitions.append(spec)
     qos = [QosSpec("normal")]
-    if node.get("qos") is not None:
+    qos_node = node.get("qos")
+    if qos_node is not None:
         qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
                                         "max_jobs_per_user": lambda n: as_int(n, 1),
                                         "max_wall": lambda n: as_number(n, 1)}, ("name",)))
-               for item in _list(node.get("qos"))]
+               for item in _list(qos_node)]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
@@ -144,39 +156,23 @@ _SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
 
 
 def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
+    """The ``policy.priority`` section read by its plugin's registered reader.
+
+    Without a ``plugin`` key the plugin is the preset's, else multifactor when options are given,
+    else FIFO; a preset's plugin is refined by the section only when the section names the same plugin.
+    """
     if node is None:
         return base or FifoPriority()
-    f = read_fields(node, {
-        "plugin": as_str, "weights": lambda n: MultifactorWeights(**read_fields(
-            n, {k: as_number for k in ("age", "fairshare", "job_size", "partition", "qos")})),
-        "max_age": lambda n: as_number(n, 1), "favor_small": as_bool, "fairshare": as_str,
-        "decay_half_life": as_number, "calc_period": lambda n: as_number(n, 1),
-        "accounts": lambda n: {name: AccountSpec(**read_fields(acc, {"parent": as_str, "shares": as_number}))
-                               for name, acc in n.items()},
-        "user_shares": lambda n: {name: as_number(v) for name, v in n.items()},
-        "time_step": lambda n: as_number(n, 1),
-    })
-    plugin = f.pop("plugin", "multifactor" if base is not None or f else "fifo")
-    if plugin in ("fifo", "psp_aging"):
-        allowed = {"time_step"} if plugin == "psp_aging" else set()
-        if set(f) - allowed:
-            raise node.error(f"the {plugin} plugin takes no options {', '.join(sorted(set(f) - allowed))}")
-        return FifoPriority() if plugin == "fifo" else PspAgingPriority(**f)
-    if plugin != "multifactor" or "time_step" in f:
-        raise node.get("plugin" if plugin != "multifactor" else "time_step").error(
-            "unknown priority plugin (choose fifo, multifactor or psp_aging)" if plugin != "multifactor"
-            else "time_step belongs to the psp_aging plugin")
-    if isinstance(base, MultifactorPriority):
-        defaults = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
-                    "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,
-                    "calc_period": base.calc_period, "accounts": base.accounts,
-                    "user_shares": base.user_shares}
-        f = {**defaults, **f}
-    weights = f.pop("weights", MultifactorWeights())
+    plugin_node = node.get("plugin")
+    if plugin_node is not None:
+        name = as_str(plugin_node)
+    else:
+        name = base.name if base is not None else "multifactor" if node.mapping() else "fifo"
     try:
-        return MultifactorPriority(weights, **f)
-    except ConfigError as exc:
-        raise node.error(exc.message) from None
+        reader = PRIORITY_PLUGINS.get(name)
+    except UnknownName as exc:
+        raise (plugin_node or node).error(str(exc)) from None
+    return reader(node, base if base is not None and base.name == name else None)
 
 
 def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
@@ -185,11 +181,12 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     node.check_keys(frozenset({"preset", "priority", "scheduler"}))
     base_priority: PriorityPlugin | None = None
     scheduler = SchedulerConfig()
-    if node.get("preset") is not None:
-        name = as_str(node.get("preset"))
-        if name not in PRESETS:
-            raise node.get("preset").error(f"unknown preset (choose from {', '.join(PRESETS)})")
-        base_priority, scheduler = preset(name)
+    preset_node = node.get("preset")
+    if preset_node is not None:
+        try:
+            base_priority, scheduler = PRESETS.get(as_str(preset_node))()
+        except UnknownName as exc:
+            raise preset_node.error(str(exc)) from None
     priority = _priority(node.get("priority"), base_priority)
     sched_node = node.get("scheduler")
     if sched_node is not None:
@@ -201,40 +198,64 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     return priority, scheduler
 
 
-def load_experiment(config_path: Path) -> tuple[list[TraceJob], ClusterSpec, PriorityPlugin,
-                                                  SchedulerConfig, int]:
+@dataclass(frozen=True)
+class Experiment:
+    """A validated ``djsb simulate`` experiment, ready to run."""
+
+    jobs: list[TraceJob]
+    cluster: ClusterSpec
+    priority: PriorityPlugin
+    scheduler: SchedulerConfig
+    seed: int
+    skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
+
+
+def load_experiment(config_path: Path) -> Experiment:
     """Read and validate an experiment file (nothing runs)."""
     root = load_yaml(config_path)
     root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
-    for key in ("workload", "cluster"):
-        if root.get(key) is None:
-            raise root.error(f"missing section {key!r}")
-    seed = as_int(root.get("seed")) if root.get("seed") is not None else 0
-    cluster = _cluster(root.get("cluster"))
+    workload_node = _child(root, "workload", "section")
+    cluster_node = _child(root, "cluster", "section")
+    seed_node = root.get("seed")
+    seed = as_int(seed_node) if seed_node is not None else 0
+    cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
-    jobs = _workload(root.get("workload"), config_path.resolve().parent, seed)
+    jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
     try:
         Simulation([], cluster, scheduler, priority)
     except ConfigError as exc:
-        raise ConfigError(exc.message, source=root.source, line=root.get("cluster").line,
+        raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return jobs, cluster, priority, scheduler, seed
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
-    """Run the experiment of ``config_path`` and write its results into ``out_dir``."""
-    jobs, cluster, priority, scheduler, seed = load_experiment(Path(config_path))
-    result = Simulation(jobs, cluster, scheduler, priority, seed=seed).run()
+    """Run the experiment of ``config_path`` and write its results and report.html into ``out_dir``.
+
+    The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
+    """
+    experiment = load_experiment(Path(config_path))
+    bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
+    result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
+                        seed=experiment.seed, progress=lambda done, total: bar.update(done)).run()
+    bar.update(len(experiment.jobs))
+    bar.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
     result.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    skipped = pd.DataFrame([(r.line, r.reason, r.text) for r in experiment.skipped],
+                           columns=["line", "reason", "text"])
+    if len(skipped):
+        skipped.to_csv(out_dir / "skipped.csv", index=False)
     metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
-               "total_cores": result.total_cores, "seed": seed,
-               "scheduler": dataclasses.asdict(scheduler), "priority": priority.name}
+               "skipped": len(skipped), "total_cores": result.total_cores, "seed": experiment.seed,
+               "scheduler": dataclasses.asdict(experiment.scheduler), "priority": experiment.priority.name}
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
+    write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
+                        rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
 
 

@@ -86,6 +86,6 @@ def test_shipped_configs_validate() -> None:
         path = REPO / "configs" / name
         if not (REPO / "../shared/data/traces").exists():
             pytest.skip("traces not present")
-        jobs, cluster, priority, scheduler, _ = load_experiment(path)
-        assert jobs and cluster.total_cores in (100, 1024)
-    assert priority.name == "multifactor" and scheduler.bf_resolution == 1800
+        experiment = load_experiment(path)
+        assert experiment.jobs and experiment.cluster.total_cores in (100, 1024)
+    assert experiment.priority.name == "multifactor" and experiment.scheduler.bf_resolution == 1800

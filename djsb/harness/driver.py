@@ -8,13 +8,10 @@ application is the mean of its execution times (sec. 2.4).
 
 Execution stage, per scenario, per n_a, per sample (a *cell*): start the simulation; once it runs,
 n_a times sleep U(sleep_min_time, sleep_max_time) and launch an analytics on its resources; wait
-for everything. The scenarios differ only in what happens around each analytics:
-
-- oversubscription: nothing, the analytics shares the simulation's CPUs and the OS arbitrates;
-- stopcont: the simulation is suspended before the analytics is submitted and resumed when no
-  analytics runs any more;
-- dynamic: the simulation is told (through its control file) to shrink by the CPUs the analytics
-  needs before the analytics is submitted, and to grow back when it ends.
+for everything. The scenarios differ only in what happens around each analytics, which each
+scenario owns (djsb/harness/scenarios/, one file each): oversubscription does nothing, stopcont
+suspends the simulation and resumes it when no analytics runs any more, dynamic shrinks it through
+its control file and grows it back.
 
 The driver waits through a clock (wall or virtual), polls all its jobs in one query per poll, and
 appends each job's record and each finished cell to the run directory as soon as they exist, so an
@@ -25,7 +22,6 @@ itself, or a directory on a remote login node), and are read and written through
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import sys
@@ -35,11 +31,13 @@ from pathlib import PurePath
 
 from djsb import metrics
 from djsb.clock import Clock
-from djsb.config import AppConfig, Config
+from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
+from djsb.harness.scenarios import CellState
+from djsb.harness.scenarios import scenario as get_scenario
 from djsb.transport import Transport
 from job_modules.template import JobModule, JobRequest, JobState, JobStatus
 
@@ -82,17 +80,51 @@ class Reference:
     iterations: dict[str, int | None]
 
 
+class CellSimulation:
+    """The simulation job of a cell as its scenario acts on it (a scenarios.SimulationHandle)."""
+
+    def __init__(self, driver: Driver, job: Tracked) -> None:
+        self.driver = driver
+        self.job = job
+
+    @property
+    def suspended(self) -> bool:
+        return self.job.suspended_since is not None
+
+    def suspend(self) -> None:
+        self.driver.suspend(self.job)
+
+    def resume(self) -> None:
+        self.driver.resume(self.job)
+
+    def set_threads(self, threads: int) -> None:
+        self.driver.set_threads(self.job, threads)
+
+
 def log(message: str) -> None:
     """Progress goes to stderr so stdout stays clean for scripts."""
     print(f"djsb: {message}", file=sys.stderr, flush=True)
 
 
+def planned_cells(general: GeneralConfig) -> list[CellKey]:
+    """Every cell of a run in the order it runs: calibration, reference samples, execution cells."""
+    return [cell_key("calibration", "", 0, 0),
+            *(cell_key("reference", "", 0, sample) for sample in range(general.num_of_samples)),
+            *(cell_key("execution", scenario, n_a, sample) for scenario in general.scenarios
+              for n_a in general.num_of_dyn_analysis for sample in range(general.num_of_samples))]
+
+
 class Driver:
-    """Runs one experiment against one job module."""
+    """Runs one experiment against one job module.
+
+    ``progress`` receives the log messages; ``cell_finished`` is told each cell that finished (e.g.
+    to advance a progress bar).
+    """
 
     def __init__(self, config: Config, module: JobModule, run: RunDirectory, clock: Clock,
                  transport: Transport, apps_dir: PurePath, files_dir: PurePath | None = None,
-                 progress: Callable[[str], None] = log) -> None:
+                 progress: Callable[[str], None] = log,
+                 cell_finished: Callable[[CellKey], None] | None = None) -> None:
         self.config = config
         self.module = module
         self.run_dir = run
@@ -103,6 +135,7 @@ class Driver:
         self.jobs_dir = self.files_dir / "jobs"
         self.control_dir = self.files_dir / "control"
         self.progress = progress
+        self.cell_finished = cell_finished
         self.stop_signal: str | None = None
         self.live: dict[str, Tracked] = {}
 
@@ -142,7 +175,7 @@ class Driver:
             self.progress("calibration: each application alone for its exec_time, to fix its work")
             for app in APPS:
                 self.run_alone(app, 0, calibration, None)
-            self.run_dir.finish_cell(calibration)
+            self.finish_cell(calibration)
         iterations = self.calibrated_iterations()
         for sample in range(general.num_of_samples):
             key = cell_key("reference", "", 0, sample)
@@ -152,7 +185,7 @@ class Driver:
             self.run_alone("simulation", 0, key, iterations["simulation"])
             for index in range(general.num_of_ref_analysis):
                 self.run_alone("analytics", index, key, iterations["analytics"])
-            self.run_dir.finish_cell(key)
+            self.finish_cell(key)
         return Reference(self.reference_times(), iterations)
 
     def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:
@@ -186,8 +219,7 @@ class Driver:
     def execution_stage(self, reference: Reference) -> None:
         general = self.config.general
         done = self.run_dir.finished_cells()
-        cells = [cell_key("execution", scenario, n_a, sample) for scenario in general.scenarios
-                 for n_a in general.num_of_dyn_analysis for sample in range(general.num_of_samples)]
+        cells = [key for key in planned_cells(general) if key[0] == "execution"]
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
@@ -204,18 +236,17 @@ class Driver:
     # -- one execution cell ------------------------------------------------------------------
 
     def run_cell(self, key: CellKey, reference: Reference) -> None:
-        _, scenario, n_a, sample = key
+        _, name, n_a, sample = key
         general = self.config.general
+        scenario = get_scenario(name)
         sim_app, ana_app = self.config.simulation, self.config.analytics
-        rng = random.Random(f"{general.seed}/{scenario}/{n_a}/{sample}")
+        rng = random.Random(f"{general.seed}/{name}/{n_a}/{sample}")
         gaps = [rng.uniform(general.sleep_min_time, general.sleep_max_time) for _ in range(n_a)]
-        self.progress(f"execution stage: {scenario}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
+        self.progress(f"execution stage: {name}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
 
-        full_threads = sim_app.cpus_per_task
-        lent_per_analytics = math.ceil(ana_app.total_cpus / sim_app.total_tasks)
         sim = self.submit("simulation", 0, key, work_arguments(sim_app.exec_time,
-                                                                reference.iterations["simulation"]),
-                          threads=full_threads if scenario == "dynamic" else None)
+                                                                reference.iterations["simulation"]))
+        handle = CellSimulation(self, sim)
         while sim.seen_start is None and sim.job_id in self.live:
             self.wait(general.poll_interval)
             self.poll_and_record(key, reference)
@@ -225,30 +256,26 @@ class Driver:
         def unfinished() -> bool:
             return sim.job_id in self.live or any(a.job_id in self.live for a in analytics)
 
+        def state() -> CellState:
+            return CellState(sim_app, ana_app, sum(1 for a in analytics if a.job_id in self.live))
+
         while unfinished() or len(analytics) < n_a:
             now = self.clock.now()
             if len(analytics) < n_a and now >= next_submit:
                 sim_alive = sim.job_id in self.live
-                active = sum(1 for a in analytics if a.job_id in self.live)
-                if sim_alive and scenario == "stopcont" and sim.suspended_since is None:
-                    self.suspend(sim)
-                if sim_alive and scenario == "dynamic":
-                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * (active + 1)))
+                if sim_alive:
+                    scenario.before_analytics(handle, state())
                 job = self.submit("analytics", len(analytics), key,
                                   work_arguments(ana_app.exec_time, reference.iterations["analytics"]),
                                   colocate_with=sim.job_id if sim_alive else None,
-                                  oversubscribe=True)
+                                  oversubscribe=scenario.analytics_oversubscribes)
                 job.shared_with_sim = sim_alive
                 analytics.append(job)
                 if len(analytics) < n_a:
                     next_submit = self.clock.now() + gaps[len(analytics)]
             ended = self.poll_and_record(key, reference)
             if any(job.app == "analytics" for job in ended) and sim.job_id in self.live:
-                active = sum(1 for a in analytics if a.job_id in self.live)
-                if scenario == "stopcont" and active == 0 and sim.suspended_since is not None:
-                    self.resume(sim)
-                if scenario == "dynamic":
-                    self.set_threads(sim, max(1, full_threads - lent_per_analytics * active))
+                scenario.after_analytics(handle, state())
             pause = general.poll_interval
             if len(analytics) < n_a:
                 pause = min(pause, max(0.0, next_submit - self.clock.now()))
@@ -256,21 +283,26 @@ class Driver:
         if any(not a.shared_with_sim for a in analytics):
             self.progress("warning: the simulation ended before every analytics started; give it a longer "
                           "exec_time or shorten sleep_max_time")
+        self.finish_cell(key)
+
+    def finish_cell(self, key: CellKey) -> None:
         self.run_dir.finish_cell(key)
+        if self.cell_finished is not None:
+            self.cell_finished(key)
 
     # -- job operations ----------------------------------------------------------------------
 
     def app(self, name: str) -> AppConfig:
         return self.config.simulation if name == "simulation" else self.config.analytics
 
-    def submit(self, app: str, index: int, key: CellKey, work: list[str], *, threads: int | None = None,
+    def submit(self, app: str, index: int, key: CellKey, work: list[str], *,
                colocate_with: str | None = None, oversubscribe: bool = False) -> Tracked:
         stage, scenario, n_a, sample = key
         tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
         name = f"{tag}-s{sample}-{app[:3]}{index}"
         app_config = self.app(app)
         control = self.control_dir / f"{name}.threads"
-        self.transport.write_text(str(control), f"{threads or app_config.cpus_per_task}\n")
+        self.transport.write_text(str(control), f"{app_config.cpus_per_task}\n")
         values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
                   "total_tasks": str(app_config.total_tasks),
                   "memory_per_task": str(app_config.total_memory // app_config.total_tasks),

@@ -16,6 +16,7 @@ Layout::
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import json
 import os
 import platform
@@ -103,6 +104,24 @@ def _git_commit() -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+def _os_name() -> str:
+    """The distribution's PRETTY_NAME from /etc/os-release, else the kernel's name and release."""
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.release()}"
+
+
+def _djsb_version() -> str:
+    try:
+        return importlib.metadata.version("djsb")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def machine_metadata() -> dict[str, Any]:
     """What an administrator needs to know to compare two runs: machine, OS, software."""
     cpu_model = ""
@@ -113,10 +132,11 @@ def machine_metadata() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    return {"hostname": socket.gethostname(), "platform": platform.platform(), "cpu_model": cpu_model,
+    return {"hostname": socket.gethostname(), "os": _os_name(), "platform": platform.platform(),
+            "cpu_model": cpu_model,
             "cpus_online": os.cpu_count(), "cpus_allowed": sorted(os.sched_getaffinity(0)),
             "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-            "python": sys.version.split()[0], "djsb_commit": _git_commit()}
+            "python": sys.version.split()[0], "djsb_version": _djsb_version(), "djsb_commit": _git_commit()}
 
 
 class RunDirectory:

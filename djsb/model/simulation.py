@@ -47,7 +47,7 @@ import itertools
 import math
 import random
 from bisect import insort
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -63,6 +63,7 @@ from djsb.model.scheduler import SchedulerConfig
 from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT = 0, 1, 2, 3
+PROGRESS_EVERY = 20000  # events between two calls of the optional progress callback
 
 
 @dataclass
@@ -86,13 +87,15 @@ class Simulation:
 
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
                  scheduler: SchedulerConfig | None = None, priority: PriorityPlugin | None = None,
-                 *, seed: int = 0, checker: InvariantChecker | None = None) -> None:
+                 *, seed: int = 0, checker: InvariantChecker | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
         self.checker = checker
+        self.progress = progress  # told (jobs finished or rejected, jobs in the trace) now and then
         self.state = ClusterState(cluster)
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
@@ -131,6 +134,7 @@ class Simulation:
         heap = self.heap
         cfg = self.config
         event_bf = cfg.backfill != "none" and cfg.bf_interval == 0
+        next_progress = 0
         while heap:
             now = heap[0][0]
             ends: list[int] = []
@@ -162,6 +166,9 @@ class Simulation:
                         self._backfill_pass(now)
             self._schedule_ticks(now)
             self._record(now)
+            if self.progress is not None and self.stats["events"] >= next_progress:
+                next_progress = self.stats["events"] + PROGRESS_EVERY
+                self.progress(len(self.finished) + len(self.rejected), len(self.trace))
         for job in self.queue:
             self.rejected.append((job.job_id, "could not be started (resources never free)"))
         return self._result()

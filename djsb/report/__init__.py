@@ -1,4 +1,4 @@
-"""Tables and figures of a DJSB run, computed from its CSV files only (``djsb report RUN_DIR``)."""
+"""Tables, figures and report.html of a DJSB run, computed from its files only (``djsb report RUN_DIR``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from pathlib import Path
 import pandas as pd
 
 from djsb.errors import InputError
+from djsb.report.html import write_run_html
 from djsb.report.summary import sample_table, summary_table
 
 
 def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
-    """Rewrite samples.csv, summary.csv (and the figures) of ``run_dir`` from its jobs.csv."""
+    """Rewrite samples.csv, summary.csv, the figures and report.html of ``run_dir`` from its jobs.csv."""
     jobs_csv = run_dir / "jobs.csv"
     if not jobs_csv.is_file():
         raise InputError(f"no jobs.csv in {run_dir}: nothing to report", key="RUN_DIR")
@@ -25,4 +26,5 @@ def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
         from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing
 
         plot_summary(summary, run_dir / "figures", title=run_dir.name)
+    write_run_html(run_dir, summary)
     return summary

@@ -11,12 +11,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from djsb.harness.scenarios import scenario, scenario_names  # noqa: E402
+
 PANELS = (("slowdown_s", "(a) slowdown of the simulation"), ("slowdown_a", "(b) slowdown of the analytics"),
           ("dynamicity", "(c) dynamicity"))
-# Fixed order, labels and colours, so that figures of different runs compare at a glance.
-STYLE = {"oversubscription": ("oversubscription", "tab:red", "o"),
-         "stopcont": ("stop&continue", "tab:blue", "s"),
-         "dynamic": ("dynamic", "tab:green", "^")}
 
 
 def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "") -> list[Path]:
@@ -44,13 +42,13 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "") -> list[
 
 
 def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str) -> None:
-    present = list(summary["scenario"].unique())
-    ordered = [name for name in STYLE if name in present] + [name for name in present if name not in STYLE]
-    for scenario in ordered:
-        group = summary[summary["scenario"] == scenario].sort_values("n_a")
-        name, colour, marker = STYLE.get(scenario, (scenario, None, "o"))
-        ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker=marker, capsize=3,
-                    label=name, color=colour)
+    # Each scenario's fixed order, label, colour and marker, so figures of different runs compare at a glance.
+    present = set(summary["scenario"])
+    for name in (name for name in scenario_names() if name in present):
+        style = scenario(name).style
+        group = summary[summary["scenario"] == name].sort_values("n_a")
+        ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker=style.marker, capsize=3,
+                    label=style.label, color=style.colour)
     if metric.startswith("slowdown"):
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(label)

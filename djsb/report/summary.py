@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from djsb import metrics
+from djsb.harness.scenarios import scenario_names
 
 SAMPLE_COLUMNS = ("scenario", "n_a", "sample", "slowdown_s", "slowdown_a", "t_s", "t_a", "w_s", "w_a",
                   "dynamicity")
@@ -40,14 +41,22 @@ def sample_table(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (scenario, n_a): mean and 95% CI half-width over samples of each metric."""
+    """Per (scenario, n_a): mean and 95% CI half-width over samples of each metric.
+
+    Rows come in the scenarios' fixed order (djsb/harness/scenarios/), then by n_a.
+    """
     rows = []
-    for (scenario, n_a), group in samples.groupby(["scenario", "n_a"], sort=True):
-        row: dict[str, object] = {"scenario": scenario, "n_a": int(n_a), "samples": len(group)}
+    for (scenario, _), group in samples.groupby(["scenario", "n_a"], sort=True):
+        row: dict[str, object] = {"scenario": scenario, "n_a": int(group["n_a"].iloc[0]),
+                                  "samples": len(group)}
         for name in SUMMARY_METRICS:
             mean, half = metrics.mean_ci95(group[name].astype(float).tolist())
             row[name] = mean
             row[f"{name}_ci95"] = half
         rows.append(row)
     columns = ["scenario", "n_a", "samples"] + [c for m in SUMMARY_METRICS for c in (m, f"{m}_ci95")]
-    return pd.DataFrame(rows, columns=columns)
+    order = {name: rank for rank, name in enumerate(scenario_names())}
+    table = pd.DataFrame(rows, columns=columns)
+    table = table.sort_values(["scenario", "n_a"], kind="stable",
+                              key=lambda column: column.map(order) if column.name == "scenario" else column)
+    return table.reset_index(drop=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
+from djsb.yamlnodes import Located
 
 
 class FifoPriority(PriorityPlugin):
@@ -21,3 +23,10 @@ class FifoPriority(PriorityPlugin):
         job.priority = 0.0
         job.factors = {}
         job.update_sort_key()
+
+
+@PRIORITY_PLUGINS.register("fifo")
+def read_fifo(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
+    """``{plugin: fifo}``: no options."""
+    plugin_options(node, {})
+    return FifoPriority()

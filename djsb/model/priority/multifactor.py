@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.job import SimJob
@@ -26,6 +27,8 @@ from djsb.model.priority.accounts import AccountSpec, AccountTree
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
+from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
+from djsb.yamlnodes import Located, as_bool, as_number, as_str, read_fields
 
 DAY = 86400.0
 FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], dict[tuple[str, str], float]]] = {
@@ -124,3 +127,42 @@ class MultifactorPriority(PriorityPlugin):
         self.refresh_fairshare(now)
         for job in queue:
             self._assign(job, now)
+
+
+def _weights(node: Located) -> MultifactorWeights:
+    return MultifactorWeights(**read_fields(node, {k: as_number for k in ("age", "fairshare", "job_size",
+                                                                          "partition", "qos")}))
+
+
+def _fairshare(node: Located) -> str:
+    name = as_str(node)
+    if name not in FAIRSHARE_ALGORITHMS:
+        choices = " or ".join(FAIRSHARE_ALGORITHMS)
+        raise node.error(f"unknown fair share algorithm {name!r} (choose {choices})")
+    return name
+
+
+def _accounts(node: Located) -> dict[str, AccountSpec]:
+    return {name: AccountSpec(**read_fields(account, {"parent": as_str, "shares": as_number}))
+            for name, account in node.items()}
+
+
+def _user_shares(node: Located) -> dict[str, float]:
+    return {name: as_number(shares) for name, shares in node.items()}
+
+
+@PRIORITY_PLUGINS.register("multifactor")
+def read_multifactor(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
+    """``{plugin: multifactor, weights: {age, fairshare, job_size, partition, qos}, max_age,
+    favor_small, fairshare: fair_tree|classic, decay_half_life, calc_period, accounts, user_shares}``;
+    the keys not given keep the preset's values (``base``), else Slurm's defaults."""
+    options: dict[str, Any] = plugin_options(node, {
+        "weights": _weights, "max_age": lambda n: as_number(n, 1), "favor_small": as_bool,
+        "fairshare": _fairshare, "decay_half_life": as_number, "calc_period": lambda n: as_number(n, 1),
+        "accounts": _accounts, "user_shares": _user_shares})
+    if isinstance(base, MultifactorPriority):
+        options = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
+                   "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,
+                   "calc_period": base.calc_period, "accounts": base.accounts,
+                   "user_shares": base.user_shares, **options}
+    return MultifactorPriority(options.pop("weights", MultifactorWeights()), **options)

@@ -1,4 +1,4 @@
-"""Named policy presets.
+"""Named policy presets, registered in ``PRESETS`` (djsb/model/priority/registry.py).
 
 ``marenostrum4``: paper 004 Table 3.2 (weights: fair share 100000, age 100000, job size 10000)
 and Table 3.3 (PriorityMaxAge 10 days; scheduler options, see ``scheduler.MARENOSTRUM4``) with
@@ -10,28 +10,25 @@ Decay half-life and calc period keep Slurm's defaults (7 days, 5 minutes).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from djsb.errors import ConfigError
+from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.multifactor import DAY, MultifactorPriority, MultifactorWeights
+from djsb.model.priority.registry import PRESETS
 from djsb.model.scheduler import MARENOSTRUM4, SchedulerConfig
+from djsb.registry import UnknownName
 
 MARENOSTRUM4_WEIGHTS = MultifactorWeights(age=100000, fairshare=100000, job_size=10000)
 
 
+@PRESETS.register("marenostrum4")
 def marenostrum4() -> tuple[MultifactorPriority, SchedulerConfig]:
     """Priority plugin and scheduler options of MareNostrum 4 (paper 004 Tables 3.2-3.3)."""
     return MultifactorPriority(MARENOSTRUM4_WEIGHTS, max_age=10 * DAY, fairshare="fair_tree"), MARENOSTRUM4
 
 
-PRESETS: dict[str, Callable[[], tuple[MultifactorPriority, SchedulerConfig]]] = {
-    "marenostrum4": marenostrum4,
-}
-
-
-def preset(name: str) -> tuple[MultifactorPriority, SchedulerConfig]:
-    """A fresh (priority plugin, scheduler options) pair for a preset name."""
-    if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}",
-                          key="policy.preset")
-    return PRESETS[name]()
+def preset(name: str) -> tuple[PriorityPlugin, SchedulerConfig]:
+    """A fresh (priority plugin, scheduler options) pair for a registered preset name."""
+    try:
+        return PRESETS.get(name)()
+    except UnknownName as exc:
+        raise ConfigError(str(exc), key="policy.preset") from None

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
+from djsb.yamlnodes import Located, as_number
 
 GROUP_BOUNDS = (0.05, 0.10, 0.15, 0.20, 0.30, 0.40, 0.52, 0.64, 0.78)  # Table 1 of 000
 GROUP_PRIORITY = (1, 10, 20, 25, 30, 35, 40, 43, 46, 49)
@@ -88,3 +90,9 @@ class PspAgingPriority(PriorityPlugin):
             self.aged_until[job.job_id] = now
             job.priority = p
             job.update_sort_key()
+
+
+@PRIORITY_PLUGINS.register("psp_aging")
+def read_psp_aging(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
+    """``{plugin: psp_aging, time_step: 150}``: the aging step in seconds (150 s in paper 000)."""
+    return PspAgingPriority(**plugin_options(node, {"time_step": lambda n: as_number(n, 1)}))

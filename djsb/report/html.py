@@ -1,0 +1,107 @@
+"""report.html: one page that shows a run (or a ``djsb simulate`` experiment) whole.
+
+Both pages extend one base template (templates/base.html.j2: style, and a script that marks each
+figure's load state and shows a note under a broken one) and share its macros
+(templates/macros.html.j2). Figures are linked relatively, so the directory can be moved or
+served as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+
+from djsb.harness.scenarios import scenario
+from djsb.registry import UnknownName
+
+RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
+               ("figures/slowdown_s.png", "slowdown of the simulation"),
+               ("figures/slowdown_a.png", "slowdown of the analytics"),
+               ("figures/dynamicity.png", "dynamicity"))
+SUMMARY_COLUMNS = (("slowdown_s", "slowdown sim."), ("slowdown_a", "slowdown analytics"),
+                   ("dynamicity", "dynamicity"), ("w_s", "w_s"), ("w_a", "w_a"), ("t_s", "T_s (s)"),
+                   ("t_a", "T_a (s)"))
+EXAMPLES = 20  # skipped or rejected records listed one by one; the rest are only counted
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("djsb.report", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def render(template: str, out_path: Path, **context: Any) -> Path:
+    """Render ``template`` with ``context`` into ``out_path``."""
+    out_path.write_text(_environment().get_template(template).render(**context))
+    return out_path
+
+
+def existing_figures(directory: Path, figures: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (relative path, caption) of the figures that exist in ``directory``."""
+    return [(path, caption) for path, caption in figures if (directory / path).is_file()]
+
+
+def plus_minus(mean: float, half_width: float) -> str:
+    """``mean ± half-width`` with three decimals."""
+    return f"{mean:.3f} ± {half_width:.3f}"
+
+
+def scenario_label(name: str) -> str:
+    """The scenario's label for people (its name when the scenario is unknown to this version)."""
+    try:
+        return scenario(name).style.label
+    except UnknownName:
+        return name
+
+
+def summary_rows(summary: pd.DataFrame) -> list[list[str]]:
+    """One row per (scenario, n_a): label, n_a, samples, then each metric as mean ± CI."""
+    return [[scenario_label(str(row["scenario"])), str(int(row["n_a"])), str(int(row["samples"]))]
+            + [plus_minus(float(row[name]), float(row[f"{name}_ci95"])) for name, _ in SUMMARY_COLUMNS]
+            for _, row in summary.iterrows()]
+
+
+def _display(value: Any) -> str:
+    """A metadata or metric value for people: six significant digits, nested values as JSON."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def write_run_html(run_dir: Path, summary: pd.DataFrame) -> Path:
+    """RUN_DIR/report.html: summary with confidence intervals, figures, metadata, resolved config."""
+    meta_path = run_dir / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    config_path = run_dir / "config.yaml"
+    return render(
+        "run.html.j2", run_dir / "report.html", title=f"DJSB run {run_dir.name}",
+        summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS],
+        summary_rows=summary_rows(summary), figure_items=existing_figures(run_dir, RUN_FIGURES),
+        meta={key: _display(value) for key, value in meta.items()},
+        config_text=config_path.read_text() if config_path.is_file() else "(no config.yaml)")
+
+
+def write_simulate_html(out_dir: Path, *, config_text: str, metrics: Mapping[str, Any],
+                        skipped: pd.DataFrame, rejected: pd.DataFrame,
+                        figures: Sequence[tuple[str, str]]) -> Path:
+    """OUT_DIR/report.html of ``djsb simulate``: metrics, plots, the records not replayed, config.
+
+    ``skipped`` has columns line, reason, text (trace records the reader skipped); ``rejected``
+    job_id, reason (jobs the model refused at submission).
+    """
+    def counts(frame: pd.DataFrame) -> list[tuple[str, int]]:
+        return [(str(reason), int(n)) for reason, n in frame["reason"].value_counts().items()]
+
+    return render(
+        "simulate.html.j2", out_dir / "report.html", title=f"DJSB simulate {out_dir.name}",
+        metrics={key: _display(value) for key, value in metrics.items()},
+        figure_items=existing_figures(out_dir, figures),
+        skipped_total=len(skipped), skipped_counts=counts(skipped),
+        skipped_examples=skipped.head(EXAMPLES).values.tolist(),
+        rejected_total=len(rejected), rejected_counts=counts(rejected),
+        rejected_examples=rejected.head(EXAMPLES).values.tolist(),
+        config_text=config_text)

@@ -1,0 +1,83 @@
+"""djsb.progress: the finish-time arithmetic with an injected clock, and what the lines say."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from djsb.progress import Progress, estimate_finish, format_duration
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def clock_text(epoch: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(epoch))
+
+
+def test_finish_is_extrapolated_from_the_observed_rate() -> None:
+    # started at 100, 3 of 10 done at 130: 30 s / 3 = 10 s per unit, 7 left -> 70 s -> finish at 200
+    assert estimate_finish(3, 10, started=100, now=130) == pytest.approx(200)
+
+
+def test_work_done_before_this_process_does_not_count() -> None:
+    # resumed with 4 of 10 done; 6 done 60 s later: 2 units in 60 s = 30 s each, 4 left -> 120 s -> 180
+    assert estimate_finish(6, 10, started=0, now=60, done_at_start=4) == pytest.approx(180)
+
+
+def test_no_estimate_without_progress_and_now_when_done() -> None:
+    assert estimate_finish(4, 10, started=0, now=60, done_at_start=4) is None
+    assert estimate_finish(0, 10, started=5, now=5) is None
+    assert estimate_finish(10, 10, started=0, now=60) == 60
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(45, "45s"), (59.6, "1m00s"), (200, "3m20s"), (7500, "2h05m")])
+def test_format_duration(seconds: float, text: str) -> None:
+    # 200 s = 3 min 20 s; 7500 s = 2 h + 300 s = 2 h 05 min
+    assert format_duration(seconds) == text
+
+
+def test_plain_lines_say_count_percent_and_eta() -> None:
+    clock, out = FakeClock(1000.0), io.StringIO()
+    progress = Progress("cells", 4, stream=out, clock=clock, tty=False)
+    clock.now = 1010.0
+    progress.advance()
+    # 1 of 4 in 10 s: 3 left at 10 s each -> 30 s, finish at 1040
+    assert out.getvalue() == f"djsb: cells 1/4 (25%), ETA 30s ({clock_text(1040.0)})\n"
+    clock.now = 1040.0
+    progress.update(4)
+    assert out.getvalue().splitlines()[-1] == "djsb: cells 4/4 (100%), done in 40s"
+    assert "\r" not in out.getvalue()
+
+
+def test_plain_lines_are_throttled_but_the_last_always_shows() -> None:
+    clock, out = FakeClock(0.0), io.StringIO()
+    progress = Progress("jobs", 100, stream=out, clock=clock, tty=False, line_every=30)
+    for now, done in ((10, 10), (20, 20), (45, 45), (50, 100)):
+        clock.now = now
+        progress.update(done)
+    # a line at 10 s; 20 s is within 30 s of it; 45 s is 35 s after it; the end always prints
+    assert [line.split()[2] for line in out.getvalue().splitlines()] == ["10/100", "45/100", "100/100"]
+
+
+def test_terminal_bar_redraws_in_place_and_messages_scroll_above_it() -> None:
+    clock, out = FakeClock(0.0), io.StringIO()
+    progress = Progress("cells", 2, stream=out, clock=clock, tty=True, width=10)
+    clock.now = 5.0
+    progress.advance()
+    # half done: 5 of 10 bar characters
+    assert out.getvalue() == f"\r\x1b[K[#####-----] cells 1/2 (50%), ETA 5s ({clock_text(10.0)})"
+    progress.log("submitted job 7")
+    assert out.getvalue().endswith(f"\r\x1b[Kdjsb: submitted job 7\n[#####-----] cells 1/2 (50%), ETA 5s "
+                                   f"({clock_text(10.0)})")
+    progress.close()
+    assert out.getvalue().endswith("\n")
