@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from djsb.jobs import JobRequest, JobState  # noqa: E402
 from djsb.transport import CommandResult, LocalTransport  # noqa: E402
 from job_modules.slurm import SlurmJobModule  # noqa: E402
-from job_modules.template import JobRequest, JobState  # noqa: E402
 
 
 class CountingTransport(LocalTransport):

@@ -14,14 +14,14 @@ import shlex
 from pathlib import Path
 
 import pytest
-from test_slurm_module import ScriptedTransport, fail, ok, sequence
-from test_slurm_module import sim_request as request
+from support import ScriptedTransport, fail, ok, sequence
+from support import sim_request as request
 
 from djsb.errors import ConfigError, JobModuleError
-from djsb.lsf_parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
+from djsb.jobs import JobState
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
-from job_modules.template import JobState
+from job_modules.lsf.parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20

@@ -22,14 +22,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_slurm_module import ScriptedTransport, ok, sim_request
+from support import ScriptedTransport, ok, sim_request
 
 from djsb.cli import main
 from djsb.errors import ConfigError
-from djsb.sge_parsers import parse_qacct, parse_qstat_xml, parse_qsub, qacct_time, qstat_time, sge_state
+from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import LocalTransport
 from job_modules.sge import SgeJobModule
-from job_modules.template import JobRequest, JobState, JobStatus
+from job_modules.sge.parsers import (
+    parse_qacct,
+    parse_qstat_xml,
+    parse_qsub,
+    qacct_time,
+    qstat_time,
+    sge_state,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "sge"

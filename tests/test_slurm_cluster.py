@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from slurm_plugin import SlurmCluster, job_process_states
 
+from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import CommandResult, LocalTransport
 from job_modules.slurm import SlurmJobModule
-from job_modules.template import JobRequest, JobState, JobStatus
 
 pytestmark = pytest.mark.slurm
 MIB = 1 << 20
