@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import calendar
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -104,17 +105,29 @@ def test_malformed_bjobs_line_is_refused() -> None:
 
 def test_bsub_argv_for_a_known_request() -> None:
     """Worked by hand: 256 MiB per task + 64 MiB margin = 320 MB; 30 s * 3 + 120 s = 210 s -> 4 min;
-    two tasks started by blaunch; each job word quoted again for the job's own shell."""
+    two tasks started by blaunch in the job script, which bsub reads (and spools) from its stdin."""
     module = LsfJobModule({"queue": "normal", "project": "bench"}, ScriptedTransport([]))
-    argv = shlex.split(module.get_submit_command(request()))
-    assert argv == [
+    command = module.get_submit_command(request())
+    assert command.endswith(" < '/runs/a b/sim.sh'")
+    assert shlex.split(command) == [
         "bsub", "-J", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-n", "2",
-        "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench",
-        "env", "OMP_NUM_THREADS=2", "'DJSB_X=1,2 3'", "blaunch", "/apps/djsb-stream", "--control",
-        "'/runs/a b/ctl'"]
-    # bsub joins the command words with spaces; the job's shell must get the original words back.
-    assert shlex.split(" ".join(argv[argv.index("env"):])) == [
-        "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "blaunch", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+        "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench", "<", "/runs/a b/sim.sh"]
+    assert module.batch_script(request()) == (
+        "#!/bin/sh\n"
+        "# Batch script of a DJSB job, written by job_modules/lsf (its name is this file's).\n"
+        "# With several tasks blaunch starts one per slot of the job's hosts.\n"
+        "export OMP_NUM_THREADS=2\n"
+        "export 'DJSB_X=1,2 3'\n"
+        "exec blaunch /apps/djsb-stream --control '/runs/a b/ctl'\n")
+
+
+def test_single_task_script_runs_its_words_intact(tmp_path: Path) -> None:
+    """The script of one task (no blaunch) under a real sh gets each argument back as one word."""
+    argv = ("printf", "%s|", "a b", "$(reboot)", "it's", "$OMP_NUM_THREADS")
+    script = LsfJobModule({}, ScriptedTransport([])).batch_script(request(total_tasks=1, argv=argv, env={}))
+    (tmp_path / "job.sh").write_text(script)
+    out = subprocess.run(["sh", str(tmp_path / "job.sh")], capture_output=True, text=True, timeout=10)
+    assert out.stdout == "a b|$(reboot)|it's|$OMP_NUM_THREADS|" and out.returncode == 0
 
 
 def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
@@ -125,8 +138,7 @@ def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
         node_host_names=("hostA", "hostB"), oversubscribe=True, env={})))
     # 100 MiB + 64 = 164 MB; 4 * 3 + 120 = 132 s -> 3 min; one task: no blaunch.
     assert argv[argv.index("-n"):] == ["-n", "1", "-R", "span[ptile=1]", "-M", "164MB", "-W", "3",
-                                       "-m", "hostA hostB", "-q", "shared", "env", "OMP_NUM_THREADS=1",
-                                       "/apps/djsb-stream", "--control", "'/runs/a b/ctl'"]
+                                       "-m", "hostA hostB", "-q", "shared", "<", "/runs/a b/sim.sh"]
 
 
 def test_control_commands() -> None:
@@ -177,6 +189,7 @@ def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() ->
     module = LsfJobModule({"retry_for": 10}, transport, sleep=lambda s: None)
     assert module.submit(request()) == "1234"
     assert sum(c.startswith("bsub") for c in transport.commands) == 2
+    assert transport.files == {"/runs/a b/sim.sh": module.batch_script(request())}
     module.cancel("1234")
     assert module.poll(["1234"])["1234"].state is JobState.CANCELLED
 

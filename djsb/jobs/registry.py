@@ -14,7 +14,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import pkgutil
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -39,10 +41,9 @@ _registered: dict[str, type[JobModule]] = {}
 def register(name: str) -> Callable[[M], M]:
     """Class decorator: make the module available as ``job_module: {name: <name>}``."""
     def add(cls: M) -> M:
-        known = _registered.get(name)
-        if known is not None and known is not cls:
+        known = _registered.setdefault(name, cls)
+        if known is not cls and inspect.getfile(known) != inspect.getfile(cls):  # same file loaded by path
             raise ValueError(f"job module name {name!r} taken by {known.__module__}.{known.__qualname__}")
-        _registered[name] = cls
         return cls
     return add
 
@@ -73,6 +74,7 @@ def _import_file(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import {path} as a Python module", key=NAME_KEY)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import does: the file's classes can find their module
     spec.loader.exec_module(module)
     return module
 
