@@ -11,6 +11,7 @@ This is the only place in djsb/ that imports job_modules/ (design notes: depende
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -48,8 +49,9 @@ def register(name: str) -> Callable[[M], M]:
     return add
 
 
+@functools.cache
 def _discover() -> None:
-    """Import the built-in modules (each registers itself) and the installed entry points."""
+    """Import the built-in modules (each registers itself) and the installed entry points, once."""
     package = importlib.import_module(BUILTIN_PACKAGE)
     for info in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
@@ -58,10 +60,9 @@ def _discover() -> None:
 
 
 def registered() -> Mapping[str, type[JobModule]]:
-    """Every module known by name, in the order they registered."""
-    if not _registered:
-        _discover()
-    return dict(_registered)
+    """Every module known by name, by name."""
+    _discover()
+    return dict(sorted(_registered.items()))
 
 
 def is_path(name: str) -> bool:

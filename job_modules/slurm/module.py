@@ -41,6 +41,7 @@ from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.options import (
     Option,
+    OptionValues,
     as_arguments,
     as_name,
     as_tasks_per_node,
@@ -111,10 +112,16 @@ class SlurmJobModule(SchedulerModule):
         self.srun_options: tuple[str, ...] = self.options["srun_options"]
         self.memory: str = self.options["memory"]
         self.tasks_per_node: int | dict[str, int] = self.options["tasks_per_node"]
-        if self.memory == "per_node" and not self.tasks_per_node:
-            raise self.options.error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
         accounting = self.options["accounting"]
         self._accounting: bool | None = None if accounting == "auto" else accounting
+
+    @classmethod
+    def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:
+        """The options, and memory: per_node only with tasks_per_node (the memory of a node's tasks)."""
+        values = super().read_options(options)
+        if values["memory"] == "per_node" and not values["tasks_per_node"]:
+            raise values.error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
+        return values
 
     # -- the paper's command-returning methods -----------------------------------------------
 
