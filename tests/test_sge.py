@@ -6,19 +6,18 @@ Expected states come from what each captured job was made to do (tests/fixtures/
 written by capture.sh) and Grid Engine's documentation (qstat(1) state letters, accounting(5));
 times are checked against the bracket of this machine's clock around each qsub; argv values are
 worked by hand. The live tests skip, saying why, when Grid Engine is not installed or the cell
-cannot be started (CI: bash .ci/sge.sh install && bash .ci/sge.sh start).
+cannot be started (CI: bash .ci/sge.sh install && bash .ci/sge.sh start; the sge_cell fixture is in
+conftest.py).
 """
 
 from __future__ import annotations
 
 import csv
-import os
 import random
 import shlex
-import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -41,7 +40,6 @@ from job_modules.sge.parsers import (
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "sge"
 MIB = 1 << 20
-SGE_ENV = {"SGE_ROOT": "/var/lib/gridengine", "SGE_CELL": "default"}
 
 
 def fixture(name: str) -> str:
@@ -226,24 +224,6 @@ def test_poll_uses_qacct_for_jobs_gone_from_qstat() -> None:
 
 
 # -- live: the real cell -------------------------------------------------------------------------
-
-def sge(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **SGE_ENV})
-
-
-@pytest.fixture(scope="module")
-def sge_cell() -> Iterator[None]:
-    """The one-host cell, started by .ci/sge.sh when it is installed but down."""
-    if shutil.which("qsub") is None:
-        pytest.skip("Grid Engine is not installed (bash .ci/sge.sh install)")
-    if sge("bash", str(ROOT / ".ci" / "sge.sh"), "status").returncode != 0:
-        started = sge("bash", str(ROOT / ".ci" / "sge.sh"), "start", timeout=150)
-        if started.returncode != 0:
-            pytest.skip(f"the Grid Engine cell cannot be started: {started.stderr.strip()[-300:]}")
-    os.environ.update(SGE_ENV)
-    yield
-
 
 def processes_with(token: str) -> list[int]:
     pids = []
