@@ -22,7 +22,7 @@ from djsb.errors import ConfigError, JobModuleError
 from djsb.jobs import JobState
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
-from job_modules.lsf.parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
+from job_modules.lsf.parsers import LsfTime, exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20
@@ -33,6 +33,12 @@ def canned(name: str) -> str:
     """A fixture without its '#' comment lines."""
     return "".join(line for line in (FIXTURES / name).read_text().splitlines(keepends=True)
                    if not line.startswith("#"))
+
+
+def known(time: LsfTime | None) -> LsfTime:
+    """A time the output did print (fails the test when it is missing)."""
+    assert time is not None
+    return time
 
 
 def utc(hour: int, minute: int, second: int = 0) -> float:
@@ -66,8 +72,9 @@ def test_every_documented_state_maps() -> None:
 def test_bjobs_times_hosts_and_exit_codes() -> None:
     records = parse_bjobs(canned("bjobs_states.txt"), NOW)
     done, failed, running, pending = records["103"], records["104"], records["102"], records["101"]
-    assert (done.submit.epoch, done.start.epoch, done.end.epoch) == (utc(9, 30), utc(9, 31), utc(9, 35))
-    assert not done.start.has_seconds
+    assert (known(done.submit).epoch, known(done.start).epoch, known(done.end).epoch) == (
+        utc(9, 30), utc(9, 31), utc(9, 35))
+    assert not known(done.start).has_seconds
     assert done.exit_code == 0 and failed.exit_code == 3  # "-" for a DONE job: it exited 0
     assert running.end is None, "a running job's finish time is an estimate (L), not a fact"
     assert running.nodes == ("hostA", "hostB")
@@ -76,17 +83,18 @@ def test_bjobs_times_hosts_and_exit_codes() -> None:
 
 def test_times_with_seconds_and_year() -> None:
     records = parse_bjobs(canned("bjobs_seconds.txt"), NOW)
-    assert records["201"].start.epoch == utc(9, 31, 10) and records["201"].start.has_seconds
-    assert records["203"].end.epoch == utc(9, 32, 0) and records["203"].exit_code == 130
+    start = known(records["201"].start)
+    assert start.epoch == utc(9, 31, 10) and start.has_seconds
+    assert known(records["203"].end).epoch == utc(9, 32, 0) and records["203"].exit_code == 130
 
 
 def test_year_is_inferred_near_the_query() -> None:
     """No year printed: the year that puts the time at most a day after the query."""
     new_year = calendar.timegm((2027, 1, 1, 0, 30, 0))
-    assert lsf_time("Dec 31 23:58", new_year).epoch == calendar.timegm((2026, 12, 31, 23, 58, 0))
-    assert lsf_time("Jan  1 00:10", new_year).epoch == calendar.timegm((2027, 1, 1, 0, 10, 0))
+    assert known(lsf_time("Dec 31 23:58", new_year)).epoch == calendar.timegm((2026, 12, 31, 23, 58, 0))
+    assert known(lsf_time("Jan  1 00:10", new_year)).epoch == calendar.timegm((2027, 1, 1, 0, 10, 0))
     assert lsf_time("-", new_year) is None
-    assert lsf_time("Nov 23 10:12 L", NOW).estimate
+    assert known(lsf_time("Nov 23 10:12 L", NOW)).estimate
 
 
 def test_exec_host_forms() -> None:
@@ -175,10 +183,12 @@ def test_poll_reads_canned_bjobs_and_tolerates_unknown_jobs() -> None:
 def test_poll_keeps_times_with_seconds_or_when_asked() -> None:
     transport = ScriptedTransport([("bjobs", ok(canned("bjobs_seconds.txt")))])
     status = LsfJobModule({}, transport).poll(["201"])["201"]
-    assert status.start is not None and status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
+    assert status.start is not None and status.end is not None
+    assert status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
     transport = ScriptedTransport([("bjobs", ok(canned("bjobs_states.txt")))])
     status = LsfJobModule({"minute_times": True}, transport).poll(["103"])["103"]
-    assert status.end is not None and status.end - status.start == pytest.approx(4 * 60, abs=61)
+    assert status.start is not None and status.end is not None
+    assert status.end - status.start == pytest.approx(4 * 60, abs=61)
 
 
 def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() -> None:

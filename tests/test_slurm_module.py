@@ -25,7 +25,7 @@ def sbatch_options(command: str) -> dict[str, str]:
     return dict(arg[2:].partition("=")[::2] for arg in args[1:-1])
 
 
-def module(rules: list[tuple[str, Answer]], sleeps: list[float] | None = None,
+def module(rules: list[tuple[str, Answer]], sleeps: list[float] | None = None, /,
            **options: object) -> tuple[SlurmJobModule, ScriptedTransport]:
     transport = ScriptedTransport(rules)
     sink = sleeps if sleeps is not None else []
@@ -100,7 +100,7 @@ def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:
 def test_colocated_analytics_runs_on_the_simulations_nodes(tasks: int, per_node: int | None,
                                                            expected: str) -> None:
     squeue = ok("41|RUNNING|1700000000|1700000001|1700000301|n[3-4]|0|None\n")
-    options = {"tasks_per_node": {"analytics": per_node}} if per_node else {}
+    options: dict[str, object] = {"tasks_per_node": {"analytics": per_node}} if per_node else {}
     slurm, transport = module([("squeue", squeue)], **options)
     request = sim_request(name="ana", app="analytics", total_tasks=tasks, cpus_per_task=1,
                           total_memory=tasks * 50 * MIB, exec_time=10, colocate_with="41", oversubscribe=True)
@@ -131,7 +131,8 @@ def test_one_squeue_per_poll_with_unix_times() -> None:
     assert "--states=all" in args and "--jobs=7,8,9" in args
     assert set(statuses) == {"7", "8", "9"}  # a job not asked about is left out
     assert statuses["8"].state is JobState.SUSPENDED and statuses["8"].nodes == ("n1", "n2")
-    assert statuses["9"].end - statuses["9"].start == 6
+    done = statuses["9"]
+    assert done.end is not None and done.start is not None and done.end - done.start == 6
 
 
 def test_purged_jobs_come_from_sacct_from_their_submission() -> None:

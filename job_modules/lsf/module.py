@@ -2,7 +2,7 @@
 sec. 2.2; the paper names LSF as one of the schedulers a job module serves).
 
 Table-driven like the Slurm module: the request maps to bsub options (:meth:`bsub_arguments`),
-LSF's states map to the harness's through djsb.lsf_parsers.STATE_TABLE, and bjobs' output is read
+LSF's states map to the harness's through parsers.STATE_TABLE, and bjobs' output is read
 by pure parsers. Written from IBM's LSF 10.1 documentation; no LSF runs on the project's machines,
 so it is tested on canned output in the documented formats (tests/test_lsf.py).
 

@@ -1,7 +1,7 @@
 """The Grid Engine job module: qsub/qstat/qacct/qmod/qdel through a transport (paper 001 sec. 2.2).
 
 Table-driven like the Slurm module: the request maps to qsub options (:meth:`qsub_arguments`),
-qstat's state letters map to the harness's states through djsb.sge_parsers.STATE_RULES, and every
+qstat's state letters map to the harness's states through parsers.STATE_RULES, and every
 command's output is read by a pure parser tested on a real Grid Engine 8.1.9 (Debian's packages,
 set up by .ci/sge.sh).
 

@@ -2,7 +2,7 @@
 
 Table-driven like PSI/J's and ReFrame's Slurm backends: the application options map to sbatch
 options (:func:`sbatch_arguments`), Slurm's states map to the harness's through one table
-(djsb.slurm_parsers.STATE_TABLE), and every command's output is read by a pure parser.
+(parsers.STATE_TABLE), and every command's output is read by a pure parser.
 
 - Submit: ``sbatch --parsable`` with --ntasks, --cpus-per-task, --mem-per-cpu (or --mem per node; the
   application's memory plus ``memory_margin`` per task),
