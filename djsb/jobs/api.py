@@ -4,15 +4,8 @@ A job module turns one application instance (a :class:`JobRequest`) into a job o
 answers for it. The harness talks to every module through :class:`JobModule`'s high-level
 operations (submit, poll, suspend, resume, cancel). Command-based schedulers subclass
 :class:`CommandJobModule`, which implements those operations with the paper's command-returning
-methods run through a transport (local shell or SSH), so they work on a remote login node for free:
-
-- ``get_submit_command(request)``: the shell command that submits the job;
-- ``get_poll_completion_command(submit_stdout, submit_stderr)``: a command that exits 0 once the
-  job has completed (the paper's minimal polling);
-- ``get_suspend_command(job_id)`` / ``get_resume_command(job_id)`` / ``get_cancel_command(job_id)``;
-- optionally ``get_status_command(job_ids)`` with ``parse_status(stdout)``: one batched query for
-  all the run's jobs that also reports the scheduler's own submit/start/end times. Without it the
-  harness's clock stamps the times when it sees the state change.
+methods (listed in job_modules/template.py) run through a transport (local shell or SSH), so they
+work on a remote login node for free.
 
 A module declares its options in ``OPTIONS`` (djsb.jobs.options), so a bad option is reported as
 ``file:line: job_module.options.X: message`` by ``djsb validate``. job_modules/template.py is the
