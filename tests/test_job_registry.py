@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import ast
+import shlex
 from pathlib import Path
 
 import jinja2
 import pytest
+from support import sim_request
 
 from djsb.errors import ConfigError
 from djsb.jobs import CommandJobModule, JobModule
 from djsb.jobs.batch import render_batch_script, script_path
 from djsb.jobs.registry import is_path, module_class, registered, runs_remotely
+from djsb.transport import LocalTransport
 from djsb.yamlnodes import load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +36,13 @@ def test_unknown_names_and_paths() -> None:
     assert is_path("mine.py") and is_path("dir/mine") and not is_path("slurm")
     template = module_class(str(ROOT / "job_modules" / "template.py"))
     assert issubclass(template, CommandJobModule) and template.name == "example"
+    # the example a user copies: its option, and every request field quoted into one PBS command line
+    example = template({"queue": "batch"}, LocalTransport())
+    assert shlex.split(example.get_submit_command(sim_request())) == [
+        "qsub", "-N", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-q", "batch",
+        "-l", "select=2:ncpus=2", "--", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+    with pytest.raises(ConfigError, match="job_module.options.queue: expected a name"):
+        template({"queue": "two words"}, LocalTransport())
 
 
 def test_djsb_imports_job_modules_only_through_the_registry() -> None:

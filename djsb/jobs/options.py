@@ -75,6 +75,7 @@ def read_options(schema: Mapping[str, Option] | None, options: Mapping[str, Any]
     schema (a module that reads its options itself) every option is passed through unchecked."""
     node = located(options)
     if schema is None:
+        node.mapping()  # raises unless the options are a mapping
         return OptionValues(node.plain(), node)
     given = read_fields(node, {name: option.read for name, option in schema.items()})
     return OptionValues({name: given.get(name, option.default) for name, option in schema.items()}, node)
