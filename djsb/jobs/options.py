@@ -46,10 +46,6 @@ class OptionValues:
     def get(self, name: str, default: Any = None) -> Any:
         return self.values.get(name, default)
 
-    def given(self, name: str) -> bool:
-        """Whether ``name`` was written (rather than defaulted)."""
-        return self.node.get(name) is not None
-
     def error(self, name: str, message: str) -> ConfigError:
         """A ConfigError at option ``name``: its line when it was written, else the options' line."""
         child = self.node.get(name)
