@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The harness's own CPU use while it waits on Slurm jobs (issue 3): under 1% of a core.
 
-Submits ``--jobs`` sleeping jobs (1 task, 1 CPU each) through job_modules/slurm.py on the running
+Submits ``--jobs`` sleeping jobs (1 task, 1 CPU each) through job_modules/slurm/module.py on the running
 mini-cluster (bash .ci/slurm.sh start), waits until they all run, then polls them with the
 module every ``--interval`` seconds for ``--seconds`` seconds, as the driver does, and measures:
 
@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from djsb.jobs import JobRequest, JobState  # noqa: E402
 from djsb.transport import CommandResult, LocalTransport  # noqa: E402
 from job_modules.slurm import SlurmJobModule  # noqa: E402
-from job_modules.template import JobRequest, JobState  # noqa: E402
 
 
 class CountingTransport(LocalTransport):

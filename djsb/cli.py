@@ -20,12 +20,12 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
-from djsb.harness.modules import load_job_module
 from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.jobs import JobModule
+from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
 from djsb.report import write_report
 from djsb.transport import LocalTransport, SSHTransport, Transport
-from job_modules.template import JobModule
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}

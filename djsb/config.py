@@ -16,11 +16,9 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.harness.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.jobs.registry import module_class, runs_remotely
 from djsb.registry import UnknownName
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
-
-BUILTIN_MODULES = ("local", "slurm", "lsf", "sge", "simulated")
-PROCESS_MODULES = ("local", "simulated")
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
@@ -249,20 +247,23 @@ def _ssh(node: Located) -> SSHConfig:
 
 
 def _job_module(node: Located) -> JobModuleConfig:
+    """The module's name (registered, or a file path relative to the config) and its options, checked
+    by the module's own option readers so a bad option names its line."""
     node.check_keys(frozenset({"name", "options", "ssh"}))
     name_node = node.get("name")
     name = as_str(name_node) if name_node else "local"
-    if name_node and name not in BUILTIN_MODULES and not (name.endswith(".py") or "/" in name):
-        raise name_node.error(f"unknown job module {name!r} (built in: {', '.join(BUILTIN_MODULES)}; or a "
-                              "path to a .py file written from job_modules/template.py)")
-    options_node = node.get("options")
-    options = options_node.mapping() if options_node else {}
+    try:
+        cls = module_class(name, base_dir=Path(node.source).parent)
+    except ConfigError as exc:
+        raise (name_node or node).error(exc.message) from None
+    options_node = node.get("options") or Located({}, node.line, "job_module.options", node.source)
+    cls.read_options(options_node)
     ssh_node = node.get("ssh")
     ssh = _ssh(ssh_node) if ssh_node else None
-    if ssh is not None and name in PROCESS_MODULES:
+    if ssh_node is not None and not runs_remotely(cls):
         raise ssh_node.error(f"the {name} module runs jobs in this process and cannot run over SSH; "
                              "use a command-based module such as slurm")
-    return JobModuleConfig(name=name, options={k: v.plain() for k, v in options.items()}, ssh=ssh)
+    return JobModuleConfig(name=name, options=options_node.plain(), ssh=ssh)
 
 
 def _output(node: Located) -> OutputConfig:

@@ -27,9 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from djsb.clock import WallClock
-from djsb.errors import ConfigError, JobModuleError
+from djsb.errors import JobModuleError
+from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.options import Option
+from djsb.jobs.registry import register
 from djsb.transport import Transport
-from job_modules.template import JobModule, JobRequest, JobState, JobStatus
+from djsb.yamlnodes import Located, as_number
 
 
 def parse_cpu_list(text: str | int | Sequence[int]) -> tuple[int, ...]:
@@ -43,6 +46,20 @@ def parse_cpu_list(text: str | int | Sequence[int]) -> tuple[int, ...]:
         low, _, high = part.strip().partition("-")
         cpus.extend(range(int(low), int(high or low) + 1))
     return tuple(cpus)
+
+
+def as_cpu_list(node: Located) -> tuple[int, ...]:
+    """The ``cpus`` option: a Linux cpulist ('0-3,6'), one CPU number or a list of numbers."""
+    value = node.plain()
+    try:
+        if isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
+            raise TypeError
+        cpus = parse_cpu_list(value)
+    except (TypeError, ValueError):
+        raise node.error(f"expected a CPU list such as '0-3' or [0, 1], got {value!r}") from None
+    if not cpus or min(cpus) < 0:
+        raise node.error(f"expected a CPU list such as '0-3' or [0, 1], got {value!r}")
+    return cpus
 
 
 def lent_slices(sim_slices: Sequence[Sequence[int]], n_cpus: int) -> tuple[int, ...]:
@@ -64,24 +81,23 @@ class _Job:
     cancelled: bool = False
 
 
+@register("local")
 class LocalJobModule(JobModule):
-    """Runs jobs as pinned process groups on this machine (options: ``cpus``, ``kill_grace``)."""
+    """Runs jobs as pinned process groups on this machine (options: see ``OPTIONS``)."""
 
     name = "local"
+    OPTIONS = {
+        "cpus": Option(as_cpu_list, None, "the CPUs jobs may use (default: this process's affinity mask)"),
+        "kill_grace": Option(lambda n: as_number(n, 0.0), 3.0,
+                             "seconds between SIGTERM and SIGKILL on cancel"),
+    }
 
-    def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
-        unknown = set(options) - {"cpus", "kill_grace"}
-        if unknown:
-            raise ConfigError(f"unknown option(s) {', '.join(sorted(unknown))} (known: cpus, kill_grace)",
-                              key="job_module.options")
-        try:
-            self.pool = parse_cpu_list(options["cpus"]) if "cpus" in options else tuple(
-                sorted(os.sched_getaffinity(0)))
-        except (TypeError, ValueError):
-            raise ConfigError(f"expected a CPU list such as '0-3' or [0, 1], got {options['cpus']!r}",
-                              key="job_module.options.cpus") from None
-        self.kill_grace = float(options.get("kill_grace", 3.0))
-        self.clock = WallClock()
+    def __init__(self, options: Mapping[str, Any] | Located, transport: Transport | None = None) -> None:
+        values = self.read_options(options)
+        self.pool: tuple[int, ...] = values["cpus"] or tuple(sorted(os.sched_getaffinity(0)))
+        self.kill_grace: float = values["kill_grace"]
+        self.wall = WallClock()
+        self.clock = self.wall
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
 
@@ -103,7 +119,7 @@ class LocalJobModule(JobModule):
 
     def submit(self, request: JobRequest) -> str:
         slices = self._slices(request)
-        submit = self.clock.epoch(self.clock.now())
+        submit = self.wall.epoch(self.wall.now())
         processes: list[subprocess.Popen[bytes]] = []
         pgid = 0
         with open(request.stdout_path, "ab") as out, open(request.stderr_path, "ab") as err:
@@ -137,7 +153,7 @@ class LocalJobModule(JobModule):
     def _reap(self, job: _Job, index: int, proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
         with self._lock:
-            job.ends[index] = self.clock.epoch(self.clock.now())
+            job.ends[index] = self.wall.epoch(self.wall.now())
 
     def _status(self, job: _Job) -> JobStatus:
         with self._lock:

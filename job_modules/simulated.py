@@ -47,8 +47,9 @@ from djsb import appmodel
 from djsb.clock import VirtualClock
 from djsb.config import parse_size
 from djsb.errors import ConfigError, JobModuleError
+from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.registry import register
 from djsb.transport import Transport
-from job_modules.template import JobModule, JobRequest, JobState, JobStatus
 
 _DONE_TOLERANCE = 1e-9
 """Relative remaining work below which a job counts as finished (float rounding of the fluid steps)."""
@@ -210,6 +211,7 @@ class _ModelClock(VirtualClock):
         super().sleep(seconds)
 
 
+@register("simulated")
 class SimulatedJobModule(JobModule):
     """A simulated cluster running STREAM-like jobs in virtual time (options: module docstring)."""
 

@@ -1,10 +1,8 @@
-"""The job module API (paper 001 sec. 2.2), and the template to write a module for a new scheduler.
+"""The template to write a job module for a new scheduler (paper 001 sec. 2.2): copy this file.
 
-A job module turns one application instance (a :class:`JobRequest`) into a job on some system and
-answers for it. The harness talks to every module through :class:`JobModule`'s high-level
-operations (submit, poll, suspend, resume, cancel). Command-based schedulers subclass
-:class:`CommandJobModule`, which implements those operations with the paper's command-returning
-methods run through a transport (local shell or SSH), so they work on a remote login node for free:
+The API (JobRequest, JobState, JobStatus, JobModule, CommandJobModule) lives in djsb.jobs; see
+djsb/jobs/api.py for what each method must do. A command-based module gives the paper's
+command-returning methods and the harness runs them through a transport (local shell or SSH):
 
 - ``get_submit_command(request)``: the shell command that submits the job;
 - ``get_poll_completion_command(submit_stdout, submit_stderr)``: a command that exits 0 once the
@@ -14,225 +12,30 @@ methods run through a transport (local shell or SSH), so they work on a remote l
   all the run's jobs that also reports the scheduler's own submit/start/end times. Without it the
   harness's clock stamps the times when it sees the state change.
 
-To support a new scheduler, copy :class:`ExampleJobModule` below into a file, adapt the commands,
-and point the config's ``job_module.name`` at the file's path. Build every command with
-``shlex.quote`` on each value; never paste a config value raw into a shell.
+To support a new scheduler, copy :class:`ExampleJobModule` into a file, adapt the commands and the
+``OPTIONS`` it accepts (read with djsb.yamlnodes' typed readers, so ``djsb validate`` reports a bad
+option with its file and line), and point the config's ``job_module.name`` at the file's path; the
+harness uses the class named by the file's ``MODULE`` attribute. Build every command with
+``shlex.quote`` on each value (``shlex.join``); never paste a config value raw into a shell.
 """
 
 from __future__ import annotations
 
-import enum
 import shlex
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
-from djsb.clock import Clock
-from djsb.errors import JobModuleError
-from djsb.transport import CommandResult, Transport
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    """One application instance to run (paper 001 sec. 2.3), after the harness resolved placement.
-
-    ``argv`` is the command of one task; the module starts ``total_tasks`` of them (each with
-    ``cpus_per_task`` CPUs and OMP_NUM_THREADS set accordingly). ``colocate_with`` is the job id of
-    the simulation when the analytics must share its nodes (same_nodes_as_sim), ``oversubscribe``
-    asks the scheduler to let it share the simulation's CPUs, and ``cpu_list`` pins the job to
-    explicit CPUs where the module can (the local module). ``control_file`` holds the number of
-    threads per task the malleable application should use now (the dynamic scenario); the harness
-    writes it, the application (or a simulated module) reads it.
-    """
-
-    name: str
-    app: str
-    total_tasks: int
-    cpus_per_task: int
-    total_memory: int
-    exec_time: float
-    argv: tuple[str, ...]
-    stdout_path: str
-    stderr_path: str
-    node_host_names: tuple[str, ...] = ()
-    colocate_with: str | None = None
-    oversubscribe: bool = False
-    cpu_list: tuple[int, ...] | None = None
-    control_file: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def total_cpus(self) -> int:
-        return self.total_tasks * self.cpus_per_task
-
-    @property
-    def memory_per_task(self) -> int:
-        return self.total_memory // self.total_tasks
-
-
-class JobState(enum.Enum):
-    """Job states the harness distinguishes; SUSPENDED is its own state (stop&continue)."""
-
-    PENDING = "PENDING"
-    RUNNING = "RUNNING"
-    SUSPENDED = "SUSPENDED"
-    COMPLETED = "COMPLETED"
-    FAILED = "FAILED"
-    CANCELLED = "CANCELLED"
-    TIMEOUT = "TIMEOUT"
-    PREEMPTED = "PREEMPTED"
-    NODE_FAIL = "NODE_FAIL"
-    OUT_OF_MEMORY = "OUT_OF_MEMORY"
-    UNKNOWN = "UNKNOWN"
-
-    @property
-    def finished(self) -> bool:
-        return self not in (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED, JobState.UNKNOWN)
-
-
-@dataclass(frozen=True)
-class JobStatus:
-    """A job's state and, where the system reports them, its Unix submit/start/end times."""
-
-    state: JobState
-    submit: float | None = None
-    start: float | None = None
-    end: float | None = None
-    exit_code: int | None = None
-    nodes: tuple[str, ...] = ()
-    reason: str = ""
-
-
-class JobModule(ABC):
-    """The operations the harness needs from any system that runs jobs.
-
-    A module that runs on a virtual time line (the simulated cluster) sets ``clock`` to its clock;
-    the harness then waits on that clock instead of the wall clock.
-    """
-
-    name: str = "abstract"
-    clock: Clock | None = None
-
-    @abstractmethod
-    def submit(self, request: JobRequest) -> str:
-        """Start or queue the job and return its id."""
-
-    @abstractmethod
-    def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
-        """The state of each job, ideally in one query; a job missing from the answer is UNKNOWN."""
-
-    @abstractmethod
-    def suspend(self, job_id: str) -> None:
-        """Stop the job's processes without freeing its memory (stop&continue)."""
-
-    @abstractmethod
-    def resume(self, job_id: str) -> None:
-        """Continue a suspended job."""
-
-    @abstractmethod
-    def cancel(self, job_id: str) -> None:
-        """End the job now, whatever its state; never raises for a job already gone."""
-
-    def close(self) -> None:
-        """Release what the module holds (connections, files)."""
-        return None
-
-
-class CommandJobModule(JobModule):
-    """A job module defined by the paper's command-returning methods, run through a transport."""
-
-    name = "command"
-    command_timeout: float = 60.0
-
-    def __init__(self, options: Mapping[str, Any], transport: Transport) -> None:
-        self.options = dict(options)
-        self.transport = transport
-        self._submit_output: dict[str, tuple[str, str]] = {}
-
-    @abstractmethod
-    def get_submit_command(self, request: JobRequest) -> str:
-        """The shell command that submits ``request`` (paper 001: get_submit_command)."""
-
-    @abstractmethod
-    def get_poll_completion_command(self, submit_stdout: str, submit_stderr: str) -> str:
-        """A command exiting 0 once the job has completed (paper 001: get_poll_completion_command)."""
-
-    @abstractmethod
-    def get_suspend_command(self, job_id: str) -> str:
-        """The command that suspends the job (paper 001: get_suspend_command)."""
-
-    @abstractmethod
-    def get_resume_command(self, job_id: str) -> str:
-        """The command that resumes the job (paper 001: get_resume_command)."""
-
-    @abstractmethod
-    def get_cancel_command(self, job_id: str) -> str:
-        """The command that cancels the job."""
-
-    def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
-        """The job id in the submit command's output; by default its last non-empty line."""
-        lines = [line.strip() for line in submit_stdout.splitlines() if line.strip()]
-        if not lines:
-            raise JobModuleError(f"{self.name}: submit printed no job id (stderr: {submit_stderr.strip()})")
-        return lines[-1]
-
-    def get_status_command(self, job_ids: Sequence[str]) -> str | None:
-        """One command that reports every job in ``job_ids``; None: poll each job's completion."""
-        return None
-
-    def parse_status(self, stdout: str) -> dict[str, JobStatus]:
-        """Records of ``get_status_command``'s output, keyed by job id."""
-        raise NotImplementedError
-
-    def run(self, command: str, *, check: bool = True) -> CommandResult:
-        """Run one command through the transport; a non-zero exit raises when ``check``."""
-        result = self.transport.run(command, timeout=self.command_timeout)
-        if check and result.returncode != 0:
-            raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip() or result.stdout.strip()}")
-        return result
-
-    def submit(self, request: JobRequest) -> str:
-        result = self.run(self.get_submit_command(request))
-        job_id = self.parse_job_id(result.stdout, result.stderr)
-        self._submit_output[job_id] = (result.stdout, result.stderr)
-        return job_id
-
-    def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
-        if not job_ids:
-            return {}
-        command = self.get_status_command(job_ids)
-        if command is not None:
-            return self.parse_status(self.run(command).stdout)
-        states: dict[str, JobStatus] = {}
-        for job_id in job_ids:
-            stdout, stderr = self._submit_output.get(job_id, (job_id, ""))
-            done = self.run(self.get_poll_completion_command(stdout, stderr), check=False).returncode == 0
-            states[job_id] = JobStatus(JobState.COMPLETED if done else JobState.RUNNING)
-        return states
-
-    def suspend(self, job_id: str) -> None:
-        self.run(self.get_suspend_command(job_id))
-
-    def resume(self, job_id: str) -> None:
-        self.run(self.get_resume_command(job_id))
-
-    def cancel(self, job_id: str) -> None:
-        self.run(self.get_cancel_command(job_id), check=False)
+from djsb.jobs import CommandJobModule, JobRequest, Option
+from djsb.jobs.options import as_name
 
 
 class ExampleJobModule(CommandJobModule):
-    """A starting point for a new scheduler: PBS-like commands, to copy and adapt.
-
-    The harness loads a user's module file by path and uses the class named in its ``MODULE``
-    attribute; this file's ``MODULE`` is the example.
-    """
+    """A starting point for a new scheduler: PBS-like commands, to copy and adapt."""
 
     name = "example"
+    OPTIONS = {"queue": Option(as_name, None, "the queue to submit to (qsub -q)")}
 
     def get_submit_command(self, request: JobRequest) -> str:
-        args = ["qsub", "-N", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
+        queue = ["-q", self.options["queue"]] if self.options["queue"] else []
+        args = ["qsub", "-N", request.name, "-o", request.stdout_path, "-e", request.stderr_path, *queue,
                 "-l", f"select={request.total_tasks}:ncpus={request.cpus_per_task}",
                 "--", *request.argv]
         return shlex.join(args)

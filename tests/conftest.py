@@ -1,9 +1,12 @@
-"""Shared fixtures: the compiled apps, and a tiny experiment config on the local job module."""
+"""Shared fixtures: the compiled apps, the Grid Engine cell, and a tiny experiment config on the local
+job module."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,27 @@ def apps_bin() -> Path:
         pytest.skip("gcc/make not installed: cannot build apps/djsb-stream")
     subprocess.run(["make", "-C", str(ROOT / "apps")], check=True, capture_output=True, timeout=300)
     return ROOT / "apps" / "bin"
+
+
+SGE_ENV = {"SGE_ROOT": "/var/lib/gridengine", "SGE_CELL": "default"}
+
+
+def _sge(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **SGE_ENV})
+
+
+@pytest.fixture(scope="session")
+def sge_cell() -> Iterator[None]:
+    """The one-host Grid Engine cell, started by .ci/sge.sh when it is installed but down."""
+    if shutil.which("qsub") is None:
+        pytest.skip("Grid Engine is not installed (bash .ci/sge.sh install)")
+    if _sge("bash", str(ROOT / ".ci" / "sge.sh"), "status").returncode != 0:
+        started = _sge("bash", str(ROOT / ".ci" / "sge.sh"), "start", timeout=150)
+        if started.returncode != 0:
+            pytest.skip(f"the Grid Engine cell cannot be started: {started.stderr.strip()[-300:]}")
+    os.environ.update(SGE_ENV)
+    yield
 
 
 TINY_CONFIG = """\

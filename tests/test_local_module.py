@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from djsb.jobs import JobRequest, JobState
 from job_modules.local import LocalJobModule, lent_slices, parse_cpu_list
-from job_modules.template import JobRequest, JobState
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import calendar
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
-from test_slurm_module import ScriptedTransport, fail, ok, sequence
-from test_slurm_module import sim_request as request
+from support import ScriptedTransport, fail, ok, sequence
+from support import sim_request as request
 
 from djsb.errors import ConfigError, JobModuleError
-from djsb.lsf_parsers import exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
+from djsb.jobs import JobState
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
-from job_modules.template import JobState
+from job_modules.lsf.parsers import LsfTime, exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20
@@ -32,6 +33,12 @@ def canned(name: str) -> str:
     """A fixture without its '#' comment lines."""
     return "".join(line for line in (FIXTURES / name).read_text().splitlines(keepends=True)
                    if not line.startswith("#"))
+
+
+def known(time: LsfTime | None) -> LsfTime:
+    """A time the output did print (fails the test when it is missing)."""
+    assert time is not None
+    return time
 
 
 def utc(hour: int, minute: int, second: int = 0) -> float:
@@ -65,8 +72,9 @@ def test_every_documented_state_maps() -> None:
 def test_bjobs_times_hosts_and_exit_codes() -> None:
     records = parse_bjobs(canned("bjobs_states.txt"), NOW)
     done, failed, running, pending = records["103"], records["104"], records["102"], records["101"]
-    assert (done.submit.epoch, done.start.epoch, done.end.epoch) == (utc(9, 30), utc(9, 31), utc(9, 35))
-    assert not done.start.has_seconds
+    assert (known(done.submit).epoch, known(done.start).epoch, known(done.end).epoch) == (
+        utc(9, 30), utc(9, 31), utc(9, 35))
+    assert not known(done.start).has_seconds
     assert done.exit_code == 0 and failed.exit_code == 3  # "-" for a DONE job: it exited 0
     assert running.end is None, "a running job's finish time is an estimate (L), not a fact"
     assert running.nodes == ("hostA", "hostB")
@@ -75,17 +83,18 @@ def test_bjobs_times_hosts_and_exit_codes() -> None:
 
 def test_times_with_seconds_and_year() -> None:
     records = parse_bjobs(canned("bjobs_seconds.txt"), NOW)
-    assert records["201"].start.epoch == utc(9, 31, 10) and records["201"].start.has_seconds
-    assert records["203"].end.epoch == utc(9, 32, 0) and records["203"].exit_code == 130
+    start = known(records["201"].start)
+    assert start.epoch == utc(9, 31, 10) and start.has_seconds
+    assert known(records["203"].end).epoch == utc(9, 32, 0) and records["203"].exit_code == 130
 
 
 def test_year_is_inferred_near_the_query() -> None:
     """No year printed: the year that puts the time at most a day after the query."""
     new_year = calendar.timegm((2027, 1, 1, 0, 30, 0))
-    assert lsf_time("Dec 31 23:58", new_year).epoch == calendar.timegm((2026, 12, 31, 23, 58, 0))
-    assert lsf_time("Jan  1 00:10", new_year).epoch == calendar.timegm((2027, 1, 1, 0, 10, 0))
+    assert known(lsf_time("Dec 31 23:58", new_year)).epoch == calendar.timegm((2026, 12, 31, 23, 58, 0))
+    assert known(lsf_time("Jan  1 00:10", new_year)).epoch == calendar.timegm((2027, 1, 1, 0, 10, 0))
     assert lsf_time("-", new_year) is None
-    assert lsf_time("Nov 23 10:12 L", NOW).estimate
+    assert known(lsf_time("Nov 23 10:12 L", NOW)).estimate
 
 
 def test_exec_host_forms() -> None:
@@ -104,17 +113,29 @@ def test_malformed_bjobs_line_is_refused() -> None:
 
 def test_bsub_argv_for_a_known_request() -> None:
     """Worked by hand: 256 MiB per task + 64 MiB margin = 320 MB; 30 s * 3 + 120 s = 210 s -> 4 min;
-    two tasks started by blaunch; each job word quoted again for the job's own shell."""
+    two tasks started by blaunch in the job script, which bsub reads (and spools) from its stdin."""
     module = LsfJobModule({"queue": "normal", "project": "bench"}, ScriptedTransport([]))
-    argv = shlex.split(module.get_submit_command(request()))
-    assert argv == [
+    command = module.get_submit_command(request())
+    assert command.endswith(" < '/runs/a b/sim.sh'")
+    assert shlex.split(command) == [
         "bsub", "-J", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-n", "2",
-        "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench",
-        "env", "OMP_NUM_THREADS=2", "'DJSB_X=1,2 3'", "blaunch", "/apps/djsb-stream", "--control",
-        "'/runs/a b/ctl'"]
-    # bsub joins the command words with spaces; the job's shell must get the original words back.
-    assert shlex.split(" ".join(argv[argv.index("env"):])) == [
-        "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "blaunch", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
+        "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench", "<", "/runs/a b/sim.sh"]
+    assert module.batch_script(request()) == (
+        "#!/bin/sh\n"
+        "# Batch script of a DJSB job, written by job_modules/lsf (its name is this file's).\n"
+        "# With several tasks blaunch starts one per slot of the job's hosts.\n"
+        "export OMP_NUM_THREADS=2\n"
+        "export 'DJSB_X=1,2 3'\n"
+        "exec blaunch /apps/djsb-stream --control '/runs/a b/ctl'\n")
+
+
+def test_single_task_script_runs_its_words_intact(tmp_path: Path) -> None:
+    """The script of one task (no blaunch) under a real sh gets each argument back as one word."""
+    argv = ("printf", "%s|", "a b", "$(reboot)", "it's", "$OMP_NUM_THREADS")
+    script = LsfJobModule({}, ScriptedTransport([])).batch_script(request(total_tasks=1, argv=argv, env={}))
+    (tmp_path / "job.sh").write_text(script)
+    out = subprocess.run(["sh", str(tmp_path / "job.sh")], capture_output=True, text=True, timeout=10)
+    assert out.stdout == "a b|$(reboot)|it's|$OMP_NUM_THREADS|" and out.returncode == 0
 
 
 def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
@@ -125,8 +146,7 @@ def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
         node_host_names=("hostA", "hostB"), oversubscribe=True, env={})))
     # 100 MiB + 64 = 164 MB; 4 * 3 + 120 = 132 s -> 3 min; one task: no blaunch.
     assert argv[argv.index("-n"):] == ["-n", "1", "-R", "span[ptile=1]", "-M", "164MB", "-W", "3",
-                                       "-m", "hostA hostB", "-q", "shared", "env", "OMP_NUM_THREADS=1",
-                                       "/apps/djsb-stream", "--control", "'/runs/a b/ctl'"]
+                                       "-m", "hostA hostB", "-q", "shared", "<", "/runs/a b/sim.sh"]
 
 
 def test_control_commands() -> None:
@@ -163,10 +183,12 @@ def test_poll_reads_canned_bjobs_and_tolerates_unknown_jobs() -> None:
 def test_poll_keeps_times_with_seconds_or_when_asked() -> None:
     transport = ScriptedTransport([("bjobs", ok(canned("bjobs_seconds.txt")))])
     status = LsfJobModule({}, transport).poll(["201"])["201"]
-    assert status.start is not None and status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
+    assert status.start is not None and status.end is not None
+    assert status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
     transport = ScriptedTransport([("bjobs", ok(canned("bjobs_states.txt")))])
     status = LsfJobModule({"minute_times": True}, transport).poll(["103"])["103"]
-    assert status.end is not None and status.end - status.start == pytest.approx(4 * 60, abs=61)
+    assert status.start is not None and status.end is not None
+    assert status.end - status.start == pytest.approx(4 * 60, abs=61)
 
 
 def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() -> None:
@@ -177,6 +199,7 @@ def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() ->
     module = LsfJobModule({"retry_for": 10}, transport, sleep=lambda s: None)
     assert module.submit(request()) == "1234"
     assert sum(c.startswith("bsub") for c in transport.commands) == 2
+    assert transport.files == {"/runs/a b/sim.sh": module.batch_script(request())}
     module.cancel("1234")
     assert module.poll(["1234"])["1234"].state is JobState.CANCELLED
 

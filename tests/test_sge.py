@@ -6,35 +6,40 @@ Expected states come from what each captured job was made to do (tests/fixtures/
 written by capture.sh) and Grid Engine's documentation (qstat(1) state letters, accounting(5));
 times are checked against the bracket of this machine's clock around each qsub; argv values are
 worked by hand. The live tests skip, saying why, when Grid Engine is not installed or the cell
-cannot be started (CI: bash .ci/sge.sh install && bash .ci/sge.sh start).
+cannot be started (CI: bash .ci/sge.sh install && bash .ci/sge.sh start; the sge_cell fixture is in
+conftest.py).
 """
 
 from __future__ import annotations
 
 import csv
-import os
 import random
 import shlex
-import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_slurm_module import ScriptedTransport, ok, sim_request
+from support import ScriptedTransport, ok, sim_request
 
 from djsb.cli import main
 from djsb.errors import ConfigError
-from djsb.sge_parsers import parse_qacct, parse_qstat_xml, parse_qsub, qacct_time, qstat_time, sge_state
+from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import LocalTransport
 from job_modules.sge import SgeJobModule
-from job_modules.template import JobRequest, JobState, JobStatus
+from job_modules.sge.parsers import (
+    parse_qacct,
+    parse_qstat_xml,
+    parse_qsub,
+    qacct_time,
+    qstat_time,
+    sge_state,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "sge"
 MIB = 1 << 20
-SGE_ENV = {"SGE_ROOT": "/var/lib/gridengine", "SGE_CELL": "default"}
 
 
 def fixture(name: str) -> str:
@@ -136,13 +141,20 @@ def request(**extra: object) -> JobRequest:
 
 def test_qsub_argv_for_a_known_request() -> None:
     """2 slots; h_rt = 30 * 3 + 120 = 210 s; h_vmem per slot = (512 + 512 margin) / 2 = 512 MiB;
-    each job word quoted once more for the job's shell (qsub -b y joins them with spaces)."""
+    the job script (kept beside the output: sim.out -> sim.sh) runs under sh whatever the queue's shell."""
     module = SgeJobModule({"queue": "all.q", "project": "bench"}, ScriptedTransport([]))
     argv = shlex.split(module.get_submit_command(request()))
     assert argv == ["qsub", "-terse", "-N", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err",
-                    "-pe", "smp", "2", "-l", "h_rt=210", "-l", "h_vmem=512M", "-q", "all.q", "-P", "bench",
-                    "-b", "y", "env", "OMP_NUM_THREADS=2", "'DJSB_X=1,2 3'", "/apps/djsb-stream", "--control",
-                    "'/runs/a b/ctl'"]
+                    "-S", "/bin/sh", "-pe", "smp", "2", "-l", "h_rt=210", "-l", "h_vmem=512M", "-q", "all.q",
+                    "-P", "bench", "/runs/a b/sim.sh"]
+    assert module.batch_script(request()) == (
+        "#!/bin/sh\n"
+        "# Batch script of a DJSB job, written by job_modules/sge (its name is this file's).\n"
+        "# Every task runs on this host (the parallel environment keeps a job's slots on one host), each\n"
+        "# with OMP_NUM_THREADS and DJSB_TASK_ID; the job exits with the last non-zero status of a task.\n"
+        "export OMP_NUM_THREADS=2\n"
+        "export 'DJSB_X=1,2 3'\n"
+        "exec /apps/djsb-stream --control '/runs/a b/ctl'\n")
 
 
 def test_colocated_oversubscribing_job_goes_to_the_sims_host_in_the_shared_queue() -> None:
@@ -153,20 +165,36 @@ def test_colocated_oversubscribing_job_goes_to_the_sims_host_in_the_shared_queue
     argv = shlex.split(module.get_submit_command(request(
         app="analytics", cpus_per_task=1, total_memory=100 * MIB, exec_time=4, colocate_with="7",
         oversubscribe=True, env={})))
-    assert argv[argv.index("-N") + 2:argv.index("-b")] == [
-        "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-l", "h_rt=132", "-q", "shared.q@n1"]
+    assert argv[argv.index("-N") + 2:-1] == [
+        "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-S", "/bin/sh", "-l", "h_rt=132", "-q", "shared.q@n1"]
     no_queue = SgeJobModule({}, transport)
     argv = shlex.split(no_queue.get_submit_command(request(node_host_names=("n1", "n2"), cpus_per_task=1)))
-    assert argv[argv.index("-l", argv.index("h_rt=210")):argv.index("-b")] == ["-l", "h_vmem=1024M", "-l",
-                                                                                 "hostname=n1|n2"]
+    assert argv[argv.index("-l", argv.index("h_rt=210")):-1] == ["-l", "h_vmem=1024M", "-l", "hostname=n1|n2"]
 
 
-def test_several_tasks_run_through_the_task_loop() -> None:
-    argv = SgeJobModule({}, ScriptedTransport([])).job_command(request(total_tasks=3, cpus_per_task=1, env={}))
-    assert argv[:4] == ["env", "OMP_NUM_THREADS=1", "sh", "-c"] and argv[5:7] == ["djsb-tasks", "3"]
-    out = subprocess.run([*argv[2:5], "djsb-tasks", "3", "sh", "-c", 'echo "$DJSB_TASK_ID"; exit $DJSB_TASK_ID'],
-                         capture_output=True, text=True)
-    assert sorted(out.stdout.split()) == ["0", "1", "2"] and out.returncode == 2
+def test_several_tasks_run_through_the_task_loop(tmp_path: Path) -> None:
+    """Three tasks, each exiting with its DJSB_TASK_ID: the job prints 0, 1, 2 and exits 2 (the last
+    non-zero status); the script really runs under sh."""
+    task = ("sh", "-c", 'echo "$DJSB_TASK_ID $OMP_NUM_THREADS"; exit $DJSB_TASK_ID')
+    script = SgeJobModule({}, ScriptedTransport([])).batch_script(
+        request(total_tasks=3, cpus_per_task=1, env={}, argv=task))
+    assert script.splitlines()[4:] == [
+        "export OMP_NUM_THREADS=1",
+        "i=0",
+        "pids=",
+        'while [ "$i" -lt 3 ]; do',
+        """    DJSB_TASK_ID=$i sh -c 'echo "$DJSB_TASK_ID $OMP_NUM_THREADS"; exit $DJSB_TASK_ID' &""",
+        '    pids="$pids $!"',
+        "    i=$((i + 1))",
+        "done",
+        "rc=0",
+        "for pid in $pids; do",
+        '    wait "$pid" || rc=$?',
+        "done",
+        'exit "$rc"']
+    (tmp_path / "job.sh").write_text(script)
+    out = subprocess.run(["sh", str(tmp_path / "job.sh")], capture_output=True, text=True, timeout=10)
+    assert sorted(out.stdout.splitlines()) == ["0 1", "1 1", "2 1"] and out.returncode == 2
 
 
 def test_control_commands_and_options() -> None:
@@ -196,24 +224,6 @@ def test_poll_uses_qacct_for_jobs_gone_from_qstat() -> None:
 
 
 # -- live: the real cell -------------------------------------------------------------------------
-
-def sge(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(args), capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **SGE_ENV})
-
-
-@pytest.fixture(scope="module")
-def sge_cell() -> Iterator[None]:
-    """The one-host cell, started by .ci/sge.sh when it is installed but down."""
-    if shutil.which("qsub") is None:
-        pytest.skip("Grid Engine is not installed (bash .ci/sge.sh install)")
-    if sge("bash", str(ROOT / ".ci" / "sge.sh"), "status").returncode != 0:
-        started = sge("bash", str(ROOT / ".ci" / "sge.sh"), "start", timeout=150)
-        if started.returncode != 0:
-            pytest.skip(f"the Grid Engine cell cannot be started: {started.stderr.strip()[-300:]}")
-    os.environ.update(SGE_ENV)
-    yield
-
 
 def processes_with(token: str) -> list[int]:
     pids = []
@@ -282,7 +292,7 @@ def test_live_djsb_run_end_to_end(sge_cell: None, apps_bin: Path, tmp_path: Path
     Not shorter than 2 s for the analytics: qacct's times are whole seconds, and a job that
     takes less than one would have an execution time of 0 (the slowdown's denominator)."""
     text = (ROOT / "configs" / "sge-local.yaml").read_text()
-    for old, new in (("name: sge", f"name: {ROOT / 'job_modules' / 'sge.py'}"),
+    for old, new in (("name: sge", f"name: {ROOT / 'job_modules' / 'sge' / 'module.py'}"),
                      ("[oversubscription, stopcont, dynamic]", "[oversubscription, stopcont]"),
                      ("sleep_min_time: 1.5", "sleep_min_time: 0.5"), ("sleep_max_time: 3", "sleep_max_time: 1"),
                      ("exec_time: 12", "exec_time: 4")):

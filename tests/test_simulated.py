@@ -17,8 +17,8 @@ import pytest
 from djsb import appmodel
 from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
+from djsb.jobs import JobRequest, JobState, JobStatus
 from job_modules.simulated import SimulatedJobModule, first_fit, hostlist, parse_options, spread
-from job_modules.template import JobRequest, JobState, JobStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from slurm_plugin import SlurmCluster, job_process_states
 
+from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import CommandResult, LocalTransport
 from job_modules.slurm import SlurmJobModule
-from job_modules.template import JobRequest, JobState, JobStatus
 
 pytestmark = pytest.mark.slurm
 MIB = 1 << 20
@@ -138,7 +138,7 @@ class ForgetfulTransport(LocalTransport):
 def test_sacct_answers_for_jobs_the_controller_forgot(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
     transport = ForgetfulTransport(set())
     module = SlurmJobModule({"partition": "shared"}, transport)
-    if not module.accounting():
+    if not module.has_accounting():
         pytest.skip("no accounting on this cluster (start it with DJSB_SLURM_ACCOUNTING=1)")
     job_id = module.submit(request(tmp_path, "accounted", 1, 1, 1))
     seen = wait_for(module, job_id, JobState.COMPLETED)

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from djsb.jobs import JobRequest, JobState
 from djsb.transport import CommandResult, CommandTimeout
 from job_modules.slurm import SlurmJobModule
-from job_modules.template import JobRequest, JobState
 
 pytestmark = pytest.mark.docker
 

@@ -8,78 +8,24 @@ the real squeue/sacct print (see test_slurm_parsers.py for the real captures).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
 
 import pytest
+from support import GIB, MIB, Answer, ScriptedTransport, fail, ok, sequence, sim_request
 
 from djsb.errors import ConfigError, JobModuleError
+from djsb.jobs import JobState
 from djsb.transport import CommandResult, CommandTimeout
 from job_modules.slurm import SlurmJobModule
-from job_modules.template import JobRequest, JobState
-
-MIB = 1 << 20
-GIB = 1 << 30
-Answer = Callable[[str], CommandResult | Exception]
-
-
-class ScriptedTransport:
-    """Answers each command with the first matching rule; records every command it ran."""
-
-    def __init__(self, rules: list[tuple[str, Answer]]) -> None:
-        self.rules = rules
-        self.commands: list[str] = []
-
-    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
-        self.commands.append(command)
-        for prefix, answer in self.rules:
-            if prefix in command:
-                result = answer(command)
-                if isinstance(result, Exception):
-                    raise result
-                return result
-        raise AssertionError(f"unexpected command {command}")
-
-    def write_text(self, path: str, text: str) -> None:
-        raise AssertionError("not used")
-
-    def read_text(self, path: str) -> str | None:
-        raise AssertionError("not used")
-
-    def close(self) -> None:
-        return None
-
-
-def ok(stdout: str = "") -> Answer:
-    return lambda command: CommandResult(command, 0, stdout, "")
-
-
-def fail(stderr: str, code: int = 1) -> Answer:
-    return lambda command: CommandResult(command, code, "", stderr)
-
-
-def sequence(*answers: Answer) -> Answer:
-    """Each call takes the next answer; the last one repeats."""
-    queue = list(answers)
-    return lambda command: (queue.pop(0) if len(queue) > 1 else queue[0])(command)
-
-
-def sim_request(**extra: object) -> JobRequest:
-    values: dict[str, object] = dict(
-        name="exec-s0-sim0", app="simulation", total_tasks=2, cpus_per_task=2, total_memory=512 * MIB,
-        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
-        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
-    values.update(extra)
-    return JobRequest(**values)  # type: ignore[arg-type]
 
 
 def sbatch_options(command: str) -> dict[str, str]:
-    """--key=value options of an sbatch command line (flags map to '')."""
+    """--key=value options of an sbatch command line (flags map to ''); the script is its last word."""
     args = shlex.split(command)
-    assert args[0] == "sbatch"
-    return dict(arg[2:].partition("=")[::2] for arg in args[1:])
+    assert args[0] == "sbatch" and not args[-1].startswith("--")
+    return dict(arg[2:].partition("=")[::2] for arg in args[1:-1])
 
 
-def module(rules: list[tuple[str, Answer]], sleeps: list[float] | None = None,
+def module(rules: list[tuple[str, Answer]], sleeps: list[float] | None = None, /,
            **options: object) -> tuple[SlurmJobModule, ScriptedTransport]:
     transport = ScriptedTransport(rules)
     sink = sleeps if sleeps is not None else []
@@ -99,16 +45,36 @@ def test_submit_maps_the_application_options() -> None:
     assert opts["partition"] == "shared" and opts["account"] == "proj" and opts["qos"] == "debug"
     assert opts["exclusive"] == "user"
     assert "nodelist" not in opts and "oversubscribe" not in opts
-    # the batch script: srun starts the tasks with OMP_NUM_THREADS and the request's environment,
-    # every argument intact whatever it contains
-    script = opts["wrap"].splitlines()
-    assert shlex.split(script[0]) == [
-        "env", "OMP_NUM_THREADS=2", "DJSB_X=1,2 3", "srun", "--ntasks=2", "--cpus-per-task=2",
-        "--output=/runs/a b/sim.out.task%t", "--", "/apps/djsb-stream", "--control", "/runs/a b/ctl"]
-    # each task's report (its own file: %t is the task number) goes to the job's stdout at the end,
-    # and the script exits with srun's status
-    assert script[1:] == ["status=$?", "cat '/runs/a b/sim.out.task'[0-9]*",
-                          "rm -f '/runs/a b/sim.out.task'[0-9]*", "exit $status"]
+    # the script sbatch gets is the one submit() keeps beside the job's output (sim.out -> sim.sh)
+    assert shlex.split(slurm.get_submit_command(sim_request()))[-1] == "/runs/a b/sim.sh"
+
+
+def test_batch_script_text() -> None:
+    """srun starts the tasks with OMP_NUM_THREADS and the request's environment, every argument
+    quoted once for the script's shell; each task's report (its own file: %t is the task number)
+    goes to the job's stdout at the end, and the script exits with srun's status."""
+    slurm, _ = module([], srun_options=["--mpi=pmix"])
+    assert slurm.batch_script(sim_request()) == (
+        "#!/bin/sh\n"
+        "# Batch script of a DJSB job, written by job_modules/slurm (its name is this file's).\n"
+        "# srun starts the tasks; each writes its stdout to a file of its own (%t: the task number), appended\n"
+        "# to the job's stdout at the end so the tasks' one-line reports are never interleaved.\n"
+        "env OMP_NUM_THREADS=2 'DJSB_X=1,2 3' srun --ntasks=2 --cpus-per-task=2 '--output=/runs/a b/sim.out.task%t'"
+        " --mpi=pmix -- /apps/djsb-stream --control '/runs/a b/ctl'\n"
+        "status=$?\n"
+        "cat '/runs/a b/sim.out.task'[0-9]*\n"
+        "rm -f '/runs/a b/sim.out.task'[0-9]*\n"
+        "exit $status\n")
+
+
+def test_submit_keeps_the_script_beside_the_output() -> None:
+    slurm, transport = module([("sbatch", ok("17\n"))])
+    request = sim_request(argv=("/apps/x", "$(reboot)\nreboot", "it's"))
+    assert slurm.submit(request) == "17"
+    assert transport.files == {"/runs/a b/sim.sh": slurm.batch_script(request)}
+    # hostile arguments stay literal words: single-quoted, a quote inside closed and escaped
+    assert "-- /apps/x '$(reboot)\nreboot' 'it'\"'\"'s'\n" in transport.files["/runs/a b/sim.sh"]
+    assert shlex.split(transport.commands[0])[-1] == "/runs/a b/sim.sh"
 
 
 def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:
@@ -122,7 +88,7 @@ def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:
     assert opts["nodelist"] == "n1,n2" and opts["nodes"] == "2"
     assert opts["oversubscribe"] == ""
     assert opts["output"] == "/r/100%%.out"  # Slurm reads %% as a literal %
-    assert "--mpi=pmix" in shlex.split(opts["wrap"])
+    assert "--mpi=pmix" in slurm.batch_script(request)
 
 
 @pytest.mark.parametrize(("tasks", "per_node", "expected"), [
@@ -134,7 +100,7 @@ def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:
 def test_colocated_analytics_runs_on_the_simulations_nodes(tasks: int, per_node: int | None,
                                                            expected: str) -> None:
     squeue = ok("41|RUNNING|1700000000|1700000001|1700000301|n[3-4]|0|None\n")
-    options = {"tasks_per_node": {"analytics": per_node}} if per_node else {}
+    options: dict[str, object] = {"tasks_per_node": {"analytics": per_node}} if per_node else {}
     slurm, transport = module([("squeue", squeue)], **options)
     request = sim_request(name="ana", app="analytics", total_tasks=tasks, cpus_per_task=1,
                           total_memory=tasks * 50 * MIB, exec_time=10, colocate_with="41", oversubscribe=True)
@@ -165,7 +131,8 @@ def test_one_squeue_per_poll_with_unix_times() -> None:
     assert "--states=all" in args and "--jobs=7,8,9" in args
     assert set(statuses) == {"7", "8", "9"}  # a job not asked about is left out
     assert statuses["8"].state is JobState.SUSPENDED and statuses["8"].nodes == ("n1", "n2")
-    assert statuses["9"].end - statuses["9"].start == 6
+    done = statuses["9"]
+    assert done.end is not None and done.start is not None and done.end - done.start == 6
 
 
 def test_purged_jobs_come_from_sacct_from_their_submission() -> None:
@@ -207,7 +174,7 @@ def test_transient_errors_are_retried_with_backoff() -> None:
 def test_retries_end_with_a_clear_error() -> None:
     slurm, _ = module([("squeue", fail("Socket timed out on send/recv operation"))], retry_for=0,
                       accounting=False)
-    with pytest.raises(JobModuleError, match="controller unreachable"):
+    with pytest.raises(JobModuleError, match="slurm: scheduler unreachable for 0 s"):
         slurm.poll(["7"])
 
 

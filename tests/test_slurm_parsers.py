@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from djsb.slurm_parsers import (
+from djsb.jobs import JobState
+from job_modules.slurm.parsers import (
     STATE_TABLE,
     expand_hostlist,
     is_transient,
@@ -24,7 +25,6 @@ from djsb.slurm_parsers import (
     slurm_state,
     wait_status_exit_code,
 )
-from job_modules.template import JobState
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
 

@@ -9,9 +9,9 @@ import pytest
 
 from djsb.cli import main
 from djsb.errors import ConfigError
-from djsb.harness.modules import load_job_module
+from djsb.jobs import CommandJobModule
+from djsb.jobs.registry import load_job_module
 from djsb.transport import LocalTransport
-from job_modules.template import CommandJobModule
 
 FIXTURE = Path(__file__).parent / "fixtures" / "shell_module.py"
 

@@ -38,8 +38,8 @@ from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
 from djsb.harness.scenarios import CellState
 from djsb.harness.scenarios import scenario as get_scenario
+from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
 from djsb.transport import Transport
-from job_modules.template import JobModule, JobRequest, JobState, JobStatus
 
 APPS = ("simulation", "analytics")
 # A job the scheduler no longer knows (purged, no accounting) for this many polls in a row is lost.

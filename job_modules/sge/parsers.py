@@ -1,4 +1,4 @@
-"""Pure parsers of Grid Engine command output (text -> records), for job_modules/sge.py.
+"""Pure parsers of Grid Engine command output (text -> records), for job_modules/sge/module.py.
 
 Each function takes what a Grid Engine 8.1.9 command printed (qsub, qstat -xml, qacct -j) and
 returns plain values; each is tested on output captured from a real cell (tests/fixtures/sge/,
@@ -13,7 +13,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 
-from job_modules.template import JobState, JobStatus
+from djsb.jobs.api import JobState, JobStatus
 
 # qstat's job state is a string of letters (qstat(1) "state"): d(eletion), E(rror), h(old),
 # r(unning), R(estarted), s(uspended by qmod -sj), S(uspended with its queue), t(ransferring),

@@ -1,7 +1,7 @@
 """The Grid Engine job module: qsub/qstat/qacct/qmod/qdel through a transport (paper 001 sec. 2.2).
 
 Table-driven like the Slurm module: the request maps to qsub options (:meth:`qsub_arguments`),
-qstat's state letters map to the harness's states through djsb.sge_parsers.STATE_RULES, and every
+qstat's state letters map to the harness's states through parsers.STATE_RULES, and every
 command's output is read by a pure parser tested on a real Grid Engine 8.1.9 (Debian's packages,
 set up by .ci/sge.sh).
 
@@ -11,9 +11,9 @@ set up by .ci/sge.sh).
   memory plus ``memory_margin``; h_vmem limits *virtual* memory, which an OpenMP program reserves
   generously, hence a margin of 512 MiB by default; ``memory_resource`` names another resource,
   or none), ``-q QUEUE@host,...`` for node_host_names and colocation (``-l hostname=...`` without
-  a queue), -P, extra options. ``-b y`` makes qsub join the command words with spaces for the
-  job's shell, so each word is quoted once more. Several tasks are started by a small sh loop
-  (one host), each with OMP_NUM_THREADS and DJSB_TASK_ID.
+  a queue), -P, extra options. The job script (batch.sh.j2 beside this file, kept beside the
+  job's output as NAME.sh; ``-S /bin/sh`` runs it with sh whatever the queue's shell) starts the
+  tasks on one host, each with OMP_NUM_THREADS and DJSB_TASK_ID.
 - Poll: one ``qstat -xml`` (the user's jobs: pending, running, suspended, in error) for all jobs;
   for jobs no longer there, ``qacct -j ID`` (one per job, all in one command line) gives the final
   state with submit/start/end times to the second and the exit status; a job deleted before it
@@ -28,54 +28,48 @@ from __future__ import annotations
 
 import math
 import shlex
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from djsb.scheduler_common import (
-    MIB,
-    SchedulerModule,
-    job_shell_words,
-    name_option,
-    time_limit_seconds,
-)
-from djsb.sge_parsers import is_transient, parse_qacct, parse_qstat_xml, parse_qsub
-from djsb.transport import Transport
-from job_modules.template import JobRequest, JobStatus
+from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.batch import script_path
+from djsb.jobs.options import Option, as_name
+from djsb.jobs.registry import register
+from djsb.jobs.scheduler_base import COMMON_OPTIONS, MIB, QUEUE_OPTIONS, SchedulerModule, time_limit_seconds
+from job_modules.sge.parsers import is_transient, parse_qacct, parse_qstat_xml, parse_qsub
 
 ENV_PREFIX = ["env", "TZ=UTC"]
 
-# Start N copies of the command given after N, each with DJSB_TASK_ID, and exit with the last
-# non-zero status of any of them (sh's bare "wait" would always exit 0).
-TASK_LOOP = ('n=$1; shift; i=0; pids=; while [ "$i" -lt "$n" ]; do DJSB_TASK_ID=$i "$@" & pids="$pids $!"; '
-             'i=$((i + 1)); done; rc=0; for p in $pids; do wait "$p" || rc=$?; done; exit "$rc"')
-
-OPTIONS: dict[str, str] = {
-    **SchedulerModule.COMMON_OPTIONS,
-    "pe": "the parallel environment of multi-slot jobs (default smp; allocation_rule $pe_slots)",
-    "memory_resource": "the per-slot memory limit resource (default h_vmem; none: no memory limit)",
+OPTIONS: dict[str, Option] = {
+    **COMMON_OPTIONS,
+    **QUEUE_OPTIONS,
+    "pe": Option(as_name, "smp", "the parallel environment of multi-slot jobs (allocation_rule $pe_slots)"),
+    "memory_resource": Option(as_name, "h_vmem",
+                              "the per-slot memory limit resource (none: no memory limit)"),
 }
 
 
+@register("sge")
 class SgeJobModule(SchedulerModule):
     """Runs the harness's jobs on a Grid Engine cell (options: see ``OPTIONS``)."""
 
     name = "sge"
     OPTIONS = OPTIONS
     MEMORY_MARGIN_MIB = 512.0
+    BATCH_TEMPLATE = Path(__file__).with_name("batch.sh.j2")
 
-    def __init__(self, options: Mapping[str, Any], transport: Transport, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        super().__init__(options, transport, sleep=sleep)
-        self.pe = name_option(self.options, "pe") or "smp"
-        resource = name_option(self.options, "memory_resource") or "h_vmem"
-        self.memory_resource = None if resource.lower() == "none" else resource
+    @property
+    def memory_resource(self) -> str | None:
+        resource: str = self.options["memory_resource"]
+        return None if resource.lower() == "none" else resource
 
     def qsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The qsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""
-        args = ["-terse", "-N", request.name, "-o", request.stdout_path, "-e", request.stderr_path]
+        args = ["-terse", "-N", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
+                "-S", "/bin/sh"]
         if request.total_cpus > 1:
-            args += ["-pe", self.pe, str(request.total_cpus)]
+            args += ["-pe", self.options["pe"], str(request.total_cpus)]
         args += ["-l", f"h_rt={time_limit_seconds(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory_resource:
             slot_mib = (request.memory_per_task / MIB + self.memory_margin) / request.cpus_per_task
@@ -87,23 +81,21 @@ class SgeJobModule(SchedulerModule):
             args += ["-q", queue]
         elif hosts:
             args += ["-l", "hostname=" + "|".join(hosts)]
-        if self.project:
-            args += ["-P", self.project]
-        return args + list(self.submit_options)
+        if self.options["project"]:
+            args += ["-P", self.options["project"]]
+        return args + list(self.options["submit_options"])
 
-    def job_command(self, request: JobRequest) -> list[str]:
-        """The job's command: its tasks, each with OMP_NUM_THREADS and the request's environment."""
-        env = ["env", f"OMP_NUM_THREADS={request.cpus_per_task}",
-               *(f"{k}={v}" for k, v in request.env.items())]
-        if request.total_tasks == 1:
-            return [*env, *request.argv]
-        return [*env, "sh", "-c", TASK_LOOP, "djsb-tasks", str(request.total_tasks), *request.argv]
+    def batch_values(self, request: JobRequest) -> dict[str, Any]:
+        env = {"OMP_NUM_THREADS": str(request.cpus_per_task), **request.env}
+        return {"env": [f"{k}={v}" for k, v in env.items()],
+                "tasks": request.total_tasks, "argv": request.argv}
 
     # -- the paper's command-returning methods -----------------------------------------------
 
     def get_submit_command(self, request: JobRequest) -> str:
-        return shlex.join(["qsub", *self.qsub_arguments(request, self.placement(request)), "-b", "y",
-                           *job_shell_words(self.job_command(request))])
+        """qsub of the job's script (written by ``submit`` as NAME.sh beside its output)."""
+        return shlex.join(["qsub", *self.qsub_arguments(request, self.placement(request)),
+                           script_path(request.stdout_path)])
 
     def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
         return parse_qsub(submit_stdout)

@@ -1,4 +1,4 @@
-"""Pure parsers of IBM Spectrum LSF 10.1 command output (text -> records), for job_modules/lsf.py.
+"""Pure parsers of IBM Spectrum LSF 10.1 command output (text -> records), for job_modules/lsf/module.py.
 
 LSF cannot run on the project's machines, so these follow IBM's documentation of LSF 10.1:
 bsub's "Job <ID> is submitted to queue <NAME>." message, and bjobs' customized output
@@ -22,7 +22,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from job_modules.template import JobState, JobStatus
+from djsb.jobs.api import JobState, JobStatus
 
 # The bjobs -o fields, in the order parse_bjobs reads them.
 BJOBS_FIELDS = ("jobid", "stat", "submit_time", "start_time", "finish_time", "exec_host", "exit_code")

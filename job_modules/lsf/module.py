@@ -2,7 +2,7 @@
 sec. 2.2; the paper names LSF as one of the schedulers a job module serves).
 
 Table-driven like the Slurm module: the request maps to bsub options (:meth:`bsub_arguments`),
-LSF's states map to the harness's through djsb.lsf_parsers.STATE_TABLE, and bjobs' output is read
+LSF's states map to the harness's through parsers.STATE_TABLE, and bjobs' output is read
 by pure parsers. Written from IBM's LSF 10.1 documentation; no LSF runs on the project's machines,
 so it is tested on canned output in the documented formats (tests/test_lsf.py).
 
@@ -10,13 +10,15 @@ so it is tested on canned output in the documented formats (tests/test_lsf.py).
   cores; ``affinity: false`` leaves binding to the site), ``-R "span[ptile=N]"`` with
   ``tasks_per_node``, ``-M`` one task's memory in MB (LSF's -M is a per-process limit by default,
   and each task is one process), ``-W`` minutes, ``-m "hosts"`` (node_host_names, or the
-  simulation's hosts for a colocated analytics), ``-q``/``-P`` and extra options. The job runs
-  its tasks with ``blaunch`` (one per slot) when there are several, each with OMP_NUM_THREADS.
+  simulation's hosts for a colocated analytics), ``-q``/``-P`` and extra options. The job script
+  (batch.sh.j2 beside this file, kept beside the job's output as NAME.sh and spooled by bsub from
+  its standard input) runs the tasks with ``blaunch`` (one per slot) when there are several, each
+  with OMP_NUM_THREADS.
 - Poll: one ``bjobs -a -noheader -o "jobid stat submit_time ... delimiter='|'"`` for all jobs,
   under TZ=UTC. bjobs prints times to the minute only, so by default the module leaves them out
   and the harness stamps the times with its own clock; ``minute_times: true`` keeps LSF's.
 - Suspend/resume/cancel: ``bstop`` (SIGSTOP to the job's processes; the job keeps its slots),
-  ``bresume``, ``bkill``. Commands retry while mbatchd is down, as the Slurm module's.
+  ``bresume``, ``bkill``. Commands retry while mbatchd is down (djsb.jobs.scheduler_base).
 """
 
 from __future__ import annotations
@@ -24,10 +26,24 @@ from __future__ import annotations
 import math
 import shlex
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from djsb.lsf_parsers import (
+from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.batch import script_path
+from djsb.jobs.options import Option, as_tasks_per_node, tasks_per_node_for
+from djsb.jobs.registry import register
+from djsb.jobs.scheduler_base import (
+    COMMON_OPTIONS,
+    QUEUE_OPTIONS,
+    SchedulerModule,
+    task_memory_mib,
+    time_limit_minutes,
+)
+from djsb.transport import CommandResult
+from djsb.yamlnodes import as_bool
+from job_modules.lsf.parsers import (
     BJOBS_FORMAT,
     JOB_NOT_FOUND,
     STATE_TABLE,
@@ -35,44 +51,33 @@ from djsb.lsf_parsers import (
     parse_bjobs,
     parse_bsub,
 )
-from djsb.scheduler_common import SchedulerModule, job_shell_words, option_error, tasks_per_node_for
-from djsb.transport import CommandResult, Transport
-from job_modules.slurm import task_memory_mib, time_limit_minutes
-from job_modules.template import JobRequest, JobStatus
 
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
 
-OPTIONS: dict[str, str] = {
-    **SchedulerModule.COMMON_OPTIONS,
-    "tasks_per_node": "span[ptile=N]: a number, or a mapping app -> number",
-    "affinity": "bind each task to cpus_per_task cores with affinity[core(N)] (default true)",
-    "minute_times": "use bjobs' times (minutes only) instead of the harness's clock (default false)",
+OPTIONS: dict[str, Option] = {
+    **COMMON_OPTIONS,
+    **QUEUE_OPTIONS,
+    "tasks_per_node": Option(as_tasks_per_node, {}, "span[ptile=N]: a number, or a mapping app -> number"),
+    "affinity": Option(as_bool, True, "bind each task to cpus_per_task cores with affinity[core(N)]"),
+    "minute_times": Option(as_bool, False, "use bjobs' times (minutes only) instead of the harness's clock"),
 }
 
 
+@register("lsf")
 class LsfJobModule(SchedulerModule):
     """Runs the harness's jobs on an LSF cluster (options: see ``OPTIONS``)."""
 
     name = "lsf"
     OPTIONS = OPTIONS
-
-    def __init__(self, options: Mapping[str, Any], transport: Transport, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        super().__init__(options, transport, sleep=sleep)
-        for key in ("affinity", "minute_times"):
-            if not isinstance(self.options.get(key, False), bool):
-                raise option_error(key, f"expected true or false, got {self.options[key]!r}")
-        self.affinity = self.options.get("affinity", True)
-        self.minute_times = self.options.get("minute_times", False)
-        self.tasks_per_node = self.options.get("tasks_per_node", {})
+    BATCH_TEMPLATE = Path(__file__).with_name("batch.sh.j2")
 
     def bsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The bsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""
         args = ["-J", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
                 "-n", str(request.total_tasks)]
-        if self.affinity:
+        if self.options["affinity"]:
             args += ["-R", f"affinity[core({request.cpus_per_task})]"]
-        per_node = tasks_per_node_for(self.tasks_per_node, request.app)
+        per_node = tasks_per_node_for(self.options["tasks_per_node"], request.app)
         if per_node:
             args += ["-R", f"span[ptile={per_node}]"]
         args += ["-M", f"{math.ceil(task_memory_mib(request, self.memory_margin))}MB",
@@ -82,22 +87,25 @@ class LsfJobModule(SchedulerModule):
         queue = self.queue_for(request)
         if queue:
             args += ["-q", queue]
-        if self.project:
-            args += ["-P", self.project]
-        return args + list(self.submit_options)
+        if self.options["project"]:
+            args += ["-P", self.options["project"]]
+        return args + list(self.options["submit_options"])
 
-    def job_command(self, request: JobRequest) -> list[str]:
-        """The job's command: its tasks (with blaunch, one per slot, when several), each with
-        OMP_NUM_THREADS and the request's environment."""
+    def batch_values(self, request: JobRequest) -> dict[str, Any]:
+        """The tasks (with blaunch, one per slot, when several), each with OMP_NUM_THREADS and the
+        request's environment."""
         env = {"OMP_NUM_THREADS": str(request.cpus_per_task), **request.env}
         launcher = ["blaunch"] if request.total_tasks > 1 else []
-        return ["env", *(f"{k}={v}" for k, v in env.items()), *launcher, *request.argv]
+        return {"env": [f"{k}={v}" for k, v in env.items()],
+                "command": [*launcher, *request.argv]}
 
     # -- the paper's command-returning methods -----------------------------------------------
 
     def get_submit_command(self, request: JobRequest) -> str:
-        return shlex.join(["bsub", *self.bsub_arguments(request, self.placement(request)),
-                           *job_shell_words(self.job_command(request))])
+        """bsub reading the job's script (written by ``submit`` as NAME.sh beside its output) from
+        its standard input, so LSF spools it."""
+        return (shlex.join(["bsub", *self.bsub_arguments(request, self.placement(request))])
+                + " < " + shlex.quote(script_path(request.stdout_path)))
 
     def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
         return parse_bsub(submit_stdout)[0]
@@ -120,7 +128,7 @@ class LsfJobModule(SchedulerModule):
         return shlex.join(["env", "TZ=UTC", "bjobs", "-a", "-noheader", "-o", BJOBS_FORMAT, *job_ids])
 
     def parse_status(self, stdout: str) -> dict[str, JobStatus]:
-        return {job_id: record.status(minute_times=self.minute_times)
+        return {job_id: record.status(minute_times=self.options["minute_times"])
                 for job_id, record in parse_bjobs(stdout, time.time()).items()}
 
     # -- scheduler specifics -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Pure parsers of Slurm's command output (text -> records), for job_modules/slurm.py.
+"""Pure parsers of Slurm's command output (text -> records), for job_modules/slurm/module.py.
 
 Every function here takes the text a Slurm command printed and returns plain values, so each is
 tested on output captured from a real Slurm 22.05 (tests/fixtures/slurm/). The commands are run
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from job_modules.template import JobState, JobStatus
+from djsb.jobs.api import JobState, JobStatus
 
 # The squeue --Format fields, in the order parse_squeue reads them. "Field:|" means no width limit
 # (the whole value) followed by "|"; Reason is last because it is free text.

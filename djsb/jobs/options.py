@@ -1,0 +1,126 @@
+"""A job module's options, read with the same typed, line-numbered readers as the rest of the config.
+
+A module declares its options as a mapping name -> :class:`Option` (a reader from djsb.yamlnodes, a
+default and a help line). :func:`read_options` checks the ``job_module.options`` mapping against it:
+from the config file (a :class:`Located` tree) an error says ``file:line: job_module.options.X:
+message`` like every other key; from a plain dict (a module built in code, a test, a bench) the same
+checks run and the error names the key without a line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from djsb.errors import ConfigError
+from djsb.yamlnodes import Located, as_int, describe, read_fields
+
+OPTIONS_KEY = "job_module.options"
+
+Reader = Callable[[Located], Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: how to read it, its value when absent, and what it means (for the docs)."""
+
+    read: Reader
+    default: Any
+    help: str
+
+
+@dataclass(frozen=True)
+class OptionValues:
+    """Options after reading: every declared option (defaults filled in), and where each was written,
+    so a check that spans options can still point at the line of the one it blames."""
+
+    values: Mapping[str, Any]
+    node: Located
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def error(self, name: str, message: str) -> ConfigError:
+        """A ConfigError at option ``name``: its line when it was written, else the options' line."""
+        child = self.node.get(name)
+        if child is not None:
+            return child.error(message)
+        return ConfigError(message, source=self.node.source or None, line=self.node.line or None,
+                           key=f"{self.node.key}.{name}")
+
+
+def located(value: Any, key: str = OPTIONS_KEY) -> Located:
+    """A plain value (options built in code) as a Located tree without a file or line."""
+    if isinstance(value, Located):
+        return value
+    if isinstance(value, Mapping):
+        value = {str(k): located(v, f"{key}.{k}") for k, v in value.items()}
+    elif isinstance(value, (list, tuple)):
+        value = [located(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    return Located(value, 0, key, "")
+
+
+def read_options(schema: Mapping[str, Option] | None, options: Mapping[str, Any] | Located) -> OptionValues:
+    """Check ``options`` against ``schema``: unknown keys and bad values raise ConfigError. Without a
+    schema (a module that reads its options itself) every option is passed through unchecked."""
+    node = located(options)
+    if schema is None:
+        node.mapping()  # raises unless the options are a mapping
+        return OptionValues(node.plain(), node)
+    given = read_fields(node, {name: option.read for name, option in schema.items()})
+    return OptionValues({name: given.get(name, option.default) for name, option in schema.items()}, node)
+
+
+def option_error(name: str, message: str) -> ConfigError:
+    """A ConfigError at ``job_module.options.<name>`` found while running (no config line at hand)."""
+    return ConfigError(message, key=f"{OPTIONS_KEY}.{name}")
+
+
+# -- readers for the kinds of values modules take ----------------------------------------------
+
+def as_name(node: Located) -> str:
+    """A name (queue, partition, project): a non-empty string without white space."""
+    if not isinstance(node.value, str) or not node.value or re.search(r"\s", node.value):
+        raise node.error(f"expected a name, got {describe(node.value)}")
+    return node.value
+
+
+def as_arguments(node: Located) -> tuple[str, ...]:
+    """Extra command-line arguments: a list, or one string split as the shell would."""
+    if isinstance(node.value, str):
+        try:
+            return tuple(shlex.split(node.value))
+        except ValueError as exc:
+            raise node.error(f"cannot split the arguments: {exc}") from None
+    words = node.value if isinstance(node.value, list) else [node]
+    if any(isinstance(w.value, bool) or not isinstance(w.value, (str, int, float)) for w in words):
+        raise node.error(f"expected a list of arguments, got {describe(node.value)}")
+    return tuple(str(word.value) for word in words)
+
+
+def one_of(*choices: Any) -> Reader:
+    """A reader accepting exactly one of ``choices`` (strings or YAML booleans)."""
+    def read(node: Located) -> Any:
+        if not any(node.value is c or (isinstance(c, str) and node.value == c) for c in choices):
+            shown = ", ".join(str(c).lower() if isinstance(c, bool) else c for c in choices)
+            raise node.error(f"expected one of {shown}, got {describe(node.value)}")
+        return node.value
+    return read
+
+
+def as_tasks_per_node(node: Located) -> int | dict[str, int]:
+    """Tasks per node: one whole number >= 1 for every application, or a mapping app -> number."""
+    if node.is_mapping():
+        return {app: as_int(child, 1) for app, child in node.items()}
+    return as_int(node, 1)
+
+
+def tasks_per_node_for(option: int | Mapping[str, int], app: str) -> int | None:
+    """The tasks_per_node value for ``app``: the one number, or the app's entry (None: not given)."""
+    return option.get(app) if isinstance(option, Mapping) else option

@@ -1,0 +1,275 @@
+"""What the command-line scheduler modules (Slurm, Grid Engine, LSF) share.
+
+The options every scheduler takes (limits, margins, timeouts), the time and memory limits a job
+asks for, placement by host names (colocation), running scheduler commands under a timeout with
+retries while the scheduler's daemon is unreachable (a restarting controller must not fail a
+benchmark run that lasts hours), an idempotent submit (a hook finds the job a submit whose reply
+was lost did create, so a retry never submits twice), the batch script kept for review, and
+:class:`SchedulerModule`, the harness operations on top of the paper's command methods.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from djsb.errors import JobModuleError
+from djsb.jobs.api import CommandJobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.batch import render_batch_script, script_path
+from djsb.jobs.options import Option, as_arguments, as_name
+from djsb.transport import CommandResult, CommandTimeout, Transport
+from djsb.yamlnodes import Located, as_number
+
+MIB = 1 << 20
+
+Recover = Callable[[], CommandResult | None]
+
+
+def _non_negative(node: Located) -> float:
+    return as_number(node, 0.0)
+
+
+COMMON_OPTIONS: dict[str, Option] = {
+    "memory_margin": Option(_non_negative, None, "MiB added to each task's memory for the program itself "
+                                                 "(default 64; sge: 512)"),
+    "time_factor": Option(_non_negative, 3.0, "the time limit is exec_time * time_factor + time_margin"),
+    "time_margin": Option(_non_negative, 120.0, "seconds added to the time limit"),
+    "command_timeout": Option(_non_negative, 30.0, "seconds before a scheduler command counts as hung"),
+    "retry_for": Option(_non_negative, 180.0, "seconds to keep retrying while the scheduler is unreachable"),
+}
+"""Options of every scheduler module (memory_margin's default is the module's MEMORY_MARGIN_MIB)."""
+
+QUEUE_OPTIONS: dict[str, Option] = {
+    "queue": Option(as_name, None, "the queue to submit to"),
+    "oversubscribe_queue": Option(as_name, None, "the queue for jobs that share the simulation's CPUs "
+                                                  "(default: queue)"),
+    "project": Option(as_name, None, "the project to charge (-P)"),
+    "submit_options": Option(as_arguments, (), "extra submit arguments, a list"),
+}
+"""Options of the queue-based schedulers (Grid Engine, LSF)."""
+
+
+def time_limit_seconds(exec_time: float, factor: float, margin: float) -> int:
+    """The wall-clock limit a job asks for: its expected time stretched by ``factor`` (sharing CPUs
+    slows it down) plus ``margin`` for start-up, in whole seconds."""
+    return max(1, math.ceil(exec_time * factor + margin))
+
+
+def time_limit_minutes(exec_time: float, factor: float, margin: float) -> int:
+    """The same limit in whole minutes (Slurm's --time, LSF's -W), rounded up."""
+    return max(1, math.ceil((exec_time * factor + margin) / 60))
+
+
+def task_memory_mib(request: JobRequest, margin_mib: float) -> float:
+    """One task's memory limit in MiB: its share of total_memory (the application's data) plus a
+    margin for the program itself, which the scheduler counts too (and kills the task beyond it)."""
+    return request.memory_per_task / MIB + margin_mib
+
+
+def placement_hosts(module: CommandJobModule, request: JobRequest,
+                    last: Mapping[str, JobStatus]) -> tuple[str, ...]:
+    """The hosts of the job ``request`` must share (colocate_with), from the last poll or a fresh
+    one; without colocation, the configured node_host_names (possibly none)."""
+    if request.colocate_with is None:
+        return request.node_host_names
+    sim = last.get(request.colocate_with)
+    if sim is None or not sim.nodes:
+        sim = module.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
+    if not sim.nodes:
+        raise JobModuleError(f"{module.name}: cannot place {request.name} with job "
+                             f"{request.colocate_with}: it has no hosts (state {sim.state.value})")
+    return sim.nodes
+
+
+class RetryingTransport:
+    """A transport that retries a command while it hangs or fails with a transient error (the
+    scheduler's daemon down or restarting), with exponential back-off, for ``retry_for`` seconds;
+    then raises JobModuleError. Only the retrying is done here: the module decides what a
+    non-zero exit of a command that did answer means."""
+
+    def __init__(self, inner: Transport, *, scheduler: str, retry_for: float,
+                 transient: Callable[[str], bool], sleep: Callable[[float], None] = time.sleep) -> None:
+        self.inner = inner
+        self.scheduler = scheduler
+        self.retry_for = retry_for
+        self.transient = transient
+        self.sleep = sleep
+
+    def run(self, command: str, timeout: float = 60.0, *, recover: Recover | None = None) -> CommandResult:
+        """Run ``command`` until it answers; before each retry ``recover`` may answer in its place
+        (the job a submit whose reply was lost did create)."""
+        deadline = time.monotonic() + self.retry_for
+        delay = 0.5
+        attempt = 0
+        while True:
+            found = recover() if attempt and recover is not None else None
+            if found is not None:
+                return found
+            try:
+                result = self.inner.run(command, timeout=timeout)
+                error = result.stderr.strip() if result.returncode and self.transient(result.stderr) else ""
+            except CommandTimeout:
+                error = f"no answer within {timeout:g} s"
+            if not error:
+                return result
+            if time.monotonic() + delay > deadline:
+                raise JobModuleError(f"{self.scheduler}: scheduler unreachable for {self.retry_for:g} s "
+                                     f"({error}): {command}")
+            self.sleep(delay)
+            delay = min(2 * delay, 15.0)
+            attempt += 1
+
+    def write_text(self, path: str, text: str) -> None:
+        self.inner.write_text(path, text)
+
+    def read_text(self, path: str) -> str | None:
+        return self.inner.read_text(path)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class SchedulerModule(CommandJobModule):
+    """A command-line scheduler module: options, retried commands, an idempotent submit of a batch
+    script kept for review, one batched status query, an accounting query for jobs the scheduler no
+    longer lists, and colocation by host names.
+
+    Subclasses give the commands (the paper's get_*_command methods), ``parse_status``,
+    ``parse_job_id``, ``is_transient``, ``BATCH_TEMPLATE`` with ``batch_values``, and optionally
+    ``accounting``, ``status_failed`` and ``find_submitted``.
+    """
+
+    name = "scheduler"
+    OPTIONS: ClassVar[Mapping[str, Option] | None] = COMMON_OPTIONS
+    MEMORY_MARGIN_MIB: ClassVar[float] = 64.0
+    BATCH_TEMPLATE: ClassVar[Path]
+
+    def __init__(self, options: Mapping[str, Any] | Located, transport: Transport, *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(options, transport)
+        margin = self.options["memory_margin"]
+        self.memory_margin: float = self.MEMORY_MARGIN_MIB if margin is None else margin
+        self.time_factor: float = self.options["time_factor"]
+        self.time_margin: float = self.options["time_margin"]
+        self.command_timeout = self.options["command_timeout"]
+        self.retry_for: float = self.options["retry_for"]
+        self.transport: RetryingTransport = RetryingTransport(
+            transport, scheduler=self.name, retry_for=self.retry_for, transient=self.is_transient,
+            sleep=sleep)
+        self._last: dict[str, JobStatus] = {}
+        self._cancelled: set[str] = set()
+        self._submitted_at: dict[str, float] = {}
+
+    # -- what a scheduler module defines ---------------------------------------------------
+
+    @abstractmethod
+    def is_transient(self, stderr: str) -> bool:
+        """The error text says the scheduler could not answer now (worth retrying)."""
+
+    @abstractmethod
+    def batch_values(self, request: JobRequest) -> dict[str, Any]:
+        """The values ``BATCH_TEMPLATE`` renders the job's script with."""
+
+    def status_failed(self, result: CommandResult) -> bool:
+        """The status query failed (rather than answering that some jobs are unknown)."""
+        return result.returncode != 0
+
+    def accounting(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """Final records of jobs the status query no longer lists; by default none."""
+        return {}
+
+    def find_submitted(self, submit_command: str) -> str | None:
+        """The id of the job an attempt of ``submit_command`` created although its reply was lost
+        (None: it created none, submit again). By default the scheduler cannot tell: None."""
+        return None
+
+    # -- the batch script ------------------------------------------------------------------
+
+    def batch_script(self, request: JobRequest) -> str:
+        """The job's script: ``BATCH_TEMPLATE`` rendered with every value shell-quoted."""
+        return render_batch_script(self.BATCH_TEMPLATE, **self.batch_values(request))
+
+    # -- the harness's operations ----------------------------------------------------------
+
+    def submit(self, request: JobRequest) -> str:
+        """Write the batch script beside the job's output, then submit it; a retry after a lost
+        reply first asks ``find_submitted``, so a job is never submitted twice."""
+        self.transport.write_text(script_path(request.stdout_path), self.batch_script(request))
+        command = self.get_submit_command(request)
+        submitted_at = time.time()
+
+        def recover() -> CommandResult | None:
+            job_id = self.find_submitted(command)
+            return None if job_id is None else CommandResult(command, 0, job_id + "\n", "")
+
+        result = self.run(command, recover=recover)
+        try:
+            job_id = self.parse_job_id(result.stdout, result.stderr)
+        except ValueError as exc:
+            raise JobModuleError(f"{self.name}: {exc} (stderr: {result.stderr.strip()})") from None
+        self._submitted_at[job_id] = submitted_at
+        return job_id
+
+    def run(self, command: str, *, check: bool = True, recover: Recover | None = None) -> CommandResult:
+        """Run one command with retries; a non-zero exit of a command that answered raises when ``check``."""
+        result = self.transport.run(command, timeout=self.command_timeout, recover=recover)
+        if check and result.returncode != 0:
+            raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
+                                 f"{result.stderr.strip() or result.stdout.strip()}")
+        return result
+
+    def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """One status query for all jobs; the accounting for the ones it no longer lists; a job
+        this module cancelled and nobody lists counts as CANCELLED; else its last known state."""
+        if not job_ids:
+            return {}
+        command = self.get_status_command(job_ids)
+        assert command is not None, "a scheduler module has a batched status command"
+        result = self.run(command, check=False)
+        if self.status_failed(result):
+            raise JobModuleError(f"{self.name}: status query failed ({result.returncode}): {command}: "
+                                 f"{result.stderr.strip()}")
+        statuses = {k: v for k, v in self.parse_status(result.stdout).items() if k in job_ids}
+        missing = [job_id for job_id in job_ids if job_id not in statuses]
+        if missing:
+            statuses.update((k, v) for k, v in self.accounting(missing).items() if k in missing)
+        for job_id in job_ids:
+            if job_id not in statuses:
+                last = self._last.get(job_id)
+                if last is not None and last.state.finished:
+                    statuses[job_id] = last
+                elif job_id in self._cancelled:
+                    statuses[job_id] = JobStatus(JobState.CANCELLED, reason="cancelled by djsb")
+                else:
+                    statuses[job_id] = JobStatus(JobState.UNKNOWN, reason=f"not known to {self.name}, "
+                                                 "and no accounting record")
+        self._last.update(statuses)
+        return statuses
+
+    def cancel(self, job_id: str) -> None:
+        self._cancelled.add(job_id)
+        self.run(self.get_cancel_command(job_id), check=False)
+
+    def first_seen(self, job_id: str) -> float:
+        """The earliest time the job may have been submitted (for an accounting query's start)."""
+        last = self._last.get(job_id)
+        if last is not None and last.submit is not None:
+            return last.submit
+        return self._submitted_at.get(job_id, time.time() - 7 * 86400)
+
+    def queue_for(self, request: JobRequest) -> str | None:
+        """The queue of ``request``: oversubscribe_queue for a job that shares the simulation's
+        CPUs (a queue whose slots overlap the first's), else the queue option."""
+        queue: str | None = self.options.get("queue")
+        if request.oversubscribe and self.options.get("oversubscribe_queue"):
+            return str(self.options["oversubscribe_queue"])
+        return queue
+
+    def placement(self, request: JobRequest) -> tuple[str, ...]:
+        """The hosts the job must run on: the simulation's (colocation), the configured
+        node_host_names, or none (the scheduler decides)."""
+        return placement_hosts(self, request, self._last)

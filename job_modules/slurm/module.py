@@ -1,0 +1,262 @@
+"""The Slurm job module: sbatch/squeue/sacct/scontrol/scancel through a transport (paper 001 sec. 2.2).
+
+Table-driven like PSI/J's and ReFrame's Slurm backends: the application options map to sbatch
+options (:func:`sbatch_arguments`), Slurm's states map to the harness's through one table
+(parsers.STATE_TABLE), and every command's output is read by a pure parser.
+
+- Submit: ``sbatch --parsable`` with --ntasks, --cpus-per-task, --mem-per-cpu (or --mem per node; the
+  application's memory plus ``memory_margin`` per task),
+  --time (exec_time times ``time_factor`` plus ``time_margin``, in whole minutes: Slurm's unit),
+  --nodelist (node_host_names, or the simulation's nodes for a colocated analytics),
+  --oversubscribe, and partition/account/qos/extra options. The batch script (batch.sh.j2 beside
+  this file, kept beside the job's output as NAME.sh) runs the tasks with ``srun``, each with
+  OMP_NUM_THREADS=cpus_per_task and the request's environment.
+- Poll: one ``squeue`` for all the run's jobs (``--states=all`` keeps finished jobs until
+  MinJobAge), then ``sacct`` for jobs the controller already forgot, when accounting is on.
+  Times are asked as Unix seconds (SLURM_TIME_FORMAT=%s), so the client's time zone never
+  matters; sacct's --starttime is given in UTC (TZ=UTC) from the earliest submission of those jobs.
+- Suspend/resume: ``scontrol suspend/resume``: Slurm sends SIGSTOP/SIGCONT to every process of
+  the job and frees its CPUs (not its memory) while it is suspended. Only root, the SlurmUser or a
+  Slurm operator/administrator may do this.
+- Every call runs under ``command_timeout`` (the CLI hangs for minutes when slurmctld is down) and
+  is retried with exponential back-off for ``retry_for`` seconds on a transient error, so a run
+  survives a slurmctld restart (djsb.jobs.scheduler_base). A retried sbatch first looks for the
+  job the lost attempt may have submitted (by a random token in --comment: the base's
+  ``find_submitted`` hook), so a job is never submitted twice.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from djsb.errors import JobModuleError
+from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.batch import script_path
+from djsb.jobs.options import (
+    Option,
+    OptionValues,
+    as_arguments,
+    as_name,
+    as_tasks_per_node,
+    one_of,
+    option_error,
+    tasks_per_node_for,
+)
+from djsb.jobs.registry import register
+from djsb.jobs.scheduler_base import (
+    COMMON_OPTIONS,
+    Recover,
+    SchedulerModule,
+    placement_hosts,
+    task_memory_mib,
+    time_limit_minutes,
+)
+from djsb.transport import CommandResult, Transport
+from djsb.yamlnodes import Located
+from job_modules.slurm.parsers import (
+    INVALID_JOB_ID,
+    SACCT_FORMAT,
+    SQUEUE_FORMAT,
+    STATE_TABLE,
+    is_transient,
+    parse_config_value,
+    parse_sacct,
+    parse_sbatch_parsable,
+    parse_squeue,
+)
+
+# Slurm prints times as Unix seconds; sacct reads --starttime in UTC.
+ENV_PREFIX = ["env", "TZ=UTC", "SLURM_TIME_FORMAT=%s"]
+FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
+TOKEN = re.compile(r"--comment=djsb-([0-9a-f]+)")
+
+OPTIONS: dict[str, Option] = {
+    **COMMON_OPTIONS,
+    "partition": Option(as_name, None, "sbatch --partition"),
+    "account": Option(as_name, None, "sbatch --account"),
+    "qos": Option(as_name, None, "sbatch --qos"),
+    "sbatch_options": Option(as_arguments, (), "extra sbatch arguments, a list"),
+    "srun_options": Option(as_arguments, (), "extra srun arguments, a list"),
+    "tasks_per_node": Option(as_tasks_per_node, {},
+                             "--ntasks-per-node: a number, or a mapping app -> number"),
+    "memory": Option(one_of("per_cpu", "per_node"), "per_cpu",
+                     "'per_cpu' (--mem-per-cpu) or 'per_node' (--mem, needs tasks_per_node)"),
+    "accounting": Option(one_of("auto", True, False), "auto", "use sacct for jobs slurmctld forgot"),
+}
+
+
+def slurm_path(path: str) -> str:
+    """A file name for --output/--error: Slurm expands %j and friends in them; %% is a literal %."""
+    return path.replace("%", "%%")
+
+
+@register("slurm")
+class SlurmJobModule(SchedulerModule):
+    """Runs the harness's jobs on a Slurm cluster (options: see ``OPTIONS``)."""
+
+    name = "slurm"
+    OPTIONS = OPTIONS
+    BATCH_TEMPLATE = Path(__file__).with_name("batch.sh.j2")
+
+    def __init__(self, options: Mapping[str, Any] | Located, transport: Transport, *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(options, transport, sleep=sleep)
+        self.sbatch_options: tuple[str, ...] = self.options["sbatch_options"]
+        self.srun_options: tuple[str, ...] = self.options["srun_options"]
+        self.memory: str = self.options["memory"]
+        self.tasks_per_node: int | dict[str, int] = self.options["tasks_per_node"]
+        accounting = self.options["accounting"]
+        self._accounting: bool | None = None if accounting == "auto" else accounting
+
+    @classmethod
+    def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:
+        """The options, and memory: per_node only with tasks_per_node (the memory of a node's tasks)."""
+        values = super().read_options(options)
+        if values["memory"] == "per_node" and not values["tasks_per_node"]:
+            raise values.error("memory", "per_node needs tasks_per_node (the memory of a node's tasks)")
+        return values
+
+    # -- the paper's command-returning methods -----------------------------------------------
+
+    def app_tasks_per_node(self, app: str) -> int | None:
+        """--ntasks-per-node for ``app``: the option's number, or its entry for this app."""
+        return tasks_per_node_for(self.tasks_per_node, app)
+
+    def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str]) -> list[str]:
+        """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere)."""
+        per_node = self.app_tasks_per_node(request.app)
+        task_memory = task_memory_mib(request, self.memory_margin)
+        args = ["--parsable", f"--job-name={request.name}",
+                f"--output={slurm_path(request.stdout_path)}", f"--error={slurm_path(request.stderr_path)}",
+                f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
+                f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
+        if self.memory == "per_cpu":
+            args.append(f"--mem-per-cpu={math.ceil(task_memory / request.cpus_per_task)}M")
+        elif per_node:
+            args.append(f"--mem={math.ceil(task_memory * per_node)}M")
+        else:
+            raise option_error("tasks_per_node", f"no entry for {request.app}, needed by memory: per_node")
+        if per_node:
+            args.append(f"--ntasks-per-node={per_node}")
+        if nodes:
+            args += [f"--nodes={len(nodes)}", f"--nodelist={','.join(nodes)}"]
+        if request.oversubscribe:
+            args.append("--oversubscribe")
+        args += [f"--{key}={self.options[key]}" for key in ("partition", "account", "qos")
+                 if self.options[key] is not None]
+        return args + list(self.sbatch_options)
+
+    def batch_values(self, request: JobRequest) -> dict[str, Any]:
+        """srun starts the tasks (with --cpus-per-task again: since Slurm 22.05 srun no longer
+        inherits it from sbatch). Each task writes its stdout to a file of its own, appended to the
+        job's stdout when srun ends: forwarded by Slurm, the output of several tasks is cut into
+        1 KiB pieces and interleaved, which breaks djsb-stream's one-line JSON reports (Slurm 22.05)."""
+        env = {"OMP_NUM_THREADS": str(request.cpus_per_task), **request.env}
+        return {"env": [f"{k}={v}" for k, v in env.items()],
+                "srun": ["srun", f"--ntasks={request.total_tasks}",
+                         f"--cpus-per-task={request.cpus_per_task}",
+                         f"--output={slurm_path(request.stdout_path)}.task%t", *self.srun_options],
+                "argv": request.argv, "task_output": request.stdout_path + ".task"}
+
+    def placement(self, request: JobRequest) -> tuple[str, ...]:
+        """The nodes the job must run on: the simulation's (as many as its tasks need), or the
+        configured node_host_names, or none."""
+        nodes = placement_hosts(self, request, self._last)
+        if request.colocate_with is None:
+            return nodes
+        per_node = self.app_tasks_per_node(request.app) or 1
+        return nodes[:min(len(nodes), math.ceil(request.total_tasks / per_node))]
+
+    def get_submit_command(self, request: JobRequest) -> str:
+        """sbatch of the job's script (written by ``submit`` as NAME.sh beside its output), tagged with
+        a random token in --comment to find the job after a lost reply."""
+        return shlex.join(["sbatch", *self.sbatch_arguments(request, self.placement(request)),
+                           f"--comment=djsb-{uuid.uuid4().hex}", script_path(request.stdout_path)])
+
+    def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
+        return parse_sbatch_parsable(submit_stdout)
+
+    def get_poll_completion_command(self, submit_stdout: str, submit_stderr: str) -> str:
+        job_id = parse_sbatch_parsable(submit_stdout)
+        return (shlex.join(["squeue", "--noheader", "--states=all", f"--jobs={job_id}", "--format=%T"])
+                + " | " + shlex.join(["grep", "-qxE", "|".join(FINISHED_STATES)]))
+
+    def get_suspend_command(self, job_id: str) -> str:
+        return shlex.join(["scontrol", "suspend", job_id])
+
+    def get_resume_command(self, job_id: str) -> str:
+        return shlex.join(["scontrol", "resume", job_id])
+
+    def get_cancel_command(self, job_id: str) -> str:
+        return shlex.join(["scancel", job_id])
+
+    def get_status_command(self, job_ids: Sequence[str]) -> str:
+        return shlex.join([*ENV_PREFIX, "squeue", "--noheader", "--states=all", f"--jobs={','.join(job_ids)}",
+                           f"--Format={SQUEUE_FORMAT}"])
+
+    def parse_status(self, stdout: str) -> dict[str, JobStatus]:
+        return parse_squeue(stdout)
+
+    def get_accounting_command(self, job_ids: Sequence[str], since: float) -> str:
+        """sacct for jobs the controller forgot, from ``since`` (Unix seconds) on, times in UTC."""
+        start = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(since))
+        return shlex.join([*ENV_PREFIX, "sacct", "--noheader", "--parsable2", "--allocations",
+                           f"--jobs={','.join(job_ids)}", f"--starttime={start}", "--endtime=now",
+                           f"--format={SACCT_FORMAT}"])
+
+    # -- scheduler specifics -----------------------------------------------------------------
+
+    def is_transient(self, stderr: str) -> bool:
+        return is_transient(stderr)
+
+    def status_failed(self, result: CommandResult) -> bool:
+        """squeue exits non-zero when a job id is unknown; that is an answer, not a failure."""
+        return result.returncode != 0 and INVALID_JOB_ID not in result.stderr
+
+    def has_accounting(self) -> bool:
+        """Whether sacct can answer: the option, or (auto) the cluster's AccountingStorageType."""
+        if self._accounting is None:
+            config = self.run(shlex.join(["scontrol", "show", "config"]), check=False).stdout
+            storage = parse_config_value(config, "AccountingStorageType") or "accounting_storage/none"
+            self._accounting = storage != "accounting_storage/none"
+        return self._accounting
+
+    def accounting(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """sacct's records of jobs slurmctld purged (MinJobAge), from a minute before their submission."""
+        if not self.has_accounting():
+            return {}
+        since = min(self.first_seen(job_id) for job_id in job_ids) - 60
+        return parse_sacct(self.run(self.get_accounting_command(job_ids, since), check=False).stdout)
+
+    def find_submitted(self, submit_command: str) -> str | None:
+        """The job whose --comment carries the submit command's token (its reply was lost)."""
+        token = TOKEN.search(submit_command)
+        if token is None:
+            return None
+        query = shlex.join(["squeue", "--noheader", "--states=all", "--format=%i|%k"])
+        found = self.transport.inner.run(query, timeout=self.command_timeout)
+        for line in found.stdout.splitlines():
+            job_id, _, comment = line.partition("|")
+            if comment.strip() == f"djsb-{token.group(1)}":
+                return job_id.strip()
+        return None
+
+    def run(self, command: str, *, check: bool = True, recover: Recover | None = None) -> CommandResult:
+        """As the base's, with a hint when scontrol suspend/resume lacks the privileges."""
+        try:
+            return super().run(command, check=check, recover=recover)
+        except JobModuleError as exc:
+            if command.startswith("scontrol") and "ccess" in str(exc):
+                raise JobModuleError(f"{exc} (suspend/resume need root, the SlurmUser or a Slurm "
+                                     "operator)") from None
+            raise
+
+
+MODULE = SlurmJobModule

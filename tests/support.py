@@ -1,0 +1,74 @@
+"""Test support shared by the job-module tests: a scripted transport and a request factory.
+
+The scripted transport replays canned command output (for LSF, which cannot run here: output in
+IBM's documented formats, tests/fixtures/lsf) and records every command and every file a module
+wrote through it, so a test can check the exact command lines and batch scripts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from djsb.jobs import JobRequest
+from djsb.transport import CommandResult
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+Answer = Callable[[str], CommandResult | Exception]
+
+
+class ScriptedTransport:
+    """Answers each command with the first rule whose text occurs in it; records every command run
+    and every file written (path -> text); an unexpected command fails the test."""
+
+    def __init__(self, rules: list[tuple[str, Answer]]) -> None:
+        self.rules = rules
+        self.commands: list[str] = []
+        self.files: dict[str, str] = {}
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        self.commands.append(command)
+        for text, answer in self.rules:
+            if text in command:
+                result = answer(command)
+                if isinstance(result, Exception):
+                    raise result
+                return result
+        raise AssertionError(f"unexpected command {command}")
+
+    def write_text(self, path: str, text: str) -> None:
+        self.files[path] = text
+
+    def read_text(self, path: str) -> str | None:
+        return self.files.get(path)
+
+    def close(self) -> None:
+        return None
+
+
+def ok(stdout: str = "") -> Answer:
+    """A command that exits 0 printing ``stdout``."""
+    return lambda command: CommandResult(command, 0, stdout, "")
+
+
+def fail(stderr: str, code: int = 1) -> Answer:
+    """A command that exits ``code`` printing ``stderr``."""
+    return lambda command: CommandResult(command, code, "", stderr)
+
+
+def sequence(*answers: Answer) -> Answer:
+    """Each call takes the next answer; the last one repeats."""
+    queue = list(answers)
+    return lambda command: (queue.pop(0) if len(queue) > 1 else queue[0])(command)
+
+
+def sim_request(**extra: object) -> JobRequest:
+    """A simulation of 2 tasks x 2 CPUs, 512 MiB, 30 s, with paths and an environment value that need
+    quoting (a space, a comma); ``extra`` overrides any field."""
+    values: dict[str, object] = dict(
+        name="exec-s0-sim0", app="simulation", total_tasks=2, cpus_per_task=2, total_memory=512 * MIB,
+        exec_time=30, argv=("/apps/djsb-stream", "--control", "/runs/a b/ctl"),
+        stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
+    values.update(extra)
+    return JobRequest(**values)  # type: ignore[arg-type]

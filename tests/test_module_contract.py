@@ -1,0 +1,231 @@
+"""One contract every job module keeps (djsb.jobs.api.JobModule), checked on each of them.
+
+The subjects: local (real processes), slurm (the live mini-cluster), sge (the live cell), lsf (no LSF
+can run here: a scripted LSF answering with the documented bjobs/bsub lines of tests/fixtures/lsf),
+a user's module loaded by path (tests/fixtures/shell_module.py, the paper's command methods only) and
+simulated (the in-process cluster, on its virtual clock). Each must: submit and poll a job to
+completion with submit <= start <= end; suspend and resume it; cancel it; answer for a job it
+never ran or no longer remembers (UNKNOWN, or a finished state from accounting, never an
+exception); and report a submit that fails as one JobModuleError naming the module.
+
+Where a module cannot know something the contract is stated as what it can: the user's shell module
+only knows running/done (no scheduler times, no suspended state), and LSF reports a killed job as
+EXIT (a failure), not as a cancellation.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support import MIB, Answer, ScriptedTransport, fail, ok
+
+from djsb.clock import Clock, WallClock
+from djsb.errors import JobModuleError
+from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.registry import load_job_module
+from djsb.transport import CommandResult, LocalTransport, Transport
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHELL_MODULE = FIXTURES / "shell_module.py"
+NEVER_SUBMITTED = "987654321"
+
+
+@dataclass
+class Subject:
+    """A module under contract and what it can observe."""
+
+    module: JobModule
+    build: Callable[[], JobModule]         # a fresh instance: a resumed harness that remembers nothing
+    failing: Callable[[], JobModule]       # one whose next submit fails
+    reports_times: bool = True
+    reports_suspended: bool = True
+    cancel_states: frozenset[JobState] = frozenset({JobState.CANCELLED})
+
+    @property
+    def clock(self) -> Clock:
+        return self.module.clock or WallClock()
+
+
+def lsf_line(state: str, job_id: str) -> str:
+    """The documented bjobs -o line (tests/fixtures/lsf/bjobs_states.txt) of a job in ``state``,
+    with ``job_id`` in place of the fixture's id."""
+    for line in (FIXTURES / "lsf" / "bjobs_states.txt").read_text().splitlines():
+        fields = line.split("|")
+        if not line.startswith("#") and fields[1] == state:
+            return "|".join([job_id, *fields[1:]]) + "\n"
+    raise AssertionError(f"no {state} line in the fixture")
+
+
+class ScriptedLsf:
+    """LSF's answers in its documented formats, following the commands the module sends: bsub gives
+    the fixture's "Job <1234> is submitted" message, a job pends for one bjobs, runs for two, then is
+    DONE; bstop/bresume/bkill move it to USUSP/RUN/EXIT. Unknown ids get LSF's "is not found"."""
+
+    def __init__(self) -> None:
+        self.state = ""
+        self.runs = 0
+
+    def answer(self, command: str) -> CommandResult:
+        verb = command.split()[0]
+        if verb == "bsub":
+            self.state = "PEND"
+            return ok((FIXTURES / "lsf" / "bsub_submitted.txt").read_text())(command)
+        if verb in ("bstop", "bresume", "bkill"):
+            self.state = {"bstop": "USUSP", "bresume": "RUN", "bkill": "EXIT"}[verb]
+            return ok(f"Job <1234> is being {verb[1:]}ed\n")(command)
+        return self.bjobs(command)
+
+    def bjobs(self, command: str) -> CommandResult:
+        words = shlex.split(command)
+        asked = words[words.index("-o") + 2:]  # bjobs ... -o FORMAT ID...
+        lines = [lsf_line(self.state, "1234")] if self.state and "1234" in asked else []
+        missing = [job for job in asked if job != "1234" or not self.state]
+        self.advance()
+        stderr = "".join(f"Job <{job}> is not found\n" for job in missing)
+        return CommandResult(command, 255 if missing else 0, "".join(lines), stderr)
+
+    def advance(self) -> None:
+        if self.state == "PEND":
+            self.state = "RUN"
+        elif self.state == "RUN":
+            self.runs += 1
+            self.state = "DONE" if self.runs >= 3 else "RUN"
+
+
+def scripted_lsf() -> JobModule:
+    fake = ScriptedLsf()
+    answer: Answer = fake.answer
+    return load_job_module("lsf", {"minute_times": True, "retry_for": 0},
+                           ScriptedTransport([("bsub", answer), ("bstop", answer), ("bresume", answer),
+                                              ("bkill", answer), ("bjobs", answer)]))
+
+
+def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
+    local: Transport = LocalTransport()
+    if name == "local":
+        return Subject(load_job_module("local", {"kill_grace": 1}, local),
+                       lambda: load_job_module("local", {}, local),
+                       lambda: load_job_module("local", {"cpus": "0"}, local))
+    if name == "slurm":
+        request.getfixturevalue("slurm_cluster")
+        return Subject(load_job_module("slurm", {"partition": "shared", "retry_for": 60}, local),
+                       lambda: load_job_module("slurm", {"partition": "shared"}, local),
+                       lambda: load_job_module("slurm", {"partition": "djsb-no-such-partition"}, local))
+    if name == "sge":
+        request.getfixturevalue("sge_cell")
+        return Subject(load_job_module("sge", {"queue": "all.q", "retry_for": 60}, local),
+                       lambda: load_job_module("sge", {"queue": "all.q"}, local),
+                       lambda: load_job_module("sge", {"queue": "djsb-no-such.q"}, local),
+                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}))
+    if name == "lsf":
+        return Subject(scripted_lsf(), scripted_lsf, scripted_lsf_refusing,
+                       cancel_states=frozenset({JobState.FAILED}))
+    if name == "user file":
+        return Subject(load_job_module(str(SHELL_MODULE), {}, local),
+                       lambda: load_job_module(str(SHELL_MODULE), {}, local),
+                       lambda: load_job_module(str(SHELL_MODULE), {}, ScriptedTransport(
+                           [("setsid", fail("sh: 1: setsid: not found\n", 127))])),
+                       reports_times=False, reports_suspended=False,
+                       cancel_states=frozenset({JobState.COMPLETED}))
+    assert name == "simulated"
+    return Subject(load_job_module("simulated", {"nodes": 2}, local),
+                   lambda: load_job_module("simulated", {"nodes": 2}, local),
+                   lambda: load_job_module("simulated", {"nodes": 2, "cores_per_node": 1}, local))
+
+
+def scripted_lsf_refusing() -> JobModule:
+    """LSF refusing a submission (bsub's documented "Request aborted by esub" message)."""
+    return load_job_module("lsf", {"retry_for": 0}, ScriptedTransport(
+        [("bsub", fail("Request aborted by esub. Job not submitted.\n"))]))
+
+
+@pytest.fixture(params=["local", "slurm", "sge", "lsf", "user file", "simulated"])
+def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
+    subject = subject_for(request.param, request)
+    yield subject
+    subject.module.close()
+
+
+def job(tmp_path: Path, name: str, seconds: float, cpus: int = 1) -> JobRequest:
+    """A job of ``seconds`` seconds: ``sleep`` on real systems, the same work for the simulated one."""
+    return JobRequest(name=name, app="simulation", total_tasks=1, cpus_per_task=cpus, total_memory=16 * MIB,
+                      exec_time=seconds, argv=("sleep", f"{seconds:g}"),
+                      stdout_path=str(tmp_path / f"{name}.out"), stderr_path=str(tmp_path / f"{name}.err"))
+
+
+def status_of(module: JobModule, job_id: str) -> JobStatus:
+    """The job's status; a job missing from poll's answer is UNKNOWN (JobModule.poll's contract)."""
+    return module.poll([job_id]).get(job_id, JobStatus(JobState.UNKNOWN))
+
+
+def wait_until(subject: Subject, job_id: str, done: Callable[[JobStatus], bool], what: str,
+               seconds: float = 90) -> JobStatus:
+    """Poll every 0.25 s of the module's clock until ``done``; fail after ``seconds`` of that clock."""
+    clock = subject.clock
+    deadline = clock.now() + seconds
+    while not done(status := status_of(subject.module, job_id)):
+        assert clock.now() < deadline, f"{what}: still {status}"
+        clock.sleep(0.25)
+    return status
+
+
+def test_submit_and_poll_to_completion(subject: Subject, tmp_path: Path) -> None:
+    job_id = subject.module.submit(job(tmp_path, "complete", 1))
+    assert isinstance(job_id, str) and job_id
+    status = wait_until(subject, job_id, lambda s: s.state.finished, "completion")
+    assert status.state is JobState.COMPLETED
+    times = (status.submit, status.start, status.end)
+    if subject.reports_times:
+        assert None not in times
+        assert status.submit <= status.start <= status.end  # type: ignore[operator]
+    else:
+        assert times == (None, None, None)
+
+
+def test_suspend_resume_cancel(subject: Subject, tmp_path: Path) -> None:
+    module = subject.module
+    job_id = module.submit(job(tmp_path, "stopped", 60))
+    wait_until(subject, job_id, lambda s: s.state is JobState.RUNNING, "running")
+    # let the job's program start (as the harness does: it suspends after sleep_min_time): Slurm 22.05
+    # reports RUNNING before srun launched the step; a job suspended then outlived scancel here until
+    # its program ended by itself
+    subject.clock.sleep(1.0)
+    module.suspend(job_id)
+    expected = JobState.SUSPENDED if subject.reports_suspended else JobState.RUNNING
+    wait_until(subject, job_id, lambda s: s.state is expected, "suspended", seconds=30)
+    module.resume(job_id)
+    wait_until(subject, job_id, lambda s: s.state is JobState.RUNNING, "resumed", seconds=30)
+    module.cancel(job_id)
+    status = wait_until(subject, job_id, lambda s: s.state.finished, "cancelled", seconds=60)
+    assert status.state in subject.cancel_states
+    module.cancel(job_id)  # cancelling a job already gone is not an error
+
+
+def test_forgotten_jobs_are_unknown_or_accounted(subject: Subject, tmp_path: Path) -> None:
+    job_id = subject.module.submit(job(tmp_path, "forgotten", 1))
+    finished = wait_until(subject, job_id, lambda s: s.state.finished, "completion")
+    fresh = subject.build()
+    try:
+        never = status_of(fresh, NEVER_SUBMITTED)
+        assert never.state is JobState.UNKNOWN or never.state.finished
+        # a resumed harness asks a module that never saw the job: unknown, or the scheduler's record
+        again = status_of(fresh, job_id)
+        assert again.state in (JobState.UNKNOWN, finished.state)
+    finally:
+        fresh.close()
+
+
+def test_a_failed_submit_is_one_clear_error(subject: Subject, tmp_path: Path) -> None:
+    module = subject.failing()
+    try:
+        with pytest.raises(JobModuleError) as info:
+            module.submit(job(tmp_path, "refused", 1, cpus=2))
+    finally:
+        module.close()
+    message = str(info.value)
+    assert message.startswith(f"{module.name}:"), message
+    assert "Traceback" not in message
