@@ -69,7 +69,9 @@ def test_stop_and_continue_stops_every_thread_and_delays_the_end(tmp_path: Path,
     # alone: about 1.5 s of iterations
     alone = module.submit(request(tmp_path, "alone", argv))
     wait_done(module, alone)
-    t_alone = module.poll([alone])[alone].end - module.poll([alone])[alone].start
+    alone_status = module.poll([alone])[alone]
+    assert alone_status.start is not None and alone_status.end is not None
+    t_alone = alone_status.end - alone_status.start
     # the same work, suspended for 2 s in the middle
     iterations = json.loads((tmp_path / "alone.out").read_text())["iterations"]
     job = module.submit(request(tmp_path, "stopped", [app, "--elements", "2000000", "--threads", "2",
@@ -85,7 +87,7 @@ def test_stop_and_continue_stops_every_thread_and_delays_the_end(tmp_path: Path,
     assert "T" not in proc_states(int(job))
     wait_done(module, job)
     status = module.poll([job])[job]
-    assert status.state is JobState.COMPLETED
+    assert status.state is JobState.COMPLETED and status.start is not None and status.end is not None
     # the suspended 2 s show in the execution time (tolerance: the machine is shared, iteration timing noise)
     assert status.end - status.start == pytest.approx(t_alone + 2.0, abs=0.8)
     assert json.loads((tmp_path / "stopped.out").read_text())["validated"] is True

@@ -85,6 +85,7 @@ def test_qstat_xml_captured_states() -> None:
         record, (_, after, before) = records[jobs[what][0]], jobs[what]
         assert record.nodes and record.start is not None and after <= record.start <= before + 30
     held = records[jobs["pending_held"][0]]
+    assert held.submit is not None
     assert jobs["pending_held"][1] <= held.submit <= jobs["pending_held"][2] and held.start is None
     assert "error state" in records[jobs["pending_error"][0]].reason
 
@@ -108,12 +109,15 @@ def test_qacct_finished_jobs() -> None:
     assert {what: (records[jobs[what][0]].state, records[jobs[what][0]].exit_code) for what in expected} == expected
     for what in expected:
         record, (_, after, before) = records[jobs[what][0]], jobs[what]
+        assert record.submit is not None and record.start is not None and record.end is not None
         assert after <= record.submit <= before
         assert record.submit <= record.start <= record.end
         assert record.nodes
     completed = records[jobs["completed"][0]]
+    assert completed.start is not None and completed.end is not None
     assert 2 <= completed.end - completed.start <= 3
     timeout = records[jobs["timeout"][0]]
+    assert timeout.start is not None and timeout.end is not None
     assert 3 <= timeout.end - timeout.start <= 10
 
 
@@ -279,6 +283,7 @@ def test_live_job_runs_suspends_resumes_and_is_accounted(sge_cell: None, tmp_pat
     status = module.poll([job_id])[job_id]
     assert status.state is JobState.COMPLETED and status.exit_code == 0 and status.nodes
     # qacct's times (whole seconds) against the harness's clock, within a few seconds.
+    assert status.submit is not None and status.start is not None and status.end is not None
     assert submitted - 1 <= status.submit <= submitted + 2
     assert status.submit <= status.start <= seen_running + 1
     assert status.end - status.start >= 5            # sleep 5.x, however long it was stopped

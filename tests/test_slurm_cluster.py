@@ -47,6 +47,7 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
     after = time.time()
     sim = wait_for(module, sim_id, JobState.RUNNING)
     # Slurm's times are whole seconds of the same clock as ours
+    assert sim.submit is not None and sim.start is not None
     assert math.floor(before) <= sim.submit <= math.ceil(after)
     assert sim.submit <= sim.start <= time.time() and sim.end is None
     assert len(sim.nodes) >= 1
@@ -63,6 +64,7 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
                                    oversubscribe=True))
     ana = wait_for(module, ana_id, JobState.COMPLETED)
     assert set(ana.nodes) <= set(sim.nodes)
+    assert ana.start is not None and ana.end is not None
     assert ana.end - ana.start >= 2
     module.resume(sim_id)
     assert module.poll([sim_id])[sim_id].state is JobState.RUNNING
@@ -70,6 +72,7 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
 
     module.cancel(sim_id)
     cancelled = wait_for(module, sim_id, JobState.CANCELLED)
+    assert cancelled.start is not None and cancelled.end is not None
     assert cancelled.start <= cancelled.end <= time.time() + 1
     # one poll answers both jobs; the paper's minimal polling command agrees the job is over
     both = module.poll([sim_id, ana_id])
