@@ -16,6 +16,7 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.harness.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.registry import module_class, runs_remotely
 from djsb.registry import UnknownName
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
@@ -145,6 +146,24 @@ def _string_list(node: Located) -> tuple[str, ...]:
     return tuple(as_str(item) for item in node.value)
 
 
+def _host_names(node: Located) -> tuple[str, ...]:
+    """node_host_names: host names or hostlist expressions (n[1-4,7]), as a list or one string
+    separated by commas or spaces, expanded to plain host names (djsb.jobs.hostlist)."""
+    if isinstance(node.value, str):
+        items = [(node, text) for text in split_host_list(node.value)]
+    elif isinstance(node.value, list):
+        items = [(item, as_str(item)) for item in node.value]
+    else:
+        raise node.error(f"expected host names, got {describe(node.value)}")
+    hosts: list[str] = []
+    for where, text in items:
+        try:
+            hosts += expand_hostlist(text)
+        except ValueError as exc:
+            raise where.error(str(exc)) from None
+    return tuple(hosts)
+
+
 def _scenario(node: Located) -> str:
     try:
         return SCENARIOS.canonical(as_str(node))
@@ -220,7 +239,7 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
         "cpus_per_task": lambda n: as_int(n, 1),
         "total_memory": _size,
         "exec_time": lambda n: as_number(n, 0.0, strict=True),
-        "node_host_names": _string_list,
+        "node_host_names": _host_names,
         "command": _command,
     }
     if analytics:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,23 +85,69 @@ def option_error(name: str, message: str) -> ConfigError:
 # -- readers for the kinds of values modules take ----------------------------------------------
 
 def as_name(node: Located) -> str:
-    """A name (queue, partition, project): a non-empty string without white space."""
-    if not isinstance(node.value, str) or not node.value or re.search(r"\s", node.value):
+    """A name (queue, partition, project): a non-empty string of printing characters, no white space."""
+    if not isinstance(node.value, str) or not node.value or not node.value.isprintable() \
+            or re.search(r"\s", node.value):
         raise node.error(f"expected a name, got {describe(node.value)}")
     return node.value
 
 
+def checked_name(check: Callable[[str], str]) -> Reader:
+    """A reader of a scheduler-bound name: a string that ``check`` (djsb.jobs.names) accepts."""
+    def read(node: Located) -> str:
+        if not isinstance(node.value, str):
+            raise node.error(f"expected a name, got {describe(node.value)}")
+        try:
+            return check(node.value)
+        except ValueError as exc:
+            raise node.error(str(exc)) from None
+    return read
+
+
+# An option: -x, -pe, --ntasks, --mem-per-cpu, optionally followed by =VALUE.
+_OPTION_NAME = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
+# Words a shell would read as operators: alone in an argument list they show the user expects a shell.
+_SHELL_OPERATORS = frozenset({";", ";;", "&", "&&", "|", "||", "|&", "<", ">", ">>", "<<", "2>", "2>&1",
+                              "&>"})
+
+
+def check_arguments(words: Sequence[str]) -> tuple[str, ...]:
+    """Extra scheduler arguments, each one option or one value: the first is an option, an option's
+    name (before any '=') is letters, digits, '_', '.', '-', and no word holds a control character
+    (newline, NUL...), is a shell operator alone, or asks for command substitution ($( or `): the
+    words are passed to the scheduler's command as they are, never run by a shell, so such a word
+    is a mistake. Returns the words, or raises ValueError."""
+    for index, word in enumerate(words):
+        if not word.isprintable():
+            raise ValueError(f"argument {index + 1} {word!r} holds a control character (newline, NUL...)")
+        if word in _SHELL_OPERATORS or "$(" in word or "`" in word:
+            raise ValueError(f"argument {index + 1} {word!r} is shell syntax; the arguments are passed "
+                             "as they are, never run by a shell")
+        if word.startswith("-") and not _OPTION_NAME.fullmatch(word.split("=", 1)[0]):
+            raise ValueError(f"argument {index + 1} {word!r} is not an option such as -x, -pe or "
+                             "--name=value")
+        if index == 0 and not word.startswith("-"):
+            raise ValueError(f"the first argument {word!r} is not an option (options start with '-')")
+    return tuple(words)
+
+
 def as_arguments(node: Located) -> tuple[str, ...]:
-    """Extra command-line arguments: a list, or one string split as the shell would."""
+    """Extra command-line arguments: a list, or one string split as the shell would; each one option
+    or one value (:func:`check_arguments`)."""
     if isinstance(node.value, str):
         try:
-            return tuple(shlex.split(node.value))
+            words = shlex.split(node.value)
         except ValueError as exc:
             raise node.error(f"cannot split the arguments: {exc}") from None
-    words = node.value if isinstance(node.value, list) else [node]
-    if any(isinstance(w.value, bool) or not isinstance(w.value, (str, int, float)) for w in words):
-        raise node.error(f"expected a list of arguments, got {describe(node.value)}")
-    return tuple(str(word.value) for word in words)
+    else:
+        items = node.value if isinstance(node.value, list) else [node]
+        if any(isinstance(w.value, bool) or not isinstance(w.value, (str, int, float)) for w in items):
+            raise node.error(f"expected a list of arguments, got {describe(node.value)}")
+        words = [str(item.value) for item in items]
+    try:
+        return check_arguments(words)
+    except ValueError as exc:
+        raise node.error(str(exc)) from None
 
 
 def one_of(*choices: Any) -> Reader:

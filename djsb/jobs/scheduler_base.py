@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from djsb.errors import JobModuleError
 from djsb.jobs.api import CommandJobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.batch import render_batch_script, script_path
-from djsb.jobs.options import Option, as_arguments, as_name
+from djsb.jobs.options import Option, Reader, as_arguments
 from djsb.transport import CommandResult, CommandTimeout, Transport
 from djsb.yamlnodes import Located, as_number
 
@@ -43,14 +43,16 @@ COMMON_OPTIONS: dict[str, Option] = {
 }
 """Options of every scheduler module (memory_margin's default is the module's MEMORY_MARGIN_MIB)."""
 
-QUEUE_OPTIONS: dict[str, Option] = {
-    "queue": Option(as_name, None, "the queue to submit to"),
-    "oversubscribe_queue": Option(as_name, None, "the queue for jobs that share the simulation's CPUs "
-                                                  "(default: queue)"),
-    "project": Option(as_name, None, "the project to charge (-P)"),
-    "submit_options": Option(as_arguments, (), "extra submit arguments, a list"),
-}
-"""Options of the queue-based schedulers (Grid Engine, LSF)."""
+def queue_options(read_queue: Reader, read_project: Reader) -> dict[str, Option]:
+    """Options of the queue-based schedulers (Grid Engine, LSF), their names read by the scheduler's
+    own rules (djsb.jobs.names)."""
+    return {
+        "queue": Option(read_queue, None, "the queue to submit to"),
+        "oversubscribe_queue": Option(read_queue, None, "the queue for jobs that share the simulation's "
+                                                        "CPUs (default: queue)"),
+        "project": Option(read_project, None, "the project to charge (-P)"),
+        "submit_options": Option(as_arguments, (), "extra submit arguments, a list"),
+    }
 
 
 def time_limit_seconds(exec_time: float, factor: float, margin: float) -> int:

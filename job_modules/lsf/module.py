@@ -32,12 +32,13 @@ from typing import Any
 
 from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
-from djsb.jobs.options import Option, as_tasks_per_node, tasks_per_node_for
+from djsb.jobs.names import lsf_project_name, lsf_queue_name
+from djsb.jobs.options import Option, as_tasks_per_node, checked_name, tasks_per_node_for
 from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
-    QUEUE_OPTIONS,
     SchedulerModule,
+    queue_options,
     task_memory_mib,
     time_limit_minutes,
 )
@@ -56,7 +57,7 @@ FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.fin
 
 OPTIONS: dict[str, Option] = {
     **COMMON_OPTIONS,
-    **QUEUE_OPTIONS,
+    **queue_options(checked_name(lsf_queue_name), checked_name(lsf_project_name)),
     "tasks_per_node": Option(as_tasks_per_node, {}, "span[ptile=N]: a number, or a mapping app -> number"),
     "affinity": Option(as_bool, True, "bind each task to cpus_per_task cores with affinity[core(N)]"),
     "minute_times": Option(as_bool, False, "use bjobs' times (minutes only) instead of the harness's clock"),

@@ -34,18 +34,21 @@ from typing import Any
 
 from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
-from djsb.jobs.options import Option, as_name
+from djsb.jobs.names import sge_object_name
+from djsb.jobs.options import Option, checked_name
 from djsb.jobs.registry import register
-from djsb.jobs.scheduler_base import COMMON_OPTIONS, MIB, QUEUE_OPTIONS, SchedulerModule, time_limit_seconds
+from djsb.jobs.scheduler_base import COMMON_OPTIONS, MIB, SchedulerModule, queue_options, time_limit_seconds
 from job_modules.sge.parsers import is_transient, parse_qacct, parse_qstat_xml, parse_qsub
 
 ENV_PREFIX = ["env", "TZ=UTC"]
 
+SGE_NAME = checked_name(sge_object_name)
+
 OPTIONS: dict[str, Option] = {
     **COMMON_OPTIONS,
-    **QUEUE_OPTIONS,
-    "pe": Option(as_name, "smp", "the parallel environment of multi-slot jobs (allocation_rule $pe_slots)"),
-    "memory_resource": Option(as_name, "h_vmem",
+    **queue_options(SGE_NAME, SGE_NAME),
+    "pe": Option(SGE_NAME, "smp", "the parallel environment of multi-slot jobs (allocation_rule $pe_slots)"),
+    "memory_resource": Option(SGE_NAME, "h_vmem",
                               "the per-slot memory limit resource (none: no memory limit)"),
 }
 

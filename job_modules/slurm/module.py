@@ -39,12 +39,13 @@ from typing import Any
 from djsb.errors import JobModuleError
 from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
+from djsb.jobs.names import slurm_name, slurm_partitions
 from djsb.jobs.options import (
     Option,
     OptionValues,
     as_arguments,
-    as_name,
     as_tasks_per_node,
+    checked_name,
     one_of,
     option_error,
     tasks_per_node_for,
@@ -79,9 +80,9 @@ TOKEN = re.compile(r"--comment=djsb-([0-9a-f]+)")
 
 OPTIONS: dict[str, Option] = {
     **COMMON_OPTIONS,
-    "partition": Option(as_name, None, "sbatch --partition"),
-    "account": Option(as_name, None, "sbatch --account"),
-    "qos": Option(as_name, None, "sbatch --qos"),
+    "partition": Option(checked_name(slurm_partitions), None, "sbatch --partition (several: a,b)"),
+    "account": Option(checked_name(slurm_name), None, "sbatch --account"),
+    "qos": Option(checked_name(slurm_name), None, "sbatch --qos"),
     "sbatch_options": Option(as_arguments, (), "extra sbatch arguments, a list"),
     "srun_options": Option(as_arguments, (), "extra srun arguments, a list"),
     "tasks_per_node": Option(as_tasks_per_node, {},

@@ -1,0 +1,82 @@
+"""Node names as the config gives them: host names (RFC 1123) or Slurm hostlist expressions.
+
+A hostlist expression is a prefix, then bracketed ranges, then a suffix, possibly repeated:
+``n[1-4,7]`` is n1 n2 n3 n4 n7, ``n[01-03]`` keeps the zero padding (n01 n02 n03), ``r[1-2]n[1-2]``
+is the product r1n1 r1n2 r2n1 r2n2 (sbatch(1) --nodelist: "a range of hosts (host[1-5,7,...] for
+example)"). The config expands an expression into plain host names once, so every job module (Grid
+Engine's ``-q queue@host``, LSF's ``-m``, the simulated cluster's node names) sees the same hosts and a
+malformed bracket is an error at ``djsb validate`` time, not a rejection by the scheduler mid-run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+MAX_HOSTS = 65536
+"""The most hosts one expression may expand to: a typo such as n[1-100000000] must not eat memory."""
+
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+_PIECES = re.compile(r"\[([^\[\]]*)\]")
+
+
+def check_hostname(name: str) -> str:
+    """``name`` when it is a host name by RFC 1123 sec. 2.1 (dot-separated labels of 1-63 letters,
+    digits and hyphens, neither starting nor ending with a hyphen; 253 characters at most), else
+    ValueError."""
+    if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in name.split(".")):
+        raise ValueError(f"{name!r} is not a host name (RFC 1123: letters, digits, '-' and '.' "
+                         "between labels) nor a hostlist expression such as n[1-4,7]")
+    return name
+
+
+def _range_values(text: str, expression: str) -> list[str]:
+    """The numbers of one bracket's comma-separated ranges, each keeping its lower bound's width."""
+    values: list[str] = []
+    for part in text.split(","):
+        match = _RANGE.fullmatch(part)
+        if match is None:
+            raise ValueError(f"{expression!r}: {part!r} is not a number or a range lo-hi of numbers")
+        low, high = match.group(1), match.group(2) or match.group(1)
+        if int(high) < int(low):
+            raise ValueError(f"{expression!r}: the range {part!r} runs backwards")
+        if int(high) - int(low) + 1 > MAX_HOSTS:
+            raise ValueError(f"{expression!r}: the range {part!r} names more than {MAX_HOSTS} hosts")
+        width = len(low) if low.startswith("0") else 0
+        values += [str(number).zfill(width) for number in range(int(low), int(high) + 1)]
+    return values
+
+
+def expand_hostlist(expression: str) -> list[str]:
+    """The host names of one hostname or hostlist expression (``n[1-3]`` -> n1 n2 n3); ValueError when
+    a bracket is malformed or unbalanced, a range is not numeric or runs backwards, or a resulting
+    name is not a host name."""
+    literals = _PIECES.split(expression)  # even indices: text between brackets; odd: bracket contents
+    if any("[" in text or "]" in text for text in literals[::2]):
+        raise ValueError(f"{expression!r}: unbalanced or nested brackets in a hostlist expression")
+    choices: list[list[str]] = [[text] if index % 2 == 0 else _range_values(text, expression)
+                                for index, text in enumerate(literals)]
+    total = 1
+    for choice in choices:
+        total *= len(choice)
+    if total > MAX_HOSTS:
+        raise ValueError(f"{expression!r} names more than {MAX_HOSTS} hosts")
+    return [check_hostname("".join(parts)) for parts in itertools.product(*choices)]
+
+
+def split_host_list(text: str) -> list[str]:
+    """Split a list of hosts written as one string at commas, spaces and tabs outside brackets, so
+    ``n[1-2,5],m1 m2`` is the three expressions n[1-2,5], m1 and m2. A line break is not a separator:
+    a name with one is an error, never two hosts."""
+    items: list[str] = []
+    current = ""
+    depth = 0
+    for char in text:
+        depth += (char == "[") - (char == "]")
+        if depth == 0 and char in ", \t":
+            items.append(current)
+            current = ""
+        else:
+            current += char
+    return [item for item in [*items, current] if item]
