@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
 
+import pandas as pd
+
 from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
@@ -24,7 +26,7 @@ from djsb.harness.rundir import RunDirectory, machine_metadata
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
-from djsb.report import write_report
+from djsb.report import summary_warnings, write_report
 from djsb.transport import LocalTransport, SSHTransport, Transport
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -136,8 +138,7 @@ def command_run(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     summary = write_report(run.path, plots=config.output.plots)
-    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}") if not summary.empty
-          else "no complete execution cell")
+    print_summary(summary)
     log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
     return EXIT_OK
 
@@ -153,9 +154,19 @@ def command_validate(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    summary = write_report(RunDirectory.open(Path(args.run_dir)).path)
-    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print_summary(write_report(RunDirectory.open(Path(args.run_dir)).path))
     return EXIT_OK
+
+
+def print_summary(summary: pd.DataFrame) -> None:
+    """summary.csv's numbers on stdout (its warnings column aside), and each warning once on stderr."""
+    if summary.empty:
+        print("no complete execution cell")
+        return
+    print(summary.drop(columns="warnings").to_string(index=False, float_format=lambda v: f"{v:.3f}",
+                                                     na_rep="-"))
+    for warning in summary_warnings(summary):
+        log(f"warning: {warning}")
 
 
 def command_simulate(args: argparse.Namespace) -> int:

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from djsb import metrics
-from djsb.clock import Clock
+from djsb import metrics, noise
+from djsb.clock import Clock, VirtualClock
 from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError
 from djsb.harness.app_output import AppOutput, parse_app_output
@@ -151,8 +151,11 @@ class Driver:
     def run(self) -> None:
         """Run every cell not yet finished; cancels all live jobs however it ends."""
         try:
+            self.record_load("reference", "start")
             reference = self.reference_stage()
+            self.record_load("reference", "end")
             self.execution_stage(reference)
+            self.record_load("execution", "end")
         finally:
             self.cancel_live()
 
@@ -186,7 +189,28 @@ class Driver:
             for index in range(general.num_of_ref_analysis):
                 self.run_alone("analytics", index, key, iterations["analytics"])
             self.finish_cell(key)
-        return Reference(self.reference_times(), iterations)
+        reference = Reference(self.reference_times(), iterations)
+        for warning in noise.reference_notes(self.exec_times("calibration"), self.exec_times("reference")):
+            self.progress(f"warning: {warning}")
+        return reference
+
+    def exec_times(self, stage: str) -> dict[str, list[float]]:
+        """The execution times of each application's completed jobs of ``stage``."""
+        return {app: [float(r["exec"]) for r in self.completed_rows(stage, app)] for app in APPS}
+
+    def record_load(self, stage: str, at: str) -> None:
+        """Add this machine's load average to meta.json's ``load`` list, and warn when it is busy before
+        the reference stage's jobs start (later samples include the run's own jobs). A virtual clock's
+        times do not depend on the machine: nothing to record."""
+        if isinstance(self.clock, VirtualClock):
+            return
+        load, cpus = noise.machine_load()
+        sample = {"stage": stage, "at": at, "time": round(self.clock.epoch(self.clock.now()), 1),
+                  "load_1min": load, "cpus": cpus}
+        self.run_dir.update_meta(load=[*self.run_dir.meta().get("load", []), sample])
+        warning = noise.load_warning(load, cpus)
+        if warning and (stage, at) == ("reference", "start"):
+            self.progress(f"warning: {warning}")
 
     def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:
         rows = [r for r in self.run_dir.job_rows() if r["stage"] == stage and r["app"] == app

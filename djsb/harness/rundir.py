@@ -205,8 +205,12 @@ class RunDirectory:
             tmp.replace(self.path / "jobs.csv")
         return len(dropped)
 
-    def update_meta(self, **values: Any) -> None:
+    def meta(self) -> dict[str, Any]:
+        """meta.json as a mapping (empty when there is none)."""
         meta_path = self.path / "meta.json"
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+
+    def update_meta(self, **values: Any) -> None:
+        meta = self.meta()
         meta.update(values)
-        meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        (self.path / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")

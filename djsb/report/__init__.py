@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 
 from djsb.errors import InputError
+from djsb.harness.rundir import RunDirectory
 from djsb.report.html import write_run_html
-from djsb.report.summary import sample_table, summary_table
+from djsb.report.summary import run_notes, sample_table, summary_table
 
 
 def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
@@ -20,11 +21,22 @@ def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
                        na_values={"slowdown": [""], "iterations": [""]})
     samples = sample_table(jobs)
     samples.to_csv(run_dir / "samples.csv", index=False)
-    summary = summary_table(samples)
+    summary = summary_table(samples, run_notes(jobs, RunDirectory(run_dir).meta()))
     summary.to_csv(run_dir / "summary.csv", index=False)
     if plots and not summary.empty:
         from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing
 
-        plot_summary(summary, run_dir / "figures", title=run_dir.name)
+        plot_summary(summary, run_dir / "figures", title=run_dir.name, samples=samples)
     write_run_html(run_dir, summary)
     return summary
+
+
+def summary_warnings(summary: pd.DataFrame) -> list[str]:
+    """Every distinct warning of summary.csv's ``warnings`` column, each once, first seen first, with
+    the cells it concerns: for the end of a run and ``djsb report`` to print."""
+    cells: dict[str, list[str]] = {}
+    for _, row in summary.iterrows():
+        for warning in filter(None, str(row["warnings"]).split("; ")):
+            cells.setdefault(warning, []).append(f"{row['scenario']}/n_a={row['n_a']}")
+    return [f"{warning} [{', '.join(where)}]" if len(where) < len(summary) else warning
+            for warning, where in cells.items()]

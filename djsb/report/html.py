@@ -9,6 +9,7 @@ served as it is.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,8 +47,8 @@ def existing_figures(directory: Path, figures: Sequence[tuple[str, str]]) -> lis
 
 
 def plus_minus(mean: float, half_width: float) -> str:
-    """``mean ± half-width`` with three decimals."""
-    return f"{mean:.3f} ± {half_width:.3f}"
+    """``mean ± half-width`` with three decimals; the mean alone when there is no CI (too few samples)."""
+    return f"{mean:.3f}" if math.isnan(half_width) else f"{mean:.3f} ± {half_width:.3f}"
 
 
 def scenario_label(name: str) -> str:

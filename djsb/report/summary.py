@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import pandas as pd
 
-from djsb import metrics
+from djsb import metrics, noise
 from djsb.harness.scenarios import scenario_names
 
 SAMPLE_COLUMNS = ("scenario", "n_a", "sample", "slowdown_s", "slowdown_a", "t_s", "t_a", "w_s", "w_a",
@@ -40,23 +44,48 @@ def sample_table(jobs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
 
 
-def summary_table(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per (scenario, n_a): mean and 95% CI half-width over samples of each metric.
+def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFrame:
+    """Per (scenario, n_a): mean and 95% CI half-width over samples of each metric, and ``warnings``.
 
+    The CI is left empty (NaN) with fewer than noise.MIN_CI_SAMPLES samples. ``warnings`` joins the
+    row's own noise warnings (slowdowns < 1, dynamicity > 1: djsb.noise) and the run's ``notes``
+    (reference spread, machine load) with "; ", so each row says when it is not to be trusted.
     Rows come in the scenarios' fixed order (djsb/harness/scenarios/), then by n_a.
     """
     rows = []
     for (scenario, _), group in samples.groupby(["scenario", "n_a"], sort=True):
         row: dict[str, object] = {"scenario": scenario, "n_a": int(group["n_a"].iloc[0]),
                                   "samples": len(group)}
+        means: dict[str, float] = {}
         for name in SUMMARY_METRICS:
             mean, half = metrics.mean_ci95(group[name].astype(float).tolist())
+            means[name] = mean
             row[name] = mean
-            row[f"{name}_ci95"] = half
+            row[f"{name}_ci95"] = half if len(group) >= noise.MIN_CI_SAMPLES else math.nan
+        row["warnings"] = "; ".join([*noise.cell_warnings(means), *notes])
         rows.append(row)
-    columns = ["scenario", "n_a", "samples"] + [c for m in SUMMARY_METRICS for c in (m, f"{m}_ci95")]
+    columns = (["scenario", "n_a", "samples"] + [c for m in SUMMARY_METRICS for c in (m, f"{m}_ci95")]
+               + ["warnings"])
     order = {name: rank for rank, name in enumerate(scenario_names())}
     table = pd.DataFrame(rows, columns=columns)
     table = table.sort_values(["scenario", "n_a"], kind="stable",
                               key=lambda column: column.map(order) if column.name == "scenario" else column)
     return table.reset_index(drop=True)
+
+
+def run_notes(jobs: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
+    """The run's noise warnings from its files: each application's reference spread and drift from
+    calibration (completed jobs of jobs.csv), and the machine's load before the reference stage
+    (meta.json's ``load`` samples, written by the driver)."""
+    done = jobs[jobs["state"] == "COMPLETED"]
+
+    def times(stage: str) -> dict[str, list[float]]:
+        rows = done[done["stage"] == stage]
+        return {str(app): group["exec"].astype(float).tolist() for app, group in rows.groupby("app")}
+
+    notes = noise.reference_notes(times("calibration"), times("reference"))
+    for sample in meta.get("load", []):
+        warning = noise.load_warning(float(sample["load_1min"]), int(sample["cpus"]))
+        if warning and (sample.get("stage"), sample.get("at")) == ("reference", "start"):
+            notes.append(warning)
+    return notes
