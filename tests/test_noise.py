@@ -136,3 +136,31 @@ def test_plot_shows_samples_where_the_ci_is_missing() -> None:
     assert len(scattered) == 1
     assert np.asarray(scattered[0].get_offsets()).tolist() == [[1.0, 1.2], [1.0, 1.4]]
     plt.close(fig)
+
+
+def test_driver_records_the_machine_load_in_meta(tmp_path: Path) -> None:
+    import os
+
+    from djsb.clock import WallClock
+    from djsb.config import load_config
+    from djsb.harness.driver import Driver
+    from djsb.jobs.registry import load_job_module
+    from djsb.transport import LocalTransport
+
+    config = load_config(Path(__file__).resolve().parent.parent / "configs" / "local-quick.yaml")
+    transport = LocalTransport()
+    run = RunDirectory.create(tmp_path / "run", {}, {})
+    said: list[str] = []
+    driver = Driver(config, load_job_module("local", {}, transport), run, WallClock(), transport, tmp_path,
+                    progress=said.append)
+    before = os.getloadavg()[0]
+    driver.record_load("reference", "start")
+    driver.record_load("reference", "end")
+    after = os.getloadavg()[0]
+    samples = run.meta()["load"]
+    assert [(s["stage"], s["at"]) for s in samples] == [("reference", "start"), ("reference", "end")]
+    assert samples[0]["cpus"] == os.cpu_count()
+    assert min(before, after) - 0.01 <= samples[0]["load_1min"] <= max(before, after) + 0.01
+    # a warning only for the sample before the reference stage, and only on a busy machine
+    busy = noise.load_warning(samples[0]["load_1min"], samples[0]["cpus"])
+    assert said == ([f"warning: {busy}"] if busy else [])
