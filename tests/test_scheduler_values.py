@@ -182,3 +182,13 @@ def test_the_same_configs_with_good_values_validate(tmp_path: Path, capsys: pyte
     assert main(["validate", str(path)]) == 0, capsys.readouterr().err
     if module == "slurm":
         assert load_config(path).simulation.node_host_names == ("n1", "n2", "n4")
+
+
+def test_node_lists_inside_slurm_arguments_are_hostlists() -> None:
+    values = SlurmJobModule.read_options({"sbatch_options": ["--exclude=n[1-2]", "-w", "n3,n4"]})
+    assert values["sbatch_options"] == ("--exclude=n[1-2]", "-w", "n3,n4")
+    # a value with '/' is a file of node names (sbatch(1)): not a hostlist
+    assert SlurmJobModule.read_options({"sbatch_options": "--nodelist=/etc/nodes"})["sbatch_options"]
+    for bad in (["--nodelist=n[1-"], ["-w", "n[3-1]"], ["--exclude", "n[a-b]"]):
+        with pytest.raises(ConfigError, match="job_module.options.sbatch_options: "):
+            SlurmJobModule.read_options({"sbatch_options": bad})

@@ -39,6 +39,7 @@ from typing import Any
 from djsb.errors import JobModuleError
 from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
+from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.names import slurm_name, slurm_partitions
 from djsb.jobs.options import (
     Option,
@@ -78,13 +79,45 @@ ENV_PREFIX = ["env", "TZ=UTC", "SLURM_TIME_FORMAT=%s"]
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
 TOKEN = re.compile(r"--comment=djsb-([0-9a-f]+)")
 
+# sbatch/srun options that take node names (sbatch(1): a list, a hostlist expression, or a file name
+# when the value holds a '/').
+NODE_LIST_OPTIONS = frozenset({"-w", "--nodelist", "-x", "--exclude"})
+
+
+def node_list_values(words: Sequence[str]) -> list[str]:
+    """The values given to the node-list options among ``words`` (--nodelist=V, or -w V)."""
+    values = []
+    for index, word in enumerate(words):
+        name, equals, value = word.partition("=")
+        if name in NODE_LIST_OPTIONS and equals:
+            values.append(value)
+        elif word in NODE_LIST_OPTIONS and index + 1 < len(words):
+            values.append(words[index + 1])
+    return values
+
+
+def as_slurm_arguments(node: Located) -> tuple[str, ...]:
+    """Extra sbatch/srun arguments (as_arguments), whose node lists must be host names or hostlist
+    expressions: ``n[1-`` is an error here, not sbatch's mid-run."""
+    words = as_arguments(node)
+    for value in node_list_values(words):
+        if "/" in value:
+            continue
+        try:
+            for item in split_host_list(value):
+                expand_hostlist(item)
+        except ValueError as exc:
+            raise node.error(str(exc)) from None
+    return words
+
+
 OPTIONS: dict[str, Option] = {
     **COMMON_OPTIONS,
     "partition": Option(checked_name(slurm_partitions), None, "sbatch --partition (several: a,b)"),
     "account": Option(checked_name(slurm_name), None, "sbatch --account"),
     "qos": Option(checked_name(slurm_name), None, "sbatch --qos"),
-    "sbatch_options": Option(as_arguments, (), "extra sbatch arguments, a list"),
-    "srun_options": Option(as_arguments, (), "extra srun arguments, a list"),
+    "sbatch_options": Option(as_slurm_arguments, (), "extra sbatch arguments, a list"),
+    "srun_options": Option(as_slurm_arguments, (), "extra srun arguments, a list"),
     "tasks_per_node": Option(as_tasks_per_node, {},
                              "--ntasks-per-node: a number, or a mapping app -> number"),
     "memory": Option(one_of("per_cpu", "per_node"), "per_cpu",
