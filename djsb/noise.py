@@ -30,6 +30,12 @@ LOAD_LIMIT = 0.5
 """The 1-minute load average per CPU before the run's own jobs start. Above 0.5, other processes hold
 half a CPU each on average, enough to slow the reference runs by tens of % at random."""
 
+BEFORE_JOBS = ("reference", "start")
+"""The (stage, at) of the load sample taken before the run's own jobs start (the reference stage
+begins with calibration): the only one that measures other processes alone, so the only one
+load_warning is applied to. The other samples (reference end = execution start, execution end) are
+kept in meta.json for the record."""
+
 SLOWDOWN_FLOOR = 0.95
 """A job sharing its CPUs cannot beat itself alone: a mean slowdown below 1 is noise. 5% below 1 is
 allowed for the scheduler's whole-second times and timer jitter of short jobs."""

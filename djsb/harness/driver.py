@@ -209,7 +209,7 @@ class Driver:
                   "load_1min": load, "cpus": cpus}
         self.run_dir.update_meta(load=[*self.run_dir.meta().get("load", []), sample])
         warning = noise.load_warning(load, cpus)
-        if warning and (stage, at) == ("reference", "start"):
+        if warning and (stage, at) == noise.BEFORE_JOBS:
             self.progress(f"warning: {warning}")
 
     def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:

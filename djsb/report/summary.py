@@ -86,6 +86,6 @@ def run_notes(jobs: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
     notes = noise.reference_notes(times("calibration"), times("reference"))
     for sample in meta.get("load", []):
         warning = noise.load_warning(float(sample["load_1min"]), int(sample["cpus"]))
-        if warning and (sample.get("stage"), sample.get("at")) == ("reference", "start"):
+        if warning and (sample.get("stage"), sample.get("at")) == noise.BEFORE_JOBS:
             notes.append(warning)
     return notes
