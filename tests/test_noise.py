@@ -133,6 +133,7 @@ def test_plot_shows_samples_where_the_ci_is_missing() -> None:
     _panel(ax, summary_table(samples), "slowdown_s", "(a)", samples)
     scattered = [c for c in ax.collections if isinstance(c, PathCollection)]
     # only n_a = 1 (2 samples) is drawn as points; n_a = 2 (3 samples) has an error bar instead
+    # (one scenario present: no dodge, its points sit at n_a itself)
     assert len(scattered) == 1
     assert np.asarray(scattered[0].get_offsets()).tolist() == [[1.0, 1.2], [1.0, 1.4]]
     plt.close(fig)

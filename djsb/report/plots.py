@@ -15,6 +15,9 @@ import pandas as pd  # noqa: E402
 
 from djsb.harness.scenarios import scenario, scenario_names  # noqa: E402
 
+DODGE = 0.06
+"""How far apart (in analytics) the scenarios' points at one n_a are drawn."""
+
 PANELS = (("slowdown_s", "(a) slowdown of the simulation"), ("slowdown_a", "(b) slowdown of the analytics"),
           ("dynamicity", "(c) dynamicity"))
 
@@ -47,18 +50,20 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
 
 def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
            samples: pd.DataFrame | None) -> None:
-    # Each scenario's fixed order, label, colour and marker, so figures of different runs compare at a glance.
-    present = set(summary["scenario"])
-    for name in (name for name in scenario_names() if name in present):
+    # Each scenario's fixed order, label, colour and marker, so figures of different runs compare at a glance;
+    # each scenario is shifted by DODGE along x so error bars at the same n_a do not hide each other.
+    present = [name for name in scenario_names() if name in set(summary["scenario"])]
+    for rank, name in enumerate(present):
         style = scenario(name).style
+        shift = (rank - (len(present) - 1) / 2) * DODGE
         group = summary[summary["scenario"] == name].sort_values("n_a")
-        ax.errorbar(group["n_a"], group[metric], yerr=group[f"{metric}_ci95"], marker=style.marker, capsize=3,
-                    label=style.label, color=style.colour)
+        ax.errorbar(group["n_a"] + shift, group[metric], yerr=group[f"{metric}_ci95"], marker=style.marker,
+                    capsize=3, label=style.label, color=style.colour)
         without_ci = group.loc[group[f"{metric}_ci95"].isna(), "n_a"]
         if samples is not None and not without_ci.empty:
             points = samples[(samples["scenario"] == name) & samples["n_a"].isin(without_ci)]
-            ax.scatter(points["n_a"], points[metric], marker=style.marker, color=style.colour, alpha=0.45,
-                       s=18, linewidths=0)
+            ax.scatter(points["n_a"] + shift, points[metric], marker=style.marker, color=style.colour,
+                       alpha=0.45, s=18, linewidths=0)
     if metric.startswith("slowdown"):
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(label)
