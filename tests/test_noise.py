@@ -120,6 +120,8 @@ def test_report_writes_warnings_and_plots_samples_without_ci(tmp_path: Path) -> 
     assert written["warnings"].iloc[0].startswith("slowdown_s 0.90 < 0.95")
     assert summary["samples"].iloc[0] == 2
     assert (run.path / "figures" / "slowdown_s.png").is_file()
+    # report.html lists the warning too (the one cell: no cell list), escaped
+    assert "<li>slowdown_s 0.90 &lt; 0.95</li>" in (run.path / "report.html").read_text()
 
 
 def test_plot_shows_samples_where_the_ci_is_missing() -> None:

@@ -9,7 +9,9 @@ import pandas as pd
 from djsb.errors import InputError
 from djsb.harness.rundir import RunDirectory
 from djsb.report.html import write_run_html
-from djsb.report.summary import run_notes, sample_table, summary_table
+from djsb.report.summary import run_notes, sample_table, summary_table, summary_warnings
+
+__all__ = ["summary_warnings", "write_report"]
 
 
 def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
@@ -30,13 +32,3 @@ def write_report(run_dir: Path, *, plots: bool = True) -> pd.DataFrame:
     write_run_html(run_dir, summary)
     return summary
 
-
-def summary_warnings(summary: pd.DataFrame) -> list[str]:
-    """Every distinct warning of summary.csv's ``warnings`` column, each once, first seen first, with
-    the cells it concerns: for the end of a run and ``djsb report`` to print."""
-    cells: dict[str, list[str]] = {}
-    for _, row in summary.iterrows():
-        for warning in filter(None, str(row["warnings"]).split("; ")):
-            cells.setdefault(warning, []).append(f"{row['scenario']}/n_a={row['n_a']}")
-    return [f"{warning} [{', '.join(where)}]" if len(where) < len(summary) else warning
-            for warning, where in cells.items()]

@@ -19,6 +19,7 @@ import pandas as pd
 
 from djsb.harness.scenarios import scenario
 from djsb.registry import UnknownName
+from djsb.report.summary import summary_warnings
 
 RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
                ("figures/slowdown_s.png", "slowdown of the simulation"),
@@ -81,7 +82,8 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame) -> Path:
     return render(
         "run.html.j2", run_dir / "report.html", title=f"DJSB run {run_dir.name}",
         summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS],
-        summary_rows=summary_rows(summary), figure_items=existing_figures(run_dir, RUN_FIGURES),
+        summary_rows=summary_rows(summary), warnings=summary_warnings(summary),
+        figure_items=existing_figures(run_dir, RUN_FIGURES),
         meta={key: _display(value) for key, value in meta.items()},
         config_text=config_path.read_text() if config_path.is_file() else "(no config.yaml)")
 

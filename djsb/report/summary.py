@@ -89,3 +89,15 @@ def run_notes(jobs: pd.DataFrame, meta: Mapping[str, Any]) -> list[str]:
         if warning and (sample.get("stage"), sample.get("at")) == noise.BEFORE_JOBS:
             notes.append(warning)
     return notes
+
+
+def summary_warnings(summary: pd.DataFrame) -> list[str]:
+    """Every distinct warning of summary.csv's ``warnings`` column, each once, first seen first, with
+    the cells it concerns (none when it concerns every row): for the end of a run, ``djsb report``
+    and report.html."""
+    cells: dict[str, list[str]] = {}
+    for _, row in summary.iterrows():
+        for warning in filter(None, str(row["warnings"]).split("; ")):
+            cells.setdefault(warning, []).append(f"{row['scenario']}/n_a={row['n_a']}")
+    return [f"{warning} [{', '.join(where)}]" if len(where) < len(summary) else warning
+            for warning, where in cells.items()]
