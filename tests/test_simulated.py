@@ -17,7 +17,8 @@ import pytest
 from djsb import appmodel
 from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
-from job_modules.simulated import SimulatedJobModule, first_fit, hostlist, parse_options, spread
+from djsb.model.shape import JobShape
+from job_modules.simulated import SimulatedJobModule, hostlist, parse_options
 from job_modules.template import JobRequest, JobState, JobStatus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -238,10 +239,12 @@ def test_start_latency_delays_the_start() -> None:
 
 
 def test_helpers() -> None:
-    assert spread(10, 4) == [4, 4, 2]
-    # node 0 is too full for 4 tasks but takes the remainder of 2; node 1 takes the first 4
-    assert first_fit([4, 4, 2], [0, 1, 2], lambda node, tasks: node != 0 or tasks <= 2) == {1: 4, 2: 4, 0: 2}
-    assert first_fit([4, 4], [0, 1], lambda node, tasks: node == 0) is None
+    # 10 tasks, 4 per node: two full nodes and the remainder of 2
+    assert JobShape(10, 1, tasks_per_node=4).tasks_on_nodes(16, 64) == [4, 4, 2]
+    # no tasks_per_node: 4-CPU tasks fill 16-core nodes 4 at a time; with a node list of 3 nodes
+    # the 10 tasks spread ceil(10 / 3) = 4 per node
+    assert JobShape(10, 4).tasks_on_nodes(16, 64) == [4, 4, 2]
+    assert JobShape(10, 4, node_list=("a", "b", "c")).tasks_on_nodes(16, 3) == [4, 4, 2]
     assert hostlist("node", 3, [0, 1, 2, 3, 6]) == "node[001-004,007]"
     assert hostlist("node", 3, [4]) == "node005"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
+from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
 FACTOR_NAMES = ("age", "size", "fairshare", "qos", "partition")
@@ -20,6 +21,11 @@ class SimJob:
     ``sort_key`` orders the queue like Slurm: partition PriorityTier, then priority (both
     descending), then submit time, then job id (priority_multifactor.html, "Jobs are selected to
     be evaluated by the scheduler in the following order").
+
+    Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
+    seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
+    END entries are stale and skipped). ``memory`` is what the job holds on each node of
+    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`.
     """
 
     trace: TraceJob
@@ -39,6 +45,34 @@ class SimJob:
     backfilled: bool = False
     priority_at_start: float = 0.0
     factors_at_start: dict[str, float] = field(default_factory=dict)
+    shape: JobShape | None = None
+    memory: list[float] | None = None
+    tasks: list[int] | None = None
+    left: float = 0.0
+    rate: float = 1.0
+    since: float = 0.0
+    end_seq: int = -1
+    stall_until: float = 0.0
+    suspended_since: float | None = None
+    suspended_total: float = 0.0
+    cancelled: bool = False
+    finished: bool = False
+
+    @property
+    def state(self) -> str:
+        """Slurm's name of the job's state: PENDING, RUNNING, SUSPENDED, COMPLETED, TIMEOUT, CANCELLED."""
+        if self.cancelled:
+            return "CANCELLED"
+        if self.finished:
+            return "TIMEOUT" if self.killed else "COMPLETED"
+        if self.start is None:
+            return "PENDING"
+        return "SUSPENDED" if self.suspended_since is not None else "RUNNING"
+
+    @property
+    def cpus_held(self) -> int:
+        """CPUs the job runs on now (its slots; a suspended job still counts what it will take back)."""
+        return sum(slots for _, slots in self.alloc)
 
     @property
     def job_id(self) -> int:
