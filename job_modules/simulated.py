@@ -90,11 +90,17 @@ MIB = 2**20
 DJSB_USER = ("djsb", "djsb")
 """(user, account) of the benchmark's jobs in the model."""
 
-EVENT_DRIVEN = {"sched_interval": 0.0, "bf_interval": 0.0}
+
+
+def _event_driven(backfill: str) -> Callable[[], tuple[PriorityPlugin, SchedulerConfig]]:
+    """FIFO priority with ``backfill``, every pass run at each event (no periodic passes)."""
+    return lambda: (FifoPriority(), SchedulerConfig(backfill=backfill, sched_interval=0.0, bf_interval=0.0))
+
+
 POLICIES: dict[str, Callable[[], tuple[PriorityPlugin, SchedulerConfig]]] = {
-    "fifo": lambda: (FifoPriority(), SchedulerConfig(backfill="none", **EVENT_DRIVEN)),
-    "easy": lambda: (FifoPriority(), SchedulerConfig(backfill="easy", **EVENT_DRIVEN)),
-    "conservative": lambda: (FifoPriority(), SchedulerConfig(backfill="conservative", **EVENT_DRIVEN)),
+    "fifo": _event_driven("none"),
+    "easy": _event_driven("easy"),
+    "conservative": _event_driven("conservative"),
     "marenostrum4": lambda: preset("marenostrum4"),
 }
 """Named policies: a fresh (priority plugin, scheduler options) pair each."""
@@ -312,11 +318,11 @@ class SimulatedJobModule(JobModule):
 
     def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
         self.options = o = parse_options(options)
-        self.clock = _ModelClock(self._sync, float(int(time.time())))
+        self.clock = self._clock = _ModelClock(self._sync, float(int(time.time())))
         self._width = max(3, len(str(o.nodes)))
         self._names = [hostlist("node", self._width, [i]) for i in range(o.nodes)]
-        cluster = ClusterSpec(tuple(NodeSpec(name, o.cores_per_node, o.memory_per_node / MIB) for name in self._names),
-                              (PartitionSpec("batch", oversubscribe=o.oversubscribe),))
+        nodes = tuple(NodeSpec(name, o.cores_per_node, o.memory_per_node / MIB) for name in self._names)
+        cluster = ClusterSpec(nodes, (PartitionSpec("batch", oversubscribe=o.oversubscribe),))
         background = o.background_jobs(first_id=1)
         priority, scheduler = o.policy_pair()
         self.model = Simulation(
@@ -333,7 +339,7 @@ class SimulatedJobModule(JobModule):
 
     def submit(self, request: JobRequest) -> str:
         self._sync()
-        now = self.clock.now()
+        now = self._clock.now()
         job = _Job(str(self._next_id), next(self._model_ids), request, self._shape(request), now,
                    now + self.options.start_latency)
         self._check_fits(job)
@@ -368,7 +374,7 @@ class SimulatedJobModule(JobModule):
             return
         if job in self._waiting:
             self._waiting.remove(job)
-            job.cancelled_at = self.clock.now()
+            job.cancelled_at = self._clock.now()
         elif job.cancelled_at is None:
             self.model.cancel(job.model_id)
 
@@ -385,7 +391,7 @@ class SimulatedJobModule(JobModule):
         return self.model.jobs.get(job.model_id)
 
     def _status(self, job: _Job) -> JobStatus:
-        epoch = self.clock.epoch
+        epoch = self._clock.epoch
         model_job = self._model_job(job)
         if model_job is None:
             state = JobState.CANCELLED if job.cancelled_at is not None else JobState.PENDING
@@ -418,8 +424,9 @@ class SimulatedJobModule(JobModule):
                     f"simulated: unknown node(s) {', '.join(unknown)} for {request.name} "
                     f"(nodes are {hostlist('node', self._width, list(range(self.options.nodes)))})")
             node_list = tuple(request.node_host_names)
-        return JobShape(request.total_tasks, request.cpus_per_task, self.options.tasks_per_node.get(request.app),
-                        request.memory_per_task / MIB, node_list, request.oversubscribe)
+        return JobShape(request.total_tasks, request.cpus_per_task,
+                        self.options.tasks_per_node.get(request.app), request.memory_per_task / MIB,
+                        node_list, request.oversubscribe)
 
     def _check_fits(self, job: _Job) -> None:
         """Refuse a job no state of the cluster could ever run (as sbatch refuses it)."""
@@ -477,7 +484,7 @@ class SimulatedJobModule(JobModule):
 
     def _sync(self) -> None:
         """Advance the model to the clock's time, then apply control-file changes made now."""
-        now = self.clock.now()
+        now = self._clock.now()
         self._submit_eligible(now)
         self.model.advance(now)
         for job in self._jobs.values():

@@ -279,12 +279,13 @@ class ClusterState:
             was_idle = self.node_free[i] == cap
             self.node_free[i] -= sign * slots
             now_idle = self.node_free[i] == cap
-            if memory is not None and self.node_mem_free[i] is not None:
-                self.node_mem_free[i] -= sign * memory[k]
+            have = self.node_mem_free[i]
+            if memory is not None and have is not None:
+                self.node_mem_free[i] = have - sign * memory[k]
             for p_index in self.node_parts[i]:
                 p = parts[p_index]
                 if p.exclusive:
-                    p.free += (now_idle - was_idle)
+                    p.free += int(now_idle) - int(was_idle)
                 else:
                     p.free -= sign * slots
         self.busy_cores += sign * cpus
@@ -292,8 +293,9 @@ class ClusterState:
     def commit_memory(self, alloc: list[tuple[int, int]], memory: Sequence[float], sign: int) -> None:
         """Take or give back only the memory of an allocation (a suspended job keeps it)."""
         for k, (i, _) in enumerate(alloc):
-            if self.node_mem_free[i] is not None:
-                self.node_mem_free[i] -= sign * memory[k]
+            have = self.node_mem_free[i]
+            if have is not None:
+                self.node_mem_free[i] = have - sign * memory[k]
 
     def amount_in(self, part: PartitionState, alloc: list[tuple[int, int]]) -> int:
         """Units of ``part`` that an allocation (made in any partition) holds."""

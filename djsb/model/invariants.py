@@ -141,8 +141,9 @@ class InvariantChecker:
             points = {r.start} | {e for _, e in self.running.values() if r.start < e < end} | {
                 x for q in reservations[:k] for x in (q.start, q.start + q.duration) if r.start < x < end}
             for t in points:
-                busy = sum(self._units(r.partition, self.held[job.job_id])
-                           for job, planned in self.running.values() if job.start <= t < planned)
+                busy = sum(self._units(r.partition, self.held[job_id])
+                           for job_id, (job, planned) in self.running.items()
+                           if job.start is not None and job.start <= t < planned)
                 busy += sum(q.need for q in reservations[:k]
                             if q.partition == r.partition and q.start <= t < q.start + q.duration)
                 if self._capacity(r.partition) - busy < r.need:

@@ -167,8 +167,8 @@ class Simulation:
         for job in self.trace:
             self._push(job.submit, SUBMIT, job.job_id)
         self.advance(math.inf)
-        for job in self.queue:
-            self.rejected.append((job.job_id, "could not be started (resources never free)"))
+        for queued in self.queue:
+            self.rejected.append((queued.job_id, "could not be started (resources never free)"))
         return self._result()
 
     def advance(self, until: float) -> None:
@@ -436,7 +436,7 @@ class Simulation:
         part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
         qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
         if part is None:
-            return f"unknown partition {trace.partition!r}", parts[0], qos
+            return f"unknown partition {trace.partition!r}", parts[0], qos or self.default_qos
         if qos is None:
             return f"unknown QoS {trace.qos!r}", part, self.default_qos
         spec = part.spec
@@ -538,7 +538,8 @@ class Simulation:
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]
-            self.state.commit(job.alloc, trace.cpus if job.part.exclusive else job.cpus_held, job.memory, sign=-1)
+            cpus = trace.cpus if job.part.exclusive else job.cpus_held
+            self.state.commit(job.alloc, cpus, job.memory, sign=-1)
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         job.end_seq = -1

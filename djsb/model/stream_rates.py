@@ -45,13 +45,16 @@ class StreamRates:
         if job.shape is None or job.tasks is None:
             return 1.0
         cores = state.node_cores
+        placed = list(zip(job.alloc, job.tasks, strict=True))
         full = job.shape.cpus_per_task
-        threads = max(1, min(cpus // tasks for (_, cpus), tasks in zip(job.alloc, job.tasks, strict=True)))
-        now = min(appmodel.thread_speed(runnable[node], cores[node], self.core_bandwidth, self.memory_bandwidth)
-                  for node, _ in job.alloc)
-        alone = min(appmodel.thread_speed(tasks * full, cores[node], self.core_bandwidth, self.memory_bandwidth)
-                    for (node, _), tasks in zip(job.alloc, job.tasks, strict=True))
+        threads = max(1, min(cpus // tasks for (_, cpus), tasks in placed))
+        now = appmodel.task_throughput(threads, [self._speed(runnable[node], cores[node])
+                                                 for node, _ in job.alloc])
+        alone = appmodel.task_throughput(full, [self._speed(tasks * full, cores[node])
+                                                for (node, _), tasks in placed])
         oversubscribed = any(runnable[node] > cores[node] for node, _ in job.alloc)
-        return appmodel.progress_rate(appmodel.task_throughput(threads, [now]),
-                                      appmodel.task_throughput(full, [alone]), oversubscribed=oversubscribed,
+        return appmodel.progress_rate(now, alone, oversubscribed=oversubscribed,
                                       timeslice_efficiency=self.timeslice_efficiency)
+
+    def _speed(self, runnable: int, cores: int) -> float:
+        return appmodel.thread_speed(runnable, cores, self.core_bandwidth, self.memory_bandwidth)
