@@ -32,6 +32,10 @@ and backfill. Options:
   that backfill), or ``marenostrum4`` (multifactor priority and MareNostrum 4's scheduler options,
   paper 004 Tables 3.2-3.3); the first three schedule at every event (sched_interval and
   bf_interval 0);
+- ``time_limit`` (none: unlimited): the time limit of DJSB's jobs (sbatch --time, seconds); the
+  backfill planner needs it to backfill an analytics (a job without one never backfills);
+- ``check_invariants`` (false): run the model's InvariantChecker (djsb/model/invariants.py) along,
+  which stops the run at the first scheduling invariant broken;
 - ``scheduler`` ({}): overrides of the policy's SchedulerConfig fields (djsb/model/scheduler.py),
   e.g. ``{bf_interval: 30, bf_resolution: 60}``;
 - ``background`` (none): other users' jobs on the same cluster (djsb/workloads/window.py): an
@@ -71,7 +75,7 @@ from typing import Any
 from djsb.clock import VirtualClock
 from djsb.config import parse_size
 from djsb.errors import ConfigError, InputError, JobModuleError
-from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
 from djsb.model.shape import JobShape
@@ -124,6 +128,8 @@ class ClusterOptions:
     timeslice_efficiency: float = 1.0
     oversubscribe: str = "YES:4"
     policy: str = "fifo"
+    time_limit: float | None = None
+    check_invariants: bool = False
     scheduler: Mapping[str, Any] = field(default_factory=dict)
     background: Mapping[str, Any] = field(default_factory=dict)
 
@@ -242,6 +248,12 @@ def parse_options(options: Mapping[str, Any]) -> ClusterOptions:
             values[name] = float(_number(name, value, minimum=0, strict=True))
             if values[name] > 1:
                 raise _option_error(name, f"must be <= 1 (a share of progress), got {value!r}")
+        elif name == "time_limit":
+            values[name] = float(_number(name, value, minimum=0, strict=True))
+        elif name == "check_invariants":
+            if not isinstance(value, bool):
+                raise _option_error(name, f"expected true or false, got {value!r}")
+            values[name] = value
         elif name == "oversubscribe":
             values[name] = str(value)
             PartitionSpec("batch", oversubscribe=values[name]).share  # noqa: B018 - validates
@@ -327,6 +339,7 @@ class SimulatedJobModule(JobModule):
         priority, scheduler = o.policy_pair()
         self.model = Simulation(
             background, cluster, scheduler, priority, start=min([0.0, *(j.submit for j in background)]),
+            checker=InvariantChecker(cluster) if o.check_invariants else None,
             progress=StreamRates(o.core_bandwidth, o.memory_bandwidth_per_node, o.timeslice_efficiency),
             associations=[DJSB_USER])
         self.model.advance(0.0)
@@ -453,7 +466,7 @@ class SimulatedJobModule(JobModule):
             self._waiting.remove(job)
             self.model.advance(job.eligible)
             trace = TraceJob(job.model_id, job.eligible, job.request.exec_time, job.request.total_cpus,
-                             user=DJSB_USER[0], account=DJSB_USER[1])
+                             requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
             try:
                 self.model.submit(trace, job.shape)
             except ModelError as exc:

@@ -155,6 +155,8 @@ class Simulation:
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
         self.priority.setup(PriorityContext(cluster, tuple(users)))
+        for job in self.trace:
+            self._push(job.submit, SUBMIT, job.job_id)
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -164,8 +166,6 @@ class Simulation:
 
     def run(self) -> SimulationResult:
         """Process every event and return the result (a Simulation runs once)."""
-        for job in self.trace:
-            self._push(job.submit, SUBMIT, job.job_id)
         self.advance(math.inf)
         for queued in self.queue:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
