@@ -61,7 +61,8 @@ def main() -> None:
     text = args.config.read_text()
     if "    policy: fifo\n" not in text:
         sys.exit(f"{args.config}: expected a 'policy: fifo' line under job_module.options")
-    print(f"{'policy':13} {'scenario':17} {'dynamicity':>10} {'slowdown_a':>10} {'wait_a (s)':>10} {'wall s':>7}")
+    print(f"{'policy':13} {'scenario':17} {'dynamicity':>10} {'slowdown_a':>10} {'wait_a (s)':>10} "
+          f"{'wall s':>7}")
     with tempfile.TemporaryDirectory(prefix="djsb-busy-") as tmp:
         for policy in args.policies:
             wall, out = run(text, policy, Path(tmp))

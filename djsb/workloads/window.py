@@ -27,5 +27,6 @@ def background_window(jobs: Sequence[TraceJob], *, start: float = 0.0, count: in
     return [dataclasses.replace(
         job, job_id=first_id + k, submit=(job.submit - start) * time_scale - warmup,
         cpus=max(1, round(job.cpus * cpu_scale)),
-        memory_mb=None if job.memory_mb is None else job.memory_mb * cpu_scale, nodes=None, partition=None, qos=None, depends_on=())
+        memory_mb=None if job.memory_mb is None else job.memory_mb * cpu_scale,
+        nodes=None, partition=None, qos=None, depends_on=())
         for k, job in enumerate(chosen)]
