@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from djsb.errors import InputError, RunError
+from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
@@ -119,6 +120,7 @@ class Simulation:
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
+        self.backfill = BACKFILL_POLICIES[self.config.backfill]
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
         self.checker = checker
@@ -176,7 +178,7 @@ class Simulation:
         heap = self.heap
         running = self.running
         cfg = self.config
-        event_bf = cfg.backfill != "none" and cfg.bf_interval == 0
+        event_bf = self.backfill.enabled and cfg.bf_interval == 0
         while heap and heap[0][0] <= until:
             now = heap[0][0]
             self.now = now
@@ -343,8 +345,7 @@ class Simulation:
         """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
         self._touch()
         self._main_pass(now, periodic=False)
-        cfg = self.config
-        if cfg.backfill != "none" and cfg.bf_interval == 0:
+        if self.backfill.enabled and self.config.bf_interval == 0:
             self._backfill_pass(now)
         self._settle(now)
 
@@ -386,7 +387,7 @@ class Simulation:
             return
         cfg = self.config
         intervals = {MAIN_TICK: cfg.sched_interval}
-        if cfg.backfill != "none":
+        if self.backfill.enabled:
             intervals[BF_TICK] = cfg.bf_interval
         period = self.priority.calc_period
         for kind, interval in intervals.items():
@@ -665,7 +666,7 @@ class Simulation:
         cfg = self.config
         state = self.state
         horizon = now + cfg.bf_window
-        max_reservations = 1 if cfg.backfill == "easy" else math.inf
+        max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
         reservations: list[Reservation] = []
         earliest: dict[tuple[int, int, float], float] = {}
