@@ -1,8 +1,8 @@
-"""The simulated job module: an in-process cluster on a virtual clock, so a DJSB run takes seconds.
+"""The simulated job module: DJSB's jobs on the scheduler model, on a virtual clock, in seconds.
 
 The DJSB driver runs unchanged against it: the module's ``clock`` is a virtual clock, the driver
-sleeps on it, and each call (and each sleep) advances a fluid model of the cluster to the clock's
-time, processing every event in between in time order. Reported submit/start/end times are the
+sleeps on it, and each call (and each sleep) advances the scheduler model (djsb/model/) to the
+clock's time, processing every event in between in time order. Reported submit/start/end times are the
 model's exact times (a job that finished while the driver slept reports when it finished, not
 when it was polled), as Unix-like seconds from ``clock.epoch``.
 
