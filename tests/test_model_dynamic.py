@@ -314,3 +314,14 @@ def test_invariants_hold_under_random_suspend_resume_resize(
     assert sim.state.node_free == sim.state.node_capacity
     assert sim.state.node_mem_free == [64.0] * n_nodes
     assert sim.state.busy_cores == 0
+
+
+def test_a_job_whose_memory_never_fits_is_rejected() -> None:
+    # 2 nodes x 4 cores x 100 MB: 8 CPUs of 30 MB need 3 CPUs' worth per node at most
+    # (floor(100 / 30) = 3), so 6 CPUs fit the empty cluster and 8 never do: rejected at
+    # submission, as Slurm rejects a request no node configuration can satisfy
+    sim = model(nodes=2, memory=100.0)
+    with pytest.raises(ModelError, match="memory"):
+        sim.submit(job(1, 8, 10, memory=240))
+    sim.submit(job(2, 6, 10, memory=180))
+    assert sim.job(2).state == "RUNNING"

@@ -121,6 +121,7 @@ class Simulation:
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
         self.backfill = BACKFILL_POLICIES[self.config.backfill]
+        self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
         self.checker = checker
@@ -448,6 +449,10 @@ class Simulation:
         if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
                 trace.cpus > part.cores):
             return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
+        if trace.memory_mb and self.node_memory and trace.cpus > self.state.cpus_within_memory(
+                part, trace.memory_mb / trace.cpus):
+            return f"{trace.memory_mb:g} MB over {trace.cpus} CPUs exceed partition {spec.name}'s memory", \
+                part, qos
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
             return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
