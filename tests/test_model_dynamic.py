@@ -13,7 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model import (
+    ClusterSpec,
+    InvariantChecker,
+    InvariantViolation,
+    NodeSpec,
+    PartitionSpec,
+    SchedulerConfig,
+    Simulation,
+)
+from djsb.model.job import SimJob
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
@@ -102,11 +111,11 @@ def test_a_backfilled_job_may_use_a_suspended_jobs_cpus() -> None:
 
 
 def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
-    # 1 node x 4 cores. Job 1 (4 CPUs) suspended at 5, job 2 (4 CPUs, 20 s) starts on its CPUs;
-    # job 1 resumes at 10 and takes them back unchecked: 8 slots on 4 cores, which the checker
-    # counts as an over-allocation but not as a violation. Job 3 (1 CPU) must wait for job 2's
-    # end at 5 + 20 = 25, when the node is back to 4 busy slots... and still full: job 1 ends at
-    # 100 + 5 = 105 (suspended from 5 to 10), and job 3 starts then.
+    # 1 node x 4 cores. Job 1 (4 CPUs, 100 s) is suspended at 5 and job 2 (4 CPUs, 20 s) starts
+    # on its CPUs; job 1 resumes at 10 and takes them back unchecked: 8 slots on 4 cores, which
+    # the checker counts as an over-allocation, not a violation. Job 3 (1 CPU) cannot start while
+    # the node is over-allocated, nor after job 2 ends at 5 + 20 = 25 (job 1 still holds all 4
+    # cores); it starts when job 1 ends at 100 + 5 = 105 (100 s of work, suspended 5 s).
     sim = model()
     checker = sim.checker
     assert checker is not None
@@ -122,6 +131,21 @@ def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
     assert sim.job(2).end == 25.0
     assert sim.job(1).end == 105.0
     assert sim.job(3).start == 105.0
+
+
+def test_the_checker_catches_a_start_on_an_over_allocated_node() -> None:
+    # the same over-allocation (8 slots on 4 cores after the resume): a scheduler that started a
+    # 1-CPU job there now would bring the node to 9 slots by a scheduling decision, a violation
+    sim = model()
+    checker = sim.checker
+    assert checker is not None
+    sim.submit(job(1, 4, 100))
+    sim.suspend(1)
+    sim.submit(job(2, 4, 20))
+    sim.resume(1)
+    rogue = SimJob(job(3, 1, 1), sim.state.partitions[0], sim.spec.qos[0], 10.0, 1, 0.0, alloc=[(0, 1)], start=0.0)
+    with pytest.raises(InvariantViolation, match="oversubscribed"):
+        checker.on_start(rogue, 0.0, 10.0)
 
 
 # -- malleability, shapes, oversubscription -----------------------------------------------------------
