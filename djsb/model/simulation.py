@@ -4,7 +4,9 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 
 * Events are ``(time, kind, key, seq)`` tuples in a heap. At one instant they are handled in this
   documented order: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass
-  (2), then submissions (3); within a kind, by job id. Everything is deterministic: the core draws
+  (2), then submissions (3), then the end of resume stalls (4); within a kind, by job id; new
+  progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's
+  rate changed, it was suspended or it ended otherwise) and is skipped. Everything is deterministic: the core draws
   no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is the only source of randomness
   offered to plugins, never the global one.
 * The main pass walks the queue in priority order and starts jobs until the first job that does
@@ -41,8 +43,8 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 
 Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
 a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
-:meth:`~Simulation.advance` to a time (every event up to and including it, in the order above;
-a wake-up at the end of a resume stall, kind 4, comes last), :meth:`~Simulation.job` to query,
+:meth:`~Simulation.advance` to a time (every event up to and including it, in the order above),
+:meth:`~Simulation.job` to query,
 :meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`, :meth:`~Simulation.resume` and
 :meth:`~Simulation.resize`. Each operation acts at the current time and is followed by the
 event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity over the trace.
