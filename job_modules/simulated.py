@@ -140,6 +140,9 @@ class ClusterOptions:
             return priority, dataclasses.replace(scheduler, **self.scheduler)
         except ConfigError as exc:
             raise _option_error("scheduler", exc.message) from None
+        except TypeError:
+            message = f"expected numbers and a backfill name, got {self.scheduler!r}"
+            raise _option_error("scheduler", message) from None
 
     def background_jobs(self, first_id: int) -> list[TraceJob]:
         """The background load (see the module docstring), its ids from ``first_id``."""
@@ -256,7 +259,10 @@ def parse_options(options: Mapping[str, Any]) -> ClusterOptions:
             values[name] = value
         elif name == "oversubscribe":
             values[name] = str(value)
-            PartitionSpec("batch", oversubscribe=values[name]).share  # noqa: B018 - validates
+            try:
+                PartitionSpec("batch", oversubscribe=values[name]).share  # noqa: B018 - validates
+            except ConfigError as exc:
+                raise _option_error(name, exc.message) from None
         elif name == "policy":
             if value not in POLICIES:
                 raise _option_error(name, f"unknown policy {value!r}; choose one of {', '.join(POLICIES)}")

@@ -265,6 +265,14 @@ def test_helpers() -> None:
     ({"resume_overhead": True}, "resume_overhead"),
     ({"tasks_per_node": {"viz": 2}}, "tasks_per_node"),
     ({"tasks_per_node": {"analytics": 0}}, "tasks_per_node.analytics"),
+    ({"oversubscribe": "MAYBE"}, "oversubscribe"),
+    ({"policy": "lottery"}, "policy"),
+    ({"scheduler": {"bf_colour": 1}}, "scheduler.bf_colour"),
+    ({"scheduler": {"bf_interval": "often"}}, "scheduler"),
+    ({"time_limit": 0}, "time_limit"),
+    ({"background": {"trace": "a.swf", "synthetic": {}}}, "background"),
+    ({"background": {"trace": "a.swf", "jobs": -1}}, "background.jobs"),
+    ({"background": {"synthetic": {"n_jobs": 5, "colour": 1}}}, "background.synthetic.colour"),
 ])
 def test_bad_options_name_their_key(options: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as error:
