@@ -7,8 +7,8 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   (2), then submissions (3), then the end of resume stalls (4); within a kind, by job id; new
   progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's
   rate changed, it was suspended or it ended otherwise) and is skipped. Everything is
-  deterministic: the core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is the only source of randomness
-  offered to plugins, never the global one.
+  deterministic: the core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``)
+  is the only source of randomness offered to plugins, never the global one.
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
   (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
