@@ -283,14 +283,12 @@ class ClusterState:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
         holds on each node (``memory`` parallel to ``alloc``; None takes none)."""
         parts = self.partitions
-        for k, (i, slots) in enumerate(alloc):
+        node_free = self.node_free
+        for i, slots in alloc:
             cap = self.node_capacity[i]
-            was_idle = self.node_free[i] == cap
-            self.node_free[i] -= sign * slots
-            now_idle = self.node_free[i] == cap
-            have = self.node_mem_free[i]
-            if memory is not None and have is not None:
-                self.node_mem_free[i] = have - sign * memory[k]
+            was_idle = node_free[i] == cap
+            node_free[i] -= sign * slots
+            now_idle = node_free[i] == cap
             for p_index in self.node_parts[i]:
                 p = parts[p_index]
                 if p.exclusive:
@@ -298,6 +296,8 @@ class ClusterState:
                 else:
                     p.free -= sign * slots
         self.busy_cores += sign * cpus
+        if memory is not None:
+            self.commit_memory(alloc, memory, sign)
 
     def commit_memory(self, alloc: list[tuple[int, int]], memory: Sequence[float], sign: int) -> None:
         """Take or give back only the memory of an allocation (a suspended job keeps it)."""

@@ -25,7 +25,8 @@ class SimJob:
     Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
     seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
     END entries are stale and skipped). ``memory`` is what the job holds on each node of
-    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`.
+    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`; ``cpus`` the CPUs it
+    runs on now (its size after a resize; a suspended job takes them back at its resume).
     """
 
     trace: TraceJob
@@ -46,6 +47,7 @@ class SimJob:
     priority_at_start: float = 0.0
     factors_at_start: dict[str, float] = field(default_factory=dict)
     shape: JobShape | None = None
+    cpus: int = 0
     memory: list[float] | None = None
     tasks: list[int] | None = None
     left: float = 0.0
@@ -69,10 +71,6 @@ class SimJob:
             return "PENDING"
         return "SUSPENDED" if self.suspended_since is not None else "RUNNING"
 
-    @property
-    def cpus_held(self) -> int:
-        """CPUs the job runs on now (its slots; a suspended job still counts what it will take back)."""
-        return sum(slots for _, slots in self.alloc)
 
     @property
     def job_id(self) -> int:

@@ -216,7 +216,10 @@ class Simulation:
                     self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
-            self._settle(now)
+            if self.rates_dirty:
+                self._update_rates(now)
+            self._schedule_ticks(now)
+            self._record(now)
         if math.isfinite(until):
             self.now = max(self.now, until)
 
@@ -286,7 +289,7 @@ class Simulation:
         self._progress(job, now)
         job.suspended_since = now
         job.end_seq = -1
-        self.state.commit(job.alloc, job.cpus_held, None, sign=-1)
+        self.state.commit(job.alloc, job.cpus, None, sign=-1)
         del self.amounts[job.job_id]
         if self.checker is not None:
             self.checker.on_suspend(job, now)
@@ -302,7 +305,7 @@ class Simulation:
         job.suspended_since = None
         job.since = now
         job.rate = 0.0
-        self.state.commit(job.alloc, job.cpus_held, None)
+        self.state.commit(job.alloc, job.cpus, None)
         self.amounts[job.job_id] = self._amounts(job)
         if stall > 0:
             job.stall_until = now + stall
@@ -329,10 +332,12 @@ class Simulation:
             self._progress(job, now)
             delta = [(node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True)]
             self.state.commit(delta, sum(d for _, d in delta), None)
+            job.cpus = sum(cpus_per_node)
             job.alloc = new
             self.amounts[job.job_id] = self._amounts(job)
         else:
             job.alloc = new
+            job.cpus = sum(cpus_per_node)
         if self.checker is not None:
             self.checker.on_resize(job, now)
         self.rates_dirty = True
@@ -472,12 +477,8 @@ class Simulation:
         index = {name: i for i, name in enumerate(self.state.node_names)}
         return [index[name] for name in shape.node_list if index[name] in part.members]
 
-    def _allocate(self, job: SimJob) -> list[tuple[int, int]] | None:
-        """Nodes for a queued job now, or None: first fit for a trace job, its layout for a shaped one."""
-        shape = job.shape
-        trace = job.trace
-        if shape is None:
-            return self.state.allocate(job.part, trace.cpus, trace.nodes, trace.memory_mb)
+    def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
+        """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
         candidates = self._candidates(job.part, shape)
         tasks = shape.tasks_on_nodes(job.part.cores_per_node, len(candidates))
         alloc = self.state.place(job.part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
@@ -498,11 +499,10 @@ class Simulation:
 
     def _start(self, job: SimJob, alloc: list[tuple[int, int]], now: float, backfilled: bool) -> None:
         trace = job.trace
-        if job.shape is not None and job.tasks is not None and job.shape.memory_per_task is not None:
-            job.memory = [tasks * job.shape.memory_per_task for tasks in job.tasks]
-        elif trace.memory_mb and trace.cpus:
-            job.memory = [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
+        if self.node_memory:  # without node memory sizes, memory never constrains: hold none
+            job.memory = self._memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
+        job.cpus = trace.cpus
         job.alloc = alloc
         job.start = now
         job.backfilled = backfilled
@@ -512,7 +512,7 @@ class Simulation:
         job.since = now
         self._schedule_end(job, now)
         self.running[trace.job_id] = job
-        self.amounts[trace.job_id] = self._amounts(job)
+        self.amounts[trace.job_id] = self._amounts(job, job.need)
         key = (trace.user, job.qos.name)
         self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
         self._unqueue(job)
@@ -522,11 +522,22 @@ class Simulation:
         if self.progress is not None:
             self.rates_dirty = True
 
-    def _amounts(self, job: SimJob) -> list[tuple[int, int]]:
-        """Units a running job holds in its partition and in each partition sharing its nodes."""
+    @staticmethod
+    def _memory(job: SimJob, alloc: list[tuple[int, int]]) -> list[float] | None:
+        """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
+        shape, trace = job.shape, job.trace
+        if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
+            return [tasks * shape.memory_per_task for tasks in job.tasks]
+        if trace.memory_mb and trace.cpus:
+            return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
+        return None
+
+    def _amounts(self, job: SimJob, own: int | None = None) -> list[tuple[int, int]]:
+        """Units a running job holds in its partition (``own`` if known) and in each partition
+        sharing its nodes."""
         part = job.part
         state = self.state
-        amounts = [(part.index, state.amount_in(part, job.alloc))]
+        amounts = [(part.index, state.amount_in(part, job.alloc) if own is None else own)]
         for q in part.overlaps:
             amount = state.amount_in(state.partitions[q], job.alloc)
             if amount:
@@ -546,8 +557,7 @@ class Simulation:
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]
-            cpus = trace.cpus if job.part.exclusive else job.cpus_held
-            self.state.commit(job.alloc, cpus, job.memory, sign=-1)
+            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1)
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         job.end_seq = -1
@@ -624,7 +634,9 @@ class Simulation:
             depth += 1
             if not self._limits_ok(job):
                 continue
-            alloc = self._allocate(job)
+            trace = job.trace
+            alloc = state.allocate(job.part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
+                else self._place(job, job.shape)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
@@ -696,7 +708,9 @@ class Simulation:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                alloc = self._allocate(job)
+                trace = job.trace
+                alloc = state.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
+                    else self._place(job, job.shape)
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
