@@ -307,6 +307,7 @@ class _Job:
     eligible: float
     cancelled_at: float | None = None
     control_stamp: tuple[int, int, int] | None = None
+    nodes: tuple[str, ...] = ()
 
 
 class _ModelClock(VirtualClock):
@@ -352,6 +353,7 @@ class SimulatedJobModule(JobModule):
         self._model_ids = itertools.count(len(background) + 1)
         self._jobs: dict[str, _Job] = {}
         self._waiting: list[_Job] = []  # submitted, not yet eligible (start_latency): not in the model yet
+        self._live: dict[str, _Job] = {}  # in the model and not finished: their control files are read
         self._next_id = 1
 
     # -- the JobModule API ---------------------------------------------------------------------
@@ -419,11 +421,12 @@ class SimulatedJobModule(JobModule):
                              "BeginTime" if state is JobState.PENDING else "")
         state = _STATES[model_job.state]
         finished = state.finished
-        nodes = (hostlist("node", self._width, [i for i, _ in model_job.alloc]),) if model_job.alloc else ()
+        if model_job.alloc and not job.nodes:  # a job keeps its nodes from its start on
+            job.nodes = (hostlist("node", self._width, [i for i, _ in model_job.alloc]),)
         return JobStatus(
             state, epoch(job.submit), None if model_job.start is None else epoch(model_job.start),
             epoch(model_job.end) if finished and model_job.end is not None else None,
-            0 if state is JobState.COMPLETED else None, nodes,
+            0 if state is JobState.COMPLETED else None, job.nodes,
             "Resources" if state is JobState.PENDING else "")
 
     # -- placement ---------------------------------------------------------------------------------
@@ -477,6 +480,7 @@ class SimulatedJobModule(JobModule):
                 self.model.submit(trace, job.shape)
             except ModelError as exc:
                 raise JobModuleError(f"simulated: {job.request.name}: {exc}") from None
+            self._live[job.job_id] = job
 
     def _read_control(self, job: _Job, model_job: SimJob) -> None:
         """Resize the job to the threads per task of its control file if it changed (1..cpus_per_task)."""
@@ -506,9 +510,11 @@ class SimulatedJobModule(JobModule):
         now = self._clock.now()
         self._submit_eligible(now)
         self.model.advance(now)
-        for job in self._jobs.values():
-            model_job = self._model_job(job)
-            if model_job is not None and model_job.state in ("RUNNING", "SUSPENDED"):
+        for job_id, job in list(self._live.items()):
+            model_job = self.model.job(job.model_id)
+            if model_job.finished or model_job.cancelled:
+                del self._live[job_id]
+            elif model_job.start is not None:
                 self._read_control(job, model_job)
 
 
