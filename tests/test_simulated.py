@@ -338,3 +338,21 @@ def test_paper_setup_keeps_the_papers_order(tmp_path: Path) -> None:
         assert over["slowdown_s"] > stop["slowdown_s"] > dyn["slowdown_s"]
     # the calibrated analytics slowdown under oversubscription: 3 / 0.955, the paper's "214%" loss
     assert summary[("oversubscription", 1)]["slowdown_a"] == pytest.approx(3 / 0.955)
+
+
+# -- background load ---------------------------------------------------------------------------------
+
+def test_a_background_job_holds_cores_but_no_bandwidth(tmp_path: Path) -> None:
+    # one SWF job of 4 processors running 100 s, its window starting 10 s before the benchmark
+    # (warmup 10): it holds the node's 4 cores from -10 to 90. A 4-CPU job without
+    # --oversubscribe waits for them: wait 90. One that asks shares the cores at once and, since
+    # a background job draws no modelled bandwidth, runs at rate 1: exactly its 10 s.
+    trace = tmp_path / "one.swf"
+    trace.write_text("1 0 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n")
+    for oversubscribe, wait in ((False, 90.0), (True, 0.0)):
+        sim = module(background={"trace": str(trace), "warmup": 10})
+        job = sim.submit(request("j", cpus=4, exec_time=10, oversubscribe=oversubscribe))
+        done = status_at(sim, job, 500)
+        assert done.state is JobState.COMPLETED
+        assert time_of(done.start) - time_of(done.submit) == pytest.approx(wait)
+        assert duration(done) == pytest.approx(10.0)

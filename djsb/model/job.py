@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
@@ -54,7 +55,7 @@ class SimJob:
     rate: float = 1.0
     since: float = 0.0
     end_seq: int = -1
-    stall_until: float = 0.0
+    stall_until: float = -math.inf
     suspended_since: float | None = None
     suspended_total: float = 0.0
     cancelled: bool = False
