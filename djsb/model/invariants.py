@@ -1,7 +1,9 @@
 """An optional, independent checker of the model's two scheduling invariants.
 
 1. No node is ever oversubscribed beyond its partition's OverSubscribe setting: the slots used on
-   a node never exceed cores x share, and a node given to an exclusive job holds nothing else.
+   a node never exceed cores x share, a job that may not share (NO, or YES without
+   ``--oversubscribe``) never brings a node above its core count, and a node given to an
+   exclusive job holds nothing else.
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit) and the earlier reservations.
@@ -53,6 +55,7 @@ class InvariantChecker:
             for p in cluster.partitions]
         self.part_exclusive = [p.exclusive for p in cluster.partitions]
         self.part_share = [p.share for p in cluster.partitions]
+        self.part_forced = [p.forced for p in cluster.partitions]
         self.used = [0] * len(cluster.nodes)
         self.exclusive_holder: dict[int, int] = {}
         self.jobs_on: list[set[int]] = [set() for _ in cluster.nodes]
@@ -66,6 +69,7 @@ class InvariantChecker:
         """Check the nodes a job just got."""
         p = job.part.index
         members = set(self.part_nodes[p])
+        may_share = self.part_forced[p] or (job.shape is not None and job.shape.oversubscribe)
         if sum(s for _, s in job.alloc) < job.trace.cpus:
             raise InvariantViolation(f"job {job.job_id} got fewer slots than its {job.trace.cpus} CPUs")
         for node, slots in job.alloc:
@@ -77,10 +81,11 @@ class InvariantChecker:
             self.jobs_on[node].add(job.job_id)
             if self.part_exclusive[p]:
                 self.exclusive_holder[node] = job.job_id
-            if self.used[node] > self.cores[node] * self.part_share[p]:
+            share = self.part_share[p] if may_share else 1
+            if self.used[node] > self.cores[node] * share:
                 raise InvariantViolation(
                     f"node {node} oversubscribed at t={now}: {self.used[node]} slots on "
-                    f"{self.cores[node]} cores (share {self.part_share[p]})")
+                    f"{self.cores[node]} cores (share {share})")
         self.running[job.job_id] = (job, planned_end)
         self.held[job.job_id] = list(job.alloc)
         self.starts_checked += 1
