@@ -134,6 +134,7 @@ class PartitionState:
     members: frozenset[int] = field(default=frozenset())
     cores: int = 0
     forced: bool = False
+    keeps_spare: bool = False
 
 
 class ClusterState:
@@ -175,13 +176,13 @@ class ClusterState:
             cap = len(ids) if part.exclusive else sum(spec.nodes[i].cores * share for i in ids)
             parts.append(PartitionState(part, p_index, ids, part.exclusive, max(cores), cap, cap,
                                         members=frozenset(ids),
-                                        cores=sum(spec.nodes[i].cores for i in ids), forced=part.forced))
+                                        cores=sum(spec.nodes[i].cores for i in ids), forced=part.forced,
+                                        keeps_spare=share > 1 and not part.forced))
         self.partitions = parts
         self.by_name = {p.spec.name: p for p in parts}
         self.node_capacity = [spec.nodes[i].cores * node_share.get(i, 1) for i in range(len(spec.nodes))]
         self.node_cores = [n.cores for n in spec.nodes]
         self.node_spare = [spec.nodes[i].cores * (node_share.get(i, 1) - 1) for i in range(len(spec.nodes))]
-        self.no_spare = [0] * len(spec.nodes)
         self.node_free = list(self.node_capacity)
         self.node_mem_free: list[float | None] = [n.memory_mb for n in spec.nodes]
         self.node_parts: list[list[int]] = [[] for _ in spec.nodes]
@@ -222,13 +223,14 @@ class ClusterState:
             want = self.need(part, cpus, nodes)
             chosen = [(i, cap[i]) for i in part.node_ids if free[i] == cap[i]][:want]
             return chosen if len(chosen) == want else None
-        spare = self.no_spare if part.forced else self.node_spare
+        if part.keeps_spare:  # a YES partition: a trace job takes idle cores only
+            free = [f - spare for f, spare in zip(free, self.node_spare, strict=True)]
         per_node = math.ceil(cpus / nodes) if nodes else None
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
         chosen = []
         remaining = cpus
         for i in part.node_ids:
-            room = min(free[i] - spare[i], self.node_cores[i])  # a job never shares a core with itself
+            room = min(free[i], self.node_cores[i])  # a job never shares a core with itself
             take = min(room, remaining) if per_node is None else (per_node if room >= per_node else 0)
             mem = self.node_mem_free[i]
             if take > 0 and mem_per_cpu is not None and mem is not None:

@@ -149,7 +149,6 @@ class Simulation:
         self.now = start
         self.rates_dirty = False
         self.jobs: dict[int, SimJob] = {}
-        self.cancelled: list[SimJob] = []
         self.shapes: dict[int, JobShape] = {}
         self.by_id: dict[int, TraceJob] = {}
         users: dict[tuple[str, str], None] = {}
@@ -272,7 +271,6 @@ class Simulation:
             self.queue.remove(job)
             self._unqueue(job)
             job.cancelled = True
-            self.cancelled.append(job)
         else:
             job.cancelled = True
             job.killed = False
