@@ -377,16 +377,20 @@ class Simulation:
                 job.left = max(0.0, job.left - job.rate * (now - job.since))
                 job.since = now
                 job.rate = rate
-                self._schedule_end(job, now)
+                assert job.start is not None
+                self._schedule_end(job, now, job.start)
 
-    def _schedule_end(self, job: SimJob, now: float) -> None:
-        """Push the job's END: when its work is done at its rate, or at its time limit."""
+    def _schedule_end(self, job: SimJob, now: float, start: float) -> None:
+        """Push the END of a job started at ``start``: when its work is done at its rate, or at its
+        time limit (suspended time does not count)."""
         finish = now + job.left / job.rate if job.rate > 0 else math.inf
-        assert job.start is not None
-        deadline = math.inf if self.config.extend_limit else job.start + job.suspended_total + job.limit
-        job.killed = deadline < finish
-        job.end = min(finish, deadline)
-        job.end_seq = self._push(job.end, END, job.job_id) if math.isfinite(job.end) else -1
+        deadline = math.inf if self.config.extend_limit else start + job.suspended_total + job.limit
+        if deadline < finish:
+            job.killed, end = True, deadline
+        else:
+            job.killed, end = False, finish
+        job.end = end
+        job.end_seq = self._push(end, END, job.job_id) if end < math.inf else -1
 
     def _schedule_ticks(self, now: float) -> None:
         if not self.queue:
@@ -508,9 +512,11 @@ class Simulation:
         job.factors_at_start = job.factors
         job.left = trace.run_time
         job.since = now
-        self._schedule_end(job, now)
+        self._schedule_end(job, now, now)
         self.running[trace.job_id] = job
-        self.amounts[trace.job_id] = self._amounts(job, job.need)
+        part = job.part
+        amounts = self._amounts(job, job.need) if part.overlaps else [(part.index, job.need)]
+        self.amounts[trace.job_id] = amounts
         key = (trace.user, job.qos.name)
         self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
         self._unqueue(job)
