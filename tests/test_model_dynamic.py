@@ -110,12 +110,9 @@ def test_a_backfilled_job_may_use_a_suspended_jobs_cpus() -> None:
     assert (backfilled.start, backfilled.backfilled, sim.node_names(backfilled)) == (10.0, True, ["n0"])
 
 
-def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
-    # 1 node x 4 cores. Job 1 (4 CPUs, 100 s) is suspended at 5 and job 2 (4 CPUs, 20 s) starts
-    # on its CPUs; job 1 resumes at 10 and takes them back unchecked: 8 slots on 4 cores, which
-    # the checker counts as an over-allocation, not a violation. Job 3 (1 CPU) cannot start while
-    # the node is over-allocated, nor after job 2 ends at 5 + 20 = 25 (job 1 still holds all 4
-    # cores); it starts when job 1 ends at 100 + 5 = 105 (100 s of work, suspended 5 s).
+def over_allocated() -> tuple[Simulation, InvariantChecker]:
+    """1 node x 4 cores. Job 1 (4 CPUs, 100 s) is suspended at 5 and job 2 (4 CPUs, 20 s) starts
+    on its CPUs; job 1 resumes at 10 and takes them back unchecked: 8 slots on 4 cores."""
     sim = model()
     checker = sim.checker
     assert checker is not None
@@ -125,6 +122,15 @@ def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
     sim.submit(job(2, 4, 20))
     sim.advance(10)
     sim.resume(1)
+    return sim, checker
+
+
+def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
+    # The checker counts the 8 slots on 4 cores as an over-allocation, not a violation. Job 3
+    # (1 CPU) cannot start while the node is over-allocated, nor after job 2 ends at 5 + 20 = 25
+    # (job 1 still holds all 4 cores); it starts when job 1 ends at 100 + 5 = 105 (100 s of work,
+    # suspended 5 s).
+    sim, checker = over_allocated()
     assert sim.state.node_free[0] == 4 - 8 and checker.overallocations == 1
     sim.submit(job(3, 1, 1))
     sim.advance(1000)
@@ -134,18 +140,13 @@ def test_resume_over_allocates_legitimately_and_blocks_new_starts() -> None:
 
 
 def test_the_checker_catches_a_start_on_an_over_allocated_node() -> None:
-    # the same over-allocation (8 slots on 4 cores after the resume): a scheduler that started a
-    # 1-CPU job there now would bring the node to 9 slots by a scheduling decision, a violation
-    sim = model()
-    checker = sim.checker
-    assert checker is not None
-    sim.submit(job(1, 4, 100))
-    sim.suspend(1)
-    sim.submit(job(2, 4, 20))
-    sim.resume(1)
-    rogue = SimJob(job(3, 1, 1), sim.state.partitions[0], sim.spec.qos[0], 10.0, 1, 0.0, alloc=[(0, 1)], start=0.0)
+    # the same over-allocation: a scheduler that started a 1-CPU job there now would bring the
+    # node to 9 slots by a scheduling decision, a violation
+    sim, checker = over_allocated()
+    rogue = SimJob(job(3, 1, 1), sim.state.partitions[0], sim.spec.qos[0], 10.0, 1, 10.0, alloc=[(0, 1)],
+                   start=10.0)
     with pytest.raises(InvariantViolation, match="oversubscribed"):
-        checker.on_start(rogue, 0.0, 10.0)
+        checker.on_start(rogue, 10.0, 20.0)
 
 
 # -- malleability, shapes, oversubscription -----------------------------------------------------------
