@@ -8,7 +8,9 @@ idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does.
 ``OverSubscribe`` (slurm.conf, partition section): ``NO`` lets one job use a core, ``FORCE[:N]``
 lets up to N jobs share a core (Slurm's default N is 4), and ``YES[:N]`` lets a job share cores
 only when it asks for ``--oversubscribe`` (:attr:`djsb.model.shape.JobShape.oversubscribe`;
-trace jobs never ask, so on a YES partition they behave as on a NO one). A node's capacity is
+trace jobs never ask, so on a YES partition they behave as on a NO one). The asking job may go
+on cores that a job which did not ask holds (how DJSB's analytics joins the simulation, which is
+submitted without the option); the model does not keep such a node out of sharing. A node's capacity is
 ``cores * N`` *slots* and a job holds one slot per CPU. A job that may not share needs *idle*
 cores, counted as ``free slots - cores * (N - 1)``: jobs fill idle cores before they share one
 (Slurm's cons_tres tries row 0 of a partition before the others), so that count is exact until a
