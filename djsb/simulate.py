@@ -237,7 +237,7 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     experiment = load_experiment(Path(config_path))
     bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
     result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
-                        seed=experiment.seed, progress=lambda done, total: bar.update(done)).run()
+                        seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
     bar.update(len(experiment.jobs))
     bar.close()
     out_dir = Path(out_dir)

@@ -1,8 +1,8 @@
-"""The simulated job module: an in-process cluster on a virtual clock, so a DJSB run takes seconds.
+"""The simulated job module: DJSB's jobs on the scheduler model, on a virtual clock, in seconds.
 
 The DJSB driver runs unchanged against it: the module's ``clock`` is a virtual clock, the driver
-sleeps on it, and each call (and each sleep) advances a fluid model of the cluster to the clock's
-time, processing every event in between in time order. Reported submit/start/end times are the
+sleeps on it, and each call (and each sleep) advances the scheduler model (djsb/model/) to the
+clock's time, processing every event in between in time order. Reported submit/start/end times are the
 model's exact times (a job that finished while the driver slept reports when it finished, not
 when it was polled), as Unix-like seconds from ``clock.epoch``.
 
@@ -20,44 +20,103 @@ The cluster (options, all optional; defaults are a MareNostrum 3 node of paper 0
 - ``timeslice_efficiency`` (1.0): the share of progress a job keeps while one of its nodes has more
   runnable threads than cores (djsb/appmodel.py, point 4).
 
-Placement: a job takes ``tasks x cpus_per_task`` cores and ``tasks x memory_per_task`` memory on
-each of its nodes; a colocated job (JobRequest.colocate_with) goes on the simulation's nodes.
-Jobs start in FIFO order once eligible and placeable; without ``JobRequest.oversubscribe`` a job
-needs free cores, with it only memory (as Slurm's OverSubscribe=FORCE, memory stays consumable).
-A job that can never fit is refused at submission.
+Scheduling: the jobs run on the built-in scheduler model (djsb/model/), the same model
+``djsb simulate`` replays traces on: one partition over all nodes, its priority plugin, main pass
+and backfill. Options:
 
-Work: a simulated job prints nothing, so the driver's calibration finds no iteration count and
-always passes ``--time exec_time``; the module takes the work from ``JobRequest.exec_time``:
-seconds of progress alone at the job's full thread count. The threads per task a malleable job
-uses now come from its control file (JobRequest.control_file), re-read at every call and every
-sleep of the clock, so a change the driver writes at virtual time t takes effect at t.
+- ``oversubscribe`` (``YES:4``): the partition's OverSubscribe. With YES a job that asks
+  (JobRequest.oversubscribe, sbatch --oversubscribe) may share used cores, up to N jobs per core,
+  and one that does not needs idle cores; FORCE shares every job (djsb/model/cluster.py);
+- ``policy`` (``fifo``): ``fifo`` (FIFO priority, no backfill: jobs start in submission order,
+  the first that does not fit blocks the rest), ``easy`` / ``conservative`` (FIFO priority with
+  that backfill), or ``marenostrum4`` (multifactor priority and MareNostrum 4's scheduler options,
+  paper 004 Tables 3.2-3.3); the first three schedule at every event (sched_interval and
+  bf_interval 0);
+- ``time_limit`` (none: unlimited): the time limit of DJSB's jobs (sbatch --time, seconds); the
+  backfill planner needs it to backfill an analytics (a job without one never backfills);
+- ``check_invariants`` (false): run the model's InvariantChecker (djsb/model/invariants.py) along,
+  which stops the run at the first scheduling invariant broken;
+- ``scheduler`` ({}): overrides of the policy's SchedulerConfig fields (djsb/model/scheduler.py),
+  e.g. ``{bf_interval: 30, bf_resolution: 60}``;
+- ``background`` (none): other users' jobs on the same cluster (djsb/workloads/window.py): an
+  SWF trace window ``{trace: PATH, start: 0, jobs: 2000, warmup: 3600, cpu_scale: 1,
+  time_scale: 1}`` or an M/M/c generator ``{synthetic: {n_jobs, arrival_rate, service_rate, cpus,
+  seed}, warmup}``. The window starts ``warmup`` seconds before the benchmark, so the cluster is
+  busy when it starts; analytics then wait in the queue, and their wait enters the slowdowns
+  (paper 001: response time = wait + execution).
+
+Placement: a job of ``tasks x cpus_per_task`` CPUs is laid out ``tasks_per_node`` per node (the
+model's JobShape); a colocated job (JobRequest.colocate_with) gets the simulation's nodes as its
+node list (sbatch --nodelist) and is placed on idle cores first, on used ones only if it may
+share. Memory is consumable: ``tasks x memory_per_task`` on each node. A job no state of the
+cluster could run is refused at submission.
+
+Progress: the model's rate model for DJSB (djsb/model/stream_rates.py on djsb/appmodel.py). A
+simulated job prints nothing, so the driver's calibration finds no iteration count and always
+passes ``--time exec_time``; the work is ``JobRequest.exec_time``: seconds of progress alone at
+the job's full thread count. Stop&continue is the model's suspend/resume (the suspended job frees
+its CPUs, keeps its memory). The threads per task a malleable job uses come from its control file
+(JobRequest.control_file), re-read at every call and every sleep of the clock; a new count resizes
+the job in the model (a shrunk simulation frees CPUs the analytics then takes without
+oversubscription, the cooperative scenario), so a change the driver writes at virtual time t
+takes effect at t.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import itertools
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from djsb import appmodel
 from djsb.clock import VirtualClock
 from djsb.config import parse_size
-from djsb.errors import ConfigError, JobModuleError
+from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.registry import register
+from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model.job import SimJob
+from djsb.model.priority import FifoPriority, PriorityPlugin, preset
+from djsb.model.shape import JobShape
+from djsb.model.simulation import ModelError
+from djsb.model.stream_rates import StreamRates
 from djsb.transport import Transport
+from djsb.workloads.job import TraceJob
+from djsb.workloads.swf import read_swf
+from djsb.workloads.synthetic import poisson_exponential
+from djsb.workloads.window import background_window
 
-_DONE_TOLERANCE = 1e-9
-"""Relative remaining work below which a job counts as finished (float rounding of the fluid steps)."""
+MIB = 2**20
+"""The model's memory unit: Slurm's "MB" (--mem) are MiB."""
+
+DJSB_USER = ("djsb", "djsb")
+"""(user, account) of the benchmark's jobs in the model."""
+
+
+
+def _event_driven(backfill: str) -> Callable[[], tuple[PriorityPlugin, SchedulerConfig]]:
+    """FIFO priority with ``backfill``, every pass run at each event (no periodic passes)."""
+    return lambda: (FifoPriority(), SchedulerConfig(backfill=backfill, sched_interval=0.0, bf_interval=0.0))
+
+
+POLICIES: dict[str, Callable[[], tuple[PriorityPlugin, SchedulerConfig]]] = {
+    "fifo": _event_driven("none"),
+    "easy": _event_driven("easy"),
+    "conservative": _event_driven("conservative"),
+    "marenostrum4": lambda: preset("marenostrum4"),
+}
+"""Named policies: a fresh (priority plugin, scheduler options) pair each."""
+
+_BACKGROUND_KEYS = {"trace", "synthetic", "start", "jobs", "warmup", "cpu_scale", "time_scale"}
+_SYNTHETIC_KEYS = {"n_jobs", "arrival_rate", "service_rate", "cpus", "seed"}
 
 
 @dataclass(frozen=True)
 class ClusterOptions:
-    """The simulated cluster and model parameters (see the module docstring)."""
+    """The simulated cluster, its scheduler and model parameters (see the module docstring)."""
 
     nodes: int = 64
     cores_per_node: int = 16
@@ -68,6 +127,45 @@ class ClusterOptions:
     start_latency: float = 0.0
     resume_overhead: float = 0.0
     timeslice_efficiency: float = 1.0
+    oversubscribe: str = "YES:4"
+    policy: str = "fifo"
+    time_limit: float | None = None
+    check_invariants: bool = False
+    scheduler: Mapping[str, Any] = field(default_factory=dict)
+    background: Mapping[str, Any] = field(default_factory=dict)
+
+    def policy_pair(self) -> tuple[PriorityPlugin, SchedulerConfig]:
+        """The priority plugin and scheduler options: the named policy with ``scheduler`` overrides."""
+        priority, scheduler = POLICIES[self.policy]()
+        try:
+            return priority, dataclasses.replace(scheduler, **self.scheduler)
+        except ConfigError as exc:
+            raise _option_error("scheduler", exc.message) from None
+        except TypeError:
+            message = f"expected numbers and a backfill name, got {self.scheduler!r}"
+            raise _option_error("scheduler", message) from None
+
+    def background_jobs(self, first_id: int) -> list[TraceJob]:
+        """The background load (see the module docstring), its ids from ``first_id``."""
+        options = self.background
+        if not options:
+            return []
+        if "trace" in options:
+            try:
+                jobs = read_swf(options["trace"]).jobs
+            except InputError as exc:
+                raise _option_error("background.trace", exc.one_line()) from None
+        else:
+            synthetic = dict(options["synthetic"])
+            try:
+                jobs = poisson_exponential(synthetic.pop("n_jobs"), synthetic.pop("arrival_rate"),
+                                           synthetic.pop("service_rate"), seed=synthetic.pop("seed", 0),
+                                           **synthetic)
+            except (InputError, KeyError, TypeError) as exc:
+                raise _option_error("background.synthetic", str(exc)) from None
+        return background_window(jobs, start=options.get("start", 0.0), count=options.get("jobs"),
+                                 warmup=options.get("warmup", 0.0), cpu_scale=options.get("cpu_scale", 1.0),
+                                 time_scale=options.get("time_scale", 1.0), first_id=first_id)
 
 
 def _option_error(name: str, message: str) -> ConfigError:
@@ -99,6 +197,37 @@ def _tasks_per_node(value: Any) -> dict[str, int]:
     return {"simulation": count, "analytics": count}
 
 
+def _mapping(name: str, value: Any, known: set[str]) -> dict[str, Any]:
+    """A mapping option whose keys must be among ``known``."""
+    if not isinstance(value, Mapping):
+        raise _option_error(name, f"expected a mapping, got {value!r}")
+    unknown = sorted(map(str, set(value) - known))
+    if unknown:
+        raise _option_error(f"{name}.{unknown[0]}", f"unknown option (known: {', '.join(sorted(known))})")
+    return dict(value)
+
+
+def _background(value: Any) -> dict[str, Any]:
+    """``background``: exactly one of ``trace`` and ``synthetic``, and valid window numbers."""
+    options = _mapping("background", value, _BACKGROUND_KEYS)
+    if ("trace" in options) == ("synthetic" in options):
+        raise _option_error("background", "give exactly one of trace and synthetic")
+    if "trace" in options and not isinstance(options["trace"], str):
+        raise _option_error("background.trace", f"expected a path, got {options['trace']!r}")
+    if "synthetic" in options:
+        options["synthetic"] = _mapping("background.synthetic", options["synthetic"], _SYNTHETIC_KEYS)
+    for key in ("start", "warmup"):
+        if key in options:
+            options[key] = float(_number(f"background.{key}", options[key], minimum=0, strict=False))
+    for key in ("cpu_scale", "time_scale"):
+        if key in options:
+            options[key] = float(_number(f"background.{key}", options[key], minimum=0, strict=True))
+    if "jobs" in options:
+        options["jobs"] = int(_number("background.jobs", options["jobs"], minimum=0, strict=False,
+                                      integer=True))
+    return options
+
+
 def parse_options(options: Mapping[str, Any]) -> ClusterOptions:
     """Validate the ``job_module.options`` of a simulated run into ClusterOptions."""
     known = set(ClusterOptions.__dataclass_fields__)
@@ -123,27 +252,31 @@ def parse_options(options: Mapping[str, Any]) -> ClusterOptions:
             values[name] = float(_number(name, value, minimum=0, strict=True))
             if values[name] > 1:
                 raise _option_error(name, f"must be <= 1 (a share of progress), got {value!r}")
+        elif name == "time_limit":
+            values[name] = float(_number(name, value, minimum=0, strict=True))
+        elif name == "check_invariants":
+            if not isinstance(value, bool):
+                raise _option_error(name, f"expected true or false, got {value!r}")
+            values[name] = value
+        elif name == "oversubscribe":
+            values[name] = str(value)
+            try:
+                PartitionSpec("batch", oversubscribe=values[name]).share  # noqa: B018 - validates
+            except ConfigError as exc:
+                raise _option_error(name, exc.message) from None
+        elif name == "policy":
+            if value not in POLICIES:
+                raise _option_error(name, f"unknown policy {value!r}; choose one of {', '.join(POLICIES)}")
+            values[name] = value
+        elif name == "scheduler":
+            values[name] = _mapping(name, value, {f.name for f in dataclasses.fields(SchedulerConfig)})
+        elif name == "background":
+            values[name] = _background(value)
         else:
             values[name] = _tasks_per_node(value)
-    return ClusterOptions(**values)
-
-
-def spread(total_tasks: int, per_node: int) -> list[int]:
-    """Tasks on each node when ``per_node`` tasks fill a node and the last takes the remainder."""
-    full, rest = divmod(total_tasks, per_node)
-    return [per_node] * full + ([rest] if rest else [])
-
-
-def first_fit(counts: Sequence[int], candidates: Sequence[int],
-              fits: Callable[[int, int], bool]) -> dict[int, int] | None:
-    """Each count of tasks on the first unused candidate where ``fits(node, tasks)``; None if one fails."""
-    chosen: dict[int, int] = {}
-    for tasks in counts:
-        node = next((n for n in candidates if n not in chosen and fits(n, tasks)), None)
-        if node is None:
-            return None
-        chosen[node] = tasks
-    return chosen
+    parsed = ClusterOptions(**values)
+    parsed.policy_pair()  # a bad scheduler override fails here, at validation
+    return parsed
 
 
 def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
@@ -164,35 +297,18 @@ def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
 
 
 @dataclass
-class _Node:
-    """What the jobs placed on a node hold of it (cores may exceed the node's under oversubscription)."""
-
-    cores: int = 0
-    memory: int = 0
-
-
-@dataclass
 class _Job:
-    """One simulated job and its progress."""
+    """The module's record of one DJSB job: its request, model id and control-file state."""
 
     job_id: str
+    model_id: int
     request: JobRequest
+    shape: JobShape
     submit: float
     eligible: float
-    state: JobState = JobState.PENDING
-    placement: dict[int, int] = field(default_factory=dict)
-    threads: int = 0
-    alone: float = 0.0
-    done: float = 0.0
-    start: float | None = None
-    end: float | None = None
-    stall_until: float = 0.0
-    nodes: tuple[str, ...] = ()
+    cancelled_at: float | None = None
     control_stamp: tuple[int, int, int] | None = None
-
-    @property
-    def work(self) -> float:
-        return self.request.exec_time
+    nodes: tuple[str, ...] = ()
 
 
 class _ModelClock(VirtualClock):
@@ -211,34 +327,49 @@ class _ModelClock(VirtualClock):
         super().sleep(seconds)
 
 
+_STATES = {"PENDING": JobState.PENDING, "RUNNING": JobState.RUNNING, "SUSPENDED": JobState.SUSPENDED,
+           "COMPLETED": JobState.COMPLETED, "TIMEOUT": JobState.TIMEOUT, "CANCELLED": JobState.CANCELLED}
+
+
 @register("simulated")
 class SimulatedJobModule(JobModule):
-    """A simulated cluster running STREAM-like jobs in virtual time (options: module docstring)."""
+    """DJSB's jobs on the scheduler model in virtual time (options: module docstring)."""
 
     name = "simulated"
 
     def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
-        self.options = parse_options(options)
-        self.clock = _ModelClock(self._sync, float(int(time.time())))
-        self._t = 0.0
-        self._nodes = [_Node() for _ in range(self.options.nodes)]
-        self._width = max(3, len(str(self.options.nodes)))
+        self.options = o = parse_options(options)
+        self.clock = self._clock = _ModelClock(self._sync, float(int(time.time())))
+        self._width = max(3, len(str(o.nodes)))
+        self._names = [hostlist("node", self._width, [i]) for i in range(o.nodes)]
+        nodes = tuple(NodeSpec(name, o.cores_per_node, o.memory_per_node / MIB) for name in self._names)
+        cluster = ClusterSpec(nodes, (PartitionSpec("batch", oversubscribe=o.oversubscribe),))
+        background = o.background_jobs(first_id=1)
+        priority, scheduler = o.policy_pair()
+        self.model = Simulation(
+            background, cluster, scheduler, priority, start=min([0.0, *(j.submit for j in background)]),
+            checker=InvariantChecker(cluster) if o.check_invariants else None,
+            rates=StreamRates(o.core_bandwidth, o.memory_bandwidth_per_node, o.timeslice_efficiency),
+            associations=[DJSB_USER])
+        self.model.advance(0.0)
+        self._model_ids = itertools.count(len(background) + 1)
         self._jobs: dict[str, _Job] = {}
-        self._queue: deque[_Job] = deque()
-        self._running: list[_Job] = []
-        self._rates: dict[str, float] | None = None
+        self._waiting: list[_Job] = []  # submitted, not yet eligible (start_latency): not in the model yet
+        self._live: dict[str, _Job] = {}  # in the model and not finished: their control files are read
         self._next_id = 1
 
     # -- the JobModule API ---------------------------------------------------------------------
 
     def submit(self, request: JobRequest) -> str:
         self._sync()
-        self._check_fits(request)
-        job = _Job(str(self._next_id), request, self._t, self._t + self.options.start_latency)
+        now = self._clock.now()
+        job = _Job(str(self._next_id), next(self._model_ids), request, self._shape(request), now,
+                   now + self.options.start_latency)
+        self._check_fits(job)
         self._next_id += 1
         self._jobs[job.job_id] = job
-        self._queue.append(job)
-        self._start_pending()
+        self._waiting.append(job)
+        self._submit_eligible(now)
         return job.job_id
 
     def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
@@ -247,32 +378,28 @@ class SimulatedJobModule(JobModule):
 
     def suspend(self, job_id: str) -> None:
         self._sync()
-        job = self._job(job_id)
-        if job.state is JobState.PENDING:
+        model_job = self._model_job(self._job(job_id))
+        if model_job is None or model_job.start is None:
             raise JobModuleError(f"simulated: job {job_id} is pending, it cannot be suspended")
-        if job.state is JobState.RUNNING:
-            job.state = JobState.SUSPENDED
-            self._rates = None
+        if model_job.state == "RUNNING":
+            self.model.suspend(model_job.job_id)
 
     def resume(self, job_id: str) -> None:
         self._sync()
-        job = self._job(job_id)
-        if job.state is JobState.SUSPENDED:
-            job.state = JobState.RUNNING
-            job.stall_until = self._t + self.options.resume_overhead
-            self._rates = None
+        model_job = self._model_job(self._job(job_id))
+        if model_job is not None and model_job.state == "SUSPENDED":
+            self.model.resume(model_job.job_id, stall=self.options.resume_overhead)
 
     def cancel(self, job_id: str) -> None:
         self._sync()
         job = self._jobs.get(job_id)
-        if job is None or job.state.finished:
+        if job is None:
             return
-        if job.state is JobState.PENDING:
-            self._queue.remove(job)
-        else:
-            self._release(job)
-        job.state, job.end = JobState.CANCELLED, self._t
-        self._start_pending()
+        if job in self._waiting:
+            self._waiting.remove(job)
+            job.cancelled_at = self._clock.now()
+        elif job.cancelled_at is None:
+            self.model.cancel(job.model_id)
 
     # -- statuses ----------------------------------------------------------------------------------
 
@@ -282,171 +409,85 @@ class SimulatedJobModule(JobModule):
             raise JobModuleError(f"simulated: unknown job {job_id}")
         return job
 
-    def _status(self, job: _Job) -> JobStatus:
-        epoch = self.clock.epoch
-        return JobStatus(
-            job.state, epoch(job.submit), None if job.start is None else epoch(job.start),
-            None if job.end is None else epoch(job.end),
-            0 if job.state is JobState.COMPLETED else None, job.nodes,
-            self._pending_reason(job))
+    def _model_job(self, job: _Job) -> SimJob | None:
+        """The model's view of the job; None while it waits out its start latency (or was cancelled then)."""
+        return self.model.jobs.get(job.model_id)
 
-    def _pending_reason(self, job: _Job) -> str:
-        """Slurm's reason for a pending job: BeginTime before its start latency is over, else Resources."""
-        if job.state is not JobState.PENDING:
-            return ""
-        return "BeginTime" if job.eligible > self._t else "Resources"
+    def _status(self, job: _Job) -> JobStatus:
+        epoch = self._clock.epoch
+        model_job = self._model_job(job)
+        if model_job is None:
+            state = JobState.CANCELLED if job.cancelled_at is not None else JobState.PENDING
+            end = None if job.cancelled_at is None else epoch(job.cancelled_at)
+            return JobStatus(state, epoch(job.submit), None, end, None, (),
+                             "BeginTime" if state is JobState.PENDING else "")
+        state = _STATES[model_job.state]
+        finished = state.finished
+        if model_job.alloc and not job.nodes:  # a job keeps its nodes from its start on
+            job.nodes = (hostlist("node", self._width, [i for i, _ in model_job.alloc]),)
+        return JobStatus(
+            state, epoch(job.submit), None if model_job.start is None else epoch(model_job.start),
+            epoch(model_job.end) if finished and model_job.end is not None else None,
+            0 if state is JobState.COMPLETED else None, job.nodes,
+            "Resources" if state is JobState.PENDING else "")
 
     # -- placement ---------------------------------------------------------------------------------
 
-    def _layout(self, request: JobRequest) -> tuple[list[int], list[int]]:
-        """(tasks on each node the job needs, the candidate nodes in order of preference)."""
-        configured = self.options.tasks_per_node.get(request.app)
+    def _shape(self, request: JobRequest) -> JobShape:
+        """The request in the model's terms: layout, node list (colocation) and oversubscription."""
+        node_list: tuple[str, ...] | None = None
         if request.colocate_with is not None:
-            sim = self._job(request.colocate_with)
-            candidates = list(sim.placement)
-            if not candidates:
+            sim = self._model_job(self._job(request.colocate_with))
+            if sim is None or not sim.alloc:
                 raise JobModuleError(f"simulated: job {request.colocate_with} has no nodes to colocate with")
-            per_node = configured or math.ceil(request.total_tasks / len(candidates))
-            return spread(request.total_tasks, per_node), candidates
-        per_node = configured or max(1, self.options.cores_per_node // request.cpus_per_task)
-        return spread(request.total_tasks, per_node), self._allowed_nodes(request)
+            node_list = tuple(self.model.node_names(sim))
+        elif request.node_host_names:
+            unknown = [name for name in request.node_host_names if name not in self._names]
+            if unknown:
+                raise JobModuleError(
+                    f"simulated: unknown node(s) {', '.join(unknown)} for {request.name} "
+                    f"(nodes are {hostlist('node', self._width, list(range(self.options.nodes)))})")
+            node_list = tuple(request.node_host_names)
+        return JobShape(request.total_tasks, request.cpus_per_task,
+                        self.options.tasks_per_node.get(request.app), request.memory_per_task / MIB,
+                        node_list, request.oversubscribe)
 
-    def _allowed_nodes(self, request: JobRequest) -> list[int]:
-        if not request.node_host_names:
-            return list(range(self.options.nodes))
-        names = {hostlist("node", self._width, [i]): i for i in range(self.options.nodes)}
-        unknown = [name for name in request.node_host_names if name not in names]
-        if unknown:
-            raise JobModuleError(f"simulated: unknown node(s) {', '.join(unknown)} for {request.name} "
-                                 f"(nodes are {hostlist('node', self._width, list(names.values()))})")
-        return [names[name] for name in request.node_host_names]
-
-    def _check_fits(self, request: JobRequest) -> None:
+    def _check_fits(self, job: _Job) -> None:
         """Refuse a job no state of the cluster could ever run (as sbatch refuses it)."""
-        counts, candidates = self._layout(request)
+        shape, request, o = job.shape, job.request, self.options
+        n_candidates = len(shape.node_list) if shape.node_list is not None else o.nodes
+        counts = shape.tasks_on_nodes(o.cores_per_node, n_candidates)
         most = max(counts)
         problem = ""
-        if len(counts) > len(candidates):
-            problem = f"{len(counts)} nodes ({most} tasks per node), only {len(candidates)} available"
-        elif most * request.memory_per_task > self.options.memory_per_node:
-            problem = (f"{most * request.memory_per_task} bytes per node, nodes have "
-                       f"{self.options.memory_per_node}")
-        elif not request.oversubscribe and most * request.cpus_per_task > self.options.cores_per_node:
-            problem = (f"{most * request.cpus_per_task} cores per node, nodes have "
-                       f"{self.options.cores_per_node}")
+        if len(counts) > n_candidates:
+            problem = f"{len(counts)} nodes ({most} tasks per node), only {n_candidates} available"
+        elif most * request.memory_per_task > o.memory_per_node:
+            problem = f"{most * request.memory_per_task} bytes per node, nodes have {o.memory_per_node}"
+        elif not request.oversubscribe and most * request.cpus_per_task > o.cores_per_node:
+            problem = f"{most * request.cpus_per_task} cores per node, nodes have {o.cores_per_node}"
         if problem:
             raise JobModuleError(f"simulated: {request.name} needs {problem}")
 
-    def _place(self, request: JobRequest) -> dict[int, int] | None:
-        """The nodes (and tasks on each) the job gets now, or None while it must wait.
-
-        First fit on free cores; failing that, a job that may oversubscribe takes the candidates
-        holding the fewest cores (a colocated job keeps the simulation's node order).
-        """
-        counts, candidates = self._layout(request)
-        cpus, memory = request.cpus_per_task, request.memory_per_task
-
-        def fits(node: int, tasks: int, share_cores: bool) -> bool:
-            held = self._nodes[node]
-            cores_ok = share_cores or held.cores + tasks * cpus <= self.options.cores_per_node
-            return cores_ok and held.memory + tasks * memory <= self.options.memory_per_node
-
-        exclusive = first_fit(counts, candidates, lambda node, tasks: fits(node, tasks, False))
-        if exclusive is not None or not request.oversubscribe:
-            return exclusive
-        if request.colocate_with is None:
-            candidates = sorted(candidates, key=lambda node: self._nodes[node].cores)
-        return first_fit(counts, candidates, lambda node, tasks: fits(node, tasks, True))
-
-    def _start_pending(self) -> None:
-        """Start queued jobs in FIFO order until the first that cannot start now."""
-        while self._queue:
-            job = self._queue[0]
-            if job.eligible > self._t:
+    def _submit_eligible(self, until: float) -> None:
+        """Hand the model every waiting job whose start latency is over by ``until``, at its time."""
+        while self._waiting:
+            job = min(self._waiting, key=lambda j: (j.eligible, j.model_id))
+            if job.eligible > until:
                 return
-            placement = self._place(job.request)
-            if placement is None:
-                return
-            self._queue.popleft()
-            request = job.request
-            for node, tasks in placement.items():
-                self._nodes[node].cores += tasks * request.cpus_per_task
-                self._nodes[node].memory += tasks * request.memory_per_task
-            job.placement, job.state, job.start = placement, JobState.RUNNING, self._t
-            job.nodes = (hostlist("node", self._width, list(placement)),)
-            job.threads = request.cpus_per_task
-            job.alone = self._throughput(request.cpus_per_task, (tasks * request.cpus_per_task
-                                                                 for tasks in placement.values()))
-            self._read_control(job)
-            self._running.append(job)
-            self._rates = None
+            self._waiting.remove(job)
+            self.model.advance(job.eligible)
+            trace = TraceJob(job.model_id, job.eligible, job.request.exec_time, job.request.total_cpus,
+                             requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
+            try:
+                self.model.submit(trace, job.shape)
+            except ModelError as exc:
+                raise JobModuleError(f"simulated: {job.request.name}: {exc}") from None
+            self._live[job.job_id] = job
 
-    def _release(self, job: _Job) -> None:
-        for node, tasks in job.placement.items():
-            self._nodes[node].cores -= tasks * job.request.cpus_per_task
-            self._nodes[node].memory -= tasks * job.request.memory_per_task
-        self._running.remove(job)
-        self._rates = None
-
-    # -- the fluid model ---------------------------------------------------------------------------
-
-    def _throughput(self, threads: int, runnable_by_node: Iterable[int]) -> float:
-        o = self.options
-        return appmodel.job_throughput(threads, runnable_by_node, o.cores_per_node, o.core_bandwidth,
-                                       o.memory_bandwidth_per_node)
-
-    def _current_rates(self) -> dict[str, float]:
-        """Each running job's progress rate now (cached until a job starts, ends or changes)."""
-        if self._rates is not None:
-            return self._rates
-        runnable = [0] * self.options.nodes
-        active = [job for job in self._running if job.state is JobState.RUNNING]
-        for job in active:
-            for node, tasks in job.placement.items():
-                runnable[node] += tasks * job.threads
-        rates = {job.job_id: 0.0 for job in self._running}
-        for job in active:
-            if self._t < job.stall_until:
-                continue
-            throughput = self._throughput(job.threads, (runnable[node] for node in job.placement))
-            oversubscribed = any(runnable[node] > self.options.cores_per_node for node in job.placement)
-            rates[job.job_id] = appmodel.progress_rate(
-                throughput, job.alone, oversubscribed=oversubscribed,
-                timeslice_efficiency=self.options.timeslice_efficiency)
-        self._rates = rates
-        return rates
-
-    def _next_event(self, rates: Mapping[str, float]) -> float:
-        """The time of the next completion, end of a stall or eligibility of a queued job."""
-        times = [self._t + appmodel.time_to_finish(job.work - job.done, rates[job.job_id])
-                 for job in self._running]
-        times += [job.stall_until for job in self._running if job.stall_until > self._t]
-        times += [job.eligible for job in self._queue if job.eligible > self._t]
-        return min(times, default=math.inf)
-
-    def _advance(self, target: float) -> None:
-        """Run the model from its time to ``target``, event by event (rates change at each event)."""
-        while self._t < target:
-            rates = self._current_rates()
-            t_next = self._next_event(rates)
-            step_end = min(t_next, target)
-            for job in self._running:
-                job.done += rates[job.job_id] * (step_end - self._t)
-            self._t = step_end
-            if t_next > target:
-                return
-            for job in list(self._running):
-                finish = appmodel.time_to_finish(job.work - job.done, rates[job.job_id])
-                if finish <= _DONE_TOLERANCE * max(1.0, job.work):
-                    job.done, job.state, job.end = job.work, JobState.COMPLETED, self._t
-                    self._release(job)
-            self._rates = None
-            self._start_pending()
-
-    def _read_control(self, job: _Job) -> None:
-        """Take the threads per task from the job's control file if it changed (1..cpus_per_task)."""
+    def _read_control(self, job: _Job, model_job: SimJob) -> None:
+        """Resize the job to the threads per task of its control file if it changed (1..cpus_per_task)."""
         path = job.request.control_file
-        if path is None:
+        if path is None or model_job.tasks is None:
             return
         try:
             stat = os.stat(path)
@@ -462,15 +503,21 @@ class SimulatedJobModule(JobModule):
         except (OSError, ValueError):
             return
         threads = min(max(1, threads), job.request.cpus_per_task)
-        if threads != job.threads:
-            job.threads = threads
-            self._rates = None
+        cpus = [tasks * threads for tasks in model_job.tasks]
+        if cpus != [slots for _, slots in model_job.alloc]:
+            self.model.resize(model_job.job_id, cpus)
 
     def _sync(self) -> None:
         """Advance the model to the clock's time, then apply control-file changes made now."""
-        self._advance(self.clock.now())
-        for job in self._running:
-            self._read_control(job)
+        now = self._clock.now()
+        self._submit_eligible(now)
+        self.model.advance(now)
+        for job_id, job in list(self._live.items()):
+            model_job = self.model.job(job.model_id)
+            if model_job.finished or model_job.cancelled:
+                del self._live[job_id]
+            elif model_job.start is not None:
+                self._read_control(job, model_job)
 
 
 MODULE = SimulatedJobModule

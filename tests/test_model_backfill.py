@@ -8,8 +8,13 @@ Unless said otherwise passes run on every event (intervals 0) and there is no ti
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from djsb.errors import ConfigError
 from djsb.model import (
     ClusterSpec,
     InvariantChecker,
@@ -18,6 +23,8 @@ from djsb.model import (
     SchedulerConfig,
     Simulation,
 )
+from djsb.model import backfill as package
+from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.workloads.job import TraceJob
 
 
@@ -33,7 +40,7 @@ def starts(jobs: list[TraceJob], cluster: ClusterSpec, **options: object) -> dic
 
 
 def run(jobs: list[TraceJob], cluster: ClusterSpec, **options: object):  # noqa: ANN201
-    settings = {"sched_interval": 0.0, "bf_interval": 0.0, "bf_resolution": 0.0}
+    settings: dict[str, Any] = {"sched_interval": 0.0, "bf_interval": 0.0, "bf_resolution": 0.0}
     settings.update(options)
     return Simulation(jobs, cluster, SchedulerConfig(**settings),
                       checker=InvariantChecker(cluster)).run()
@@ -207,3 +214,15 @@ def test_event_passes_honour_default_queue_depth() -> None:
     jobs = [job(1, 0, 2, 100), job(2, 0, 2, 100)]
     assert starts(jobs, one_node(4), backfill="none", sched_interval=60,
                   default_queue_depth=1) == {1: 0, 2: 60}
+
+
+def test_backfill_policies_register_by_file() -> None:
+    # one file per policy under djsb/model/backfill/ (besides the package and the base class),
+    # each selectable by name; EASY reserves for one job, conservative for every job tested
+    files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base"}
+    assert set(BACKFILL_POLICIES) == files == {"none", "easy", "conservative"}
+    assert BACKFILL_POLICIES["easy"].max_reservations == 1
+    assert BACKFILL_POLICIES["conservative"].max_reservations == math.inf
+    assert not BACKFILL_POLICIES["none"].enabled
+    with pytest.raises(ConfigError, match="conservative"):
+        SchedulerConfig(backfill="lookahead")

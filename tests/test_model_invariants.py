@@ -41,7 +41,7 @@ PLUGINS = {
 def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig, str]:
     n_nodes = draw(st.integers(1, 3))
     cores = draw(st.integers(1, 4))
-    oversubscribe = draw(st.sampled_from(["NO", "FORCE:2", "EXCLUSIVE"]))
+    oversubscribe = draw(st.sampled_from(["NO", "YES:2", "FORCE:2", "EXCLUSIVE"]))
     nodes = tuple(NodeSpec(f"n{i}", cores) for i in range(n_nodes))
     partitions = [PartitionSpec("all", oversubscribe=oversubscribe)]
     if n_nodes > 1 and draw(st.booleans()):

@@ -19,7 +19,8 @@ from djsb import appmodel
 from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
 from djsb.jobs import JobRequest, JobState, JobStatus
-from job_modules.simulated import SimulatedJobModule, first_fit, hostlist, parse_options, spread
+from djsb.model.shape import JobShape
+from job_modules.simulated import SimulatedJobModule, hostlist, parse_options
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,6 +49,12 @@ def status_at(sim: SimulatedJobModule, job_id: str, t: float) -> JobStatus:
 def duration(status: JobStatus) -> float:
     assert status.start is not None and status.end is not None
     return status.end - status.start
+
+
+def time_of(value: float | None) -> float:
+    """A status time that must be known."""
+    assert value is not None
+    return value
 
 
 # -- the pure model ----------------------------------------------------------------------------------
@@ -84,7 +91,7 @@ def test_a_job_alone_takes_exactly_its_exec_time_and_reports_its_own_end() -> No
     done = status_at(sim, job, 40)  # the driver slept well past the end
     assert done.state is JobState.COMPLETED and done.exit_code == 0
     assert duration(done) == pytest.approx(10.0, abs=1e-6)
-    assert done.end is not None and done.end == pytest.approx(sim.clock.epoch(10.0), abs=1e-6)
+    assert sim.clock is not None and done.end == pytest.approx(sim.clock.epoch(10.0), abs=1e-6)
     assert done.nodes == ("node001",)
 
 
@@ -120,7 +127,7 @@ def test_without_oversubscribe_a_job_waits_for_free_cores_in_fifo_order() -> Non
     states = sim.poll([a, b, c])
     assert states[b].start == pytest.approx(states[a].end)  # b starts when a frees the core
     assert states[c].start == pytest.approx(states[b].end)  # c never passes b, though it would fit
-    assert states[b].submit is not None and states[b].start - states[b].submit == pytest.approx(6.0)
+    assert time_of(states[b].start) - time_of(states[b].submit) == pytest.approx(6.0)
 
 
 def test_bandwidth_sharing_on_one_node() -> None:
@@ -134,8 +141,8 @@ def test_bandwidth_sharing_on_one_node() -> None:
     b = sim.submit(request("b", cpus=2, exec_time=6))
     status_at(sim, a, 50)
     states = sim.poll([a, b])
-    assert states[a].end - states[a].start == pytest.approx(2 + 16 / 3)
-    assert states[b].end - states[a].start == pytest.approx(2 + 16 / 3 + 2)
+    assert time_of(states[a].end) - time_of(states[a].start) == pytest.approx(2 + 16 / 3)
+    assert time_of(states[b].end) - time_of(states[a].start) == pytest.approx(2 + 16 / 3 + 2)
 
 
 def test_a_job_suspended_for_5_s_ends_5_s_later() -> None:
@@ -225,7 +232,7 @@ def test_cancel_ends_the_job_and_frees_its_cores() -> None:
     sim.cancel(a)  # already gone: no error
     assert sim.poll([a])[a].state is JobState.CANCELLED
     assert duration(status_at(sim, b, 20)) == pytest.approx(6.0)
-    assert sim.poll([b])[b].start == pytest.approx(sim.clock.epoch(1.0))
+    assert sim.clock is not None and sim.poll([b])[b].start == pytest.approx(sim.clock.epoch(1.0))
 
 
 def test_start_latency_delays_the_start() -> None:
@@ -239,10 +246,12 @@ def test_start_latency_delays_the_start() -> None:
 
 
 def test_helpers() -> None:
-    assert spread(10, 4) == [4, 4, 2]
-    # node 0 is too full for 4 tasks but takes the remainder of 2; node 1 takes the first 4
-    assert first_fit([4, 4, 2], [0, 1, 2], lambda node, tasks: node != 0 or tasks <= 2) == {1: 4, 2: 4, 0: 2}
-    assert first_fit([4, 4], [0, 1], lambda node, tasks: node == 0) is None
+    # 10 tasks, 4 per node: two full nodes and the remainder of 2
+    assert JobShape(10, 1, tasks_per_node=4).tasks_on_nodes(16, 64) == [4, 4, 2]
+    # no tasks_per_node: 4-CPU tasks fill 16-core nodes 4 at a time; with a node list of 3 nodes
+    # the 10 tasks spread ceil(10 / 3) = 4 per node
+    assert JobShape(10, 4).tasks_on_nodes(16, 64) == [4, 4, 2]
+    assert JobShape(10, 4, node_list=("a", "b", "c")).tasks_on_nodes(16, 3) == [4, 4, 2]
     assert hostlist("node", 3, [0, 1, 2, 3, 6]) == "node[001-004,007]"
     assert hostlist("node", 3, [4]) == "node005"
 
@@ -257,6 +266,14 @@ def test_helpers() -> None:
     ({"resume_overhead": True}, "resume_overhead"),
     ({"tasks_per_node": {"viz": 2}}, "tasks_per_node"),
     ({"tasks_per_node": {"analytics": 0}}, "tasks_per_node.analytics"),
+    ({"oversubscribe": "MAYBE"}, "oversubscribe"),
+    ({"policy": "lottery"}, "policy"),
+    ({"scheduler": {"bf_colour": 1}}, "scheduler.bf_colour"),
+    ({"scheduler": {"bf_interval": "often"}}, "scheduler"),
+    ({"time_limit": 0}, "time_limit"),
+    ({"background": {"trace": "a.swf", "synthetic": {}}}, "background"),
+    ({"background": {"trace": "a.swf", "jobs": -1}}, "background.jobs"),
+    ({"background": {"synthetic": {"n_jobs": 5, "colour": 1}}}, "background.synthetic.colour"),
 ])
 def test_bad_options_name_their_key(options: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as error:
@@ -327,3 +344,21 @@ def test_paper_setup_keeps_the_papers_order(tmp_path: Path) -> None:
         assert over["slowdown_s"] > stop["slowdown_s"] > dyn["slowdown_s"]
     # the calibrated analytics slowdown under oversubscription: 3 / 0.955, the paper's "214%" loss
     assert summary[("oversubscription", 1)]["slowdown_a"] == pytest.approx(3 / 0.955)
+
+
+# -- background load ---------------------------------------------------------------------------------
+
+def test_a_background_job_holds_cores_but_no_bandwidth(tmp_path: Path) -> None:
+    # one SWF job of 4 processors running 100 s, its window starting 10 s before the benchmark
+    # (warmup 10): it holds the node's 4 cores from -10 to 90. A 4-CPU job without
+    # --oversubscribe waits for them: wait 90. One that asks shares the cores at once and, since
+    # a background job draws no modelled bandwidth, runs at rate 1: exactly its 10 s.
+    trace = tmp_path / "one.swf"
+    trace.write_text("1 0 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n")
+    for oversubscribe, wait in ((False, 90.0), (True, 0.0)):
+        sim = module(background={"trace": str(trace), "warmup": 10})
+        job = sim.submit(request("j", cpus=4, exec_time=10, oversubscribe=oversubscribe))
+        done = status_at(sim, job, 500)
+        assert done.state is JobState.COMPLETED
+        assert time_of(done.start) - time_of(done.submit) == pytest.approx(wait)
+        assert duration(done) == pytest.approx(10.0)

@@ -7,9 +7,10 @@ DataFrames (see :mod:`djsb.simulate` for the experiment runner that reads and wr
 from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.model.scheduler import MARENOSTRUM4, SchedulerConfig
-from djsb.model.simulation import Simulation, SimulationResult
+from djsb.model.shape import JobShape
+from djsb.model.simulation import ModelError, Simulation, SimulationResult
 
 __all__ = [
-    "MARENOSTRUM4", "ClusterSpec", "InvariantChecker", "InvariantViolation", "NodeSpec",
-    "PartitionSpec", "QosSpec", "SchedulerConfig", "Simulation", "SimulationResult",
+    "MARENOSTRUM4", "ClusterSpec", "InvariantChecker", "InvariantViolation", "JobShape", "ModelError",
+    "NodeSpec", "PartitionSpec", "QosSpec", "SchedulerConfig", "Simulation", "SimulationResult",
 ]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
+from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
 FACTOR_NAMES = ("age", "size", "fairshare", "qos", "partition")
@@ -20,6 +22,12 @@ class SimJob:
     ``sort_key`` orders the queue like Slurm: partition PriorityTier, then priority (both
     descending), then submit time, then job id (priority_multifactor.html, "Jobs are selected to
     be evaluated by the scheduler in the following order").
+
+    Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
+    seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
+    END entries are stale and skipped). ``memory`` is what the job holds on each node of
+    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`; ``cpus`` the CPUs it
+    runs on now (its size after a resize; a suspended job takes them back at its resume).
     """
 
     trace: TraceJob
@@ -39,6 +47,31 @@ class SimJob:
     backfilled: bool = False
     priority_at_start: float = 0.0
     factors_at_start: dict[str, float] = field(default_factory=dict)
+    shape: JobShape | None = None
+    cpus: int = 0
+    memory: list[float] | None = None
+    tasks: list[int] | None = None
+    left: float = 0.0
+    rate: float = 1.0
+    since: float = 0.0
+    end_seq: int = -1
+    stall_until: float = -math.inf
+    suspended_since: float | None = None
+    suspended_total: float = 0.0
+    cancelled: bool = False
+    finished: bool = False
+
+    @property
+    def state(self) -> str:
+        """Slurm's name of the job's state: PENDING, RUNNING, SUSPENDED, COMPLETED, TIMEOUT, CANCELLED."""
+        if self.cancelled:
+            return "CANCELLED"
+        if self.finished:
+            return "TIMEOUT" if self.killed else "COMPLETED"
+        if self.start is None:
+            return "PENDING"
+        return "SUSPENDED" if self.suspended_since is not None else "RUNNING"
+
 
     @property
     def job_id(self) -> int:

@@ -10,19 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError
+from djsb.model.backfill import BACKFILL_POLICIES
 
-BACKFILL_VARIANTS = ("none", "easy", "conservative")
+BACKFILL_VARIANTS = tuple(BACKFILL_POLICIES)
+"""Names of the registered backfill policies (djsb/model/backfill/)."""
 
 
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     """How and when the model schedules (paper 004 sec. 2.2.1 and figure 2.2).
 
-    ``backfill``: ``none`` (the builtin scheduler: the main pass only), ``easy`` (EASY
-    backfilling: one reservation, for the first job that cannot start) or ``conservative`` (every
-    job tested that cannot start gets a reservation; Slurm's sched/backfill plans this way for the
-    jobs it tests). ``sched_interval`` / ``bf_interval`` 0 mean "run the pass at every instant
-    where an event changed something" instead of periodically. ``defer`` (Slurm option): no
+    ``backfill``: the name of a policy of djsb/model/backfill/: ``none`` (the builtin scheduler:
+    the main pass only), ``easy`` (EASY backfilling: one reservation, for the first job that
+    cannot start) or ``conservative`` (every job tested that cannot start gets a reservation;
+    Slurm's sched/backfill plans this way for the jobs it tests). ``sched_interval`` /
+    ``bf_interval`` 0 mean "run the pass at every instant where an event changed something"
+    instead of periodically. ``defer`` (Slurm option): no
     main pass on submission. ``extend_limit``: let jobs run past their time limit instead of
     killing them. ``bf_continue`` is accepted for fidelity to Table 3.3 but has no effect: passes
     take no simulated time, so the backfill pass never yields its locks mid-queue.

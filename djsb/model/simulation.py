@@ -4,9 +4,11 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 
 * Events are ``(time, kind, key, seq)`` tuples in a heap. At one instant they are handled in this
   documented order: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass
-  (2), then submissions (3); within a kind, by job id. Everything is deterministic: the core draws
-  no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is the only source of randomness
-  offered to plugins, never the global one.
+  (2), then submissions (3), then the end of resume stalls (4); within a kind, by job id; new
+  progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's
+  rate changed, it was suspended or it ended otherwise) and is skipped. Everything is
+  deterministic: the core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``)
+  is the only source of randomness offered to plugins, never the global one.
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
   (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
@@ -38,10 +40,28 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * Jobs that can never run (unknown partition or QoS, CPUs outside the partition limits, more
   than the partition holds, a time limit above MaxTime) are rejected at submission, as Slurm
   does with ``EnforcePartLimits``; they are listed in ``SimulationResult.rejected``.
+
+Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
+a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
+:meth:`~Simulation.advance` to a time (every event up to and including it, in the order above),
+:meth:`~Simulation.job` to query,
+:meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`, :meth:`~Simulation.resume` and
+:meth:`~Simulation.resize`. Each operation acts at the current time and is followed by the
+event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity over the trace.
+
+* Suspension follows ``scontrol suspend``: the job keeps its memory and frees its CPUs, which
+  other jobs (backfilled ones included) may take; suspended time does not count against its time
+  limit. ``resume`` takes the CPUs back whether or not others use them now (Slurm does not
+  check), which may over-allocate a node: no job starts there until it is below capacity again.
+* ``resize`` sets a running job's CPUs on each of its nodes (a malleable job shrinking or growing,
+  as DLB-DROM does in paper 001's cooperative scenario): shrinking frees CPUs other jobs may use
+  without oversubscription; growing takes them back unchecked, like a resume.
+* Progress: see :mod:`djsb.model.progress`; without a rate model a running job goes at rate 1.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 import math
@@ -52,18 +72,25 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from djsb.errors import InputError
+from djsb.errors import InputError, RunError
+from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
+from djsb.model.progress import ProgressModel
 from djsb.model.scheduler import SchedulerConfig
+from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
-END, MAIN_TICK, BF_TICK, SUBMIT = 0, 1, 2, 3
-PROGRESS_EVERY = 20000  # events between two calls of the optional progress callback
+END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
+PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
+
+
+class ModelError(RunError):
+    """An operation the model cannot do (unknown job, suspending a pending job, ...)."""
 
 
 @dataclass
@@ -88,14 +115,23 @@ class Simulation:
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
                  scheduler: SchedulerConfig | None = None, priority: PriorityPlugin | None = None,
                  *, seed: int = 0, checker: InvariantChecker | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 rates: ProgressModel | None = None, start: float = 0.0,
+                 associations: Sequence[tuple[str, str]] = (),
+                 on_progress: Callable[[int, int], None] | None = None) -> None:
+        """``jobs`` are submitted at their submit times; ``start`` is the current time before any
+        event; ``associations`` lists (user, account) pairs of jobs submitted later with
+        :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
+        the job progress model (None: every running job at rate 1); ``on_progress`` is told (jobs
+        finished or rejected, jobs in the trace) every PROGRESS_EVERY events."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
+        self.backfill = BACKFILL_POLICIES[self.config.backfill]
+        self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
         self.checker = checker
-        self.progress = progress  # told (jobs finished or rejected, jobs in the trace) now and then
+        self.on_progress = on_progress
         self.state = ClusterState(cluster)
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
@@ -114,45 +150,66 @@ class Simulation:
         self.last_calc = -math.inf
         self.util: list[tuple[float, int, int, int]] = []
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
+        self.rates = rates
+        self.now = start
+        self.rates_dirty = False
+        self.jobs: dict[int, SimJob] = {}
+        self.shapes: dict[int, JobShape] = {}
         self.by_id: dict[int, TraceJob] = {}
-        associations: dict[tuple[str, str], None] = {}
+        users: dict[tuple[str, str], None] = {}
         for job in self.trace:
             if job.job_id in self.by_id:
                 raise InputError(f"duplicate job id {job.job_id}", key="workload")
             self.by_id[job.job_id] = job
-            associations[(job.user, job.account)] = None
-        self.priority.setup(PriorityContext(cluster, tuple(associations)))
+            users[(job.user, job.account)] = None
+        users.update(dict.fromkeys(associations))
+        self.priority.setup(PriorityContext(cluster, tuple(users)))
+        for job in self.trace:
+            self._push(job.submit, SUBMIT, job.job_id)
 
     # ----------------------------------------------------------------- event loop
-    def _push(self, time: float, kind: int, key: int) -> None:
-        heapq.heappush(self.heap, (time, kind, key, next(self.seq)))
+    def _push(self, time: float, kind: int, key: int) -> int:
+        seq = next(self.seq)
+        heapq.heappush(self.heap, (time, kind, key, seq))
+        return seq
 
     def run(self) -> SimulationResult:
         """Process every event and return the result (a Simulation runs once)."""
-        for job in self.trace:
-            self._push(job.submit, SUBMIT, job.job_id)
+        self.advance(math.inf)
+        for queued in self.queue:
+            self.rejected.append((queued.job_id, "could not be started (resources never free)"))
+        return self._result()
+
+    def advance(self, until: float) -> None:
+        """Process every event up to and including time ``until``; the model is then at ``until``."""
         heap = self.heap
+        running = self.running
         cfg = self.config
-        event_bf = cfg.backfill != "none" and cfg.bf_interval == 0
-        next_progress = 0
-        while heap:
+        event_bf = self.backfill.enabled and cfg.bf_interval == 0
+        next_progress = self.stats["events"] + PROGRESS_EVERY
+        while heap and heap[0][0] <= until:
             now = heap[0][0]
+            self.now = now
             ends: list[int] = []
             submits: list[int] = []
             ticks: set[int] = set()
             while heap and heap[0][0] == now:
-                _, kind, key, _ = heapq.heappop(heap)
+                _, kind, key, seq = heapq.heappop(heap)
                 self.stats["events"] += 1
                 if kind == END:
-                    ends.append(key)
+                    job = running.get(key)
+                    if job is not None and job.end_seq == seq:
+                        ends.append(key)
                 elif kind == SUBMIT:
                     submits.append(key)
+                elif kind == WAKE:
+                    self.rates_dirty = True
                 else:
                     ticks.add(kind)
                     if self.pending_tick.get(kind) == now:
                         del self.pending_tick[kind]
             for key in ends:
-                self._end(self.running[key], now)
+                self._end(running[key], now)
             if ends or MAIN_TICK in ticks:
                 self._main_pass(now, periodic=MAIN_TICK in ticks)
             if BF_TICK in ticks or (ends and event_bf):
@@ -164,21 +221,192 @@ class Simulation:
                     self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
+            if self.rates_dirty:
+                self._update_rates(now)
             self._schedule_ticks(now)
             self._record(now)
-            if self.progress is not None and self.stats["events"] >= next_progress:
+            if self.on_progress is not None and self.stats["events"] >= next_progress:
                 next_progress = self.stats["events"] + PROGRESS_EVERY
-                self.progress(len(self.finished) + len(self.rejected), len(self.trace))
-        for job in self.queue:
-            self.rejected.append((job.job_id, "could not be started (resources never free)"))
-        return self._result()
+                self.on_progress(len(self.finished) + len(self.rejected), len(self.trace))
+        if math.isfinite(until):
+            self.now = max(self.now, until)
+
+    def _settle(self, now: float) -> None:
+        """End of an instant: new rates where something changed, tick scheduling, the record."""
+        if self.rates_dirty:
+            self._update_rates(now)
+        self._schedule_ticks(now)
+        self._record(now)
+
+    # ----------------------------------------------------------------- incremental interface
+    def submit(self, trace: TraceJob, shape: JobShape | None = None) -> SimJob:
+        """Submit a job now (its ``submit`` field is ignored); raise ModelError if it is rejected."""
+        if trace.job_id in self.by_id:
+            raise ModelError(f"duplicate job id {trace.job_id}")
+        if trace.submit != self.now:
+            trace = dataclasses.replace(trace, submit=self.now)
+        if shape is not None:
+            if shape.tasks * shape.cpus_per_task != trace.cpus:
+                raise ModelError(f"job {trace.job_id}: {trace.cpus} CPUs but a shape of "
+                                 f"{shape.tasks} x {shape.cpus_per_task}")
+            self.shapes[trace.job_id] = shape
+        self.by_id[trace.job_id] = trace
+        self._push(self.now, SUBMIT, trace.job_id)
+        self.advance(self.now)
+        job = self.jobs.get(trace.job_id)
+        if job is None:
+            reason = next(r for job_id, r in self.rejected if job_id == trace.job_id)
+            raise ModelError(f"job {trace.job_id} rejected: {reason}")
+        return job
+
+    def job(self, job_id: int) -> SimJob:
+        """The model's view of a submitted job (state, times, nodes)."""
+        job = self.jobs.get(job_id)
+        if job is None:
+            raise ModelError(f"unknown job {job_id}")
+        return job
+
+    def node_names(self, job: SimJob) -> list[str]:
+        """Names of the nodes a job runs on, in allocation order."""
+        return [self.state.node_names[i] for i, _ in job.alloc]
+
+    def cancel(self, job_id: int) -> None:
+        """``scancel``: a pending job leaves the queue, a running or suspended one ends now."""
+        job = self.job(job_id)
+        now = self.now
+        if job.finished or job.cancelled:
+            return
+        if job.start is None:
+            self.queue.remove(job)
+            self._unqueue(job)
+            job.cancelled = True
+        else:
+            job.cancelled = True
+            job.killed = False
+            self._end(job, now)
+            job.end = now
+        self._after_operation(now)
+
+    def suspend(self, job_id: int) -> None:
+        """``scontrol suspend``: the job keeps its memory, frees its CPUs and stops progressing."""
+        job = self._running_job(job_id)
+        if job.suspended_since is not None:
+            return
+        now = self.now
+        self._progress(job, now)
+        job.suspended_since = now
+        job.end_seq = -1
+        self.state.commit(job.alloc, job.cpus, None, sign=-1)
+        del self.amounts[job.job_id]
+        if self.checker is not None:
+            self.checker.on_suspend(job, now)
+        self._after_operation(now)
+
+    def resume(self, job_id: int, stall: float = 0.0) -> None:
+        """``scontrol resume``: take the CPUs back unchecked; no progress for ``stall`` seconds."""
+        job = self._running_job(job_id)
+        if job.suspended_since is None:
+            return
+        now = self.now
+        job.suspended_total += now - job.suspended_since
+        job.suspended_since = None
+        job.since = now
+        job.rate = 0.0
+        self.state.commit(job.alloc, job.cpus, None)
+        self.amounts[job.job_id] = self._amounts(job)
+        if stall > 0:
+            job.stall_until = now + stall
+            self._push(job.stall_until, WAKE, job.job_id)
+        if self.checker is not None:
+            self.checker.on_resume(job, now, self._planned_end(job, now))
+        self.rates_dirty = True
+        self._after_operation(now)
+
+    def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
+        """Set a started job's CPUs on each of its nodes (parallel to its allocation).
+
+        Shrinking frees CPUs now; growing takes them back without a check (the job's own CPUs, lent
+        and returned as DLB-DROM does). A suspended job's new size applies when it resumes.
+        """
+        job = self._running_job(job_id)
+        if job.part.exclusive:
+            raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
+        if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
+            raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
+        new = [(node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True)]
+        now = self.now
+        if job.suspended_since is None:
+            self._progress(job, now)
+            delta = [(node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True)]
+            self.state.commit(delta, sum(d for _, d in delta), None)
+            job.cpus = sum(cpus_per_node)
+            job.alloc = new
+            self.amounts[job.job_id] = self._amounts(job)
+        else:
+            job.alloc = new
+            job.cpus = sum(cpus_per_node)
+        if self.checker is not None:
+            self.checker.on_resize(job, now)
+        self.rates_dirty = True
+        self._after_operation(now)
+
+    def _running_job(self, job_id: int) -> SimJob:
+        job = self.job(job_id)
+        if job.start is None or job.finished or job.cancelled:
+            raise ModelError(f"job {job_id} is {job.state}, not running")
+        return job
+
+    def _after_operation(self, now: float) -> None:
+        """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
+        self._touch()
+        self._main_pass(now, periodic=False)
+        if self.backfill.enabled and self.config.bf_interval == 0:
+            self._backfill_pass(now)
+        self._settle(now)
+
+    # ----------------------------------------------------------------- progress
+    def _progress(self, job: SimJob, now: float) -> None:
+        """Account the work done since ``job.since`` at its current rate."""
+        job.left = max(0.0, job.left - job.rate * (now - job.since))
+        job.since = now
+        self.rates_dirty = True
+
+    def _update_rates(self, now: float) -> None:
+        """Give every running job its rate now and move the END of those whose rate changed."""
+        self.rates_dirty = False
+        active = [j for j in self.running.values() if j.suspended_since is None]
+        if self.rates is None:
+            rates = [1.0] * len(active)
+        else:
+            rates = self.rates.rates(active, self.state, now)
+        for job, rate in zip(active, rates, strict=True):
+            if now < job.stall_until:
+                rate = 0.0
+            if rate != job.rate or job.end_seq < 0:
+                job.left = max(0.0, job.left - job.rate * (now - job.since))
+                job.since = now
+                job.rate = rate
+                assert job.start is not None
+                self._schedule_end(job, now, job.start)
+
+    def _schedule_end(self, job: SimJob, now: float, start: float) -> None:
+        """Push the END of a job started at ``start``: when its work is done at its rate, or at its
+        time limit (suspended time does not count)."""
+        finish = now + job.left / job.rate if job.rate > 0 else math.inf
+        deadline = math.inf if self.config.extend_limit else start + job.suspended_total + job.limit
+        if deadline < finish:
+            job.killed, end = True, deadline
+        else:
+            job.killed, end = False, finish
+        job.end = end
+        job.end_seq = self._push(end, END, job.job_id) if end < math.inf else -1
 
     def _schedule_ticks(self, now: float) -> None:
         if not self.queue:
             return
         cfg = self.config
         intervals = {MAIN_TICK: cfg.sched_interval}
-        if cfg.backfill != "none":
+        if self.backfill.enabled:
             intervals[BF_TICK] = cfg.bf_interval
         period = self.priority.calc_period
         for kind, interval in intervals.items():
@@ -213,7 +441,8 @@ class Simulation:
         if qos.max_wall is not None:
             limit = min(limit, qos.max_wall)
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
-                     eligible=now)
+                     eligible=now, shape=self.shapes.get(trace.job_id))
+        self.jobs[trace.job_id] = job
         job.plan = self._round(limit)
         self.priority.on_submit(job, now)
         self._enqueue(job)
@@ -227,7 +456,7 @@ class Simulation:
         part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
         qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
         if part is None:
-            return f"unknown partition {trace.partition!r}", parts[0], qos
+            return f"unknown partition {trace.partition!r}", parts[0], qos or self.default_qos
         if qos is None:
             return f"unknown QoS {trace.qos!r}", part, self.default_qos
         spec = part.spec
@@ -238,10 +467,36 @@ class Simulation:
         if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
                 trace.cpus > part.cores):
             return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
+        if trace.memory_mb and self.node_memory and trace.cpus > self.state.cpus_within_memory(
+                part, trace.memory_mb / trace.cpus):
+            return f"{trace.memory_mb:g} MB over {trace.cpus} CPUs exceed partition {spec.name}'s memory", \
+                part, qos
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
             return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
+        shape = self.shapes.get(trace.job_id) if self.shapes else None
+        if shape is not None and shape.node_list is not None:
+            unknown = set(shape.node_list) - set(self.state.node_names)
+            if unknown or not self._candidates(part, shape):
+                return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
         return "", part, qos
+
+    def _candidates(self, part: PartitionState, shape: JobShape) -> list[int]:
+        """The nodes a shaped job may use, in order: its node list, else its partition's nodes."""
+        if shape.node_list is None:
+            return list(part.node_ids)
+        index = {name: i for i, name in enumerate(self.state.node_names)}
+        return [index[name] for name in shape.node_list if index[name] in part.members]
+
+    def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
+        """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
+        candidates = self._candidates(job.part, shape)
+        tasks = shape.tasks_on_nodes(job.part.cores_per_node, len(candidates))
+        alloc = self.state.place(job.part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
+                                 may_share=job.part.forced or shape.oversubscribe)
+        if alloc is not None:
+            job.tasks = tasks
+        return alloc
 
     def _enqueue(self, job: SimJob) -> None:
         queue = self.queue
@@ -255,48 +510,79 @@ class Simulation:
 
     def _start(self, job: SimJob, alloc: list[tuple[int, int]], now: float, backfilled: bool) -> None:
         trace = job.trace
-        self.state.commit(alloc, trace.cpus, trace.memory_mb)
+        if self.node_memory:  # without node memory sizes, memory never constrains: hold none
+            job.memory = self._memory(job, alloc)
+        self.state.commit(alloc, trace.cpus, job.memory)
+        job.cpus = trace.cpus
         job.alloc = alloc
         job.start = now
         job.backfilled = backfilled
         job.priority_at_start = job.priority
         job.factors_at_start = job.factors
-        run = trace.run_time
-        if run > job.limit and not self.config.extend_limit:
-            run = job.limit
-            job.killed = True
-        job.end = now + run
+        job.left = trace.run_time
+        job.since = now
+        self._schedule_end(job, now, now)
         self.running[trace.job_id] = job
         part = job.part
-        amounts = [(part.index, job.need)]
-        for q in part.overlaps:
-            amount = self.state.amount_in(self.state.partitions[q], alloc)
-            if amount:
-                amounts.append((q, amount))
+        amounts = self._amounts(job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         key = (trace.user, job.qos.name)
         self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
-        self.queued_cores -= trace.cpus
-        counts = self.need_counts[part.index]
-        counts[job.need] -= 1
-        if not counts[job.need]:
-            del counts[job.need]
+        self._unqueue(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
             self.checker.on_start(job, now, self._planned_end(job, now))
-        self._push(job.end, END, trace.job_id)
+        if self.rates is not None:
+            self.rates_dirty = True
+
+    @staticmethod
+    def _memory(job: SimJob, alloc: list[tuple[int, int]]) -> list[float] | None:
+        """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
+        shape, trace = job.shape, job.trace
+        if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
+            return [tasks * shape.memory_per_task for tasks in job.tasks]
+        if trace.memory_mb and trace.cpus:
+            return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
+        return None
+
+    def _amounts(self, job: SimJob, own: int | None = None) -> list[tuple[int, int]]:
+        """Units a running job holds in its partition (``own`` if known) and in each partition
+        sharing its nodes."""
+        part = job.part
+        state = self.state
+        amounts = [(part.index, state.amount_in(part, job.alloc) if own is None else own)]
+        for q in part.overlaps:
+            amount = state.amount_in(state.partitions[q], job.alloc)
+            if amount:
+                amounts.append((q, amount))
+        return amounts
+
+    def _unqueue(self, job: SimJob) -> None:
+        """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
+        self.queued_cores -= job.trace.cpus
+        counts = self.need_counts[job.part.index]
+        counts[job.need] -= 1
+        if not counts[job.need]:
+            del counts[job.need]
 
     def _end(self, job: SimJob, now: float) -> None:
         trace = job.trace
         del self.running[trace.job_id]
-        del self.amounts[trace.job_id]
-        self.state.commit(job.alloc, trace.cpus, trace.memory_mb, sign=-1)
+        if job.suspended_since is None:
+            del self.amounts[trace.job_id]
+            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1)
+        elif job.memory is not None:
+            self.state.commit_memory(job.alloc, job.memory, sign=-1)
+        job.end_seq = -1
+        job.finished = not job.cancelled
         self.user_qos_running[(trace.user, job.qos.name)] -= 1
         self.priority.on_end(job, now)
         if self.checker is not None:
             self.checker.on_end(job, now)
         self.finished.append(job)
         self._touch()
+        if self.rates is not None:
+            self.rates_dirty = True
 
     def _limits_ok(self, job: SimJob) -> bool:
         limit = job.qos.max_jobs_per_user
@@ -361,7 +647,9 @@ class Simulation:
             depth += 1
             if not self._limits_ok(job):
                 continue
-            alloc = state.allocate(job.part, job.trace.cpus, job.trace.nodes, job.trace.memory_mb)
+            trace = job.trace
+            alloc = state.allocate(job.part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
+                else self._place(job, job.shape)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
@@ -385,7 +673,8 @@ class Simulation:
 
     def _planned_end(self, job: SimJob, now: float) -> float:
         """When the backfill planner expects a running job to free its resources."""
-        planned = job.start + job.plan
+        assert job.start is not None
+        planned = job.start + job.suspended_total + job.plan
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def _round(self, duration: float) -> float:
@@ -409,7 +698,7 @@ class Simulation:
         cfg = self.config
         state = self.state
         horizon = now + cfg.bf_window
-        max_reservations = 1 if cfg.backfill == "easy" else math.inf
+        max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
         reservations: list[Reservation] = []
         earliest: dict[tuple[int, int, float], float] = {}
@@ -432,7 +721,9 @@ class Simulation:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                alloc = state.allocate(part, job.trace.cpus, job.trace.nodes, job.trace.memory_mb)
+                trace = job.trace
+                alloc = state.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
+                    else self._place(job, job.shape)
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:

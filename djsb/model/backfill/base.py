@@ -1,0 +1,23 @@
+"""What a backfill policy decides in the model's backfill pass.
+
+The pass itself is shared (djsb/model/simulation.py, ``_backfill_pass``): it walks the queue in
+priority order, plans with each job's rounded time limit on an availability profile
+(djsb/model/profile.py) and starts a job now when it fits without taking capacity reserved for
+an earlier one. A policy says whether the pass runs at all and how many of the jobs that cannot
+start get a reservation (Mu'alem & Feitelson, IEEE TPDS 12(6), 2001: EASY reserves for the
+first, conservative for all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillPolicy:
+    """``name`` as configured; ``max_reservations`` per pass (inf: every job tested);
+    ``enabled`` False means no backfill pass (the main pass alone schedules)."""
+
+    name: str
+    max_reservations: float
+    enabled: bool = True
