@@ -195,7 +195,8 @@ def _dyn_analysis(node: Located) -> tuple[int, ...]:
     return (as_int(node, 1),)
 
 
-def _size(node: Located) -> int:
+def as_size(node: Located) -> int:
+    """A size (parse_size) at a config node; a bad one is that node's error."""
     try:
         return parse_size(node.value)
     except ValueError as exc:
@@ -237,7 +238,7 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
     schema: dict[str, Callable[[Located], Any]] = {
         "total_tasks": lambda n: as_int(n, 1),
         "cpus_per_task": lambda n: as_int(n, 1),
-        "total_memory": _size,
+        "total_memory": as_size,
         "exec_time": lambda n: as_number(n, 0.0, strict=True),
         "node_host_names": _host_names,
         "command": _command,

@@ -73,9 +73,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from djsb.clock import VirtualClock
-from djsb.config import parse_size
+from djsb.config import as_size
 from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.job import SimJob
@@ -88,6 +89,7 @@ from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.synthetic import poisson_exponential
 from djsb.workloads.window import background_window
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, read_fields
 
 MIB = 2**20
 """The model's memory unit: Slurm's "MB" (--mem) are MiB."""
@@ -110,8 +112,98 @@ POLICIES: dict[str, Callable[[], tuple[PriorityPlugin, SchedulerConfig]]] = {
 }
 """Named policies: a fresh (priority plugin, scheduler options) pair each."""
 
-_BACKGROUND_KEYS = {"trace", "synthetic", "start", "jobs", "warmup", "cpu_scale", "time_scale"}
-_SYNTHETIC_KEYS = {"n_jobs", "arrival_rate", "service_rate", "cpus", "seed"}
+
+
+def _positive(node: Located) -> float:
+    return as_number(node, 0.0, strict=True)
+
+
+def _duration(node: Located) -> float:
+    return as_number(node, 0.0)
+
+
+def _count(node: Located) -> int:
+    return as_int(node, 1)
+
+
+def _share(node: Located) -> float:
+    """A share of progress: a number in (0, 1]."""
+    value = _positive(node)
+    if value > 1:
+        raise node.error(f"must be <= 1 (a share of progress), got {node.value}")
+    return value
+
+
+def _tasks_per_node(node: Located) -> dict[str, int]:
+    """One whole number for both applications, or ``{simulation: N, analytics: M}``."""
+    if node.is_mapping():
+        return read_fields(node, {"simulation": _count, "analytics": _count})
+    count = _count(node)
+    return {"simulation": count, "analytics": count}
+
+
+def _oversubscribe(node: Located) -> str:
+    value = as_str(node)
+    try:
+        PartitionSpec("batch", oversubscribe=value).share  # noqa: B018 - validates
+    except ConfigError as exc:
+        raise node.error(exc.message) from None
+    return value
+
+
+def _scheduler(node: Located) -> dict[str, Any]:
+    """Overrides of SchedulerConfig fields, checked against a default SchedulerConfig."""
+    fields = {f.name for f in dataclasses.fields(SchedulerConfig)}
+    given = read_fields(node, dict.fromkeys(fields, _plain))
+    overrides = {name: child.value for name, child in given.items()}
+    try:
+        dataclasses.replace(SchedulerConfig(), **overrides)
+    except ConfigError as exc:
+        raise node.error(exc.message) from None
+    except TypeError:
+        raise node.error(f"expected numbers and a backfill name, got {describe(node.plain())}") from None
+    return overrides
+
+
+def _plain(node: Located) -> Located:
+    return node
+
+
+def _synthetic(node: Located) -> dict[str, Any]:
+    return read_fields(node, {"n_jobs": _count, "arrival_rate": _positive, "service_rate": _positive,
+                              "cpus": _count, "seed": as_int},
+                       required=("n_jobs", "arrival_rate", "service_rate"))
+
+
+def _background(node: Located) -> dict[str, Any]:
+    """Exactly one of ``trace`` (an SWF path) and ``synthetic``, and valid window numbers."""
+    schema: dict[str, Callable[[Located], Any]] = {
+        "trace": as_str, "synthetic": _synthetic, "start": _duration, "jobs": as_int,
+        "warmup": _duration, "cpu_scale": _positive, "time_scale": _positive}
+    node.check_keys(frozenset(schema))
+    if (node.get("trace") is None) == (node.get("synthetic") is None):
+        raise node.error("give exactly one of trace and synthetic")
+    return read_fields(node, schema)
+
+
+OPTIONS: dict[str, Option] = {
+    "nodes": Option(_count, 64, "number of nodes"),
+    "cores_per_node": Option(_count, 16, "cores of each node"),
+    "memory_per_node": Option(as_size, 32 * 1000**3, "memory of each node (a size)"),
+    "memory_bandwidth_per_node": Option(_positive, 76.8, "sustainable STREAM bandwidth of a node, GB/s"),
+    "core_bandwidth": Option(_positive, 10.0, "bandwidth one thread streams alone, GB/s"),
+    "tasks_per_node": Option(_tasks_per_node, {}, "a number, or {simulation: N, analytics: M}"),
+    "start_latency": Option(_duration, 0.0, "seconds between a submission and its eligibility"),
+    "resume_overhead": Option(_duration, 0.0, "seconds without progress after a resume"),
+    "timeslice_efficiency": Option(_share, 1.0, "progress kept on an oversubscribed node, (0, 1]"),
+    "oversubscribe": Option(_oversubscribe, "YES:4", "the partition's OverSubscribe"),
+    "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
+    "time_limit": Option(_positive, None, "time limit of DJSB's jobs, seconds (none: unlimited)"),
+    "check_invariants": Option(as_bool, False, "run the model's InvariantChecker along"),
+    "scheduler": Option(_scheduler, {}, "overrides of the policy's SchedulerConfig fields"),
+    "background": Option(_background, {}, "other users' jobs: an SWF window or a generator"),
+}
+"""The module's options (see the module docstring), read with line numbers from the config."""
 
 
 @dataclass(frozen=True)
@@ -140,10 +232,7 @@ class ClusterOptions:
         try:
             return priority, dataclasses.replace(scheduler, **self.scheduler)
         except ConfigError as exc:
-            raise _option_error("scheduler", exc.message) from None
-        except TypeError:
-            message = f"expected numbers and a backfill name, got {self.scheduler!r}"
-            raise _option_error("scheduler", message) from None
+            raise option_error("scheduler", exc.message) from None
 
     def background_jobs(self, first_id: int) -> list[TraceJob]:
         """The background load (see the module docstring), its ids from ``first_id``."""
@@ -154,129 +243,23 @@ class ClusterOptions:
             try:
                 jobs = read_swf(options["trace"]).jobs
             except InputError as exc:
-                raise _option_error("background.trace", exc.one_line()) from None
+                raise option_error("background.trace", exc.one_line()) from None
         else:
             synthetic = dict(options["synthetic"])
             try:
                 jobs = poisson_exponential(synthetic.pop("n_jobs"), synthetic.pop("arrival_rate"),
                                            synthetic.pop("service_rate"), seed=synthetic.pop("seed", 0),
                                            **synthetic)
-            except (InputError, KeyError, TypeError) as exc:
-                raise _option_error("background.synthetic", str(exc)) from None
+            except InputError as exc:
+                raise option_error("background.synthetic", str(exc)) from None
         return background_window(jobs, start=options.get("start", 0.0), count=options.get("jobs"),
                                  warmup=options.get("warmup", 0.0), cpu_scale=options.get("cpu_scale", 1.0),
                                  time_scale=options.get("time_scale", 1.0), first_id=first_id)
 
 
-def _option_error(name: str, message: str) -> ConfigError:
-    return ConfigError(message, key=f"job_module.options.{name}")
-
-
-def _number(name: str, value: Any, *, minimum: float, strict: bool, integer: bool = False) -> float:
-    """``value`` as a number >= (or > when ``strict``) ``minimum``, else a ConfigError naming the option."""
-    kind = "an integer" if integer else "a number"
-    wrong_type = isinstance(value, bool) or not isinstance(value, int if integer else (int, float))
-    if wrong_type:
-        raise _option_error(name, f"expected {kind}, got {value!r}")
-    if value < minimum or (strict and value == minimum):
-        raise _option_error(name, f"must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
-    return value
-
-
-def _tasks_per_node(value: Any) -> dict[str, int]:
-    """``tasks_per_node``: one integer for both applications, or a mapping per application."""
-    name = "tasks_per_node"
-    if isinstance(value, Mapping):
-        unknown = set(value) - {"simulation", "analytics"}
-        if unknown:
-            raise _option_error(name, f"unknown application(s) {', '.join(sorted(map(str, unknown)))} "
-                                "(known: simulation, analytics)")
-        return {app: int(_number(f"{name}.{app}", n, minimum=1, strict=False, integer=True))
-                for app, n in value.items()}
-    count = int(_number(name, value, minimum=1, strict=False, integer=True))
-    return {"simulation": count, "analytics": count}
-
-
-def _mapping(name: str, value: Any, known: set[str]) -> dict[str, Any]:
-    """A mapping option whose keys must be among ``known``."""
-    if not isinstance(value, Mapping):
-        raise _option_error(name, f"expected a mapping, got {value!r}")
-    unknown = sorted(map(str, set(value) - known))
-    if unknown:
-        raise _option_error(f"{name}.{unknown[0]}", f"unknown option (known: {', '.join(sorted(known))})")
-    return dict(value)
-
-
-def _background(value: Any) -> dict[str, Any]:
-    """``background``: exactly one of ``trace`` and ``synthetic``, and valid window numbers."""
-    options = _mapping("background", value, _BACKGROUND_KEYS)
-    if ("trace" in options) == ("synthetic" in options):
-        raise _option_error("background", "give exactly one of trace and synthetic")
-    if "trace" in options and not isinstance(options["trace"], str):
-        raise _option_error("background.trace", f"expected a path, got {options['trace']!r}")
-    if "synthetic" in options:
-        options["synthetic"] = _mapping("background.synthetic", options["synthetic"], _SYNTHETIC_KEYS)
-    for key in ("start", "warmup"):
-        if key in options:
-            options[key] = float(_number(f"background.{key}", options[key], minimum=0, strict=False))
-    for key in ("cpu_scale", "time_scale"):
-        if key in options:
-            options[key] = float(_number(f"background.{key}", options[key], minimum=0, strict=True))
-    if "jobs" in options:
-        options["jobs"] = int(_number("background.jobs", options["jobs"], minimum=0, strict=False,
-                                      integer=True))
-    return options
-
-
-def parse_options(options: Mapping[str, Any]) -> ClusterOptions:
+def parse_options(options: Mapping[str, Any] | Located) -> ClusterOptions:
     """Validate the ``job_module.options`` of a simulated run into ClusterOptions."""
-    known = set(ClusterOptions.__dataclass_fields__)
-    unknown = set(options) - known
-    if unknown:
-        first = sorted(map(str, unknown))[0]
-        raise _option_error(first, f"unknown option (known: {', '.join(sorted(known))})")
-    values: dict[str, Any] = {}
-    for name, value in options.items():
-        if name in ("nodes", "cores_per_node"):
-            values[name] = int(_number(name, value, minimum=1, strict=False, integer=True))
-        elif name == "memory_per_node":
-            try:
-                values[name] = parse_size(value)
-            except ValueError as exc:
-                raise _option_error(name, str(exc)) from None
-        elif name in ("memory_bandwidth_per_node", "core_bandwidth"):
-            values[name] = float(_number(name, value, minimum=0, strict=True))
-        elif name in ("start_latency", "resume_overhead"):
-            values[name] = float(_number(name, value, minimum=0, strict=False))
-        elif name == "timeslice_efficiency":
-            values[name] = float(_number(name, value, minimum=0, strict=True))
-            if values[name] > 1:
-                raise _option_error(name, f"must be <= 1 (a share of progress), got {value!r}")
-        elif name == "time_limit":
-            values[name] = float(_number(name, value, minimum=0, strict=True))
-        elif name == "check_invariants":
-            if not isinstance(value, bool):
-                raise _option_error(name, f"expected true or false, got {value!r}")
-            values[name] = value
-        elif name == "oversubscribe":
-            values[name] = str(value)
-            try:
-                PartitionSpec("batch", oversubscribe=values[name]).share  # noqa: B018 - validates
-            except ConfigError as exc:
-                raise _option_error(name, exc.message) from None
-        elif name == "policy":
-            if value not in POLICIES:
-                raise _option_error(name, f"unknown policy {value!r}; choose one of {', '.join(POLICIES)}")
-            values[name] = value
-        elif name == "scheduler":
-            values[name] = _mapping(name, value, {f.name for f in dataclasses.fields(SchedulerConfig)})
-        elif name == "background":
-            values[name] = _background(value)
-        else:
-            values[name] = _tasks_per_node(value)
-    parsed = ClusterOptions(**values)
-    parsed.policy_pair()  # a bad scheduler override fails here, at validation
-    return parsed
+    return ClusterOptions(**SimulatedJobModule.read_options(options).values)
 
 
 def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
@@ -336,6 +319,17 @@ class SimulatedJobModule(JobModule):
     """DJSB's jobs on the scheduler model in virtual time (options: module docstring)."""
 
     name = "simulated"
+    OPTIONS = OPTIONS
+
+    @classmethod
+    def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:
+        """The options, and the scheduler overrides checked against the chosen policy's defaults."""
+        values = super().read_options(options)
+        try:
+            ClusterOptions(**values.values).policy_pair()
+        except ConfigError as exc:
+            raise values.error("scheduler", exc.message) from None
+        return values
 
     def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
         self.options = o = parse_options(options)

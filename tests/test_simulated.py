@@ -264,7 +264,7 @@ def test_helpers() -> None:
     ({"core_bandwidth": 0}, "core_bandwidth"),
     ({"timeslice_efficiency": 1.5}, "timeslice_efficiency"),
     ({"resume_overhead": True}, "resume_overhead"),
-    ({"tasks_per_node": {"viz": 2}}, "tasks_per_node"),
+    ({"tasks_per_node": {"viz": 2}}, "tasks_per_node.viz"),
     ({"tasks_per_node": {"analytics": 0}}, "tasks_per_node.analytics"),
     ({"oversubscribe": "MAYBE"}, "oversubscribe"),
     ({"policy": "lottery"}, "policy"),
@@ -286,8 +286,9 @@ def test_validate_reports_a_bad_option_against_the_config(tmp_path: Path, capsys
     text = (ROOT / "configs" / "simulated-quick.yaml").read_text().replace("nodes: 2", "nodes: -1")
     path = tmp_path / "bad.yaml"
     path.write_text(text)
+    line = text.splitlines().index(next(x for x in text.splitlines() if "nodes: -1" in x)) + 1
     assert main(["validate", str(path)]) == 2
-    assert "job_module.options.nodes" in capsys.readouterr().err
+    assert f"{path}:{line}: job_module.options.nodes: " in capsys.readouterr().err
 
 
 # -- the DJSB driver on the simulated cluster --------------------------------------------------------
