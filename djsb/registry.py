@@ -2,12 +2,17 @@
 
 A plugin file decorates its class or function with ``REGISTRY.register("name", "alias", ...)``;
 the registry imports every module of its package the first time it is asked for a name, so adding
-a plugin is adding one file: there is no list of plugins to keep up to date anywhere else.
+a plugin is adding one file: there is no list of plugins to keep up to date anywhere else. An
+installed package can add plugins through the registry's entry point group, if it has one.
+One class serves every kind of plugin: job modules, scenarios, priority plugins and presets,
+backfill policies.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import inspect
 import pkgutil
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -28,9 +33,10 @@ class UnknownName(ValueError):
 class Registry(Generic[T]):
     """Plugins of one kind by name, with aliases; names are matched case-insensitively."""
 
-    def __init__(self, kind: str, package: str) -> None:
+    def __init__(self, kind: str, package: str, entry_point_group: str | None = None) -> None:
         self.kind = kind
         self.package = package
+        self.entry_point_group = entry_point_group
         self.entries: dict[str, T] = {}
         self.aliases: dict[str, str] = {}
         self.discovered = False
@@ -40,7 +46,10 @@ class Registry(Generic[T]):
 
         def decorate(entry: T) -> T:
             key = name.lower()
-            if key in self.entries or key in self.aliases:
+            known = self.entries.get(key)
+            if known is not None and _same_source(known, entry):
+                return entry  # the same file imported again (e.g. loaded by path): keep the first
+            if known is not None or key in self.aliases:
                 raise ValueError(f"{self.kind} {name!r} is registered twice")
             self.entries[key] = entry
             for alias in aliases:
@@ -57,6 +66,9 @@ class Registry(Generic[T]):
         package = importlib.import_module(self.package)
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{self.package}.{module.name}")
+        if self.entry_point_group is not None:
+            for entry in importlib.metadata.entry_points(group=self.entry_point_group):
+                self.register(entry.name)(entry.load())
 
     def canonical(self, name: str) -> str:
         """The registered name that ``name`` (or an alias of it) stands for; UnknownName if none."""
@@ -75,3 +87,11 @@ class Registry(Generic[T]):
         """Every registered name (without aliases), in registration order."""
         self.discover()
         return tuple(self.entries)
+
+
+def _same_source(known: object, entry: object) -> bool:
+    """Two registrations of what the same source file defines (a class or function)."""
+    try:
+        return inspect.getfile(known) == inspect.getfile(entry)  # type: ignore[arg-type]
+    except TypeError:
+        return False

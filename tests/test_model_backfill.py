@@ -220,9 +220,9 @@ def test_backfill_policies_register_by_file() -> None:
     # one file per policy under djsb/model/backfill/ (besides the package and the base class),
     # each selectable by name; EASY reserves for one job, conservative for every job tested
     files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base"}
-    assert set(BACKFILL_POLICIES) == files == {"none", "easy", "conservative"}
-    assert BACKFILL_POLICIES["easy"].max_reservations == 1
-    assert BACKFILL_POLICIES["conservative"].max_reservations == math.inf
-    assert not BACKFILL_POLICIES["none"].enabled
+    assert set(BACKFILL_POLICIES.names()) == files == {"none", "easy", "conservative"}
+    assert BACKFILL_POLICIES.get("easy").max_reservations == 1
+    assert BACKFILL_POLICIES.get("conservative").max_reservations == math.inf
+    assert not BACKFILL_POLICIES.get("none").enabled
     with pytest.raises(ConfigError, match="conservative"):
         SchedulerConfig(backfill="lookahead")

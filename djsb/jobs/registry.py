@@ -11,12 +11,7 @@ This is the only place in djsb/ that imports job_modules/ (design notes: depende
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.metadata
 import importlib.util
-import inspect
-import pkgutil
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -25,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from djsb.errors import ConfigError
 from djsb.jobs.api import CommandJobModule, JobModule
+from djsb.registry import Registry
 from djsb.yamlnodes import Located
 
 if TYPE_CHECKING:  # djsb.transport imports the config, which imports this module
@@ -33,36 +29,20 @@ if TYPE_CHECKING:  # djsb.transport imports the config, which imports this modul
 BUILTIN_PACKAGE = "job_modules"
 ENTRY_POINT_GROUP = "djsb.job_modules"
 NAME_KEY = "job_module.name"
-
 M = TypeVar("M", bound=type[JobModule])
 
-_registered: dict[str, type[JobModule]] = {}
+MODULES: Registry[type[JobModule]] = Registry("job module", BUILTIN_PACKAGE, ENTRY_POINT_GROUP)
+"""Every module known by name (built in, or from an installed package's entry point)."""
 
 
 def register(name: str) -> Callable[[M], M]:
     """Class decorator: make the module available as ``job_module: {name: <name>}``."""
-    def add(cls: M) -> M:
-        known = _registered.setdefault(name, cls)
-        if known is not cls and inspect.getfile(known) != inspect.getfile(cls):  # same file loaded by path
-            raise ValueError(f"job module name {name!r} taken by {known.__module__}.{known.__qualname__}")
-        return cls
-    return add
-
-
-@functools.cache
-def _discover() -> None:
-    """Import the built-in modules (each registers itself) and the installed entry points, once."""
-    package = importlib.import_module(BUILTIN_PACKAGE)
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        register(entry.name)(entry.load())
+    return MODULES.register(name)  # type: ignore[return-value]
 
 
 def registered() -> Mapping[str, type[JobModule]]:
     """Every module known by name, by name."""
-    _discover()
-    return dict(sorted(_registered.items()))
+    return {name: MODULES.get(name) for name in sorted(MODULES.names())}
 
 
 def is_path(name: str) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_POLICIES
 
-BACKFILL_VARIANTS = tuple(BACKFILL_POLICIES)
+BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
 
 

@@ -126,7 +126,7 @@ class Simulation:
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
-        self.backfill = BACKFILL_POLICIES[self.config.backfill]
+        self.backfill = BACKFILL_POLICIES.get(self.config.backfill)
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)

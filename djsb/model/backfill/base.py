@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from djsb.registry import Registry
+
 
 @dataclass(frozen=True, slots=True)
 class BackfillPolicy:
@@ -21,3 +23,7 @@ class BackfillPolicy:
     name: str
     max_reservations: float
     enabled: bool = True
+
+
+BACKFILL_POLICIES: Registry[BackfillPolicy] = Registry("backfill policy", "djsb.model.backfill")
+"""Every policy by name: one file of this package each (``policy.scheduler.backfill`` selects)."""

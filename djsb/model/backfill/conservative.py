@@ -3,6 +3,6 @@ sched/backfill plans the jobs it tests (Mu'alem & Feitelson, IEEE TPDS 12(6), 20
 
 import math
 
-from djsb.model.backfill.base import BackfillPolicy
+from djsb.model.backfill.base import BACKFILL_POLICIES, BackfillPolicy
 
-POLICY = BackfillPolicy("conservative", max_reservations=math.inf)
+POLICY = BACKFILL_POLICIES.register("conservative")(BackfillPolicy("conservative", max_reservations=math.inf))

@@ -1,5 +1,5 @@
 """No backfilling: Slurm's builtin scheduler, the main pass alone (SchedulerType=sched/builtin)."""
 
-from djsb.model.backfill.base import BackfillPolicy
+from djsb.model.backfill.base import BACKFILL_POLICIES, BackfillPolicy
 
-POLICY = BackfillPolicy("none", max_reservations=0, enabled=False)
+POLICY = BACKFILL_POLICIES.register("none")(BackfillPolicy("none", max_reservations=0, enabled=False))
