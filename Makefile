@@ -26,6 +26,7 @@ apps:
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
 	$(MAKE) -C apps clean

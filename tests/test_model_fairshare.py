@@ -98,6 +98,7 @@ def test_marenostrum4_priority_reproduces_the_numbers_of_paper_004() -> None:
     # 004 sec. 3.4: on LUMI (360448 cores) 650 CPUs add "about 18" (650/360448 * 10000 = 18.03),
     # a 900 s wait adds 104 (900 / 10 days * 100000 = 104.17) and a fair share of 0.01 adds 1000.
     plugin, scheduler = marenostrum4()
+    assert isinstance(plugin, MultifactorPriority)
     assert scheduler.bf_resolution == 1800 and scheduler.bf_window == 10080 * 60
     cluster = ClusterSpec.homogeneous(2816, 128)
     plugin.setup(PriorityContext(cluster, (("u", "a"),)))
