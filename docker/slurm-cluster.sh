@@ -8,6 +8,8 @@
 #   start       write slurm.conf, start munged, slurmctld and the slurmds; wait for idle nodes
 #   stop        cancel every job, then stop the daemons this script started, by PID
 #   restart-ctld  stop and start slurmctld only (the harness must survive this mid-run)
+#   stop-ctld   stop slurmctld only (an outage; always follow with start-ctld)
+#   start-ctld  start slurmctld again and wait for the nodes
 #   status      print the controller and node states; exit 1 when the cluster is not up
 #   entrypoint  start, then wait until SIGTERM/SIGINT and stop (the container's PID 1)
 #
@@ -305,7 +307,9 @@ case ${1:-} in
     start) do_start ;;
     stop) do_stop ;;
     restart-ctld) do_restart_ctld ;;
+    stop-ctld) stop_pids "$DIR/run/slurmctld.pid" ;;
+    start-ctld) start_slurmctld; wait_idle ;;
     status) do_status ;;
     entrypoint) do_install && do_entrypoint ;;
-    *) echo "usage: $0 install|start|stop|restart-ctld|status|entrypoint" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|entrypoint" >&2; exit 2 ;;
 esac
