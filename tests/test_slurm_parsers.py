@@ -238,7 +238,7 @@ def test_config_value() -> None:
 
 
 def test_completing_job_has_ended() -> None:
-    # capture_completing.sh: a 2-node `srun sleep 4` job that ended while slurmctld was stopped for
+    # `capture.sh completing`: a 2-node `srun sleep 4` job that ended while slurmctld was stopped for
     # 12 s; back, squeue listed it COMPLETING for ~45 s, then COMPLETED. COMPLETING means ended for
     # the benchmark (issue 8): the same state, end and nodes as the COMPLETED line that follows.
     (job_id, before, after), = [tuple(line.split()[i] for i in (0, 2, 3)) for line in
@@ -250,6 +250,7 @@ def test_completing_job_has_ended() -> None:
     assert completing.exit_code == 0
     assert replace(completing, reason="") == completed
     assert completing.reason == ENDING_REASON  # provisional: a job djsb cancelled looks the same
+    assert completing.submit is not None and completing.start is not None and completing.end is not None
     assert int(before) <= completing.submit <= int(after)
     # the end was stamped when slurmctld came back: the 4 s job is recorded far longer than 4 s,
     # at least the 12 s outage it spanned (which is why such a job must be marked, issue 8)

@@ -165,12 +165,12 @@ class RetryingTransport:
             failed += 1
             if self.stop_deadline is not None:
                 self._outage(outage_start, failed, command, first_error)
-                raise SchedulerStopped(f"{self.scheduler}: not answered before the run stopped ({error}): "
-                                       f"{command}")
+                raise SchedulerStopped(f"{self.scheduler}: not answered before the run stopped "
+                                       f"({one_line(error)}): {command}")
             if time.monotonic() + delay > deadline:
                 self._outage(outage_start, failed, command, first_error)
                 raise JobModuleError(f"{self.scheduler}: scheduler unreachable for {self.retry_for:g} s "
-                                     f"({error}): {command}")
+                                     f"({one_line(error)}): {command}")
             self.sleep(delay)
             delay = min(2 * delay, 15.0)
 
@@ -270,8 +270,8 @@ class SchedulerModule(CommandJobModule):
 
         result = self.run(command, check=False, recover=recover)
         if result.returncode != 0:
-            raise SubmitRejected(f"{self.name}: submission refused: "
-                                 f"{one_line(result.stderr.strip() or result.stdout.strip())}")
+            refusal = one_line(result.stderr or result.stdout)
+            raise SubmitRejected(f"{self.name}: submission refused: {refusal}")
         try:
             job_id = self.parse_job_id(result.stdout, result.stderr)
         except ValueError as exc:
@@ -284,7 +284,7 @@ class SchedulerModule(CommandJobModule):
         result = self.transport.run(command, timeout=self.command_timeout, recover=recover)
         if check and result.returncode != 0:
             raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip() or result.stdout.strip()}")
+                                 f"{one_line(result.stderr or result.stdout)}")
         return result
 
     def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
@@ -297,7 +297,7 @@ class SchedulerModule(CommandJobModule):
         result = self.run(command, check=False)
         if self.status_failed(result):
             raise JobModuleError(f"{self.name}: status query failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip()}")
+                                 f"{one_line(result.stderr)}")
         statuses = {k: v for k, v in self.parse_status(result.stdout).items() if k in job_ids}
         missing = [job_id for job_id in job_ids if job_id not in statuses]
         if missing:
