@@ -174,7 +174,8 @@ class Driver:
             raise
         finally:
             self.cancel_live()
-            self.run_dir.write_uncancelled(self.uncancelled)
+            if self.uncancelled:
+                self.run_dir.add_uncancelled(self.uncancelled)
 
     def cancel_live(self) -> None:
         """Cancel every live job; the ones the scheduler could not be told about go to ``uncancelled``."""

@@ -203,14 +203,13 @@ class RunDirectory:
         return [Outage(float(r["start"]), float(r["end"]), r["scheduler"], int(r["attempts"]), r["command"],
                        r["error"]) for r in _read_rows(self.path / "outages.csv")]
 
-    def write_uncancelled(self, jobs: Mapping[str, str]) -> Path:
-        """Write the job ids (-> job names) an interrupted run could not cancel, for the next
-        --resume or the user to cancel; an empty mapping removes the file."""
+    def add_uncancelled(self, jobs: Mapping[str, str]) -> Path:
+        """Add the job ids (-> job names) an interrupted run could not cancel to uncancelled.txt, for
+        the next --resume or the user to cancel (whoever cancels them removes the file)."""
         path = self.path / "uncancelled.txt"
-        if jobs:
-            path.write_text("".join(f"{job_id} {name}\n" for job_id, name in jobs.items()))
-        else:
-            path.unlink(missing_ok=True)
+        known = set(self.uncancelled_jobs())
+        with path.open("a") as handle:
+            handle.writelines(f"{job_id} {name}\n" for job_id, name in jobs.items() if job_id not in known)
         return path
 
     def uncancelled_jobs(self) -> list[str]:

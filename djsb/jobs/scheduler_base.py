@@ -81,6 +81,9 @@ def placement_hosts(module: CommandJobModule, request: JobRequest,
     sim = last.get(request.colocate_with)
     if sim is None or not sim.nodes:
         sim = module.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
+    if sim.state.finished:  # e.g. COMPLETING: what is left of it is being torn down (issue 8)
+        raise SubmitRejected(f"{module.name}: cannot place {request.name} with job {request.colocate_with}: "
+                             f"it has ended ({sim.state.value})")
     if not sim.nodes:
         raise JobModuleError(f"{module.name}: cannot place {request.name} with job "
                              f"{request.colocate_with}: it has no hosts (state {sim.state.value})")
