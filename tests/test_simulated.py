@@ -18,6 +18,7 @@ from djsb import appmodel
 from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
 from djsb.jobs import JobRequest, JobState, JobStatus
+from djsb.report.cells import NOTE_COLUMNS
 from job_modules.simulated import SimulatedJobModule, first_fit, hostlist, parse_options, spread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -280,7 +281,9 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def summary_by_cell(run: Path) -> dict[tuple[str, int], dict[str, float]]:
-    return {(row["scenario"], int(row["n_a"])): {k: float(v) for k, v in row.items() if k != "scenario"}
+    """The numbers of summary.csv by (scenario, n_a) (not its lists of failed and outage samples)."""
+    text = ("scenario", *NOTE_COLUMNS)
+    return {(row["scenario"], int(row["n_a"])): {k: float(v) for k, v in row.items() if k not in text}
             for row in read_csv(run / "summary.csv")}
 
 
