@@ -149,3 +149,23 @@ def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) ->
     assert kept.loc["oversubscription", "slowdown_s"] == pytest.approx((1.2 + 3.1) / 2)
     on_disk = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
     assert list(on_disk.columns[-2:]) == ["failed_samples", "outage_samples"]
+
+
+def test_a_reference_sample_in_an_outage_is_left_out_while_another_is_clean(tmp_path: Path) -> None:
+    # reference sample 0 clean (simulation 10 s), sample 1 across an outage (30 s): T_ref_alone of
+    # the simulation is 10 s without it, (10 + 30) / 2 = 20 s with it; the execution cell's
+    # simulation took 12 s: slowdown 12 / 10 = 1.2, or 12 / 20 = 0.6
+    rows = [job_row("reference", "", 0, "simulation", 10), job_row("reference", "", 0, "analytics", 2),
+            job_row("reference", "", 1, "simulation", 30, outage=True), job_row("reference", "", 1, "analytics", 2),
+            job_row("execution", "oversubscription", 0, "simulation", 12),
+            job_row("execution", "oversubscription", 0, "analytics", 2)]
+    (tmp_path / "jobs.csv").write_text(JOBS_HEADER + "\n" + "\n".join(rows) + "\n")
+    cells = ("stage,scenario,n_a,sample,status,outage,reason\n"
+             "reference,,0,0,completed,{0},\nreference,,0,1,completed,True,\n"
+             "execution,oversubscription,1,0,completed,False,\n")
+    (tmp_path / "cells.csv").write_text(cells.format(False))
+    assert write_report(tmp_path, plots=False)["slowdown_s"].tolist() == pytest.approx([1.2])
+    assert write_report(tmp_path, plots=False, include_outages=True)["slowdown_s"].tolist() == pytest.approx([0.6])
+    # with no clean reference sample left, both are kept (there would be no T_ref_alone at all)
+    (tmp_path / "cells.csv").write_text(cells.format(True))
+    assert write_report(tmp_path, plots=False)["slowdown_s"].tolist() == pytest.approx([0.6])
