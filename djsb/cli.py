@@ -20,7 +20,7 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
-from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.harness.rundir import RunDirectory, cell_key, describe_cell, machine_metadata
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
@@ -157,7 +157,7 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
     """End-of-run lines naming the failed cells (with why) and the cells that overlapped an outage."""
     lines = []
     for row in run.cell_rows():
-        cell = f"{row['stage']} {row['scenario']} n_a={row['n_a']} sample {row['sample']}".replace("  ", " ")
+        cell = describe_cell(cell_key(row["stage"], row["scenario"], int(row["n_a"]), int(row["sample"])))
         if row.get("status") == "failed":
             lines.append(f"failed cell: {cell}: {row.get('reason', '')}")
         if row.get("outage") == "True":

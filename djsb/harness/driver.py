@@ -35,7 +35,7 @@ from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError, SubmitRejected, one_line
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
-from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
+from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell
 from djsb.harness.scenarios import CellState
 from djsb.harness.scenarios import scenario as get_scenario
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
@@ -261,7 +261,7 @@ class Driver:
                     self.run_cell(key, reference)
                 except CellFailed as exc:
                     self.cancel_live()
-                    self.progress(f"warning: cell {key[1]} n_a={key[2]} sample {key[3] + 1} failed: {exc}")
+                    self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
                     self.finish_cell(key, failure=str(exc))
 
     # -- one reference job -------------------------------------------------------------------
@@ -327,19 +327,18 @@ class Driver:
         submission is retried once after a fresh poll (placed anew, or anywhere if the simulation
         ended meanwhile); refused again, the cell fails."""
         work = work_arguments(self.config.analytics.exec_time, reference.iterations["analytics"])
-        try:
-            job = self.submit("analytics", index, key, work, colocate_with=sim.job_id if sim else None,
-                              oversubscribe=oversubscribe)
-        except SubmitRejected as exc:
-            self.progress(f"warning: {one_line(str(exc))}; trying again after a fresh poll")
-            self.poll_and_record(key, reference)
-            if sim is not None and sim.job_id not in self.live:
-                sim = None
+        for attempt in (1, 2):
             try:
                 job = self.submit("analytics", index, key, work, colocate_with=sim.job_id if sim else None,
                                   oversubscribe=oversubscribe)
-            except SubmitRejected as again:
-                raise CellFailed(one_line(str(again))) from None
+                break
+            except SubmitRejected as exc:
+                if attempt == 2:
+                    raise CellFailed(one_line(str(exc))) from None
+                self.progress(f"warning: {one_line(str(exc))}; trying again after a fresh poll")
+                self.poll_and_record(key, reference)
+                if sim is not None and sim.job_id not in self.live:
+                    sim = None
         job.shared_with_sim = sim is not None
         return job
 

@@ -83,6 +83,14 @@ def cell_key(stage: str, scenario: str, n_a: int, sample: int) -> CellKey:
     return (stage, scenario, int(n_a), int(sample))
 
 
+def describe_cell(key: CellKey) -> str:
+    """A cell for people, numbered as in the CSV files: 'execution stopcont n_a=2 sample 0',
+    'reference sample 1'."""
+    stage, scenario, n_a, sample = key
+    where = f" {scenario} n_a={n_a}" if stage == "execution" else ""
+    return f"{stage}{where} sample {sample}"
+
+
 def _append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durable: bool = True) -> None:
     """Append one CSV row (header first in a new file); ``durable`` also survives a machine crash."""
     new = not path.exists() or path.stat().st_size == 0
