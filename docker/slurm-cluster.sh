@@ -204,7 +204,18 @@ EOF
     sacctmgr -n list cluster format=cluster | grep -qw djsb || sacctmgr -i add cluster djsb >/dev/null
 }
 
-start_slurmctld() { pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
+# repair_ctld_pid: a slurmctld started while one already ran wrote its PID to the pid file before it
+# failed to bind its port, so the file may name a dead process while the real slurmctld (the one
+# holding the port, the oldest) runs on: write that one's PID back, so that stop finds it.
+repair_ctld_pid() {
+    local pid
+    pid_alive "$DIR/run/slurmctld.pid" && return 0
+    pid=$(pgrep -o -x slurmctld || true)
+    [[ -n $pid ]] && echo "$pid" > "$DIR/run/slurmctld.pid"
+    return 0
+}
+
+start_slurmctld() { repair_ctld_pid; pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
 
 # start_slurmds: start the missing slurmds, remembering which and when (STARTED, STARTED_AT), so that
 # wait_idle does not take a node state restored from StateSaveLocation for a registration.
@@ -285,6 +296,7 @@ do_stop() {
 }
 
 do_restart_ctld() {
+    repair_ctld_pid
     stop_pids "$DIR/run/slurmctld.pid"
     start_slurmctld
     wait_idle
@@ -307,7 +319,7 @@ case ${1:-} in
     start) do_start ;;
     stop) do_stop ;;
     restart-ctld) do_restart_ctld ;;
-    stop-ctld) stop_pids "$DIR/run/slurmctld.pid" ;;
+    stop-ctld) repair_ctld_pid; stop_pids "$DIR/run/slurmctld.pid" ;;
     start-ctld) start_slurmctld; wait_idle ;;
     status) do_status ;;
     entrypoint) do_install && do_entrypoint ;;
