@@ -9,7 +9,7 @@
 #   stop        cancel every job, then stop the daemons this script started, by PID
 #   restart-ctld  stop and start slurmctld only (the harness must survive this mid-run)
 #   stop-ctld   stop slurmctld only (an outage; always follow with start-ctld)
-#   start-ctld  start slurmctld again and wait for the nodes
+#   start-ctld  start slurmctld again and wait until it answers
 #   status      print the controller and node states; exit 1 when the cluster is not up
 #   entrypoint  start, then wait until SIGTERM/SIGINT and stop (the container's PID 1)
 #
@@ -240,12 +240,19 @@ registered() {
 
 # wait_idle: bounded wait for the controller and every node to be usable; down nodes left over
 # from an earlier run (a test that set one down) are resumed once their slurmd has registered.
-wait_idle() {
-    local deadline=$((SECONDS + WAIT)) states resumed=0
+# wait_ctld: until slurmctld answers (start-ctld: its nodes may still be completing the jobs that
+# ended while it was down, for minutes; they are not waited for).
+wait_ctld() {
+    local deadline=$((SECONDS + WAIT))
     until scontrol ping 2>/dev/null | grep -q 'is UP'; do
         ((SECONDS < deadline)) || die "slurmctld not answering after ${WAIT}s (see $DIR/log/slurmctld.log)"
         sleep 0.5
     done
+}
+
+wait_idle() {
+    local deadline=$((SECONDS + WAIT)) states resumed=0
+    wait_ctld
     while :; do
         states=$(sinfo -h -N -p shared -o '%N %t' 2>/dev/null || true)
         if [[ $(grep -cE ' (idle|mix|alloc)$' <<<"$states") -ge $NODES ]] && registered; then return 0; fi
@@ -320,7 +327,7 @@ case ${1:-} in
     stop) do_stop ;;
     restart-ctld) do_restart_ctld ;;
     stop-ctld) repair_ctld_pid; stop_pids "$DIR/run/slurmctld.pid" ;;
-    start-ctld) start_slurmctld; wait_idle ;;
+    start-ctld) start_slurmctld; wait_ctld ;;
     status) do_status ;;
     entrypoint) do_install && do_entrypoint ;;
     *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|entrypoint" >&2; exit 2 ;;

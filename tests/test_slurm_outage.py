@@ -50,9 +50,12 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
                                                   apps_bin: Path) -> None:
     run_dir = tmp_path / "run"
     run = slurm_run.Run(str(config(tmp_path, "[oversubscription, stopcont]")), "-o", str(run_dir))
-    # 1. right after the analytics is submitted: it (2 s) and the simulation (6 s) end while
-    #    slurmctld is down, so Slurm stamps their ends late and lists them COMPLETING afterwards
+    # 1. once the analytics runs: it (2 s) and the simulation (6 s) end while slurmctld is down, so
+    #    Slurm stamps their ends late and lists them COMPLETING afterwards. (Stopped before the
+    #    analytics' srun reached slurmctld, the job fails: "srun: error: Unable to confirm
+    #    allocation"; hence the second of delay.)
     run.wait_for_line("submitted oversubscription-na1-s0-ana0")
+    time.sleep(1.5)
     with controller_down(slurm_cluster):
         time.sleep(OUTAGE_S)
     # 2. while the stop&continue simulation is suspended: its resume waits for the controller
@@ -75,7 +78,9 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
     assert cells[("calibration", "")]["outage"] == "False" and cells[("reference", "")]["outage"] == "False"
     assert {c["status"] for c in cells.values()} == {"completed"}
     jobs = read_csv(run_dir / "jobs.csv")
-    assert {j["state"] for j in jobs} == {"COMPLETED"}
+    # a job may fail because of an outage (its srun could not reach slurmctld), never without one
+    assert all(j["state"] == "COMPLETED" or j["outage"] == "True" for j in jobs), jobs
+    assert all(j["state"] == "COMPLETED" for j in jobs if j["stage"] != "execution")
     over = {j["app"]: j for j in jobs if j["scenario"] == "oversubscription"}
     assert over["simulation"]["outage"] == "True" and over["analytics"]["outage"] == "True"
     assert not any(j["outage"] == "True" for j in jobs if j["stage"] != "execution")
