@@ -53,6 +53,19 @@ def test_an_outage_is_recorded_once_with_its_interval(tmp_path: Path) -> None:
     assert len(outages) == 1
 
 
+def test_a_slow_answer_is_an_outage() -> None:
+    # Slurm's CLI waits up to MessageTimeout for slurmctld: an outage shorter than that shows only
+    # as one slow answer (seen live: squeue answering after 12 s, once slurmctld was back)
+    transport, outages = retrying()
+    transport.slow_answer = 0.5
+    assert transport.run("sleep 0.1; echo quick").stdout.strip() == "quick"
+    assert outages == []
+    before = time.time()
+    assert transport.run("sleep 0.8; echo late").stdout.strip() == "late"
+    assert len(outages) == 1 and outages[0].attempts == 0
+    assert before <= outages[0].start and outages[0].duration >= 0.8
+
+
 def test_giving_up_records_the_outage_too(tmp_path: Path) -> None:
     transport, outages = retrying(retry_for=1.0)
     with pytest.raises(JobModuleError, match="unreachable for 1 s"):

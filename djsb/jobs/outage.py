@@ -18,7 +18,8 @@ from dataclasses import dataclass
 class Outage:
     """``start``..``end`` (Unix seconds): from the first command that could not get an answer to
     the first that got one again (or to the moment the harness gave up), with how many attempts
-    failed in between and the first error."""
+    failed in between and the first error; 0 attempts: one command that answered, but so late
+    that it must have waited for the scheduler (scheduler_base.SLOW_ANSWER_S)."""
 
     start: float
     end: float

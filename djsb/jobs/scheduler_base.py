@@ -30,6 +30,11 @@ MIB = 1 << 20
 
 Recover = Callable[[], CommandResult | None]
 
+# A scheduler command that answers only after this long was waiting for its daemon: Slurm's CLI,
+# for one, keeps trying to reach slurmctld for MessageTimeout (10 s) before it fails, so a short
+# slurmctld outage shows only as a slow answer. The interval counts as an outage.
+SLOW_ANSWER_S = 5.0
+
 
 def _non_negative(node: Located) -> float:
     return as_number(node, 0.0)
@@ -96,10 +101,11 @@ class RetryingTransport:
     then raises JobModuleError. Only the retrying is done here: the module decides what a
     non-zero exit of a command that did answer means.
 
-    Each interval without an answer is reported once it ends to ``on_outage`` (issue 8: the
-    measurements across it are suspect). After ``request_stop`` (a signal handler may call it)
-    nothing waits or retries any more: every command, the running one included, gets until the
-    stop deadline, and one that cannot answer by then raises :class:`SchedulerStopped`.
+    Each interval without an answer (failed attempts, or one answer slower than ``slow_answer``)
+    is reported once it ends to ``on_outage`` (issue 8: the measurements across it are suspect).
+    After ``request_stop`` (a signal handler may call it) nothing waits or retries any more: every
+    command, the running one included, gets until the stop deadline, and one that cannot answer by
+    then raises :class:`SchedulerStopped`.
     """
 
     def __init__(self, inner: Transport, *, scheduler: str, retry_for: float,
@@ -112,6 +118,7 @@ class RetryingTransport:
         self._stopping = threading.Event()
         self.sleep = sleep if sleep is not None else self._wait
         self.on_outage = on_outage
+        self.slow_answer = SLOW_ANSWER_S
         self.stop_deadline: float | None = None
 
     def _wait(self, seconds: float) -> None:
@@ -162,6 +169,8 @@ class RetryingTransport:
             if result is not None:
                 if failed:
                     self._outage(outage_start, failed, command, first_error)
+                elif time.time() - started > self.slow_answer:
+                    self._outage(started, 0, command, f"answered after {time.time() - started:.1f} s")
                 return result
             if not failed:
                 outage_start, first_error = started, error
