@@ -22,7 +22,7 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
-from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.harness.rundir import RunDirectory, cell_key, describe_cell, machine_metadata
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
@@ -126,9 +126,9 @@ def command_run(args: argparse.Namespace) -> int:
     try:
         driver.run()
     except Interrupted as exc:
-        log(f"{exc}: every job of the run was cancelled; resume with: djsb run --resume {run.path}")
+        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}")
         if (run.path / "jobs.csv").exists():
-            write_report(run.path, plots=False)
+            write_report(run.path, plots=False, include_outages=args.include_outages)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
     finally:
         bar.close()
@@ -137,10 +137,34 @@ def command_run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    summary = write_report(run.path, plots=config.output.plots)
+    summary = write_report(run.path, plots=config.output.plots, include_outages=args.include_outages)
     print_summary(summary)
+    for line in untrusted_cells(run, args.include_outages):
+        log(line)
     log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
     return EXIT_OK
+
+
+def cancel_outcome(run: RunDirectory, uncancelled: dict[str, str]) -> str:
+    """What became of the run's jobs: all cancelled, or which ids are left (in uncancelled.txt)."""
+    if not uncancelled:
+        return "every job of the run was cancelled"
+    ids = " ".join(uncancelled)
+    return (f"could not cancel job(s) {ids} (the scheduler did not answer; listed in "
+            f"{run.path / 'uncancelled.txt'}): cancel them yourself (scancel {ids}) or with --resume")
+
+
+def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
+    """End-of-run lines naming the failed cells (with why) and the cells that overlapped an outage."""
+    lines = []
+    for row in run.cell_rows():
+        cell = describe_cell(cell_key(row["stage"], row["scenario"], int(row["n_a"]), int(row["sample"])))
+        if row.get("status") == "failed":
+            lines.append(f"failed cell: {cell}: {row.get('reason', '')}")
+        if row.get("outage") == "True":
+            kept = "kept in" if include_outages else "left out of"
+            lines.append(f"cell overlapped a scheduler outage ({kept} summary.csv; see outages.csv): {cell}")
+    return lines
 
 
 def command_validate(args: argparse.Namespace) -> int:
@@ -154,7 +178,8 @@ def command_validate(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    print_summary(write_report(RunDirectory.open(Path(args.run_dir)).path))
+    run_dir = RunDirectory.open(Path(args.run_dir)).path
+    print_summary(write_report(run_dir, include_outages=args.include_outages))
     return EXIT_OK
 
 
@@ -185,12 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("config", nargs="?", help="experiment YAML file")
     run.add_argument("-o", "--output", help="run directory (default: output.directory or runs/NAME-DATE)")
     run.add_argument("--resume", metavar="RUN_DIR", help="complete an interrupted run")
+    run.add_argument("--include-outages", action="store_true",
+                     help="keep cells that overlapped a scheduler outage in summary.csv")
     run.set_defaults(func=command_run)
     validate = sub.add_parser("validate", help="check a config file and exit")
     validate.add_argument("config")
     validate.set_defaults(func=command_validate)
     report = sub.add_parser("report", help="recompute summary.csv and the figures from a run's jobs.csv")
     report.add_argument("run_dir")
+    report.add_argument("--include-outages", action="store_true",
+                        help="keep cells that overlapped a scheduler outage in summary.csv")
     report.set_defaults(func=command_report)
     simulate = sub.add_parser("simulate", help="replay a workload on the built-in scheduler model")
     simulate.add_argument("config")

@@ -7,6 +7,11 @@ Library code raises these; only the CLI turns them into one-line messages and ex
 from __future__ import annotations
 
 
+def one_line(text: str) -> str:
+    """A multi-line tool message as one line (its lines joined by ' / '), for logs and CSV cells."""
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
 class DjsbError(Exception):
     """Base class of every error DJSB raises on purpose."""
 
@@ -48,3 +53,12 @@ class RunError(DjsbError):
 
 class JobModuleError(RunError):
     """A job module command failed or returned output it cannot parse."""
+
+
+class SchedulerStopped(JobModuleError):
+    """A scheduler command given up because the run was asked to stop (SIGINT/SIGTERM)."""
+
+
+class SubmitRejected(JobModuleError):
+    """The scheduler answered a submission with a refusal (not an outage): the request itself, e.g.
+    its placement, cannot be run. The driver corrects it or fails only the cell it belongs to."""

@@ -7,6 +7,8 @@ quoted with ``shlex.quote`` by whoever built it.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -31,6 +33,19 @@ class CommandTimeout(RunError):
     """A command did not finish within its timeout (e.g. a Slurm CLI while slurmctld is down)."""
 
 
+STOP_CHECK_S = 0.2
+"""How often a running command's deadlines are checked."""
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL the command and everything it started (its own session), then reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
+
+
 class Transport(Protocol):
     """Where commands run and files live."""
 
@@ -44,15 +59,34 @@ class Transport(Protocol):
 
 
 class LocalTransport:
-    """Commands through ``/bin/sh -c`` on this machine; files on the local file system."""
+    """Commands through ``/bin/sh -c`` on this machine; files on the local file system.
+
+    ``stop_by`` cuts commands short (the one running included: it may be called from a signal
+    handler), so a run asked to stop never waits for a CLI hanging on an unreachable scheduler.
+    """
+
+    def __init__(self) -> None:
+        self._stop_by: float | None = None
+
+    def stop_by(self, deadline: float) -> None:
+        """Kill any command still running at ``deadline`` (time.monotonic), from now on."""
+        self._stop_by = deadline
 
     def run(self, command: str, timeout: float = 60.0) -> CommandResult:
-        try:
-            done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
-        except subprocess.TimeoutExpired as exc:
-            raise CommandTimeout(f"command timed out after {timeout:g} s: {command}") from exc
-        return CommandResult(command, done.returncode, done.stdout, done.stderr)
+        deadline = time.monotonic() + timeout
+        with subprocess.Popen(["/bin/sh", "-c", command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, text=True, start_new_session=True) as process:
+            while True:
+                try:
+                    stdout, stderr = process.communicate(timeout=STOP_CHECK_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    limit = deadline if self._stop_by is None else min(deadline, self._stop_by)
+                    if time.monotonic() >= limit:
+                        _kill_group(process)
+                        why = f"timed out after {timeout:g} s" if limit == deadline else "cut short"
+                        raise CommandTimeout(f"command {why}: {command}") from None
+        return CommandResult(command, process.returncode, stdout, stderr)
 
     def write_text(self, path: str, text: str) -> None:
         target = Path(path)
@@ -85,6 +119,11 @@ class SSHTransport:
         self.settings = settings
         self._client: Any = None
         self._sftp: Any = None
+        self._stop_by: float | None = None
+
+    def stop_by(self, deadline: float) -> None:
+        """Give up on any command still running at ``deadline`` (time.monotonic), from now on."""
+        self._stop_by = deadline
 
     def _connect(self) -> Any:
         import paramiko
@@ -136,7 +175,7 @@ class SSHTransport:
                 err += channel.recv_stderr(65536)
             if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
                 break
-            if time.monotonic() > deadline:
+            if time.monotonic() > (deadline if self._stop_by is None else min(deadline, self._stop_by)):
                 channel.close()
                 raise CommandTimeout(f"command timed out after {timeout:g} s on {self.settings.host}: "
                                      f"{command}")

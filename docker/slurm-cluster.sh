@@ -8,6 +8,8 @@
 #   start       write slurm.conf, start munged, slurmctld and the slurmds; wait for idle nodes
 #   stop        cancel every job, then stop the daemons this script started, by PID
 #   restart-ctld  stop and start slurmctld only (the harness must survive this mid-run)
+#   stop-ctld   stop slurmctld only (an outage; always follow with start-ctld)
+#   start-ctld  start slurmctld again and wait until it answers
 #   status      print the controller and node states; exit 1 when the cluster is not up
 #   entrypoint  start, then wait until SIGTERM/SIGINT and stop (the container's PID 1)
 #
@@ -202,7 +204,18 @@ EOF
     sacctmgr -n list cluster format=cluster | grep -qw djsb || sacctmgr -i add cluster djsb >/dev/null
 }
 
-start_slurmctld() { pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
+# repair_ctld_pid: a slurmctld started while one already ran wrote its PID to the pid file before it
+# failed to bind its port, so the file may name a dead process while the real slurmctld (the one
+# holding the port, the oldest) runs on: write that one's PID back, so that stop finds it.
+repair_ctld_pid() {
+    local pid
+    pid_alive "$DIR/run/slurmctld.pid" && return 0
+    pid=$(pgrep -o -x slurmctld || true)
+    [[ -n $pid ]] && echo "$pid" > "$DIR/run/slurmctld.pid"
+    return 0
+}
+
+start_slurmctld() { repair_ctld_pid; pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
 
 # start_slurmds: start the missing slurmds, remembering which and when (STARTED, STARTED_AT), so that
 # wait_idle does not take a node state restored from StateSaveLocation for a registration.
@@ -227,12 +240,19 @@ registered() {
 
 # wait_idle: bounded wait for the controller and every node to be usable; down nodes left over
 # from an earlier run (a test that set one down) are resumed once their slurmd has registered.
-wait_idle() {
-    local deadline=$((SECONDS + WAIT)) states resumed=0
+# wait_ctld: until slurmctld answers (start-ctld: its nodes may still be completing the jobs that
+# ended while it was down, for minutes; they are not waited for).
+wait_ctld() {
+    local deadline=$((SECONDS + WAIT))
     until scontrol ping 2>/dev/null | grep -q 'is UP'; do
         ((SECONDS < deadline)) || die "slurmctld not answering after ${WAIT}s (see $DIR/log/slurmctld.log)"
         sleep 0.5
     done
+}
+
+wait_idle() {
+    local deadline=$((SECONDS + WAIT)) states resumed=0
+    wait_ctld
     while :; do
         states=$(sinfo -h -N -p shared -o '%N %t' 2>/dev/null || true)
         if [[ $(grep -cE ' (idle|mix|alloc)$' <<<"$states") -ge $NODES ]] && registered; then return 0; fi
@@ -283,6 +303,7 @@ do_stop() {
 }
 
 do_restart_ctld() {
+    repair_ctld_pid
     stop_pids "$DIR/run/slurmctld.pid"
     start_slurmctld
     wait_idle
@@ -305,7 +326,9 @@ case ${1:-} in
     start) do_start ;;
     stop) do_stop ;;
     restart-ctld) do_restart_ctld ;;
+    stop-ctld) repair_ctld_pid; stop_pids "$DIR/run/slurmctld.pid" ;;
+    start-ctld) start_slurmctld; wait_ctld ;;
     status) do_status ;;
     entrypoint) do_install && do_entrypoint ;;
-    *) echo "usage: $0 install|start|stop|restart-ctld|status|entrypoint" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|entrypoint" >&2; exit 2 ;;
 esac

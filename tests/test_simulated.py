@@ -20,6 +20,7 @@ from djsb.cli import main
 from djsb.errors import ConfigError, JobModuleError
 from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.model.shape import JobShape
+from djsb.report.cells import NOTE_COLUMNS
 from job_modules.simulated import SimulatedJobModule, hostlist, parse_options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -299,12 +300,13 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def summary_by_cell(run: Path) -> dict[tuple[str, int], dict[str, float]]:
-    """summary.csv's numbers per cell (an empty CI, fewer than 3 samples, as NaN); the virtual clock
-    has no noise, so no row may carry a warning."""
+    """summary.csv's numbers per cell (an empty CI, fewer than 3 samples, as NaN; not its lists of
+    failed and outage samples); the virtual clock has no noise, so no row may carry a warning."""
     rows = read_csv(run / "summary.csv")
     assert [row["warnings"] for row in rows] == [""] * len(rows)
+    text = ("scenario", "warnings", *NOTE_COLUMNS)
     return {(row["scenario"], int(row["n_a"])): {k: float(v) if v else math.nan for k, v in row.items()
-                                                 if k not in ("scenario", "warnings")}
+                                                 if k not in text}
             for row in rows}
 
 

@@ -8,14 +8,17 @@ the real squeue/sacct print (see test_slurm_parsers.py for the real captures).
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 from support import GIB, MIB, Answer, ScriptedTransport, fail, ok, sequence, sim_request
 
-from djsb.errors import ConfigError, JobModuleError
+from djsb.errors import ConfigError, JobModuleError, SubmitRejected
 from djsb.jobs import JobState
 from djsb.transport import CommandResult, CommandTimeout
 from job_modules.slurm import SlurmJobModule
+
+FIXTURES = Path(__file__).parent / "fixtures" / "slurm"
 
 
 def sbatch_options(command: str) -> dict[str, str]:
@@ -116,6 +119,30 @@ def test_colocation_with_a_pending_simulation_is_an_error() -> None:
     slurm, _ = module([("squeue", ok("41|PENDING|1700000000|1700000300|1700000600||0|Resources\n"))])
     with pytest.raises(JobModuleError, match="no hosts"):
         slurm.get_submit_command(sim_request(colocate_with="41"))
+
+
+def test_colocation_never_targets_an_ending_simulation() -> None:
+    # the real COMPLETING line of tests/fixtures/slurm/squeue_completing.txt (`capture.sh completing`):
+    # the job has ended, its nodes are being cleaned; an analytics placed there is refused before
+    # sbatch, as a refusal the driver corrects (issue 8)
+    line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0]
+    job_id = line.split("|")[0]
+    slurm, transport = module([("squeue", ok(line + "\n"))])
+    assert slurm.poll([job_id])[job_id].state.finished
+    with pytest.raises(SubmitRejected, match="has ended"):
+        slurm.get_submit_command(sim_request(colocate_with=job_id))
+    assert not any(command.startswith("sbatch") for command in transport.commands)
+
+
+def test_a_refused_sbatch_is_one_line() -> None:
+    # Slurm's refusal as the live cluster printed it (tests/test_slurm_outage.py); two lines in
+    refusal = ("sbatch: error: Batch job submission failed: Requested node configuration is not available\n"
+               "sbatch: error: (see the log)\n")
+    slurm, _ = module([("sbatch", fail(refusal))])
+    with pytest.raises(SubmitRejected) as caught:
+        slurm.submit(sim_request())
+    assert str(caught.value) == ("slurm: submission refused: sbatch: error: Batch job submission failed: "
+                                 "Requested node configuration is not available / sbatch: error: (see the log)")
 
 
 def test_one_squeue_per_poll_with_unix_times() -> None:

@@ -7,6 +7,7 @@ each job (manifest.txt), never from running the parsers.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from djsb.jobs import JobState
 from job_modules.slurm.parsers import (
+    ENDING_REASON,
     STATE_TABLE,
     expand_hostlist,
     is_transient,
@@ -233,3 +235,41 @@ def test_config_value() -> None:
     text = "AccountingStorageType   = accounting_storage/none\nAccountingStorageHost   = localhost\n"
     assert parse_config_value(text, "AccountingStorageType") == "accounting_storage/none"
     assert parse_config_value(text, "Missing") is None
+
+
+def test_completing_job_has_ended() -> None:
+    # `capture.sh completing`: a 2-node `srun sleep 4` job that ended while slurmctld was stopped for
+    # 12 s; back, squeue listed it COMPLETING for ~45 s, then COMPLETED. COMPLETING means ended for
+    # the benchmark (issue 8): the same state, end and nodes as the COMPLETED line that follows.
+    (job_id, before, after), = [tuple(line.split()[i] for i in (0, 2, 3)) for line in
+                                (FIXTURES / "manifest_completing.txt").read_text().splitlines()]
+    lines = (FIXTURES / "squeue_completing.txt").read_text().splitlines()
+    completing, completed = parse_squeue(lines[0])[job_id], parse_squeue(lines[-1])[job_id]
+    assert "|COMPLETING|" in lines[0] and "|COMPLETED|" in lines[-1]
+    assert completing.state is JobState.COMPLETED and completing.state.finished
+    assert completing.exit_code == 0
+    assert replace(completing, reason="") == completed
+    assert completing.reason == ENDING_REASON  # provisional: a job djsb cancelled looks the same
+    assert completing.submit is not None and completing.start is not None and completing.end is not None
+    assert int(before) <= completing.submit <= int(after)
+    # the end was stamped when slurmctld came back: the 4 s job is recorded far longer than 4 s,
+    # at least the 12 s outage it spanned (which is why such a job must be marked, issue 8)
+    assert completing.end - completing.start >= 12
+
+
+def test_completing_with_a_failure_exit_is_failed() -> None:
+    # the captured COMPLETING line with squeue's exit_code (a wait(2) status) 3 << 8 = 768, exit 3:
+    # the job ended and failed, as its final state will say
+    line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0].replace("|0|None", "|768|None")
+    status = next(iter(parse_squeue(line).values()))
+    assert status.state is JobState.FAILED and status.exit_code == 3
+    # a job past its time limit: squeue's reason TimeLimit (test_reasons), final state TIMEOUT
+    status = next(iter(parse_squeue(line.replace("|768|None", "|15|TimeLimit")).values()))
+    assert status.state is JobState.TIMEOUT and status.reason == "TimeLimit"
+
+
+def test_only_ending_states_change_meaning() -> None:
+    # squeue(1) JOB STATE CODES: CG "in the process of completing", SO "staging out data": ended;
+    # SIGNALING ("being signaled") and RESIZING still run
+    assert slurm_state("COMPLETING") is JobState.COMPLETED and slurm_state("STAGE_OUT") is JobState.COMPLETED
+    assert slurm_state("SIGNALING") is JobState.RUNNING and slurm_state("RESIZING") is JobState.RUNNING

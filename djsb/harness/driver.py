@@ -32,18 +32,22 @@ from pathlib import PurePath
 from djsb import metrics, noise
 from djsb.clock import Clock, VirtualClock
 from djsb.config import AppConfig, Config, GeneralConfig
-from djsb.errors import RunError
+from djsb.errors import RunError, SubmitRejected, one_line
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
-from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key
+from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell
 from djsb.harness.scenarios import CellState
 from djsb.harness.scenarios import scenario as get_scenario
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.outage import Outage, spans_outage
 from djsb.transport import Transport
 
 APPS = ("simulation", "analytics")
 # A job the scheduler no longer knows (purged, no accounting) for this many polls in a row is lost.
 LOST_AFTER_POLLS = 30
+# Once asked to stop, scheduler commands (the running one, then the cancellations) get this long, so
+# that the run ends within 5 s of SIGINT/SIGTERM even while the scheduler does not answer (issue 8).
+STOP_GRACE_S = 2.5
 
 
 class Interrupted(RunError):
@@ -52,6 +56,11 @@ class Interrupted(RunError):
     def __init__(self, signal_name: str) -> None:
         super().__init__(f"interrupted by {signal_name}")
         self.signal_name = signal_name
+
+
+class CellFailed(RunError):
+    """One execution cell cannot be measured (the scheduler refused one of its jobs): it is recorded
+    as failed with this one-line reason and the run goes on with the next cell."""
 
 
 @dataclass
@@ -138,35 +147,57 @@ class Driver:
         self.cell_finished = cell_finished
         self.stop_signal: str | None = None
         self.live: dict[str, Tracked] = {}
+        self.uncancelled: dict[str, str] = {}
+        self.outages: list[Outage] = run.outages()
+        self.cell_start = 0.0
+        module.watch_outages(self.outage_ended)
 
     # -- public ------------------------------------------------------------------------------
 
     def request_stop(self, signal_name: str) -> None:
         """Ask the run to stop at the next wait (safe to call from a signal handler)."""
         self.stop_signal = signal_name
+        self.module.request_stop(STOP_GRACE_S)
         wake = getattr(self.clock, "wake", None)
         if wake is not None:
             wake()
 
     def run(self) -> None:
-        """Run every cell not yet finished; cancels all live jobs however it ends."""
+        """Run every cell not yet finished; cancels all live jobs however it ends, and writes the ones
+        it could not cancel to uncancelled.txt (``uncancelled``). Once a stop was requested, any
+        failure (a scheduler command cut short) ends the run as Interrupted."""
         try:
             self.record_load("reference", "start")
             reference = self.reference_stage()
             self.record_load("reference", "end")
             self.execution_stage(reference)
             self.record_load("execution", "end")
+        except RunError:
+            self.check_stop()
+            raise
         finally:
             self.cancel_live()
+            if self.uncancelled:
+                self.run_dir.add_uncancelled(self.uncancelled)
 
     def cancel_live(self) -> None:
+        """Cancel every live job; the ones the scheduler could not be told about go to ``uncancelled``."""
         for job in list(self.live.values()):
             try:
                 self.module.cancel(job.job_id)
                 self.progress(f"cancelled {job.request.name} (job {job.job_id})")
             except RunError as exc:
+                self.uncancelled[job.job_id] = job.request.name
                 self.progress(f"could not cancel job {job.job_id}: {exc}")
         self.live.clear()
+
+    def outage_ended(self, outage: Outage) -> None:
+        """Record an interval the scheduler did not answer (outages.csv), to mark what overlapped it."""
+        self.outages.append(outage)
+        self.run_dir.add_outage(outage)
+        self.progress(f"warning: {outage.scheduler} did not answer for {outage.duration:.1f} s "
+                      f"({outage.attempts} failed attempt(s): {one_line(outage.error)}); what overlapped "
+                      "this is marked in jobs.csv and cells.csv")
 
     # -- stages ------------------------------------------------------------------------------
 
@@ -175,6 +206,7 @@ class Driver:
         done = self.run_dir.finished_cells()
         calibration = cell_key("calibration", "", 0, 0)
         if calibration not in done:
+            self.start_cell()
             self.progress("calibration: each application alone for its exec_time, to fix its work")
             for app in APPS:
                 self.run_alone(app, 0, calibration, None)
@@ -184,6 +216,7 @@ class Driver:
             key = cell_key("reference", "", 0, sample)
             if key in done:
                 continue
+            self.start_cell()
             self.progress(f"reference stage, sample {sample + 1}/{general.num_of_samples}")
             self.run_alone("simulation", 0, key, iterations["simulation"])
             for index in range(general.num_of_ref_analysis):
@@ -247,7 +280,13 @@ class Driver:
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
-                self.run_cell(key, reference)
+                self.start_cell()
+                try:
+                    self.run_cell(key, reference)
+                except CellFailed as exc:
+                    self.cancel_live()
+                    self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
+                    self.finish_cell(key, failure=str(exc))
 
     # -- one reference job -------------------------------------------------------------------
 
@@ -284,22 +323,19 @@ class Driver:
             return CellState(sim_app, ana_app, sum(1 for a in analytics if a.job_id in self.live))
 
         while unfinished() or len(analytics) < n_a:
-            now = self.clock.now()
-            if len(analytics) < n_a and now >= next_submit:
-                sim_alive = sim.job_id in self.live
-                if sim_alive:
-                    scenario.before_analytics(handle, state())
-                job = self.submit("analytics", len(analytics), key,
-                                  work_arguments(ana_app.exec_time, reference.iterations["analytics"]),
-                                  colocate_with=sim.job_id if sim_alive else None,
-                                  oversubscribe=scenario.analytics_oversubscribes)
-                job.shared_with_sim = sim_alive
-                analytics.append(job)
-                if len(analytics) < n_a:
-                    next_submit = self.clock.now() + gaps[len(analytics)]
             ended = self.poll_and_record(key, reference)
             if any(job.app == "analytics" for job in ended) and sim.job_id in self.live:
                 scenario.after_analytics(handle, state())
+            if len(analytics) < n_a and self.clock.now() >= next_submit:
+                # placed on the simulation only if the poll just made shows it has not ended
+                sim_alive = sim.job_id in self.live
+                if sim_alive:
+                    scenario.before_analytics(handle, state())
+                job = self.submit_analytics(len(analytics), key, reference, sim if sim_alive else None,
+                                            scenario.analytics_oversubscribes)
+                analytics.append(job)
+                if len(analytics) < n_a:
+                    next_submit = self.clock.now() + gaps[len(analytics)]
             pause = general.poll_interval
             if len(analytics) < n_a:
                 pause = min(pause, max(0.0, next_submit - self.clock.now()))
@@ -309,8 +345,34 @@ class Driver:
                           "exec_time or shorten sleep_max_time")
         self.finish_cell(key)
 
-    def finish_cell(self, key: CellKey) -> None:
-        self.run_dir.finish_cell(key)
+    def submit_analytics(self, index: int, key: CellKey, reference: Reference, sim: Tracked | None,
+                         oversubscribe: bool) -> Tracked:
+        """Submit an analytics of the cell, on the simulation's nodes when ``sim`` runs. A refused
+        submission is retried once after a fresh poll (placed anew, or anywhere if the simulation
+        ended meanwhile); refused again, the cell fails."""
+        work = work_arguments(self.config.analytics.exec_time, reference.iterations["analytics"])
+        for attempt in (1, 2):
+            try:
+                job = self.submit("analytics", index, key, work, colocate_with=sim.job_id if sim else None,
+                                  oversubscribe=oversubscribe)
+                break
+            except SubmitRejected as exc:
+                if attempt == 2:
+                    raise CellFailed(one_line(str(exc))) from None
+                self.progress(f"warning: {one_line(str(exc))}; trying again after a fresh poll")
+                self.poll_and_record(key, reference)
+                if sim is not None and sim.job_id not in self.live:
+                    sim = None
+        job.shared_with_sim = sim is not None
+        return job
+
+    def start_cell(self) -> None:
+        self.cell_start = self.clock.epoch(self.clock.now())
+
+    def finish_cell(self, key: CellKey, *, failure: str = "") -> None:
+        """Record the cell (marked when it overlapped an outage since ``start_cell``)."""
+        outage = spans_outage(self.cell_start, self.clock.epoch(self.clock.now()), self.outages)
+        self.run_dir.finish_cell(key, outage=outage, failure=failure)
         if self.cell_finished is not None:
             self.cell_finished(key)
 
@@ -420,7 +482,8 @@ class Driver:
             cpus_per_task=job.request.cpus_per_task, cpus=job.request.total_cpus,
             nodes=",".join(status.nodes), iterations=output.iterations, threads_min=output.threads_min,
             triad_MBps=output.triad_MBps, validated=output.validated, suspended_s=round(job.suspended_s, 3),
-            shared_with_sim=job.shared_with_sim, times_source="scheduler" if from_scheduler else "harness")
+            shared_with_sim=job.shared_with_sim, times_source="scheduler" if from_scheduler else "harness",
+            outage=spans_outage(submit, max(end, job.seen_end or end), self.outages))
 
     def read_output(self, path: str) -> AppOutput:
         return parse_app_output(self.transport.read_text(path) or "")

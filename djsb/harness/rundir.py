@@ -4,8 +4,11 @@ Layout::
 
     config.yaml     the resolved configuration
     meta.json       machine, software and run metadata
-    jobs.csv        one row per finished job, appended as jobs finish
-    cells.csv       one row per finished cell (stage, scenario, n_a, sample): what --resume skips
+    jobs.csv        one row per finished job, appended as jobs finish (outage: it overlapped one)
+    cells.csv       one row per finished cell (stage, scenario, n_a, sample): what --resume skips;
+                    status completed or failed (with a one-line reason), outage: it overlapped one
+    outages.csv     each interval the scheduler did not answer (start, end, attempts, first error)
+    uncancelled.txt jobs an interrupted run could not cancel ("JOB_ID NAME" lines)
     discarded.csv   rows of cells that were interrupted and redone by --resume
     summary.csv     per scenario x n_a: slowdowns, weights, dynamicity, 95% CI (rewritten per cell)
     samples.csv     the same per sample
@@ -31,6 +34,7 @@ from typing import Any
 import yaml
 
 from djsb.errors import InputError
+from djsb.jobs.outage import Outage
 
 
 @dataclass(frozen=True)
@@ -64,15 +68,27 @@ class JobRecord:
     suspended_s: float
     shared_with_sim: bool
     times_source: str
+    outage: bool = False
 
 
 JOB_COLUMNS = tuple(f.name for f in fields(JobRecord))
 CELL_COLUMNS = ("stage", "scenario", "n_a", "sample")
+CELL_RECORD_COLUMNS = (*CELL_COLUMNS, "status", "outage", "reason")
+OUTAGE_COLUMNS = tuple(f.name for f in fields(Outage))
+CELL_COMPLETED, CELL_FAILED = "completed", "failed"
 CellKey = tuple[str, str, int, int]
 
 
 def cell_key(stage: str, scenario: str, n_a: int, sample: int) -> CellKey:
     return (stage, scenario, int(n_a), int(sample))
+
+
+def describe_cell(key: CellKey) -> str:
+    """A cell for people, numbered as in the CSV files: 'execution stopcont n_a=2 sample 0',
+    'reference sample 1'."""
+    stage, scenario, n_a, sample = key
+    where = f" {scenario} n_a={n_a}" if stage == "execution" else ""
+    return f"{stage}{where} sample {sample}"
 
 
 def _append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durable: bool = True) -> None:
@@ -176,9 +192,40 @@ class RunDirectory:
     def add_job(self, record: JobRecord) -> None:
         _append_row(self.path / "jobs.csv", JOB_COLUMNS, asdict(record), self.durable)
 
-    def finish_cell(self, key: CellKey) -> None:
-        _append_row(self.path / "cells.csv", CELL_COLUMNS, dict(zip(CELL_COLUMNS, key, strict=True)),
-                    self.durable)
+    def finish_cell(self, key: CellKey, *, outage: bool = False, failure: str = "") -> None:
+        """Record a finished cell: completed, or failed with the one-line ``failure``; ``outage``:
+        it overlapped a scheduler outage."""
+        row = {**dict(zip(CELL_COLUMNS, key, strict=True)), "outage": outage, "reason": failure,
+               "status": CELL_FAILED if failure else CELL_COMPLETED}
+        _append_row(self.path / "cells.csv", CELL_RECORD_COLUMNS, row, self.durable)
+
+    def cell_rows(self) -> list[dict[str, str]]:
+        """The rows of cells.csv (a run from before issue 8 lacks status, outage and reason)."""
+        return _read_rows(self.path / "cells.csv")
+
+    def add_outage(self, outage: Outage) -> None:
+        _append_row(self.path / "outages.csv", OUTAGE_COLUMNS, asdict(outage), self.durable)
+
+    def outages(self) -> list[Outage]:
+        """Every outage this run (all its attempts) recorded."""
+        return [Outage(float(r["start"]), float(r["end"]), r["scheduler"], int(r["attempts"]), r["command"],
+                       r["error"]) for r in _read_rows(self.path / "outages.csv")]
+
+    def add_uncancelled(self, jobs: Mapping[str, str]) -> Path:
+        """Add the job ids (-> job names) an interrupted run could not cancel to uncancelled.txt, for
+        the next --resume or the user to cancel (whoever cancels them removes the file)."""
+        path = self.path / "uncancelled.txt"
+        known = set(self.uncancelled_jobs())
+        with path.open("a") as handle:
+            handle.writelines(f"{job_id} {name}\n" for job_id, name in jobs.items() if job_id not in known)
+        return path
+
+    def uncancelled_jobs(self) -> list[str]:
+        """The job ids in uncancelled.txt (none when the last attempt cancelled all its jobs)."""
+        path = self.path / "uncancelled.txt"
+        if not path.exists():
+            return []
+        return [line.split()[0] for line in path.read_text().splitlines() if line.strip()]
 
     def finished_cells(self) -> set[CellKey]:
         return {cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"]))

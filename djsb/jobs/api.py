@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from djsb.clock import Clock
 from djsb.errors import JobModuleError
 from djsb.jobs.options import Option, OptionValues, read_options
+from djsb.jobs.outage import Outage
 from djsb.yamlnodes import Located
 
 if TYPE_CHECKING:  # djsb.transport imports the config, which finds modules through this package
@@ -141,6 +142,16 @@ class JobModule(ABC):
 
     def close(self) -> None:
         """Release what the module holds (connections, files)."""
+        return None
+
+    def watch_outages(self, listener: Callable[[Outage], None]) -> None:
+        """Tell ``listener`` each interval the system did not answer, once it ended (a module that
+        cannot be unreachable, like the local or simulated one, has none to tell)."""
+        return None
+
+    def request_stop(self, grace: float) -> None:
+        """The run is stopping: give every command (the running one too) at most ``grace`` more
+        seconds and retry none. Safe to call from a signal handler."""
         return None
 
 

@@ -11,22 +11,29 @@ was lost did create, so a retry never submits twice), the batch script kept for 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from djsb.errors import JobModuleError
+from djsb.errors import JobModuleError, SchedulerStopped, SubmitRejected, one_line
 from djsb.jobs.api import CommandJobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.batch import render_batch_script, script_path
 from djsb.jobs.options import Option, Reader, as_arguments
+from djsb.jobs.outage import Outage
 from djsb.transport import CommandResult, CommandTimeout, Transport
 from djsb.yamlnodes import Located, as_number
 
 MIB = 1 << 20
 
 Recover = Callable[[], CommandResult | None]
+
+# A scheduler command that answers only after this long was waiting for its daemon: Slurm's CLI,
+# for one, keeps trying to reach slurmctld for MessageTimeout (10 s) before it fails, so a short
+# slurmctld outage shows only as a slow answer. The interval counts as an outage.
+SLOW_ANSWER_S = 5.0
 
 
 def _non_negative(node: Located) -> float:
@@ -81,6 +88,9 @@ def placement_hosts(module: CommandJobModule, request: JobRequest,
     sim = last.get(request.colocate_with)
     if sim is None or not sim.nodes:
         sim = module.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
+    if sim.state.finished:  # e.g. COMPLETING: what is left of it is being torn down (issue 8)
+        raise SubmitRejected(f"{module.name}: cannot place {request.name} with job {request.colocate_with}: "
+                             f"it has ended ({sim.state.value})")
     if not sim.nodes:
         raise JobModuleError(f"{module.name}: cannot place {request.name} with job "
                              f"{request.colocate_with}: it has no hosts (state {sim.state.value})")
@@ -91,39 +101,92 @@ class RetryingTransport:
     """A transport that retries a command while it hangs or fails with a transient error (the
     scheduler's daemon down or restarting), with exponential back-off, for ``retry_for`` seconds;
     then raises JobModuleError. Only the retrying is done here: the module decides what a
-    non-zero exit of a command that did answer means."""
+    non-zero exit of a command that did answer means.
+
+    Each interval without an answer (failed attempts, or one answer slower than ``slow_answer``)
+    is reported once it ends to ``on_outage`` (issue 8: the measurements across it are suspect).
+    After ``request_stop`` (a signal handler may call it) nothing waits or retries any more: every
+    command, the running one included, gets until the stop deadline, and one that cannot answer by
+    then raises :class:`SchedulerStopped`.
+    """
 
     def __init__(self, inner: Transport, *, scheduler: str, retry_for: float,
-                 transient: Callable[[str], bool], sleep: Callable[[float], None] = time.sleep) -> None:
+                 transient: Callable[[str], bool], sleep: Callable[[float], None] | None = None,
+                 on_outage: Callable[[Outage], None] | None = None) -> None:
         self.inner = inner
         self.scheduler = scheduler
         self.retry_for = retry_for
         self.transient = transient
-        self.sleep = sleep
+        self._stopping = threading.Event()
+        self.sleep = sleep if sleep is not None else self._wait
+        self.on_outage = on_outage
+        self.slow_answer = SLOW_ANSWER_S
+        self.stop_deadline: float | None = None
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep between retries, cut short by ``request_stop``."""
+        self._stopping.wait(seconds)
+
+    def request_stop(self, grace: float) -> None:
+        """Give every scheduler command, from now on and the running one, ``grace`` more seconds."""
+        self.stop_deadline = time.monotonic() + grace
+        stop_by = getattr(self.inner, "stop_by", None)  # a transport that can cut a command short
+        if stop_by is not None:
+            stop_by(self.stop_deadline)
+        self._stopping.set()
+
+    def _attempt(self, command: str, timeout: float) -> tuple[CommandResult | None, str]:
+        """One run of ``command``: its result, or the transient error that kept it from answering."""
+        if self.stop_deadline is not None:
+            timeout = min(timeout, self.stop_deadline - time.monotonic())
+            if timeout <= 0:
+                return None, "the run is stopping"
+        try:
+            result = self.inner.run(command, timeout=timeout)
+        except CommandTimeout:
+            return None, f"no answer within {timeout:g} s"
+        if result.returncode and self.transient(result.stderr):
+            return None, result.stderr.strip()
+        return result, ""
+
+    def _outage(self, start: float, attempts: int, command: str, error: str) -> None:
+        if self.on_outage is not None:
+            self.on_outage(Outage(start, time.time(), self.scheduler, attempts, command, error))
 
     def run(self, command: str, timeout: float = 60.0, *, recover: Recover | None = None) -> CommandResult:
         """Run ``command`` until it answers; before each retry ``recover`` may answer in its place
         (the job a submit whose reply was lost did create)."""
         deadline = time.monotonic() + self.retry_for
         delay = 0.5
-        attempt = 0
+        failed = 0
+        first_error = ""
+        outage_start = 0.0
         while True:
-            found = recover() if attempt and recover is not None else None
+            found = recover() if failed and recover is not None and self.stop_deadline is None else None
             if found is not None:
+                self._outage(outage_start, failed, command, first_error)
                 return found
-            try:
-                result = self.inner.run(command, timeout=timeout)
-                error = result.stderr.strip() if result.returncode and self.transient(result.stderr) else ""
-            except CommandTimeout:
-                error = f"no answer within {timeout:g} s"
-            if not error:
+            started = time.time()
+            result, error = self._attempt(command, timeout)
+            if result is not None:
+                if failed:
+                    self._outage(outage_start, failed, command, first_error)
+                elif time.time() - started > self.slow_answer:
+                    self._outage(started, 0, command, f"answered after {time.time() - started:.1f} s")
                 return result
+            if not failed:
+                outage_start, first_error = started, error
+            failed += 1
+            if self.stop_deadline is not None:
+                self._outage(outage_start, failed, command, first_error)
+                raise SchedulerStopped(f"{self.scheduler}: not answered before the run stopped "
+                                       f"({one_line(error)}): {command}")
             if time.monotonic() + delay > deadline:
+                self._outage(outage_start, failed, command, first_error)
                 raise JobModuleError(f"{self.scheduler}: scheduler unreachable for {self.retry_for:g} s "
-                                     f"({error}): {command}")
+                                     f"({one_line(error)}): {command}")
             self.sleep(delay)
             delay = min(2 * delay, 15.0)
-            attempt += 1
 
     def write_text(self, path: str, text: str) -> None:
         self.inner.write_text(path, text)
@@ -151,7 +214,7 @@ class SchedulerModule(CommandJobModule):
     BATCH_TEMPLATE: ClassVar[Path]
 
     def __init__(self, options: Mapping[str, Any] | Located, transport: Transport, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] | None = None) -> None:
         super().__init__(options, transport)
         margin = self.options["memory_margin"]
         self.memory_margin: float = self.MEMORY_MARGIN_MIB if margin is None else margin
@@ -161,7 +224,8 @@ class SchedulerModule(CommandJobModule):
         self.retry_for: float = self.options["retry_for"]
         self.transport: RetryingTransport = RetryingTransport(
             transport, scheduler=self.name, retry_for=self.retry_for, transient=self.is_transient,
-            sleep=sleep)
+            sleep=sleep, on_outage=self._outage_ended)
+        self._outage_listener: Callable[[Outage], None] | None = None
         self._last: dict[str, JobStatus] = {}
         self._cancelled: set[str] = set()
         self._submitted_at: dict[str, float] = {}
@@ -197,6 +261,16 @@ class SchedulerModule(CommandJobModule):
 
     # -- the harness's operations ----------------------------------------------------------
 
+    def watch_outages(self, listener: Callable[[Outage], None]) -> None:
+        self._outage_listener = listener
+
+    def _outage_ended(self, outage: Outage) -> None:
+        if self._outage_listener is not None:
+            self._outage_listener(outage)
+
+    def request_stop(self, grace: float) -> None:
+        self.transport.request_stop(grace)
+
     def submit(self, request: JobRequest) -> str:
         """Write the batch script beside the job's output, then submit it; a retry after a lost
         reply first asks ``find_submitted``, so a job is never submitted twice."""
@@ -208,7 +282,10 @@ class SchedulerModule(CommandJobModule):
             job_id = self.find_submitted(command)
             return None if job_id is None else CommandResult(command, 0, job_id + "\n", "")
 
-        result = self.run(command, recover=recover)
+        result = self.run(command, check=False, recover=recover)
+        if result.returncode != 0:
+            refusal = one_line(result.stderr or result.stdout)
+            raise SubmitRejected(f"{self.name}: submission refused: {refusal}")
         try:
             job_id = self.parse_job_id(result.stdout, result.stderr)
         except ValueError as exc:
@@ -221,7 +298,7 @@ class SchedulerModule(CommandJobModule):
         result = self.transport.run(command, timeout=self.command_timeout, recover=recover)
         if check and result.returncode != 0:
             raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip() or result.stdout.strip()}")
+                                 f"{one_line(result.stderr or result.stdout)}")
         return result
 
     def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
@@ -234,7 +311,7 @@ class SchedulerModule(CommandJobModule):
         result = self.run(command, check=False)
         if self.status_failed(result):
             raise JobModuleError(f"{self.name}: status query failed ({result.returncode}): {command}: "
-                                 f"{result.stderr.strip()}")
+                                 f"{one_line(result.stderr)}")
         statuses = {k: v for k, v in self.parse_status(result.stdout).items() if k in job_ids}
         missing = [job_id for job_id in job_ids if job_id not in statuses]
         if missing:

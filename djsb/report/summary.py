@@ -66,8 +66,12 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
         rows.append(row)
     columns = (["scenario", "n_a", "samples"] + [c for m in SUMMARY_METRICS for c in (m, f"{m}_ci95")]
                + ["warnings"])
+    return in_scenario_order(pd.DataFrame(rows, columns=columns))
+
+
+def in_scenario_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s rows in the scenarios' fixed order (djsb/harness/scenarios/), then by n_a."""
     order = {name: rank for rank, name in enumerate(scenario_names())}
-    table = pd.DataFrame(rows, columns=columns)
     table = table.sort_values(["scenario", "n_a"], kind="stable",
                               key=lambda column: column.map(order) if column.name == "scenario" else column)
     return table.reset_index(drop=True)

@@ -33,11 +33,12 @@ import shlex
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from djsb.errors import JobModuleError
-from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.api import JobRequest, JobState, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.names import slurm_name, slurm_partitions
@@ -63,6 +64,7 @@ from djsb.jobs.scheduler_base import (
 from djsb.transport import CommandResult, Transport
 from djsb.yamlnodes import Located
 from job_modules.slurm.parsers import (
+    ENDING_REASON,
     INVALID_JOB_ID,
     SACCT_FORMAT,
     SQUEUE_FORMAT,
@@ -140,7 +142,7 @@ class SlurmJobModule(SchedulerModule):
     BATCH_TEMPLATE = Path(__file__).with_name("batch.sh.j2")
 
     def __init__(self, options: Mapping[str, Any] | Located, transport: Transport, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] | None = None) -> None:
         super().__init__(options, transport, sleep=sleep)
         self.sbatch_options: tuple[str, ...] = self.options["sbatch_options"]
         self.srun_options: tuple[str, ...] = self.options["srun_options"]
@@ -237,6 +239,15 @@ class SlurmJobModule(SchedulerModule):
 
     def parse_status(self, stdout: str) -> dict[str, JobStatus]:
         return parse_squeue(stdout)
+
+    def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """As the base's; a job this module cancelled that is still COMPLETING counts as CANCELLED
+        (Slurm shows a cancelled job COMPLETING with exit code 0 until its nodes are clean)."""
+        statuses = super().poll(job_ids)
+        for job_id, status in statuses.items():
+            if job_id in self._cancelled and status.reason == ENDING_REASON:
+                statuses[job_id] = replace(status, state=JobState.CANCELLED, reason="cancelled by djsb")
+        return statuses
 
     def get_accounting_command(self, job_ids: Sequence[str], since: float) -> str:
         """sacct for jobs the controller forgot, from ``since`` (Unix seconds) on, times in UTC."""

@@ -22,11 +22,14 @@ SQUEUE_FORMAT = ",".join(f"{name}:|" for name in SQUEUE_FIELDS[:-1]) + f",{SQUEU
 SACCT_FIELDS = ("JobIDRaw", "State", "Submit", "Start", "End", "NodeList", "ExitCode", "Reason")
 SACCT_FORMAT = ",".join(SACCT_FIELDS)
 
-# Slurm job states (squeue %T, scontrol JobState, sacct State) -> what the harness distinguishes.
-# Jobs on their way in (configuring, requeued, held for a reservation) count as pending; jobs whose
-# processes are being torn down (completing, signaling, stage-out) as still running, so the harness
-# does not place the next job on CPUs not yet free. STOPPED (SIGSTOP through scancel) is a
-# suspension the scheduler did not do; the harness treats it as SUSPENDED all the same.
+# Slurm job states (squeue %T, scontrol JobState, sacct State) -> what they mean for the benchmark.
+# Jobs on their way in (configuring, requeued, held for a reservation) count as pending. A job that
+# is COMPLETING (or STAGE_OUT) has ended: its processes are gone or going, its end time is stamped,
+# and it may hold only some of its nodes while they finish tearing it down, minutes long when
+# slurmctld was down as it ended (issue 8): counting it as running would colocate the next job on
+# what is left of it. Its exit code tells a success from a failure (see ENDING_STATES). SIGNALING
+# (signals being delivered) still runs. STOPPED (SIGSTOP through scancel) is a suspension the
+# scheduler did not do; the harness treats it as SUSPENDED all the same.
 STATE_TABLE: dict[str, JobState] = {
     "PENDING": JobState.PENDING,
     "CONFIGURING": JobState.PENDING,
@@ -35,9 +38,9 @@ STATE_TABLE: dict[str, JobState] = {
     "REQUEUE_HOLD": JobState.PENDING,
     "RESV_DEL_HOLD": JobState.PENDING,
     "RUNNING": JobState.RUNNING,
-    "COMPLETING": JobState.RUNNING,
+    "COMPLETING": JobState.COMPLETED,
     "SIGNALING": JobState.RUNNING,
-    "STAGE_OUT": JobState.RUNNING,
+    "STAGE_OUT": JobState.COMPLETED,
     "RESIZING": JobState.RUNNING,
     "SUSPENDED": JobState.SUSPENDED,
     "STOPPED": JobState.SUSPENDED,
@@ -53,6 +56,13 @@ STATE_TABLE: dict[str, JobState] = {
     "BOOT_FAIL": JobState.NODE_FAIL,
     "OUT_OF_MEMORY": JobState.OUT_OF_MEMORY,
 }
+
+# States in which a job has ended but Slurm does not tell its final state yet (a cancelled job too
+# shows COMPLETING, exit code 0): COMPLETED above, TIMEOUT when the reason is its time limit, FAILED
+# when its exit code is not 0; the reason then says the state is provisional (ENDING_REASON), so
+# the module can tell a job it cancelled itself.
+ENDING_STATES = frozenset({"COMPLETING", "STAGE_OUT"})
+ENDING_REASON = "ending (final state not yet known)"
 
 # Messages of a controller that is down, restarting or overloaded: worth retrying. An unknown job
 # id ("slurm_load_jobs error: Invalid job id specified") is an answer, not one of these.
@@ -133,6 +143,10 @@ def _status(state_text: str, submit: str, start: str, end: str, nodes: str, exit
     only once it finished.
     """
     state = slurm_state(state_text)
+    reason = "" if reason.strip() in ("None", "") else reason.strip()
+    if state_text.strip().upper() in ENDING_STATES:
+        state = JobState.TIMEOUT if reason == "TimeLimit" else JobState.FAILED if exit_code else state
+        reason = reason or ENDING_REASON
     started = state not in (JobState.PENDING, JobState.UNKNOWN)
     return JobStatus(
         state=state,
@@ -141,7 +155,7 @@ def _status(state_text: str, submit: str, start: str, end: str, nodes: str, exit
         end=slurm_epoch(end) if state.finished else None,
         exit_code=exit_code if state.finished else None,
         nodes=expand_hostlist(nodes) if started else (),
-        reason="" if reason.strip() in ("None", "") else reason.strip(),
+        reason=reason,
     )
 
 

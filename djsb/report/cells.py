@@ -1,0 +1,84 @@
+"""Which execution cells the summary may trust (issue 8): failed cells, and cells that overlapped a
+scheduler outage.
+
+cells.csv says for each finished cell whether it failed (and why) and whether it overlapped an
+interval during which the scheduler did not answer (outages.csv). Times measured across an outage
+are not to be trusted (Slurm stamps the end of a job that ended during one when the controller is
+back), so such cells are left out of summary.csv unless asked for: execution cells, and reference
+samples as long as one without an outage is left for T_ref_alone. summary.csv then says, per
+(scenario, n_a), which samples failed and which overlapped an outage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from djsb.report.summary import in_scenario_order
+
+CellId = tuple[str, str, int, int]
+"""stage, scenario, n_a, sample: a cell as in cells.csv and jobs.csv."""
+NOTE_COLUMNS = ("failed_samples", "outage_samples")
+
+
+def read_cells(path: Path) -> pd.DataFrame:
+    """The rows of cells.csv, with status/outage/reason filled in for a run recorded before they
+    existed (completed, no outage)."""
+    columns = ["stage", "scenario", "n_a", "sample", "status", "outage", "reason"]
+    if not path.is_file():
+        return pd.DataFrame(columns=columns)
+    cells = pd.read_csv(path, dtype={"scenario": str, "reason": str}, keep_default_na=False)
+    for column, default in (("status", "completed"), ("outage", False), ("reason", "")):
+        if column not in cells:
+            cells[column] = default
+    cells["outage"] = cells["outage"].astype(str) == "True"
+    return cells[columns].reset_index(drop=True)
+
+
+def cell_ids(table: pd.DataFrame) -> list[CellId]:
+    """The cell of each row of ``table`` (cells.csv or jobs.csv rows)."""
+    return list(zip(table["stage"].astype(str), table["scenario"].astype(str), table["n_a"].astype(int),
+                    table["sample"].astype(int), strict=True))
+
+
+def outage_cells(cells: pd.DataFrame) -> set[CellId]:
+    """The cells to leave out for an outage: every such execution cell, and such reference
+    samples unless none without one would be left."""
+    marked = cells[cells["outage"] & (cells["stage"] != "calibration")]
+    reference = cells[cells["stage"] == "reference"]
+    if not (~reference["outage"].astype(bool)).any():
+        marked = marked[marked["stage"] != "reference"]
+    return set(cell_ids(marked))
+
+
+def without_cells(jobs: pd.DataFrame, cells: set[CellId]) -> pd.DataFrame:
+    """``jobs`` minus the jobs of ``cells``."""
+    if not cells:
+        return jobs
+    return jobs[[cell not in cells for cell in cell_ids(jobs)]]
+
+
+def _samples_text(samples: pd.Series) -> str:
+    return ",".join(str(s) for s in sorted(int(v) for v in samples))
+
+
+def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` with the samples that failed and that overlapped an outage per (scenario, n_a)
+    (comma-separated sample numbers as in jobs.csv), and a row with 0 samples for a (scenario, n_a)
+    that has only such cells."""
+    cells = cells[cells["stage"] == "execution"]
+    notes = pd.DataFrame({
+        "scenario": cells["scenario"].astype(str), "n_a": cells["n_a"].astype(int),
+        "failed": cells["sample"].where(cells["status"] == "failed"),
+        "outage": cells["sample"].where(cells["outage"])})
+    grouped = notes.groupby(["scenario", "n_a"], sort=False).agg(
+        failed_samples=("failed", lambda s: _samples_text(s.dropna())),
+        outage_samples=("outage", lambda s: _samples_text(s.dropna()))).reset_index()
+    grouped = grouped[(grouped["failed_samples"] != "") | (grouped["outage_samples"] != "")]
+    table = summary.merge(grouped, on=["scenario", "n_a"], how="outer") if not grouped.empty else \
+        summary.assign(failed_samples="", outage_samples="")
+    table["samples"] = table["samples"].fillna(0).astype(int)
+    for column in NOTE_COLUMNS:
+        table[column] = table[column].fillna("")
+    return in_scenario_order(table)
