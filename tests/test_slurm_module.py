@@ -194,7 +194,7 @@ def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
         return CommandTimeout("the controller took the job but the reply was lost")
 
     def squeue(command: str) -> CommandResult:
-        return CommandResult(command, 0, f"12|other\n13|{submitted[0]}\n", "")
+        return CommandResult(command, 0, f"12|RUNNING|other\n13|PENDING|{submitted[0]}\n", "")
 
     slurm, transport = module([("sbatch", sbatch), ("squeue", squeue)])
     assert slurm.submit(sim_request()) == "13"
@@ -204,7 +204,7 @@ def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
 def test_a_sbatch_that_never_reached_the_controller_is_retried() -> None:
     answers = sequence(fail("sbatch: error: Batch job submission failed: Unable to contact slurm controller"),
                        ok("21\n"))
-    slurm, transport = module([("sbatch", answers), ("squeue", ok("12|other\n"))])
+    slurm, transport = module([("sbatch", answers), ("squeue", ok("12|RUNNING|other\n"))])
     assert slurm.submit(sim_request()) == "21"
     assert sum("sbatch" in c for c in transport.commands) == 2
 
