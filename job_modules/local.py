@@ -15,7 +15,8 @@ sub-second accurate whatever the polling interval.
 
 Each task carries its submission token in its environment (DJSB_JOB_TOKEN), so a later harness
 finds the jobs of one that was killed (``find_by_token``, by reading /proc/PID/environ) and
-cancels them: their processes outlive the harness, a suspended one stopped for ever.
+cancels them: their processes outlive the harness (but a stopped one: the kernel hangs up an
+orphaned process group that has a stopped member).
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def never_started(path: Path) -> bool:
     ever submitted a job from (left by a run that failed before its first submission)."""
     if not path.is_dir():
         return not path.exists()
-    names = {entry.name for entry in path.iterdir()}
+    names = {entry.name for entry in path.iterdir()} - {LOCK_FILE}
     if not names:
         return True
     return "config.yaml" in names and names <= RUN_ENTRIES and not any(
