@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -130,7 +131,10 @@ def test_existing_run_directory_is_refused(tiny_config: Path, tmp_path: Path) ->
 
 def ledger_rows(run_dir: Path) -> list[dict[str, str]]:
     path = run_dir / "ledger.csv"
-    return list(pd.read_csv(path, dtype=str, keep_default_na=False).to_dict("records")) if path.exists() else []
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def submitted_id(run_dir: Path, name: str) -> str | None:
