@@ -237,6 +237,20 @@ class RunDirectory:
     def job_rows(self) -> list[dict[str, str]]:
         return _read_rows(self.path / "jobs.csv")
 
+    def write_ledger(self, event: str, token: str, *, time: float, name: str = "", job_id: str = "") -> None:
+        """Append one ledger row of this attempt (djsb.harness.ledger), durably like jobs.csv."""
+        entry = LedgerEntry(self.attempt, event, token, name, job_id, time)
+        _append_row(self.path / LEDGER_FILE, LEDGER_COLUMNS, asdict(entry), self.durable)
+
+    def ledger_entries(self) -> list[LedgerEntry]:
+        return [entry for row in _read_rows(self.path / LEDGER_FILE)
+                if (entry := LedgerEntry.from_row(row)) is not None]
+
+    def recorded_jobs(self) -> set[tuple[str, str]]:
+        """(name, job id) of every job whose end was recorded, in jobs.csv or discarded.csv."""
+        rows = [*self.job_rows(), *_read_rows(self.path / "discarded.csv")]
+        return {(row["name"], row["job_id"]) for row in rows}
+
     def discard_unfinished(self) -> int:
         """Move the rows of cells that never finished to discarded.csv; returns how many moved."""
         done = self.finished_cells()
@@ -254,20 +268,6 @@ class RunDirectory:
                 writer.writerows(keep)
             tmp.replace(self.path / "jobs.csv")
         return len(dropped)
-
-    def write_ledger(self, event: str, token: str, *, time: float, name: str = "", job_id: str = "") -> None:
-        """Append one ledger row of this attempt (djsb.harness.ledger), durably like jobs.csv."""
-        entry = LedgerEntry(self.attempt, event, token, name, job_id, time)
-        _append_row(self.path / LEDGER_FILE, LEDGER_COLUMNS, asdict(entry), self.durable)
-
-    def ledger_entries(self) -> list[LedgerEntry]:
-        return [entry for row in _read_rows(self.path / LEDGER_FILE)
-                if (entry := LedgerEntry.from_row(row)) is not None]
-
-    def recorded_jobs(self) -> set[tuple[str, str]]:
-        """(name, job id) of every job whose end was recorded, in jobs.csv or discarded.csv."""
-        rows = [*self.job_rows(), *_read_rows(self.path / "discarded.csv")]
-        return {(row["name"], row["job_id"]) for row in rows}
 
     def update_meta(self, **values: Any) -> None:
         meta_path = self.path / "meta.json"
