@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import csv
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from djsb.clock import WallClock
 from djsb.harness.ledger import (
     CANCELLED,
     LEDGER_FILE,
@@ -22,8 +25,12 @@ from djsb.harness.ledger import (
     next_attempt,
     outstanding,
 )
+from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import RunDirectory, never_started
 from djsb.harness.runlock import LOCK_FILE, RunDirectoryInUse, RunLock
+from djsb.jobs import JobRequest, JobState
+from djsb.transport import LocalTransport
+from job_modules.sge.module import SgeJobModule
 
 
 def entry(attempt: int, event: str, token: str, name: str = "", job_id: str = "") -> LedgerEntry:
@@ -166,8 +173,6 @@ analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 1
 
 def closed_port() -> int:
     """A port of 127.0.0.1 nothing listens on: bound then released by this test."""
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -185,3 +190,35 @@ def test_a_failed_connection_leaves_no_run_directory(tmp_path: Path) -> None:
         assert done.returncode == 1, done.stderr
         assert done.stderr.startswith("djsb: run failed: ssh 127.0.0.1:") and done.stderr.count("\n") == 1
         assert not run_dir.exists()
+
+
+def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell: None, tmp_path: Path) -> None:
+    """Grid Engine jobs carry no token (find_by_token finds none): the ledger's ids are polled on the
+    live cell; the one still running is cancelled, the one recorded as ended is not asked about."""
+    killed = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())  # the harness SIGKILL'd
+    request = JobRequest(name="exec-s0-sim0", app="simulation", total_tasks=1, cpus_per_task=1,
+                         total_memory=16 << 20, exec_time=60, argv=("sleep", "60"),
+                         stdout_path=str(tmp_path / "out"), stderr_path=str(tmp_path / "err"))
+    job_id = killed.submit(request)
+    try:
+        run = RunDirectory.create(tmp_path / "run", {"general": {}}, {})
+        run.write_ledger(SUBMITTING, request.token, time=0.0, name=request.name)
+        run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=job_id)
+        run.write_ledger(SUBMITTING, "ended", time=0.0, name="ref-s0-sim0")
+        run.write_ledger(SUBMITTED, "ended", time=0.0, job_id="1")  # not a live job's id: recorded below
+        (run.path / "jobs.csv").write_text("name,job_id\nref-s0-sim0,1\n")
+        run.release()
+
+        resumed = RunDirectory.resume(run.path)
+        fresh = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())
+        cancelled, looked_for = cancel_earlier_jobs(resumed, fresh, WallClock())
+        resumed.release()
+        assert looked_for == 1 and [(s.name, s.job_id) for s in cancelled] == [(request.name, job_id)]
+        deadline = time.monotonic() + 30
+        while not fresh.poll([job_id])[job_id].state.finished:
+            assert time.monotonic() < deadline, "qdel did not end the job"
+            time.sleep(0.5)
+        assert fresh.poll([job_id])[job_id].state in (JobState.CANCELLED, JobState.FAILED)
+        assert [e.event for e in RunDirectory.open(run.path).ledger_entries()][-1] == CANCELLED
+    finally:
+        killed.cancel(job_id)

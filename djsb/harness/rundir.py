@@ -16,7 +16,8 @@ Layout::
 
 A directory is created only once the run can start (config valid, transport connected, module
 built); one that no run ever submitted a job from (empty, or left by a run that failed before its
-first submission) may be given to a new run, which starts it afresh.
+first submission) may be given to a new run, which writes its config.yaml and meta.json over the
+old ones.
 """
 
 from __future__ import annotations
