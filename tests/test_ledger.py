@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from djsb.clock import WallClock
+from djsb.errors import InputError
 from djsb.harness.ledger import (
     CANCELLED,
     LEDGER_FILE,
@@ -157,7 +158,7 @@ def test_which_directories_a_new_run_may_take(tmp_path: Path) -> None:
     finally:
         run.release()
     assert not never_started(left)
-    with pytest.raises(Exception, match="already exists and is not empty"):
+    with pytest.raises(InputError, match="already exists and is not empty"):
         RunDirectory.create(left, {}, {})
 
 
