@@ -7,12 +7,14 @@ Exit status: 0 ok, 1 the run failed, 2 bad input (a one-line message naming file
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
 
@@ -22,7 +24,15 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.config import Config, load_config
 from djsb.errors import ConfigError, DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
-from djsb.harness.rundir import RunDirectory, cell_key, describe_cell, machine_metadata
+from djsb.harness.resume import cancel_earlier_jobs
+from djsb.harness.rundir import (
+    RunDirectory,
+    cell_key,
+    describe_cell,
+    machine_metadata,
+    never_started,
+    not_reusable,
+)
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
@@ -78,41 +88,101 @@ def open_module(config: Config, transport: Transport) -> JobModule:
         raise ConfigError(exc.message, source=config.source, key=exc.key) from None
 
 
-def job_paths(config: Config, run: RunDirectory, transport: Transport) -> tuple[PurePath, PurePath]:
-    """The apps directory and the job files directory as the host that runs the jobs sees them."""
+def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[PurePath, PurePath]:
+    """The apps directory and the job files directory as the host that runs the jobs sees them
+    (over SSH, the files directory is made there: the connection's first use)."""
     ssh = config.job_module.ssh
     if ssh is None:
-        return default_apps_dir(), run.path
-    files_dir = PurePosixPath(ssh.remote_dir) / run.path.name
+        return default_apps_dir(), run_path
+    files_dir = PurePosixPath(ssh.remote_dir) / run_path.name
     made = transport.run(shlex.join(["mkdir", "-p", str(files_dir / "jobs"), str(files_dir / "control")]))
     if made.returncode != 0:
         raise RunError(f"cannot create {files_dir} on {ssh.host}: {made.stderr.strip()}")
     return PurePosixPath(ssh.apps_dir), files_dir
 
 
-def command_run(args: argparse.Namespace) -> int:
-    if args.resume:
-        run = RunDirectory.open(Path(args.resume))
+@dataclass(frozen=True)
+class Session:
+    """What a run needs besides its directory: the module on its transport, connected, and where
+    the apps and the job files are on the host that runs the jobs."""
+
+    transport: Transport
+    module: JobModule
+    apps_dir: PurePath
+    files_dir: PurePath
+
+    def close(self) -> None:
+        self.module.close()
+        self.transport.close()
+
+
+def open_session(config: Config, run_path: Path) -> Session:
+    """Build the module and connect its transport; if either fails, nothing is left open."""
+    with contextlib.ExitStack() as opened:
+        transport = open_transport(config)
+        opened.callback(transport.close)
+        module = open_module(config, transport)
+        opened.callback(module.close)
+        apps_dir, files_dir = job_paths(config, run_path, transport)
+        opened.pop_all()
+    return Session(transport, module, apps_dir, files_dir)
+
+
+def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
+    """A new run: its directory is created (and locked) only once the run can start."""
+    if not args.config:
+        raise InputError("give a config file, or --resume RUN_DIR", key="CONFIG")
+    config_path = Path(args.config)
+    config = load_config(config_path)
+    path = new_run_dir(config, config_path, args.output)
+    if not never_started(path):  # refused before connecting to anything
+        raise not_reusable(path)
+    meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
+            "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    with contextlib.ExitStack() as opened:
+        session = open_session(config, path)
+        opened.callback(session.close)
+        run = RunDirectory.create(path, resolved_config(config, config_path), meta)
+        opened.pop_all()
+    log(f"run directory {run.path}")
+    return run, config, session
+
+
+def resume_run(path: Path) -> tuple[RunDirectory, Config, Session]:
+    """An interrupted run, locked: the jobs its earlier attempts left alive cancelled, the records
+    of its unfinished cells moved aside."""
+    run = RunDirectory.resume(path)
+    with contextlib.ExitStack() as opened:
+        opened.callback(run.release)
         config = load_config(run.config_path)
-        transport = open_transport(config)
-        module = open_module(config, transport)
-        moved = run.discard_unfinished()
-        log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
-                                      if moved else ""))
-    else:
-        if not args.config:
-            raise InputError("give a config file, or --resume RUN_DIR", key="CONFIG")
-        config_path = Path(args.config)
-        config = load_config(config_path)
-        transport = open_transport(config)
-        module = open_module(config, transport)
-        meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
-                "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        run = RunDirectory.create(new_run_dir(config, config_path, args.output),
-                                  resolved_config(config, config_path), meta)
-        log(f"run directory {run.path}")
+        session = open_session(config, run.path)
+        opened.callback(session.close)
+        cancelled, looked_for = cancel_earlier_jobs(run, session.module, session.module.clock or WallClock())
+        opened.pop_all()
+    if looked_for:
+        log(f"cancelled {len(cancelled)} job(s) of an earlier attempt still alive"
+            + (": " + ", ".join(s.describe() for s in cancelled) if cancelled else "")
+            + f" (of {looked_for} whose end was never recorded)")
+    moved = run.discard_unfinished()
+    log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
+                                  if moved else ""))
+    return run, config, session
+
+
+def command_run(args: argparse.Namespace) -> int:
+    run, config, session = resume_run(Path(args.resume)) if args.resume else start_run(args)
+    try:
+        return run_experiment(run, config, session, include_outages=args.include_outages)
+    finally:
+        run.release()
+
+
+def run_experiment(run: RunDirectory, config: Config, session: Session, *, include_outages: bool) -> int:
+    """Drive the run's cells, then write its report (cells that overlapped an outage left out of the
+    summary unless ``include_outages``); the session is closed however it ends."""
+    module, transport = session.module, session.transport
+    apps_dir, files_dir = session.apps_dir, session.files_dir
     run.durable = not isinstance(module.clock, VirtualClock)
-    apps_dir, files_dir = job_paths(config, run, transport)
     cells = planned_cells(config.general)
     bar = Progress("cells", len(cells), done=len(run.finished_cells() & set(cells)))
     driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir,
@@ -128,18 +198,17 @@ def command_run(args: argparse.Namespace) -> int:
     except Interrupted as exc:
         log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}")
         if (run.path / "jobs.csv").exists():
-            write_report(run.path, plots=False, include_outages=args.include_outages)
+            write_report(run.path, plots=False, include_outages=include_outages)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
     finally:
         bar.close()
-        module.close()
-        transport.close()
+        session.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-    summary = write_report(run.path, plots=config.output.plots, include_outages=args.include_outages)
+    summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
     print_summary(summary)
-    for line in untrusted_cells(run, args.include_outages):
+    for line in untrusted_cells(run, include_outages):
         log(line)
     log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
     return EXIT_OK

@@ -12,6 +12,11 @@ Each job is a set of real processes (one per task) in a process group of its own
 Suspend is SIGSTOP to the group, resume SIGCONT, cancel SIGTERM then SIGKILL after a grace period.
 Start and end times come from a monotonic clock read by a reaper thread per task, so they are
 sub-second accurate whatever the polling interval.
+
+Each task carries its submission token in its environment (DJSB_JOB_TOKEN), so a later harness
+finds the jobs of one that was killed (``find_by_token``, by reading /proc/PID/environ) and
+cancels them: their processes outlive the harness (but a stopped one: the kernel hangs up an
+orphaned process group that has a stopped member).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from djsb.clock import WallClock
@@ -60,6 +66,29 @@ def as_cpu_list(node: Located) -> tuple[int, ...]:
     if not cpus or min(cpus) < 0:
         raise node.error(f"expected a CPU list such as '0-3' or [0, 1], got {value!r}")
     return cpus
+
+
+TOKEN_ENV = "DJSB_JOB_TOKEN"
+KILL_WAIT = 5.0
+"""Seconds a job found by token may take to vanish after SIGKILL before cancel gives up."""
+
+
+def processes_with_token(tokens: Collection[str]) -> dict[int, str]:
+    """PID -> token of every live process (of this user: others' environments are unreadable) whose
+    environment sets DJSB_JOB_TOKEN to one of ``tokens``; an ended (zombie) process has none."""
+    wanted = {f"{TOKEN_ENV}={token}".encode(): token for token in tokens}
+    found: dict[int, str] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            variables = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        token = next((wanted[v] for v in variables if v in wanted), None)
+        if token is not None:
+            found[int(proc.name)] = token
+    return found
 
 
 def lent_slices(sim_slices: Sequence[Sequence[int]], n_cpus: int) -> tuple[int, ...]:
@@ -99,6 +128,7 @@ class LocalJobModule(JobModule):
         self.wall = WallClock()
         self.clock = self.wall
         self._jobs: dict[str, _Job] = {}
+        self._found: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def _slices(self, request: JobRequest) -> list[tuple[int, ...]]:
@@ -125,7 +155,8 @@ class LocalJobModule(JobModule):
         with open(request.stdout_path, "ab") as out, open(request.stderr_path, "ab") as err:
             for task, cpus in enumerate(slices):
                 env = {**os.environ, **request.env, "OMP_NUM_THREADS": str(request.cpus_per_task),
-                       "DJSB_TASK_ID": str(task), "DJSB_NUM_TASKS": str(request.total_tasks)}
+                       "DJSB_TASK_ID": str(task), "DJSB_NUM_TASKS": str(request.total_tasks),
+                       TOKEN_ENV: request.token}
 
                 def setup(cpus: tuple[int, ...] = cpus, group: int = pgid) -> None:
                     os.setpgid(0, group)
@@ -178,8 +209,12 @@ class LocalJobModule(JobModule):
         job = self._jobs.get(job_id)
         if job is None:
             raise JobModuleError(f"local: unknown job {job_id}")
+        self._signal_group(job.pgid, signum)
+
+    @staticmethod
+    def _signal_group(pgid: int, signum: int) -> None:
         try:
-            os.killpg(job.pgid, signum)
+            os.killpg(pgid, signum)
         except ProcessLookupError:
             pass
 
@@ -191,7 +226,36 @@ class LocalJobModule(JobModule):
         self._signal(job_id, signal.SIGCONT)
         self._jobs[job_id].suspended = False
 
+    def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
+        """Process groups (jobs of an earlier harness) whose tasks carry one of ``tokens``, by token."""
+        found: dict[str, str] = {}
+        for pid, token in processes_with_token(tokens).items():
+            try:
+                found[token] = str(os.getpgid(pid))
+            except ProcessLookupError:
+                continue
+        self._found.update((job_id, token) for token, job_id in found.items())
+        return found
+
+    def _cancel_found(self, job_id: str, token: str) -> None:
+        """End a job :meth:`find_by_token` found (not a child of this process: it cannot be waited
+        for): SIGTERM (and SIGCONT, should it be stopped) to its group, SIGKILL if a task carrying
+        its token is left after the grace period."""
+        deadline = time.monotonic() + self.kill_grace
+        for signum in (signal.SIGTERM, signal.SIGCONT):
+            self._signal_group(int(job_id), signum)
+        while processes_with_token([token]):
+            if time.monotonic() > deadline:
+                self._signal_group(int(job_id), signal.SIGKILL)
+            if time.monotonic() > deadline + KILL_WAIT:
+                raise JobModuleError(f"local: job {job_id} still runs {KILL_WAIT:g} s after SIGKILL")
+            time.sleep(0.05)
+        del self._found[job_id]
+
     def cancel(self, job_id: str) -> None:
+        if job_id in self._found:
+            self._cancel_found(job_id, self._found[job_id])
+            return
         job = self._jobs.get(job_id)
         if job is None or self._status(job).state.finished:
             return

@@ -10,7 +10,10 @@ command-returning methods and the harness runs them through a transport (local s
 - ``get_suspend_command(job_id)`` / ``get_resume_command(job_id)`` / ``get_cancel_command(job_id)``;
 - optionally ``get_status_command(job_ids)`` with ``parse_status(stdout)``: one batched query for
   all the run's jobs that also reports the scheduler's own submit/start/end times. Without it the
-  harness's clock stamps the times when it sees the state change.
+  harness's clock stamps the times when it sees the state change;
+- optionally ``find_by_token(tokens)``: the live jobs tagged with a submission token
+  (``request.token``, e.g. in a job comment), so ``--resume`` cancels a job whose id a killed
+  harness never recorded. Without it, ``--resume`` polls the ids the harness did record.
 
 To support a new scheduler, copy :class:`ExampleJobModule` into a file, adapt the commands and the
 ``OPTIONS`` it accepts (read with djsb.yamlnodes' typed readers, so ``djsb validate`` reports a bad

@@ -128,3 +128,21 @@ def test_cancel_kills_the_whole_group(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail("a process of the cancelled job's group survived")
+
+
+def test_another_module_finds_a_job_by_its_token_and_cancels_it(tmp_path: Path) -> None:
+    first = LocalJobModule({"cpus": "0-1"})
+    job = request(tmp_path, "sim", ["sleep", "30"])
+    job_id = first.submit(job)
+    first.suspend(job_id)
+    try:
+        # a second harness (here: a second module) knows only the token the first wrote ahead
+        second = LocalJobModule({"cpus": "0-1", "kill_grace": 1})
+        assert second.find_by_token([job.token, "0" * 32]) == {job.token: job_id}
+        assert proc_states(int(job_id)) == {"T"}
+        second.cancel(job_id)
+        assert second.find_by_token([job.token]) == {}
+        wait_done(first, job_id, timeout=5)  # the first module's reaper saw it end
+        assert first.poll([job_id])[job_id].exit_code == -15  # SIGTERM did it, within the grace
+    finally:
+        first.close()

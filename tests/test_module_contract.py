@@ -6,7 +6,8 @@ a user's module loaded by path (tests/fixtures/shell_module.py, the paper's comm
 simulated (the in-process cluster, on its virtual clock). Each must: submit and poll a job to
 completion with submit <= start <= end; suspend and resume it; cancel it; answer for a job it
 never ran or no longer remembers (UNKNOWN, or a finished state from accounting, never an
-exception); and report a submit that fails as one JobModuleError naming the module.
+exception); report a submit that fails as one JobModuleError naming the module; and, where it tags
+jobs with their submission token (local, slurm), find a live job by it from a fresh instance.
 
 Where a module cannot know something the contract is stated as what it can: the user's shell module
 only knows running/done (no scheduler times, no suspended state), and LSF reports a killed job as
@@ -44,6 +45,7 @@ class Subject:
     reports_times: bool = True
     reports_suspended: bool = True
     cancel_states: frozenset[JobState] = frozenset({JobState.CANCELLED})
+    finds_by_token: bool = False           # tags jobs with JobRequest.token (find_by_token)
 
     @property
     def clock(self) -> Clock:
@@ -109,12 +111,13 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
     if name == "local":
         return Subject(load_job_module("local", {"kill_grace": 1}, local),
                        lambda: load_job_module("local", {}, local),
-                       lambda: load_job_module("local", {"cpus": "0"}, local))
+                       lambda: load_job_module("local", {"cpus": "0"}, local), finds_by_token=True)
     if name == "slurm":
         request.getfixturevalue("slurm_cluster")
         return Subject(load_job_module("slurm", {"partition": "shared", "retry_for": 60}, local),
                        lambda: load_job_module("slurm", {"partition": "shared"}, local),
-                       lambda: load_job_module("slurm", {"partition": "djsb-no-such-partition"}, local))
+                       lambda: load_job_module("slurm", {"partition": "djsb-no-such-partition"}, local),
+                       finds_by_token=True)
     if name == "sge":
         request.getfixturevalue("sge_cell")
         return Subject(load_job_module("sge", {"queue": "all.q", "retry_for": 60}, local),
@@ -216,6 +219,26 @@ def test_forgotten_jobs_are_unknown_or_accounted(subject: Subject, tmp_path: Pat
         again = status_of(fresh, job_id)
         assert again.state in (JobState.UNKNOWN, finished.state)
     finally:
+        fresh.close()
+
+
+def test_a_fresh_module_finds_a_live_job_by_its_token_where_it_can(subject: Subject, tmp_path: Path) -> None:
+    """A resumed harness that never learnt a job's id (killed before it was written) finds the job by
+    the token it wrote ahead, and cancels it; a module that cannot tag jobs finds nothing."""
+    request = job(tmp_path, "tagged", 60)
+    job_id = subject.module.submit(request)
+    fresh = subject.build()
+    try:
+        found = fresh.find_by_token([request.token, "0" * 32])
+        if not subject.finds_by_token:
+            assert found == {}
+            return
+        assert found == {request.token: job_id}
+        fresh.cancel(job_id)
+        wait_until(subject, job_id, lambda s: s.state.finished, "cancelled by the fresh module", seconds=60)
+        assert fresh.find_by_token([request.token]) == {}
+    finally:
+        subject.module.cancel(job_id)
         fresh.close()
 
 

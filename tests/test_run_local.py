@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import signal
 import subprocess
@@ -23,16 +24,18 @@ def djsb(*args: str) -> subprocess.Popen[str]:
 
 
 def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (the run directory is in every job's argv)."""
+    """Command lines of live processes other than djsb itself that mention ``text`` (the run
+    directory is in every job's argv; pytest's temporary directories are named pytest-of-USER, so
+    only the word djsb.cli, not a mere mention of pytest, tells the harness apart)."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                words = (proc / "cmdline").read_bytes().decode().split("\0")
             except OSError:
                 continue
-            if text in cmdline and "pytest" not in cmdline and "djsb.cli" not in cmdline:
-                found.append(cmdline)
+            if any(text in word for word in words) and "djsb.cli" not in words:
+                found.append(" ".join(words))
     return found
 
 
@@ -124,3 +127,54 @@ def test_existing_run_directory_is_refused(tiny_config: Path, tmp_path: Path) ->
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "already exists" in err and err.count("\n") == 1
+
+
+def ledger_rows(run_dir: Path) -> list[dict[str, str]]:
+    path = run_dir / "ledger.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def submitted_id(run_dir: Path, name: str) -> str | None:
+    """The job id the ledger recorded for job ``name`` (None: not submitted yet)."""
+    rows = ledger_rows(run_dir)
+    tokens = {r["token"] for r in rows if r["event"] == "submitting" and r["name"] == name}
+    return next((r["job_id"] for r in rows if r["event"] == "submitted" and r["token"] in tokens), None)
+
+
+def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tmp_path: Path,
+                                                         apps_bin: Path) -> None:
+    # a simulation long enough to outlive the killed harness by several seconds; two scenarios
+    config = tmp_path / "long.yaml"
+    config.write_text(tiny_config.read_text().replace("scenarios: [oversubscription, stopcont, dynamic]",
+                                                      "scenarios: [oversubscription, stopcont]")
+                      .replace("total_memory: 96MiB, exec_time: 3", "total_memory: 96MiB, exec_time: 10"))
+    run_dir = tmp_path / "run"
+    proc = djsb("run", str(config), "-o", str(run_dir))
+    deadline = time.monotonic() + 180
+    while submitted_id(run_dir, "oversubscription-na1-s0-ana0") is None:
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never reached its execution stage"
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate(timeout=60)
+    sim_control = str(run_dir / "control" / "oversubscription-na1-s0-sim0")
+    assert processes_mentioning(sim_control)  # the killed harness's simulation runs on
+
+    resumed = djsb("run", "--resume", str(run_dir))
+    _, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    sim_id = submitted_id(run_dir, "oversubscription-na1-s0-sim0")
+    said = next(line for line in err.splitlines() if "of an earlier attempt" in line)
+    assert f"oversubscription-na1-s0-sim0 (job {sim_id})" in said, said
+    assert any(r["event"] == "cancelled" and r["job_id"] == sim_id and r["attempt"] == "2"
+               for r in ledger_rows(run_dir))
+    assert processes_mentioning(str(run_dir)) == []
+    # every cell, and every job of it, exactly once
+    cells = pd.read_csv(run_dir / "cells.csv")
+    assert len(cells) == 1 + 1 + 2 and not cells.duplicated().any()
+    jobs = pd.read_csv(run_dir / "jobs.csv")
+    assert len(jobs) == 2 + 2 + 4
+    assert not jobs.duplicated(["stage", "scenario", "n_a", "sample", "app", "index"]).any()
+    assert (jobs["state"] == "COMPLETED").all()

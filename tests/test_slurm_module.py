@@ -221,17 +221,30 @@ def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
         return CommandTimeout("the controller took the job but the reply was lost")
 
     def squeue(command: str) -> CommandResult:
-        return CommandResult(command, 0, f"12|other\n13|{submitted[0]}\n", "")
+        return CommandResult(command, 0, f"12|RUNNING|other\n13|PENDING|{submitted[0]}\n", "")
 
     slurm, transport = module([("sbatch", sbatch), ("squeue", squeue)])
     assert slurm.submit(sim_request()) == "13"
     assert len(submitted) == 1
 
 
+def test_the_submission_token_tags_the_job_and_finds_it_while_it_lives() -> None:
+    request = sim_request()
+    running, ended = sim_request(), sim_request()
+    assert len({request.token, running.token, ended.token}) == 3  # a fresh token per request
+    listing = (f"31|SUSPENDED|djsb-{running.token}\n32|COMPLETED|djsb-{ended.token}\n33|RUNNING|(null)\n"
+               f"34|RUNNING|note djsb-{request.token}\n")
+    slurm, transport = module([("sbatch", ok("30\n")), ("squeue", ok(listing))])
+    slurm.submit(request)
+    assert sbatch_options(transport.commands[0])["comment"] == f"djsb-{request.token}"
+    # only 31: 32 ended, 33 has no token, 34's comment is not a token, and request's own job 30 is not listed
+    assert slurm.find_by_token([request.token, running.token, ended.token]) == {running.token: "31"}
+
+
 def test_a_sbatch_that_never_reached_the_controller_is_retried() -> None:
     answers = sequence(fail("sbatch: error: Batch job submission failed: Unable to contact slurm controller"),
                        ok("21\n"))
-    slurm, transport = module([("sbatch", answers), ("squeue", ok("12|other\n"))])
+    slurm, transport = module([("sbatch", answers), ("squeue", ok("12|RUNNING|other\n"))])
     assert slurm.submit(sim_request()) == "21"
     assert sum("sbatch" in c for c in transport.commands) == 2
 

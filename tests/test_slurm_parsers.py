@@ -23,6 +23,7 @@ from job_modules.slurm.parsers import (
     parse_sacct,
     parse_sbatch_parsable,
     parse_squeue,
+    parse_tagged_jobs,
     sacct_exit_code,
     slurm_state,
     wait_status_exit_code,
@@ -273,3 +274,12 @@ def test_only_ending_states_change_meaning() -> None:
     # SIGNALING ("being signaled") and RESIZING still run
     assert slurm_state("COMPLETING") is JobState.COMPLETED and slurm_state("STAGE_OUT") is JobState.COMPLETED
     assert slurm_state("SIGNALING") is JobState.RUNNING and slurm_state("RESIZING") is JobState.RUNNING
+
+
+def test_tagged_jobs_are_the_ones_whose_comment_is_a_token() -> None:
+    # capture.sh: a held job, a suspended one, one without a comment, one whose comment merely
+    # contains the prefix ("a|djsb-dddd"), one that ran `true` and completed
+    tagged = parse_tagged_jobs((FIXTURES / "squeue_tagged.txt").read_text())
+    assert sorted((token, state) for _, state, token in tagged) == [
+        ("a" * 32, JobState.PENDING), ("b" * 32, JobState.SUSPENDED), ("e" * 32, JobState.COMPLETED)]
+    assert len({job_id for job_id, _, _ in tagged}) == 3

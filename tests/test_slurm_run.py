@@ -184,3 +184,50 @@ def test_interrupt_leaves_no_job_and_resume_completes(slurm_cluster: SlurmCluste
         assert ("execution", scenario, "simulation") in finished and ("execution", scenario, "analytics") in finished
     # the resumed run did not redo the cells finished before the signal
     assert sum(job["stage"] == "reference" for job in jobs) == 2
+
+
+def ledger_ids(run_dir: Path, attempt: str) -> dict[str, str]:
+    """Job name -> id of every job attempt ``attempt`` submitted, from the run's ledger."""
+    with open(run_dir / "ledger.csv", newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row["attempt"] == attempt]
+    names = {row["token"]: row["name"] for row in rows if row["event"] == "submitting"}
+    return {names[row["token"]]: row["job_id"] for row in rows if row["event"] == "submitted"}
+
+
+def test_sigkill_then_two_resumes_at_once(slurm_cluster: SlurmCluster, config: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run = Run(str(config), "-o", str(run_dir))
+    run.wait_for_line("suspended stopcont-")
+    run.process.kill()  # SIGKILL: nothing is cancelled, the simulation stays suspended
+    run.finish(timeout=60)
+    earlier = ledger_ids(run_dir, "1")
+    sim_id = earlier["stopcont-na1-s0-sim0"]
+    assert active_jobs({sim_id}) == {sim_id: "SUSPENDED"}
+
+    started = time.monotonic()
+    first, second = Run("--resume", str(run_dir)), Run("--resume", str(run_dir))
+    while first.process.poll() is None and second.process.poll() is None:
+        assert time.monotonic() - started < 60, "neither resume ended or was refused"
+        time.sleep(0.1)
+    winner, loser = (first, second) if second.process.poll() is not None else (second, first)
+    assert loser.finish(timeout=30) == 2
+    assert loser.lines == [f"djsb: error: RUN_DIR: {run_dir} is in use by another djsb run "
+                           f"(pid {winner.process.pid}); wait for it to end, or stop it"]
+    # the winner cancels what the killed harness left, before it submits anything of its own
+    winner.wait_for_line("submitted ")
+    said = next(line for line in winner.lines if "of an earlier attempt" in line)
+    assert f"stopcont-na1-s0-sim0 (job {sim_id})" in said, said
+    while active_jobs(set(earlier.values())):
+        assert time.monotonic() - started < 30, active_jobs(set(earlier.values()))
+        time.sleep(0.5)
+    assert winner.finish() == 0, "\n".join(winner.lines)
+
+    # every cell, and every job of every cell, exactly once
+    with open(run_dir / "cells.csv", newline="") as f:
+        cells = [tuple(row.values()) for row in csv.DictReader(f)]
+    assert len(cells) == len(set(cells)) == 1 + 1 + 3
+    jobs = read_jobs(run_dir)
+    keys = [(j["stage"], j["scenario"], j["n_a"], j["sample"], j["app"], j["index"]) for j in jobs]
+    assert len(keys) == len(set(keys)) == 2 + 2 + 3 * 2
+    assert {job["state"] for job in jobs} == {"COMPLETED"}
+    assert not set(ledger_ids(run_dir, "2").values()) & set(earlier.values())

@@ -35,6 +35,7 @@ from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError, SubmitRejected, one_line
 from djsb.harness.app_output import AppOutput, parse_app_output
 from djsb.harness.commands import expand_command, work_arguments
+from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell
 from djsb.harness.scenarios import CellState
 from djsb.harness.scenarios import scenario as get_scenario
@@ -404,11 +405,20 @@ class Driver:
             oversubscribe=oversubscribe, control_file=str(control))
         self.check_stop()
         submit_time = self.clock.epoch(self.clock.now())
-        job_id = self.module.submit(request)
+        job_id = self.submit_with_ledger(request, submit_time)
         job = Tracked(request, job_id, app, index, submit_time)
         self.live[job_id] = job
         self.progress(f"submitted {name} as job {job_id}")
         return job
+
+    def submit_with_ledger(self, request: JobRequest, submit_time: float) -> str:
+        """``module.submit`` between two durable ledger rows: the token and name before it, so a job
+        whose id never comes back (the harness killed meanwhile) can still be found; the id after."""
+        self.run_dir.write_ledger(SUBMITTING, request.token, time=submit_time, name=request.name)
+        job_id = self.module.submit(request)
+        self.run_dir.write_ledger(SUBMITTED, request.token, time=self.clock.epoch(self.clock.now()),
+                                  job_id=job_id)
+        return job_id
 
     def set_threads(self, sim: Tracked, threads: int) -> None:
         control = self.control_dir / f"{sim.request.name}.threads"

@@ -12,8 +12,15 @@ Layout::
     discarded.csv   rows of cells that were interrupted and redone by --resume
     summary.csv     per scenario x n_a: slowdowns, weights, dynamicity, 95% CI (rewritten per cell)
     samples.csv     the same per sample
+    ledger.csv      every submission, before and after it happens (djsb.harness.ledger)
+    run.lock        locked while a run uses the directory; the holder's pid (djsb.harness.runlock)
     jobs/           each job's stdout/stderr; control/ the malleability control files
     figures/        the plots
+
+A directory is created only once the run can start (config valid, transport connected, module
+built); one that no run ever submitted a job from (empty, or left by a run that failed before its
+first submission) may be given to a new run, which writes its config.yaml and meta.json over the
+old ones.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ from typing import Any
 import yaml
 
 from djsb.errors import InputError
+from djsb.harness.ledger import LEDGER_COLUMNS, LEDGER_FILE, SUBMITTING, LedgerEntry, next_attempt
+from djsb.harness.runlock import LOCK_FILE, RunLock
 from djsb.jobs.outage import Outage
 
 
@@ -155,13 +164,38 @@ def machine_metadata() -> dict[str, Any]:
             "python": sys.version.split()[0], "djsb_version": _djsb_version(), "djsb_commit": _git_commit()}
 
 
+RUN_ENTRIES = frozenset({"config.yaml", "meta.json", LEDGER_FILE, LOCK_FILE, "jobs", "control", "figures"})
+"""What a run directory holds until its first job ends."""
+
+
+def never_started(path: Path) -> bool:
+    """Whether a new run may take ``path``: it does not exist, is empty, or is a run directory no run
+    ever submitted a job from (left by a run that failed before its first submission)."""
+    if not path.is_dir():
+        return not path.exists()
+    names = {entry.name for entry in path.iterdir()} - {LOCK_FILE}
+    if not names:
+        return True
+    return "config.yaml" in names and names <= RUN_ENTRIES and not any(
+        row.get("event") == SUBMITTING for row in _read_rows(path / LEDGER_FILE))
+
+
+def not_reusable(path: Path) -> InputError:
+    return InputError(f"run directory {path} already exists and is not empty (use --resume {path} to "
+                      "continue it, or choose another output.directory)", key="output.directory")
+
+
 class RunDirectory:
     """Reads and writes one run's directory."""
 
-    def __init__(self, path: Path) -> None:
-        """``durable``: fsync every row (a real run's minutes-long jobs make it free); a run on a
-        virtual clock, which can be replayed in seconds, turns it off."""
+    def __init__(self, path: Path, lock: RunLock | None = None) -> None:
+        """``lock``: held by the run that writes the directory (see :meth:`create`, :meth:`resume`);
+        None to read it (a report). ``attempt`` numbers that run: 1 for the first, then one more
+        per resume (0 when only reading). ``durable``: fsync every row (a real run's minutes-long
+        jobs make it free); a run on a virtual clock, which can be replayed in seconds, turns it off."""
         self.path = path
+        self.lock = lock
+        self.attempt = next_attempt(self.ledger_entries()) if lock is not None else 0
         self.durable = True
         self.jobs_dir = path / "jobs"
         self.control_dir = path / "control"
@@ -169,10 +203,15 @@ class RunDirectory:
 
     @classmethod
     def create(cls, path: Path, config: Mapping[str, Any], meta: Mapping[str, Any]) -> RunDirectory:
-        if path.exists() and any(path.iterdir()):
-            raise InputError(f"run directory {path} already exists and is not empty (use --resume {path} to "
-                             "continue it, or choose another output.directory)", key="output.directory")
-        run = cls(path)
+        """A new run's directory, locked for it; ``path`` must be free (see :func:`never_started`)."""
+        if not never_started(path):
+            raise not_reusable(path)
+        path.mkdir(parents=True, exist_ok=True)
+        lock = RunLock.acquire(path, key="output.directory")
+        if not never_started(path):  # another run took it between the check and the lock
+            lock.release()
+            raise not_reusable(path)
+        run = cls(path, lock)
         for directory in (path, run.jobs_dir, run.control_dir, run.figures_dir):
             directory.mkdir(parents=True, exist_ok=True)
         (path / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
@@ -181,9 +220,21 @@ class RunDirectory:
 
     @classmethod
     def open(cls, path: Path) -> RunDirectory:
+        """An existing run's directory, to read."""
         if not (path / "config.yaml").is_file():
             raise InputError(f"{path} is not a DJSB run directory (no config.yaml)", key="RUN_DIR")
         return cls(path)
+
+    @classmethod
+    def resume(cls, path: Path) -> RunDirectory:
+        """An existing run's directory, locked for the attempt that continues it."""
+        cls.open(path)
+        return cls(path, RunLock.acquire(path, key="RUN_DIR"))
+
+    def release(self) -> None:
+        """Let another run use the directory (the process's end does it too)."""
+        if self.lock is not None:
+            self.lock.release()
 
     @property
     def config_path(self) -> Path:
@@ -233,6 +284,20 @@ class RunDirectory:
 
     def job_rows(self) -> list[dict[str, str]]:
         return _read_rows(self.path / "jobs.csv")
+
+    def write_ledger(self, event: str, token: str, *, time: float, name: str = "", job_id: str = "") -> None:
+        """Append one ledger row of this attempt (djsb.harness.ledger), durably like jobs.csv."""
+        entry = LedgerEntry(self.attempt, event, token, name, job_id, time)
+        _append_row(self.path / LEDGER_FILE, LEDGER_COLUMNS, asdict(entry), self.durable)
+
+    def ledger_entries(self) -> list[LedgerEntry]:
+        return [entry for row in _read_rows(self.path / LEDGER_FILE)
+                if (entry := LedgerEntry.from_row(row)) is not None]
+
+    def recorded_jobs(self) -> set[tuple[str, str]]:
+        """(name, job id) of every job whose end was recorded, in jobs.csv or discarded.csv."""
+        rows = [*self.job_rows(), *_read_rows(self.path / "discarded.csv")]
+        return {(row["name"], row["job_id"]) for row in rows}
 
     def discard_unfinished(self) -> int:
         """Move the rows of cells that never finished to discarded.csv; returns how many moved."""

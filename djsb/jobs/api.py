@@ -16,8 +16,9 @@ value; never paste a config value raw into a shell.
 from __future__ import annotations
 
 import enum
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,7 +42,10 @@ class JobRequest:
     asks the scheduler to let it share the simulation's CPUs, and ``cpu_list`` pins the job to
     explicit CPUs where the module can (the local module). ``control_file`` holds the number of
     threads per task the malleable application should use now (the dynamic scenario); the harness
-    writes it, the application (or a simulated module) reads it.
+    writes it, the application (or a simulated module) reads it. ``token`` is unique to this
+    submission: the harness writes it to its ledger before submitting, and a module that can tag a
+    job with it finds the job by it later (:meth:`JobModule.find_by_token`), even if the submit's
+    reply, and so the job's id, never came back.
     """
 
     name: str
@@ -59,6 +63,7 @@ class JobRequest:
     cpu_list: tuple[int, ...] | None = None
     control_file: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
     def total_cpus(self) -> int:
@@ -139,6 +144,13 @@ class JobModule(ABC):
     @abstractmethod
     def cancel(self, job_id: str) -> None:
         """End the job now, whatever its state; never raises for a job already gone."""
+
+    def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
+        """The id of each job not yet ended that was submitted with one of ``tokens``
+        (JobRequest.token), by token, so that :meth:`cancel` ends it: how ``--resume`` finds the
+        jobs of a killed harness whose ids it never recorded. By default the module cannot tag
+        jobs: none found."""
+        return {}
 
     def close(self) -> None:
         """Release what the module holds (connections, files)."""

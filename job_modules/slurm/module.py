@@ -21,8 +21,9 @@ options (:func:`sbatch_arguments`), Slurm's states map to the harness's through 
 - Every call runs under ``command_timeout`` (the CLI hangs for minutes when slurmctld is down) and
   is retried with exponential back-off for ``retry_for`` seconds on a transient error, so a run
   survives a slurmctld restart (djsb.jobs.scheduler_base). A retried sbatch first looks for the
-  job the lost attempt may have submitted (by a random token in --comment: the base's
-  ``find_submitted`` hook), so a job is never submitted twice.
+  job the lost attempt may have submitted (by the request's submission token in --comment: the
+  base's ``find_submitted`` hook), so a job is never submitted twice; ``--resume`` finds the jobs
+  of a killed harness by the same token (``find_by_token``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ import math
 import re
 import shlex
 import time
-import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -69,17 +69,21 @@ from job_modules.slurm.parsers import (
     SACCT_FORMAT,
     SQUEUE_FORMAT,
     STATE_TABLE,
+    TAGGED_FORMAT,
+    TOKEN_PREFIX,
     is_transient,
     parse_config_value,
     parse_sacct,
     parse_sbatch_parsable,
     parse_squeue,
+    parse_tagged_jobs,
 )
 
 # Slurm prints times as Unix seconds; sacct reads --starttime in UTC.
 ENV_PREFIX = ["env", "TZ=UTC", "SLURM_TIME_FORMAT=%s"]
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
-TOKEN = re.compile(r"--comment=djsb-([0-9a-f]+)")
+TOKEN = re.compile(rf"--comment={TOKEN_PREFIX}([0-9a-f]+)")
+TAGGED_QUERY = shlex.join(["squeue", "--noheader", "--states=all", f"--format={TAGGED_FORMAT}"])
 
 # sbatch/srun options that take node names (sbatch(1): a list, a hostlist expression, or a file name
 # when the value holds a '/').
@@ -212,9 +216,9 @@ class SlurmJobModule(SchedulerModule):
 
     def get_submit_command(self, request: JobRequest) -> str:
         """sbatch of the job's script (written by ``submit`` as NAME.sh beside its output), tagged with
-        a random token in --comment to find the job after a lost reply."""
+        the request's submission token in --comment to find the job after a lost reply."""
         return shlex.join(["sbatch", *self.sbatch_arguments(request, self.placement(request)),
-                           f"--comment=djsb-{uuid.uuid4().hex}", script_path(request.stdout_path)])
+                           f"--comment={TOKEN_PREFIX}{request.token}", script_path(request.stdout_path)])
 
     def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
         return parse_sbatch_parsable(submit_stdout)
@@ -281,17 +285,20 @@ class SlurmJobModule(SchedulerModule):
         return parse_sacct(self.run(self.get_accounting_command(job_ids, since), check=False).stdout)
 
     def find_submitted(self, submit_command: str) -> str | None:
-        """The job whose --comment carries the submit command's token (its reply was lost)."""
+        """The job whose --comment carries the submit command's token (its reply was lost), in any
+        state; asked once, between two attempts of the retry loop."""
         token = TOKEN.search(submit_command)
         if token is None:
             return None
-        query = shlex.join(["squeue", "--noheader", "--states=all", "--format=%i|%k"])
-        found = self.transport.inner.run(query, timeout=self.command_timeout)
-        for line in found.stdout.splitlines():
-            job_id, _, comment = line.partition("|")
-            if comment.strip() == f"djsb-{token.group(1)}":
-                return job_id.strip()
-        return None
+        found = self.transport.inner.run(TAGGED_QUERY, timeout=self.command_timeout)
+        return next((job_id for job_id, _, tagged in parse_tagged_jobs(found.stdout)
+                     if tagged == token.group(1)), None)
+
+    def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
+        """The jobs not yet ended whose --comment carries one of ``tokens``, in one squeue."""
+        wanted = set(tokens)
+        return {token: job_id for job_id, state, token in parse_tagged_jobs(self.run(TAGGED_QUERY).stdout)
+                if token in wanted and not state.finished}
 
     def run(self, command: str, *, check: bool = True, recover: Recover | None = None) -> CommandResult:
         """As the base's, with a hint when scontrol suspend/resume lacks the privileges."""

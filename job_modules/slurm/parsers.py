@@ -210,3 +210,22 @@ def parse_config_value(stdout: str, key: str) -> str | None:
         if sep and name.strip() == key:
             return value.strip()
     return None
+
+
+TOKEN_PREFIX = "djsb-"
+"""A job DJSB submitted carries this prefix and its submission token (JobRequest.token) in --comment."""
+TAGGED_FORMAT = "%i|%T|%k"
+"""The squeue --format :func:`parse_tagged_jobs` reads: id, state, comment (last: free text)."""
+
+
+def parse_tagged_jobs(stdout: str) -> list[tuple[str, JobState, str]]:
+    """(job id, state, submission token) of each job of ``squeue --noheader --format=TAGGED_FORMAT``
+    output whose comment carries a DJSB token; other jobs are skipped."""
+    tagged: list[tuple[str, JobState, str]] = []
+    for line in stdout.splitlines():
+        job_id, _, rest = line.partition("|")
+        state, _, comment = rest.partition("|")
+        comment = comment.strip()
+        if comment.startswith(TOKEN_PREFIX):
+            tagged.append((job_id.strip(), slurm_state(state), comment[len(TOKEN_PREFIX):]))
+    return tagged
