@@ -146,7 +146,8 @@ def scripted_lsf_refusing() -> JobModule:
         [("bsub", fail("Request aborted by esub. Job not submitted.\n"))]))
 
 
-@pytest.fixture(params=["local", "slurm", "sge", "lsf", "user file", "simulated"])
+@pytest.fixture(params=["local", pytest.param("slurm", marks=pytest.mark.slurm), "sge", "lsf", "user file",
+                        "simulated"])
 def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
     subject = subject_for(request.param, request)
     yield subject
