@@ -210,9 +210,30 @@ EOF
 repair_ctld_pid() {
     local pid
     pid_alive "$DIR/run/slurmctld.pid" && return 0
-    pid=$(pgrep -o -x slurmctld || true)
+    pid=$(our_pids -x slurmctld | head -n 1)
     [[ -n $pid ]] && echo "$pid" > "$DIR/run/slurmctld.pid"
     return 0
+}
+
+# our_pids PGREP-ARGS...: the matching PIDs, oldest first, of this PID namespace only: a container's
+# daemons (the djsb/slurm image's slurmctld, say) are visible from the host and are not ours.
+our_pids() {
+    local pid ns
+    ns=$(readlink /proc/self/ns/pid)
+    for pid in $(pgrep "$@" | sort -n); do
+        [[ $(readlink "/proc/$pid/ns/pid" 2>/dev/null) == "$ns" ]] && echo "$pid"
+    done
+    return 0
+}
+
+# kill_stray_slurmds: slurmds of our node names that no pid file names (left by an earlier start
+# whose pid files were removed) hold their node's port, so a new one could not register.
+kill_stray_slurmds() {
+    local n pid
+    for n in $(node_names); do
+        pid_alive "$DIR/run/slurmd-$n.pid" && continue
+        for pid in $(our_pids -f "^slurmd -N $n\$"); do kill -KILL "$pid" 2>/dev/null || true; done
+    done
 }
 
 start_slurmctld() { repair_ctld_pid; pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
@@ -223,6 +244,7 @@ STARTED=()
 STARTED_AT=0
 start_slurmds() {
     STARTED_AT=$(date +%s)
+    kill_stray_slurmds
     for n in $(node_names); do
         pid_alive "$DIR/run/slurmd-$n.pid" || { slurmd -N "$n"; STARTED+=("$n"); }
     done

@@ -37,7 +37,11 @@ class SlurmCluster:
 
     def control(self, action: str, timeout: float = 120) -> None:
         """Run ``.ci/slurm.sh ACTION`` (start, stop, restart-ctld, status); raises on failure."""
-        subprocess.run(["bash", str(self.script), action], check=True, capture_output=True, timeout=timeout)
+        done = subprocess.run(["bash", str(self.script), action], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{self.script.name} {action} failed ({done.returncode}): "
+                               f"{done.stderr.strip() or done.stdout.strip()}")
 
 
 def job_process_states(job_id: str) -> dict[int, str]:

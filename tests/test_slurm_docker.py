@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import io
+import posixpath
+import tarfile
 import time
 
 import pytest
@@ -15,7 +18,8 @@ pytestmark = pytest.mark.docker
 
 
 class DockerExecTransport:
-    """Commands run by ``sh -c`` inside a container (files are not needed by these tests)."""
+    """Commands run by ``sh -c`` inside a container; files go in and out as tar archives (the
+    Docker API's way), as they would over SFTP to a login node."""
 
     def __init__(self, container: object) -> None:
         self.container = container
@@ -28,10 +32,24 @@ class DockerExecTransport:
         return CommandResult(command, code, (out or b"").decode(), (err or b"").decode())
 
     def write_text(self, path: str, text: str) -> None:
-        raise NotImplementedError
+        data = text.encode()
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            member = tarfile.TarInfo(posixpath.basename(path))
+            member.size = len(data)
+            tar.addfile(member, io.BytesIO(data))
+        self.container.put_archive(posixpath.dirname(path), archive.getvalue())  # type: ignore[attr-defined]
 
     def read_text(self, path: str) -> str | None:
-        raise NotImplementedError
+        import docker.errors
+
+        try:
+            chunks, _ = self.container.get_archive(path)  # type: ignore[attr-defined]
+        except docker.errors.NotFound:
+            return None
+        with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as tar:
+            member = tar.extractfile(posixpath.basename(path))
+            return None if member is None else member.read().decode()
 
     def close(self) -> None:
         return None
