@@ -156,10 +156,17 @@ def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) ->
     # a (scenario, n_a) with failed cells only still has its row, saying so
     stop = summary.loc["stopcont"]
     assert stop["samples"] == 0 and stop["failed_samples"] == "0" and pd.isna(stop["slowdown_s"])
+    # report.html says the same to a person
+    page = (tmp_path / "report.html").read_text()
+    assert "oversubscription, n_a=1: sample(s) 2 failed" in page
+    assert "stop&amp;continue, n_a=1: sample(s) 0 failed" in page
+    assert "<li>nan" not in page  # a row without samples has no warning to show
+    assert "oversubscription, n_a=1: sample(s) 1 overlapped a scheduler outage (see outages.csv): left out" in page
     # the flag keeps it: mean of 1.2 and 3.1 = 2.15
     kept = write_report(tmp_path, plots=False, include_outages=True).set_index("scenario")
     assert kept.loc["oversubscription", "samples"] == 2
     assert kept.loc["oversubscription", "slowdown_s"] == pytest.approx((1.2 + 3.1) / 2)
+    assert "overlapped a scheduler outage (see outages.csv): included" in (tmp_path / "report.html").read_text()
     on_disk = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
     assert list(on_disk.columns[-2:]) == ["failed_samples", "outage_samples"]
 

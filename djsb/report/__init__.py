@@ -36,6 +36,6 @@ def write_report(run_dir: Path, *, plots: bool = True, include_outages: bool = F
         from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing
 
         plot_summary(summary, run_dir / "figures", title=run_dir.name, samples=samples)
-    write_run_html(run_dir, summary)
+    write_run_html(run_dir, summary, include_outages)
     return summary
 

@@ -79,6 +79,7 @@ def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame
     table = summary.merge(grouped, on=["scenario", "n_a"], how="outer") if not grouped.empty else \
         summary.assign(failed_samples="", outage_samples="")
     table["samples"] = table["samples"].fillna(0).astype(int)
-    for column in NOTE_COLUMNS:
-        table[column] = table[column].fillna("")
+    for column in (*NOTE_COLUMNS, "warnings"):
+        if column in table:
+            table[column] = table[column].fillna("")
     return in_scenario_order(table)

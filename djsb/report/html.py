@@ -74,8 +74,27 @@ def _display(value: Any) -> str:
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def write_run_html(run_dir: Path, summary: pd.DataFrame) -> Path:
-    """RUN_DIR/report.html: summary with confidence intervals, figures, metadata, resolved config."""
+def cell_notes(summary: pd.DataFrame, include_outages: bool) -> list[str]:
+    """One line per (scenario, n_a) with failed samples or samples that overlapped a scheduler
+    outage (summary.csv's ``failed_samples`` and ``outage_samples``), saying what the summary did
+    with them."""
+    notes = []
+    for _, row in summary.iterrows():
+        where = f"{scenario_label(str(row['scenario']))}, n_a={int(row['n_a'])}"
+        if row.get("failed_samples", ""):
+            notes.append(f"{where}: sample(s) {row['failed_samples']} failed (see cells.csv) and are "
+                         "not in the summary")
+        if row.get("outage_samples", ""):
+            fate = "included (--include-outages)" if include_outages else \
+                "left out (djsb report --include-outages keeps them)"
+            notes.append(f"{where}: sample(s) {row['outage_samples']} overlapped a scheduler outage "
+                         f"(see outages.csv): {fate}")
+    return notes
+
+
+def write_run_html(run_dir: Path, summary: pd.DataFrame, include_outages: bool = False) -> Path:
+    """RUN_DIR/report.html: summary with confidence intervals, the cells left out or failed, figures,
+    metadata, resolved config."""
     meta_path = run_dir / "meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
     config_path = run_dir / "config.yaml"
@@ -83,6 +102,7 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame) -> Path:
         "run.html.j2", run_dir / "report.html", title=f"DJSB run {run_dir.name}",
         summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS],
         summary_rows=summary_rows(summary), warnings=summary_warnings(summary),
+        cell_notes=cell_notes(summary, include_outages),
         figure_items=existing_figures(run_dir, RUN_FIGURES),
         meta={key: _display(value) for key, value in meta.items()},
         config_text=config_path.read_text() if config_path.is_file() else "(no config.yaml)")
