@@ -34,7 +34,8 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   startable may fail its node allocation, and it is then treated as not fitting. A start in one
   partition is checked against the plans of every partition sharing its nodes.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
-  (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
+  (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
+  ``at_time_limit: run``, its default: a trace replayed as recorded).
 * ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
   dependencies, so every job is eligible at submission (``eligible`` = ``submit``).
 * Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
