@@ -121,7 +121,7 @@ class Replay:
     estimate_factor: float | None = None
     at_time_limit: str = "run"
 
-    def describe(self) -> dict[str, Any]:
+    def as_metrics(self) -> dict[str, Any]:
         """The replay options as metrics.json records them."""
         factor = {"estimate_factor": self.estimate_factor} if self.estimate_factor is not None else {}
         return {"estimate": self.estimate, **factor, "at_time_limit": self.at_time_limit}
@@ -330,7 +330,7 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
     metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
-               "skipped": len(skipped), **experiment.replay.describe(),
+               "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
                "scheduler": scheduler, "priority": experiment.priority.name}
