@@ -19,6 +19,7 @@ from djsb.model.priority import preset
 from djsb.simulate import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
+from job_modules.simulated import POLICIES
 
 HOUR = 3600.0
 # 4 cores. J1: 2 cores for 30 h, submitted at 0. J2: all 4 cores for 60 h at 1 s: it can start
@@ -139,3 +140,10 @@ def test_the_kth_easy_config_is_the_replayed_textbook_easy() -> None:
     experiment = load_experiment(Path(__file__).resolve().parents[1] / "configs/simulate-kth-easy.yaml")
     assert experiment.priority.name == "fifo" and experiment.scheduler == TEXTBOOK
     assert experiment.jobs == [dataclasses.replace(j, partition=None) for j in read_swf(KTH).jobs]
+
+
+def test_the_simulated_modules_easy_and_conservative_are_textbook() -> None:
+    # job_module.options.policy: easy / conservative (configs/simulated-busy-quick.yaml says easy)
+    for name in ("easy", "conservative"):
+        priority, config = POLICIES[name]()
+        assert priority.name == "fifo" and config == dataclasses.replace(TEXTBOOK, backfill=name)
