@@ -9,6 +9,11 @@ config file's directory)::
       limit: 5000                  # optional: first N jobs
       keep_partitions: false       # default: every job goes to the first partition
     # ... or a generator: {generator: poisson_exponential, params: {n_jobs: ..., ...}}
+      estimate: requested          # the jobs' time limits: requested (default), runtime (perfect
+                                   # estimates), runtime_factor (with estimate_factor: F) or
+                                   # partition_max; see djsb/workloads/estimate.py
+      at_time_limit: run           # run (default): jobs run their recorded time, none is killed;
+                                   # kill: Slurm kills a job at its time limit
     cluster:
       nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
       partitions: [{name: batch, max_time: 86400, oversubscribe: "NO", ...}]
@@ -18,18 +23,28 @@ config file's directory)::
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
       # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000); each plugin reads
       # its own options (a registered reader in its file under djsb/model/priority/)
-      scheduler: {backfill: easy, bf_interval: 30}
+      scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
+                                   # default_queue_depth also take "unlimited"
+    # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
 file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
 (trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png and
-report.html into the output directory.
+report.html into the output directory. metrics.json and the line printed at the end of the run
+say which estimate and which ``at_time_limit`` the replay used and how many jobs were killed.
+
+``at_time_limit`` defaults to ``run``: a trace records how long each job really ran on its machine,
+and some machines let jobs overrun their request (LANL-CM5: 40,180 of 122,057 records ran past
+it), so killing them would replay a different workload. ``kill`` is Slurm's behaviour and textbook
+EASY's. It sets :attr:`SchedulerConfig.extend_limit` (``run`` = True).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +62,15 @@ from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
 from djsb.workloads import synthetic
+from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
 SIMULATE_FIGURES = (("wait_ecdf.png", "wait time ECDF"),
                     ("queue_utilisation.png", "queue length and utilisation"))
+AT_TIME_LIMIT = ("run", "kill")
+"""``workload.at_time_limit``: run past the limit as recorded (the default), or kill at it."""
 GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "poisson_exponential": synthetic.poisson_exponential,
     "static_lognormal_004": synthetic.static_lognormal_004,
@@ -74,6 +92,18 @@ def _child(node: Located, key: str, what: str = "key") -> Located:
     return child
 
 
+def _choice(node: Located, options: tuple[str, ...]) -> str:
+    value = as_str(node)
+    if value not in options:
+        raise node.error(f"expected one of {', '.join(options)}, got {value!r}")
+    return value
+
+
+def _or_unlimited(reader: Callable[[Located], float]) -> Callable[[Located], float]:
+    """``reader``, or ``math.inf`` for the word ``unlimited``."""
+    return lambda node: math.inf if node.value == "unlimited" else reader(node)
+
+
 def _path(node: Located, base: Path) -> Path:
     path = Path(as_str(node))
     path = path if path.is_absolute() else base / path
@@ -83,10 +113,53 @@ def _path(node: Located, base: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- sections
+@dataclass(frozen=True)
+class Replay:
+    """How the workload's jobs are replayed: their time limits and what happens at a limit."""
+
+    estimate: str = "requested"
+    estimate_factor: float | None = None
+    at_time_limit: str = "run"
+
+    def as_metrics(self) -> dict[str, Any]:
+        """The replay options as metrics.json records them."""
+        factor = {"estimate_factor": self.estimate_factor} if self.estimate_factor is not None else {}
+        return {"estimate": self.estimate, **factor, "at_time_limit": self.at_time_limit}
+
+
+_WORKLOAD_REPLAY: dict[str, Callable[[Located], Any]] = {
+    "estimate": lambda n: _choice(n, ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
+    "at_time_limit": lambda n: _choice(n, AT_TIME_LIMIT),
+}
+
+
+def _replay(node: Located, cluster: ClusterSpec) -> Replay:
+    """The workload section's replay keys, checked against each other and the partitions."""
+    present = {k: child for k, child in node.mapping().items() if k in _WORKLOAD_REPLAY}
+    replay = Replay(**{k: _WORKLOAD_REPLAY[k](child) for k, child in present.items()})
+    if (replay.estimate == "runtime_factor") != (replay.estimate_factor is not None):
+        where = present.get("estimate_factor") or present.get("estimate") or node
+        raise where.error("estimate_factor goes with estimate: runtime_factor, and only with it")
+    unlimited = [p.name for p in cluster.partitions if p.max_time is None]
+    if replay.estimate == "partition_max" and unlimited:
+        raise present["estimate"].error(
+            f"partition_max needs max_time on every partition; {', '.join(unlimited)} has none")
+    return replay
+
+
+def _estimated(jobs: list[TraceJob], replay: Replay, cluster: ClusterSpec) -> list[TraceJob]:
+    """The jobs with the time limits ``replay.estimate`` gives them (djsb/workloads/estimate.py)."""
+    max_times = {p.name: p.max_time for p in cluster.partitions}
+    default = cluster.partitions[0].max_time
+    return with_estimates(jobs, replay.estimate, replay.estimate_factor or 1.0,
+                          lambda j: max_times.get(j.partition) if j.partition else default)
+
+
 def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], list[SkippedRecord]]:
     """The workload's jobs, and the trace records the reader skipped (none for a generator)."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
-                            "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n})
+                            "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
+                            **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
@@ -149,10 +222,12 @@ def _cluster(node: Located) -> ClusterSpec:
 
 
 _SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "backfill": as_str, "sched_interval": as_number, "bf_interval": as_number, "bf_window": as_number,
-    "bf_resolution": as_number, "bf_max_job_test": lambda n: as_int(n, 1), "bf_continue": as_bool,
-    "default_queue_depth": lambda n: as_int(n, 1), "defer": as_bool, "extend_limit": as_bool,
+    "backfill": as_str, "sched_interval": as_number, "bf_interval": as_number,
+    "bf_window": _or_unlimited(as_number), "bf_resolution": as_number,
+    "bf_max_job_test": _or_unlimited(lambda n: as_int(n, 1)), "bf_continue": as_bool,
+    "default_queue_depth": _or_unlimited(lambda n: as_int(n, 1)), "defer": as_bool,
 }
+"""``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 
 
 def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
@@ -208,6 +283,7 @@ class Experiment:
     scheduler: SchedulerConfig
     seed: int
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
+    replay: Replay = Replay()
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -221,12 +297,14 @@ def load_experiment(config_path: Path) -> Experiment:
     cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
     jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
+    replay = _replay(workload_node, cluster)
+    scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
         Simulation([], cluster, scheduler, priority)
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped)
+    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -249,14 +327,28 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
                            columns=["line", "reason", "text"])
     if len(skipped):
         skipped.to_csv(out_dir / "skipped.csv", index=False)
+    scheduler = {k: "unlimited" if v == math.inf else v
+                 for k, v in dataclasses.asdict(experiment.scheduler).items()}
     metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
-               "skipped": len(skipped), "total_cores": result.total_cores, "seed": experiment.seed,
-               "scheduler": dataclasses.asdict(experiment.scheduler), "priority": experiment.priority.name}
+               "skipped": len(skipped), **experiment.replay.as_metrics(),
+               "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
+               "total_cores": result.total_cores, "seed": experiment.seed,
+               "scheduler": scheduler, "priority": experiment.priority.name}
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
+
+
+def _replay_line(metrics: dict[str, Any]) -> str:
+    """What the run did at time limits and with estimates, in one line for the terminal."""
+    limit = "jobs ran past their time limit as recorded" if metrics["at_time_limit"] == "run" \
+        else "jobs were killed at their time limit"
+    factor = f" x {metrics['estimate_factor']:g}" if "estimate_factor" in metrics else ""
+    return (f"at_time_limit: {metrics['at_time_limit']} ({limit}; {metrics['killed']} killed), "
+            f"estimate: {metrics['estimate']}{factor}, {metrics['rejected']} rejected (rejected.csv)")
 
 
 def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:

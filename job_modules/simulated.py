@@ -30,8 +30,9 @@ and backfill. Options:
 - ``policy`` (``fifo``): ``fifo`` (FIFO priority, no backfill: jobs start in submission order,
   the first that does not fit blocks the rest), ``easy`` / ``conservative`` (FIFO priority with
   that backfill), or ``marenostrum4`` (multifactor priority and MareNostrum 4's scheduler options,
-  paper 004 Tables 3.2-3.3); the first three schedule at every event (sched_interval and
-  bf_interval 0);
+  paper 004 Tables 3.2-3.3); the first three are textbook FIFO, EASY and conservative
+  backfilling (the ``textbook`` preset: every pass at each event, unlimited bf_window,
+  bf_max_job_test and default_queue_depth, bf_resolution 0);
 - ``time_limit`` (none: unlimited): the time limit of DJSB's jobs (sbatch --time, seconds); the
   backfill planner needs it to backfill an analytics (a job without one never backfills);
 - ``check_invariants`` (false): run the model's InvariantChecker (djsb/model/invariants.py) along,
@@ -100,8 +101,9 @@ DJSB_USER = ("djsb", "djsb")
 
 
 def _event_driven(backfill: str) -> Callable[[], tuple[PriorityPlugin, SchedulerConfig]]:
-    """FIFO priority with ``backfill``, every pass run at each event (no periodic passes)."""
-    return lambda: (FifoPriority(), SchedulerConfig(backfill=backfill, sched_interval=0.0, bf_interval=0.0))
+    """FIFO priority with ``backfill`` as the textbook has it (preset ``textbook``: every pass at
+    each event over the whole queue, no window, no rounding)."""
+    return lambda: (FifoPriority(), dataclasses.replace(preset("textbook")[1], backfill=backfill))
 
 
 POLICIES: dict[str, Callable[[], tuple[PriorityPlugin, SchedulerConfig]]] = {

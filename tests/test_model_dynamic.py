@@ -346,7 +346,7 @@ def test_a_job_whose_memory_never_fits_is_rejected() -> None:
     # (floor(100 / 30) = 3), so 6 CPUs fit the empty cluster and 8 never do: rejected at
     # submission, as Slurm rejects a request no node configuration can satisfy
     sim = model(nodes=2, memory=100.0)
-    with pytest.raises(ModelError, match="memory"):
+    with pytest.raises(ModelError, match="Requested node configuration is not available"):
         sim.submit(job(1, 8, 10, memory=240))
     sim.submit(job(2, 6, 10, memory=180))
     assert sim.job(2).state == "RUNNING"

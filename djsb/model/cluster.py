@@ -195,15 +195,6 @@ class ClusterState:
             p.overlaps = tuple(sorted({q for i in p.node_ids for q in self.node_parts[i]} - {p.index}))
         self.busy_cores = 0
 
-    def cpus_within_memory(self, part: PartitionState, memory_per_cpu: float) -> int:
-        """Most CPUs of ``memory_per_cpu`` each that the empty partition could ever hold."""
-        total = 0
-        for i in part.node_ids:
-            memory = self.spec.nodes[i].memory_mb
-            cores = self.node_cores[i]
-            total += cores if memory is None else min(cores, int(memory // memory_per_cpu))
-        return total
-
     def need(self, part: PartitionState, cpus: int, nodes: int | None) -> int:
         """Units of ``part`` a job of ``cpus`` CPUs (and optionally ``nodes`` nodes) occupies."""
         if part.exclusive:

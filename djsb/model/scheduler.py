@@ -2,11 +2,13 @@
 
 The defaults are Slurm's own (slurm.conf man page, sched_config): sched_interval 60 s,
 bf_interval 30 s, bf_window 1 day, bf_resolution 60 s, bf_max_job_test 500,
-default_queue_depth 100. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004.
+default_queue_depth 100. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004; :data:`TEXTBOOK` is
+Mu'alem & Feitelson's EASY (IEEE TPDS 12(6), 2001), which Slurm's defaults only approximate.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError
@@ -29,6 +31,8 @@ class SchedulerConfig:
     main pass on submission. ``extend_limit``: let jobs run past their time limit instead of
     killing them. ``bf_continue`` is accepted for fidelity to Table 3.3 but has no effect: passes
     take no simulated time, so the backfill pass never yields its locks mid-queue.
+    ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
+    (unlimited), which Slurm cannot express but textbook backfilling assumes.
     """
 
     backfill: str = "easy"
@@ -36,9 +40,9 @@ class SchedulerConfig:
     bf_interval: float = 30.0
     bf_window: float = 86400.0
     bf_resolution: float = 60.0
-    bf_max_job_test: int = 500
+    bf_max_job_test: float = 500
     bf_continue: bool = False
-    default_queue_depth: int = 100
+    default_queue_depth: float = 100
     defer: bool = False
     extend_limit: bool = False
 
@@ -66,3 +70,17 @@ MARENOSTRUM4 = SchedulerConfig(
 )
 """Table 3.3 of paper 004 (MareNostrum 4, June 2023). bf_max_time (30 s of wall clock) has no
 meaning in simulated time; bf_max_job_test keeps Slurm's default."""
+
+
+TEXTBOOK = SchedulerConfig(
+    backfill="easy",
+    sched_interval=0.0,
+    bf_interval=0.0,
+    bf_window=math.inf,
+    bf_resolution=0.0,
+    bf_max_job_test=math.inf,
+    default_queue_depth=math.inf,
+)
+"""Mu'alem & Feitelson's EASY: every pass at every event over the whole queue, time limits
+unrounded, and the head job's reservation kept however far it lies (Slurm's 1-day bf_window drops
+it). ``backfill="conservative"`` on top gives their conservative backfilling."""

@@ -34,12 +34,21 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   startable may fail its node allocation, and it is then treated as not fitting. A start in one
   partition is checked against the plans of every partition sharing its nodes.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
-  (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
+  (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
+  ``at_time_limit: run``, its default: a trace replayed as recorded).
 * ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
   dependencies, so every job is eligible at submission (``eligible`` = ``submit``).
-* Jobs that can never run (unknown partition or QoS, CPUs outside the partition limits, more
-  than the partition holds, a time limit above MaxTime) are rejected at submission, as Slurm
-  does with ``EnforcePartLimits``; they are listed in ``SimulationResult.rejected``.
+* Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
+  with a reason, never left to stall the queue. Slurm refuses at submission a job that no node
+  of its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested
+  node configuration is not available"), and with ``EnforcePartLimits=ALL`` (or ``ANY``) also a
+  job over the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition holds,
+  a time limit above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The
+  model rejects both kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating
+  the job on the empty cluster with the allocation code itself: per-node CPUs and memory of a
+  job asking N nodes, its memory per CPU, and a shaped job's tasks per node all count. Slurm
+  lets such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose
+  size could differ); the model has none.
 
 Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
 a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
@@ -87,6 +96,8 @@ from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
+NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
+"""Why a job that fits no node of its partition is rejected: what sbatch prints for it."""
 
 
 class ModelError(RunError):
@@ -133,6 +144,8 @@ class Simulation:
         self.checker = checker
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
+        self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
+        self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
         self.queue: list[SimJob] = []
@@ -467,10 +480,6 @@ class Simulation:
         if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
                 trace.cpus > part.cores):
             return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
-        if trace.memory_mb and self.node_memory and trace.cpus > self.state.cpus_within_memory(
-                part, trace.memory_mb / trace.cpus):
-            return f"{trace.memory_mb:g} MB over {trace.cpus} CPUs exceed partition {spec.name}'s memory", \
-                part, qos
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
             return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
@@ -479,7 +488,21 @@ class Simulation:
             unknown = set(shape.node_list) - set(self.state.node_names)
             if unknown or not self._candidates(part, shape):
                 return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
+        if not self._fits_empty(trace, part, shape):
+            return NODE_CONFIG_UNAVAILABLE, part, qos
         return "", part, qos
+
+    def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
+        """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
+        empty_part = self.empty.partitions[part.index]
+        if shape is not None:
+            return self._layout(self.empty, empty_part, shape)[1] is not None
+        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb)
+        fits = self.fits_empty.get(request)
+        if fits is None:
+            fits = self.fits_empty[request] = self.empty.allocate(
+                empty_part, trace.cpus, trace.nodes, trace.memory_mb) is not None
+        return fits
 
     def _candidates(self, part: PartitionState, shape: JobShape) -> list[int]:
         """The nodes a shaped job may use, in order: its node list, else its partition's nodes."""
@@ -490,13 +513,18 @@ class Simulation:
 
     def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
         """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
-        candidates = self._candidates(job.part, shape)
-        tasks = shape.tasks_on_nodes(job.part.cores_per_node, len(candidates))
-        alloc = self.state.place(job.part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
-                                 may_share=job.part.forced or shape.oversubscribe)
+        tasks, alloc = self._layout(self.state, job.part, shape)
         if alloc is not None:
             job.tasks = tasks
         return alloc
+
+    def _layout(self, state: ClusterState, part: PartitionState,
+                shape: JobShape) -> tuple[list[int], list[tuple[int, int]] | None]:
+        """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
+        candidates = self._candidates(part, shape)
+        tasks = shape.tasks_on_nodes(part.cores_per_node, len(candidates))
+        return tasks, state.place(part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
+                                  may_share=part.forced or shape.oversubscribe)
 
     def _enqueue(self, job: SimJob) -> None:
         queue = self.queue

@@ -6,15 +6,21 @@ Fair Tree fair share (004 sec. 3.2). Weights the table does not list (QoS, parti
 The job size factor is not inverted: 004 sec. 3.4 reads 650 CPUs of LUMI's 360448 as adding
 "about 18" to the priority, 650 / 360448 * 10000 = 18.0, i.e. s = r / S.
 Decay half-life and calc period keep Slurm's defaults (7 days, 5 minutes).
+
+``textbook``: FIFO order and Mu'alem & Feitelson's EASY backfilling (``scheduler.TEXTBOOK``: no
+window, no test limit, no intervals, no rounding); with ``scheduler: {backfill: conservative}``
+their conservative backfilling. Use it for any experiment that claims to be EASY; Slurm's own
+defaults (``SchedulerConfig()``) remain for Slurm-like runs.
 """
 
 from __future__ import annotations
 
 from djsb.errors import ConfigError
 from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import DAY, MultifactorPriority, MultifactorWeights
 from djsb.model.priority.registry import PRESETS
-from djsb.model.scheduler import MARENOSTRUM4, SchedulerConfig
+from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig
 from djsb.registry import UnknownName
 
 MARENOSTRUM4_WEIGHTS = MultifactorWeights(age=100000, fairshare=100000, job_size=10000)
@@ -24,6 +30,12 @@ MARENOSTRUM4_WEIGHTS = MultifactorWeights(age=100000, fairshare=100000, job_size
 def marenostrum4() -> tuple[MultifactorPriority, SchedulerConfig]:
     """Priority plugin and scheduler options of MareNostrum 4 (paper 004 Tables 3.2-3.3)."""
     return MultifactorPriority(MARENOSTRUM4_WEIGHTS, max_age=10 * DAY, fairshare="fair_tree"), MARENOSTRUM4
+
+
+@PRESETS.register("textbook")
+def textbook() -> tuple[FifoPriority, SchedulerConfig]:
+    """First come, first served with textbook EASY backfilling (Mu'alem & Feitelson 2001)."""
+    return FifoPriority(), TEXTBOOK
 
 
 def preset(name: str) -> tuple[PriorityPlugin, SchedulerConfig]:
