@@ -77,6 +77,7 @@ from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.node_plan import NodePlan
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
@@ -488,12 +489,19 @@ class Simulation:
         index = {name: i for i, name in enumerate(self.state.node_names)}
         return [index[name] for name in shape.node_list if index[name] in part.members]
 
-    def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
-        """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
+    def _allocation(self, job: SimJob, state: ClusterState) -> list[tuple[int, int]] | None:
+        """Nodes for a queued job on ``state`` (the live state, or a planning view of it), or None."""
+        if job.shape is None:
+            trace = job.trace
+            return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
+        return self._place(job, job.shape, state)
+
+    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> list[tuple[int, int]] | None:
+        """Nodes for a queued shaped job on ``state`` (its task layout), or None."""
         candidates = self._candidates(job.part, shape)
         tasks = shape.tasks_on_nodes(job.part.cores_per_node, len(candidates))
-        alloc = self.state.place(job.part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
-                                 may_share=job.part.forced or shape.oversubscribe)
+        alloc = state.place(job.part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
+                            may_share=job.part.forced or shape.oversubscribe)
         if alloc is not None:
             job.tasks = tasks
         return alloc
@@ -647,9 +655,7 @@ class Simulation:
             depth += 1
             if not self._limits_ok(job):
                 continue
-            trace = job.trace
-            alloc = state.allocate(job.part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
-                else self._place(job, job.shape)
+            alloc = self._allocation(job, state)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
@@ -700,7 +706,12 @@ class Simulation:
         horizon = now + cfg.bf_window
         max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
+        nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
+        node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
+        reserved: dict[int, int] = {}  # reservations made per partition
+        parts_done = 0  # partitions with no reservation left to make
+        parts_queued = sum(1 for counts in self.need_counts.values() if counts)
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         tested = 0
@@ -712,41 +723,85 @@ class Simulation:
                 continue
             tested += 1
             part = job.part
-            if len(reservations) >= max_reservations and job.need > part.free:
-                if not startable:
-                    break  # no queued job fits anywhere and no reservation is left to make
+            may_reserve = reserved.get(part.index, 0) < max_reservations
+            if not may_reserve and job.need > part.free:
+                if not startable and parts_done >= parts_queued:
+                    break  # no queued job fits anywhere and no partition has a reservation left to make
                 continue
             profile = profiles.get(part.index)
             if profile is None:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                trace = job.trace
-                alloc = state.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
-                    else self._place(job, job.shape)
+                on_live = nodes is None or part.index not in node_planned
+                view = state if on_live or nodes is None else nodes.view(part, now, duration)
+                alloc = self._allocation(job, view)
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
                         if q in profiles:
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
                     self._start(job, alloc, now, backfilled=True)
+                    if nodes is not None:
+                        nodes.take(alloc, job.memory, now, duration)
                     started.add(job.job_id)
                     startable = self._something_fits()
                     continue
-            if len(reservations) < max_reservations:
+            if not may_reserve:
+                continue
+            if self._plans_nodes(job):
+                nodes = nodes or self._node_plan(now)
+                found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
+                if found is None:
+                    continue
+                start, alloc = found
+                nodes.take(alloc, self._memory(job, alloc) if self.node_memory else None, start, duration)
+                node_planned.update((part.index, *part.overlaps))
+            else:
                 # Capacity only shrinks during a pass, so an equal request reserved earlier in the
                 # pass bounds this one's start from below: resume the search there.
                 shape = (part.index, job.need, duration)
-                start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
-                if start is not None:
-                    earliest[shape] = start
-                    profile.take(start, duration, job.need)
-                    reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
+                found_start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
+                if found_start is None:
+                    continue
+                start = earliest[shape] = found_start
+            profile.take(start, duration, job.need)
+            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
+            reserved[part.index] = reserved.get(part.index, 0) + 1
+            parts_done += reserved[part.index] >= max_reservations
         if started:
             self._remove_started(started)
             self.dirty[MAIN_TICK] = True
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
+
+    def _plans_nodes(self, job: SimJob) -> bool:
+        """Whether a job's placement depends on more than its partition's unit count (see the module
+        docstring): then its reservation is planned node by node."""
+        part, trace = job.part, job.trace
+        if job.shape is not None or part.forced or part.keeps_spare:
+            return True
+        memory = self.node_memory and bool(trace.memory_mb)
+        return not part.exclusive and (trace.nodes is not None or memory)
+
+    def _node_plan(self, now: float) -> NodePlan:
+        """Every node's future free slots and memory; a suspended job holds its memory throughout."""
+        holdings = [(self._planned_end(job, now), job.alloc, job.memory)
+                    for job in self.running.values() if job.suspended_since is None]
+        return NodePlan(self.state, now, holdings)
+
+    def _earliest_on_nodes(self, job: SimJob, profile: Profile, nodes: NodePlan, now: float,
+                           horizon: float) -> tuple[float, list[tuple[int, int]]] | None:
+        """Earliest start (and nodes) of a job planned node by node: the first instant from which its
+        partition's units stay free for its plan (a necessary condition) and its allocation rules
+        succeed on every node's least availability over that plan."""
+        duration, need = job.plan, job.need
+        first = profile.earliest_start(need, duration, now, horizon)
+        if first is None:
+            return None
+        times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
+        starts = (t for t in times if profile.fits(t, duration, need))
+        return nodes.earliest_start(job.part, duration, lambda view: self._allocation(job, view), starts)
 
     def _overlaps_fit(self, part: PartitionState, alloc: list[tuple[int, int]],
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
