@@ -451,6 +451,8 @@ class Simulation:
         counts = self.need_counts.setdefault(part.index, {})
         counts[job.need] = counts.get(job.need, 0) + 1
         self._touch()
+        if self.checker is not None:
+            self.checker.on_submit(job, now)
 
     def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
         parts = self.state.partitions
@@ -610,6 +612,8 @@ class Simulation:
         self.queue.sort(key=_sort_key)
         if [j.job_id for j in self.queue] != before:
             self._touch()
+            if self.checker is not None:
+                self.checker.on_reorder(now)
 
     def _something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
@@ -733,8 +737,8 @@ class Simulation:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                on_live = nodes is None or part.index not in node_planned
-                view = state if on_live or nodes is None else nodes.view(part, now, duration)
+                view = state if nodes is None or part.index not in node_planned \
+                    else nodes.view(part, now, duration)
                 alloc = self._allocation(job, view)
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
@@ -757,6 +761,7 @@ class Simulation:
                 start, alloc = found
                 nodes.take(alloc, self._memory(job, alloc) if self.node_memory else None, start, duration)
                 node_planned.update((part.index, *part.overlaps))
+                on = tuple(node for node, _ in alloc)
             else:
                 # Capacity only shrinks during a pass, so an equal request reserved earlier in the
                 # pass bounds this one's start from below: resume the search there.
@@ -765,8 +770,9 @@ class Simulation:
                 if found_start is None:
                     continue
                 start = earliest[shape] = found_start
+                on = ()
             profile.take(start, duration, job.need)
-            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
+            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
         if started:
@@ -779,7 +785,7 @@ class Simulation:
         """Whether a job's placement depends on more than its partition's unit count (see the module
         docstring): then its reservation is planned node by node."""
         part, trace = job.part, job.trace
-        if job.shape is not None or part.forced or part.keeps_spare:
+        if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
             return True
         memory = self.node_memory and bool(trace.memory_mb)
         return not part.exclusive and (trace.nodes is not None or memory)
