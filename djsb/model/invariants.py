@@ -27,7 +27,13 @@ reserves the job promises afresh), for a reserved job H of partition P:
 * a pass reserves, ahead of H, a job in P or a partition sharing its nodes at a start or on nodes
   it did not have in the pass that promised H, or a new such job;
 * a running job outlives its planned end (no time limit kill, or run past the plan), a suspended
-  job resumes, or a job is resized: each takes capacity the plan did not foresee.
+  job resumes, or a job is resized: each takes capacity the plan did not foresee;
+* no backfill pass ran at H's reserved start while a job sorting ahead of H waited in P or a
+  partition sharing its nodes: the main pass stops at that job, so only a backfill pass can start
+  H, and with ``bf_interval`` > 0 the window planned for H may close between two passes (the
+  first job in line is started by the main pass, which runs at every job end).
+
+The checks assume the main pass reaches H (``default_queue_depth`` larger than the jobs ahead).
 
 A job that leaves the queue (started or cancelled) has no promise left to keep.
 
@@ -45,6 +51,7 @@ counts on its nodes nor in the reservation check.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -106,6 +113,7 @@ class InvariantChecker:
         self.promises: dict[int, Promise] = {}
         self.promises_kept = 0
         self.promises_voided = 0
+        self.last_pass = -math.inf
         self.starts_checked = 0
         self.overallocations = 0
 
@@ -137,21 +145,26 @@ class InvariantChecker:
         if self.promises.pop(job.job_id, None) is not None:
             self.promises_kept += 1
         limited = job.qos.max_jobs_per_user is not None
-        self._void(lambda h: self.part_nodes_shared(p, h) and (
-            job.sort_key < h.sort_key or (not job.backfilled and h.part.index != p)) or (
-            limited and (h.trace.user, h.qos.name) == (job.trace.user, job.qos.name)))
+
+        def moves(held: SimJob) -> bool:
+            if limited and (held.trace.user, held.qos.name) == (job.trace.user, job.qos.name):
+                return True
+            other_partition = not job.backfilled and held.part.index != p
+            return self._shares_nodes(p, held) and (job.sort_key < held.sort_key or other_partition)
+
+        self._void(moves)
 
     def on_submit(self, job: SimJob, now: float) -> None:
         """A job joined the queue: it voids the promises of the jobs it sorts ahead of."""
         self.queued[job.job_id] = job
         p = job.part.index
-        self._void(lambda h: self.part_nodes_shared(p, h) and job.sort_key < h.sort_key)
+        self._void(lambda held: self._shares_nodes(p, held) and job.sort_key < held.sort_key)
 
     def on_reorder(self, now: float) -> None:
         """A priority recomputation changed the queue order: every promise is void."""
-        self._void(lambda h: True)
+        self._void(lambda held: True)
 
-    def part_nodes_shared(self, p: int, job: SimJob) -> bool:
+    def _shares_nodes(self, p: int, job: SimJob) -> bool:
         """Whether partition ``p`` shares a node with ``job``'s partition."""
         return job.part.index in self.sharing[p]
 
@@ -165,7 +178,7 @@ class InvariantChecker:
         """Give a finished job's slots back (a suspended job holds none); a job that outlived its
         planned end voids every promise."""
         if now > self.running[job.job_id][1]:
-            self._void(lambda h: True)
+            self._void(lambda held: True)
         for node, slots in self.held.pop(job.job_id):
             self.used[node] -= slots
             self.jobs_on[node].discard(job.job_id)
@@ -181,14 +194,14 @@ class InvariantChecker:
 
     def on_resume(self, job: SimJob, now: float, planned_end: float) -> None:
         """A resumed job takes its slots back unchecked; note the nodes it over-allocates."""
-        self._void(lambda h: True)
+        self._void(lambda held: True)
         self.held[job.job_id] = []
         self._take(job)
         self.running[job.job_id] = (job, planned_end)
 
     def on_resize(self, job: SimJob, now: float) -> None:
         """A resized job holds its new slots (a suspended one takes them at its resume)."""
-        self._void(lambda h: True)
+        self._void(lambda held: True)
         if job.suspended_since is not None:
             return
         for node, slots in self.held[job.job_id]:
@@ -223,7 +236,7 @@ class InvariantChecker:
 
     def _check_promises(self, now: float, reservations: list[Reservation]) -> None:
         if any(planned < now for _, planned in self.running.values()):
-            self._void(lambda h: True)  # a job runs past its planned end
+            self._void(lambda held: True)  # a job runs past its planned end
         for job_id in [j for j in self.promises if self.queued[j].cancelled]:
             del self.promises[job_id]
         made = {r.job_id: k for k, r in enumerate(reservations)}
@@ -232,7 +245,8 @@ class InvariantChecker:
             k = made.get(job_id)
             ahead = self._ahead(job, reservations[:k] if k is not None else [
                 r for r in reservations if self.queued[r.job_id].sort_key < job.sort_key])
-            if not ahead <= promise.ahead:
+            if not ahead <= promise.ahead or (
+                    self.last_pass < promise.start < now and self._waits_behind(job)):
                 del self.promises[job_id]
                 self.promises_voided += 1
             elif now >= promise.start:
@@ -243,6 +257,14 @@ class InvariantChecker:
                                          f"moved to t={reservations[k].start} at t={now}")
         for k, r in enumerate(reservations):
             self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id], reservations[:k]))
+        self.last_pass = now
+
+    def _waits_behind(self, job: SimJob) -> bool:
+        """Whether a job that sorts ahead of ``job`` waits in a partition sharing its nodes (then
+        the main pass stops before ``job``, and only a backfill pass can start it)."""
+        sharing = self.sharing[job.part.index]
+        return any(other.sort_key < job.sort_key and other.part.index in sharing and not other.cancelled
+                   for other in self.queued.values())
 
     def _ahead(self, job: SimJob, earlier: list[Reservation]) -> Ahead:
         """The reservations among ``earlier`` in partitions sharing ``job``'s nodes."""

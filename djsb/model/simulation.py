@@ -18,8 +18,9 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
   ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
   starts those that fit now without taking capacity reserved for earlier jobs, and reserves
-  capacity for jobs that cannot start (EASY: the first only; conservative: all) when their
-  reserved start lies within ``bf_window``.
+  capacity for jobs that cannot start when their reserved start lies within ``bf_window``.
+  ``max_reservations`` of the policy counts per partition: EASY reserves for the first job of
+  each partition that cannot start, conservative for all (a job belongs to one partition).
 * Periodic passes run only when something changed since the same pass last ran (a submission, an
   end, a start, or a priority recomputation that changed the queue order): an unchanged state
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
@@ -28,11 +29,18 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   alone (no other change) triggers a pass only if some queued job could fit the free capacity,
   and none happens with fewer than two queued jobs: a new order cannot start a job that fits
   nowhere, and one job has no order. Reported priorities are those of the last recomputation.
-* Node choice is first fit in partition order; the backfill planner counts capacity per partition
-  (cores x share, or whole nodes for exclusive partitions) rather than per node, which is exact
-  for core allocation without memory or node-count requests; otherwise a job the planner deems
-  startable may fail its node allocation, and it is then treated as not fitting. A start in one
-  partition is checked against the plans of every partition sharing its nodes.
+* Node choice is first fit in partition order. The backfill planner counts capacity per partition
+  (cores x share, or whole nodes for exclusive partitions; :mod:`djsb.model.profile`), which is
+  exact for core allocation alone. A job whose placement depends on more (node memory when the
+  nodes and the job give it, a node count on a non-exclusive partition, a task layout or node
+  list, a partition whose cores may be shared, or a partition sharing nodes with another) is
+  planned node by node as well (:mod:`djsb.model.node_plan`): its reservation takes specific
+  nodes, slots and memory, and once a partition holds such a reservation every start in it or in
+  a partition sharing its nodes must fit each node's least availability over its plan, so no
+  backfilled job delays a reserved one (checked by :mod:`djsb.model.invariants`). The plain case
+  keeps the cheap unit count. A start in one partition is also checked against the unit counts
+  of every partition sharing its nodes; as every job of such partitions is planned node by
+  node, their reservations cannot claim the same node twice.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
 * ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
