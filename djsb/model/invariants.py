@@ -235,8 +235,8 @@ class InvariantChecker:
         self._check_promises(now, reservations)
 
     def _check_promises(self, now: float, reservations: list[Reservation]) -> None:
-        if any(planned < now for _, planned in self.running.values()):
-            self._void(lambda held: True)  # a job runs past its planned end
+        if any(planned <= now for _, planned in self.running.values()):
+            self._void(lambda held: True)  # a job outlives its planned end (ends come first at an instant)
         for job_id in [j for j in self.promises if self.queued[j].cancelled]:
             del self.promises[job_id]
         made = {r.job_id: k for k, r in enumerate(reservations)}
