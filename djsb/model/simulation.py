@@ -767,7 +767,8 @@ class Simulation:
                 if found is None:
                     continue
                 start, alloc = found
-                nodes.take(alloc, self._memory(job, alloc) if self.node_memory else None, start, duration)
+                kept = self._kept_free(job, alloc)
+                nodes.take(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
             else:
@@ -797,6 +798,18 @@ class Simulation:
             return True
         memory = self.node_memory and bool(trace.memory_mb)
         return not part.exclusive and (trace.nodes is not None or memory)
+
+    @staticmethod
+    def _kept_free(job: SimJob, alloc: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """What a reservation keeps free on its nodes for the allocation rules to succeed again:
+        what they took, except that a trace job with a node count needs room for cpus / nodes
+        (rounded up) on each of its nodes, the one taking the remainder included
+        (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
+        trace = job.trace
+        if job.shape is not None or not trace.nodes:
+            return alloc
+        per_node = math.ceil(trace.cpus / trace.nodes)
+        return [(node, per_node) for node, _ in alloc]
 
     def _node_plan(self, now: float) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
