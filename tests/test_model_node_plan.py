@@ -134,3 +134,20 @@ def test_one_reservation_per_partition() -> None:
     checker = InvariantChecker(cluster)
     assert starts(jobs, cluster, checker) == {1: 0, 2: 0, 3: 100, 4: 10, 5: 20}
     assert checker.promises_kept == 3  # J3 at 100, J4 at 10, J5 (reserved at 20 from t=10) at 20
+
+
+def test_node_count_request_enters_the_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2 nodes x 3 cores. J1 (2 cores, runs 12) on n0. H (t=1, 5 CPUs on 2 nodes, runs 10) waits
+    # (6 - 2 = 4 cores free). ClusterState.allocate puts ceil(5 / 2) = 3 CPUs on each node with 3
+    # free (the node taking the remaining 2 must have room for 3 too): H is reserved at 12 on
+    # n0 (3) and n1 (2), keeping 3 cores free on both over [12, 22).
+    # B (t=2, 1 core, runs 20) fits the unit count (4 free in [2, 12), 6 - 5 = 1 in [12, 22)) but
+    # on either node it would leave 2 < 3 cores at 12: it waits. J1 ends at 12, H starts on
+    # n0 + n1 and B on n1's third core, both at 12.
+    # By units only: B starts at 2 on n0 (first fit); at 12 n0 has 2 free, so H waits for B's end
+    # at 22.
+    cluster = ClusterSpec.homogeneous(2, 3)
+    jobs = [job(1, 0, 2, 12), TraceJob(2, 1, 10, 5, requested_time=10, nodes=2), job(3, 2, 1, 20)]
+    assert starts(jobs, cluster, InvariantChecker(cluster)) == {1: 0, 2: 12, 3: 12}
+    monkeypatch.setattr(Simulation, "_plans_nodes", lambda self, job: False)
+    assert starts(jobs, cluster) == {1: 0, 2: 22, 3: 2}
