@@ -22,6 +22,7 @@ from djsb.model import (
 from djsb.model.cluster import ClusterState
 from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
+from djsb.model.profile import Profile
 from djsb.workloads.job import TraceJob
 
 EVERY_EVENT = SchedulerConfig(backfill="easy", sched_interval=0, bf_interval=0, bf_resolution=0)
@@ -151,3 +152,15 @@ def test_node_count_request_enters_the_plan(monkeypatch: pytest.MonkeyPatch) -> 
     assert starts(jobs, cluster, InvariantChecker(cluster)) == {1: 0, 2: 12, 3: 12}
     monkeypatch.setattr(Simulation, "_plans_nodes", lambda self, job: False)
     assert starts(jobs, cluster) == {1: 0, 2: 22, 3: 2}
+
+
+def test_profile_lowest_over_a_window() -> None:
+    # 2 free from 0, +3 at 10 (5 free), +1 at 20 (6 free); taking 4 over [5, 15) leaves
+    # 2 - 4 = -2 in [5, 10) and 5 - 4 = 1 in [10, 15).
+    profile = Profile(0.0, 2, [(10.0, 3), (20.0, 1)])
+    profile.take(5.0, 10.0, 4)
+    assert profile.lowest(0.0, 30.0) == -2
+    assert profile.lowest(0.0, 5.0) == 2  # [0, 5) ends where the take begins
+    assert profile.lowest(10.0, 5.0) == 1
+    assert profile.lowest(15.0, 100.0) == 5
+    assert profile.lowest(20.0, 0.0) == 6  # an empty window: the capacity at its instant
