@@ -8,7 +8,10 @@ planned end, starts and reservations take specific nodes over ``[start, start + 
 job fits during ``[t, t + d)`` when the model's own allocation rules
 (:meth:`~djsb.model.cluster.ClusterState.allocate` and ``place``, first fit) succeed on each
 node's *least* availability over that window. A reservation takes the nodes and amounts it was
-planned on, so a later start that would eat into them does not fit.
+planned on, so a later start that would eat into them does not fit. On the other nodes
+availability only grows with time (running jobs end), so a start placed by the live state off
+every reserved node fits the whole window: only a start that lands on a reserved node is placed
+again on the window's minima.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ class NodePlan:
                        for free, releases in zip(state.node_mem_free, memory_releases, strict=True)]
         # The per-node minima decide in a view; a partition's live total is no shortcut there.
         self.parts = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
+        self.reserved: set[int] = set()
 
     def view(self, part: PartitionState, start: float, duration: float) -> ClusterState:
         """The cluster as a job of ``part`` running over ``[start, start + duration)`` may use it:
@@ -80,6 +84,16 @@ class NodePlan:
             if alloc is not None:
                 return start, alloc
         return None
+
+    def holds_reserved(self, alloc: Sequence[tuple[int, int]]) -> bool:
+        """Whether an allocation uses a node that a reservation takes."""
+        return any(node in self.reserved for node, _ in alloc)
+
+    def reserve(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
+                duration: float) -> None:
+        """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved."""
+        self.take(alloc, memory, start, duration)
+        self.reserved.update(node for node, _ in alloc)
 
     def take(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
              duration: float) -> None:

@@ -40,15 +40,9 @@ class Profile:
 
     def lowest(self, start: float, duration: float) -> float:
         """Least capacity free at any instant of ``[start, start + duration)`` (start >= the first time)."""
-        times, free = self.times, self.free
+        times = self.times
         k = bisect_right(times, start) - 1
-        end = start + duration
-        least = free[k]
-        k += 1
-        while k < len(times) and times[k] < end:
-            least = min(least, free[k])
-            k += 1
-        return least
+        return min(self.free[k:max(k + 1, bisect_left(times, start + duration))])
 
     def fits(self, start: float, duration: float, need: float) -> bool:
         """True if ``need`` units stay free during ``[start, start + duration)``."""

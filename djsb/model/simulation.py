@@ -745,9 +745,10 @@ class Simulation:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                view = state if nodes is None or part.index not in node_planned \
-                    else nodes.view(part, now, duration)
-                alloc = self._allocation(job, view)
+                alloc = self._allocation(job, state)
+                if alloc is not None and nodes is not None and part.index in node_planned \
+                        and nodes.holds_reserved(alloc):
+                    alloc = self._allocation(job, nodes.view(part, now, duration))
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
@@ -768,7 +769,7 @@ class Simulation:
                     continue
                 start, alloc = found
                 kept = self._kept_free(job, alloc)
-                nodes.take(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
+                nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
             else:
