@@ -152,6 +152,7 @@ class Simulation:
         self.user_qos_running: dict[tuple[str, str], int] = {}
         self.queued_cores = 0
         self.need_counts: dict[int, dict[int, int]] = {}
+        self.node_jobs = [0] * len(self.state.partitions)  # queued jobs planned node by node, per partition
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
@@ -458,6 +459,7 @@ class Simulation:
         self.queued_cores += trace.cpus
         counts = self.need_counts.setdefault(part.index, {})
         counts[job.need] = counts.get(job.need, 0) + 1
+        self.node_jobs[part.index] += self._plans_nodes(job)
         self._touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
@@ -578,6 +580,7 @@ class Simulation:
     def _unqueue(self, job: SimJob) -> None:
         """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
         self.queued_cores -= job.trace.cpus
+        self.node_jobs[job.part.index] -= self._plans_nodes(job)
         counts = self.need_counts[job.part.index]
         counts[job.need] -= 1
         if not counts[job.need]:
@@ -719,6 +722,7 @@ class Simulation:
         max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
         nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
+        node_level = self._node_level_partitions()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
@@ -762,7 +766,7 @@ class Simulation:
                     continue
             if not may_reserve:
                 continue
-            if self._plans_nodes(job):
+            if part.index in node_level:
                 nodes = nodes or self._node_plan(now)
                 found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
                 if found is None:
@@ -772,6 +776,7 @@ class Simulation:
                 nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
+                units = state.amount_in(part, kept)
             else:
                 # Capacity only shrinks during a pass, so an equal request reserved earlier in the
                 # pass bounds this one's start from below: resume the search there.
@@ -780,8 +785,8 @@ class Simulation:
                 if found_start is None:
                     continue
                 start = earliest[shape] = found_start
-                on = ()
-            profile.take(start, duration, job.need)
+                on, units = (), job.need
+            profile.take(start, duration, units)
             reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
@@ -791,9 +796,16 @@ class Simulation:
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
 
+    def _node_level_partitions(self) -> set[int]:
+        """Partitions whose reservations are all planned node by node in this pass: those with a
+        queued job whose placement depends on its nodes, and the partitions sharing their nodes (a
+        unit-count reservation made there would not see which nodes the others keep)."""
+        parts = self.state.partitions
+        return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
+
     def _plans_nodes(self, job: SimJob) -> bool:
         """Whether a job's placement depends on more than its partition's unit count (see the module
-        docstring): then its reservation is planned node by node."""
+        docstring): then the reservations of its partition are planned node by node."""
         part, trace = job.part, job.trace
         if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
             return True
