@@ -31,16 +31,17 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   nowhere, and one job has no order. Reported priorities are those of the last recomputation.
 * Node choice is first fit in partition order. The backfill planner counts capacity per partition
   (cores x share, or whole nodes for exclusive partitions; :mod:`djsb.model.profile`), which is
-  exact for core allocation alone. A job whose placement depends on more (node memory when the
-  nodes and the job give it, a node count on a non-exclusive partition, a task layout or node
-  list, a partition whose cores may be shared, or a partition sharing nodes with another) is
-  planned node by node as well (:mod:`djsb.model.node_plan`): its reservation takes specific
-  nodes, slots and memory, and once a partition holds such a reservation every start in it or in
-  a partition sharing its nodes must fit each node's least availability over its plan, so no
-  backfilled job delays a reserved one (checked by :mod:`djsb.model.invariants`). The plain case
-  keeps the cheap unit count. A start in one partition is also checked against the unit counts
-  of every partition sharing its nodes; as every job of such partitions is planned node by
-  node, their reservations cannot claim the same node twice.
+  exact for core allocation alone. Where a queued job's placement depends on more (node memory
+  when the nodes and the job give it, a node count on a non-exclusive partition, a task layout
+  or node list, a partition whose cores may be shared, or a partition sharing nodes with
+  another), the reservations of its partition and of the partitions sharing its nodes are
+  planned node by node as well (:mod:`djsb.model.node_plan`): each takes specific nodes, slots
+  and memory (and the units they hold), and once a partition holds such a reservation every
+  start in it or in a partition sharing its nodes must fit each node's least availability over
+  its plan, so no backfilled job delays a reserved one (checked by
+  :mod:`djsb.model.invariants`). The plain case keeps the cheap unit count. A start in one
+  partition is also checked against the unit counts of every partition sharing its nodes; as
+  those partitions plan node by node, their reservations never claim the same node twice.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit``.
 * ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
