@@ -1,9 +1,11 @@
-"""Property tests: on random small workloads the model never breaks its two invariants, whatever
+"""Property tests: on random small workloads the model never breaks its invariants, whatever
 the priority plugin (FIFO, multifactor with Fair Tree or Classic, PSP+AGING).
 
 The InvariantChecker (independent brute-force tallies) raises inside the run if a node is
-oversubscribed beyond its partition's OverSubscribe setting or if a backfill start makes a
-reservation of a higher-priority job infeasible.
+oversubscribed beyond its partition's OverSubscribe setting, if a backfill start makes a
+reservation of a higher-priority job infeasible, or if a reserved job starts after its reserved
+start without an event that may move it (node memory, memory requests and node counts are drawn
+too: issue 9 item 1).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerCo
     n_nodes = draw(st.integers(1, 3))
     cores = draw(st.integers(1, 4))
     oversubscribe = draw(st.sampled_from(["NO", "YES:2", "FORCE:2", "EXCLUSIVE"]))
-    nodes = tuple(NodeSpec(f"n{i}", cores) for i in range(n_nodes))
+    memory = draw(st.sampled_from([None, 1000]))
+    nodes = tuple(NodeSpec(f"n{i}", cores, memory) for i in range(n_nodes))
     partitions = [PartitionSpec("all", oversubscribe=oversubscribe)]
     if n_nodes > 1 and draw(st.booleans()):
         partitions.append(PartitionSpec("small", nodes=("n0",), oversubscribe=oversubscribe))
@@ -50,11 +53,17 @@ def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerCo
     jobs = []
     for job_id in range(1, draw(st.integers(1, 14)) + 1):
         run = draw(st.integers(0, 30))
+        cpus = draw(st.integers(1, n_nodes * cores))
+        # at most 250 MB per CPU and enough nodes for the CPUs: every job fits an empty partition
+        # (jobs that never fit are issue 9 item 2, admission)
+        per_cpu = draw(st.sampled_from([None, 100, 250]))
+        partition = draw(st.sampled_from(partitions))
+        part_nodes = 1 if partition.nodes else n_nodes
         jobs.append(TraceJob(
-            job_id, draw(st.integers(0, 40)), run, draw(st.integers(1, n_nodes * cores)),
-            requested_time=draw(st.integers(1, 40)),
-            partition=draw(st.sampled_from([p.name for p in partitions])),
-            user=draw(st.sampled_from(["a", "b"]))))
+            job_id, draw(st.integers(0, 40)), run, cpus, requested_time=draw(st.integers(1, 40)),
+            memory_mb=None if per_cpu is None else per_cpu * cpus,
+            nodes=draw(st.sampled_from([None, *range(-(-cpus // cores), part_nodes + 1)])),
+            partition=partition.name, user=draw(st.sampled_from(["a", "b"]))))
     config = SchedulerConfig(
         backfill=draw(st.sampled_from(BACKFILL_VARIANTS)),
         sched_interval=draw(st.sampled_from([0, 7])),

@@ -44,5 +44,10 @@ def test_analytics_wait_in_a_busy_queue_and_the_policy_matters(tmp_path: Path) -
         for row in analytics:  # response = wait + exec, and the slowdown is taken on the response
             assert float(row["response"]) == pytest.approx(float(row["wait"]) + float(row["exec"]))
         waits[policy] = [float(row["wait"]) for row in analytics]
-        assert sum(waits[policy]) > 0
+        assert sum(float(row["wait"]) for row in rows) > 0  # the benchmark's jobs queue
+    # Under FIFO the analytics queue behind the trace's jobs. Under EASY they may backfill at once
+    # (10-minute limits, on their simulation's nodes): the one EASY analytics wait seen before
+    # issue 9 came from a backfill plan blind to nodes, which delayed reserved jobs (the
+    # reserved-start check of djsb/model/invariants.py fails that plan on this very config).
+    assert sum(waits["fifo"]) > 0
     assert waits["fifo"] != waits["easy"]

@@ -1,4 +1,4 @@
-"""An optional, independent checker of the model's two scheduling invariants.
+"""An optional, independent checker of the model's three scheduling invariants.
 
 1. No node is ever oversubscribed beyond its partition's OverSubscribe setting: the slots used on
    a node never exceed cores x share, a job that may not share (NO, or YES without
@@ -7,6 +7,35 @@
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit) and the earlier reservations.
+3. A job that got a reservation starts no later than its reserved start, unless an event that
+   may legitimately move it happened after the pass that promised it (listed below). Checked at
+   every backfill pass: a reserved job still waiting at a pass at or after its reserved start,
+   or given a later start by a pass, is a violation. This is what a backfilled job that takes a
+   resource the reservation needs (a node's memory, a specific node) breaks, even when the
+   reservation's unit count still fits (invariant 2 counts units).
+
+The events that may move a reserved start later (each *voids* the promise; the next pass that
+reserves the job promises afresh), for a reserved job H of partition P:
+
+* a job that sorts ahead of H in the queue is submitted to P or a partition sharing P's nodes, or
+  a priority recomputation changes the queue order (``on_reorder``);
+* a job that sorts ahead of H starts in P or a partition sharing its nodes (it may take what H
+  was planned on, e.g. a job held by a per-user limit that became eligible);
+* the main pass starts a job in another partition sharing P's nodes (it blocks per partition and
+  does not plan across partitions);
+* a job of H's user and QoS starts while the QoS limits running jobs per user (H may now be held);
+* a pass reserves, ahead of H, a job in P or a partition sharing its nodes at a start or on nodes
+  it did not have in the pass that promised H, or a new such job;
+* a running job outlives its planned end (no time limit kill, or run past the plan), a suspended
+  job resumes, or a job is resized: each takes capacity the plan did not foresee;
+* no backfill pass ran at H's reserved start while a job sorting ahead of H waited in P or a
+  partition sharing its nodes: the main pass stops at that job, so only a backfill pass can start
+  H, and with ``bf_interval`` > 0 the window planned for H may close between two passes (the
+  first job in line is started by the main pass, which runs at every job end).
+
+The checks assume the main pass reaches H (``default_queue_depth`` larger than the jobs ahead).
+
+A job that leaves the queue (started or cancelled) has no promise left to keep.
 
 The checker keeps its own tallies from start/end notifications and recomputes free capacity by
 brute force, sharing no code with the planner (``Profile``), so tests catch planner bugs.
@@ -22,7 +51,9 @@ counts on its nodes nor in the reservation check.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from djsb.errors import RunError
 from djsb.model.cluster import ClusterSpec
@@ -42,6 +73,20 @@ class Reservation:
     start: float
     duration: float
     need: int
+    nodes: tuple[int, ...] = field(default=())
+    """The nodes a node-level reservation was planned on (empty for a unit-count one)."""
+
+
+Ahead = frozenset[tuple[int, float, tuple[int, ...]]]
+"""Reservations ahead of a job: (job id, start, nodes) each."""
+
+
+@dataclass(frozen=True, slots=True)
+class Promise:
+    """The start a pass reserved for a job, and the reservations that were ahead of it then."""
+
+    start: float
+    ahead: Ahead
 
 
 class InvariantChecker:
@@ -56,12 +101,19 @@ class InvariantChecker:
         self.part_exclusive = [p.exclusive for p in cluster.partitions]
         self.part_share = [p.share for p in cluster.partitions]
         self.part_forced = [p.forced for p in cluster.partitions]
+        self.sharing = [{q for q, other in enumerate(self.part_nodes) if set(nodes) & set(other)}
+                        for nodes in self.part_nodes]
         self.used = [0] * len(cluster.nodes)
         self.exclusive_holder: dict[int, int] = {}
         self.jobs_on: list[set[int]] = [set() for _ in cluster.nodes]
         self.running: dict[int, tuple[SimJob, float]] = {}
         self.held: dict[int, list[tuple[int, int]]] = {}
         self.reservations_checked = 0
+        self.queued: dict[int, SimJob] = {}
+        self.promises: dict[int, Promise] = {}
+        self.promises_kept = 0
+        self.promises_voided = 0
+        self.last_pass = -math.inf
         self.starts_checked = 0
         self.overallocations = 0
 
@@ -89,9 +141,44 @@ class InvariantChecker:
         self.running[job.job_id] = (job, planned_end)
         self.held[job.job_id] = list(job.alloc)
         self.starts_checked += 1
+        self.queued.pop(job.job_id, None)
+        if self.promises.pop(job.job_id, None) is not None:
+            self.promises_kept += 1
+        limited = job.qos.max_jobs_per_user is not None
+
+        def moves(held: SimJob) -> bool:
+            if limited and (held.trace.user, held.qos.name) == (job.trace.user, job.qos.name):
+                return True
+            other_partition = not job.backfilled and held.part.index != p
+            return self._shares_nodes(p, held) and (job.sort_key < held.sort_key or other_partition)
+
+        self._void(moves)
+
+    def on_submit(self, job: SimJob, now: float) -> None:
+        """A job joined the queue: it voids the promises of the jobs it sorts ahead of."""
+        self.queued[job.job_id] = job
+        p = job.part.index
+        self._void(lambda held: self._shares_nodes(p, held) and job.sort_key < held.sort_key)
+
+    def on_reorder(self, now: float) -> None:
+        """A priority recomputation changed the queue order: every promise is void."""
+        self._void(lambda held: True)
+
+    def _shares_nodes(self, p: int, job: SimJob) -> bool:
+        """Whether partition ``p`` shares a node with ``job``'s partition."""
+        return job.part.index in self.sharing[p]
+
+    def _void(self, moves: Callable[[SimJob], bool]) -> None:
+        """Drop the promises of the reserved jobs for which ``moves`` says an event may delay them."""
+        for job_id in [j for j in self.promises if moves(self.queued[j])]:
+            del self.promises[job_id]
+            self.promises_voided += 1
 
     def on_end(self, job: SimJob, now: float) -> None:
-        """Give a finished job's slots back (a suspended job holds none)."""
+        """Give a finished job's slots back (a suspended job holds none); a job that outlived its
+        planned end voids every promise."""
+        if now > self.running[job.job_id][1]:
+            self._void(lambda held: True)
         for node, slots in self.held.pop(job.job_id):
             self.used[node] -= slots
             self.jobs_on[node].discard(job.job_id)
@@ -107,12 +194,14 @@ class InvariantChecker:
 
     def on_resume(self, job: SimJob, now: float, planned_end: float) -> None:
         """A resumed job takes its slots back unchecked; note the nodes it over-allocates."""
+        self._void(lambda held: True)
         self.held[job.job_id] = []
         self._take(job)
         self.running[job.job_id] = (job, planned_end)
 
     def on_resize(self, job: SimJob, now: float) -> None:
         """A resized job holds its new slots (a suspended one takes them at its resume)."""
+        self._void(lambda held: True)
         if job.suspended_since is not None:
             return
         for node, slots in self.held[job.job_id]:
@@ -140,7 +229,49 @@ class InvariantChecker:
         return sum(self.cores[n] * self.part_share[p] for n in self.part_nodes[p])
 
     def check_reservations(self, now: float, reservations: list[Reservation]) -> None:
-        """Every reservation must still fit at its start, after all starts of the pass."""
+        """Every reservation must still fit at its start, after all starts of the pass, and every
+        earlier promise must be kept (invariant 3)."""
+        self._check_capacity(now, reservations)
+        self._check_promises(now, reservations)
+
+    def _check_promises(self, now: float, reservations: list[Reservation]) -> None:
+        if any(planned <= now for _, planned in self.running.values()):
+            self._void(lambda held: True)  # a job outlives its planned end (ends come first at an instant)
+        for job_id in [j for j in self.promises if self.queued[j].cancelled]:
+            del self.promises[job_id]
+        made = {r.job_id: k for k, r in enumerate(reservations)}
+        for job_id, promise in list(self.promises.items()):
+            job = self.queued[job_id]
+            k = made.get(job_id)
+            ahead = self._ahead(job, reservations[:k] if k is not None else [
+                r for r in reservations if self.queued[r.job_id].sort_key < job.sort_key])
+            if not ahead <= promise.ahead or (
+                    self.last_pass < promise.start < now and self._waits_behind(job)):
+                del self.promises[job_id]
+                self.promises_voided += 1
+            elif now >= promise.start:
+                raise InvariantViolation(f"job {job_id} reserved to start at t={promise.start} still "
+                                         f"waits at t={now}")
+            elif k is not None and reservations[k].start > promise.start:
+                raise InvariantViolation(f"job {job_id} reserved to start at t={promise.start} was "
+                                         f"moved to t={reservations[k].start} at t={now}")
+        for k, r in enumerate(reservations):
+            self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id], reservations[:k]))
+        self.last_pass = now
+
+    def _waits_behind(self, job: SimJob) -> bool:
+        """Whether a job that sorts ahead of ``job`` waits in a partition sharing its nodes (then
+        the main pass stops before ``job``, and only a backfill pass can start it)."""
+        sharing = self.sharing[job.part.index]
+        return any(other.sort_key < job.sort_key and other.part.index in sharing and not other.cancelled
+                   for other in self.queued.values())
+
+    def _ahead(self, job: SimJob, earlier: list[Reservation]) -> Ahead:
+        """The reservations among ``earlier`` in partitions sharing ``job``'s nodes."""
+        sharing = self.sharing[job.part.index]
+        return frozenset((r.job_id, r.start, r.nodes) for r in earlier if r.partition in sharing)
+
+    def _check_capacity(self, now: float, reservations: list[Reservation]) -> None:
         for k, r in enumerate(reservations):
             end = r.start + r.duration
             points = {r.start} | {e for _, e in self.running.values() if r.start < e < end} | {

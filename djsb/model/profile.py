@@ -1,10 +1,12 @@
-"""Availability profile: free capacity of one partition as a step function of future time.
+"""Availability profile: free capacity (of a partition, or of one node) as a step function of time.
 
 The backfill scheduler plans with it (Mu'alem & Feitelson's EASY/conservative backfilling, and
 Slurm's sched/backfill node-availability timeline): running jobs give capacity back at their
 planned end (start + time limit), reservations take capacity away over [start, start + limit).
 Breakpoints are kept in two parallel sorted lists, so a query or an update costs O(breakpoints),
 which is bounded by running jobs + reservations made in the pass (bf_max_job_test caps the latter).
+Capacity is counted in whatever the caller plans with: partition units, a node's free slots, or
+a node's free memory (djsb/model/node_plan.py).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ class Profile:
 
     __slots__ = ("times", "free")
 
-    def __init__(self, now: float, free_now: int, releases: Iterable[tuple[float, int]] = ()) -> None:
+    def __init__(self, now: float, free_now: float, releases: Iterable[tuple[float, float]] = ()) -> None:
         times = [now]
         free = [free_now]
         for t, amount in sorted(releases):
@@ -32,11 +34,17 @@ class Profile:
         self.times = times
         self.free = free
 
-    def free_at(self, t: float) -> int:
+    def free_at(self, t: float) -> float:
         """Capacity free at instant ``t`` (t >= the profile's start)."""
         return self.free[bisect_right(self.times, t) - 1]
 
-    def fits(self, start: float, duration: float, need: int) -> bool:
+    def lowest(self, start: float, duration: float) -> float:
+        """Least capacity free at any instant of ``[start, start + duration)`` (start >= the first time)."""
+        times = self.times
+        k = bisect_right(times, start) - 1
+        return min(self.free[k:max(k + 1, bisect_left(times, start + duration))])
+
+    def fits(self, start: float, duration: float, need: float) -> bool:
         """True if ``need`` units stay free during ``[start, start + duration)``."""
         times, free = self.times, self.free
         k = bisect_right(times, start) - 1
@@ -47,7 +55,7 @@ class Profile:
             k += 1
         return True
 
-    def earliest_start(self, need: int, duration: float, start: float,
+    def earliest_start(self, need: float, duration: float, start: float,
                        horizon: float = math.inf) -> float | None:
         """First breakpoint t >= ``start``, t <= ``horizon``, where ``need`` fits for ``duration``.
 
@@ -81,7 +89,7 @@ class Profile:
         self.free.insert(k, self.free[k - 1])
         return k
 
-    def take(self, start: float, duration: float, amount: int) -> None:
+    def take(self, start: float, duration: float, amount: float) -> None:
         """Subtract ``amount`` units over ``[start, start + duration)`` (a start or a reservation)."""
         first = self._split(max(start, self.times[0]))
         last = self._split(start + duration) if math.isfinite(start + duration) else len(self.times)

@@ -23,7 +23,7 @@ class SchedulerConfig:
     """How and when the model schedules (paper 004 sec. 2.2.1 and figure 2.2).
 
     ``backfill``: the name of a policy of djsb/model/backfill/: ``none`` (the builtin scheduler:
-    the main pass only), ``easy`` (EASY backfilling: one reservation, for the first job that
+    the main pass only), ``easy`` (EASY backfilling: one reservation per partition, for the first job that
     cannot start) or ``conservative`` (every job tested that cannot start gets a reservation;
     Slurm's sched/backfill plans this way for the jobs it tests). ``sched_interval`` /
     ``bf_interval`` 0 mean "run the pass at every instant where an event changed something"

@@ -18,8 +18,9 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
   ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
   starts those that fit now without taking capacity reserved for earlier jobs, and reserves
-  capacity for jobs that cannot start (EASY: the first only; conservative: all) when their
-  reserved start lies within ``bf_window``.
+  capacity for jobs that cannot start when their reserved start lies within ``bf_window``.
+  ``max_reservations`` of the policy counts per partition: EASY reserves for the first job of
+  each partition that cannot start, conservative for all (a job belongs to one partition).
 * Periodic passes run only when something changed since the same pass last ran (a submission, an
   end, a start, or a priority recomputation that changed the queue order): an unchanged state
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
@@ -28,11 +29,19 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   alone (no other change) triggers a pass only if some queued job could fit the free capacity,
   and none happens with fewer than two queued jobs: a new order cannot start a job that fits
   nowhere, and one job has no order. Reported priorities are those of the last recomputation.
-* Node choice is first fit in partition order; the backfill planner counts capacity per partition
-  (cores x share, or whole nodes for exclusive partitions) rather than per node, which is exact
-  for core allocation without memory or node-count requests; otherwise a job the planner deems
-  startable may fail its node allocation, and it is then treated as not fitting. A start in one
-  partition is checked against the plans of every partition sharing its nodes.
+* Node choice is first fit in partition order. The backfill planner counts capacity per partition
+  (cores x share, or whole nodes for exclusive partitions; :mod:`djsb.model.profile`), which is
+  exact for core allocation alone. Where a queued job's placement depends on more (node memory
+  when the nodes and the job give it, a node count on a non-exclusive partition, a task layout
+  or node list, a partition whose cores may be shared, or a partition sharing nodes with
+  another), the reservations of its partition and of the partitions sharing its nodes are
+  planned node by node as well (:mod:`djsb.model.node_plan`): each takes specific nodes, slots
+  and memory (and the units they hold), and once a partition holds such a reservation every
+  start in it or in a partition sharing its nodes must fit each node's least availability over
+  its plan, so no backfilled job delays a reserved one (checked by
+  :mod:`djsb.model.invariants`). The plain case keeps the cheap unit count. A start in one
+  partition is also checked against the unit counts of every partition sharing its nodes; as
+  those partitions plan node by node, their reservations never claim the same node twice.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
@@ -86,6 +95,7 @@ from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.node_plan import NodePlan
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
@@ -156,6 +166,7 @@ class Simulation:
         self.user_qos_running: dict[tuple[str, str], int] = {}
         self.queued_cores = 0
         self.need_counts: dict[int, dict[int, int]] = {}
+        self.node_jobs = [0] * len(self.state.partitions)  # queued jobs planned node by node, per partition
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
@@ -462,7 +473,10 @@ class Simulation:
         self.queued_cores += trace.cpus
         counts = self.need_counts.setdefault(part.index, {})
         counts[job.need] = counts.get(job.need, 0) + 1
+        self.node_jobs[part.index] += self._plans_nodes(job)
         self._touch()
+        if self.checker is not None:
+            self.checker.on_submit(job, now)
 
     def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
         parts = self.state.partitions
@@ -511,9 +525,16 @@ class Simulation:
         index = {name: i for i, name in enumerate(self.state.node_names)}
         return [index[name] for name in shape.node_list if index[name] in part.members]
 
-    def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
-        """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
-        tasks, alloc = self._layout(self.state, job.part, shape)
+    def _allocation(self, job: SimJob, state: ClusterState) -> list[tuple[int, int]] | None:
+        """Nodes for a queued job on ``state`` (the live state, or a planning view of it), or None."""
+        if job.shape is None:
+            trace = job.trace
+            return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
+        return self._place(job, job.shape, state)
+
+    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> list[tuple[int, int]] | None:
+        """Nodes for a queued shaped job on ``state`` (its task layout), or None."""
+        tasks, alloc = self._layout(state, job.part, shape)
         if alloc is not None:
             job.tasks = tasks
         return alloc
@@ -588,6 +609,7 @@ class Simulation:
     def _unqueue(self, job: SimJob) -> None:
         """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
         self.queued_cores -= job.trace.cpus
+        self.node_jobs[job.part.index] -= self._plans_nodes(job)
         counts = self.need_counts[job.part.index]
         counts[job.need] -= 1
         if not counts[job.need]:
@@ -630,6 +652,8 @@ class Simulation:
         self.queue.sort(key=_sort_key)
         if [j.job_id for j in self.queue] != before:
             self._touch()
+            if self.checker is not None:
+                self.checker.on_reorder(now)
 
     def _something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
@@ -675,9 +699,7 @@ class Simulation:
             depth += 1
             if not self._limits_ok(job):
                 continue
-            trace = job.trace
-            alloc = state.allocate(job.part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
-                else self._place(job, job.shape)
+            alloc = self._allocation(job, state)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
@@ -728,7 +750,13 @@ class Simulation:
         horizon = now + cfg.bf_window
         max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
+        nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
+        node_level = self._node_level_partitions()
+        node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
+        reserved: dict[int, int] = {}  # reservations made per partition
+        parts_done = 0  # partitions with no reservation left to make
+        parts_queued = sum(1 for counts in self.need_counts.values() if counts)
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         tested = 0
@@ -740,41 +768,109 @@ class Simulation:
                 continue
             tested += 1
             part = job.part
-            if len(reservations) >= max_reservations and job.need > part.free:
-                if not startable:
-                    break  # no queued job fits anywhere and no reservation is left to make
+            may_reserve = reserved.get(part.index, 0) < max_reservations
+            if not may_reserve and job.need > part.free:
+                if not startable and parts_done >= parts_queued:
+                    break  # no queued job fits anywhere and no partition has a reservation left to make
                 continue
             profile = profiles.get(part.index)
             if profile is None:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                trace = job.trace
-                alloc = state.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) if job.shape is None \
-                    else self._place(job, job.shape)
+                alloc = self._allocation(job, state)
+                if alloc is not None and nodes is not None and part.index in node_planned \
+                        and nodes.holds_reserved(alloc):
+                    alloc = self._allocation(job, nodes.view(part, now, duration))
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
                         if q in profiles:
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
                     self._start(job, alloc, now, backfilled=True)
+                    if nodes is not None:
+                        nodes.take(alloc, job.memory, now, duration)
                     started.add(job.job_id)
                     startable = self._something_fits()
                     continue
-            if len(reservations) < max_reservations:
+            if not may_reserve:
+                continue
+            if part.index in node_level:
+                nodes = nodes or self._node_plan(now)
+                found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
+                if found is None:
+                    continue
+                start, alloc = found
+                kept = self._kept_free(job, alloc)
+                nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
+                node_planned.update((part.index, *part.overlaps))
+                on = tuple(node for node, _ in alloc)
+                units = state.amount_in(part, kept)
+            else:
                 # Capacity only shrinks during a pass, so an equal request reserved earlier in the
                 # pass bounds this one's start from below: resume the search there.
                 shape = (part.index, job.need, duration)
-                start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
-                if start is not None:
-                    earliest[shape] = start
-                    profile.take(start, duration, job.need)
-                    reservations.append(Reservation(job.job_id, part.index, start, duration, job.need))
+                found_start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
+                if found_start is None:
+                    continue
+                start = earliest[shape] = found_start
+                on, units = (), job.need
+            profile.take(start, duration, units)
+            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
+            reserved[part.index] = reserved.get(part.index, 0) + 1
+            parts_done += reserved[part.index] >= max_reservations
         if started:
             self._remove_started(started)
             self.dirty[MAIN_TICK] = True
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
+
+    def _node_level_partitions(self) -> set[int]:
+        """Partitions whose reservations are all planned node by node in this pass: those with a
+        queued job whose placement depends on its nodes, and the partitions sharing their nodes (a
+        unit-count reservation made there would not see which nodes the others keep)."""
+        parts = self.state.partitions
+        return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
+
+    def _plans_nodes(self, job: SimJob) -> bool:
+        """Whether a job's placement depends on more than its partition's unit count (see the module
+        docstring): then the reservations of its partition are planned node by node."""
+        part, trace = job.part, job.trace
+        if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
+            return True
+        memory = self.node_memory and bool(trace.memory_mb)
+        return not part.exclusive and (trace.nodes is not None or memory)
+
+    @staticmethod
+    def _kept_free(job: SimJob, alloc: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """What a reservation keeps free on its nodes for the allocation rules to succeed again:
+        what they took, except that a trace job with a node count needs room for cpus / nodes
+        (rounded up) on each of its nodes, the one taking the remainder included
+        (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
+        trace = job.trace
+        if job.shape is not None or not trace.nodes:
+            return alloc
+        per_node = math.ceil(trace.cpus / trace.nodes)
+        return [(node, per_node) for node, _ in alloc]
+
+    def _node_plan(self, now: float) -> NodePlan:
+        """Every node's future free slots and memory; a suspended job holds its memory throughout."""
+        holdings = [(self._planned_end(job, now), job.alloc, job.memory)
+                    for job in self.running.values() if job.suspended_since is None]
+        return NodePlan(self.state, now, holdings)
+
+    def _earliest_on_nodes(self, job: SimJob, profile: Profile, nodes: NodePlan, now: float,
+                           horizon: float) -> tuple[float, list[tuple[int, int]]] | None:
+        """Earliest start (and nodes) of a job planned node by node: the first instant from which its
+        partition's units stay free for its plan (a necessary condition) and its allocation rules
+        succeed on every node's least availability over that plan."""
+        duration, need = job.plan, job.need
+        first = profile.earliest_start(need, duration, now, horizon)
+        if first is None:
+            return None
+        times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
+        starts = (t for t in times if profile.fits(t, duration, need))
+        return nodes.earliest_start(job.part, duration, lambda view: self._allocation(job, view), starts)
 
     def _overlaps_fit(self, part: PartitionState, alloc: list[tuple[int, int]],
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:

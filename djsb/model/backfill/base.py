@@ -4,8 +4,8 @@ The pass itself is shared (djsb/model/simulation.py, ``_backfill_pass``): it wal
 priority order, plans with each job's rounded time limit on an availability profile
 (djsb/model/profile.py) and starts a job now when it fits without taking capacity reserved for
 an earlier one. A policy says whether the pass runs at all and how many of the jobs that cannot
-start get a reservation (Mu'alem & Feitelson, IEEE TPDS 12(6), 2001: EASY reserves for the
-first, conservative for all).
+start get a reservation in each partition (Mu'alem & Feitelson, IEEE TPDS 12(6), 2001: EASY
+reserves for the first, conservative for all).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from djsb.registry import Registry
 
 @dataclass(frozen=True, slots=True)
 class BackfillPolicy:
-    """``name`` as configured; ``max_reservations`` per pass (inf: every job tested);
+    """``name`` as configured; ``max_reservations`` per partition and pass (inf: every job tested);
     ``enabled`` False means no backfill pass (the main pass alone schedules)."""
 
     name: str

@@ -1,4 +1,5 @@
-"""EASY backfilling: one reservation, for the first job that cannot start (Lifka, JSSPP 1995)."""
+"""EASY backfilling: one reservation per partition, for its first job that cannot start (Lifka,
+JSSPP 1995, for one machine; a partition is one such machine that may share nodes with others)."""
 
 from djsb.model.backfill.base import BACKFILL_POLICIES, BackfillPolicy
 

@@ -1,0 +1,105 @@
+"""Node-level backfill planning: each node's free slots and free memory as step functions of time.
+
+A partition's aggregate :class:`~djsb.model.profile.Profile` counts units, which is exact for core
+allocation without memory, node counts or task layouts. Where a job's placement depends on more,
+the backfill pass plans at node level, as Slurm's sched/backfill does with node bitmaps over time:
+a node's free slots and free memory are step functions (running jobs give theirs back at their
+planned end, starts and reservations take specific nodes over ``[start, start + plan)``), and a
+job fits during ``[t, t + d)`` when the model's own allocation rules
+(:meth:`~djsb.model.cluster.ClusterState.allocate` and ``place``, first fit) succeed on each
+node's *least* availability over that window. A reservation takes the nodes and amounts it was
+planned on, so a later start that would eat into them does not fit. On the other nodes
+availability only grows with time (running jobs end), so a start placed by the live state off
+every reserved node fits the whole window: only a start that lands on a reserved node is placed
+again on the window's minima.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+
+from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.profile import Profile
+
+Allocate = Callable[[ClusterState], list[tuple[int, int]] | None]
+"""Runs a job's allocation rules on a cluster state (the live one or a planning view)."""
+
+Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None]
+"""What a running job gives back and when: (planned end, its ``(node, slots)``, memory per node)."""
+
+
+class NodePlan:
+    """Future free slots and memory of every node, from the live state at ``now``."""
+
+    def __init__(self, state: ClusterState, now: float, holdings: Iterable[Holding]) -> None:
+        """``holdings``: the running jobs (a suspended one holds memory until further notice, so it
+        is left out: its CPUs are already free and its memory stays taken)."""
+        slot_releases: list[list[tuple[float, float]]] = [[] for _ in state.node_free]
+        memory_releases: list[list[tuple[float, float]]] = [[] for _ in state.node_free]
+        for end, alloc, memory in holdings:
+            for k, (node, slots) in enumerate(alloc):
+                slot_releases[node].append((end, slots))
+                if memory is not None:
+                    memory_releases[node].append((end, memory[k]))
+        self.state = state
+        self.slots = [Profile(now, free, releases)
+                      for free, releases in zip(state.node_free, slot_releases, strict=True)]
+        self.memory = [None if free is None else Profile(now, free, releases)
+                       for free, releases in zip(state.node_mem_free, memory_releases, strict=True)]
+        # The per-node minima decide in a view; a partition's live total is no shortcut there.
+        self.parts = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
+        self.reserved: set[int] = set()
+
+    def view(self, part: PartitionState, start: float, duration: float) -> ClusterState:
+        """The cluster as a job of ``part`` running over ``[start, start + duration)`` may use it:
+        each node of the partition at its least free slots and memory over that window."""
+        free = list(self.state.node_free)
+        memory = list(self.state.node_mem_free)
+        for node in part.node_ids:
+            free[node] = int(self.slots[node].lowest(start, duration))
+            profile = self.memory[node]
+            if profile is not None:
+                memory[node] = profile.lowest(start, duration)
+        view = copy.copy(self.state)
+        view.node_free, view.node_mem_free, view.partitions = free, memory, self.parts
+        return view
+
+    def breakpoints(self, part: PartitionState) -> set[float]:
+        """Instants where a node of ``part`` gains or loses availability (candidate starts)."""
+        times: set[float] = set()
+        for node in part.node_ids:
+            times.update(self.slots[node].times)
+            profile = self.memory[node]
+            if profile is not None:
+                times.update(profile.times)
+        return times
+
+    def earliest_start(self, part: PartitionState, duration: float, allocate: Allocate,
+                       starts: Iterable[float]) -> tuple[float, list[tuple[int, int]]] | None:
+        """The first of ``starts`` (ascending) where ``allocate`` succeeds over the window, and its nodes."""
+        for start in starts:
+            alloc = allocate(self.view(part, start, duration))
+            if alloc is not None:
+                return start, alloc
+        return None
+
+    def holds_reserved(self, alloc: Sequence[tuple[int, int]]) -> bool:
+        """Whether an allocation uses a node that a reservation takes."""
+        return any(node in self.reserved for node, _ in alloc)
+
+    def reserve(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
+                duration: float) -> None:
+        """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved."""
+        self.take(alloc, memory, start, duration)
+        self.reserved.update(node for node, _ in alloc)
+
+    def take(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
+             duration: float) -> None:
+        """Take an allocation's slots (and memory, parallel to ``alloc``) over the window."""
+        for k, (node, slots) in enumerate(alloc):
+            self.slots[node].take(start, duration, slots)
+            profile = self.memory[node]
+            if memory is not None and profile is not None:
+                profile.take(start, duration, memory[k])
