@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
+from djsb.model.placement import Placement
 from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
@@ -42,7 +43,7 @@ class SimJob:
     sort_key: tuple[float, float, float, int] = (0.0, 0.0, 0.0, 0)
     start: float | None = None
     end: float | None = None
-    alloc: list[tuple[int, int]] = field(default_factory=list)
+    alloc: Placement = field(default_factory=Placement)
     killed: bool = False
     backfilled: bool = False
     priority_at_start: float = 0.0

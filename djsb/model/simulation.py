@@ -77,6 +77,7 @@ from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
@@ -333,12 +334,12 @@ class Simulation:
             raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
         if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
             raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
-        new = [(node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True)]
+        new = Placement.of((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True))
         now = self.now
         if job.suspended_since is None:
             self._progress(job, now)
-            delta = [(node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True)]
-            self.state.commit(delta, sum(d for _, d in delta), None)
+            delta = Placement.of((node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
+            self.state.commit(delta, delta.slots, None)
             job.cpus = sum(cpus_per_node)
             job.alloc = new
             self.amounts[job.job_id] = self._amounts(job)
@@ -488,7 +489,7 @@ class Simulation:
         index = {name: i for i, name in enumerate(self.state.node_names)}
         return [index[name] for name in shape.node_list if index[name] in part.members]
 
-    def _place(self, job: SimJob, shape: JobShape) -> list[tuple[int, int]] | None:
+    def _place(self, job: SimJob, shape: JobShape) -> Placement | None:
         """Nodes for a queued shaped job now (its task layout), or None; trace jobs use ``allocate``."""
         candidates = self._candidates(job.part, shape)
         tasks = shape.tasks_on_nodes(job.part.cores_per_node, len(candidates))
@@ -508,7 +509,7 @@ class Simulation:
     def _touch(self) -> None:
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
 
-    def _start(self, job: SimJob, alloc: list[tuple[int, int]], now: float, backfilled: bool) -> None:
+    def _start(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = self._memory(job, alloc)
@@ -536,7 +537,7 @@ class Simulation:
             self.rates_dirty = True
 
     @staticmethod
-    def _memory(job: SimJob, alloc: list[tuple[int, int]]) -> list[float] | None:
+    def _memory(job: SimJob, alloc: Placement) -> list[float] | None:
         """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
         shape, trace = job.shape, job.trace
         if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
@@ -748,7 +749,7 @@ class Simulation:
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
 
-    def _overlaps_fit(self, part: PartitionState, alloc: list[tuple[int, int]],
+    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
         """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
         state = self.state
