@@ -29,10 +29,12 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from djsb.errors import ConfigError
 from djsb.model.placement import Placement, Run
 
+T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
 
 
@@ -199,6 +201,8 @@ class ClusterState:
         for p in parts:
             p.overlaps = tuple(sorted({q for i in p.node_ids for q in self.node_parts[i]} - {p.index}))
         self.busy_cores = 0
+        self.node_has_free = bytearray(free > 0 for free in self.node_free)
+        """1 where a node has a free slot (kept by :meth:`commit`): the first fit skips the others."""
         self.has_memory = any(n.memory_mb is not None for n in spec.nodes)
         self.member_prefix = [list(itertools.accumulate((int(i in p.members) for i in range(len(spec.nodes))),
                                                         initial=0)) for p in parts]
@@ -263,28 +267,32 @@ class ClusterState:
 
     def _rooms(self, part: PartitionState, a: int, b: int, per_node: int | None,
                mem_per_cpu: float | None) -> Iterator[tuple[int, int, int]]:
-        """``(first node, count, room)`` over nodes ``a`` to ``b - 1``: consecutive nodes in equal
-        state offer equal room, so each group of them is one item."""
-        first = a
-        if part.uniform and (mem_per_cpu is None or not self.has_memory):
-            cores = self.node_cores[a]
-            capacity = self.node_capacity[a]
-            spare = self.node_spare[a] if part.keeps_spare else 0
-            for free, group in itertools.groupby(self.node_free[a:b]):
-                count = len(list(group))
-                if part.exclusive:
-                    room = capacity if free == capacity else 0
-                else:
-                    room = _offer(min(free - spare, cores), None, per_node, None)
-                yield first, count, room
-                first += count
-            return
-        spares = self.node_spare[a:b] if part.keeps_spare else [0] * (b - a)
-        state = zip(self.node_free[a:b], self.node_cores[a:b], spares, self.node_mem_free[a:b], strict=True)
-        for (free, cores, spare, memory), group in itertools.groupby(state):
-            count = len(list(group))
-            yield first, count, _offer(min(free - spare, cores), memory, per_node, mem_per_cpu)
-            first += count
+        """``(first node, count, room)`` over the nodes ``a`` to ``b - 1`` with a free slot (no other
+        node offers anything): consecutive nodes in equal state offer equal room, so each group of
+        them is one item."""
+        uniform = part.uniform and (mem_per_cpu is None or not self.has_memory)
+        cores, capacity = self.node_cores[a], self.node_capacity[a]
+        spare = self.node_spare[a] if part.keeps_spare else 0
+        has_free = self.node_has_free
+        first = has_free.find(1, a, b)
+        while first >= 0:
+            end = has_free.find(0, first, b)
+            end = b if end < 0 else end
+            if uniform:
+                for free, count in _groups(self.node_free[first:end]):
+                    room = (capacity if free == capacity else 0) if part.exclusive else \
+                        _offer(min(free - spare, cores), None, per_node, None)
+                    yield first, count, room
+                    first += count
+            else:
+                spares = self.node_spare[first:end] if part.keeps_spare else [0] * (end - first)
+                state = list(zip(self.node_free[first:end], self.node_cores[first:end], spares,
+                                 self.node_mem_free[first:end], strict=True))
+                for (free, node_cores, node_spare, memory), count in _groups(state):
+                    room = min(free - node_spare, node_cores)
+                    yield first, count, _offer(room, memory, per_node, mem_per_cpu)
+                    first += count
+            first = has_free.find(1, end, b)
 
     def place(self, part: PartitionState, tasks: Sequence[int], cpus_per_task: int,
               memory_per_task: float | None, candidates: Sequence[int],
@@ -326,12 +334,18 @@ class ClusterState:
                sign: int = 1) -> None:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
         holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none)."""
-        node_free = self.node_free
+        node_free, has_free = self.node_free, self.node_has_free
         for first, count, slots in alloc.runs:
             end = first + count
             delta = sign * slots
             before = node_free[first:end]
-            after = [free - delta for free in before]
+            value = before[0]
+            if before.count(value) == count:  # equal nodes (the common case): C-speed updates
+                after = [value - delta] * count
+                has_free[first:end] = (b"\x01" if value > delta else b"\x00") * count
+            else:
+                after = [free - delta for free in before]
+                has_free[first:end] = bytes(free > 0 for free in after)
             node_free[first:end] = after
             for p, prefix in zip(self.partitions, self.member_prefix, strict=True):
                 inside = prefix[end] - prefix[first]
@@ -374,6 +388,15 @@ def _segments(ids: Sequence[int]) -> tuple[tuple[int, int], ...]:
         else:
             segments.append((i, i + 1))
     return tuple(segments)
+
+
+def _groups(values: list[T]) -> Iterator[tuple[T, int]]:
+    """``(value, count)`` for each stretch of equal consecutive ``values``."""
+    if values.count(values[0]) == len(values):  # one stretch, found at C speed
+        yield values[0], len(values)
+        return
+    for value, group in itertools.groupby(values):
+        yield value, len(list(group))
 
 
 def _append_run(runs: list[Run], first: int, count: int, slots: int) -> None:

@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from djsb.errors import InputError, RunError
+from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
@@ -338,7 +339,8 @@ class Simulation:
         now = self.now
         if job.suspended_since is None:
             self._progress(job, now)
-            delta = Placement.of((node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
+            delta = Placement.of((node, cpus - old)
+                                 for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
             self.state.commit(delta, delta.slots, None)
             job.cpus = sum(cpus_per_node)
             job.alloc = new
@@ -761,15 +763,29 @@ class Simulation:
         return True
 
     # ----------------------------------------------------------------- output
-    def _result(self) -> SimulationResult:
+    def _hostlists(self, jobs: list[SimJob]) -> list[str]:
+        """Each job's nodes in Slurm's hostlist notation (``n[0-31],n40``), one item per run."""
         names = self.state.node_names
+        pieces: dict[tuple[int, int], str] = {}  # jobs of a trace reuse few runs
+        lists = []
+        for job in jobs:
+            items = []
+            for first, count, _ in job.alloc.runs:
+                piece = pieces.get((first, count))
+                if piece is None:
+                    piece = pieces[(first, count)] = compress_hostlist(list(names[first:first + count]))
+                items.append(piece)
+            lists.append(",".join(items))
+        return lists
+
+    def _result(self) -> SimulationResult:
         done = sorted(self.finished, key=lambda j: j.job_id)
         traces = [j.trace for j in done]
         columns: dict[str, list] = {
             "job_id": [t.job_id for t in traces], "user": [t.user for t in traces],
             "account": [t.account for t in traces], "partition": [j.part.spec.name for j in done],
             "qos": [j.qos.name for j in done], "cpus": [t.cpus for t in traces],
-            "nodes": [",".join(names[i] for i, _ in j.alloc) for j in done],
+            "nodes": self._hostlists(done),
             "submit": [t.submit for t in traces], "eligible": [j.eligible for j in done],
             "start": [j.start for j in done], "end": [j.end for j in done],
         }
