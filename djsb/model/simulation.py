@@ -67,8 +67,9 @@ import itertools
 import math
 import random
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -85,6 +86,7 @@ from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
+from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
@@ -150,7 +152,7 @@ class Simulation:
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
         self.pending_tick: dict[int, float] = {}
         self.last_calc = -math.inf
-        self.util: list[tuple[float, int, int, int]] = []
+        self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.rates = rates
         self.now = start
@@ -429,9 +431,7 @@ class Simulation:
                 self._push(tick, kind, 0)
 
     def _record(self, now: float) -> None:
-        row = (now, self.state.busy_cores, len(self.queue), self.queued_cores)
-        if not self.util or self.util[-1][1:] != row[1:]:
-            self.util.append(row)
+        self.util.record(now, self.state.busy_cores, len(self.queue), self.queued_cores)
 
     # ----------------------------------------------------------------- job life cycle
     def _submit(self, trace: TraceJob, now: float) -> None:
@@ -778,31 +778,42 @@ class Simulation:
             lists.append(",".join(items))
         return lists
 
+    def _job_columns(self, done: list[SimJob]) -> Iterator[tuple[str, list[Any]]]:
+        """The jobs table's columns in order, one list at a time (so only one is alive at once)."""
+        traces = [j.trace for j in done]
+        yield "job_id", [t.job_id for t in traces]
+        yield "user", [t.user for t in traces]
+        yield "account", [t.account for t in traces]
+        yield "partition", [j.part.spec.name for j in done]
+        yield "qos", [j.qos.name for j in done]
+        yield "cpus", [t.cpus for t in traces]
+        yield "nodes", self._hostlists(done)
+        submit = [t.submit for t in traces]
+        start: list[Any] = [j.start for j in done]  # a finished job has both times
+        end: list[Any] = [j.end for j in done]
+        yield "submit", submit
+        yield "eligible", [j.eligible for j in done]
+        yield "start", start
+        yield "end", end
+        yield "wait", [s - t for s, t in zip(start, submit, strict=True)]
+        yield "run_time", [e - s for e, s in zip(end, start, strict=True)]
+        yield "requested_time", [j.limit for j in done]
+        yield "priority_at_start", [j.priority_at_start for j in done]
+        for name in FACTOR_NAMES:
+            yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
+        yield "killed", [j.killed for j in done]
+        yield "backfilled", [j.backfilled for j in done]
+
     def _result(self) -> SimulationResult:
         done = sorted(self.finished, key=lambda j: j.job_id)
-        traces = [j.trace for j in done]
-        columns: dict[str, list] = {
-            "job_id": [t.job_id for t in traces], "user": [t.user for t in traces],
-            "account": [t.account for t in traces], "partition": [j.part.spec.name for j in done],
-            "qos": [j.qos.name for j in done], "cpus": [t.cpus for t in traces],
-            "nodes": self._hostlists(done),
-            "submit": [t.submit for t in traces], "eligible": [j.eligible for j in done],
-            "start": [j.start for j in done], "end": [j.end for j in done],
-        }
-        columns["wait"] = [s - t for s, t in zip(columns["start"], columns["submit"], strict=True)]
-        columns["run_time"] = [e - s for e, s in zip(columns["end"], columns["start"], strict=True)]
-        columns["requested_time"] = [j.limit for j in done]
-        columns["priority_at_start"] = [j.priority_at_start for j in done]
-        for name in FACTOR_NAMES:
-            columns[f"factor_{name}"] = [j.factors_at_start.get(name, math.nan) for j in done]
-        columns["killed"] = [j.killed for j in done]
-        columns["backfilled"] = [j.backfilled for j in done]
-        jobs = pd.DataFrame(columns)
-        util = pd.DataFrame(self.util, columns=["time", "busy_cores", "queued_jobs", "queued_cores"])
+        # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
+        # column together would double the result's peak memory on a full trace.
+        jobs = pd.DataFrame({name: pd.Series(values) if done else values
+                             for name, values in self._job_columns(done)})
         rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
         stats = dict(self.stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                      rejected=len(rejected))
-        return SimulationResult(jobs, util, rejected, self.spec.total_cores, stats)
+        return SimulationResult(jobs, self.util.frame(), rejected, self.spec.total_cores, stats)
 
 
 def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
