@@ -206,6 +206,8 @@ class ClusterState:
         self.has_memory = any(n.memory_mb is not None for n in spec.nodes)
         self.member_prefix = [list(itertools.accumulate((int(i in p.members) for i in range(len(spec.nodes))),
                                                         initial=0)) for p in parts]
+        """Per partition, how many of nodes 0 .. i-1 it holds (at index i): members of a run in O(1)."""
+        self.memberships = list(zip(parts, self.member_prefix, strict=True))
 
     def cpus_within_memory(self, part: PartitionState, memory_per_cpu: float) -> int:
         """Most CPUs of ``memory_per_cpu`` each that the empty partition could ever hold."""
@@ -335,6 +337,7 @@ class ClusterState:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
         holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none)."""
         node_free, has_free = self.node_free, self.node_has_free
+        memberships = self.memberships
         for first, count, slots in alloc.runs:
             end = first + count
             delta = sign * slots
@@ -347,7 +350,7 @@ class ClusterState:
                 after = [free - delta for free in before]
                 has_free[first:end] = bytes(free > 0 for free in after)
             node_free[first:end] = after
-            for p, prefix in zip(self.partitions, self.member_prefix, strict=True):
+            for p, prefix in memberships:
                 inside = prefix[end] - prefix[first]
                 if not inside:
                     continue
