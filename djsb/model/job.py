@@ -26,9 +26,10 @@ class SimJob:
 
     Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
     seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
-    END entries are stale and skipped). ``memory`` is what the job holds on each node of
-    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`; ``cpus`` the CPUs it
-    runs on now (its size after a resize; a suspended job takes them back at its resume).
+    END entries are stale and skipped). ``alloc`` is where it runs, a
+    :class:`~djsb.model.placement.Placement` (runs of nodes, iterable as ``(node, slots)`` pairs);
+    ``memory`` is what the job holds on each node of ``alloc``; ``tasks`` its tasks per node when it
+    has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended job takes them back at its resume).
     """
 
     trace: TraceJob
