@@ -29,7 +29,8 @@ class SimJob:
     END entries are stale and skipped). ``alloc`` is where it runs, a
     :class:`~djsb.model.placement.Placement` (runs of nodes, iterable as ``(node, slots)`` pairs);
     ``memory`` is what the job holds on each node of ``alloc``; ``tasks`` its tasks per node when it
-    has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended job takes them back at its resume).
+    has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended
+    job takes them back at its resume).
     """
 
     trace: TraceJob
