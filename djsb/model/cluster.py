@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -254,53 +254,53 @@ class ClusterState:
 
         On a node offering ``room`` the job takes ``min(room, slots left)``; with a node count
         (``per_node``) a node offers ``per_node`` when it has that many cores and the memory for
-        them, else nothing.
+        them, else nothing. Nodes without a free slot offer nothing and are skipped at C speed;
+        the others are read in windows that double (from ``slots`` nodes, at least 32), so the cost follows
+        the nodes the job needs rather than the partition's size.
         """
         runs: list[Run] = []
         remaining = slots
+        has_free = self.node_has_free
+        window = max(32, slots)  # a node with a free slot mostly offers at least one
         for a, b in part.segments:
-            for first, count, room in self._rooms(part, a, b, per_node, mem_per_cpu):
-                if room <= 0:
-                    continue
-                whole = min(count, remaining // room)
-                if whole:
-                    _append_run(runs, first, whole, room)
-                    remaining -= whole * room
-                if whole < count and remaining:
-                    _append_run(runs, first + whole, 1, remaining)
-                    remaining = 0
-                if not remaining:
-                    return Placement(runs)
+            first = has_free.find(1, a, b)
+            while first >= 0:
+                end = has_free.find(0, first, b)
+                end = b if end < 0 else end
+                while first < end:
+                    stop = min(end, first + window)
+                    window *= 2
+                    for count, room in self._rooms(part, first, stop, per_node, mem_per_cpu):
+                        if room > 0:
+                            whole = min(count, remaining // room)
+                            if whole:
+                                _append_run(runs, first, whole, room)
+                                remaining -= whole * room
+                            if whole < count and remaining:
+                                _append_run(runs, first + whole, 1, remaining)
+                                remaining = 0
+                            if not remaining:
+                                return Placement(runs)
+                        first += count
+                first = has_free.find(1, end, b)
         return None
 
-    def _rooms(self, part: PartitionState, a: int, b: int, per_node: int | None,
-               mem_per_cpu: float | None) -> Iterator[tuple[int, int, int]]:
-        """``(first node, count, room)`` over the nodes ``a`` to ``b - 1`` with a free slot (no other
-        node offers anything): consecutive nodes in equal state offer equal room, so each group of
-        them is one item."""
-        uniform = part.uniform and (mem_per_cpu is None or not self.has_memory)
-        cores, capacity = self.node_cores[a], self.node_capacity[a]
-        spare = self.node_spare[a] if part.keeps_spare else 0
-        has_free = self.node_has_free
-        first = has_free.find(1, a, b)
-        while first >= 0:
-            end = has_free.find(0, first, b)
-            end = b if end < 0 else end
-            if uniform:
-                for free, count in _groups(self.node_free[first:end]):
-                    room = (capacity if free == capacity else 0) if part.exclusive else \
-                        _offer(min(free - spare, cores), None, per_node, None)
-                    yield first, count, room
-                    first += count
-            else:
-                spares = self.node_spare[first:end] if part.keeps_spare else [0] * (end - first)
-                state = list(zip(self.node_free[first:end], self.node_cores[first:end], spares,
-                                 self.node_mem_free[first:end], strict=True))
-                for (free, node_cores, node_spare, memory), count in _groups(state):
-                    room = min(free - node_spare, node_cores)
-                    yield first, count, _offer(room, memory, per_node, mem_per_cpu)
-                    first += count
-            first = has_free.find(1, end, b)
+    def _rooms(self, part: PartitionState, first: int, stop: int, per_node: int | None,
+               mem_per_cpu: float | None) -> list[tuple[int, int]]:
+        """``(count, room)`` for each group of consecutive nodes in equal state from ``first`` to
+        ``stop - 1``: the slots each node of the group offers the job."""
+        if part.uniform and (mem_per_cpu is None or not self.has_memory):
+            cores, capacity = self.node_cores[first], self.node_capacity[first]
+            groups = _groups(self.node_free[first:stop])
+            if part.exclusive:
+                return [(count, capacity if free == capacity else 0) for free, count in groups]
+            spare = self.node_spare[first] if part.keeps_spare else 0
+            return [(count, _offer(min(free - spare, cores), None, per_node, None)) for free, count in groups]
+        spares = self.node_spare[first:stop] if part.keeps_spare else [0] * (stop - first)
+        state = list(zip(self.node_free[first:stop], self.node_cores[first:stop], spares,
+                         self.node_mem_free[first:stop], strict=True))
+        return [(count, _offer(min(free - spare, cores), memory, per_node, mem_per_cpu))
+                for (free, cores, spare, memory), count in _groups(state)]
 
     def place(self, part: PartitionState, tasks: Sequence[int], cpus_per_task: int,
               memory_per_task: float | None, candidates: Sequence[int],
@@ -399,13 +399,11 @@ def _segments(ids: Sequence[int]) -> tuple[tuple[int, int], ...]:
     return tuple(segments)
 
 
-def _groups(values: list[T]) -> Iterator[tuple[T, int]]:
+def _groups(values: list[T]) -> list[tuple[T, int]]:
     """``(value, count)`` for each stretch of equal consecutive ``values``."""
     if values.count(values[0]) == len(values):  # one stretch, found at C speed
-        yield values[0], len(values)
-        return
-    for value, group in itertools.groupby(values):
-        yield value, len(list(group))
+        return [(values[0], len(values))]
+    return [(value, len(list(group))) for value, group in itertools.groupby(values)]
 
 
 def _append_run(runs: list[Run], first: int, count: int, slots: int) -> None:
