@@ -295,6 +295,8 @@ class ClusterState:
             if part.exclusive:
                 return [(count, capacity if free == capacity else 0) for free, count in groups]
             spare = self.node_spare[first] if part.keeps_spare else 0
+            if per_node is None:  # what _offer gives without memory, without its call per group
+                return [(count, min(free - spare, cores)) for free, count in groups]
             return [(count, _offer(min(free - spare, cores), None, per_node, None)) for free, count in groups]
         spares = self.node_spare[first:stop] if part.keeps_spare else [0] * (stop - first)
         state = list(zip(self.node_free[first:stop], self.node_cores[first:stop], spares,
