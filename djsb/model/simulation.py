@@ -766,15 +766,16 @@ class Simulation:
     def _hostlists(self, jobs: list[SimJob]) -> list[str]:
         """Each job's nodes in Slurm's hostlist notation (``n[0-31],n40``), one item per run."""
         names = self.state.node_names
-        texts: dict[tuple[tuple[int, int, int], ...], str] = {}  # jobs of a trace reuse few placements
+        pieces: dict[tuple[int, int], str] = {}  # the jobs of a trace reuse few runs
         lists = []
         for job in jobs:
-            runs = job.alloc.runs
-            text = texts.get(runs)
-            if text is None:
-                text = texts[runs] = ",".join(compress_hostlist(list(names[first:first + count]))
-                                              for first, count, _ in runs)
-            lists.append(text)
+            items = []
+            for first, count, _ in job.alloc.runs:
+                piece = pieces.get((first, count))
+                if piece is None:
+                    piece = pieces[(first, count)] = compress_hostlist(list(names[first:first + count]))
+                items.append(piece)
+            lists.append(",".join(items))
         return lists
 
     def _job_columns(self, done: list[SimJob]) -> Iterator[tuple[str, list[Any]]]:
