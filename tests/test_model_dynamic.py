@@ -23,6 +23,7 @@ from djsb.model import (
     Simulation,
 )
 from djsb.model.job import SimJob
+from djsb.model.placement import Placement
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
@@ -143,7 +144,7 @@ def test_the_checker_catches_a_start_on_an_over_allocated_node() -> None:
     # the same over-allocation: a scheduler that started a 1-CPU job there now would bring the
     # node to 9 slots by a scheduling decision, a violation
     sim, checker = over_allocated()
-    rogue = SimJob(job(3, 1, 1), sim.state.partitions[0], sim.spec.qos[0], 10.0, 1, 10.0, alloc=[(0, 1)],
+    rogue = SimJob(job(3, 1, 1), sim.state.partitions[0], sim.spec.qos[0], 10.0, 1, 10.0, alloc=Placement.of([(0, 1)]),
                    start=10.0)
     with pytest.raises(InvariantViolation, match="oversubscribed"):
         checker.on_start(rogue, 10.0, 20.0)

@@ -25,6 +25,7 @@ from djsb.model import (
 )
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
+from djsb.model.placement import Placement
 from djsb.model.priority import FifoPriority, MultifactorPriority, MultifactorWeights, PspAgingPriority
 from djsb.model.scheduler import BACKFILL_VARIANTS
 from djsb.workloads.job import TraceJob
@@ -99,7 +100,7 @@ def test_checker_catches_an_oversubscribed_node() -> None:
     checker = InvariantChecker(cluster)
     for job_id in (1, 2):
         job = SimJob(TraceJob(job_id, 0, 10, 2, 10), part, cluster.qos[0], 10, 2, 0.0)
-        job.alloc, job.start = [(0, 2)], 0.0
+        job.alloc, job.start = Placement.of([(0, 2)]), 0.0
         if job_id == 1:
             checker.on_start(job, 0.0, 10.0)
         else:

@@ -22,6 +22,7 @@ from djsb.model import (
 from djsb.model.cluster import ClusterState
 from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
+from djsb.model.placement import Placement
 from djsb.model.profile import Profile
 from djsb.workloads.job import TraceJob
 
@@ -78,7 +79,7 @@ def sim_job(state: ClusterState, job_id: int, submit: float, cpus: int, run: flo
     sim = SimJob(TraceJob(job_id, submit, run, cpus, run), state.partitions[0], state.spec.qos[0], run, cpus,
                  submit, plan=run)
     sim.update_sort_key()
-    sim.alloc = alloc
+    sim.alloc = Placement.of(alloc)
     return sim
 
 

@@ -80,3 +80,33 @@ def split_host_list(text: str) -> list[str]:
         else:
             current += char
     return [item for item in [*items, current] if item]
+
+
+_NUMBERED = re.compile(r"(.*?)([0-9]+)")
+
+
+def compress_hostlist(names: list[str]) -> str:
+    """``names`` as Slurm writes a node list: consecutive numbered names with a common prefix and
+    width become one bracketed range (n0 n1 n2 n5 -> ``n[0-2],n5``), others stay as they are, in order.
+    Expanding each comma-separated item (:func:`split_host_list`, :func:`expand_hostlist`) gives
+    ``names`` back."""
+    items: list[str] = []
+    run: tuple[str, str, str] | None = None  # prefix, first number, last number of the open range
+    for name in [*names, ""]:
+        match = _NUMBERED.fullmatch(name)
+        if run is not None and match is not None:
+            prefix, last = run[0], run[2]
+            number = match.group(2)
+            if match.group(1) == prefix and int(number) == int(last) + 1 and \
+                    len(str(int(number)).zfill(len(last))) == len(number):
+                run = (prefix, run[1], number)
+                continue
+        if run is not None:
+            prefix, low, high = run
+            items.append(f"{prefix}{low}" if low == high else f"{prefix}[{low}-{high}]")
+            run = None
+        if match is not None:
+            run = (match.group(1), match.group(2), match.group(2))
+        elif name:
+            items.append(name)
+    return ",".join(items)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
+from djsb.model.placement import Placement
 from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
@@ -25,9 +26,11 @@ class SimJob:
 
     Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
     seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
-    END entries are stale and skipped). ``memory`` is what the job holds on each node of
-    ``alloc``; ``tasks`` its tasks per node when it has a :class:`JobShape`; ``cpus`` the CPUs it
-    runs on now (its size after a resize; a suspended job takes them back at its resume).
+    END entries are stale and skipped). ``alloc`` is where it runs, a
+    :class:`~djsb.model.placement.Placement` (runs of nodes, iterable as ``(node, slots)`` pairs);
+    ``memory`` is what the job holds on each node of ``alloc``; ``tasks`` its tasks per node when it
+    has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended
+    job takes them back at its resume).
     """
 
     trace: TraceJob
@@ -42,7 +45,7 @@ class SimJob:
     sort_key: tuple[float, float, float, int] = (0.0, 0.0, 0.0, 0)
     start: float | None = None
     end: float | None = None
-    alloc: list[tuple[int, int]] = field(default_factory=list)
+    alloc: Placement = field(default_factory=Placement)
     killed: bool = False
     backfilled: bool = False
     priority_at_start: float = 0.0

@@ -21,9 +21,10 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.placement import Placement
 from djsb.model.profile import Profile
 
-Allocate = Callable[[ClusterState], list[tuple[int, int]] | None]
+Allocate = Callable[[ClusterState], Placement | None]
 """Runs a job's allocation rules on a cluster state (the live one or a planning view)."""
 
 Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None]
@@ -64,6 +65,7 @@ class NodePlan:
                 memory[node] = profile.lowest(start, duration)
         view = copy.copy(self.state)
         view.node_free, view.node_mem_free, view.partitions = free, memory, self.parts
+        view.node_has_free = bytearray(slots > 0 for slots in free)  # first fit skips by these flags
         return view
 
     def breakpoints(self, part: PartitionState) -> set[float]:
@@ -77,7 +79,7 @@ class NodePlan:
         return times
 
     def earliest_start(self, part: PartitionState, duration: float, allocate: Allocate,
-                       starts: Iterable[float]) -> tuple[float, list[tuple[int, int]]] | None:
+                       starts: Iterable[float]) -> tuple[float, Placement] | None:
         """The first of ``starts`` (ascending) where ``allocate`` succeeds over the window, and its nodes."""
         for start in starts:
             alloc = allocate(self.view(part, start, duration))

@@ -85,23 +85,27 @@ import itertools
 import math
 import random
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from djsb.errors import InputError, RunError
+from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
 from djsb.model.node_plan import NodePlan
+from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
+from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
@@ -172,7 +176,7 @@ class Simulation:
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
         self.pending_tick: dict[int, float] = {}
         self.last_calc = -math.inf
-        self.util: list[tuple[float, int, int, int]] = []
+        self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.rates = rates
         self.now = start
@@ -357,12 +361,13 @@ class Simulation:
             raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
         if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
             raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
-        new = [(node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True)]
+        new = Placement.of((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True))
         now = self.now
         if job.suspended_since is None:
             self._progress(job, now)
-            delta = [(node, cpus - old) for (node, cpus), (_, old) in zip(new, job.alloc, strict=True)]
-            self.state.commit(delta, sum(d for _, d in delta), None)
+            delta = Placement.of((node, cpus - old)
+                                 for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
+            self.state.commit(delta, delta.slots, None)
             job.cpus = sum(cpus_per_node)
             job.alloc = new
             self.amounts[job.job_id] = self._amounts(job)
@@ -450,9 +455,7 @@ class Simulation:
                 self._push(tick, kind, 0)
 
     def _record(self, now: float) -> None:
-        row = (now, self.state.busy_cores, len(self.queue), self.queued_cores)
-        if not self.util or self.util[-1][1:] != row[1:]:
-            self.util.append(row)
+        self.util.record(now, self.state.busy_cores, len(self.queue), self.queued_cores)
 
     # ----------------------------------------------------------------- job life cycle
     def _submit(self, trace: TraceJob, now: float) -> None:
@@ -525,14 +528,14 @@ class Simulation:
         index = {name: i for i, name in enumerate(self.state.node_names)}
         return [index[name] for name in shape.node_list if index[name] in part.members]
 
-    def _allocation(self, job: SimJob, state: ClusterState) -> list[tuple[int, int]] | None:
+    def _allocation(self, job: SimJob, state: ClusterState) -> Placement | None:
         """Nodes for a queued job on ``state`` (the live state, or a planning view of it), or None."""
         if job.shape is None:
             trace = job.trace
             return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
         return self._place(job, job.shape, state)
 
-    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> list[tuple[int, int]] | None:
+    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> Placement | None:
         """Nodes for a queued shaped job on ``state`` (its task layout), or None."""
         tasks, alloc = self._layout(state, job.part, shape)
         if alloc is not None:
@@ -540,7 +543,7 @@ class Simulation:
         return alloc
 
     def _layout(self, state: ClusterState, part: PartitionState,
-                shape: JobShape) -> tuple[list[int], list[tuple[int, int]] | None]:
+                shape: JobShape) -> tuple[list[int], Placement | None]:
         """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
         candidates = self._candidates(part, shape)
         tasks = shape.tasks_on_nodes(part.cores_per_node, len(candidates))
@@ -557,7 +560,7 @@ class Simulation:
     def _touch(self) -> None:
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
 
-    def _start(self, job: SimJob, alloc: list[tuple[int, int]], now: float, backfilled: bool) -> None:
+    def _start(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = self._memory(job, alloc)
@@ -585,7 +588,7 @@ class Simulation:
             self.rates_dirty = True
 
     @staticmethod
-    def _memory(job: SimJob, alloc: list[tuple[int, int]]) -> list[float] | None:
+    def _memory(job: SimJob, alloc: Placement) -> list[float] | None:
         """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
         shape, trace = job.shape, job.trace
         if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
@@ -842,7 +845,7 @@ class Simulation:
         return not part.exclusive and (trace.nodes is not None or memory)
 
     @staticmethod
-    def _kept_free(job: SimJob, alloc: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    def _kept_free(job: SimJob, alloc: Placement) -> Placement:
         """What a reservation keeps free on its nodes for the allocation rules to succeed again:
         what they took, except that a trace job with a node count needs room for cpus / nodes
         (rounded up) on each of its nodes, the one taking the remainder included
@@ -851,7 +854,7 @@ class Simulation:
         if job.shape is not None or not trace.nodes:
             return alloc
         per_node = math.ceil(trace.cpus / trace.nodes)
-        return [(node, per_node) for node, _ in alloc]
+        return Placement.of((node, per_node) for node, _ in alloc)
 
     def _node_plan(self, now: float) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
@@ -860,7 +863,7 @@ class Simulation:
         return NodePlan(self.state, now, holdings)
 
     def _earliest_on_nodes(self, job: SimJob, profile: Profile, nodes: NodePlan, now: float,
-                           horizon: float) -> tuple[float, list[tuple[int, int]]] | None:
+                           horizon: float) -> tuple[float, Placement] | None:
         """Earliest start (and nodes) of a job planned node by node: the first instant from which its
         partition's units stay free for its plan (a necessary condition) and its allocation rules
         succeed on every node's least availability over that plan."""
@@ -872,7 +875,7 @@ class Simulation:
         starts = (t for t in times if profile.fits(t, duration, need))
         return nodes.earliest_start(job.part, duration, lambda view: self._allocation(job, view), starts)
 
-    def _overlaps_fit(self, part: PartitionState, alloc: list[tuple[int, int]],
+    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
         """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
         state = self.state
@@ -884,32 +887,57 @@ class Simulation:
         return True
 
     # ----------------------------------------------------------------- output
-    def _result(self) -> SimulationResult:
+    def _hostlists(self, jobs: list[SimJob]) -> list[str]:
+        """Each job's nodes in Slurm's hostlist notation (``n[0-31],n40``), one item per run."""
         names = self.state.node_names
-        done = sorted(self.finished, key=lambda j: j.job_id)
+        pieces: dict[tuple[int, int], str] = {}  # the jobs of a trace reuse few runs
+        lists = []
+        for job in jobs:
+            items = []
+            for first, count, _ in job.alloc.runs:
+                piece = pieces.get((first, count))
+                if piece is None:
+                    piece = pieces[(first, count)] = compress_hostlist(list(names[first:first + count]))
+                items.append(piece)
+            lists.append(",".join(items))
+        return lists
+
+    def _job_columns(self, done: list[SimJob]) -> Iterator[tuple[str, list[Any]]]:
+        """The jobs table's columns in order, one list at a time (so only one is alive at once)."""
         traces = [j.trace for j in done]
-        columns: dict[str, list] = {
-            "job_id": [t.job_id for t in traces], "user": [t.user for t in traces],
-            "account": [t.account for t in traces], "partition": [j.part.spec.name for j in done],
-            "qos": [j.qos.name for j in done], "cpus": [t.cpus for t in traces],
-            "nodes": [",".join(names[i] for i, _ in j.alloc) for j in done],
-            "submit": [t.submit for t in traces], "eligible": [j.eligible for j in done],
-            "start": [j.start for j in done], "end": [j.end for j in done],
-        }
-        columns["wait"] = [s - t for s, t in zip(columns["start"], columns["submit"], strict=True)]
-        columns["run_time"] = [e - s for e, s in zip(columns["end"], columns["start"], strict=True)]
-        columns["requested_time"] = [j.limit for j in done]
-        columns["priority_at_start"] = [j.priority_at_start for j in done]
+        yield "job_id", [t.job_id for t in traces]
+        yield "user", [t.user for t in traces]
+        yield "account", [t.account for t in traces]
+        yield "partition", [j.part.spec.name for j in done]
+        yield "qos", [j.qos.name for j in done]
+        yield "cpus", [t.cpus for t in traces]
+        yield "nodes", self._hostlists(done)
+        submit = [t.submit for t in traces]
+        start: list[Any] = [j.start for j in done]  # a finished job has both times
+        end: list[Any] = [j.end for j in done]
+        yield "submit", submit
+        yield "eligible", [j.eligible for j in done]
+        yield "start", start
+        yield "end", end
+        yield "wait", [s - t for s, t in zip(start, submit, strict=True)]
+        yield "run_time", [e - s for e, s in zip(end, start, strict=True)]
+        yield "requested_time", [j.limit for j in done]
+        yield "priority_at_start", [j.priority_at_start for j in done]
         for name in FACTOR_NAMES:
-            columns[f"factor_{name}"] = [j.factors_at_start.get(name, math.nan) for j in done]
-        columns["killed"] = [j.killed for j in done]
-        columns["backfilled"] = [j.backfilled for j in done]
-        jobs = pd.DataFrame(columns)
-        util = pd.DataFrame(self.util, columns=["time", "busy_cores", "queued_jobs", "queued_cores"])
+            yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
+        yield "killed", [j.killed for j in done]
+        yield "backfilled", [j.backfilled for j in done]
+
+    def _result(self) -> SimulationResult:
+        done = sorted(self.finished, key=lambda j: j.job_id)
+        # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
+        # column together would double the result's peak memory on a full trace.
+        jobs = pd.DataFrame({name: pd.Series(values) if done else values
+                             for name, values in self._job_columns(done)})
         rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
         stats = dict(self.stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                      rejected=len(rejected))
-        return SimulationResult(jobs, util, rejected, self.spec.total_cores, stats)
+        return SimulationResult(jobs, self.util.frame(), rejected, self.spec.total_cores, stats)
 
 
 def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
