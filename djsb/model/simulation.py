@@ -726,8 +726,7 @@ class Simulation:
 
     def _planned_end(self, job: SimJob, now: float) -> float:
         """When the backfill planner expects a running job to free its resources."""
-        assert job.start is not None
-        planned = job.start + job.suspended_total + job.plan
+        planned = _planned(job)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def _round(self, duration: float) -> float:
@@ -737,11 +736,14 @@ class Simulation:
         return math.ceil(duration / res) * res
 
     def _profile(self, part: PartitionState, now: float) -> Profile:
-        releases = []
-        for job_id, amounts in self.amounts.items():
-            for p, amount in amounts:
-                if p == part.index:
-                    releases.append((self._planned_end(self.running[job_id], now), amount))
+        """``part``'s free units from now on: running jobs give theirs back at their planned end
+        (:meth:`_planned_end`, inlined: this runs at every backfill pass over every running job)."""
+        index, running = part.index, self.running
+        overdue = now + max(self.config.bf_resolution, 1.0)
+        releases = [(end if end > now else overdue, amount)
+                    for job_id, amounts in self.amounts.items()
+                    for end in (_planned(running[job_id]),)
+                    for p, amount in amounts if p == index]
         return Profile(now, part.free, releases)
 
     def _backfill_pass(self, now: float) -> None:
@@ -754,12 +756,13 @@ class Simulation:
         max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
         nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
-        node_level = self._node_level_partitions()
+        node_level = self._node_level_partitions() if any(self.node_jobs) else set()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
+        parts_queued = 1 if len(state.partitions) == 1 else \
+            sum(1 for counts in self.need_counts.values() if counts)  # the queue is not empty here
         parts_done = 0  # partitions with no reservation left to make
-        parts_queued = sum(1 for counts in self.need_counts.values() if counts)
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         tested = 0
@@ -942,3 +945,9 @@ class Simulation:
 
 def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
     return job.sort_key
+
+
+def _planned(job: SimJob) -> float:
+    """A running job's planned end, ignoring overruns: start + time suspended + rounded limit."""
+    assert job.start is not None
+    return job.start + job.suspended_total + job.plan
