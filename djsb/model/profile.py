@@ -24,13 +24,15 @@ class Profile:
     def __init__(self, now: float, free_now: float, releases: Iterable[tuple[float, float]] = ()) -> None:
         times = [now]
         free = [free_now]
+        last, level = now, free_now
         for t, amount in sorted(releases):
-            t = max(t, now)
-            if t == times[-1]:
-                free[-1] += amount
+            level += amount
+            if t <= last:  # at the previous breakpoint (or before now: released now)
+                free[-1] = level
             else:
                 times.append(t)
-                free.append(free[-1] + amount)
+                free.append(level)
+                last = t
         self.times = times
         self.free = free
 

@@ -766,7 +766,7 @@ class Simulation:
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         tested = 0
-        startable = self._something_fits()
+        startable: bool | None = None  # whether some queued job fits now: asked only when it decides
         for job in self.queue:
             if tested >= cfg.bf_max_job_test:
                 break
@@ -776,6 +776,8 @@ class Simulation:
             part = job.part
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
+                if startable is None:
+                    startable = self._something_fits()
                 if not startable and parts_done >= parts_queued:
                     break  # no queued job fits anywhere and no partition has a reservation left to make
                 continue
@@ -797,7 +799,7 @@ class Simulation:
                     if nodes is not None:
                         nodes.take(alloc, job.memory, now, duration)
                     started.add(job.job_id)
-                    startable = self._something_fits()
+                    startable = None
                     continue
             if not may_reserve:
                 continue
