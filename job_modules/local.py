@@ -71,6 +71,31 @@ def as_cpu_list(node: Located) -> tuple[int, ...]:
 TOKEN_ENV = "DJSB_JOB_TOKEN"
 KILL_WAIT = 5.0
 """Seconds a job found by token may take to vanish after SIGKILL before cancel gives up."""
+STOP_WAIT = 5.0
+"""Seconds suspend waits for every task of a job to be stopped: SIGSTOP takes effect only when the
+kernel next schedules the task, which on a loaded node is after kill() has returned."""
+
+
+def stat_state_and_group(stat: str) -> tuple[str, int]:
+    """The state letter and process group of a /proc/PID/stat line (the command name, in
+    parentheses, may itself hold spaces and parentheses, so fields are counted from its end)."""
+    fields = stat[stat.rindex(")") + 2:].split()
+    return fields[0], int(fields[2])
+
+
+def group_running(pgid: int) -> bool:
+    """Whether a live task of process group ``pgid`` is neither stopped (T) nor ended (Z, X)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            tasks = list((proc / "task").iterdir())
+            states = [stat_state_and_group((task / "stat").read_text()) for task in tasks]
+        except OSError:
+            continue
+        if any(group == pgid and state not in "TtZX" for state, group in states):
+            return True
+    return False
 
 
 def processes_with_token(tokens: Collection[str]) -> dict[int, str]:
@@ -219,8 +244,13 @@ class LocalJobModule(JobModule):
             pass
 
     def suspend(self, job_id: str) -> None:
+        """Stop every task of the job and return once they are stopped (or after STOP_WAIT s), so
+        the time a harness counts as suspended is time the job really does not run."""
         self._signal(job_id, signal.SIGSTOP)
         self._jobs[job_id].suspended = True
+        deadline = time.monotonic() + STOP_WAIT
+        while group_running(self._jobs[job_id].pgid) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def resume(self, job_id: str) -> None:
         self._signal(job_id, signal.SIGCONT)

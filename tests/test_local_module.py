@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from djsb.jobs import JobRequest, JobState
-from job_modules.local import LocalJobModule, lent_slices, parse_cpu_list
+from job_modules.local import LocalJobModule, lent_slices, parse_cpu_list, stat_state_and_group
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 
@@ -26,6 +26,13 @@ def test_lent_slices_take_the_tail_of_each_task() -> None:
     assert lent_slices([(0, 1, 2, 3), (4, 5, 6, 7)], 4) == (2, 3, 6, 7)
     # 3 CPUs: ceil(3/2) = 2 from each tail, the first 3 of them
     assert lent_slices([(0, 1, 2, 3), (4, 5, 6, 7)], 3) == (2, 3, 6)
+
+
+def test_stat_state_and_group_counts_fields_after_the_command_name() -> None:
+    # proc(5): pid (comm) state ppid pgrp ...; a command name may hold ") " itself
+    assert stat_state_and_group("4242 (a) b (c) T 1 4240 4240 0 -1 4194560 93 0") == ("T", 4240)
+    own = Path("/proc/self/stat").read_text()
+    assert stat_state_and_group(own) == ("R", os.getpgid(0))
 
 
 def request(tmp_path: Path, name: str, argv: list[str], cpus: int = 2, colocate: str | None = None) -> JobRequest:
