@@ -361,7 +361,9 @@ class SimulatedJobModule(JobModule):
         now = self._clock.now()
         job = _Job(str(self._next_id), next(self._model_ids), request, self._shape(request), now,
                    now + self.options.start_latency)
-        self._check_fits(job)
+        reason = self.model.admission(self._trace(job), job.shape)
+        if reason:
+            raise JobModuleError(f"simulated: {request.name} refused: {reason}")
         self._next_id += 1
         self._jobs[job.job_id] = job
         self._waiting.append(job)
@@ -448,21 +450,10 @@ class SimulatedJobModule(JobModule):
                         self.options.tasks_per_node.get(request.app), request.memory_per_task / MIB,
                         node_list, request.oversubscribe)
 
-    def _check_fits(self, job: _Job) -> None:
-        """Refuse a job no state of the cluster could ever run (as sbatch refuses it)."""
-        shape, request, o = job.shape, job.request, self.options
-        n_candidates = len(shape.node_list) if shape.node_list is not None else o.nodes
-        counts = shape.tasks_on_nodes(o.cores_per_node, n_candidates)
-        most = max(counts)
-        problem = ""
-        if len(counts) > n_candidates:
-            problem = f"{len(counts)} nodes ({most} tasks per node), only {n_candidates} available"
-        elif most * request.memory_per_task > o.memory_per_node:
-            problem = f"{most * request.memory_per_task} bytes per node, nodes have {o.memory_per_node}"
-        elif not request.oversubscribe and most * request.cpus_per_task > o.cores_per_node:
-            problem = f"{most * request.cpus_per_task} cores per node, nodes have {o.cores_per_node}"
-        if problem:
-            raise JobModuleError(f"simulated: {request.name} needs {problem}")
+    def _trace(self, job: _Job) -> TraceJob:
+        """The model's record of ``job``, submitted when its start latency is over."""
+        return TraceJob(job.model_id, job.eligible, job.request.exec_time, job.request.total_cpus,
+                        requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
 
     def _submit_eligible(self, until: float) -> None:
         """Hand the model every waiting job whose start latency is over by ``until``, at its time."""
@@ -472,10 +463,8 @@ class SimulatedJobModule(JobModule):
                 return
             self._waiting.remove(job)
             self.model.advance(job.eligible)
-            trace = TraceJob(job.model_id, job.eligible, job.request.exec_time, job.request.total_cpus,
-                             requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
             try:
-                self.model.submit(trace, job.shape)
+                self.model.submit(self._trace(job), job.shape)
             except ModelError as exc:
                 raise JobModuleError(f"simulated: {job.request.name}: {exc}") from None
             self._live[job.job_id] = job

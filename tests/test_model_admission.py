@@ -69,16 +69,17 @@ def test_a_job_that_fits_only_a_smaller_partition_node_set_is_rejected_there() -
     assert list(result.jobs["job_id"]) == [2]
 
 
-@pytest.mark.parametrize(("shape", "cpus"), [
+@pytest.mark.parametrize(("shape", "cpus", "lacks"), [
     # 6 tasks of 1 CPU, 6 tasks per node: 6 CPUs on one node, nodes have 4 cores.
-    (JobShape(6, 1, tasks_per_node=6), 6),
+    (JobShape(6, 1, tasks_per_node=6), 6, "6 cores per node, nodes have 4"),
     # 2 tasks per node x 600 MB = 1,200 MB per node > 1,000 MB.
-    (JobShape(2, 1, tasks_per_node=2, memory_per_task=600), 2),
+    (JobShape(2, 1, tasks_per_node=2, memory_per_task=600), 2, "1200 MB of memory per node, nodes have 1000 MB"),
     # 1 task of 5 CPUs: filling nodes puts it on one node of 4 cores.
-    (JobShape(1, 5), 5),
+    (JobShape(1, 5), 5, "5 cores per node, nodes have 4"),
 ])
-def test_a_shaped_job_that_fits_no_node_is_refused_at_submit(shape: JobShape, cpus: int) -> None:
+def test_a_shaped_job_that_fits_no_node_is_refused_at_submit(shape: JobShape, cpus: int, lacks: str) -> None:
     sim = Simulation([], FOUR_NODES, FIFO, checker=InvariantChecker(FOUR_NODES))
+    assert sim.admission(TraceJob(1, 0.0, 10.0, cpus, 10.0), shape) == f"{NODE_CONFIG_UNAVAILABLE} ({lacks})"
     with pytest.raises(ModelError, match=NODE_CONFIG_UNAVAILABLE):
         sim.submit(TraceJob(1, 0.0, 10.0, cpus, 10.0), shape)
     sim.submit(TraceJob(2, 0.0, 10.0, 1, 10.0))

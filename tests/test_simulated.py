@@ -215,13 +215,20 @@ def test_a_colocated_job_shares_the_simulations_nodes() -> None:
 
 
 def test_a_job_that_can_never_fit_is_refused() -> None:
-    sim = module()
-    with pytest.raises(JobModuleError, match="cores per node"):
+    """The model's admission refuses at submit, saying what the layout lacks (sbatch's wording)."""
+    sim = module(nodes=2)  # 2 nodes x 4 cores = 8 CPUs
+    with pytest.raises(JobModuleError, match="12 CPUs exceed partition batch's size"):
+        sim.submit(request("huge", tasks=3, cpus=4))  # 3 x 4 = 12 > 8
+    # 1 task of 8 CPUs: the partition has 8 CPUs, but a task lives on one node of 4 cores
+    with pytest.raises(JobModuleError, match=r"not available \(8 cores per node, nodes have 4\)"):
         sim.submit(request("big", cpus=8))
-    with pytest.raises(JobModuleError, match="nodes"):
-        sim.submit(request("wide", tasks=2, cpus=4))
-    with pytest.raises(JobModuleError, match="bytes per node"):
-        sim.submit(request("fat", memory=64 * 1000**3))
+    # 10 GiB = 10,240 MiB per task, 4 tasks fill a 4-core node: 40,960 MiB per node; the default
+    # nodes have 32 GB = 32e9 / 2**20 = 30,517.6 MiB (the model's MB are Slurm's, MiB)
+    with pytest.raises(JobModuleError, match=r"\(40960 MB of memory per node, nodes have 30517\.6 MB\)"):
+        sim.submit(request("fat", tasks=4, memory=10 << 30))
+    spread = module(nodes=2, tasks_per_node={"simulation": 1})
+    with pytest.raises(JobModuleError, match=r"\(3 nodes \(1 tasks per node\), only 2 available\)"):
+        spread.submit(request("wide", tasks=3))
 
 
 def test_cancel_ends_the_job_and_frees_its_cores() -> None:

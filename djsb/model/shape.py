@@ -29,6 +29,20 @@ class JobShape:
     node_list: tuple[str, ...] | None = None
     oversubscribe: bool = False
 
+    def misfit(self, cores: int, memory: float | None, n_candidates: int, may_share: bool) -> str:
+        """Why this job fits no ``n_candidates`` nodes of ``cores`` cores and ``memory`` each (its
+        partition's largest node), for a user: the node count, memory or cores per node its layout
+        needs; "" if none of them is the reason."""
+        counts = self.tasks_on_nodes(cores, n_candidates)
+        most = max(counts)
+        if len(counts) > n_candidates:
+            return f"{len(counts)} nodes ({most} tasks per node), only {n_candidates} available"
+        if memory is not None and self.memory_per_task is not None and most * self.memory_per_task > memory:
+            return f"{most * self.memory_per_task:g} MB of memory per node, nodes have {memory:g} MB"
+        if not may_share and most * self.cpus_per_task > cores:
+            return f"{most * self.cpus_per_task} cores per node, nodes have {cores}"
+        return ""
+
     def tasks_on_nodes(self, cores_per_node: int, n_candidates: int) -> list[int]:
         """Tasks on each node: ``tasks_per_node`` per node, the last takes the remainder.
 

@@ -458,8 +458,13 @@ class Simulation:
         self.util.record(now, self.state.busy_cores, len(self.queue), self.queued_cores)
 
     # ----------------------------------------------------------------- job life cycle
+    def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
+        """Why the model would refuse ``trace`` laid out as ``shape`` if it were submitted now
+        (what :meth:`submit` raises and rejected.csv lists), or "" if it would admit it."""
+        return self._admit(trace, shape)[0]
+
     def _submit(self, trace: TraceJob, now: float) -> None:
-        reason, part, qos = self._admit(trace)
+        reason, part, qos = self._admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
             return
@@ -481,7 +486,7 @@ class Simulation:
         if self.checker is not None:
             self.checker.on_submit(job, now)
 
-    def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
+    def _admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
         parts = self.state.partitions
         part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
         qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
@@ -500,14 +505,25 @@ class Simulation:
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
             return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
-        shape = self.shapes.get(trace.job_id) if self.shapes else None
         if shape is not None and shape.node_list is not None:
             unknown = set(shape.node_list) - set(self.state.node_names)
             if unknown or not self._candidates(part, shape):
                 return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
         if not self._fits_empty(trace, part, shape):
-            return NODE_CONFIG_UNAVAILABLE, part, qos
+            return self._unavailable(part, shape), part, qos
         return "", part, qos
+
+    def _unavailable(self, part: PartitionState, shape: JobShape | None) -> str:
+        """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
+        needs that its partition's largest node lacks."""
+        if shape is None:
+            return NODE_CONFIG_UNAVAILABLE
+        candidates = self._candidates(part, shape)
+        memories = [self.empty.node_mem_free[i] for i in candidates]
+        memory = None if None in memories else max(m for m in memories if m is not None)
+        detail = shape.misfit(max(self.empty.node_cores[i] for i in candidates), memory, len(candidates),
+                              part.forced or shape.oversubscribe)
+        return f"{NODE_CONFIG_UNAVAILABLE} ({detail})" if detail else NODE_CONFIG_UNAVAILABLE
 
     def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
         """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
