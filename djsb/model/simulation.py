@@ -765,6 +765,8 @@ class Simulation:
     def _backfill_pass(self, now: float) -> None:
         if not self._prepare(BF_TICK, now):
             return
+        if self.checker is None and not self._something_fits():
+            return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
         cfg = self.config
         state = self.state
