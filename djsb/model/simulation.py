@@ -170,6 +170,7 @@ class Simulation:
         self.user_qos_running: dict[tuple[str, str], int] = {}
         self.queued_cores = 0
         self.need_counts: dict[int, dict[int, int]] = {}
+        self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
         self.node_jobs = [0] * len(self.state.partitions)  # queued jobs planned node by node, per partition
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
@@ -481,6 +482,9 @@ class Simulation:
         self.queued_cores += trace.cpus
         counts = self.need_counts.setdefault(part.index, {})
         counts[job.need] = counts.get(job.need, 0) + 1
+        least = self.min_need.get(part.index)
+        if least is None or job.need < least:
+            self.min_need[part.index] = job.need
         self.node_jobs[part.index] += self._plans_nodes(job)
         self._touch()
         if self.checker is not None:
@@ -629,10 +633,16 @@ class Simulation:
         """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
         self.queued_cores -= job.trace.cpus
         self.node_jobs[job.part.index] -= self._plans_nodes(job)
-        counts = self.need_counts[job.part.index]
+        p = job.part.index
+        counts = self.need_counts[p]
         counts[job.need] -= 1
         if not counts[job.need]:
             del counts[job.need]
+            if job.need == self.min_need[p]:
+                if counts:
+                    self.min_need[p] = min(counts)
+                else:
+                    del self.min_need[p]
 
     def _end(self, job: SimJob, now: float) -> None:
         trace = job.trace
@@ -677,7 +687,7 @@ class Simulation:
     def _something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
         parts = self.state.partitions
-        return any(counts and min(counts) <= parts[p].free for p, counts in self.need_counts.items())
+        return any(least <= parts[p].free for p, least in self.min_need.items())
 
     def _prepare(self, kind: int, now: float) -> bool:
         """Recompute priorities if due, and say whether the pass must run.
@@ -779,7 +789,7 @@ class Simulation:
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
         parts_queued = 1 if len(state.partitions) == 1 else \
-            sum(1 for counts in self.need_counts.values() if counts)  # the queue is not empty here
+            len(self.min_need)  # the queue is not empty here
         parts_done = 0  # partitions with no reservation left to make
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
