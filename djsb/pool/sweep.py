@@ -1,0 +1,104 @@
+"""``djsb pool CONFIG [-o OUT]``: one run, or a parameter sweep from one config.
+
+A config with a ``sweep:`` section (``grid:`` crossed, ``zip:`` varied together, both mapping a
+dotted key path to a list of values, the format of ``djsb sweep``) runs every point into
+``OUT/points/<k>/`` and writes ``OUT/sweep.csv`` (``point``, one column per swept key, every
+scalar metric) and ``OUT/policy_sweep.png`` (figs. 5-11 of paper 002). Without it the single run
+goes straight into ``OUT``. Points are run here one after the other; ``djsb sweep`` with
+``sweep.runner: pool`` runs the same points through :func:`djsb.pool.runner.run_point`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from djsb.pool.config import read_experiment
+from djsb.pool.plots import plot_sweep
+from djsb.pool.runner import run_experiment
+from djsb.yamlnodes import Located, load_yaml
+
+SWEEP_KEYS = frozenset({"grid", "zip", "runner"})
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: the value given to each swept key (by dotted path)."""
+
+    values: dict[str, Located]
+
+    def row(self) -> dict[str, Any]:
+        return {path: node.value for path, node in self.values.items()}
+
+
+def _lists(node: Located | None) -> dict[str, list[Located]]:
+    if node is None:
+        return {}
+    out = {}
+    for path, values in node.items():
+        if not isinstance(values.value, list) or not values.value:
+            raise values.error("expected a non-empty list of values")
+        out[path] = values.value
+    return out
+
+
+def sweep_points(sweep: Located) -> list[Point]:
+    """The grid's cartesian product, each combined with every zipped tuple (or just the grid)."""
+    sweep.check_keys(SWEEP_KEYS)
+    grid, zipped = _lists(sweep.get("grid")), _lists(sweep.get("zip"))
+    lengths = {len(values) for values in zipped.values()}
+    if len(lengths) > 1:
+        raise (sweep.get("zip") or sweep).error("the lists under zip must have equal lengths")
+    zip_rows = [dict(zip(zipped, row, strict=True)) for row in zip(*zipped.values(), strict=True)] or [{}]
+    grid_rows = [dict(zip(grid, row, strict=True)) for row in itertools.product(*grid.values())]
+    return [Point({**g, **z}) for g in grid_rows for z in zip_rows]
+
+
+def with_value(root: Located, path: str, value: Located) -> Located:
+    """``root`` with the node at dotted ``path`` (list indices allowed) replaced by ``value``."""
+    head, _, rest = path.partition(".")
+    key = f"{root.key}.{head}" if root.key else head
+    if isinstance(root.value, list):
+        if not head.isdigit() or int(head) >= len(root.value):
+            raise value.error(f"{path!r}: no item {head!r} in the list at {root.key or '(top level)'}")
+        items = list(root.value)
+        items[int(head)] = with_value(items[int(head)], rest, value) if rest else _moved(value, key)
+        return Located(items, root.line, root.key, root.source)
+    children = dict(root.mapping()) if root.is_mapping() else {}
+    child = children.get(head, Located({}, value.line, key, value.source))
+    children[head] = with_value(child, rest, value) if rest else _moved(value, key)
+    return Located(children, root.line, root.key, root.source)
+
+
+def _moved(value: Located, key: str) -> Located:
+    """A swept value placed at ``key``: errors name the config key, the line stays the sweep's."""
+    return Located(value.value, value.line, key, value.source)
+
+
+def run_pool(config_path: Path, out_dir: Path) -> str:
+    """Run the config (one point or its sweep) into ``out_dir``; return a one-line summary."""
+    root = load_yaml(config_path)
+    base = config_path.parent
+    sweep = root.get("sweep")
+    if sweep is None:
+        metrics = run_experiment(read_experiment(root, base), out_dir)
+        return f"pool: energy {metrics['energy_kwh']:.1f} kWh, {metrics['good_tasks_killed']:.0f} good tasks killed -> {out_dir}"
+    points = sweep_points(sweep)
+    experiments = []
+    for point in points:
+        tree = root
+        for path, value in point.values.items():
+            tree = with_value(tree, path, value)
+        experiments.append(read_experiment(tree, base))  # every point validated before any runs
+    rows = []
+    for k, (point, experiment) in enumerate(zip(points, experiments, strict=True)):
+        metrics = run_experiment(experiment, out_dir / "points" / str(k))
+        rows.append({"point": k, **point.row(), **metrics})
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "sweep.csv", index=False)
+    plot_sweep(table, list(points[0].values), out_dir / "policy_sweep.png")
+    return f"pool: {len(points)} points -> {out_dir / 'sweep.csv'}"
