@@ -11,6 +11,7 @@ A3 leave out of the accrued time the runs that ended by an interactive user (A2)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from djsb.pool.abandon.base import (
     ABANDON_POLICIES,
@@ -31,7 +32,7 @@ class _AccruedBound(AbandonPolicy):
     t_hours: float
     PARAMS = {"t_hours": hours}
     REQUIRED = ("t_hours",)
-    IGNORED: EndCause | None = None
+    IGNORED: ClassVar[EndCause | None] = None
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
         return abandon_if(accrued_time(history, ignore=self.IGNORED) > self.t_hours * SECONDS_PER_HOUR)
