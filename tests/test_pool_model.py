@@ -1,0 +1,141 @@
+"""The pool model of paper 002: Table I energy, a hand-worked schedule, C3's Rank(c), the sweeps."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from djsb.errors import TraceError
+from djsb.pool.abandon import build_abandon
+from djsb.pool.computers import Computer
+from djsb.pool.config import located
+from djsb.pool.history_csv import read_history
+from djsb.pool.interactive import Interruptions
+from djsb.pool.metrics import pool_metrics
+from djsb.pool.placement import PLACEMENTS, PlacementContext, cluster_ranks, idle_share
+from djsb.pool.power import COMPUTER_TYPES, timeline_energy_kwh
+from djsb.pool.runner import run_point
+from djsb.pool.simulation import PoolSimulation
+from djsb.pool.sweep import sweep_points, with_value
+from djsb.pool.tasks import EndCause, Task
+
+HOUR = 3600.0
+NORMAL = COMPUTER_TYPES["normal"]  # Table I of 002: 57 W active, 40 W idle, 2 W asleep
+
+
+def test_energy_of_a_hand_worked_timeline() -> None:
+    # Normal PC, 10 h, sleeps after 30 min idle; a user [1 h, 2 h) then a task [2 h, 5 h):
+    # asleep 1 h * 2 W = 2 Wh, active 4 h * 57 W = 228 Wh, idle 0.5 h * 40 W = 20 Wh,
+    # asleep 4.5 h * 2 W = 9 Wh: 259 Wh.
+    busy = [(1 * HOUR, 2 * HOUR), (2 * HOUR, 5 * HOUR)]
+    assert timeline_energy_kwh(NORMAL, busy, 10 * HOUR, 1800.0) == pytest.approx(0.259)
+    # High end (114/67/3 W), active [0, 1 h) and [3 h, 4 h) in 5 h, sleep after 1 h:
+    # 114 + idle 1 h * 67 + asleep 1 h * 3 + 114 + idle 1 h * 67 = 365 Wh.
+    high = COMPUTER_TYPES["high_end"]
+    assert timeline_energy_kwh(high, [(0, HOUR), (3 * HOUR, 4 * HOUR)], 5 * HOUR, HOUR) == pytest.approx(0.365)
+
+
+def one_computer_run(rule: dict[str, object]) -> dict[str, float]:
+    """One normal PC with a user [1 h, 2 h); one good 1.5 h task submitted at 0; 6 h horizon."""
+    spans = Interruptions((HOUR,), (2 * HOUR,), (EndCause.USER,))
+    sim = PoolSimulation([Computer(0, 0, NORMAL)], [spans], [Task(0, 0.0, 1.5 * HOUR)],
+                         build_abandon(located(rule)), PLACEMENTS["C1"], horizon=6 * HOUR,
+                         sleep_after=1800.0, dedicated_kind=COMPUTER_TYPES["high_end"], seed=1)
+    return pool_metrics(sim.run())
+
+
+def test_hand_worked_schedule_energy_and_overhead() -> None:
+    metrics = one_computer_run({"rule": "X0"})
+    # Runs [0, 1 h) (evicted by the user) and [2 h, 3.5 h) (completes): overhead 3.5 - 0 - 1.5 = 2 h.
+    assert metrics["mean_overhead_minutes"] == pytest.approx(120.0)
+    assert metrics["good_task_hours_wasted"] == pytest.approx(1.0)
+    # With the pool: active [0, 3.5 h) = 3.5 * 57 = 199.5 Wh, idle 0.5 h * 40 = 20, asleep 2 h * 2 = 4
+    # -> 223.5 Wh. Users alone: asleep 1 h = 2, active 1 h = 57, idle 0.5 h = 20, asleep 3.5 h = 7
+    # -> 86 Wh. The pool added 137.5 Wh.
+    assert metrics["total_energy_kwh"] == pytest.approx(0.2235)
+    assert metrics["energy_kwh"] == pytest.approx(0.1375)
+
+
+def test_n1_kills_on_a_user_eviction_that_n2_forgives() -> None:
+    assert one_computer_run({"rule": "N1", "n": 1})["good_tasks_killed"] == 1
+    n2 = one_computer_run({"rule": "N2", "n": 1})
+    assert (n2["good_tasks_killed"], n2["good_tasks_completed"]) == (0, 1)
+    # I1(0.5 h): the watchdog stops the first run at 0.5 h and abandons the 1.5 h task.
+    assert one_computer_run({"rule": "I1", "t_hours": 0.5})["good_tasks_killed"] == 1
+
+
+def users(*hours: float) -> Interruptions:
+    """One interactive session [0, h) on a 10 h horizon."""
+    return Interruptions((0.0,), (hours[0] * HOUR,), (EndCause.USER,))
+
+
+def test_c3_ranks_clusters_by_mean_idle_share() -> None:
+    # Cluster 0: PCs used 5 h and 3 h of 10 -> idle shares 0.5, 0.7, Rank = (0.5 + 0.7) / 2 = 0.6.
+    # Cluster 1: one PC used 3.5 h -> 0.65. C3 takes cluster 1's PC; C2 the single least used PC (0.7).
+    computers = [Computer(0, 0, NORMAL), Computer(1, 0, NORMAL), Computer(2, 1, NORMAL)]
+    shares = [idle_share(users(h), 10 * HOUR) for h in (5, 3, 3.5)]
+    assert shares == pytest.approx([0.5, 0.7, 0.65])
+    ranks = cluster_ranks([c.cluster for c in computers], shares)
+    assert ranks == pytest.approx({0: 0.6, 1: 0.65})
+    ctx = PlacementContext(computers, shares, ranks, random.Random(1))
+    assert PLACEMENTS["C3"]({0, 1, 2}, lambda c: True, ctx) == 2
+    assert PLACEMENTS["C2"]({0, 1, 2}, lambda c: True, ctx) == 1
+    assert PLACEMENTS["C3"]({0, 1}, lambda c: True, ctx) in {0, 1}  # cluster 1 has nothing free
+    assert PLACEMENTS["C1"]({0, 1, 2}, lambda c: c == 0, ctx) == 0  # the only awake one
+
+
+SMALL = {"seed": 3, "pool": {"days": 21, "generate": {"clusters": 4, "computers": 60}},
+         "workload": {"generate": {"tasks": 500, "days": 10}}, "policy": {"placement": "C1"}}
+
+
+def small_run(rule: dict[str, object], tmp_path: Path) -> dict[str, float]:
+    return run_point({**SMALL, "policy": {"abandon": rule, "placement": "C1"}}, tmp_path / str(rule))
+
+
+def test_n1_sweep_trades_good_tasks_for_energy(tmp_path: Path) -> None:
+    # Paper 002 figs. 5: as n falls, energy and bad-task waste fall and good tasks killed rise.
+    x0 = small_run({"rule": "X0"}, tmp_path)
+    assert x0["good_tasks_killed"] == 0  # Table II: X0 kills no good task
+    points = [small_run({"rule": "N1", "n": n}, tmp_path) for n in (10, 3, 1)]
+    energies = [x0["energy_kwh"]] + [p["energy_kwh"] for p in points]
+    waste = [x0["bad_task_hours_wasted"]] + [p["bad_task_hours_wasted"] for p in points]
+    killed = [x0["good_tasks_killed"]] + [p["good_tasks_killed"] for p in points]
+    assert energies == sorted(energies, reverse=True) and energies[-1] < 0.5 * energies[0]
+    assert waste == sorted(waste, reverse=True)
+    assert killed == sorted(killed) and killed[-1] > killed[1]
+    assert (tmp_path / str({"rule": "X0"}) / "tasks.csv").exists()
+
+
+def test_history_csv_reads_htcondor_columns(tmp_path: Path) -> None:
+    path = tmp_path / "history.csv"
+    path.write_text("ClusterId,QDate,CommittedTime,JobStatus\n1,1000,600,4\n2,1300,7200,3\n")
+    good, bad = read_history(path)
+    assert (good.submit, good.runtime, good.good) == (0.0, 600.0, True)
+    assert (bad.submit, bad.runtime, bad.removal_after) == (300.0, None, 7200.0)
+    path.write_text("submit,runtime,outcome\n0,60,completed\n5,abc,removed\n")
+    with pytest.raises(TraceError, match=r"history.csv:3: runtime: expected seconds >= 0, got 'abc'"):
+        read_history(path)
+
+
+def test_sweep_points_cross_grid_and_zip_lists() -> None:
+    sweep = located({"grid": {"policy.abandon.n": [1, 2, 3], "policy.placement": ["C1", "C3"]},
+                     "zip": {"seed": [1, 2], "pool.days": [7, 14]}}, "sweep")
+    points = sweep_points(sweep)
+    assert len(points) == 3 * 2 * 2  # grid 3 x 2, crossed with 2 zipped pairs
+    assert points[1].row() == {"policy.abandon.n": 1, "policy.placement": "C1", "seed": 2, "pool.days": 14}
+    tree = with_value(located({"pool": {"generate": {"clusters": 2}}}), "pool.generate.clusters", located(9))
+    assert tree.plain() == {"pool": {"generate": {"clusters": 9}}}
+
+
+def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "pool.yaml"
+    config.write_text("pool:\n  days: 7\n  generate: {clusters: 0}\nworkload: {generate: {tasks: 5}}\n"
+                      "policy: {abandon: {rule: X0}}\n")
+    done = subprocess.run([sys.executable, "-m", "djsb.cli", "pool", str(config), "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"djsb: error: {config}:3: pool.generate.clusters: must be >= 1, got 0"
