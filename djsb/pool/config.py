@@ -101,20 +101,29 @@ def _type_mix(node: Located) -> dict[str, float]:
     return mix
 
 
-def _shape_fields(cls: type, readers: dict[str, Callable[[Located], Any]]) -> dict[str, Callable[[Located], Any]]:
+Reader = Callable[[Located], Any]
+
+
+def _shape_fields(cls: type, readers: dict[str, Reader]) -> dict[str, Reader]:
     """A reader per field of a shape dataclass: ``readers`` for the special ones, > 0 numbers else."""
     return {f.name: readers.get(f.name, _positive) for f in dataclasses.fields(cls)}
 
 
-POOL_SHAPE = _shape_fields(PoolShape, {"clusters": lambda n: as_int(n, 1), "computers": lambda n: as_int(n, 1),
+def _at_least_one(node: Located) -> int:
+    return as_int(node, 1)
+
+
+POOL_SHAPE = _shape_fields(PoolShape, {"clusters": _at_least_one, "computers": _at_least_one,
                                        "open_24h": _share, "idle_spread": as_number, "types": _type_mix})
-TASK_SHAPE = _shape_fields(TaskShape, {"tasks": lambda n: as_int(n, 1), "bad_fraction": _share,
+TASK_SHAPE = _shape_fields(TaskShape, {"tasks": _at_least_one, "bad_fraction": _share,
                                        "good_sigma": as_number})
-CLUSTER = {"name": as_str, "computers": lambda n: as_int(n, 1), "type": _computer_type, "open_hour": _hour,
-           "close_hour": _hour, "mean_idle_minutes": _positive, "mean_session_minutes": _positive}
-POOL = {"days": _positive, "reboot_hour": _hour, "reboot_minutes": _positive, "sleep_after_minutes": _positive,
-        "failure_mtbf_days": _positive, "failure_repair_hours": _positive,
-        "generate": lambda n: n, "clusters": lambda n: n}
+CLUSTER: dict[str, Reader] = {"name": as_str, "computers": _at_least_one, "type": _computer_type, "open_hour": _hour,
+                              "close_hour": _hour, "mean_idle_minutes": _positive,
+                              "mean_session_minutes": _positive}
+POOL: dict[str, Reader] = {
+    "days": _positive, "reboot_hour": _hour, "reboot_minutes": _positive, "sleep_after_minutes": _positive,
+    "failure_mtbf_days": _positive, "failure_repair_hours": _positive,
+    "generate": lambda n: n, "clusters": lambda n: n}
 
 
 def _child(node: Located, name: str) -> Located:

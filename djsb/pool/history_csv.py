@@ -63,7 +63,8 @@ def read_history(path: Path) -> list[Task]:
         if not any(cell.strip() for cell in row):
             continue
         if len(row) <= max(index.values()):
-            raise TraceError(f"expected {max(index.values()) + 1} columns, got {len(row)}", source=source, line=line)
+            raise TraceError(f"expected {max(index.values()) + 1} columns, got {len(row)}",
+                             source=source, line=line)
         submit = _seconds(row[index["submit"]], source, line, "submit")
         runtime = _seconds(row[index["runtime"]], source, line, "runtime")
         outcome = row[index["outcome"]].strip().lower()

@@ -52,7 +52,8 @@ class Interruptions:
 
     def spans(self, cause: EndCause | None = None) -> list[tuple[float, float]]:
         """The intervals as ``(start, end)``, only those of ``cause`` if given."""
-        return [(s, e) for s, e, c in zip(self.starts, self.ends, self.causes) if cause in (None, c)]
+        triples = zip(self.starts, self.ends, self.causes, strict=True)
+        return [(s, e) for s, e, c in triples if cause in (None, c)]
 
 
 def merge_causes(intervals: list[Interval]) -> list[Interval]:

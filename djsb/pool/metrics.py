@@ -27,7 +27,7 @@ def pool_energy_kwh(result: PoolResult) -> tuple[float, float]:
             if run.computer >= 0:
                 runs_on[run.computer].append((run.start, run.end))
     added = total = 0.0
-    for computer, spans, runs in zip(result.computers, result.interruptions, runs_on):
+    for computer, spans, runs in zip(result.computers, result.interruptions, runs_on, strict=True):
         busy = spans.spans()
         with_pool = timeline_energy_kwh(computer.kind, busy + runs, result.horizon, result.sleep_after)
         without = timeline_energy_kwh(computer.kind, busy, result.horizon, result.sleep_after)

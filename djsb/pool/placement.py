@@ -31,7 +31,7 @@ def idle_share(interruptions: Interruptions, horizon: float) -> float:
 def cluster_ranks(cluster_of: Sequence[int], shares: Sequence[float]) -> dict[int, float]:
     """Rank(c) of every cluster: the mean idle share of its computers (sec. III-B of 002)."""
     totals: dict[int, list[float]] = {}
-    for cluster, share in zip(cluster_of, shares):
+    for cluster, share in zip(cluster_of, shares, strict=True):
         totals.setdefault(cluster, []).append(share)
     return {cluster: sum(values) / len(values) for cluster, values in totals.items()}
 

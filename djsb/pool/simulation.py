@@ -107,7 +107,7 @@ class PoolSimulation:
 
     def _schedule_inputs(self) -> None:
         for index, spans in enumerate(self.interruptions):
-            for start, end in zip(spans.starts, spans.ends):
+            for start, end in zip(spans.starts, spans.ends, strict=True):
                 self._push(start, TAKEN, index)
                 self._push(end, GIVEN_BACK, index)
             if spans.covering(0.0) is None:

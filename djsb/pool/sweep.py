@@ -86,7 +86,8 @@ def run_pool(config_path: Path, out_dir: Path) -> str:
     sweep = root.get("sweep")
     if sweep is None:
         metrics = run_experiment(read_experiment(root, base), out_dir)
-        return f"pool: energy {metrics['energy_kwh']:.1f} kWh, {metrics['good_tasks_killed']:.0f} good tasks killed -> {out_dir}"
+        return (f"pool: energy {metrics['energy_kwh']:.1f} kWh, "
+                f"{metrics['good_tasks_killed']:.0f} good tasks killed -> {out_dir}")
     points = sweep_points(sweep)
     experiments = []
     for point in points:
