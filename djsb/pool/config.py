@@ -117,9 +117,9 @@ POOL_SHAPE = _shape_fields(PoolShape, {"clusters": _at_least_one, "computers": _
                                        "open_24h": _share, "idle_spread": as_number, "types": _type_mix})
 TASK_SHAPE = _shape_fields(TaskShape, {"tasks": _at_least_one, "bad_fraction": _share,
                                        "good_sigma": as_number})
-CLUSTER: dict[str, Reader] = {"name": as_str, "computers": _at_least_one, "type": _computer_type, "open_hour": _hour,
-                              "close_hour": _hour, "mean_idle_minutes": _positive,
-                              "mean_session_minutes": _positive}
+CLUSTER: dict[str, Reader] = {
+    "name": as_str, "computers": _at_least_one, "type": _computer_type, "open_hour": _hour,
+    "close_hour": _hour, "mean_idle_minutes": _positive, "mean_session_minutes": _positive}
 POOL: dict[str, Reader] = {
     "days": _positive, "reboot_hour": _hour, "reboot_minutes": _positive, "sleep_after_minutes": _positive,
     "failure_mtbf_days": _positive, "failure_repair_hours": _positive,
