@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import subprocess
 import sys
@@ -139,3 +140,61 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert done.stderr.strip() == f"djsb: error: {config}:3: pool.generate.clusters: must be >= 1, got 0"
+
+
+@pytest.mark.parametrize("rule", [{"rule": "X0"}, {"rule": "I1", "t_hours": 3},
+                                  {"rule": "D", "n": 2, "m": 3, "d_hours": 30}])
+@pytest.mark.parametrize("placement", ["C1", "C2", "C3"])
+def test_runs_never_overlap_users_or_each_other(rule: dict[str, object], placement: str) -> None:
+    from djsb.pool.config import read_experiment
+    from djsb.pool.runner import simulate_pool
+
+    config = {**SMALL, "workload": {"generate": {"tasks": 300, "days": 10}},
+              "policy": {"abandon": rule, "placement": placement}}
+    result = simulate_pool(read_experiment(located(config), Path.cwd()))
+    runs_on: dict[int, list[tuple[float, float]]] = {}
+    for record in result.records:
+        assert record.outcome in {"completed", "abandoned", "removed", "unfinished"}
+        assert all(a.end <= b.start for a, b in itertools.pairwise(record.runs))  # one run at a time
+        if record.outcome == "completed":
+            assert record.runs[-1].duration == pytest.approx(record.task.runtime)
+        for run in record.runs:
+            assert record.task.submit <= run.start <= run.end <= result.horizon
+            runs_on.setdefault(run.computer, []).append((run.start, run.end))
+    for computer, spans in runs_on.items():
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))  # a computer runs one task at a time
+        if computer >= 0:
+            taken = result.interruptions[computer]
+            for start, end in spans:
+                assert taken.covering(start) is None
+                nxt = taken.next_start(start)
+                assert nxt is None or taken.starts[nxt] >= end  # evicted at the latest when a user comes
+    if "m" in rule:
+        assert {c for c in runs_on if c < 0} <= {-1, -2, -3}  # D(m = 3): three dedicated computers
+
+
+def test_cli_runs_a_listed_pool_sweep(tmp_path: Path) -> None:
+    config = tmp_path / "pool.yaml"
+    config.write_text(
+        "seed: 2\n"
+        "pool:\n  days: 7\n  reboot_hour: 5\n  reboot_minutes: 10\n  sleep_after_minutes: 20\n"
+        "  failure_mtbf_days: 30\n  failure_repair_hours: 1\n"
+        "  clusters:\n"
+        "    - {name: library, computers: 6, type: legacy, mean_idle_minutes: 60, mean_session_minutes: 45}\n"
+        "    - {name: maths, computers: 4, type: high_end, open_hour: 9, close_hour: 17}\n"
+        "workload: {generate: {tasks: 80, days: 3, bad_fraction: 0.1, bad_removal_days: 2}}\n"
+        "policy: {abandon: {rule: A2, t_hours: 4}, placement: C2, dedicated_type: normal}\n"
+        "sweep:\n  grid: {policy.abandon.t_hours: [2, 8]}\n  zip: {policy.placement: [C1, C3]}\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "djsb.cli", "pool", str(config), "-o", str(out)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    import pandas as pd
+
+    table = pd.read_csv(out / "sweep.csv")
+    assert list(table["point"]) == [0, 1, 2, 3]  # 2 grid values x 2 zipped
+    assert list(table["policy.abandon.t_hours"]) == [2, 2, 8, 8]
+    assert (table["good_tasks_completed"] + table["good_tasks_killed"] + table["good_tasks_unfinished"]
+            == table["good_tasks"]).all()
+    assert (out / "points" / "3" / "tasks.csv").exists() and (out / "policy_sweep.png").stat().st_size > 0

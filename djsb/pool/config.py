@@ -39,6 +39,7 @@ from djsb.pool.generator import PoolShape, TaskShape, draw_clusters, draw_tasks
 from djsb.pool.history_csv import read_history
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.power import COMPUTER_TYPES, ComputerType
+from djsb.pool.readers import at_least_one, hour_of_day, positive, share
 from djsb.pool.tasks import Task
 from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
 
@@ -67,24 +68,6 @@ def located(value: Any, key: str = "", source: str = "<config>") -> Located:
     return Located(value, 0, key, source)
 
 
-def _positive(node: Located) -> float:
-    return as_number(node, 0.0, strict=True)
-
-
-def _share(node: Located) -> float:
-    value = as_number(node)
-    if value > 1:
-        raise node.error(f"must be a share in [0, 1], got {value}")
-    return value
-
-
-def _hour(node: Located) -> float:
-    value = as_number(node)
-    if value > 24:
-        raise node.error(f"must be an hour of the day in [0, 24], got {value}")
-    return value
-
-
 def _computer_type(node: Located) -> ComputerType:
     name = as_str(node)
     if name not in COMPUTER_TYPES:
@@ -93,7 +76,7 @@ def _computer_type(node: Located) -> ComputerType:
 
 
 def _type_mix(node: Located) -> dict[str, float]:
-    mix = {name: _share(child) for name, child in node.items()}
+    mix = {name: share(child) for name, child in node.items()}
     for name, child in node.items():
         _computer_type(Located(name, child.line, child.key, child.source))
     if not mix or sum(mix.values()) <= 0:
@@ -106,23 +89,19 @@ Reader = Callable[[Located], Any]
 
 def _shape_fields(cls: type, readers: dict[str, Reader]) -> dict[str, Reader]:
     """A reader per field of a shape dataclass: ``readers`` for the special ones, > 0 numbers else."""
-    return {f.name: readers.get(f.name, _positive) for f in dataclasses.fields(cls)}
+    return {f.name: readers.get(f.name, positive) for f in dataclasses.fields(cls)}
 
 
-def _at_least_one(node: Located) -> int:
-    return as_int(node, 1)
-
-
-POOL_SHAPE = _shape_fields(PoolShape, {"clusters": _at_least_one, "computers": _at_least_one,
-                                       "open_24h": _share, "idle_spread": as_number, "types": _type_mix})
-TASK_SHAPE = _shape_fields(TaskShape, {"tasks": _at_least_one, "bad_fraction": _share,
+POOL_SHAPE = _shape_fields(PoolShape, {"clusters": at_least_one, "computers": at_least_one,
+                                       "open_24h": share, "idle_spread": as_number, "types": _type_mix})
+TASK_SHAPE = _shape_fields(TaskShape, {"tasks": at_least_one, "bad_fraction": share,
                                        "good_sigma": as_number})
 CLUSTER: dict[str, Reader] = {
-    "name": as_str, "computers": _at_least_one, "type": _computer_type, "open_hour": _hour,
-    "close_hour": _hour, "mean_idle_minutes": _positive, "mean_session_minutes": _positive}
+    "name": as_str, "computers": at_least_one, "type": _computer_type, "open_hour": hour_of_day,
+    "close_hour": hour_of_day, "mean_idle_minutes": positive, "mean_session_minutes": positive}
 POOL: dict[str, Reader] = {
-    "days": _positive, "reboot_hour": _hour, "reboot_minutes": _positive, "sleep_after_minutes": _positive,
-    "failure_mtbf_days": _positive, "failure_repair_hours": _positive,
+    "days": positive, "reboot_hour": hour_of_day, "reboot_minutes": positive, "sleep_after_minutes": positive,
+    "failure_mtbf_days": positive, "failure_repair_hours": positive,
     "generate": lambda n: n, "clusters": lambda n: n}
 
 

@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from djsb.pool.readers import positive
 from djsb.pool.tasks import History
 from djsb.registry import Registry, UnknownName
-from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_str, read_fields
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -74,25 +75,7 @@ def abandon_if(condition: bool) -> Verdict:
 
 def hours(node: Located) -> float:
     """A duration in hours (> 0): policy times are written in hours, as paper 002 gives them."""
-    return as_number(node, 0.0, strict=True)
-
-
-def count(node: Located) -> int:
-    return as_int(node, 1)
-
-
-def probability(node: Located) -> float:
-    value = as_number(node)
-    if value > 1:
-        raise node.error(f"must be a probability in [0, 1], got {value}")
-    return value
-
-
-def percent(node: Located) -> float:
-    value = as_number(node)
-    if value > 100:
-        raise node.error(f"must be a percentile in [0, 100], got {value}")
-    return value
+    return positive(node)
 
 
 def build_abandon(node: Located) -> AbandonPolicy:

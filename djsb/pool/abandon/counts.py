@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from djsb.pool.abandon.base import (
     ABANDON_POLICIES,
@@ -12,9 +13,9 @@ from djsb.pool.abandon.base import (
     Evidence,
     Verdict,
     abandon_if,
-    count,
     hours,
 )
+from djsb.pool.readers import at_least_one
 from djsb.pool.tasks import EndCause, History, deallocations
 
 
@@ -27,43 +28,39 @@ class Unlimited(AbandonPolicy):
         return Verdict.RETRY
 
 
-@ABANDON_POLICIES.register("N1")
 @dataclass(frozen=True, slots=True)
-class MaxDeallocations(AbandonPolicy):
-    """N1(n): abandon at the n-th deallocation, whatever its cause (Condor's default policy)."""
+class _CountBound(AbandonPolicy):
+    """Abandon at the n-th deallocation, those of cause ``IGNORED`` not counted."""
 
     n: int
-    PARAMS = {"n": count}
+    PARAMS = {"n": at_least_one}
     REQUIRED = ("n",)
+    IGNORED: ClassVar[EndCause | None] = None
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(deallocations(history) >= self.n)
+        return abandon_if(deallocations(history, ignore=self.IGNORED) >= self.n)
+
+
+@ABANDON_POLICIES.register("N1")
+@dataclass(frozen=True, slots=True)
+class MaxDeallocations(_CountBound):
+    """N1(n): abandon at the n-th deallocation, whatever its cause (Condor's default policy)."""
 
 
 @ABANDON_POLICIES.register("N2")
 @dataclass(frozen=True, slots=True)
-class MaxDeallocationsButUsers(AbandonPolicy):
+class MaxDeallocationsButUsers(_CountBound):
     """N2(n): abandon at the n-th deallocation not caused by an interactive user logging in."""
 
-    n: int
-    PARAMS = {"n": count}
-    REQUIRED = ("n",)
-
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(deallocations(history, ignore=EndCause.USER) >= self.n)
+    IGNORED = EndCause.USER
 
 
 @ABANDON_POLICIES.register("N3")
 @dataclass(frozen=True, slots=True)
-class MaxDeallocationsButReboots(AbandonPolicy):
+class MaxDeallocationsButReboots(_CountBound):
     """N3(n): abandon at the n-th deallocation not caused by a reboot."""
 
-    n: int
-    PARAMS = {"n": count}
-    REQUIRED = ("n",)
-
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(deallocations(history, ignore=EndCause.REBOOT) >= self.n)
+    IGNORED = EndCause.REBOOT
 
 
 @ABANDON_POLICIES.register("D")
@@ -76,7 +73,7 @@ class DedicatedAfter(AbandonPolicy):
     n: int
     m: int
     d_hours: float
-    PARAMS = {"n": count, "m": count, "d_hours": hours}
+    PARAMS = {"n": at_least_one, "m": at_least_one, "d_hours": hours}
     REQUIRED = ("n", "m", "d_hours")
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
@@ -84,4 +81,3 @@ class DedicatedAfter(AbandonPolicy):
 
     def dedicated(self) -> Dedicated:
         return Dedicated(self.m, self.d_hours * SECONDS_PER_HOUR)
-

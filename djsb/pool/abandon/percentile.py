@@ -9,12 +9,13 @@ below it). Until ``min_history`` tasks have completed there is no history and no
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from djsb.pool.abandon.base import ABANDON_POLICIES, AbandonPolicy, Evidence, Verdict, abandon_if, percent
+from djsb.pool.abandon.base import ABANDON_POLICIES, AbandonPolicy, Evidence, Verdict, abandon_if
+from djsb.pool.readers import at_least_one, percent
 from djsb.pool.tasks import History, accrued_time, deallocations
-from djsb.yamlnodes import as_int
 
 
 def nearest_rank(sorted_values: Sequence[float], p: float) -> float:
@@ -23,33 +24,48 @@ def nearest_rank(sorted_values: Sequence[float], p: float) -> float:
     return sorted_values[rank - 1]
 
 
-@ABANDON_POLICIES.register("P1")
 @dataclass(frozen=True, slots=True)
-class CountPercentile(AbandonPolicy):
-    """P1(n, p): abandon if the deallocation count is above the p-th percentile of completed tasks'."""
+class _PercentileBound(AbandonPolicy):
+    """Abandon if the task's :meth:`measure` is above the p-th percentile of completed tasks'."""
 
     p: float
     min_history: int = 20
-    PARAMS = {"p": percent, "min_history": lambda node: as_int(node, 1)}
+    PARAMS = {"p": percent, "min_history": at_least_one}
     REQUIRED = ("p",)
 
+    @abstractmethod
+    def measure(self, history: History) -> float:
+        """The task's value of the measure."""
+
+    @abstractmethod
+    def sample(self, evidence: Evidence) -> Sequence[float]:
+        """The completed tasks' values of the measure, sorted."""
+
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        sample = evidence.completed_deallocations
-        return abandon_if(len(sample) >= self.min_history
-                          and deallocations(history) > nearest_rank(sample, self.p))
+        sample = self.sample(evidence)
+        known = len(sample) >= self.min_history
+        return abandon_if(known and self.measure(history) > nearest_rank(sample, self.p))
+
+
+@ABANDON_POLICIES.register("P1")
+@dataclass(frozen=True, slots=True)
+class CountPercentile(_PercentileBound):
+    """P1(n, p): the deallocation count against the completed tasks' counts."""
+
+    def measure(self, history: History) -> float:
+        return deallocations(history)
+
+    def sample(self, evidence: Evidence) -> Sequence[float]:
+        return evidence.completed_deallocations
 
 
 @ABANDON_POLICIES.register("P2")
 @dataclass(frozen=True, slots=True)
-class AccruedPercentile(AbandonPolicy):
-    """P2(t, p): abandon if the accrued time is above the p-th percentile of completed tasks'."""
+class AccruedPercentile(_PercentileBound):
+    """P2(t, p): the accrued time against the completed tasks' accrued times."""
 
-    p: float
-    min_history: int = 20
-    PARAMS = {"p": percent, "min_history": lambda node: as_int(node, 1)}
-    REQUIRED = ("p",)
+    def measure(self, history: History) -> float:
+        return accrued_time(history)
 
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        sample = evidence.completed_accrued
-        return abandon_if(len(sample) >= self.min_history
-                          and accrued_time(history) > nearest_rank(sample, self.p))
+    def sample(self, evidence: Evidence) -> Sequence[float]:
+        return evidence.completed_accrued

@@ -9,6 +9,7 @@ Draws come from the pool's seeded RNG, so a run is reproducible.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from dataclasses import dataclass
 
 from djsb.pool.abandon.base import (
@@ -18,52 +19,53 @@ from djsb.pool.abandon.base import (
     Evidence,
     Verdict,
     abandon_if,
-    probability,
 )
+from djsb.pool.readers import probability
 from djsb.pool.tasks import History, accrued_time, deallocations
 
 
-def exponential_probability(k: float, f: float) -> float:
-    """P(f) = 1 - exp(-k f) of paper 002 sec. III-D."""
-    return 1.0 - math.exp(-k * f)
+@dataclass(frozen=True, slots=True)
+class _RandomAbandon(AbandonPolicy):
+    """Abandon with the probability :meth:`chance` gives for the task's history."""
+
+    @abstractmethod
+    def chance(self, history: History) -> float:
+        """The probability of abandoning the task now."""
+
+    def verdict(self, history: History, evidence: Evidence) -> Verdict:
+        return abandon_if(evidence.rng.random() < self.chance(history))
 
 
 @ABANDON_POLICIES.register("R1")
 @dataclass(frozen=True, slots=True)
-class RandomAbandon(AbandonPolicy):
+class ConstantChance(_RandomAbandon):
     """R1(p): abandon with probability p at every deallocation."""
 
     p: float
     PARAMS = {"p": probability}
     REQUIRED = ("p",)
 
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(evidence.rng.random() < self.p)
+    def chance(self, history: History) -> float:
+        return self.p
 
 
 @ABANDON_POLICIES.register("E1")
 @dataclass(frozen=True, slots=True)
-class ExponentialInCount(AbandonPolicy):
+class ExponentialInCount(_RandomAbandon):
     """E1(f=n): abandon with probability 1 - exp(-k n), n the deallocations so far."""
 
     k: float
     PARAMS = {"k": probability}
     REQUIRED = ("k",)
 
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        chance = exponential_probability(self.k, deallocations(history))
-        return abandon_if(evidence.rng.random() < chance)
+    def chance(self, history: History) -> float:
+        return 1.0 - math.exp(-self.k * deallocations(history))
 
 
 @ABANDON_POLICIES.register("E2")
 @dataclass(frozen=True, slots=True)
-class ExponentialInAccrued(AbandonPolicy):
+class ExponentialInAccrued(ExponentialInCount):
     """E2(f=t): abandon with probability 1 - exp(-k t), t the accrued hours of all runs."""
 
-    k: float
-    PARAMS = {"k": probability}
-    REQUIRED = ("k",)
-
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        chance = exponential_probability(self.k, accrued_time(history) / SECONDS_PER_HOUR)
-        return abandon_if(evidence.rng.random() < chance)
+    def chance(self, history: History) -> float:
+        return 1.0 - math.exp(-self.k * accrued_time(history) / SECONDS_PER_HOUR)
