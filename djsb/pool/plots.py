@@ -25,14 +25,14 @@ def plot_sweep(table: pd.DataFrame, swept: list[str], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     x = x_key(table, swept)
+    numeric_x = pd.api.types.is_numeric_dtype(table[x])
     others = [key for key in swept if key != x]
     groups = table.groupby(others, sort=False) if others else [("all", table)]
     fig, axes = plt.subplots(1, 3, figsize=(14, 4))
     for name, group in groups:
         label = ", ".join(str(v) for v in (name if isinstance(name, tuple) else (name,)))
         for ax, (column, _) in zip(axes, PANELS, strict=True):
-            ax.plot(group[x].astype(str) if x not in table.select_dtypes("number") else group[x],
-                    group[column], marker="o", label=label)
+            ax.plot(group[x] if numeric_x else group[x].astype(str), group[column], marker="o", label=label)
     for ax, (letter, (_, title)) in zip(axes, zip("abc", PANELS, strict=True), strict=True):
         ax.set_xlabel(x)
         ax.set_title(f"({letter}) {title}")
