@@ -82,11 +82,15 @@ def test_c3_ranks_clusters_by_mean_idle_share() -> None:
     assert shares == pytest.approx([0.5, 0.7, 0.65])
     ranks = cluster_ranks([c.cluster for c in computers], shares)
     assert ranks == pytest.approx({0: 0.6, 1: 0.65})
-    ctx = PlacementContext(computers, shares, ranks, random.Random(1))
-    assert PLACEMENTS["C3"]({0, 1, 2}, lambda c: True, ctx) == 2
-    assert PLACEMENTS["C2"]({0, 1, 2}, lambda c: True, ctx) == 1
-    assert PLACEMENTS["C3"]({0, 1}, lambda c: True, ctx) in {0, 1}  # cluster 1 has nothing free
-    assert PLACEMENTS["C1"]({0, 1, 2}, lambda c: c == 0, ctx) == 0  # the only awake one
+    # At 10 h with sleep after 30 min: PC 0 busy until 9.8 h is awake, the others slept since 1 h.
+    ctx = PlacementContext(computers, shares, ranks, random.Random(1), [9.8 * HOUR, HOUR, HOUR], 1800.0)
+    now = 10 * HOUR
+    assert PLACEMENTS["C3"]({0, 1, 2}, now, ctx) == 2
+    assert PLACEMENTS["C2"]({0, 1, 2}, now, ctx) == 1
+    assert PLACEMENTS["C1"]({0, 1, 2}, now, ctx) == 0  # the only awake one, every time
+    assert PLACEMENTS["C3"]({0, 1}, now, ctx) == 0  # cluster 1 has nothing free: cluster 0, awake first
+    ctx.last_busy_end[0] = HOUR
+    assert {PLACEMENTS["C1"]({0, 1, 2}, now, ctx) for _ in range(50)} == {0, 1, 2}  # all asleep: at random
 
 
 SMALL = {"seed": 3, "pool": {"days": 21, "generate": {"clusters": 4, "computers": 60}},

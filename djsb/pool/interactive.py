@@ -43,13 +43,6 @@ class Interruptions:
         i = bisect_right(self.starts, t)
         return i if i < len(self.starts) else None
 
-    def last_end(self, t: float) -> float:
-        """When the last interval ending at or before ``t`` ended (-inf if none)."""
-        i = bisect_right(self.starts, t) - 1
-        if i >= 0 and self.ends[i] > t:
-            i -= 1
-        return self.ends[i] if i >= 0 else float("-inf")
-
     def spans(self, cause: EndCause | None = None) -> list[tuple[float, float]]:
         """The intervals as ``(start, end)``, only those of ``cause`` if given."""
         triples = zip(self.starts, self.ends, self.causes, strict=True)

@@ -38,38 +38,43 @@ def cluster_ranks(cluster_of: Sequence[int], shares: Sequence[float]) -> dict[in
 
 @dataclass
 class PlacementContext:
-    """What a placement policy may look at: per computer, its cluster, idle share and whether awake."""
+    """What a placement policy may look at: per computer, its cluster, idle share and when it was
+    last busy (the simulation keeps ``last_busy_end`` up to date); a computer is awake while
+    less than ``sleep_after`` seconds have passed since."""
 
     computers: Sequence[Computer]
     shares: Sequence[float]
     ranks: dict[int, float]
     rng: random.Random
+    last_busy_end: list[float]
+    sleep_after: float
 
 
-Chooser = Callable[[Collection[int], Callable[[int], bool], PlacementContext], int]
-"""(free computer indices, is_awake, context) -> the chosen index."""
+Chooser = Callable[[Collection[int], float, PlacementContext], int]
+"""(free computer indices, now, context) -> the chosen index."""
 
 
-def _awake_first(candidates: list[int], is_awake: Callable[[int], bool], rng: random.Random) -> int:
-    awake = [c for c in candidates if is_awake(c)]
-    return rng.choice(awake or candidates)
+def _awake_first(candidates: list[int], now: float, ctx: PlacementContext) -> int:
+    cutoff, last = now - ctx.sleep_after, ctx.last_busy_end
+    awake = [c for c in candidates if last[c] > cutoff]
+    return ctx.rng.choice(awake or candidates)
 
 
-def random_awake_first(free: Collection[int], is_awake: Callable[[int], bool], ctx: PlacementContext) -> int:
+def random_awake_first(free: Collection[int], now: float, ctx: PlacementContext) -> int:
     """C1: a random free computer, an awake one if there is any."""
-    return _awake_first(sorted(free), is_awake, ctx.rng)
+    return _awake_first(sorted(free), now, ctx)
 
 
-def least_used(free: Collection[int], is_awake: Callable[[int], bool], ctx: PlacementContext) -> int:
+def least_used(free: Collection[int], now: float, ctx: PlacementContext) -> int:
     """C2: the free computer with the largest idle share (lowest index on a tie)."""
     return max(sorted(free), key=lambda c: ctx.shares[c])
 
 
-def best_cluster(free: Collection[int], is_awake: Callable[[int], bool], ctx: PlacementContext) -> int:
+def best_cluster(free: Collection[int], now: float, ctx: PlacementContext) -> int:
     """C3: a free computer of the best-ranked cluster that has one, awake first, then at random."""
     best = max(ctx.ranks[ctx.computers[c].cluster] for c in free)
     candidates = sorted(c for c in free if ctx.ranks[ctx.computers[c].cluster] == best)
-    return _awake_first(candidates, is_awake, ctx.rng)
+    return _awake_first(candidates, now, ctx)
 
 
 PLACEMENTS: dict[str, Chooser] = {"C1": random_awake_first, "C2": least_used, "C3": best_cluster}

@@ -84,8 +84,8 @@ class PoolSimulation:
         rng = random.Random(seed)
         self.evidence = Evidence(rng)
         shares = [idle_share(i, horizon) for i in interruptions]
-        self.context = PlacementContext(computers, shares,
-                                        cluster_ranks([c.cluster for c in computers], shares), rng)
+        ranks = cluster_ranks([c.cluster for c in computers], shares)
+        self.context = PlacementContext(computers, shares, ranks, rng, [-math.inf] * len(computers), sleep_after)
         dedicated = abandon.dedicated()
         self.dedicated_limit = dedicated.max_seconds if dedicated else math.inf
         self.dedicated_runs: list[list[Run]] = [[] for _ in range(dedicated.computers if dedicated else 0)]
@@ -96,7 +96,6 @@ class PoolSimulation:
         self.free_dedicated: set[int] = set(range(len(self.dedicated_runs)))
         self.running: dict[int, _Running] = {}            # computer -> its run
         self.running_dedicated: dict[int, _Running] = {}
-        self.last_run_end = [-math.inf] * len(computers)
         self.queue: deque[int] = deque()
         self.dedicated_queue: deque[int] = deque()
         self.queued: set[int] = set()
@@ -137,6 +136,7 @@ class PoolSimulation:
         elif kind == TAKEN:
             self.free.discard(item)
         elif kind == GIVEN_BACK:
+            self.context.last_busy_end[item] = now
             if item not in self.running and self.interruptions[item].covering(now) is None:
                 self.free.add(item)
         elif kind == SUBMIT:
@@ -162,7 +162,7 @@ class PoolSimulation:
             task_id = self._next_queued(self.queue)
             if task_id is None:
                 break
-            computer = self.choose(self.free, lambda c: self._awake(c, now), self.context)
+            computer = self.choose(self.free, now, self.context)
             self.free.discard(computer)
             self._start(task_id, computer, now, self._run_end(task_id, computer, now))
         while self.free_dedicated and self.dedicated_queue:
@@ -173,10 +173,6 @@ class PoolSimulation:
             self.free_dedicated.discard(computer)
             end, cause = self._task_end(task_id, now, self.dedicated_limit)
             self._start(task_id, -1 - computer, now, (end, cause))
-
-    def _awake(self, computer: int, now: float) -> bool:
-        last = max(self.last_run_end[computer], self.interruptions[computer].last_end(now))
-        return now - last < self.sleep_after
 
     def _task_end(self, task_id: int, now: float, limit: float) -> tuple[float, EndCause]:
         """When and why a run started now would end if its computer were never taken back."""
@@ -212,7 +208,7 @@ class PoolSimulation:
             self.dedicated_runs[computer].append(record.runs[-1])
             self.free_dedicated.add(computer)
         else:
-            self.last_run_end[computer] = now
+            self.context.last_busy_end[computer] = now
             if self.interruptions[computer].covering(now) is None:
                 self.free.add(computer)
         if run.cause is EndCause.COMPLETED:
