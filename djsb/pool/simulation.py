@@ -85,7 +85,8 @@ class PoolSimulation:
         self.evidence = Evidence(rng)
         shares = [idle_share(i, horizon) for i in interruptions]
         ranks = cluster_ranks([c.cluster for c in computers], shares)
-        self.context = PlacementContext(computers, shares, ranks, rng, [-math.inf] * len(computers), sleep_after)
+        asleep = [-math.inf] * len(computers)  # every computer starts asleep
+        self.context = PlacementContext(computers, shares, ranks, rng, asleep, sleep_after)
         dedicated = abandon.dedicated()
         self.dedicated_limit = dedicated.max_seconds if dedicated else math.inf
         self.dedicated_runs: list[list[Run]] = [[] for _ in range(dedicated.computers if dedicated else 0)]
