@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from djsb.errors import TraceError
+from djsb.errors import ConfigError, TraceError
 from djsb.pool.abandon import build_abandon
 from djsb.pool.computers import Computer
 from djsb.pool.config import located
@@ -134,6 +134,13 @@ def test_sweep_points_cross_grid_and_zip_lists() -> None:
     assert points[1].row() == {"policy.abandon.n": 1, "policy.placement": "C1", "seed": 2, "pool.days": 14}
     tree = with_value(located({"pool": {"generate": {"clusters": 2}}}), "pool.generate.clusters", located(9))
     assert tree.plain() == {"pool": {"generate": {"clusters": 9}}}
+    # A whole policy can be swept; its sweep.csv cell is flow YAML.
+    rules = sweep_points(located({"grid": {"policy.abandon": [{"rule": "X0"}, {"rule": "N1", "n": 2}]}}))
+    assert [p.row() for p in rules] == [{"policy.abandon": "{rule: X0}"}, {"policy.abandon": "{rule: N1, n: 2}"}]
+    listed = located({"pool": {"clusters": [{"computers": 2}]}})
+    assert with_value(listed, "pool.clusters.0.computers", located(5)).plain() == {"pool": {"clusters": [{"computers": 5}]}}
+    with pytest.raises(ConfigError, match=r"pool.clusters.1.computers: no item 1 in the list pool.clusters"):
+        with_value(listed, "pool.clusters.1.computers", located(5))
 
 
 def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
@@ -144,6 +151,11 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 2
     assert done.stderr.strip() == f"djsb: error: {config}:3: pool.generate.clusters: must be >= 1, got 0"
+    config.write_text("pool: {days: 7, generate: {}}\nworkload:\n  history: nowhere.csv\npolicy: {abandon: {rule: X0}}\n")
+    done = subprocess.run([sys.executable, "-m", "djsb.cli", "pool", str(config)], capture_output=True, text=True,
+                          check=False, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"djsb: error: {config}:3: workload.history: no such file '{tmp_path / 'nowhere.csv'}'"
 
 
 @pytest.mark.parametrize("rule", [{"rule": "X0"}, {"rule": "I1", "t_hours": 3},

@@ -146,8 +146,11 @@ def _workload(node: Located, base: Path, rng: random.Random) -> list[Task]:
         node.check_keys({"generate"})
         return draw_tasks(TaskShape(**read_fields(_child(node, "generate"), TASK_SHAPE)), rng)
     node.check_keys({"history"})
-    path = Path(as_str(_child(node, "history")))
-    return read_history(path if path.is_absolute() else base / path)
+    given = _child(node, "history")
+    path = base / as_str(given)  # an absolute path stays as it is
+    if not path.is_file():
+        raise given.error(f"no such file {str(path)!r}")
+    return read_history(path)
 
 
 def _placement(node: Located) -> str:

@@ -35,6 +35,8 @@ def plot_sweep(table: pd.DataFrame, swept: list[str], path: Path) -> None:
             ax.plot(group[x] if numeric_x else group[x].astype(str), group[column], marker="o", label=label)
     for ax, (letter, (_, title)) in zip(axes, zip("abc", PANELS, strict=True), strict=True):
         ax.set_xlabel(x)
+        if not numeric_x:
+            ax.tick_params(axis="x", labelrotation=30)
         ax.set_title(f"({letter}) {title}")
         ax.grid(alpha=0.3)
     axes[0].legend(title=", ".join(others) or None, fontsize=8)

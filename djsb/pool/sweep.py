@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from djsb.pool.config import read_experiment
 from djsb.pool.plots import plot_sweep
@@ -32,7 +33,14 @@ class Point:
     values: dict[str, Located]
 
     def row(self) -> dict[str, Any]:
-        return {path: node.value for path, node in self.values.items()}
+        return {path: _cell(node.plain()) for path, node in self.values.items()}
+
+
+def _cell(value: Any) -> Any:
+    """A swept value as a sweep.csv cell: scalars as they are, a mapping or list as flow YAML."""
+    if isinstance(value, (dict, list)):
+        return yaml.safe_dump(value, default_flow_style=True, sort_keys=False).strip()
+    return value
 
 
 def _lists(node: Located | None) -> dict[str, list[Located]]:
@@ -60,18 +68,23 @@ def sweep_points(sweep: Located) -> list[Point]:
 
 def with_value(root: Located, path: str, value: Located) -> Located:
     """``root`` with the node at dotted ``path`` (list indices allowed) replaced by ``value``."""
-    head, _, rest = path.partition(".")
-    key = f"{root.key}.{head}" if root.key else head
-    if isinstance(root.value, list):
-        if not head.isdigit() or int(head) >= len(root.value):
-            raise value.error(f"{path!r}: no item {head!r} in the list at {root.key or '(top level)'}")
-        items = list(root.value)
-        items[int(head)] = with_value(items[int(head)], rest, value) if rest else _moved(value, key)
-        return Located(items, root.line, root.key, root.source)
-    children = dict(root.mapping()) if root.is_mapping() else {}
+    return _replaced(root, path.split("."), value, path)
+
+
+def _replaced(node: Located, parts: list[str], value: Located, path: str) -> Located:
+    head, rest = parts[0], parts[1:]
+    key = f"{node.key}.{head}" if node.key else head
+    if isinstance(node.value, list):
+        if not head.isdigit() or int(head) >= len(node.value):
+            raise value.error(f"{path}: no item {head} in the list {node.key} "
+                              f"({len(node.value)} items, numbered from 0)")
+        items = list(node.value)
+        items[int(head)] = _replaced(items[int(head)], rest, value, path) if rest else _moved(value, key)
+        return Located(items, node.line, node.key, node.source)
+    children = dict(node.mapping()) if node.is_mapping() else {}
     child = children.get(head, Located({}, value.line, key, value.source))
-    children[head] = with_value(child, rest, value) if rest else _moved(value, key)
-    return Located(children, root.line, root.key, root.source)
+    children[head] = _replaced(child, rest, value, path) if rest else _moved(value, key)
+    return Located(children, node.line, node.key, node.source)
 
 
 def _moved(value: Located, key: str) -> Located:
