@@ -214,3 +214,23 @@ def test_cli_runs_a_listed_pool_sweep(tmp_path: Path) -> None:
     assert (table["good_tasks_completed"] + table["good_tasks_killed"] + table["good_tasks_unfinished"]
             == table["good_tasks"]).all()
     assert (out / "points" / "3" / "tasks.csv").exists() and (out / "policy_sweep.png").stat().st_size > 0
+
+
+def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from djsb.pool.runner import run_tree
+    from djsb.yamlnodes import load_yaml
+
+    site = tmp_path / "site"
+    site.mkdir()
+    # Two tasks on one always-idle PC (mean idle 1e9 min: no user in 2 days): a good 1 h task at 0
+    # completes at 1 h (overhead 0); a bad task submitted at 2 h and removed 3 h later ran those 3 h.
+    (site / "h.csv").write_text("submit,runtime,outcome\n100,3600,completed\n7300,10800,removed\n")
+    config = site / "pool.yaml"
+    config.write_text("pool: {days: 2, reboot_hour: 23.99, failure_mtbf_days: 1000000,\n"
+                      "       clusters: [{name: a, computers: 1, mean_idle_minutes: 1.0e+9}]}\n"
+                      "workload: {history: h.csv}\npolicy: {abandon: {rule: X0}}\n")
+    monkeypatch.chdir(tmp_path)
+    metrics = run_tree(load_yaml(config), tmp_path / "out")
+    assert (metrics["good_tasks_completed"], metrics["bad_tasks_removed"]) == (1, 1)
+    assert metrics["mean_overhead_minutes"] == pytest.approx(0.0)
+    assert metrics["bad_task_hours_wasted"] == pytest.approx(3.0)

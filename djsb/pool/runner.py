@@ -1,5 +1,6 @@
-"""One pool run, from a config to its outputs: ``run_point`` is what ``djsb sweep`` calls
-(runner name ``pool``) and what ``djsb pool`` calls for each point of its own sweep.
+"""One pool run, from a config to its outputs. ``run_point(config_mapping, out_dir)`` is the shared
+sweep interface on plain data; ``run_tree(point, out_dir)`` the same on a located tree, the
+signature of ``djsb sweep``'s point runners (register it there as ``pool``).
 
 A run writes into its directory ``tasks.csv`` (one row per task: kind, submit, runtime, outcome,
 end, deallocations by cause, accrued and wasted hours) and ``metrics.json`` (the scalars of
@@ -23,6 +24,7 @@ from djsb.pool.metrics import pool_metrics
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.simulation import PoolResult, PoolSimulation, TaskRecord
 from djsb.pool.tasks import DEALLOCATIONS, EndCause
+from djsb.yamlnodes import Located
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -74,3 +76,11 @@ def run_point(config_mapping: Mapping[str, Any], out_dir: Path) -> dict[str, flo
     ``out_dir``; relative paths in it are taken from the current directory."""
     root = located({k: v for k, v in config_mapping.items() if k != "sweep"})
     return run_experiment(read_experiment(root, Path.cwd()), Path(out_dir))
+
+
+def run_tree(point: Located, out_dir: Path) -> dict[str, float]:
+    """Run a located point config (``djsb sweep``'s point-runner signature): errors keep their file
+    and line, and relative paths resolve against the config file's directory."""
+    source = Path(point.source)
+    base = source.resolve().parent if source.is_file() else Path.cwd()
+    return run_experiment(read_experiment(point, base), Path(out_dir))

@@ -23,7 +23,7 @@ from djsb.pool.plots import plot_sweep
 from djsb.pool.runner import run_experiment
 from djsb.yamlnodes import Located, load_yaml
 
-SWEEP_KEYS = frozenset({"grid", "zip", "runner"})
+SWEEP_KEYS = frozenset({"grid", "zip", "runner", "slurm"})
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,16 @@ def _moved(value: Located, key: str) -> Located:
     return Located(value.value, value.line, key, value.source)
 
 
+def _check_local(sweep: Located) -> None:
+    """``djsb pool`` runs its points here, with the pool runner: other runners or Slurm are
+    ``djsb sweep``'s."""
+    runner, slurm = sweep.get("runner"), sweep.get("slurm")
+    if runner is not None and str(runner.value).strip().lower() != "pool":
+        raise runner.error(f"djsb pool runs the pool runner; run {runner.value!r} with djsb sweep")
+    if slurm is not None:
+        raise slurm.error("points run on Slurm through `djsb sweep --executor slurm`, not `djsb pool`")
+
+
 def run_pool(config_path: Path, out_dir: Path) -> str:
     """Run the config (one point or its sweep) into ``out_dir``; return a one-line summary."""
     root = load_yaml(config_path)
@@ -101,6 +111,7 @@ def run_pool(config_path: Path, out_dir: Path) -> str:
         metrics = run_experiment(read_experiment(root, base), out_dir)
         return (f"pool: energy {metrics['energy_kwh']:.1f} kWh, "
                 f"{metrics['good_tasks_killed']:.0f} good tasks killed -> {out_dir}")
+    _check_local(sweep)
     points = sweep_points(sweep)
     experiments = []
     for point in points:
