@@ -69,6 +69,20 @@ def test_n1_kills_on_a_user_eviction_that_n2_forgives() -> None:
     assert one_computer_run({"rule": "I1", "t_hours": 0.5})["good_tasks_killed"] == 1
 
 
+def test_dedicated_computers_take_a_miscreant_task() -> None:
+    # D(n=1, m=1, d): the user evicts the 1.5 h task at 1 h; it moves to the dedicated high-end PC.
+    # d = 2 h: it completes there at 2.5 h, overhead 2.5 - 0 - 1.5 = 1 h.
+    done = one_computer_run({"rule": "D", "n": 1, "m": 1, "d_hours": 2})
+    assert (done["dedicated_tasks"], done["good_tasks_completed"]) == (1, 1)
+    assert done["mean_overhead_minutes"] == pytest.approx(60.0)
+    # Energy added. Desktop: active [0, 2 h) (task then user) 2 * 57 = 114, idle 0.5 * 40 = 20, asleep
+    # 3.5 * 2 = 7 -> 141 Wh, less 86 Wh for the user alone = 55. Dedicated (114/67/3 W): active 1.5 h
+    # = 171, idle 0.5 h = 33.5, asleep 1 + 3 h = 12 -> 216.5 Wh, less 6 h asleep = 18 -> 198.5.
+    assert done["energy_kwh"] == pytest.approx((55 + 198.5) / 1000)
+    # d = 1 h: the dedicated run hits its maximum and the task is abandoned.
+    assert one_computer_run({"rule": "D", "n": 1, "m": 1, "d_hours": 1})["good_tasks_killed"] == 1
+
+
 def users(*hours: float) -> Interruptions:
     """One interactive session [0, h) on a 10 h horizon."""
     return Interruptions((0.0,), (hours[0] * HOUR,), (EndCause.USER,))
