@@ -10,6 +10,7 @@ end, deallocations by cause, accrued and wasted hours) and ``metrics.json`` (the
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -67,7 +68,8 @@ def run_experiment(experiment: PoolExperiment, out_dir: Path) -> dict[str, float
     task_rows(result.records).to_csv(out_dir / "tasks.csv", index=False)
     described = {"abandon": repr(experiment.abandon), "placement": experiment.placement,
                  "computers": len(result.computers), "horizon_days": experiment.pool.horizon / 86400.0}
-    (out_dir / "metrics.json").write_text(json.dumps({**metrics, "run": described}, indent=2) + "\n")
+    finite = {k: v if math.isfinite(v) else None for k, v in metrics.items()}  # JSON has no NaN: null
+    (out_dir / "metrics.json").write_text(json.dumps({**finite, "run": described}, indent=2) + "\n")
     return metrics
 
 
