@@ -170,6 +170,12 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
                           check=False, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip() == f"djsb: error: {config}:3: workload.history: no such file '{tmp_path / 'nowhere.csv'}'"
+    from djsb.pool.config import read_experiment
+
+    with pytest.raises(ConfigError, match=r"pool.days: \d+ of the 50 tasks are submitted after the simulated horizon"):
+        read_experiment(located({"pool": {"days": 1, "generate": {"computers": 40}},
+                                 "workload": {"generate": {"tasks": 50, "days": 2}},
+                                 "policy": {"abandon": {"rule": "X0"}}}), tmp_path)
 
 
 @pytest.mark.parametrize("rule", [{"rule": "X0"}, {"rule": "I1", "t_hours": 3},

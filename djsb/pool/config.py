@@ -167,10 +167,17 @@ def read_experiment(root: Located, base: Path) -> PoolExperiment:
     policy = _child(root, "policy")
     policy_fields = read_fields(policy, {"abandon": build_abandon, "placement": _placement,
                                          "dedicated_type": _computer_type}, ("abandon",))
+    pool_node = _child(root, "pool")
+    pool = _pool(pool_node, random.Random(f"{seed}-pool"))
+    tasks = _workload(_child(root, "workload"), base, random.Random(f"{seed}-tasks"))
+    late = sum(1 for task in tasks if task.submit >= pool.horizon)
+    if late:
+        raise _child(pool_node, "days").error(
+            f"{late} of the {len(tasks)} tasks are submitted after the simulated horizon: raise pool.days")
     return PoolExperiment(
         seed=seed,
-        pool=_pool(_child(root, "pool"), random.Random(f"{seed}-pool")),
-        tasks=_workload(_child(root, "workload"), base, random.Random(f"{seed}-tasks")),
+        pool=pool,
+        tasks=tasks,
         abandon=policy_fields["abandon"],
         placement=policy_fields.get("placement", "C1"),
         dedicated_type=policy_fields.get("dedicated_type", COMPUTER_TYPES["high_end"]))
