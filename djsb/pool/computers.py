@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from djsb.pool.power import ComputerType
-
-HOUR = 3600.0
-DAY = 24 * HOUR
+from djsb.pool.units import DAY, HOUR
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from djsb.pool.abandon import AbandonPolicy, build_abandon
-from djsb.pool.computers import DAY, ClusterSpec, PoolSpec
+from djsb.pool.computers import ClusterSpec, PoolSpec
 from djsb.pool.generator import PoolShape, TaskShape, draw_clusters, draw_tasks
 from djsb.pool.history_csv import read_history
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.power import COMPUTER_TYPES, ComputerType
 from djsb.pool.readers import at_least_one, hour_of_day, positive, share
 from djsb.pool.tasks import Task
+from djsb.pool.units import DAY
 from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
 
 TOP_KEYS = frozenset({"seed", "pool", "workload", "policy", "sweep"})

@@ -16,11 +16,10 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from djsb.pool.computers import DAY, ClusterSpec
+from djsb.pool.computers import ClusterSpec
 from djsb.pool.power import COMPUTER_TYPES
 from djsb.pool.tasks import Task
-
-HOUR = 3600.0
+from djsb.pool.units import DAY, HOUR
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from djsb.pool.computers import DAY, HOUR, ClusterSpec, PoolSpec
+from djsb.pool.computers import ClusterSpec, PoolSpec
 from djsb.pool.tasks import EndCause
+from djsb.pool.units import DAY, HOUR
 
 Interval = tuple[float, float, EndCause]
 

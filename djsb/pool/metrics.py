@@ -14,9 +14,8 @@ from collections.abc import Iterable
 
 from djsb.pool.power import timeline_energy_kwh
 from djsb.pool.simulation import PoolResult, TaskRecord
-from djsb.pool.tasks import EndCause, Run, deallocations
-
-SECONDS_PER_HOUR = 3600.0
+from djsb.pool.tasks import Run, deallocations, wasted_time
+from djsb.pool.units import HOUR
 
 
 def pool_energy_kwh(result: PoolResult) -> tuple[float, float]:
@@ -51,8 +50,7 @@ def _mean(values: list[float]) -> float:
 
 def wasted_hours(records: Iterable[TaskRecord]) -> float:
     """Hours of the runs that did not complete their task."""
-    return sum(run.duration for record in records for run in record.runs
-               if run.cause is not EndCause.COMPLETED) / SECONDS_PER_HOUR
+    return sum(wasted_time(record.runs) for record in records) / HOUR
 
 
 def task_metrics(records: list[TaskRecord]) -> dict[str, float]:

@@ -24,10 +24,9 @@ from djsb.pool.interactive import draw_interruptions
 from djsb.pool.metrics import pool_metrics
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.simulation import PoolResult, PoolSimulation, TaskRecord
-from djsb.pool.tasks import DEALLOCATIONS, EndCause
+from djsb.pool.tasks import DEALLOCATIONS, accrued_time, wasted_time
+from djsb.pool.units import DAY, HOUR
 from djsb.yamlnodes import Located
-
-SECONDS_PER_HOUR = 3600.0
 
 
 def simulate_pool(experiment: PoolExperiment) -> PoolResult:
@@ -50,12 +49,11 @@ def task_rows(records: list[TaskRecord]) -> pd.DataFrame:
             "task": r.task.task_id, "kind": "good" if r.task.good else "bad", "submit": r.task.submit,
             "runtime": r.task.runtime, "outcome": r.outcome, "end": r.end, "dedicated": r.dedicated,
             "runs": len(r.runs),
-            "accrued_hours": sum(run.duration for run in r.runs) / SECONDS_PER_HOUR,
+            "accrued_hours": accrued_time(r.runs) / HOUR,
         }
         for cause in DEALLOCATIONS:
             row[f"evicted_{cause.value}"] = sum(1 for run in r.runs if run.cause is cause)
-        row["wasted_hours"] = sum(run.duration for run in r.runs
-                                  if run.cause is not EndCause.COMPLETED) / SECONDS_PER_HOUR
+        row["wasted_hours"] = wasted_time(r.runs) / HOUR
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -67,7 +65,7 @@ def run_experiment(experiment: PoolExperiment, out_dir: Path) -> dict[str, float
     out_dir.mkdir(parents=True, exist_ok=True)
     task_rows(result.records).to_csv(out_dir / "tasks.csv", index=False)
     described = {"abandon": repr(experiment.abandon), "placement": experiment.placement,
-                 "computers": len(result.computers), "horizon_days": experiment.pool.horizon / 86400.0}
+                 "computers": len(result.computers), "horizon_days": experiment.pool.horizon / DAY}
     finite = {k: v if math.isfinite(v) else None for k, v in metrics.items()}  # JSON has no NaN: null
     (out_dir / "metrics.json").write_text(json.dumps({**finite, "run": described}, indent=2) + "\n")
     return metrics

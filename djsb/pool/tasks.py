@@ -71,6 +71,11 @@ def accrued_time(history: History, ignore: EndCause | None = None) -> float:
     return sum(run.duration for run in history if run.cause is not ignore)
 
 
+def wasted_time(history: History) -> float:
+    """Seconds run without completing the task: every run but a completing one."""
+    return sum(run.duration for run in history if run.cause is not EndCause.COMPLETED)
+
+
 def longest_run(history: History) -> float:
     """The longest single execution in seconds (0 without runs): I1's "individual time"."""
     return max((run.duration for run in history), default=0.0)

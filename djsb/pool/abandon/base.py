@@ -21,8 +21,6 @@ from djsb.pool.tasks import History
 from djsb.registry import Registry, UnknownName
 from djsb.yamlnodes import Located, as_str, read_fields
 
-SECONDS_PER_HOUR = 3600.0
-
 
 class Verdict(enum.Enum):
     RETRY = "retry"          # back to the queue

@@ -7,7 +7,6 @@ from typing import ClassVar
 
 from djsb.pool.abandon.base import (
     ABANDON_POLICIES,
-    SECONDS_PER_HOUR,
     AbandonPolicy,
     Dedicated,
     Evidence,
@@ -17,6 +16,7 @@ from djsb.pool.abandon.base import (
 )
 from djsb.pool.readers import at_least_one
 from djsb.pool.tasks import EndCause, History, deallocations
+from djsb.pool.units import HOUR
 
 
 @ABANDON_POLICIES.register("X0")
@@ -80,4 +80,4 @@ class DedicatedAfter(AbandonPolicy):
         return Verdict.DEDICATE if deallocations(history) >= self.n else Verdict.RETRY
 
     def dedicated(self) -> Dedicated:
-        return Dedicated(self.m, self.d_hours * SECONDS_PER_HOUR)
+        return Dedicated(self.m, self.d_hours * HOUR)

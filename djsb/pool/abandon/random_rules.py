@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from djsb.pool.abandon.base import (
     ABANDON_POLICIES,
-    SECONDS_PER_HOUR,
     AbandonPolicy,
     Evidence,
     Verdict,
@@ -22,6 +21,7 @@ from djsb.pool.abandon.base import (
 )
 from djsb.pool.readers import probability
 from djsb.pool.tasks import History, accrued_time, deallocations
+from djsb.pool.units import HOUR
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,4 +68,4 @@ class ExponentialInAccrued(ExponentialInCount):
     """E2(f=t): abandon with probability 1 - exp(-k t), t the accrued hours of all runs."""
 
     def chance(self, history: History) -> float:
-        return 1.0 - math.exp(-self.k * accrued_time(history) / SECONDS_PER_HOUR)
+        return 1.0 - math.exp(-self.k * accrued_time(history) / HOUR)

@@ -15,7 +15,6 @@ from typing import ClassVar
 
 from djsb.pool.abandon.base import (
     ABANDON_POLICIES,
-    SECONDS_PER_HOUR,
     AbandonPolicy,
     Evidence,
     Verdict,
@@ -23,6 +22,7 @@ from djsb.pool.abandon.base import (
     hours,
 )
 from djsb.pool.tasks import EndCause, History, accrued_time, longest_run
+from djsb.pool.units import HOUR
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class _AccruedBound(AbandonPolicy):
     IGNORED: ClassVar[EndCause | None] = None
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(accrued_time(history, ignore=self.IGNORED) > self.t_hours * SECONDS_PER_HOUR)
+        return abandon_if(accrued_time(history, ignore=self.IGNORED) > self.t_hours * HOUR)
 
 
 @ABANDON_POLICIES.register("A1")
@@ -70,7 +70,7 @@ class IndividualTime(AbandonPolicy):
     REQUIRED = ("t_hours",)
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(longest_run(history) >= self.t_hours * SECONDS_PER_HOUR)
+        return abandon_if(longest_run(history) >= self.t_hours * HOUR)
 
     def run_limit(self) -> float:
-        return self.t_hours * SECONDS_PER_HOUR
+        return self.t_hours * HOUR
