@@ -61,9 +61,10 @@ class PoolResult:
 
 @dataclass
 class _Running:
+    """A run in progress: its task, when it started and why it will end."""
+
     task: int
     start: float
-    end: float
     cause: EndCause
 
 
@@ -195,7 +196,7 @@ class PoolSimulation:
     def _start(self, task_id: int, item: int, now: float, end: tuple[float, EndCause]) -> None:
         """Start a run on computer ``item`` (``-1 - i`` for dedicated computer i) until ``end``."""
         running = self.running_dedicated if item < 0 else self.running
-        running[_computer(item)] = _Running(task_id, now, end[0], end[1])
+        running[_computer(item)] = _Running(task_id, now, end[1])
         self._push(end[0], RUN_END, item)
 
     # ------------------------------------------------------------------ ends of runs
