@@ -254,3 +254,25 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
     assert (metrics["good_tasks_completed"], metrics["bad_tasks_removed"]) == (1, 1)
     assert metrics["mean_overhead_minutes"] == pytest.approx(0.0)
     assert metrics["bad_task_hours_wasted"] == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("name", ["pool-n1-sweep.yaml", "pool-baseline.yaml"])
+def test_shipped_configs_hold_the_papers_defaults(name: str) -> None:
+    from djsb.pool.config import read_experiment
+    from djsb.pool.sweep import point_tree
+    from djsb.yamlnodes import load_yaml
+
+    path = Path(__file__).resolve().parent.parent / "configs" / name
+    root = load_yaml(path)
+    sweep = root.get("sweep")
+    assert sweep is not None
+    for point in sweep_points(sweep):
+        experiment = read_experiment(point_tree(root, point), path.parent)
+        pool = experiment.pool
+        assert pool.reboot_hour == 5  # sec. V of 002: "rebooted nightly around 5am"
+        # The rooms' idle means are lognormal factors of mean 1 around 002's 371 min (sec. II-B):
+        # over 8 rooms their mean stays within a factor 2 of it.
+        idle = [c.mean_idle_minutes for c in pool.clusters]
+        assert 371 / 2 < sum(idle) / len(idle) < 371 * 2
+        assert {c.kind.name for c in pool.clusters} <= {"normal", "high_end", "legacy"}  # Table I
+        assert max(t.submit for t in experiment.tasks) < pool.horizon

@@ -92,6 +92,14 @@ def _moved(value: Located, key: str) -> Located:
     return Located(value.value, value.line, key, value.source)
 
 
+def point_tree(root: Located, point: Point) -> Located:
+    """The config of one point: ``root`` with the point's values in place."""
+    tree = root
+    for path, value in point.values.items():
+        tree = with_value(tree, path, value)
+    return tree
+
+
 def _check_local(sweep: Located) -> None:
     """``djsb pool`` runs its points here, with the pool runner: other runners or Slurm are
     ``djsb sweep``'s."""
@@ -113,12 +121,7 @@ def run_pool(config_path: Path, out_dir: Path) -> str:
                 f"{metrics['good_tasks_killed']:.0f} good tasks killed -> {out_dir}")
     _check_local(sweep)
     points = sweep_points(sweep)
-    experiments = []
-    for point in points:
-        tree = root
-        for path, value in point.values.items():
-            tree = with_value(tree, path, value)
-        experiments.append(read_experiment(tree, base))  # every point validated before any runs
+    experiments = [read_experiment(point_tree(root, point), base) for point in points]  # all checked first
     rows = []
     for k, (point, experiment) in enumerate(zip(points, experiments, strict=True)):
         metrics = run_experiment(experiment, out_dir / "points" / str(k))
