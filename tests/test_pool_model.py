@@ -172,6 +172,11 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
     assert done.stderr.strip() == f"djsb: error: {config}:3: workload.history: no such file '{tmp_path / 'nowhere.csv'}'"
     from djsb.pool.config import read_experiment
 
+    # Half the gaps are short ones of mean 9.4 min: a 3 min mean idle gap leaves no room for long ones.
+    with pytest.raises(ConfigError, match=r"pool.clusters\[0\]: mean_idle_minutes \(3\) must exceed short_gap"):
+        read_experiment(located({"pool": {"days": 1, "clusters": [{"name": "a", "computers": 1, "mean_idle_minutes": 3}]},
+                                 "workload": {"generate": {"tasks": 5, "days": 1}},
+                                 "policy": {"abandon": {"rule": "X0"}}}), tmp_path)
     with pytest.raises(ConfigError, match=r"pool.days: \d+ of the 50 tasks are submitted after the simulated horizon"):
         read_experiment(located({"pool": {"days": 1, "generate": {"computers": 40}},
                                  "workload": {"generate": {"tasks": 50, "days": 2}},
@@ -242,12 +247,12 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
 
     site = tmp_path / "site"
     site.mkdir()
-    # Two tasks on one always-idle PC (mean idle 1e9 min: no user in 2 days): a good 1 h task at 0
+    # Two tasks on one always-idle PC (no short gaps, mean idle 1e9 min: no user in 2 days): a good 1 h task at 0
     # completes at 1 h (overhead 0); a bad task submitted at 2 h and removed 3 h later ran those 3 h.
     (site / "h.csv").write_text("submit,runtime,outcome\n100,3600,completed\n7300,10800,removed\n")
     config = site / "pool.yaml"
     config.write_text("pool: {days: 2, reboot_hour: 23.99, failure_mtbf_days: 1000000,\n"
-                      "       clusters: [{name: a, computers: 1, mean_idle_minutes: 1.0e+9}]}\n"
+                      "       clusters: [{name: a, computers: 1, mean_idle_minutes: 1.0e+9, short_gap_share: 0}]}\n"
                       "workload: {history: h.csv}\npolicy: {abandon: {rule: X0}}\n")
     monkeypatch.chdir(tmp_path)
     metrics = run_tree(load_yaml(config), tmp_path / "out")
@@ -276,3 +281,17 @@ def test_shipped_configs_hold_the_papers_defaults(name: str) -> None:
         assert 371 / 2 < sum(idle) / len(idle) < 371 * 2
         assert {c.kind.name for c in pool.clusters} <= {"normal", "high_end", "legacy"}  # Table I
         assert max(t.submit for t in experiment.tasks) < pool.horizon
+
+
+def test_idle_gaps_have_the_papers_mean_and_percentiles() -> None:
+    from djsb.pool.computers import ClusterSpec
+    from djsb.pool.interactive import idle_gap
+
+    # Fig. 4 / sec. II-B of 002: mean idle interval 371 min, 5% of them under 2 min, 1% under 1 min.
+    room = ClusterSpec("room", 1, NORMAL)
+    rng = random.Random(4)
+    gaps = [idle_gap(room, rng) / 60.0 for _ in range(200_000)]
+    # Sampling error: the mean's sd is ~ 733 / sqrt(100000) ~ 2.3 min; a share p's is sqrt(p / 200000).
+    assert sum(gaps) / len(gaps) == pytest.approx(371.0, rel=0.03)
+    assert sum(g < 2.0 for g in gaps) / len(gaps) == pytest.approx(0.05, abs=0.004)
+    assert sum(g < 1.0 for g in gaps) / len(gaps) == pytest.approx(0.01, abs=0.002)

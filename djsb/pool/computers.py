@@ -18,8 +18,9 @@ from djsb.pool.units import DAY, HOUR
 class ClusterSpec:
     """One room of identical computers: when it is open and how its users come and go.
 
-    While the room is open each computer alternates between an idle gap (exponential, mean
-    ``mean_idle_minutes``) and an interactive session (exponential, mean
+    While the room is open each computer alternates between an idle gap (mean
+    ``mean_idle_minutes``; a share ``short_gap_share`` of them are the short gaps of a busy room,
+    see :func:`djsb.pool.interactive.idle_gap`) and an interactive session (exponential, mean
     ``mean_session_minutes``); sessions end at closing time at the latest.
     """
 
@@ -30,6 +31,7 @@ class ClusterSpec:
     close_hour: float = 24.0
     mean_idle_minutes: float = 371.0   # sec. II-B of 002: the average idle interval
     mean_session_minutes: float = 60.0
+    short_gap_share: float = 0.5
 
     def open_spans(self, horizon: float) -> list[tuple[float, float]]:
         """The ``(open, close)`` spans of the room over ``[0, horizon)``, day after day."""

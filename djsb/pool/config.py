@@ -37,9 +37,10 @@ from djsb.pool.abandon import AbandonPolicy, build_abandon
 from djsb.pool.computers import ClusterSpec, PoolSpec
 from djsb.pool.generator import PoolShape, TaskShape, draw_clusters, draw_tasks
 from djsb.pool.history_csv import read_history
+from djsb.pool.interactive import SHORT_GAP_MEAN_MINUTES, long_gap_mean_minutes
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.power import COMPUTER_TYPES, ComputerType
-from djsb.pool.readers import at_least_one, hour_of_day, positive, share
+from djsb.pool.readers import at_least_one, hour_of_day, positive, share, short_share
 from djsb.pool.tasks import Task
 from djsb.pool.units import DAY
 from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
@@ -94,12 +95,14 @@ def _shape_fields(cls: type, readers: dict[str, Reader]) -> dict[str, Reader]:
 
 
 POOL_SHAPE = _shape_fields(PoolShape, {"clusters": at_least_one, "computers": at_least_one,
-                                       "open_24h": share, "idle_spread": as_number, "types": _type_mix})
+                                       "open_24h": share, "short_gap_share": short_share,
+                                       "idle_spread": as_number, "types": _type_mix})
 TASK_SHAPE = _shape_fields(TaskShape, {"tasks": at_least_one, "bad_fraction": share,
                                        "good_sigma": as_number})
 CLUSTER: dict[str, Reader] = {
     "name": as_str, "computers": at_least_one, "type": _computer_type, "open_hour": hour_of_day,
-    "close_hour": hour_of_day, "mean_idle_minutes": positive, "mean_session_minutes": positive}
+    "close_hour": hour_of_day, "mean_idle_minutes": positive, "mean_session_minutes": positive,
+    "short_gap_share": short_share}
 POOL: dict[str, Reader] = {
     "days": positive, "reboot_hour": hour_of_day, "reboot_minutes": positive, "sleep_after_minutes": positive,
     "failure_mtbf_days": positive, "failure_repair_hours": positive,
@@ -126,14 +129,23 @@ def _cluster(node: Located) -> ClusterSpec:
     cluster = ClusterSpec(kind=kind, **fields)
     if cluster.close_hour <= cluster.open_hour:
         raise node.error("close_hour must be after open_hour")
+    return _with_long_gaps(cluster, node)
+
+
+def _with_long_gaps(cluster: ClusterSpec, node: Located) -> ClusterSpec:
+    """The cluster, if its mean idle gap leaves room for long gaps besides the short ones."""
+    if long_gap_mean_minutes(cluster) <= 0:
+        raise node.error(f"mean_idle_minutes ({cluster.mean_idle_minutes:g}) must exceed short_gap_share "
+                         f"x {SHORT_GAP_MEAN_MINUTES:.1f} min, the short gaps' mean")
     return cluster
 
 
 def _pool(node: Located, rng: random.Random) -> PoolSpec:
     fields = read_fields(node, POOL, ("days",))
     if _one_of(node, "generate", "clusters") == "generate":
-        shape = PoolShape(**read_fields(fields.pop("generate"), POOL_SHAPE))
-        clusters = draw_clusters(shape, rng)
+        generate = fields.pop("generate")
+        shape = PoolShape(**read_fields(generate, POOL_SHAPE))
+        clusters = tuple(_with_long_gaps(cluster, generate) for cluster in draw_clusters(shape, rng))
     else:
         items = fields.pop("clusters")
         if not isinstance(items.value, list) or not items.value:

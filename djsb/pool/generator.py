@@ -32,6 +32,7 @@ class PoolShape:
     mean_idle_minutes: float = 371.0
     idle_spread: float = 0.8               # sigma of the per-cluster lognormal factor
     mean_session_minutes: float = 60.0
+    short_gap_share: float = 0.5
     types: dict[str, float] = field(default_factory=lambda: {"normal": 0.5, "high_end": 0.25, "legacy": 0.25})
 
 
@@ -44,11 +45,12 @@ def draw_clusters(shape: PoolShape, rng: random.Random) -> tuple[ClusterSpec, ..
     for i in range(shape.clusters):
         size = shape.computers // shape.clusters + (1 if i < shape.computers % shape.clusters else 0)
         factor = math.exp(rng.gauss(0.0, sigma) - sigma * sigma / 2)  # mean 1: the pool keeps 371 min
+        factor = min(max(factor, 1 / 8), 8.0)  # no room busier than 46 min or idler than 49 h
         hours = (0.0, 24.0) if i < rooms_24h else (9.0, 17.0)
         clusters.append(ClusterSpec(
             name=f"room{i + 1:02d}", computers=size, kind=COMPUTER_TYPES[rng.choices(names, weights)[0]],
             open_hour=hours[0], close_hour=hours[1], mean_idle_minutes=shape.mean_idle_minutes * factor,
-            mean_session_minutes=shape.mean_session_minutes))
+            mean_session_minutes=shape.mean_session_minutes, short_gap_share=shape.short_gap_share))
     return tuple(clusters)
 
 

@@ -10,6 +10,7 @@ it starts.
 
 from __future__ import annotations
 
+import math
 import random
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -62,16 +63,43 @@ def merge_causes(intervals: list[Interval]) -> list[Interval]:
     return merged
 
 
+SHORT_GAP_MEDIAN_MINUTES = 6.3
+SHORT_GAP_SIGMA = 0.9
+SHORT_GAP_MEAN_MINUTES = SHORT_GAP_MEDIAN_MINUTES * math.exp(SHORT_GAP_SIGMA ** 2 / 2)  # 9.4 min
+
+
+def long_gap_mean_minutes(cluster: ClusterSpec) -> float:
+    """The mean of the long gaps that gives the cluster its ``mean_idle_minutes`` overall."""
+    share = cluster.short_gap_share
+    return (cluster.mean_idle_minutes - share * SHORT_GAP_MEAN_MINUTES) / (1.0 - share)
+
+
+def idle_gap(cluster: ClusterSpec, rng: random.Random) -> float:
+    """Seconds between a user logging off and the next logging in (fig. 4 of 002).
+
+    002 gives the mean, 371 min, and two percentiles: 5% of the gaps are under 2 min and 1% under
+    1 min. One exponential cannot have both (its P(< 2 min) would be 0.5%), nor can any mixture of
+    exponentials (their P(< 2 min) is at most twice P(< 1 min)). A share q of short gaps,
+    lognormal, mixed with long exponential ones can: with q = 1/2 the short gaps need
+    P(< 2 min) = 0.1 and P(< 1 min) = 0.02, so ln 2 = (z(0.1) - z(0.02)) sigma = 0.772 sigma:
+    sigma = 0.9, median = exp(2.054 sigma) = 6.3 min, mean 9.4 min; the long ones take the rest
+    of the mean, (371 - 4.7) / 0.5 = 733 min. Overall P(< 2 min) = 0.051, P(< 1 min) = 0.011.
+    """
+    if rng.random() < cluster.short_gap_share:
+        return 60.0 * rng.lognormvariate(math.log(SHORT_GAP_MEDIAN_MINUTES), SHORT_GAP_SIGMA)
+    return rng.expovariate(1.0 / (60.0 * long_gap_mean_minutes(cluster)))
+
+
 def sessions(cluster: ClusterSpec, horizon: float, rng: random.Random) -> list[tuple[float, float]]:
     """One computer's interactive sessions: idle gap, session, idle gap, ... while the room is open."""
-    mean_idle, mean_session = cluster.mean_idle_minutes * 60.0, cluster.mean_session_minutes * 60.0
+    mean_session = cluster.mean_session_minutes * 60.0
     out = []
     for opens, closes in cluster.open_spans(horizon):
-        t = opens + rng.expovariate(1.0 / mean_idle)
+        t = opens + idle_gap(cluster, rng)
         while t < closes:
             end = min(t + rng.expovariate(1.0 / mean_session), closes)
             out.append((t, end))
-            t = end + rng.expovariate(1.0 / mean_idle)
+            t = end + idle_gap(cluster, rng)
     return out
 
 

@@ -31,6 +31,14 @@ def share(node: Located) -> float:
     return bounded(node, 1.0, "a share")
 
 
+def short_share(node: Located) -> float:
+    """A share in [0, 1)."""
+    value = share(node)
+    if value >= 1:
+        raise node.error(f"must be below 1, got {value}")
+    return value
+
+
 def percent(node: Located) -> float:
     return bounded(node, 100.0, "a percentile")
 
