@@ -3,7 +3,8 @@ not public).
 
 From sec. II-B and V of 002: 1359 computers in 35 clusters, rooms open 9am-5pm (teaching) or 24
 hours, an average idle interval between two users of 371 minutes, the three computer types of
-Table I, nightly reboots at 5am. What 002 does not publish is assumed and named here: how busy
+Table I, nightly reboots at 5am, idle gaps with fig. 4's percentiles (:func:`djsb.pool.interactive.
+idle_gap`). What 002 does not publish is assumed and named here: how busy
 each room is (per-cluster mean idle lognormal around 371 min, spread ``idle_spread``), session
 lengths (exponential, mean 60 min), the mix of types, the good/bad split and the run times.
 Task defaults are chosen so that X0 reproduces the observed mean deallocations, 1.38 per good
