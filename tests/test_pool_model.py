@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import subprocess
 import sys
@@ -259,6 +260,12 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
     assert (metrics["good_tasks_completed"], metrics["bad_tasks_removed"]) == (1, 1)
     assert metrics["mean_overhead_minutes"] == pytest.approx(0.0)
     assert metrics["bad_task_hours_wasted"] == pytest.approx(3.0)
+    # djsb pool without a sweep section writes the one run straight into OUT.
+    from djsb.pool.sweep import run_pool
+
+    assert "0 good tasks killed" in run_pool(config, tmp_path / "single")
+    written = json.loads((tmp_path / "single" / "metrics.json").read_text())
+    assert written["bad_task_hours_wasted"] == pytest.approx(3.0) and written["mean_bad_deallocations"] == 0
 
 
 @pytest.mark.parametrize("name", ["pool-n1-sweep.yaml", "pool-baseline.yaml"])
