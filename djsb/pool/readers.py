@@ -15,11 +15,11 @@ def at_least_one(node: Located) -> int:
     return as_int(node, 1)
 
 
-def bounded(node: Located, upper: float, what: str) -> float:
-    """A number in ``[0, upper]``; ``what`` names it in the error (a probability, an hour...)."""
+def bounded(node: Located, upper: float, what: str, *, below: bool = False) -> float:
+    """A number in ``[0, upper]`` (``[0, upper)`` if ``below``); ``what`` names it in the error."""
     value = as_number(node)
-    if value > upper:
-        raise node.error(f"must be {what} in [0, {upper:g}], got {value}")
+    if value > upper or (below and value == upper):
+        raise node.error(f"must be {what} in [0, {upper:g}{')' if below else ']'}, got {value}")
     return value
 
 
@@ -32,11 +32,8 @@ def share(node: Located) -> float:
 
 
 def short_share(node: Located) -> float:
-    """A share in [0, 1)."""
-    value = share(node)
-    if value >= 1:
-        raise node.error(f"must be below 1, got {value}")
-    return value
+    """A share in [0, 1): some of it must be left to the other kind."""
+    return bounded(node, 1.0, "a share", below=True)
 
 
 def percent(node: Located) -> float:
