@@ -1,4 +1,4 @@
-"""The ``djsb`` command: run, validate, report, simulate.
+"""The ``djsb`` command: run, validate, report, simulate, pool.
 
 Exit status: 0 ok, 1 the run failed, 2 bad input (a one-line message naming file, line and key),
 130/143 interrupted by SIGINT/SIGTERM (the run's jobs cancelled, its records kept for --resume).
@@ -272,6 +272,14 @@ def command_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_pool(args: argparse.Namespace) -> int:
+    from djsb.pool.sweep import run_pool
+
+    config_path = Path(args.config)
+    print(run_pool(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -294,6 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("config")
     simulate.add_argument("-o", "--output", help="output directory")
     simulate.set_defaults(func=command_simulate)
+    pool = sub.add_parser("pool", help="simulate a cycle-stealing pool under paper 002's policies")
+    pool.add_argument("config")
+    pool.add_argument("-o", "--output", help="output directory")
+    pool.set_defaults(func=command_pool)
     return parser
 
 
