@@ -8,13 +8,13 @@ import pytest
 
 from djsb.errors import ConfigError
 from djsb.workflows.dag import Workflow, WorkflowJob, grid, horizontal, vertical
-from djsb.workflows.wrappers import STRATEGIES, WrapperLimits, pack, run_time, wrapper_parents
+from djsb.workflows.wrappers import STRATEGIES, UNLIMITED, WrapperLimits, pack, run_time, wrapper_parents
 
 VERTICAL_004 = vertical(7, 96, 1800)  # 004 sec. 3.3.2: 7 sequential jobs x 96 CPUs x 30 min
 HORIZONTAL_004 = horizontal(12, 96, 1800)  # 12 independent jobs x 96 CPUs x 30 min
 
 
-def geometry(workflow: Workflow, strategy: str, limits: WrapperLimits = WrapperLimits()) -> list[tuple]:
+def geometry(workflow: Workflow, strategy: str, limits: WrapperLimits = UNLIMITED) -> list[tuple]:
     """(inner jobs, CPUs, time limit) of each wrapper."""
     return [(len(w.jobs), w.cpus, w.time_limit) for w in pack(workflow, strategy, limits)]
 

@@ -69,6 +69,10 @@ class WrapperLimits:
             (self.max_wallclock is None or time_limit <= self.max_wallclock)
 
 
+UNLIMITED = WrapperLimits()
+"""No limit at all."""
+
+
 def span(stages: Sequence[Stage], value: Callable[[str], float]) -> float:
     """Duration of a stage structure: sum over stages of the longest chain, a chain being the sum of
     ``value`` of its jobs (the time limit, or the run time, of each)."""
@@ -92,7 +96,7 @@ def run_time(wrapper: Wrapper, workflow: Workflow) -> float:
     return span(wrapper.stages, lambda n: workflow.by_name[n].run_time)
 
 
-def pack(workflow: Workflow, strategy: str, limits: WrapperLimits = WrapperLimits()) -> list[Wrapper]:
+def pack(workflow: Workflow, strategy: str, limits: WrapperLimits = UNLIMITED) -> list[Wrapper]:
     """The workflow's submissions under ``strategy``, each within ``limits``, parents first."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}",
