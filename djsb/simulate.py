@@ -26,6 +26,13 @@ config file's directory)::
       scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
                                    # default_queue_depth also take "unlimited"
     # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
+    workflow:            # optional: a workflow packed by a wrapper strategy and submitted into the
+      shape: vertical    # workload (djsb/workflows/plan.py); metrics.json gains workflow_* numbers
+      count: 7
+      cpus: 96
+      run_time: 1800
+      strategy: vertical
+    # generator: empty is a workload of no jobs (an empty machine for the workflow)
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
 file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
@@ -53,7 +60,15 @@ from typing import Any
 import pandas as pd
 
 from djsb.errors import ConfigError
-from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
+from djsb.model import (
+    ClusterSpec,
+    NodeSpec,
+    PartitionSpec,
+    QosSpec,
+    SchedulerConfig,
+    Simulation,
+    SimulationResult,
+)
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -61,6 +76,8 @@ from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
+from djsb.workflows.plan import WorkflowPlan, read_plan
+from djsb.workflows.run import fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
@@ -74,6 +91,7 @@ AT_TIME_LIMIT = ("run", "kill")
 GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "poisson_exponential": synthetic.poisson_exponential,
     "static_lognormal_004": synthetic.static_lognormal_004,
+    "empty": lambda seed: [],
 }
 
 
@@ -284,12 +302,13 @@ class Experiment:
     seed: int
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
+    workflow: WorkflowPlan | None = None
 
 
 def load_experiment(config_path: Path) -> Experiment:
     """Read and validate an experiment file (nothing runs)."""
     root = load_yaml(config_path)
-    root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
+    root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "workflow"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
     seed_node = root.get("seed")
@@ -304,7 +323,16 @@ def load_experiment(config_path: Path) -> Experiment:
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay)
+    workflow_node = root.get("workflow")
+    plan = None
+    if workflow_node is not None:
+        plan = read_plan(workflow_node, cluster)
+        try:
+            fair_tree_priority(plan, priority)
+        except ConfigError as exc:
+            raise workflow_node.error(exc.message) from None
+    jobs = _estimated(jobs, replay, cluster)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -313,11 +341,15 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
     """
     experiment = load_experiment(Path(config_path))
-    bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
-    result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
-                        seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
-    bar.update(len(experiment.jobs))
-    bar.close()
+    workflow_metrics: dict[str, Any] = {}
+    if experiment.workflow is not None:
+        result, workflow_metrics = _run_with_workflow(experiment, experiment.workflow, str(config_path))
+    else:
+        bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
+        result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
+                            seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
+        bar.update(len(experiment.jobs))
+        bar.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
@@ -333,13 +365,24 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
-               "scheduler": scheduler, "priority": experiment.priority.name}
+               "scheduler": scheduler, "priority": experiment.priority.name, **workflow_metrics}
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
+
+
+def _run_with_workflow(experiment: Experiment, plan: WorkflowPlan,
+                       source: str) -> tuple[SimulationResult, dict[str, Any]]:
+    """The run with the workflow of one strategy in it, and its numbers as ``workflow_*`` metrics."""
+    if len(plan.strategies) != 1:
+        raise ConfigError(f"simulate runs one strategy, got {len(plan.strategies)} (djsb wrappers compares "
+                          "several)", source=source, line=plan.strategy_line, key="workflow.strategy")
+    result, outcome = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
+                                   experiment.priority, experiment.seed, plan, plan.strategies[0])
+    return result, {f"workflow_{k}": v for k, v in outcome.as_dict().items()}
 
 
 def _replay_line(metrics: dict[str, Any]) -> str:
