@@ -96,5 +96,5 @@ def test_fairshare_target_needs_fair_tree(tmp_path: Path, capsys: pytest.Capture
     config = write_config(tmp_path, "{shape: vertical, count: 2, cpus: 8, run_time: 300, fairshare_target: 0.5}")
     assert main(["wrappers", str(config)]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"djsb: error: {config}:4: workflow: fairshare_target needs the multifactor priority "
-        "with fairshare: fair_tree")
+        f"djsb: error: {config}:4: workflow: fairshare_target and prior_usage need the multifactor "
+        "priority with fairshare: fair_tree")

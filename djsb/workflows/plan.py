@@ -16,6 +16,8 @@
       account: wf
       partition: batch             # default: the first partition
       fairshare_target: 0.6        # optional: the user's Fair Tree factor before submission (0.01 ... 1)
+      prior_usage: workload        # optional: before that, charge every workload user the CPU-seconds
+                                   # of its own jobs (the thesis' dummy batch, 004 sec. 3.3.1, fig. 3.6)
       limits: {max_jobs: 20, max_wallclock: 172800, max_cpus: 4096}
                                    # Autosubmit's wrapper limits; wallclock and CPUs are capped by
                                    # the partition's max_time and max_cpus (and its size)
@@ -35,6 +37,7 @@ from djsb.workflows.wrappers import STRATEGIES, WrapperLimits, pack
 from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
 
 SUBMISSIONS = ("on_parent_end", "afterok")
+PRIOR_USAGES = ("none", "workload")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class WorkflowPlan:
     account: str = "wf"
     partition: str | None = None
     fairshare_target: float | None = None
+    prior_usage: str = "none"
     strategy_line: int | None = None
 
 
@@ -72,7 +76,7 @@ def _strategies(node: Located) -> tuple[str, ...]:
 _PLAN_FIELDS: dict[str, Callable[[Located], Any]] = {
     "strategy": _strategies, "submit": as_number, "submission": _choice(SUBMISSIONS), "user": as_str,
     "account": as_str, "partition": as_str, "fairshare_target": lambda n: _target(n),
-    "limits": lambda n: n,
+    "limits": lambda n: n, "prior_usage": _choice(PRIOR_USAGES),
 }
 
 

@@ -10,7 +10,8 @@ numbers ``djsb wrappers`` ranks strategies by (issue 10 item 4):
 * ``runtime_s``: the sum of their run times (end - start);
 * ``queue_time_s``: the sum of their times in queue, start - eligible (for afterok, the time held
   for parents is not queue time; on parent end, eligible = submit, so this is start - submit);
-* ``makespan_s``: the last end minus the first submission.
+* ``makespan_s``: the last end minus the first submission;
+* ``priority_at_start``: the mean priority of the wrappers when they started (004 Tables A.1-A.4' P).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class WorkflowOutcome:
     runtime_s: float
     queue_time_s: float
     makespan_s: float
+    priority_at_start: float
     fairshare: float | None
     completed: bool
 
@@ -74,28 +76,36 @@ def run_workflow(jobs: Sequence[TraceJob], cluster: ClusterSpec, scheduler: Sche
     sim = Simulation([*jobs, *extra], cluster, scheduler, priority, seed=seed,
                      associations=[(plan.user, plan.account)], dependencies=dependencies)
     fair_tree = fair_tree_priority(plan, priority)
-    fairshare = _set_fair_share(sim, fair_tree, plan) if fair_tree is not None else None
+    fairshare = _set_fair_share(sim, fair_tree, plan, jobs) if fair_tree is not None else None
     result = sim.run()
     ids = {j.job_id for j in extra}
     return result, _outcome(result.jobs, strategy, wrappers, ids, plan.submit, fairshare)
 
 
 def fair_tree_priority(plan: WorkflowPlan, priority: PriorityPlugin) -> MultifactorPriority | None:
-    """The Fair Tree plugin a fair-share target acts on (None without a target; a ConfigError if the
-    policy has no Fair Tree)."""
-    if plan.fairshare_target is None:
+    """The Fair Tree plugin a fair-share target or prior usage acts on (None without either; a
+    ConfigError if the policy has no Fair Tree)."""
+    if plan.fairshare_target is None and plan.prior_usage == "none":
         return None
     if not isinstance(priority, MultifactorPriority) or priority.fairshare != "fair_tree":
-        raise ConfigError("fairshare_target needs the multifactor priority with fairshare: fair_tree",
-                          key="workflow.fairshare_target")
+        raise ConfigError("fairshare_target and prior_usage need the multifactor priority with "
+                          "fairshare: fair_tree", key="workflow")
     return priority
 
 
-def _set_fair_share(sim: Simulation, priority: MultifactorPriority, plan: WorkflowPlan) -> float:
-    """Run the model up to just before the submission, then set the user's factor (reported back)."""
-    assert plan.fairshare_target is not None
+def _set_fair_share(sim: Simulation, priority: MultifactorPriority, plan: WorkflowPlan,
+                    workload: Sequence[TraceJob]) -> float:
+    """Run the model up to just before the submission, charge the prior usage, set the user's
+    factor, and report the factor the user has then."""
     sim.advance(math.nextafter(plan.submit, -math.inf))
-    control_fair_share(priority.tree, plan.user, plan.account, plan.fairshare_target, plan.submit)
+    if plan.prior_usage == "workload":
+        usage: dict[tuple[str, str], float] = {}
+        for job in workload:
+            usage[(job.user, job.account)] = usage.get((job.user, job.account), 0.0) + job.cpus * job.run_time
+        for (user, account), cpu_seconds in usage.items():
+            priority.tree.add_usage(user, account, cpu_seconds, plan.submit)
+    if plan.fairshare_target is not None:
+        control_fair_share(priority.tree, plan.user, plan.account, plan.fairshare_target, plan.submit)
     priority.refresh_fairshare(plan.submit)
     return priority.fs_table[(plan.user, plan.account)]
 
@@ -109,4 +119,5 @@ def _outcome(jobs: pd.DataFrame, strategy: str, wrappers: Sequence[Wrapper], ids
         runtime_s=float(mine["run_time"].sum()),
         queue_time_s=float((mine["start"] - mine["eligible"]).sum()),
         makespan_s=float(mine["end"].max() - submit) if len(mine) else math.nan,
+        priority_at_start=float(mine["priority_at_start"].mean()) if len(mine) else math.nan,
         fairshare=fairshare, completed=bool(done))
