@@ -7,6 +7,8 @@ config file's directory)::
     workload:            # a trace ...
       swf: ../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz
       limit: 5000                  # optional: first N jobs
+      window: {start: busiest, length: 604800, warmup: 172800}   # optional: a week of the trace
+                                   # (djsb/workflows/busiest_week.py), the warm-up starting at 0
       keep_partitions: false       # default: every job goes to the first partition
     # ... or a generator: {generator: poisson_exponential, params: {n_jobs: ..., ...}}
       estimate: requested          # the jobs' time limits: requested (default), runtime (perfect
@@ -76,6 +78,7 @@ from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
+from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
@@ -173,18 +176,24 @@ def _estimated(jobs: list[TraceJob], replay: Replay, cluster: ClusterSpec) -> li
                           lambda j: max_times.get(j.partition) if j.partition else default)
 
 
-def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], list[SkippedRecord]]:
-    """The workload's jobs, and the trace records the reader skipped (none for a generator)."""
+def _workload(node: Located, base: Path,
+              seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
+    """The workload's jobs, the trace records the reader skipped (none for a generator) and the
+    window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
-                            **_WORKLOAD_REPLAY})
+                            "window": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
         trace = read_swf(fields["swf"], limit=fields.get("limit"))
+        window = read_window(fields["window"], trace) if "window" in fields else None
+        jobs = trace.jobs if window is None else window_jobs(trace.jobs, window)
         if fields.get("keep_partitions", False):
-            return trace.jobs, trace.skipped
-        return [dataclasses.replace(j, partition=None) for j in trace.jobs], trace.skipped
+            return jobs, trace.skipped, window
+        return [dataclasses.replace(j, partition=None) for j in jobs], trace.skipped, window
+    if "window" in fields:
+        raise fields["window"].error("a window is taken from a trace ('swf'), not from a generator")
     name = fields["generator"]
     if name not in GENERATORS:
         raise _child(node, "generator").error(f"unknown generator (choose from {', '.join(GENERATORS)})")
@@ -194,7 +203,7 @@ def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], lis
         raise params_node.error("expected a mapping of generator parameters")
     params.setdefault("seed", seed)
     try:
-        return GENERATORS[name](**params), []
+        return GENERATORS[name](**params), [], None
     except TypeError as exc:
         raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
     except ConfigError as exc:
@@ -303,6 +312,7 @@ class Experiment:
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
     workflow: WorkflowPlan | None = None
+    window: Window | None = None
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -315,7 +325,7 @@ def load_experiment(config_path: Path) -> Experiment:
     seed = as_int(seed_node) if seed_node is not None else 0
     cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
-    jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
+    jobs, skipped, window = _workload(workload_node, config_path.resolve().parent, seed)
     replay = _replay(workload_node, cluster)
     scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
@@ -332,7 +342,7 @@ def load_experiment(config_path: Path) -> Experiment:
         except ConfigError as exc:
             raise workflow_node.error(exc.message) from None
     jobs = _estimated(jobs, replay, cluster)
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -366,6 +376,8 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
                "scheduler": scheduler, "priority": experiment.priority.name, **workflow_metrics}
+    if experiment.window is not None:
+        metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)

@@ -14,6 +14,7 @@ import pytest
 
 from djsb.workflows.thesis_report import (
     correlation_table,
+    dynamic_tables,
     fit_exponential,
     static_tables,
     write_static_report,
@@ -76,3 +77,19 @@ def test_report_files(tmp_path: Path) -> None:
                      "wait_boxplots.png", "wait_vs_fairshare.png"]
     fit = json.loads((out / "fit.json").read_text())
     assert (fit["a"], fit["b"]) == (pytest.approx(A, rel=1e-6), pytest.approx(B, rel=1e-6))
+
+
+def test_dynamic_tables_improvement_column() -> None:
+    # Three rows of Table 4.2 (004) as input: A.2 at fair share 1.0 unwrapped 134 s, wrapped 4 s:
+    # delta 130, 130 / 134 = 97.01 %; A.1 at 6.9e-3: 1047 vs 1294: delta -247, -23.59 %; A.1 at 1.0:
+    # 0 vs 0: 0 %. Instants sort into labels A.1 (10 h), A.2 (15 h).
+    rows = [("vertical", "none", 36000, 1.0, 0.0), ("vertical", "vertical", 36000, 1.0, 0.0),
+            ("vertical", "none", 54000, 1.0, 134.0), ("vertical", "vertical", 54000, 1.0, 4.0),
+            ("vertical", "none", 36000, 6.9e-3, 1047.0), ("vertical", "vertical", 36000, 6.9e-3, 1294.0)]
+    sweep = pd.DataFrame(rows, columns=["workflow.shape", "workflow.strategy", "workflow.submit",
+                                        "workflow.fairshare_target", "workflow_queue_time_s"])
+    table = dynamic_tables(sweep)
+    assert list(table["label"]) == ["A.1", "A.2", "A.1"]
+    assert list(table["workflow.fairshare_target"]) == [1.0, 1.0, 6.9e-3]
+    assert list(table["delta"]) == [0.0, 130.0, -247.0]
+    assert [round(v, 2) for v in table["improvement_pct"]] == [0.0, 97.01, -23.59]

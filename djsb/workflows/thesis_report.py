@@ -1,4 +1,4 @@
-"""The static experiment's tables and plots from a sweep's ``sweep.csv`` (paper 004 ch. 4).
+"""The thesis' tables and plots from a sweep's ``sweep.csv`` (paper 004 ch. 4).
 
 ``configs/wrappers-static-sweep.yaml`` run by ``djsb sweep`` gives one row per simulation with the
 swept keys (``seed``, ``workflow.run_time``, ``workflow.cpus``, ``workflow.fairshare_target``) and the
@@ -12,6 +12,10 @@ tracked job's ``workflow_queue_time_s`` (T_q) and ``workflow_priority_at_start``
   from 0.1 on (:func:`fit_exponential`; the thesis found a = 7.4689, b = 657.56);
 * figs. 4.1 and 4.3: mean wait against fair share per job configuration with the fit, and box plots of
   the wait per fair share (:func:`write_static_report` writes them with the tables).
+
+``configs/wrappers-dynamic-sweep.yaml`` gives Tables 4.2-4.3 (:func:`dynamic_tables`): per workflow,
+fair share and submission instant, the workflow's queue time unwrapped and wrapped, their difference
+and the relative improvement.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+SHAPE, STRATEGY, SUBMIT = "workflow.shape", "workflow.strategy", "workflow.submit"
 SEED, RUN_TIME, CPUS, FAIRSHARE = "seed", "workflow.run_time", "workflow.cpus", "workflow.fairshare_target"
 WAIT, PRIORITY = "workflow_queue_time_s", "workflow_priority_at_start"
 STATS = ("Tq_mean", "Tq_max", "Tq_min", "P_mean", "P_max", "P_min")
@@ -133,3 +138,28 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     fig.tight_layout()
     fig.savefig(out_dir / "wait_boxplots.png", dpi=120)
     plt.close(fig)
+
+
+def dynamic_tables(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Tables 4.2-4.3: one row per (workflow shape, fair share, instant) with ``unwrapped_Tq`` (strategy
+    none), ``wrapped_Tq``, ``delta`` = unwrapped - wrapped and ``improvement_pct`` = delta / unwrapped x
+    100 (0 when both are 0; NaN when only the unwrapped one is). Instants are labelled in time order
+    A.1-A.3 then B.1-B.3 (Table 3.24: Thursday then Friday at 10, 15 and 20 h); the best fair share
+    comes first, as in the thesis."""
+    labels = {t: f"{'AB'[k // 3]}.{k % 3 + 1}" for k, t in enumerate(sorted(sweep[SUBMIT].unique()))}
+    wrapped = sweep[STRATEGY] != "none"
+    keys = [SHAPE, FAIRSHARE, SUBMIT]
+    table = sweep[~wrapped].set_index(keys)[[WAIT]].rename(columns={WAIT: "unwrapped_Tq"}).join(
+        sweep[wrapped].set_index(keys)[[WAIT]].rename(columns={WAIT: "wrapped_Tq"})).reset_index()
+    table.insert(2, "label", table[SUBMIT].map(labels))
+    table["delta"] = table["unwrapped_Tq"] - table["wrapped_Tq"]
+    table["improvement_pct"] = [_improvement(u, d) for u, d in zip(table["unwrapped_Tq"], table["delta"],
+                                                                     strict=True)]
+    ordered = table.sort_values([SHAPE, FAIRSHARE, SUBMIT], ascending=[False, False, True])
+    return ordered.reset_index(drop=True)
+
+
+def _improvement(unwrapped: float, delta: float) -> float:
+    if unwrapped == 0:
+        return 0.0 if delta == 0 else math.nan
+    return 100.0 * delta / unwrapped
