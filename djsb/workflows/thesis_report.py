@@ -69,7 +69,8 @@ def fit_exponential(x: Sequence[float], y: Sequence[float]) -> tuple[float, floa
 
     def b_of(a: float) -> float:
         weights = [math.exp(-a * xi) for xi in xs]
-        return sum(yi * w for yi, w in zip(ys, weights, strict=True)) / sum(w * w for w in weights)
+        norm = sum(w * w for w in weights)  # 0 once e^(-ax) underflows: the model is then 0
+        return sum(yi * w for yi, w in zip(ys, weights, strict=True)) / norm if norm > 0 else 0.0
 
     def sse(a: float) -> float:
         b = b_of(a)
