@@ -6,8 +6,9 @@ Runs the points of configs/wrappers-static-sweep.yaml (the cartesian product of 
 point (the base config with the swept keys replaced, loaded by ``djsb simulate``'s loader), but
 keeping only the tracked job's numbers (no per-point plots or HTML). ``--sample N`` runs N points
 drawn at random (seeded) instead of all. Prints the wall time, seconds per point and the projection
-to the whole grid, the processes' CPU seconds, writes OUT/sweep.csv and the thesis' tables and plots (djsb/workflows/thesis_report.py) into
-OUT/report, and prints Table 4.1 and the fit of eq. 4.1 (the thesis: a = 7.4689, b = 657.56).
+to the whole grid, the processes' CPU seconds, writes OUT/sweep.csv and the thesis' tables and
+plots (djsb/workflows/thesis_report.py) into OUT/report, and prints Table 4.1 and the fit of
+eq. 4.1 (the thesis: a = 7.4689, b = 657.56).
 
 Usage: python3 bench/bench_wrappers_static.py [--jobs N] [--sample N] [-o OUT]
 """
