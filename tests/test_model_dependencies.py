@@ -101,3 +101,14 @@ def test_a_rejected_parent_cancels_its_children() -> None:
 def test_a_dependency_on_an_unknown_job_is_bad_input() -> None:
     with pytest.raises(InputError, match="unknown job 9"):
         Simulation([job(1, 0, 10)], ClusterSpec.homogeneous(1, 1), dependencies={1: Dependency((9,))})
+
+
+def test_afterok_submitted_after_its_parent_failed_is_refused_at_submission() -> None:
+    # A is killed at 100 (limit 100 s, needs 200); B is submitted at 150 with afterok A: refused
+    # then, listed once with the reason.
+    jobs = [job(1, 0, 200, limit=100), job(2, 150, 10)]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 1), KILL, dependencies={2: Dependency((1,))})
+    result = sim.run()
+    assert list(result.rejected["job_id"]) == [2]
+    assert result.rejected["reason"].iloc[0] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
+    assert 2 not in set(result.jobs["job_id"])

@@ -203,7 +203,7 @@ class Simulation:
         self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
         self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
         self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
-        self.dropped: set[int] = set()  # jobs cancelled by a failed parent before their submission
+        self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
         self._link(dependencies or {})
         for job in self.trace:
             if job.job_id not in self.on_parent_end:
@@ -427,6 +427,44 @@ class Simulation:
             self._backfill_pass(now)
         self._settle(now)
 
+    # ----------------------------------------------------------------- dependencies
+    def _parent_ended(self, parent: SimJob, now: float) -> None:
+        """A job with dependents left: release those it was the last parent of, or, unless it
+        COMPLETED, cancel them all."""
+        children = self.children.get(parent.job_id)
+        if children is None:
+            return
+        if parent.state != "COMPLETED":
+            self._drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
+            return
+        for child in children:
+            self.missing[child] -= 1
+            if self.missing[child]:
+                continue
+            if child in self.on_parent_end:
+                trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+                self._push(now, SUBMIT, trace.job_id)
+            elif child in self.held:
+                job = self.held.pop(child)
+                job.eligible = now
+                self._queue(job, now)
+
+    def _drop_dependents(self, parent_id: int, reason: str) -> None:
+        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
+        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
+        stack = list(self.children.get(parent_id, ()))
+        while stack:
+            child = stack.pop()
+            if child in self.dropped or not self.missing.get(child):
+                continue
+            why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
+            held = self.held.pop(child, None)
+            if held is not None:
+                held.cancelled = True
+            if held is not None or child in self.on_parent_end:
+                self.rejected.append((child, why))  # an afterok job not submitted yet is listed then
+            stack += self.children.get(child, ())
+
     # ----------------------------------------------------------------- progress
     def _progress(self, job: SimJob, now: float) -> None:
         """Account the work done since ``job.since`` at its current rate."""
@@ -493,13 +531,14 @@ class Simulation:
 
     # ----------------------------------------------------------------- job life cycle
     def _submit(self, trace: TraceJob, now: float) -> None:
-        if self.dropped and trace.job_id in self.dropped:
-            return
         reason, part, qos = self._admit(trace)
         if reason:
             self.rejected.append((trace.job_id, reason))
             if self.children:
                 self._drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
+            return
+        if self.dropped and trace.job_id in self.dropped:
+            self.rejected.append((trace.job_id, self.dropped[trace.job_id]))
             return
         limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
             else (part.spec.max_time if part.spec.max_time is not None else math.inf)
@@ -526,43 +565,6 @@ class Simulation:
         self._touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
-
-    # ----------------------------------------------------------------- dependencies
-    def _parent_ended(self, parent: SimJob, now: float) -> None:
-        """A job with dependents left: release those it was the last parent of, or, unless it
-        COMPLETED, cancel them all."""
-        children = self.children.get(parent.job_id)
-        if children is None:
-            return
-        if parent.state != "COMPLETED":
-            self._drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
-            return
-        for child in children:
-            self.missing[child] -= 1
-            if self.missing[child]:
-                continue
-            if child in self.on_parent_end:
-                trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-                self._push(now, SUBMIT, trace.job_id)
-            elif child in self.held:
-                job = self.held.pop(child)
-                job.eligible = now
-                self._queue(job, now)
-
-    def _drop_dependents(self, parent_id: int, reason: str) -> None:
-        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
-        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
-        stack = list(self.children.get(parent_id, ()))
-        while stack:
-            child = stack.pop()
-            if child in self.dropped or not self.missing.get(child):
-                continue
-            self.dropped.add(child)
-            held = self.held.pop(child, None)
-            if held is not None:
-                held.cancelled = True
-            self.rejected.append((child, f"cancelled: dependency never satisfied ({reason})"))
-            stack += self.children.get(child, ())
 
     def _admit(self, trace: TraceJob) -> tuple[str, PartitionState, QosSpec]:
         parts = self.state.partitions
