@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from djsb.cli import main
 from djsb.workflows.busiest_week import DAY, WEEK, Window, busiest, week_starts, window_jobs
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import Workload
@@ -34,3 +39,12 @@ def test_window_keeps_the_warmup_and_the_week_shifted_to_zero() -> None:
     jobs = [job(1, 7 * DAY, 1, 1), job(2, 8 * DAY, 1, 1), job(3, 12 * DAY, 1, 1), job(4, 17 * DAY, 1, 1)]
     kept = window_jobs(jobs, Window(10 * DAY, WEEK, 2 * DAY, None))
     assert [(j.job_id, j.submit) for j in kept] == [(2, 0.0), (3, 4 * DAY)]
+
+
+def test_a_window_needs_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "w.yaml"
+    config.write_text("cluster: {nodes: [{count: 1, cores: 4}]}\n"
+                      "workload:\n  generator: empty\n  window: {start: busiest}\n")
+    assert main(["simulate", str(config), "-o", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"djsb: error: {config}:4: workload.window: a window is taken from a trace ('swf'), not from a generator")
