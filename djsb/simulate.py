@@ -1,7 +1,7 @@
 """``djsb simulate``: run one experiment on the built-in scheduler model from a YAML file.
 
-The file has four sections (every time is in seconds; relative paths are resolved against the
-config file's directory)::
+The file has four sections and an optional fifth, ``workflow`` (every time is in seconds; relative
+paths are resolved against the config file's directory)::
 
     seed: 1
     workload:            # a trace ...
