@@ -2,9 +2,9 @@
 """Wall time of paper 004's static experiment on the model (issue 10 item 5), and its report.
 
 Runs the points of configs/wrappers-static-sweep.yaml (the cartesian product of its ``sweep.grid``:
-2,000 simulations) on ``--jobs`` processes (default: every core), each point exactly as a sweep
-point (the base config with the swept keys replaced, loaded by ``djsb simulate``'s loader), but
-keeping only the tracked job's numbers (no per-point plots or HTML). ``--sample N`` runs N points
+2,000 simulations) on ``--jobs`` processes (default: every core), each point as a sweep point
+(the base config with the swept keys replaced) run by djsb/workflows/point.py's ``run_point``, which
+keeps only the numbers (no per-point plots or HTML). ``--sample N`` runs N points
 drawn at random (seeded) instead of all. Prints the wall time, seconds per point and the projection
 to the whole grid, the processes' CPU seconds, writes OUT/sweep.csv and the thesis' tables and
 plots (djsb/workflows/thesis_report.py) into OUT/report, and prints Table 4.1 and the fit of
@@ -32,8 +32,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from djsb.simulate import load_experiment  # noqa: E402
-from djsb.workflows.run import run_workflow  # noqa: E402
+from djsb.workflows.point import run_point  # noqa: E402
 from djsb.workflows.thesis_report import (  # noqa: E402
     FAIRSHARE,
     WAIT,
@@ -63,16 +62,11 @@ def with_values(base: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def run_point(args: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+def one_point(args: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    """The numbers of one point, run in a scratch directory."""
     base, values = args
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "point.yaml"
-        path.write_text(yaml.safe_dump(with_values(base, values)))
-        experiment = load_experiment(path)
-    assert experiment.workflow is not None
-    _, outcome = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
-                              experiment.seed, experiment.workflow, experiment.workflow.strategies[0])
-    return {**values, **{f"workflow_{k}": v for k, v in outcome.as_dict().items()}}
+        return {**values, **run_point(with_values(base, values), Path(tmp))}
 
 
 def main() -> None:
@@ -87,7 +81,7 @@ def main() -> None:
     chosen = random.Random(0).sample(every, args.sample) if args.sample else every
     started = time.perf_counter()
     with multiprocessing.Pool(args.jobs) as pool:
-        rows = pool.map(run_point, [(base, values) for values in chosen], chunksize=1)
+        rows = pool.map(one_point, [(base, values) for values in chosen], chunksize=1)
     wall = time.perf_counter() - started
     cpu = sum(getattr(os.times(), k) for k in ("children_user", "children_system"))
     total = len(every)
