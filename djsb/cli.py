@@ -1,4 +1,4 @@
-"""The ``djsb`` command: run, validate, report, simulate, pool.
+"""The ``djsb`` command and its subcommands (``djsb --help`` lists them).
 
 Exit status: 0 ok, 1 the run failed, 2 bad input (a one-line message naming file, line and key),
 130/143 interrupted by SIGINT/SIGTERM (the run's jobs cancelled, its records kept for --resume).
@@ -280,6 +280,14 @@ def command_pool(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_wrappers(args: argparse.Namespace) -> int:
+    from djsb.workflows.compare import as_json, as_table, compare_strategies
+
+    outcomes = compare_strategies(Path(args.config))
+    print(as_json(outcomes) if args.json else as_table(outcomes))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -306,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument("config")
     pool.add_argument("-o", "--output", help="output directory")
     pool.set_defaults(func=command_pool)
+    wrappers = sub.add_parser("wrappers", help="rank wrapper strategies for a workflow on the model")
+    wrappers.add_argument("config", help="a simulate config with a workflow section")
+    wrappers.add_argument("--json", action="store_true", help="print a JSON list, one object per strategy")
+    wrappers.set_defaults(func=command_wrappers)
     return parser
 
 

@@ -1,12 +1,14 @@
 """``djsb simulate``: run one experiment on the built-in scheduler model from a YAML file.
 
-The file has four sections (every time is in seconds; relative paths are resolved against the
-config file's directory)::
+The file has four sections and an optional fifth, ``workflow`` (every time is in seconds; relative
+paths are resolved against the config file's directory)::
 
     seed: 1
     workload:            # a trace ...
       swf: ../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz
       limit: 5000                  # optional: first N jobs
+      window: {start: busiest, length: 604800, warmup: 172800}   # optional: a week of the trace
+                                   # (djsb/workflows/busiest_week.py), the warm-up starting at 0
       keep_partitions: false       # default: every job goes to the first partition
     # ... or a generator: {generator: poisson_exponential, params: {n_jobs: ..., ...}}
       estimate: requested          # the jobs' time limits: requested (default), runtime (perfect
@@ -26,6 +28,13 @@ config file's directory)::
       scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
                                    # default_queue_depth also take "unlimited"
     # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
+    workflow:            # optional: a workflow packed by a wrapper strategy and submitted into the
+      shape: vertical    # workload (djsb/workflows/plan.py); metrics.json gains workflow_* numbers
+      count: 7
+      cpus: 96
+      run_time: 1800
+      strategy: vertical
+    # generator: empty is a workload of no jobs (an empty machine for the workflow)
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
 file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
@@ -53,7 +62,15 @@ from typing import Any
 import pandas as pd
 
 from djsb.errors import ConfigError
-from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
+from djsb.model import (
+    ClusterSpec,
+    NodeSpec,
+    PartitionSpec,
+    QosSpec,
+    SchedulerConfig,
+    Simulation,
+    SimulationResult,
+)
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -61,6 +78,9 @@ from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
+from djsb.workflows.busiest_week import Window, read_window, window_jobs
+from djsb.workflows.plan import WorkflowPlan, read_plan
+from djsb.workflows.run import fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
@@ -74,6 +94,7 @@ AT_TIME_LIMIT = ("run", "kill")
 GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "poisson_exponential": synthetic.poisson_exponential,
     "static_lognormal_004": synthetic.static_lognormal_004,
+    "empty": lambda seed: [],
 }
 
 
@@ -155,18 +176,24 @@ def _estimated(jobs: list[TraceJob], replay: Replay, cluster: ClusterSpec) -> li
                           lambda j: max_times.get(j.partition) if j.partition else default)
 
 
-def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], list[SkippedRecord]]:
-    """The workload's jobs, and the trace records the reader skipped (none for a generator)."""
+def _workload(node: Located, base: Path,
+              seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
+    """The workload's jobs, the trace records the reader skipped (none for a generator) and the
+    window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
-                            **_WORKLOAD_REPLAY})
+                            "window": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
         trace = read_swf(fields["swf"], limit=fields.get("limit"))
+        window = read_window(fields["window"], trace) if "window" in fields else None
+        jobs = trace.jobs if window is None else window_jobs(trace.jobs, window)
         if fields.get("keep_partitions", False):
-            return trace.jobs, trace.skipped
-        return [dataclasses.replace(j, partition=None) for j in trace.jobs], trace.skipped
+            return jobs, trace.skipped, window
+        return [dataclasses.replace(j, partition=None) for j in jobs], trace.skipped, window
+    if "window" in fields:
+        raise fields["window"].error("a window is taken from a trace ('swf'), not from a generator")
     name = fields["generator"]
     if name not in GENERATORS:
         raise _child(node, "generator").error(f"unknown generator (choose from {', '.join(GENERATORS)})")
@@ -176,7 +203,7 @@ def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], lis
         raise params_node.error("expected a mapping of generator parameters")
     params.setdefault("seed", seed)
     try:
-        return GENERATORS[name](**params), []
+        return GENERATORS[name](**params), [], None
     except TypeError as exc:
         raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
     except ConfigError as exc:
@@ -284,19 +311,21 @@ class Experiment:
     seed: int
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
+    workflow: WorkflowPlan | None = None
+    window: Window | None = None
 
 
 def load_experiment(config_path: Path) -> Experiment:
     """Read and validate an experiment file (nothing runs)."""
     root = load_yaml(config_path)
-    root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
+    root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "workflow"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
     seed_node = root.get("seed")
     seed = as_int(seed_node) if seed_node is not None else 0
     cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
-    jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
+    jobs, skipped, window = _workload(workload_node, config_path.resolve().parent, seed)
     replay = _replay(workload_node, cluster)
     scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
@@ -304,7 +333,16 @@ def load_experiment(config_path: Path) -> Experiment:
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay)
+    workflow_node = root.get("workflow")
+    plan = None
+    if workflow_node is not None:
+        plan = read_plan(workflow_node, cluster)
+        try:
+            fair_tree_priority(plan, priority)
+        except ConfigError as exc:
+            raise workflow_node.error(exc.message) from None
+    jobs = _estimated(jobs, replay, cluster)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -313,11 +351,15 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
     """
     experiment = load_experiment(Path(config_path))
-    bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
-    result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
-                        seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
-    bar.update(len(experiment.jobs))
-    bar.close()
+    workflow_metrics: dict[str, Any] = {}
+    if experiment.workflow is not None:
+        result, workflow_metrics = _run_with_workflow(experiment, experiment.workflow, str(config_path))
+    else:
+        bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
+        result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
+                            seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
+        bar.update(len(experiment.jobs))
+        bar.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
@@ -333,13 +375,26 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
-               "scheduler": scheduler, "priority": experiment.priority.name}
+               "scheduler": scheduler, "priority": experiment.priority.name, **workflow_metrics}
+    if experiment.window is not None:
+        metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
+
+
+def _run_with_workflow(experiment: Experiment, plan: WorkflowPlan,
+                       source: str) -> tuple[SimulationResult, dict[str, Any]]:
+    """The run with the workflow of one strategy in it, and its numbers as ``workflow_*`` metrics."""
+    if len(plan.strategies) != 1:
+        raise ConfigError(f"simulate runs one strategy, got {len(plan.strategies)} (djsb wrappers compares "
+                          "several)", source=source, line=plan.strategy_line, key="workflow.strategy")
+    result, outcome = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
+                                   experiment.priority, experiment.seed, plan, plan.strategies[0])
+    return result, {f"workflow_{k}": v for k, v in outcome.as_dict().items()}
 
 
 def _replay_line(metrics: dict[str, Any]) -> str:

@@ -46,7 +46,11 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
 * ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
-  dependencies, so every job is eligible at submission (``eligible`` = ``submit``).
+  dependencies, so every job is eligible at submission (``eligible`` = ``submit``). Dependencies
+  given explicitly (``dependencies``, :mod:`djsb.model.dependency`: a workflow's) are: a job
+  waiting on ``afterok`` stays out of the queue until its parents COMPLETED (``eligible`` is that
+  instant), one submitted on parent end is submitted then; a parent that fails cancels its
+  dependents (listed in ``rejected``). Jobs without a dependency cost nothing extra.
 * Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
   with a reason, never left to stall the queue. Slurm refuses at submission a job that no node
   of its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested
@@ -85,7 +89,7 @@ import itertools
 import math
 import random
 from bisect import insort
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +99,7 @@ from djsb.errors import InputError, RunError
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.dependency import Dependency
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import FACTOR_NAMES, SimJob
 from djsb.model.node_plan import NodePlan
@@ -142,12 +147,14 @@ class Simulation:
                  *, seed: int = 0, checker: InvariantChecker | None = None,
                  rates: ProgressModel | None = None, start: float = 0.0,
                  associations: Sequence[tuple[str, str]] = (),
-                 on_progress: Callable[[int, int], None] | None = None) -> None:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 dependencies: Mapping[int, Dependency] | None = None) -> None:
         """``jobs`` are submitted at their submit times; ``start`` is the current time before any
         event; ``associations`` lists (user, account) pairs of jobs submitted later with
         :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
         the job progress model (None: every running job at rate 1); ``on_progress`` is told (jobs
-        finished or rejected, jobs in the trace) every PROGRESS_EVERY events."""
+        finished or rejected, jobs in the trace) every PROGRESS_EVERY events; ``dependencies`` maps a
+        job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`)."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
@@ -193,8 +200,30 @@ class Simulation:
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
         self.priority.setup(PriorityContext(cluster, tuple(users)))
+        self.children: dict[int, list[int]] = {}  # parent id -> ids of the jobs waiting for it
+        self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
+        self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
+        self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
+        self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
+        self._link(dependencies or {})
         for job in self.trace:
-            self._push(job.submit, SUBMIT, job.job_id)
+            if job.job_id not in self.on_parent_end:
+                self._push(job.submit, SUBMIT, job.job_id)
+
+    def _link(self, dependencies: Mapping[int, Dependency]) -> None:
+        """Record who waits for whom; every id must be a job of the trace."""
+        for job_id, dependency in dependencies.items():
+            parents = set(dependency.parents)
+            unknown = sorted(p for p in (job_id, *parents) if p not in self.by_id)
+            if unknown:
+                raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
+            if not parents:
+                continue
+            self.missing[job_id] = len(parents)
+            for parent in parents:
+                self.children.setdefault(parent, []).append(job_id)
+            if dependency.on_parent_end:
+                self.on_parent_end.add(job_id)
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -207,6 +236,8 @@ class Simulation:
         self.advance(math.inf)
         for queued in self.queue:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
+        self.rejected += [(job_id, "dependency never satisfied (its parents never all completed)")
+                          for job_id, count in self.missing.items() if count and job_id not in self.dropped]
         return self._result()
 
     def advance(self, until: float) -> None:
@@ -306,9 +337,12 @@ class Simulation:
         if job.finished or job.cancelled:
             return
         if job.start is None:
-            self.queue.remove(job)
-            self._unqueue(job)
+            if self.held.pop(job_id, None) is None:
+                self.queue.remove(job)
+                self._unqueue(job)
             job.cancelled = True
+            if self.children:
+                self._parent_ended(job, now)
         else:
             job.cancelled = True
             job.killed = False
@@ -394,6 +428,44 @@ class Simulation:
             self._backfill_pass(now)
         self._settle(now)
 
+    # ----------------------------------------------------------------- dependencies
+    def _parent_ended(self, parent: SimJob, now: float) -> None:
+        """A job with dependents left: release those it was the last parent of, or, unless it
+        COMPLETED, cancel them all."""
+        children = self.children.get(parent.job_id)
+        if children is None:
+            return
+        if parent.state != "COMPLETED":
+            self._drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
+            return
+        for child in children:
+            self.missing[child] -= 1
+            if self.missing[child]:
+                continue
+            if child in self.on_parent_end:
+                trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+                self._push(now, SUBMIT, trace.job_id)
+            elif child in self.held:
+                job = self.held.pop(child)
+                job.eligible = now
+                self._queue(job, now)
+
+    def _drop_dependents(self, parent_id: int, reason: str) -> None:
+        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
+        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
+        stack = list(self.children.get(parent_id, ()))
+        while stack:
+            child = stack.pop()
+            if child in self.dropped or not self.missing.get(child):
+                continue
+            why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
+            held = self.held.pop(child, None)
+            if held is not None:
+                held.cancelled = True
+            if held is not None or child in self.on_parent_end:
+                self.rejected.append((child, why))  # an afterok job not submitted yet is listed then
+            stack += self.children.get(child, ())
+
     # ----------------------------------------------------------------- progress
     def _progress(self, job: SimJob, now: float) -> None:
         """Account the work done since ``job.since`` at its current rate."""
@@ -468,6 +540,11 @@ class Simulation:
         reason, part, qos = self._admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
+            if self.children:
+                self._drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
+            return
+        if self.dropped and trace.job_id in self.dropped:
+            self.rejected.append((trace.job_id, self.dropped[trace.job_id]))
             return
         limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
             else (part.spec.max_time if part.spec.max_time is not None else math.inf)
@@ -477,9 +554,17 @@ class Simulation:
                      eligible=now, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
         job.plan = self._round(limit)
+        if self.missing and self.missing.get(trace.job_id):
+            self.held[trace.job_id] = job  # afterok: pending (reason Dependency), in no pass
+            return
+        self._queue(job, now)
+
+    def _queue(self, job: SimJob, now: float) -> None:
+        """An eligible job joins the queue: its priority, the queue counters, the next passes."""
+        part = job.part
         self.priority.on_submit(job, now)
         self._enqueue(job)
-        self.queued_cores += trace.cpus
+        self.queued_cores += job.trace.cpus
         counts = self.need_counts.setdefault(part.index, {})
         counts[job.need] = counts.get(job.need, 0) + 1
         least = self.min_need.get(part.index)
@@ -662,6 +747,8 @@ class Simulation:
         self._touch()
         if self.rates is not None:
             self.rates_dirty = True
+        if self.children:
+            self._parent_ended(job, now)
 
     def _limits_ok(self, job: SimJob) -> bool:
         limit = job.qos.max_jobs_per_user

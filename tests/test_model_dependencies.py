@@ -1,0 +1,114 @@
+"""Dependencies in the model (issue 10 item 1): afterok holds, submit on parent end, failed parents.
+
+Every case runs textbook EASY (``TEXTBOOK``: passes at every event, no rounding) on one node, so
+every start time is worked by hand below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from djsb.errors import InputError
+from djsb.model import TEXTBOOK, ClusterSpec, Simulation
+from djsb.model.dependency import Dependency
+from djsb.workloads.job import TraceJob
+
+KILL = dataclasses.replace(TEXTBOOK, extend_limit=False)  # Slurm kills a job at its time limit
+
+
+def job(job_id: int, submit: float, run_time: float, cpus: int = 1,
+        limit: float | None = None) -> TraceJob:
+    return TraceJob(job_id, submit, run_time, cpus, requested_time=limit or run_time)
+
+
+def times(sim: Simulation) -> dict[int, tuple[float, float, float]]:
+    """(submit, start, end) of every finished job."""
+    frame = sim.run().jobs
+    rows = zip(frame["job_id"], frame["submit"], frame["start"], frame["end"], strict=True)
+    return {int(i): (float(s), float(b), float(e)) for i, s, b, e in rows}
+
+
+def test_child_submitted_exactly_when_its_parent_ends() -> None:
+    # Autosubmit's way: A runs 0..100 s, B is submitted at A's end (100 s, not its own submit
+    # time 0), starts at once on the free node and ends at 100 + 50 = 150 s; wait 0.
+    sim = Simulation([job(1, 0, 100), job(2, 0, 50)], ClusterSpec.homogeneous(1, 2), TEXTBOOK,
+                     dependencies={2: Dependency((1,), on_parent_end=True)})
+    assert times(sim) == {1: (0.0, 0.0, 100.0), 2: (100.0, 100.0, 150.0)}
+
+
+def test_last_of_several_parents_decides_the_submission() -> None:
+    # C waits for A (ends 100) and B (ends 300): submitted and started at 300, ends 300 + 10.
+    sim = Simulation([job(1, 0, 100), job(2, 0, 300), job(3, 0, 10)], ClusterSpec.homogeneous(1, 2),
+                     TEXTBOOK, dependencies={3: Dependency((1, 2), on_parent_end=True)})
+    assert times(sim)[3] == (300.0, 300.0, 310.0)
+
+
+def test_afterok_job_is_not_eligible_before_its_parent_completed() -> None:
+    # Two free cores: without the dependency B (1 CPU) would start at 0 beside A. With afterok it
+    # stays out of every pass until A completes at 100: submit 0, eligible 100, start 100, wait 100.
+    free = Simulation([job(1, 0, 100), job(2, 0, 50)], ClusterSpec.homogeneous(1, 2), TEXTBOOK)
+    assert times(free)[2] == (0.0, 0.0, 50.0)
+    sim = Simulation([job(1, 0, 100), job(2, 0, 50)], ClusterSpec.homogeneous(1, 2), TEXTBOOK,
+                     dependencies={2: Dependency((1,))})
+    frame = sim.run().jobs.set_index("job_id")
+    assert (frame.loc[2, "submit"], frame.loc[2, "eligible"], frame.loc[2, "start"]) == (0.0, 100.0, 100.0)
+    assert frame.loc[2, "wait"] == 100.0
+
+
+def test_afterok_on_a_parent_already_completed_is_eligible_at_submission() -> None:
+    # A ends at 100; B is submitted at 200 with afterok A: nothing to wait for, starts at 200.
+    sim = Simulation([job(1, 0, 100), job(2, 200, 50)], ClusterSpec.homogeneous(1, 1), TEXTBOOK,
+                     dependencies={2: Dependency((1,))})
+    assert times(sim)[2] == (200.0, 200.0, 250.0)
+
+
+def test_a_killed_parent_cancels_its_descendants() -> None:
+    # A asks 100 s but needs 200: killed at 100 (TIMEOUT). B (afterok A, submitted at 0) is then
+    # CANCELLED; C (on parent end of B) is never submitted. Both are listed with the reason; the
+    # unrelated D still runs.
+    jobs = [job(1, 0, 200, limit=100), job(2, 0, 10), job(3, 0, 10), job(4, 0, 10)]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 2), KILL,
+                     dependencies={2: Dependency((1,)), 3: Dependency((2,), on_parent_end=True)})
+    result = sim.run()
+    assert sim.job(1).state == "TIMEOUT"
+    assert sim.job(2).state == "CANCELLED"
+    assert sorted(result.jobs["job_id"]) == [1, 4]
+    reasons = dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
+    assert reasons[2] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
+    assert reasons[3] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
+
+
+def test_cancelling_a_pending_parent_cancels_its_held_child() -> None:
+    # One core busy with X until 100; A queued behind it; B afterok A. scancel A at 10: B is CANCELLED.
+    jobs = [job(1, 0, 100), job(2, 0, 10), job(3, 0, 10)]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 1), TEXTBOOK, dependencies={3: Dependency((2,))})
+    sim.advance(10)
+    sim.cancel(2)
+    assert (sim.job(2).state, sim.job(3).state) == ("CANCELLED", "CANCELLED")
+
+
+def test_a_rejected_parent_cancels_its_children() -> None:
+    # A asks 4 CPUs of a 2-core machine: rejected at submission, so B is never submitted.
+    sim = Simulation([job(1, 0, 10, cpus=4), job(2, 0, 10)], ClusterSpec.homogeneous(1, 2), TEXTBOOK,
+                     dependencies={2: Dependency((1,), on_parent_end=True)})
+    result = sim.run()
+    assert list(result.rejected["job_id"]) == [1, 2]
+    assert result.rejected["reason"].iloc[1] == "cancelled: dependency never satisfied (parent 1 rejected)"
+
+
+def test_a_dependency_on_an_unknown_job_is_bad_input() -> None:
+    with pytest.raises(InputError, match="unknown job 9"):
+        Simulation([job(1, 0, 10)], ClusterSpec.homogeneous(1, 1), dependencies={1: Dependency((9,))})
+
+
+def test_afterok_submitted_after_its_parent_failed_is_refused_at_submission() -> None:
+    # A is killed at 100 (limit 100 s, needs 200); B is submitted at 150 with afterok A: refused
+    # then, listed once with the reason.
+    jobs = [job(1, 0, 200, limit=100), job(2, 150, 10)]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 1), KILL, dependencies={2: Dependency((1,))})
+    result = sim.run()
+    assert list(result.rejected["job_id"]) == [2]
+    assert result.rejected["reason"].iloc[0] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
+    assert 2 not in set(result.jobs["job_id"])
