@@ -28,8 +28,8 @@ def experiment(tmp_path: Path, policy: str) -> Path:
 
 
 def test_every_plugin_and_preset_is_registered() -> None:
-    assert set(PRIORITY_PLUGINS.names()) == {"fifo", "multifactor", "psp_aging"}
-    assert PRESETS.names() == ("marenostrum4", "textbook")
+    assert set(PRIORITY_PLUGINS.names()) == {"fifo", "multifactor", "psp", "psp_aging"}
+    assert set(PRESETS.names()) == {"fcfs", "marenostrum4", "psp", "psp_aging", "textbook"}
 
 
 @pytest.mark.parametrize(("policy", "kind"), [
@@ -67,7 +67,7 @@ def test_a_section_refines_its_preset(tmp_path: Path) -> None:
     ("  priority:\n    plugin: multifactor\n    max_age: 0\n", 9, "policy.priority.max_age", "must be"),
     ("  priority:\n    plugin: psp_aging\n    time_step: fast\n", 9, "policy.priority.time_step",
      "expected a number"),
-    ("  preset: mn5\n", 7, "policy.preset", "unknown preset 'mn5' (choose from marenostrum4, textbook)"),
+    ("  preset: mn5\n", 7, "policy.preset", "unknown preset 'mn5' (choose from marenostrum4, textbook, fcfs, psp, psp_aging)"),
 ])
 def test_bad_options_name_file_line_and_key(tmp_path: Path, policy: str, line: int, key: str,
                                             needle: str) -> None:
