@@ -14,9 +14,15 @@ config file's directory)::
                                    # partition_max; see djsb/workloads/estimate.py
       at_time_limit: run           # run (default): jobs run their recorded time, none is killed;
                                    # kill: Slurm kills a job at its time limit
+      shaping: {policy: target, partition: cpu_long}   # optional, paper 003 sec. 3: jobs go to
+                                   # their own partition or the first that fits; a job fitting none
+                                   # is rejected (policy: reject), reshaped toward a partition
+                                   # (target) or by {policy: factor, factor: 2}; see
+                                   # djsb/workloads/shaping/ (shaped.csv lists every job changed)
     cluster:
       nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
-      partitions: [{name: batch, max_time: 86400, oversubscribe: "NO", ...}]
+      partitions: [{name: batch, min_cpus: 1, max_cpus: 64, max_time: 86400, oversubscribe: "NO", ...}]
+      # or layout: sdumont_2018, a named set of partitions (djsb/model/layouts.py)
       qos: [{name: normal, priority: 0, max_jobs_per_user: 10}]
     policy:
       preset: marenostrum4         # optional; the sections below override it
@@ -54,6 +60,7 @@ import pandas as pd
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
+from djsb.model.layouts import LAYOUTS
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -64,6 +71,13 @@ from djsb.report.html import write_simulate_html
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
+from djsb.workloads.shaping import (
+    ShapingRecord,
+    partition_limits,
+    read_shaping,
+    records_frame,
+    shape_workload,
+)
 from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
@@ -159,7 +173,7 @@ def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], lis
     """The workload's jobs, and the trace records the reader skipped (none for a generator)."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
-                            **_WORKLOAD_REPLAY})
+                            "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
@@ -185,7 +199,7 @@ def _workload(node: Located, base: Path, seed: int) -> tuple[list[TraceJob], lis
 
 
 def _cluster(node: Located) -> ClusterSpec:
-    node.check_keys(frozenset({"nodes", "partitions", "qos"}))
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos"}))
     nodes: list[NodeSpec] = []
     for group in _list(_child(node, "nodes")):
         f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
@@ -196,6 +210,14 @@ def _cluster(node: Located) -> ClusterSpec:
                   for i in range(f.get("count", 1))]
     partitions = [PartitionSpec("batch")]
     partitions_node = node.get("partitions")
+    layout_node = node.get("layout")
+    if layout_node is not None and partitions_node is not None:
+        raise layout_node.error("give 'layout' (a named set of partitions) or 'partitions', not both")
+    if layout_node is not None:
+        try:
+            partitions = list(LAYOUTS.get(as_str(layout_node))())
+        except UnknownName as exc:
+            raise layout_node.error(str(exc)) from None
     if partitions_node is not None:
         partitions = []
         for item in _list(partitions_node):
@@ -284,6 +306,7 @@ class Experiment:
     seed: int
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
+    shaping: list[ShapingRecord] | None = None  # jobs moved, shaped or rejected (None: no shaping)
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -304,7 +327,13 @@ def load_experiment(config_path: Path) -> Experiment:
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay)
+    jobs = _estimated(jobs, replay, cluster)
+    shaping_node = workload_node.get("shaping")
+    if shaping_node is None:
+        return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay)
+    layout = partition_limits(cluster)
+    jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -322,14 +351,21 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
-    result.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    rejected = result.rejected
+    if experiment.shaping is not None:
+        shaped = records_frame(experiment.shaping)
+        shaped.to_csv(out_dir / "shaped.csv", index=False)
+        refused = shaped[shaped["action"] == "rejected"]
+        rejected = pd.concat([refused[["job_id", "reason"]], rejected], ignore_index=True)
+    rejected.to_csv(out_dir / "rejected.csv", index=False)
     skipped = pd.DataFrame([(r.line, r.reason, r.text) for r in experiment.skipped],
                            columns=["line", "reason", "text"])
     if len(skipped):
         skipped.to_csv(out_dir / "skipped.csv", index=False)
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
-    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
+    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(rejected),
+               **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
@@ -338,8 +374,16 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
-                        rejected=result.rejected, figures=SIMULATE_FIGURES)
+                        rejected=rejected, figures=SIMULATE_FIGURES)
     return out_dir
+
+
+def _shaping_counts(experiment: Experiment) -> dict[str, int]:
+    """How many jobs shaping moved and reshaped (metrics.json; nothing without shaping)."""
+    if experiment.shaping is None:
+        return {}
+    return {f"{action}_jobs": sum(1 for r in experiment.shaping if r.action == action)
+            for action in ("moved", "shaped")}
 
 
 def _replay_line(metrics: dict[str, Any]) -> str:
