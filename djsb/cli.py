@@ -272,6 +272,13 @@ def command_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_psp_report(args: argparse.Namespace) -> int:
+    from djsb.report.psp_scenarios import write_psp_report
+
+    print(write_psp_report(Path(args.sweep_dir)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -294,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("config")
     simulate.add_argument("-o", "--output", help="output directory")
     simulate.set_defaults(func=command_simulate)
+    psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
+    psp_report.add_argument("sweep_dir")
+    psp_report.set_defaults(func=command_psp_report)
     return parser
 
 
