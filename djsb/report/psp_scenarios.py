@@ -37,10 +37,10 @@ TABLE_4 = {(policy, estimate): 1 + i + 3 * j for j, estimate in enumerate(ESTIMA
            for i, policy in enumerate(POLICIES)}
 """(policy.preset, workload.estimate) -> scenario number of Table 4 of 000 (1-3 perfect, 4-6 real)."""
 
-PAPER_WAIT_MIN = {"CEA-Curie": (4569, 3785, 2617, 4609, 3706, 2336),
+PAPER_WAIT_MIN: dict[str, tuple[float, ...]] = {"CEA-Curie": (4569, 3785, 2617, 4609, 3706, 2336),
                   "Gaia": (4358, 3716, 2641, 5153, 3354, 2421)}
 """Table 5 of 000: mean wait in minutes, scenarios 1-6."""
-PAPER_MAKESPAN_DAYS = {"CEA-Curie": (16.19, 15.33, 17.19, 16.17, 17.04, 17.71),
+PAPER_MAKESPAN_DAYS: dict[str, tuple[float, ...]] = {"CEA-Curie": (16.19, 15.33, 17.19, 16.17, 17.04, 17.71),
                        "Gaia": (27.82, 27.62, 27.79, 27.85, 28.03, 29.08)}
 """Table 6 of 000: makespan in days, scenarios 1-6."""
 WAIT_RATIOS = ((1, 6), (4, 6), (1, 2), (4, 5), (5, 6), (1, 3))
@@ -73,11 +73,17 @@ def wait_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     for trace, runs in frame.groupby("trace"):
         wait = dict(zip(runs["scenario"], runs["mean_wait_min"], strict=True))
         span = dict(zip(runs["scenario"], runs["makespan_days"], strict=True))
-        pairs = [(f"wait {a}/{b}", wait, PAPER_WAIT_MIN, a, b) for a, b in WAIT_RATIOS]
-        for name, measured, paper, a, b in [*pairs, ("makespan 6/4", span, PAPER_MAKESPAN_DAYS, 6, 4)]:
-            rows.append({"trace": trace, "ratio": name, "measured": measured[a] / measured[b],
-                         **{f"paper {site}": table[a - 1] / table[b - 1] for site, table in paper.items()}})
+        for a, b in WAIT_RATIOS:
+            rows.append(_ratio(str(trace), f"wait {a}/{b}", wait[a] / wait[b], PAPER_WAIT_MIN, a, b))
+        rows.append(_ratio(str(trace), "makespan 6/4", span[6] / span[4], PAPER_MAKESPAN_DAYS, 6, 4))
     return pd.DataFrame(rows)
+
+
+def _ratio(trace: str, name: str, measured: float, paper: dict[str, tuple[float, ...]], a: int,
+           b: int) -> dict[str, object]:
+    """One row of ratios.csv: the measured ratio and the paper's for scenarios a / b per site."""
+    return {"trace": trace, "ratio": name, "measured": measured,
+            **{f"paper {site}": table[a - 1] / table[b - 1] for site, table in paper.items()}}
 
 
 def accuracy_groups(jobs: pd.DataFrame, window: int = 10) -> pd.Series:
