@@ -279,6 +279,14 @@ def command_psp_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_replay_stats(args: argparse.Namespace) -> int:
+    from djsb.report.replay_stats import replay_and_compare
+
+    config_path = Path(args.config)
+    print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -304,6 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
     psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
     psp_report.add_argument("sweep_dir")
     psp_report.set_defaults(func=command_psp_report)
+    replay = sub.add_parser("replay-stats", help="simulate a trace replay and compare it with the trace "
+                            "(paper 003 Tables 2-6, wait ECDFs, KS)")
+    replay.add_argument("config")
+    replay.add_argument("-o", "--output", help="output directory")
+    replay.set_defaults(func=command_replay_stats)
     return parser
 
 

@@ -307,6 +307,13 @@ class Experiment:
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
     shaping: list[ShapingRecord] | None = None  # jobs moved, shaped or rejected (None: no shaping)
+    trace: Path | None = None  # the SWF file replayed (None: a generator)
+
+    def as_recorded(self) -> list[TraceJob]:
+        """The workload's jobs before shaping (rejected ones included), in trace order."""
+        before = {j.job_id: j for j in self.jobs}
+        before.update({r.before.job_id: r.before for r in self.shaping or []})
+        return sorted(before.values(), key=lambda j: (j.submit, j.job_id))
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -328,12 +335,14 @@ def load_experiment(config_path: Path) -> Experiment:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
     jobs = _estimated(jobs, replay, cluster)
+    swf_node = workload_node.get("swf")
+    trace = _path(swf_node, config_path.resolve().parent) if swf_node is not None else None
     shaping_node = workload_node.get("shaping")
     if shaping_node is None:
-        return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay)
+        return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, trace=trace)
     layout = partition_limits(cluster)
     jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records, trace)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
