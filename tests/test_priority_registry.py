@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import assert_experiment_error
 
-from djsb.errors import ConfigError
 from djsb.model.priority import FifoPriority, MultifactorPriority, PspAgingPriority
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.simulate import load_experiment
@@ -71,8 +71,4 @@ def test_a_section_refines_its_preset(tmp_path: Path) -> None:
 ])
 def test_bad_options_name_file_line_and_key(tmp_path: Path, policy: str, line: int, key: str,
                                             needle: str) -> None:
-    path = experiment(tmp_path, policy)
-    with pytest.raises(ConfigError) as info:
-        load_experiment(path)
-    assert (info.value.source, info.value.line, info.value.key) == (str(path), line, key)
-    assert needle in info.value.message
+    assert_experiment_error(experiment(tmp_path, policy), line, key, needle)

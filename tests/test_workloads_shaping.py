@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import assert_experiment_error
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec
@@ -166,11 +167,7 @@ def test_simulate_lists_shaped_and_rejected_jobs(tmp_path: Path) -> None:
 ])
 def test_bad_shaping_keys_name_file_line_and_key(tmp_path: Path, shaping: str, line: int, key: str,
                                                  needle: str) -> None:
-    path = config(tmp_path, shaping)
-    with pytest.raises(ConfigError) as info:
-        load_experiment(path)
-    assert (info.value.source, info.value.line, info.value.key) == (str(path), line, key)
-    assert needle in info.value.message
+    assert_experiment_error(config(tmp_path, shaping), line, key, needle)
 
 
 def test_layout_preset_and_its_errors(tmp_path: Path) -> None:
