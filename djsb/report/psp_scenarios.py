@@ -129,7 +129,7 @@ def bar_charts(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
             ax = table.plot.bar(rot=0, figsize=(6, 4))
             ax.set_xlabel("job run time estimates")
             ax.set_ylabel(label)
-            ax.set_title(f"{trace.split('-cln')[0]}: {label}", fontsize=10)
+            ax.set_title(f"{str(trace).split('-cln')[0]}: {label}", fontsize=10)
             ax.grid(True, axis="y", alpha=0.3)
             path = out_dir / f"{stem}_{trace}.png"
             ax.figure.tight_layout()
