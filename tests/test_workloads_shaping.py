@@ -181,3 +181,5 @@ def test_layout_preset_and_its_errors(tmp_path: Path) -> None:
         load_experiment(path)
     assert (info.value.line, info.value.key) == (4, "cluster.layout")
     assert "unknown partition layout 'sdumont_2030'" in info.value.message
+    path.write_text(path.read_text().replace("sdumont_2030", "sdumont_2017\n  partitions: [{name: b}]"))
+    assert_experiment_error(path, 4, "cluster.layout", "give 'layout' (a named set of partitions) or 'partitions'")
