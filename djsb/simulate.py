@@ -65,6 +65,7 @@ from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.simulation import SimulationResult
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
@@ -307,7 +308,6 @@ class Experiment:
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
     shaping: list[ShapingRecord] | None = None  # jobs moved, shaped or rejected (None: no shaping)
-    trace: Path | None = None  # the SWF file replayed (None: a generator)
 
     def as_recorded(self) -> list[TraceJob]:
         """The workload's jobs before shaping (rejected ones included), in trace order."""
@@ -335,14 +335,12 @@ def load_experiment(config_path: Path) -> Experiment:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
     jobs = _estimated(jobs, replay, cluster)
-    swf_node = workload_node.get("swf")
-    trace = _path(swf_node, config_path.resolve().parent) if swf_node is not None else None
     shaping_node = workload_node.get("shaping")
     if shaping_node is None:
-        return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, trace=trace)
+        return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay)
     layout = partition_limits(cluster)
     jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records, trace)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -358,22 +356,17 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     bar.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    result = _with_shaping(result, experiment.shaping, out_dir)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
-    rejected = result.rejected
-    if experiment.shaping is not None:
-        shaped = records_frame(experiment.shaping)
-        shaped.to_csv(out_dir / "shaped.csv", index=False)
-        refused = shaped[shaped["action"] == "rejected"]
-        rejected = pd.concat([refused[["job_id", "reason"]], rejected], ignore_index=True)
-    rejected.to_csv(out_dir / "rejected.csv", index=False)
+    result.rejected.to_csv(out_dir / "rejected.csv", index=False)
     skipped = pd.DataFrame([(r.line, r.reason, r.text) for r in experiment.skipped],
                            columns=["line", "reason", "text"])
     if len(skipped):
         skipped.to_csv(out_dir / "skipped.csv", index=False)
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
-    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(rejected),
+    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
                **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
@@ -383,8 +376,19 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
-                        rejected=rejected, figures=SIMULATE_FIGURES)
+                        rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
+
+
+def _with_shaping(result: SimulationResult, shaping: list[ShapingRecord] | None,
+                  out_dir: Path) -> SimulationResult:
+    """Write shaped.csv and add the jobs shaping rejected to the result's rejected ones (or nothing)."""
+    if shaping is None:
+        return result
+    shaped = records_frame(shaping)
+    shaped.to_csv(out_dir / "shaped.csv", index=False)
+    refused = shaped[shaped["action"] == "rejected"][["job_id", "reason"]]
+    return dataclasses.replace(result, rejected=pd.concat([refused, result.rejected], ignore_index=True))
 
 
 def _shaping_counts(experiment: Experiment) -> dict[str, int]:

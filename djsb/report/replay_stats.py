@@ -25,8 +25,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from djsb.errors import ConfigError  # noqa: E402
 from djsb.workloads._textio import open_trace_text  # noqa: E402
 from djsb.workloads.job import TraceJob  # noqa: E402
+from djsb.yamlnodes import as_str, load_yaml  # noqa: E402
 
 STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
 QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
@@ -124,15 +126,18 @@ def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Pa
 
 def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
     """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
-    from djsb.errors import ConfigError
     from djsb.simulate import load_experiment, run_simulate
 
     experiment = load_experiment(config_path)
-    if experiment.trace is None:
+    workload = load_yaml(config_path).get("workload")
+    swf = workload.get("swf") if workload is not None else None
+    if workload is None or swf is None:
         raise ConfigError("replay-stats compares a replay with its trace: give workload.swf",
                           source=str(config_path), key="workload")
+    trace = Path(as_str(swf))
     run_simulate(config_path, out_dir)
-    write_replay_stats(experiment.trace, experiment.as_recorded(), out_dir)
+    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
+                       experiment.as_recorded(), out_dir)
     return out_dir
 
 
