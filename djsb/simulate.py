@@ -340,7 +340,7 @@ def load_experiment(config_path: Path) -> Experiment:
         return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay)
     layout = partition_limits(cluster)
     jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, records)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, shaping=records)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
