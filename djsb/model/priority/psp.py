@@ -19,8 +19,8 @@ in its perfect-estimate scenarios too: PSP with perfect estimates (scenario 2) d
 for everyone. t_estimated of eq. (1) is the limit the job runs with (perfect or real).
 
 Modelling choices the paper leaves open: a user without completed jobs (or whose jobs had no
-time limit) is in g10 (no penalty without evidence); a killed job counts as A = 1 (it used its
-whole request); priorities are capped at 1e300 (eq. 1 grows geometrically once a job waited
+time limit) is in g10 (no penalty without evidence); A is capped at 1 (a job that ran past
+its request used all of it); an accuracy of exactly 0 (a 0 s run) is in g1; priorities are capped at 1e300 (eq. 1 grows geometrically once a job waited
 longer than its estimate), equal priorities falling back to submit order.
 """
 
