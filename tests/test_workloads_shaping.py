@@ -85,6 +85,11 @@ def test_jobs_outside_the_layout_go_to_the_first_partition_that_fits() -> None:
     job, action, _ = shaped(TraceJob(4, 0.0, 10.0, 100, 10 * HOUR, partition="q_1d"), ShapingPolicy("reject"))
     assert job is not None and (action, job.partition, job.cpus, job.requested_time) == (
         "moved", "cpu_long", 100, 10 * HOUR)
+    # Its own queue cpu lacks it (below 480 cores); toward cpu_long it needs no new geometry: moved.
+    job, action, _ = shaped(TraceJob(6, 0.0, 10.0, 100, 10 * HOUR, partition="cpu"),
+                            ShapingPolicy("target", "cpu_long"))
+    assert job is not None and (action, job.partition, job.cpus, job.requested_time) == (
+        "moved", "cpu_long", 100, 10 * HOUR)
     # Without a partition: placed the same way, and not listed (Slurm's default partition).
     jobs, records = shape_workload([TraceJob(5, 0.0, 10.0, 100, HOUR)], AFTER, ShapingPolicy("reject"))
     assert (jobs[0].partition, records) == ("cpu_long", [])
@@ -121,7 +126,7 @@ def test_metacentrum_jobs_all_fit_their_own_queue() -> None:
 SWF = "\n".join([
     # job submit wait run procs cpu mem req_procs req_time req_mem status uid gid exe queue partition prec think
     "1 0 -1 50 2 -1 -1 2 50 -1 1 1 1 -1 -1 1 -1 -1",       # 2 CPUs x 50 s in p1: fits p1 (4 CPUs, 100 s)
-    "2 10 -1 50 8 -1 -1 8 50 -1 1 1 1 -1 -1 1 -1 -1",      # 8 CPUs: above p1's 4; shaped toward p2 (8 CPUs)
+    "2 10 -1 1500 2 -1 -1 2 2000 -1 1 1 1 -1 -1 1 -1 -1",  # 2 x 2000 s: above p1's 100 s; shaped toward p2
     "3 20 -1 900 16 -1 -1 16 1000 -1 1 1 1 -1 -1 1 -1 -1",  # 16 x 1000 s: p2 holds 8 x 1000 at most
 ]) + "\n"
 
@@ -145,10 +150,14 @@ def config(tmp_path: Path, shaping: str) -> Path:
 def test_simulate_lists_shaped_and_rejected_jobs(tmp_path: Path) -> None:
     out = run_simulate(config(tmp_path, "  shaping: {policy: target, partition: p2}\n"), tmp_path / "out")
     shaped_csv = pd.read_csv(out / "shaped.csv")
-    # Job 2 toward p2 (1-8 CPUs, 1000 s): 8 CPUs x 50 s already fit, so only its partition changes.
+    # Job 2 toward p2 (1-8 CPUs, 1000 s): 2 x 2000 = 4000 core-s needs 4000 / 1000 = 4 CPUs -> 4 x 1000 s,
+    # its 1500 s run becomes 1500 x 2 / 4 = 750 s.
     assert shaped_csv[["job_id", "action", "cpus_before", "time_limit_before"]].values.tolist() == [
-        [2, "shaped", 8, 50], [3, "rejected", 16, 1000]]
-    assert shaped_csv.loc[0, ["partition_after", "cpus_after", "time_limit_after"]].tolist() == ["p2", 8, 50]
+        [2, "shaped", 2, 2000], [3, "rejected", 16, 1000]]
+    assert shaped_csv.loc[0, ["partition_after", "cpus_after", "time_limit_after", "run_time_after"]].tolist() == [
+        "p2", 4, 1000, 750]
+    ran = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    assert ran.loc[2, ["partition", "cpus", "run_time", "requested_time"]].tolist() == ["p2", 4, 750, 1000]
     assert shaped_csv.loc[1, ["partition_after", "cpus_after"]].isna().all()
     rejected = pd.read_csv(out / "rejected.csv")
     assert rejected["job_id"].tolist() == [3]

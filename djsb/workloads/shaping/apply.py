@@ -73,7 +73,8 @@ def fit_job(job: TraceJob, layout: tuple[Limits, ...],
     shaped = SHAPING_POLICIES.get(policy.policy)(job, layout, policy)
     if isinstance(shaped, str):
         return None, ShapingRecord("rejected", job, None, f"{misfit}; {shaped}")
-    return shaped, ShapingRecord("shaped", job, shaped, misfit)
+    action = "shaped" if shaped.cpus != job.cpus else "moved"  # same cores: the geometry is unchanged
+    return shaped, ShapingRecord(action, job, shaped, misfit)
 
 
 def shape_workload(jobs: Sequence[TraceJob], layout: tuple[Limits, ...],
