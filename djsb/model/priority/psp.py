@@ -20,8 +20,9 @@ for everyone. t_estimated of eq. (1) is the limit the job runs with (perfect or 
 
 Modelling choices the paper leaves open: a user without completed jobs (or whose jobs had no
 time limit) is in g10 (no penalty without evidence); A is capped at 1 (a job that ran past
-its request used all of it); an accuracy of exactly 0 (a 0 s run) is in g1; priorities are capped at 1e300 (eq. 1 grows geometrically once a job waited
-longer than its estimate), equal priorities falling back to submit order.
+its request used all of it); an accuracy of exactly 0 (a 0 s run) is in g1; priorities are
+capped at 1e300 (eq. 1 grows geometrically once a job waited longer than its estimate), equal
+priorities falling back to submit order.
 """
 
 from __future__ import annotations
