@@ -84,5 +84,5 @@ def test_replay_stats_needs_a_trace(tmp_path: Path, capsys: pytest.CaptureFixtur
     path.write_text("workload: {generator: poisson_exponential, params: {n_jobs: 3, arrival_rate: 1, "
                     "service_rate: 1}}\ncluster: {nodes: [{count: 1, cores: 1}]}\n")
     assert main(["replay-stats", str(path), "-o", str(tmp_path / "o")]) == 2
-    assert capsys.readouterr().err.strip() == (f"djsb: error: {path}: workload: replay-stats compares a replay "
+    assert capsys.readouterr().err.strip() == (f"djsb: error: {path}:1: workload: replay-stats compares a replay "
                                                "with its trace: give workload.swf")

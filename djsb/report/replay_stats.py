@@ -25,7 +25,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from djsb.errors import ConfigError  # noqa: E402
 from djsb.workloads._textio import open_trace_text  # noqa: E402
 from djsb.workloads.job import TraceJob  # noqa: E402
 from djsb.yamlnodes import as_str, load_yaml  # noqa: E402
@@ -130,10 +129,10 @@ def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
 
     experiment = load_experiment(config_path)
     workload = load_yaml(config_path).get("workload")
-    swf = workload.get("swf") if workload is not None else None
-    if workload is None or swf is None:
-        raise ConfigError("replay-stats compares a replay with its trace: give workload.swf",
-                          source=str(config_path), key="workload")
+    assert workload is not None  # load_experiment requires it
+    swf = workload.get("swf")
+    if swf is None:
+        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
     trace = Path(as_str(swf))
     run_simulate(config_path, out_dir)
     write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
