@@ -252,6 +252,21 @@ def command_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_psp_report(args: argparse.Namespace) -> int:
+    from djsb.report.psp_scenarios import write_psp_report
+
+    print(write_psp_report(Path(args.sweep_dir)))
+    return EXIT_OK
+
+
+def command_replay_stats(args: argparse.Namespace) -> int:
+    from djsb.report.replay_stats import replay_and_compare
+
+    config_path = Path(args.config)
+    print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    return EXIT_OK
+
+
 def print_summary(summary: pd.DataFrame) -> None:
     """summary.csv's numbers on stdout (its warnings column aside), and each warning once on stderr."""
     if summary.empty:
@@ -306,6 +321,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--include-outages", action="store_true",
                         help="keep cells that overlapped a scheduler outage in summary.csv")
     report.set_defaults(func=command_report)
+    psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
+    psp_report.add_argument("sweep_dir")
+    psp_report.set_defaults(func=command_psp_report)
+    replay = sub.add_parser("replay-stats", help="simulate a trace replay and compare it with the trace "
+                            "(paper 003 Tables 2-6, wait ECDFs, KS)")
+    replay.add_argument("config")
+    replay.add_argument("-o", "--output", help="output directory")
+    replay.set_defaults(func=command_replay_stats)
     simulate = sub.add_parser("simulate", help="replay a workload on the built-in scheduler model")
     simulate.add_argument("config")
     simulate.add_argument("-o", "--output", help="output directory")

@@ -16,9 +16,15 @@ paths are resolved against the config file's directory)::
                                    # partition_max; see djsb/workloads/estimate.py
       at_time_limit: run           # run (default): jobs run their recorded time, none is killed;
                                    # kill: Slurm kills a job at its time limit
+      shaping: {policy: target, partition: cpu_long}   # optional, paper 003 sec. 3: jobs go to
+                                   # their own partition or the first that fits; a job fitting none
+                                   # is rejected (policy: reject), reshaped toward a partition
+                                   # (target) or by {policy: factor, factor: 2}; see
+                                   # djsb/workloads/shaping/ (shaped.csv lists every job changed)
     cluster:
       nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
-      partitions: [{name: batch, max_time: 86400, oversubscribe: "NO", ...}]
+      partitions: [{name: batch, min_cpus: 1, max_cpus: 64, max_time: 86400, oversubscribe: "NO", ...}]
+      # or layout: sdumont_2018, a named set of partitions (djsb/model/layouts.py)
       qos: [{name: normal, priority: 0, max_jobs_per_user: 10}]
     policy:
       preset: marenostrum4         # optional; the sections below override it
@@ -71,10 +77,12 @@ from djsb.model import (
     Simulation,
     SimulationResult,
 )
+from djsb.model.layouts import LAYOUTS
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.simulation import SimulationResult
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
@@ -84,6 +92,13 @@ from djsb.workflows.run import fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
+from djsb.workloads.shaping import (
+    ShapingRecord,
+    partition_limits,
+    read_shaping,
+    records_frame,
+    shape_workload,
+)
 from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
@@ -182,7 +197,7 @@ def _workload(node: Located, base: Path,
     window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
     fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
-                            "window": lambda n: n, **_WORKLOAD_REPLAY})
+                            "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
@@ -212,7 +227,7 @@ def _workload(node: Located, base: Path,
 
 
 def _cluster(node: Located) -> ClusterSpec:
-    node.check_keys(frozenset({"nodes", "partitions", "qos"}))
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos"}))
     nodes: list[NodeSpec] = []
     for group in _list(_child(node, "nodes")):
         f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
@@ -223,6 +238,14 @@ def _cluster(node: Located) -> ClusterSpec:
                   for i in range(f.get("count", 1))]
     partitions = [PartitionSpec("batch")]
     partitions_node = node.get("partitions")
+    layout_node = node.get("layout")
+    if layout_node is not None and partitions_node is not None:
+        raise layout_node.error("give 'layout' (a named set of partitions) or 'partitions', not both")
+    if layout_node is not None:
+        try:
+            partitions = list(LAYOUTS.get(as_str(layout_node))())
+        except UnknownName as exc:
+            raise layout_node.error(str(exc)) from None
     if partitions_node is not None:
         partitions = []
         for item in _list(partitions_node):
@@ -313,6 +336,13 @@ class Experiment:
     replay: Replay = Replay()
     workflow: WorkflowPlan | None = None
     window: Window | None = None
+    shaping: list[ShapingRecord] | None = None  # jobs moved, shaped or rejected (None: no shaping)
+
+    def as_recorded(self) -> list[TraceJob]:
+        """The workload's jobs before shaping (rejected ones included), in trace order."""
+        before = {j.job_id: j for j in self.jobs}
+        before.update({r.before.job_id: r.before for r in self.shaping or []})
+        return sorted(before.values(), key=lambda j: (j.submit, j.job_id))
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -342,7 +372,12 @@ def load_experiment(config_path: Path) -> Experiment:
         except ConfigError as exc:
             raise workflow_node.error(exc.message) from None
     jobs = _estimated(jobs, replay, cluster)
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window)
+    shaping_node = workload_node.get("shaping")
+    records = None
+    if shaping_node is not None:
+        layout = partition_limits(cluster)
+        jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window, shaping=records)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -362,6 +397,7 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
         bar.close()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    result = _with_shaping(result, experiment.shaping, out_dir)
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
     result.rejected.to_csv(out_dir / "rejected.csv", index=False)
@@ -372,6 +408,7 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
     metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
+               **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,
@@ -395,6 +432,25 @@ def _run_with_workflow(experiment: Experiment, plan: WorkflowPlan,
     result, outcome = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
                                    experiment.priority, experiment.seed, plan, plan.strategies[0])
     return result, {f"workflow_{k}": v for k, v in outcome.as_dict().items()}
+
+
+def _with_shaping(result: SimulationResult, shaping: list[ShapingRecord] | None,
+                  out_dir: Path) -> SimulationResult:
+    """Write shaped.csv and add the jobs shaping rejected to the result's rejected ones (or nothing)."""
+    if shaping is None:
+        return result
+    shaped = records_frame(shaping)
+    shaped.to_csv(out_dir / "shaped.csv", index=False)
+    refused = shaped[shaped["action"] == "rejected"][["job_id", "reason"]]
+    return dataclasses.replace(result, rejected=pd.concat([refused, result.rejected], ignore_index=True))
+
+
+def _shaping_counts(experiment: Experiment) -> dict[str, int]:
+    """How many jobs shaping moved and reshaped (metrics.json; nothing without shaping)."""
+    if experiment.shaping is None:
+        return {}
+    return {f"{action}_jobs": sum(1 for r in experiment.shaping if r.action == action)
+            for action in ("moved", "shaped")}
 
 
 def _replay_line(metrics: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""Test support shared by the job-module tests: a scripted transport and a request factory.
+"""Test support shared by the job-module tests: a scripted transport and a request factory; and
+for the config tests, the check that a bad experiment file fails with its file, line and key.
 
 The scripted transport replays canned command output (for LSF, which cannot run here: output in
 IBM's documented formats, tests/fixtures/lsf) and records every command and every file a module
@@ -8,7 +9,11 @@ wrote through it, so a test can check the exact command lines and batch scripts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+
+from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
 from djsb.transport import CommandResult
 
@@ -72,3 +77,13 @@ def sim_request(**extra: object) -> JobRequest:
         stdout_path="/runs/a b/sim.out", stderr_path="/runs/a b/sim.err", env={"DJSB_X": "1,2 3"})
     values.update(extra)
     return JobRequest(**values)  # type: ignore[arg-type]
+
+
+def assert_experiment_error(path: Path, line: int, key: str, needle: str) -> None:
+    """``djsb simulate``'s reading of ``path`` fails at ``line`` and ``key``, the message holding ``needle``."""
+    from djsb.simulate import load_experiment
+
+    with pytest.raises(ConfigError) as info:
+        load_experiment(path)
+    assert (info.value.source, info.value.line, info.value.key) == (str(path), line, key)
+    assert needle in info.value.message

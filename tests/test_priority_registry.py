@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import assert_experiment_error
 
-from djsb.errors import ConfigError
 from djsb.model.priority import FifoPriority, MultifactorPriority, PspAgingPriority
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.simulate import load_experiment
@@ -28,8 +28,8 @@ def experiment(tmp_path: Path, policy: str) -> Path:
 
 
 def test_every_plugin_and_preset_is_registered() -> None:
-    assert set(PRIORITY_PLUGINS.names()) == {"fifo", "multifactor", "psp_aging"}
-    assert PRESETS.names() == ("marenostrum4", "textbook")
+    assert set(PRIORITY_PLUGINS.names()) == {"fifo", "multifactor", "psp", "psp_aging"}
+    assert set(PRESETS.names()) == {"fcfs", "marenostrum4", "psp", "psp_aging", "textbook"}
 
 
 @pytest.mark.parametrize(("policy", "kind"), [
@@ -67,12 +67,8 @@ def test_a_section_refines_its_preset(tmp_path: Path) -> None:
     ("  priority:\n    plugin: multifactor\n    max_age: 0\n", 9, "policy.priority.max_age", "must be"),
     ("  priority:\n    plugin: psp_aging\n    time_step: fast\n", 9, "policy.priority.time_step",
      "expected a number"),
-    ("  preset: mn5\n", 7, "policy.preset", "unknown preset 'mn5' (choose from marenostrum4, textbook)"),
+    ("  preset: mn5\n", 7, "policy.preset", "unknown preset 'mn5' (choose from marenostrum4, textbook, fcfs, psp, psp_aging)"),
 ])
 def test_bad_options_name_file_line_and_key(tmp_path: Path, policy: str, line: int, key: str,
                                             needle: str) -> None:
-    path = experiment(tmp_path, policy)
-    with pytest.raises(ConfigError) as info:
-        load_experiment(path)
-    assert (info.value.source, info.value.line, info.value.key) == (str(path), line, key)
-    assert needle in info.value.message
+    assert_experiment_error(experiment(tmp_path, policy), line, key, needle)

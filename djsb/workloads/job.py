@@ -12,6 +12,8 @@ class TraceJob:
     ``requested_time`` is the user's time limit (None: the partition's maximum applies);
     ``run_time`` is how long the job really ran (or would run if unlimited), so a job whose
     run_time exceeds requested_time is killed at its limit by the model unless told otherwise.
+    ``user_estimate`` is the user's request as recorded when ``requested_time`` was replaced by
+    another estimate (djsb/workloads/estimate.py; None: ``requested_time`` is the user's own).
     """
 
     job_id: int
@@ -26,3 +28,4 @@ class TraceJob:
     partition: str | None = None
     qos: str | None = None
     depends_on: tuple[int, ...] = field(default=())
+    user_estimate: float | None = None

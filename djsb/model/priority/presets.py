@@ -11,6 +11,11 @@ Decay half-life and calc period keep Slurm's defaults (7 days, 5 minutes).
 window, no test limit, no intervals, no rounding); with ``scheduler: {backfill: conservative}``
 their conservative backfilling. Use it for any experiment that claims to be EASY; Slurm's own
 defaults (``SchedulerConfig()``) remain for Slurm-like runs.
+
+``fcfs``, ``psp`` and ``psp_aging``: the three policies of Table 4 of paper 000 (FCFS, PSP without
+aging, PSP+AGING with its 150 s step). Paper 000 ran them in the Slurm simulator, which coded PSP
+into Slurm's priority plugin and kept Slurm's scheduler, so all three keep Slurm's default
+scheduler options (``SchedulerConfig()``, EASY-like backfill) and differ only in priority.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from djsb.errors import ConfigError
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import DAY, MultifactorPriority, MultifactorWeights
+from djsb.model.priority.psp import PspAgingPriority
 from djsb.model.priority.registry import PRESETS
 from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig
 from djsb.registry import UnknownName
@@ -36,6 +42,24 @@ def marenostrum4() -> tuple[MultifactorPriority, SchedulerConfig]:
 def textbook() -> tuple[FifoPriority, SchedulerConfig]:
     """First come, first served with textbook EASY backfilling (Mu'alem & Feitelson 2001)."""
     return FifoPriority(), TEXTBOOK
+
+
+@PRESETS.register("fcfs")
+def fcfs() -> tuple[FifoPriority, SchedulerConfig]:
+    """FCFS of paper 000 (scenarios 1 and 4 of Table 4): submit order, Slurm's scheduler."""
+    return FifoPriority(), SchedulerConfig()
+
+
+@PRESETS.register("psp")
+def psp() -> tuple[PspAgingPriority, SchedulerConfig]:
+    """PSP without aging of paper 000 (scenarios 2 and 5 of Table 4), Slurm's scheduler."""
+    return PspAgingPriority(aging=False), SchedulerConfig()
+
+
+@PRESETS.register("psp_aging")
+def psp_aging() -> tuple[PspAgingPriority, SchedulerConfig]:
+    """PSP+AGING of paper 000 (scenarios 3 and 6 of Table 4), 150 s step, Slurm's scheduler."""
+    return PspAgingPriority(time_step=150.0), SchedulerConfig()
 
 
 def preset(name: str) -> tuple[PriorityPlugin, SchedulerConfig]:

@@ -8,10 +8,21 @@ t_estimated the requested time. Steps fall on multiples of the time step (the pl
 calc_period, like Slurm's priority recalculation into which 000 coded it); a recomputation
 applies every step passed since the last one, so skipped passes do not change the result.
 
+PSP without aging (scenarios 2 and 5 of Table 4 of 000) is the same plugin with ``aging=False``:
+p = g for the job's whole wait, registered as ``psp``.
+
+t_req of the accuracy is the user's own request as the trace recorded it
+(``TraceJob.user_estimate``, kept when ``workload.estimate`` replaces the limit), else the
+limit the job runs with. Paper 000 computed the groups from the logs (its Table 3) and used them
+in its perfect-estimate scenarios too: PSP with perfect estimates (scenario 2) differs from FCFS
+(scenario 1) in its Table 5, which it could not if the accuracy were run / perfect estimate = 1
+for everyone. t_estimated of eq. (1) is the limit the job runs with (perfect or real).
+
 Modelling choices the paper leaves open: a user without completed jobs (or whose jobs had no
-time limit) is in g10 (no penalty without evidence); a killed job counts as A = 1 (it used its
-whole request); priorities are capped at 1e300 (eq. 1 grows geometrically once a job waited
-longer than its estimate), equal priorities falling back to submit order.
+time limit) is in g10 (no penalty without evidence); A is capped at 1 (a job that ran past
+its request used all of it); an accuracy of exactly 0 (a 0 s run) is in g1; priorities are
+capped at 1e300 (eq. 1 grows geometrically once a job waited longer than its estimate), equal
+priorities falling back to submit order.
 """
 
 from __future__ import annotations
@@ -37,12 +48,14 @@ def group_priority(accuracy: float) -> int:
 
 
 class PspAgingPriority(PriorityPlugin):
-    """PSP+AGING: accuracy-group priority that ages with the normalised waiting time."""
+    """PSP+AGING: accuracy-group priority that ages with the normalised waiting time (PSP when
+    ``aging`` is False: the group priority g stays the job's priority)."""
 
     name = "psp_aging"
 
-    def __init__(self, time_step: float = 150.0, window: int = 10) -> None:
-        self.calc_period = time_step
+    def __init__(self, time_step: float = 150.0, window: int = 10, aging: bool = True) -> None:
+        self.calc_period = time_step if aging else 0.0
+        self.name = "psp_aging" if aging else "psp"
         self.window = window
         self.history: dict[str, deque[float]] = {}
         self.base: dict[int, int] = {}
@@ -65,8 +78,9 @@ class PspAgingPriority(PriorityPlugin):
 
     def on_end(self, job: SimJob, now: float) -> None:
         """Record the accuracy t_run / t_req of a completed job."""
-        if math.isfinite(job.limit) and job.limit > 0 and job.start is not None:
-            accuracy = min(1.0, (now - job.start) / job.limit)
+        requested = job.trace.user_estimate if job.trace.user_estimate is not None else job.limit
+        if math.isfinite(requested) and requested > 0 and job.start is not None:
+            accuracy = min(1.0, (now - job.start) / requested)
             self.history.setdefault(job.trace.user, deque(maxlen=self.window)).append(accuracy)
         self.base.pop(job.job_id, None)
         self.aged_until.pop(job.job_id, None)
@@ -76,8 +90,10 @@ class PspAgingPriority(PriorityPlugin):
         self.aged_until.pop(job.job_id, None)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
-        """Apply eq. (1) of 000 for every time step passed since each job last aged."""
+        """Apply eq. (1) of 000 for every time step passed since each job last aged (PSP: none)."""
         step = self.calc_period
+        if step <= 0:
+            return
         for job in queue:
             estimate = job.limit
             last = self.aged_until[job.job_id]
@@ -96,3 +112,10 @@ class PspAgingPriority(PriorityPlugin):
 def read_psp_aging(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
     """``{plugin: psp_aging, time_step: 150}``: the aging step in seconds (150 s in paper 000)."""
     return PspAgingPriority(**plugin_options(node, {"time_step": lambda n: as_number(n, 1)}))
+
+
+@PRIORITY_PLUGINS.register("psp")
+def read_psp(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
+    """``{plugin: psp}``: PSP without aging (scenarios 2 and 5 of Table 4 of 000); no options."""
+    plugin_options(node, {})
+    return PspAgingPriority(aging=False)

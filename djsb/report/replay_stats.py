@@ -1,0 +1,144 @@
+"""A replay against the trace it replays: paper 003's descriptive statistics (Tables 2-6) and the
+queue wait ECDFs, recorded beside simulated, with a two-sample Kolmogorov-Smirnov statistic.
+
+For each quantity (requested CPUs, time limit, elapsed time, inter-arrival time, queue wait) the
+mean, standard deviation (sample, n - 1), minimum, quartiles (linear interpolation) and maximum,
+as 003's tables list them. The recorded side is the trace as read (the users' own requests, the
+recorded waits of SWF field 3); the simulated side is the replay's jobs.csv (the limits it ran
+with, after any estimate or shaping; rejected jobs are missing from it, as in 003 Table 4).
+Time limits count only the jobs whose trace gives one (SWF field 9 > 0) on both sides.
+003 counts requested *nodes*; SWF traces give processors, so CPUs are compared here.
+
+The KS statistic is D = sup_x |F_recorded(x) - F_simulated(x)| over the two empirical CDFs of
+the queue wait (0: identical distributions, 1: disjoint).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from djsb.workloads._textio import open_trace_text  # noqa: E402
+from djsb.workloads.job import TraceJob  # noqa: E402
+from djsb.yamlnodes import as_str, load_yaml  # noqa: E402
+
+STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
+QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
+
+
+def describe(values: pd.Series) -> dict[str, float]:
+    """The statistics of 003's tables for one quantity."""
+    v = values.dropna().astype(float)
+    quartiles = v.quantile([0.25, 0.5, 0.75]).tolist()
+    return dict(zip(STATISTICS, [v.mean(), v.std(), v.min(), *quartiles, v.max()], strict=True))
+
+
+def quantities(cpus: pd.Series, limit: pd.Series, elapsed: pd.Series, submit: pd.Series,
+               wait: pd.Series) -> dict[str, pd.Series]:
+    """The five quantities of 003 Tables 2-6 from per-job columns (inter-arrival from sorted submits)."""
+    return {"requested_cpus": cpus, "time_limit": limit, "elapsed": elapsed,
+            "inter_arrival": submit.sort_values().diff().iloc[1:], "queue_wait": wait}
+
+
+def recorded_waits(path: Path) -> dict[int, float]:
+    """Job id -> the wait the trace recorded (SWF field 3; -1, unknown, left out)."""
+    waits = {}
+    with open_trace_text(str(path)) as stream:
+        for line in stream:
+            fields = line.split()
+            if fields and not line.lstrip().startswith(";") and float(fields[2]) >= 0:
+                waits[int(fields[0])] = float(fields[2])
+    return waits
+
+
+def recorded(jobs: list[TraceJob], waits: dict[int, float]) -> dict[str, pd.Series]:
+    """The quantities of the trace as recorded."""
+    frame = pd.DataFrame({"job_id": [j.job_id for j in jobs], "cpus": [j.cpus for j in jobs],
+                          "limit": [_own_request(j) for j in jobs], "run": [j.run_time for j in jobs],
+                          "submit": [j.submit for j in jobs]})
+    wait = frame["job_id"].map(waits)
+    return quantities(frame["cpus"], frame["limit"], frame["run"], frame["submit"], wait)
+
+
+def simulated(jobs: pd.DataFrame, with_request: set[int]) -> dict[str, pd.Series]:
+    """The quantities of a replay's jobs.csv; time limits of the jobs in ``with_request`` only."""
+    limit = jobs["requested_time"].where(jobs["job_id"].isin(with_request))
+    return quantities(jobs["cpus"], limit, jobs["run_time"], jobs["submit"], jobs["wait"])
+
+
+def side_by_side(real: dict[str, pd.Series], sim: dict[str, pd.Series]) -> pd.DataFrame:
+    """003's table layout: one row per statistic, (quantity, recorded | simulated) columns."""
+    columns = {(q, side): describe(values[q]) for q in QUANTITIES
+               for side, values in (("recorded", real), ("simulated", sim))}
+    return pd.DataFrame(columns, index=list(STATISTICS))
+
+
+def ks_statistic(a: pd.Series, b: pd.Series) -> float:
+    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``."""
+    x, y = np.sort(a.dropna().to_numpy(float)), np.sort(b.dropna().to_numpy(float))
+    points = np.concatenate([x, y])
+    fx = np.searchsorted(x, points, side="right") / len(x)
+    fy = np.searchsorted(y, points, side="right") / len(y)
+    return float(np.max(np.abs(fx - fy)))
+
+
+def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> None:
+    """The queue wait ECDFs, recorded and simulated (003 Figure 5)."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, values in (("recorded", real), ("simulated", sim)):
+        v = np.sort(values.dropna().to_numpy(float))
+        ax.step(v, np.arange(1, len(v) + 1) / max(len(v), 1), where="post", label=label)
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("queue wait (s)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title(f"Queue wait ECDF, recorded vs simulated (KS D = {ks:.3f})")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Path) -> dict[str, float]:
+    """Write replay_stats.csv, replay_stats.json (KS D, job counts) and wait_ecdf_recorded.png.
+
+    ``trace_jobs`` are the trace's jobs as read (before estimates and shaping); ``out_dir`` holds
+    the replay's jobs.csv. Returns what replay_stats.json holds.
+    """
+    jobs = pd.read_csv(out_dir / "jobs.csv")
+    real = recorded(trace_jobs, recorded_waits(trace_path))
+    sim = simulated(jobs, {j.job_id for j in trace_jobs if _own_request(j) is not None})
+    side_by_side(real, sim).to_csv(out_dir / "replay_stats.csv")
+    ks = ks_statistic(real["queue_wait"], sim["queue_wait"])
+    plot_wait_ecdfs(real["queue_wait"], sim["queue_wait"], ks, out_dir / "wait_ecdf_recorded.png")
+    summary = {"ks_wait": ks, "recorded_jobs": float(len(trace_jobs)), "simulated_jobs": float(len(jobs))}
+    (out_dir / "replay_stats.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
+    """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
+    from djsb.simulate import load_experiment, run_simulate
+
+    experiment = load_experiment(config_path)
+    workload = load_yaml(config_path).get("workload")
+    assert workload is not None  # load_experiment requires it
+    swf = workload.get("swf")
+    if swf is None:
+        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
+    trace = Path(as_str(swf))
+    run_simulate(config_path, out_dir)
+    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
+                       experiment.as_recorded(), out_dir)
+    return out_dir
+
+
+def _own_request(job: TraceJob) -> float | None:
+    return job.user_estimate if job.user_estimate is not None else job.requested_time
