@@ -82,7 +82,6 @@ from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
-from djsb.model.simulation import SimulationResult
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
@@ -377,7 +376,8 @@ def load_experiment(config_path: Path) -> Experiment:
     if shaping_node is not None:
         layout = partition_limits(cluster)
         jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
-    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window, shaping=records)
+    return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window,
+                      shaping=records)
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
