@@ -74,13 +74,18 @@ def _child_key(parent: str, name: str) -> str:
     return f"{parent}.{name}" if parent else name
 
 
+def _scalar(node: yaml.Node) -> Any:
+    """The Python value of a composed scalar (an empty value, ``key:`` alone, is None)."""
+    return yaml.constructor.SafeConstructor().construct_object(node, deep=True)
+
+
 def _convert(node: yaml.Node, key: str, source: str, line: int | None = None) -> Located:
     """Convert a composed node; a mapping's value takes its key's line, where a user looks for it."""
     line = node.start_mark.line + 1 if line is None else line
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Located] = {}
         for key_node, value_node in node.value:
-            name = str(yaml.safe_load(yaml.serialize(key_node)))
+            name = str(_scalar(key_node))
             if name in out:
                 raise ConfigError("duplicate key", source=source, line=key_node.start_mark.line + 1,
                                   key=_child_key(key, name))
@@ -89,7 +94,7 @@ def _convert(node: yaml.Node, key: str, source: str, line: int | None = None) ->
     if isinstance(node, yaml.SequenceNode):
         items = [_convert(item, f"{key}[{i}]", source) for i, item in enumerate(node.value)]
         return Located(items, line, key, source)
-    return Located(yaml.safe_load(yaml.serialize(node)), line, key, source)
+    return Located(_scalar(node), line, key, source)
 
 
 def load_yaml(path: Path) -> Located:

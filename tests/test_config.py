@@ -10,6 +10,7 @@ import pytest
 
 from djsb.cli import main
 from djsb.config import load_config, parse_size
+from djsb.yamlnodes import load_yaml
 
 GOOD = """\
 general:
@@ -147,3 +148,11 @@ def test_resolved_config_loads_back_identical(tmp_path: Path) -> None:
     reloaded = load_config(again)
     assert reloaded.to_dict() == config.to_dict()
     assert reloaded.simulation == config.simulation and reloaded.general == config.general
+
+
+def test_an_empty_value_is_null_at_its_keys_line(tmp_path: Path) -> None:
+    """``nodes:`` with nothing after it is YAML's null, reported where the key is, never a traceback."""
+    path = tmp_path / "empty.yaml"
+    path.write_text("cluster:\n  nodes:\n  name: x\n")
+    nodes = load_yaml(path).value["cluster"].value["nodes"]
+    assert (nodes.value, nodes.line, nodes.key) == (None, 2, "cluster.nodes")
