@@ -14,7 +14,7 @@ from typing import Protocol
 from djsb.config import SSHConfig
 from djsb.errors import InputError
 from djsb.jobs.outage import Outage
-from djsb.remote.hosts import read_ssh_config, resolve_host
+from djsb.remote.hosts import DEFAULT_SSH_CONFIG, read_ssh_config, resolve_host
 from djsb.remote.openssh import OpenSSHTransport
 from djsb.remote.paramiko_transport import ParamikoTransport
 from djsb.remote.reconnect import Reconnector
@@ -57,8 +57,9 @@ def remote_transport(settings: SSHConfig) -> RemoteTransport:
     """The transport ``settings.transport`` names, not connected yet."""
     reconnector = Reconnector(f"ssh {settings.host}", settings.reconnect_for)
     if settings.transport == "openssh":
-        config_file = str(Path(settings.ssh_config).expanduser()) if settings.ssh_config else None
-        return OpenSSHTransport(settings.host, config_file=config_file, overrides=openssh_overrides(settings),
+        read_ssh_config(settings.ssh_config)  # a config named but missing is refused here too
+        user_config = str(Path(settings.ssh_config or DEFAULT_SSH_CONFIG).expanduser())
+        return OpenSSHTransport(settings.host, user_config=user_config, overrides=openssh_overrides(settings),
                                 connect_timeout=settings.connect_timeout, reconnector=reconnector)
     host = resolve_host(settings, read_ssh_config(settings.ssh_config))
     return ParamikoTransport(host, connect_timeout=settings.connect_timeout, reconnector=reconnector)
@@ -69,8 +70,13 @@ def open_remote(settings: SSHConfig, source: str) -> RemoteTransport:
     OpenSSH config) is reported against ``source`` (the experiment config) as bad input."""
     try:
         transport = remote_transport(settings)
+    except InputError as exc:
+        exc.source = exc.source or source
+        raise
+    try:
         transport.open()
     except InputError as exc:
+        transport.close()
         exc.source = exc.source or source
         raise
     return transport

@@ -155,14 +155,14 @@ class ParamikoTransport:
                 err += channel.recv_stderr(65536)
             if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
                 break
-            if channel.closed or not channel.get_transport().is_active():
-                raise self._lost(command)
             if time.monotonic() > (deadline if self._stop_by is None else min(deadline, self._stop_by)):
                 channel.close()
                 raise CommandTimeout(f"command timed out after {timeout:g} s on {self.host.describe()}: "
                                      f"{command}")
             time.sleep(POLL_S)
         code = channel.recv_exit_status()
+        if code == -1 and not channel.get_transport().is_active():  # closed by the connection's end
+            raise self._lost(command)
         channel.close()
         return CommandResult(command, code, out.decode(errors="replace"), err.decode(errors="replace"))
 
