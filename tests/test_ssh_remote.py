@@ -9,15 +9,20 @@ against arithmetic worked here; the rest runs on the real sshds of tests/sshd_pl
 from __future__ import annotations
 
 import hashlib
+import pwd
 import shlex
+import shutil
 import subprocess
 import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+import pandas as pd
 import pytest
 from sshd_plugin import REMOTE_USER, SshdPair
 
+from djsb.cli import main
 from djsb.config import SSHConfig, load_config
 from djsb.errors import ConfigError, InputError, RunError
 from djsb.jobs.outage import Outage
@@ -26,7 +31,7 @@ from djsb.remote.errors import RemoteUnusable
 from djsb.remote.hosts import parse_hop, resolve_host
 from djsb.remote.openssh import failure, parse_effective_config, ssh_argv, ssh_options
 from djsb.remote.reconnect import Reconnector, backoff_delays
-from djsb.remote.staging import build_command, source_hash
+from djsb.remote.staging import app_sources, build_command, source_hash, stage_apps
 from djsb.transport import ConnectionLost
 
 FIXTURE_MODULE = Path(__file__).parent / "fixtures" / "shell_module.py"
@@ -265,3 +270,85 @@ def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, t
         assert len(outages) == 1  # the caller of a lost command records that outage itself
     finally:
         remote.close()
+
+
+# -- live: `djsb run` from a config that names only the alias ---------------------------------------
+
+REMOTE_HOME = Path("/home") / REMOTE_USER
+
+
+def run_config(tmp_path: Path, ssh_config: Path, remote_dir: str, extra: str = "") -> Path:
+    config = tmp_path / "remote.yaml"
+    config.write_text(f"""\
+general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+          num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
+job_module:
+  name: {FIXTURE_MODULE}
+  ssh: {{host: cluster, ssh_config: {ssh_config}, remote_dir: {remote_dir}{extra}}}
+simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
+analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5}}
+""")
+    return config
+
+
+@pytest.fixture
+def remote_dir() -> Iterator[str]:
+    """A fresh directory name under the throwaway user's home, removed afterwards."""
+    name = f"djsb-test-{uuid.uuid4().hex[:12]}"
+    yield name
+    shutil.rmtree(REMOTE_HOME / name, ignore_errors=True)
+
+
+@pytest.mark.ssh
+@pytest.mark.slow
+def test_run_by_alias_stages_builds_and_fetches(sshd_pair: SshdPair, tmp_path: Path, remote_dir: str) -> None:
+    ssh_config = sshd_pair.alias_config(tmp_path)
+    run_dir = tmp_path / "run"
+    assert main(["run", str(run_config(tmp_path, ssh_config, remote_dir)), "-o", str(run_dir)]) == 0
+    jobs = pd.read_csv(run_dir / "jobs.csv")
+    assert len(jobs) == 6 and (jobs["state"] == "COMPLETED").all()
+    # built remotely, as the remote user, from this checkout's sources, in the directory named by their hash
+    stage = REMOTE_HOME / remote_dir / f"apps-{source_hash(app_sources(ROOT / 'apps'))}"
+    binary = stage / "apps" / "bin" / "djsb-stream"
+    assert (stage / "built").is_file() and binary.stat().st_uid == pwd.getpwnam(REMOTE_USER).pw_uid
+    # the job files came back into the local run directory, as the remote side wrote them
+    remote_files = REMOTE_HOME / remote_dir / "run"
+    for name in ("jobs/dynamic-na1-s0-sim0.out", "control/dynamic-na1-s0-sim0.threads"):
+        assert (run_dir / name).read_text() == (remote_files / name).read_text()
+    sim = jobs[(jobs["stage"] == "execution") & (jobs["app"] == "simulation")].iloc[0]
+    assert sim["iterations"] > 0
+    # a second staging of the same sources builds nothing
+    built_at = (stage / "build.log").stat().st_mtime_ns
+    remote = open_remote(alias(ssh_config, "paramiko"), "test.yaml")
+    try:
+        again = stage_apps(remote, remote_dir, ROOT / "apps", ())
+    finally:
+        remote.close()
+    assert again == PurePosixPath(remote_dir) / stage.name / "apps" / "bin"
+    assert (stage / "build.log").stat().st_mtime_ns == built_at
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize(("transport", "problem", "said"), [
+    ("paramiko", "jump down", "job_module.ssh.host: ssh jump host bastion (127.0.0.1:1): cannot connect"),
+    ("openssh", "jump down", "job_module.ssh.host: ssh cluster: "),
+    ("paramiko", "jump key unknown", "job_module.ssh.host: ssh jump host bastion"),
+    ("openssh", "jump key unknown", "Host key verification failed"),
+    ("paramiko", "build fails", "job_module.ssh.modules: building the apps in "),
+    ("openssh", "build fails", "job_module.ssh.modules: building the apps in "),
+])
+def test_refusals_end_with_one_line_and_exit_2(sshd_pair: SshdPair, tmp_path: Path, remote_dir: str,
+                                               capsys: pytest.CaptureFixture[str], transport: str, problem: str,
+                                               said: str) -> None:
+    ssh_config = sshd_pair.alias_config(tmp_path, jump_port=1 if problem == "jump down" else None,
+                                        jump_known=problem != "jump key unknown")
+    extra = f", transport: {transport}" + (", modules: [djsb-no-such-module]" if problem == "build fails" else "")
+    config = run_config(tmp_path, ssh_config, remote_dir, extra)
+    run_dir = tmp_path / "run"
+    capsys.readouterr()
+    assert main(["run", str(config), "-o", str(run_dir)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"djsb: error: {config}: ") and said in lines[0], lines
+    assert not run_dir.exists()  # refused before the run directory, so before any job
+    assert not (REMOTE_HOME / remote_dir / "run" / "jobs").exists() or \
+        not any((REMOTE_HOME / remote_dir / "run" / "jobs").iterdir())
