@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -51,10 +52,11 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
     process.communicate()
 
 
-def run_process(argv: list[str], command: str, timeout: float, stop_by: float | None,
+def run_process(argv: list[str], command: str, timeout: float, stop_by: Callable[[], float | None],
                 stdin: str | None = None) -> CommandResult:
     """Run ``argv`` in its own session (``stdin`` fed to it), killed with all it started at
-    ``timeout`` or at ``stop_by`` (time.monotonic); ``command`` names it in the result and errors."""
+    ``timeout`` or at the deadline ``stop_by()`` gives (time.monotonic; asked again while it runs,
+    as a signal handler may set one); ``command`` names it in the result and errors."""
     deadline = time.monotonic() + timeout
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE, text=True,
@@ -66,7 +68,8 @@ def run_process(argv: list[str], command: str, timeout: float, stop_by: float | 
                 break
             except subprocess.TimeoutExpired:
                 feed = None
-                limit = deadline if stop_by is None else min(deadline, stop_by)
+                stop = stop_by()
+                limit = deadline if stop is None else min(deadline, stop)
                 if time.monotonic() >= limit:
                     _kill_group(process)
                     why = f"timed out after {timeout:g} s" if limit == deadline else "cut short"
@@ -101,7 +104,7 @@ class LocalTransport:
         self._stop_by = deadline
 
     def run(self, command: str, timeout: float = 60.0) -> CommandResult:
-        return run_process(["/bin/sh", "-c", command], command, timeout, self._stop_by)
+        return run_process(["/bin/sh", "-c", command], command, timeout, lambda: self._stop_by)
 
     def write_text(self, path: str, text: str) -> None:
         target = Path(path)

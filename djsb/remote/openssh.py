@@ -197,7 +197,7 @@ class OpenSSHTransport:
             self.reconnector.reopen(self.open, lost_at=time.time(), command=command,
                                     why="the master connection ended", report=reported)
         argv = ssh_argv(self.destination, command, self._options(("ControlMaster", "no")))
-        result = run_process(argv, command, timeout, self._stop_by, stdin)
+        result = run_process(argv, command, timeout, lambda: self._stop_by, stdin)
         kind = failure(result.returncode, result.stderr)
         if kind is None and result.returncode == SSH_FAILED and not self._master_up():
             kind = "dropped"  # the mux client says nothing at LogLevel ERROR when its master ended
