@@ -24,6 +24,22 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "sshd.sh"
 REMOTE_USER = "djsb-remote"
 """The throwaway user .ci/sshd.sh authorizes on both sshds."""
+SHELL_MODULE = Path(__file__).parent / "fixtures" / "shell_module.py"
+
+
+def write_remote_experiment(path: Path, ssh: str) -> Path:
+    """A one-scenario experiment of a few seconds on the shell fixture module, its commands run over
+    SSH as ``ssh`` (the inside of the job_module.ssh mapping, YAML flow style) says."""
+    path.write_text(f"""\
+general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+          num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
+job_module:
+  name: {SHELL_MODULE}
+  ssh: {{{ssh}}}
+simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
+analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5}}
+""")
+    return path
 
 
 @dataclass(frozen=True)

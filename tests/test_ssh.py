@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from sshd_plugin import write_remote_experiment
 
 from djsb.cli import main
 from djsb.config import SSHConfig
 from djsb.errors import InputError
 from djsb.remote.connect import open_remote
 from djsb.transport import CommandTimeout
-
-FIXTURE_MODULE = Path(__file__).parent / "fixtures" / "shell_module.py"
-
 
 pytestmark = pytest.mark.ssh
 
@@ -72,17 +70,9 @@ def test_changed_host_key_is_refused(sshd: SSHConfig, tmp_path: Path) -> None:
 
 def test_benchmark_over_ssh(sshd: SSHConfig, tmp_path: Path, apps_bin: Path) -> None:
     remote = tmp_path / "remote"
-    config = tmp_path / "ssh.yaml"
-    config.write_text(f"""\
-general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
-          num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
-job_module:
-  name: {FIXTURE_MODULE}
-  ssh: {{host: 127.0.0.1, port: {sshd.port}, user: root, key_file: {sshd.key_file},
-        known_hosts: {sshd.known_hosts}, remote_dir: {remote}, apps_dir: {apps_bin}}}
-simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
-analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5}}
-""")
+    config = write_remote_experiment(tmp_path / "ssh.yaml", (
+        f"host: 127.0.0.1, port: {sshd.port}, user: root, key_file: {sshd.key_file}, "
+        f"known_hosts: {sshd.known_hosts}, remote_dir: {remote}, apps_dir: {apps_bin}"))
     run_dir = tmp_path / "run"
     assert main(["run", str(config), "-o", str(run_dir)]) == 0
     jobs = pd.read_csv(run_dir / "jobs.csv")

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 import pytest
-from sshd_plugin import REMOTE_USER, SshdPair
+from sshd_plugin import REMOTE_USER, SHELL_MODULE, SshdPair, write_remote_experiment
 
 from djsb.cli import main
 from djsb.config import SSHConfig, load_config
@@ -34,7 +34,6 @@ from djsb.remote.reconnect import Reconnector, backoff_delays
 from djsb.remote.staging import app_sources, build_command, source_hash, stage_apps
 from djsb.transport import ConnectionLost
 
-FIXTURE_MODULE = Path(__file__).parent / "fixtures" / "shell_module.py"
 ROOT = Path(__file__).resolve().parent.parent
 
 ALIASES = """\
@@ -184,7 +183,7 @@ def test_config_keys(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(f"""\
 job_module:
-  name: {FIXTURE_MODULE}
+  name: {SHELL_MODULE}
   ssh: {{host: cluster, transport: openssh, modules: [gcc/12, openmpi], ssh_config: ~/x}}
 simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
 analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 1}}
@@ -278,17 +277,8 @@ REMOTE_HOME = Path("/home") / REMOTE_USER
 
 
 def run_config(tmp_path: Path, ssh_config: Path, remote_dir: str, extra: str = "") -> Path:
-    config = tmp_path / "remote.yaml"
-    config.write_text(f"""\
-general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
-          num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
-job_module:
-  name: {FIXTURE_MODULE}
-  ssh: {{host: cluster, ssh_config: {ssh_config}, remote_dir: {remote_dir}{extra}}}
-simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
-analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5}}
-""")
-    return config
+    return write_remote_experiment(tmp_path / "remote.yaml",
+                                   f"host: cluster, ssh_config: {ssh_config}, remote_dir: {remote_dir}{extra}")
 
 
 @pytest.fixture
