@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import paramiko
 
@@ -24,9 +24,10 @@ from djsb.remote.reconnect import Reconnector
 from djsb.transport import CommandResult, CommandTimeout, ConnectionLost
 
 POLL_S = 0.005
+T = TypeVar("T")
 
 
-def _client(hop: SSHHost, sock: Any, timeout: float, role: str) -> paramiko.SSHClient:
+def _client(hop: SSHHost, sock: paramiko.Channel | None, timeout: float, role: str) -> paramiko.SSHClient:
     """A connection to ``hop`` (through ``sock``, a channel of the previous hop, if any)."""
     client = paramiko.SSHClient()
     readable = [path for path in hop.known_hosts if Path(path).is_file()]
@@ -172,7 +173,7 @@ class ParamikoTransport:
             self._sftp = paramiko.SFTPClient.from_transport(transport)
         return self._sftp  # type: ignore[return-value]
 
-    def _files(self, work: Any) -> Any:
+    def _files(self, work: Callable[[paramiko.SFTPClient], T]) -> T:
         """``work(sftp)`` once more on a fresh connection if the first one dropped (file writes
         and reads are safe to repeat: a write goes to a temporary name renamed into place)."""
         try:
