@@ -291,10 +291,13 @@ def remote_dir() -> Iterator[str]:
 
 @pytest.mark.ssh
 @pytest.mark.slow
-def test_run_by_alias_stages_builds_and_fetches(sshd_pair: SshdPair, tmp_path: Path, remote_dir: str) -> None:
+@pytest.mark.parametrize("transport", ["paramiko", "openssh"])
+def test_run_by_alias_stages_builds_and_fetches(sshd_pair: SshdPair, tmp_path: Path, remote_dir: str,
+                                                transport: str) -> None:
     ssh_config = sshd_pair.alias_config(tmp_path)
     run_dir = tmp_path / "run"
-    assert main(["run", str(run_config(tmp_path, ssh_config, remote_dir)), "-o", str(run_dir)]) == 0
+    config = run_config(tmp_path, ssh_config, remote_dir, f", transport: {transport}")
+    assert main(["run", str(config), "-o", str(run_dir)]) == 0
     jobs = pd.read_csv(run_dir / "jobs.csv")
     assert len(jobs) == 6 and (jobs["state"] == "COMPLETED").all()
     # built remotely, as the remote user, from this checkout's sources, in the directory named by their hash
