@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -345,3 +346,18 @@ def test_refusals_end_with_one_line_and_exit_2(sshd_pair: SshdPair, tmp_path: Pa
     assert not run_dir.exists()  # refused before the run directory, so before any job
     assert not (REMOTE_HOME / remote_dir / "run" / "jobs").exists() or \
         not any((REMOTE_HOME / remote_dir / "run" / "jobs").iterdir())
+
+
+def test_reconnector_waits_no_longer_than_a_stopping_run() -> None:
+    waits: list[float] = []
+
+    def connect() -> None:
+        raise RemoteUnusable("down", retry=True)
+
+    reconnector = Reconnector("ssh cluster", give_up_after=300, sleep=waits.append)
+    reconnector.stop_deadline = time.monotonic() + 1.5
+    with pytest.raises(RunError, match="not re-established"):
+        reconnector.reopen(connect, lost_at=0, command="x", why="y", report=True)
+    # the waits are recorded, not slept, so each is measured against the same 1.5 s left: 0.5 and 1
+    # fit, the next (2) does not, and the 300 s of give_up_after never come into it
+    assert waits == [0.5, 1.0]

@@ -127,8 +127,9 @@ class OpenSSHTransport:
         self.reconnector.on_outage = listener
 
     def stop_by(self, deadline: float) -> None:
-        """Give up on any command still running at ``deadline`` (time.monotonic), from now on."""
+        """Give up on any command still running, or reconnection, at ``deadline`` (time.monotonic)."""
         self._stop_by = deadline
+        self.reconnector.stop_deadline = deadline
 
     def _options(self, *extra: tuple[str, str]) -> list[str]:
         config = str(Path(self._private_dir) / "ssh_config")

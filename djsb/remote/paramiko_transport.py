@@ -109,8 +109,9 @@ class ParamikoTransport:
         self.reconnector.on_outage = listener
 
     def stop_by(self, deadline: float) -> None:
-        """Give up on any command still running at ``deadline`` (time.monotonic), from now on."""
+        """Give up on any command still running, or reconnection, at ``deadline`` (time.monotonic)."""
         self._stop_by = deadline
+        self.reconnector.stop_deadline = deadline
 
     def open(self) -> None:
         """Connect through every hop (the first use; refusals are reported as bad input)."""

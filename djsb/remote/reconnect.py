@@ -31,8 +31,9 @@ def backoff_delays(first: float = FIRST_DELAY_S, cap: float = MAX_DELAY_S) -> It
 
 class Reconnector:
     """Calls ``connect`` until it succeeds, waiting ``backoff_delays`` in between, for at most
-    ``give_up_after`` seconds; a refusal that will not change (``RemoteUnusable.retry`` false,
-    e.g. a changed host key) ends it at once. ``on_outage`` hears of each gap it bridged."""
+    ``give_up_after`` seconds (or until ``stop_deadline``); a refusal that will not change
+    (``RemoteUnusable.retry`` false, e.g. a changed host key) ends it at once. ``on_outage`` hears
+    of each gap it bridged."""
 
     def __init__(self, name: str, give_up_after: float,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -40,11 +41,15 @@ class Reconnector:
         self.give_up_after = give_up_after
         self.sleep = sleep
         self.on_outage: Callable[[Outage], None] | None = None
+        self.stop_deadline: float | None = None
+        """Set when the run is stopping (time.monotonic): no reconnection is waited for past it."""
 
     def reopen(self, connect: Callable[[], None], *, lost_at: float, command: str, why: str,
                report: bool) -> None:
         """Connect again after the connection was found lost at ``lost_at`` (Unix s) by ``command``."""
         deadline = time.monotonic() + self.give_up_after
+        if self.stop_deadline is not None:
+            deadline = min(deadline, self.stop_deadline)
         attempts = 1  # the command that found the connection lost
         for delay in backoff_delays():
             try:
