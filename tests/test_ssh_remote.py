@@ -248,6 +248,49 @@ def test_unreachable_jump_host_is_refused(sshd_pair: SshdPair, tmp_path: Path, t
 
 
 @pytest.mark.ssh
+@pytest.mark.parametrize(("transport", "said"), [("paramiko", "ssh login node cluster (127.0.0.1:"),
+                                                 ("openssh", "REMOTE HOST IDENTIFICATION HAS CHANGED")])
+def test_changed_login_node_key_behind_the_jump_is_refused(sshd_pair: SshdPair, tmp_path: Path, transport: str,
+                                                           said: str) -> None:
+    config = sshd_pair.alias_config(tmp_path)
+    other = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    forged = f"[127.0.0.1]:{sshd_pair.target.port} {' '.join(other.with_suffix('.pub').read_text().split()[:2])}\n"
+    (tmp_path / "known_hosts").write_text(forged + sshd_pair.jump.known_hosts.read_text())
+    with pytest.raises(RemoteUnusable) as refused:
+        open_remote(alias(config, transport), "test.yaml")
+    assert said in refused.value.message and "host key" in refused.value.message.lower()
+
+
+@pytest.mark.ssh
+def test_openssh_reuses_the_users_control_master(sshd_pair: SshdPair, tmp_path: Path) -> None:
+    """An MFA site asks once: the user's own master (their ControlPath) carries every command, no new
+    login happens, and the master is still up for the user after the run's transport closed."""
+    config = sshd_pair.alias_config(tmp_path)
+    socket = tmp_path / "cm"
+    config.write_text(f"Host cluster\n  ControlPath {socket}\n" + config.read_text())
+    users_master = subprocess.Popen(["ssh", "-F", str(config), "-o", "BatchMode=yes", "-o", "ControlMaster=yes",
+                                     "-N", "cluster"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not socket.exists():
+            assert users_master.poll() is None and time.monotonic() < deadline, "the user's master did not start"
+            time.sleep(0.05)
+        logins = sshd_pair.target.accepted()
+        remote = open_remote(alias(config, "openssh"), "test.yaml")
+        try:
+            assert [remote.run(f"echo {i}").stdout for i in range(3)] == ["0\n", "1\n", "2\n"]
+        finally:
+            remote.close()
+        assert sshd_pair.target.accepted() == logins
+        assert users_master.poll() is None and socket.exists()
+    finally:
+        users_master.terminate()
+        users_master.wait(timeout=10)
+
+
+@pytest.mark.ssh
 @pytest.mark.parametrize("transport", ["paramiko", "openssh"])
 def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, transport: str) -> None:
     """Between commands the transport reconnects and reports the gap; during one it raises
