@@ -30,7 +30,7 @@ from djsb.jobs.outage import Outage
 from djsb.remote.connect import open_remote, openssh_overrides
 from djsb.remote.errors import RemoteUnusable
 from djsb.remote.hosts import parse_hop, resolve_host
-from djsb.remote.openssh import failure, parse_effective_config, ssh_argv, ssh_options
+from djsb.remote.openssh import failure, forced_config, parse_effective_config, ssh_argv, ssh_options
 from djsb.remote.reconnect import Reconnector, backoff_delays
 from djsb.remote.staging import app_sources, build_command, source_hash, stage_apps
 from djsb.transport import ConnectionLost
@@ -98,6 +98,22 @@ def test_experiment_config_values_win_over_the_alias() -> None:
 def test_unknown_alias_is_the_host_name_itself() -> None:
     host = resolve_host(SSHConfig(host="login.example.org"), "")
     assert (host.hostname, host.port, host.user, host.jumps) == ("login.example.org", 22, None, ())
+
+
+def test_forced_config_makes_every_hop_strict(tmp_path: Path) -> None:
+    """OpenSSH (``ssh -G``) reads the run's config: strict host keys and batch mode for the jump host
+    too, even where the user's config relaxes them (the first value read wins)."""
+    users = tmp_path / "user config"
+    users.write_text(ALIASES + "Host bastion\n  StrictHostKeyChecking no\n  BatchMode no\n")
+    forced = tmp_path / "forced"
+    forced.write_text(forced_config(str(users), connect_timeout=7))
+    for host in ("bastion", "cluster"):
+        shown = parse_effective_config(subprocess.run(["ssh", "-G", "-F", str(forced), host], capture_output=True,
+                                                      text=True, check=True).stdout)
+        assert (shown["stricthostkeychecking"], shown["batchmode"], shown["connecttimeout"]) == ("true", "yes", "7")
+    # the user's settings still arrive through the Include
+    assert parse_effective_config(subprocess.run(["ssh", "-G", "-F", str(forced), "cluster"], capture_output=True,
+                                                 text=True, check=True).stdout)["proxyjump"] == "bob@bastion:2022"
 
 
 def test_ssh_argv_keeps_each_value_one_item() -> None:
