@@ -36,8 +36,10 @@ from djsb.harness.rundir import (
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
+from djsb.remote.connect import open_remote
+from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
-from djsb.transport import LocalTransport, SSHTransport, Transport
+from djsb.transport import LocalTransport, Transport
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
@@ -72,9 +74,9 @@ def default_out_dir(config_path: Path) -> Path:
 
 
 def open_transport(config: Config) -> Transport:
-    """Where the module's commands run: this machine, or the login node of job_module.ssh."""
+    """Where the module's commands run: this machine, or the login node of job_module.ssh (connected)."""
     ssh = config.job_module.ssh
-    return SSHTransport(ssh) if ssh is not None else LocalTransport()
+    return open_remote(ssh, config.source) if ssh is not None else LocalTransport()
 
 
 def open_module(config: Config, transport: Transport) -> JobModule:
@@ -90,7 +92,8 @@ def open_module(config: Config, transport: Transport) -> JobModule:
 
 def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[PurePath, PurePath]:
     """The apps directory and the job files directory as the host that runs the jobs sees them
-    (over SSH, the files directory is made there: the connection's first use)."""
+    (over SSH, the files directory is made there, and the apps staged unless ssh.apps_dir names
+    binaries already built)."""
     ssh = config.job_module.ssh
     if ssh is None:
         return default_apps_dir(), run_path
@@ -98,7 +101,13 @@ def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[Pur
     made = transport.run(shlex.join(["mkdir", "-p", str(files_dir / "jobs"), str(files_dir / "control")]))
     if made.returncode != 0:
         raise RunError(f"cannot create {files_dir} on {ssh.host}: {made.stderr.strip()}")
-    return PurePosixPath(ssh.apps_dir), files_dir
+    if ssh.apps_dir is not None:
+        return PurePosixPath(ssh.apps_dir), files_dir
+    try:
+        return stage_apps(transport, ssh.remote_dir, REPO_ROOT / "apps", ssh.modules), files_dir
+    except InputError as exc:
+        exc.source = config.source
+        raise
 
 
 @dataclass(frozen=True)
@@ -185,8 +194,19 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     run.durable = not isinstance(module.clock, VirtualClock)
     cells = planned_cells(config.general)
     bar = Progress("cells", len(cells), done=len(run.finished_cells() & set(cells)))
+    fetcher = (ResultFetcher(transport, PurePosixPath(files_dir), run.path)
+               if config.job_module.ssh is not None else None)
+
+    def cell_finished(key: object) -> None:
+        bar.advance()
+        if fetcher is not None:
+            fetcher.fetch()
+
     driver = Driver(config, module, run, module.clock or WallClock(), transport, apps_dir, files_dir,
-                    progress=bar.log, cell_finished=lambda key: bar.advance())
+                    progress=bar.log, cell_finished=cell_finished)
+    watch_outages = getattr(transport, "watch_outages", None)  # a remote transport's reconnections
+    if watch_outages is not None:
+        watch_outages(driver.outage_ended)
     bar.update(bar.done)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -83,18 +83,34 @@ class AppConfig:
         return self.total_tasks * self.cpus_per_task
 
 
+SSH_TRANSPORTS = ("paramiko", "openssh")
+"""The SSH clients job_module.ssh.transport can name."""
+
+
 @dataclass(frozen=True)
 class SSHConfig:
-    """Run a command-based module's commands on a remote login node (host keys always verified)."""
+    """Run a command-based module's commands on a remote login node (host keys always verified).
+
+    ``host`` may be an alias of the OpenSSH config (``ssh_config``, default ~/.ssh/config): port,
+    user, key and ProxyJump come from there unless given here. ``transport``: ``paramiko`` (default,
+    needs no ssh client) or ``openssh`` (the system ``ssh``, sharing a ControlMaster connection).
+    Without ``apps_dir`` the apps are staged: copied to ``remote_dir`` and built there, after
+    ``module load MODULES...`` when ``modules`` names some (e.g. ``[gcc/12, openmpi]``). A dropped
+    connection is re-established for up to ``reconnect_for`` seconds.
+    """
 
     host: str
-    port: int = 22
+    port: int | None = None
     user: str | None = None
     key_file: str | None = None
     known_hosts: str | None = None
     remote_dir: str = "djsb-runs"
-    apps_dir: str = "djsb/apps/bin"
+    apps_dir: str | None = None
     connect_timeout: float = 15.0
+    transport: str = "paramiko"
+    ssh_config: str | None = None
+    modules: tuple[str, ...] = ()
+    reconnect_for: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -255,12 +271,24 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
     return app
 
 
+def _names(node: Located) -> tuple[str, ...]:
+    """A list of non-empty strings (a single string counts as a list of one)."""
+    items = [node] if isinstance(node.value, str) else node.value
+    if not isinstance(items, list):
+        raise node.error(f"expected a list of names, got {describe(node.value)}")
+    return tuple(as_str(item) for item in items)
+
+
 def _ssh(node: Located) -> SSHConfig:
     values = read_fields(node, {"host": as_str, "port": lambda n: as_int(n, 1), "user": as_str,
                           "key_file": as_str, "known_hosts": as_str, "remote_dir": as_str,
-                          "apps_dir": as_str, "connect_timeout": lambda n: as_number(n, 0.0, strict=True)})
+                          "apps_dir": as_str, "connect_timeout": lambda n: as_number(n, 0.0, strict=True),
+                          "transport": as_str, "ssh_config": as_str, "modules": _names,
+                          "reconnect_for": lambda n: as_number(n, 0.0)})
     if "host" not in values:
         raise node.error("missing key 'host'")
+    if values.get("transport", "paramiko") not in SSH_TRANSPORTS:
+        raise node.mapping()["transport"].error(f"one of {', '.join(SSH_TRANSPORTS)}")
     if values.get("port", 22) > 65535:
         raise node.mapping()["port"].error("a port is at most 65535")
     return SSHConfig(**values)

@@ -13,9 +13,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the Slurm mini-cluster fixtures (tests/slurm_plugin.py; tests/ is on sys.path as pytest's rootdir-relative
+# the Slurm mini-cluster and sshd fixtures (tests/slurm_plugin.py, tests/sshd_plugin.py; tests/ is on sys.path as pytest's rootdir-relative
 # test directory, so it is imported by its module name)
-pytest_plugins = ["slurm_plugin"]
+pytest_plugins = ["slurm_plugin", "sshd_plugin"]
 
 
 @pytest.fixture(scope="session")

@@ -1,60 +1,26 @@
-"""The SSH transport against a real sshd on 127.0.0.1 (started by .ci/sshd.sh)."""
+"""The paramiko SSH transport against a real sshd on 127.0.0.1 (tests/sshd_plugin.py)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from sshd_plugin import write_remote_experiment
 
 from djsb.cli import main
 from djsb.config import SSHConfig
-from djsb.errors import RunError
-from djsb.transport import CommandTimeout, SSHTransport
-
-ROOT = Path(__file__).resolve().parent.parent
-SSHD_DIR = Path(os.environ.get("DJSB_SSHD_DIR", "/var/lib/djsb-sshd"))
-PORT = int(os.environ.get("DJSB_SSHD_PORT", "2222"))
-FIXTURE_MODULE = Path(__file__).parent / "fixtures" / "shell_module.py"
-
-
-def _sshd_alive() -> bool:
-    pid_file = SSHD_DIR / "sshd.pid"
-    if not pid_file.is_file():
-        return False
-    try:
-        os.kill(int(pid_file.read_text().strip()), 0)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-@pytest.fixture(scope="session")
-def sshd() -> Iterator[SSHConfig]:
-    """The throwaway sshd: reused if .ci/run started it, else started here (root needed)."""
-    started = False
-    if not _sshd_alive():
-        if os.geteuid() != 0:
-            pytest.skip("sshd is not running and starting it needs root (bash .ci/sshd.sh start)")
-        done = subprocess.run(["bash", str(ROOT / ".ci" / "sshd.sh"), "start"], capture_output=True, text=True,
-                              timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"cannot start sshd: {done.stderr.strip()[-300:]}")
-        started = True
-    yield SSHConfig(host="127.0.0.1", port=PORT, user="root", key_file=str(SSHD_DIR / "client_ed25519"),
-                    known_hosts=str(SSHD_DIR / "known_hosts"))
-    if started:
-        subprocess.run(["bash", str(ROOT / ".ci" / "sshd.sh"), "stop"], timeout=60)
-
+from djsb.errors import InputError
+from djsb.remote.connect import open_remote
+from djsb.transport import CommandTimeout
 
 pytestmark = pytest.mark.ssh
 
 
 def test_run_returns_output_and_status(sshd: SSHConfig) -> None:
-    transport = SSHTransport(sshd)
+    transport = open_remote(sshd, "test.yaml")
     try:
         result = transport.run("echo out; echo err >&2; exit 3")
         assert (result.returncode, result.stdout, result.stderr) == (3, "out\n", "err\n")
@@ -65,7 +31,7 @@ def test_run_returns_output_and_status(sshd: SSHConfig) -> None:
 
 
 def test_timeout(sshd: SSHConfig) -> None:
-    transport = SSHTransport(sshd)
+    transport = open_remote(sshd, "test.yaml")
     try:
         with pytest.raises(CommandTimeout):
             transport.run("sleep 5", timeout=0.5)
@@ -75,7 +41,7 @@ def test_timeout(sshd: SSHConfig) -> None:
 
 
 def test_files_through_sftp(sshd: SSHConfig, tmp_path: Path) -> None:
-    transport = SSHTransport(sshd)
+    transport = open_remote(sshd, "test.yaml")
     try:
         path = str(tmp_path / "control.threads")
         transport.write_text(path, "3\n")
@@ -89,10 +55,8 @@ def test_files_through_sftp(sshd: SSHConfig, tmp_path: Path) -> None:
 def test_unknown_host_key_is_refused(sshd: SSHConfig, tmp_path: Path) -> None:
     empty = tmp_path / "known_hosts"
     empty.write_text("")
-    transport = SSHTransport(SSHConfig(host=sshd.host, port=sshd.port, user=sshd.user, key_file=sshd.key_file,
-                                       known_hosts=str(empty)))
-    with pytest.raises(RunError, match="not found in known_hosts"):
-        transport.run("true")
+    with pytest.raises(InputError, match="not found in known_hosts"):
+        open_remote(replace(sshd, known_hosts=str(empty)), "test.yaml")
 
 
 def test_changed_host_key_is_refused(sshd: SSHConfig, tmp_path: Path) -> None:
@@ -100,25 +64,15 @@ def test_changed_host_key_is_refused(sshd: SSHConfig, tmp_path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
     wrong = tmp_path / "known_hosts"
     wrong.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(other.with_suffix('.pub').read_text().split()[:2])}\n")
-    transport = SSHTransport(SSHConfig(host=sshd.host, port=sshd.port, user=sshd.user, key_file=sshd.key_file,
-                                       known_hosts=str(wrong)))
-    with pytest.raises(RunError):
-        transport.run("true")
+    with pytest.raises(InputError, match="host key changed"):
+        open_remote(replace(sshd, known_hosts=str(wrong)), "test.yaml")
 
 
 def test_benchmark_over_ssh(sshd: SSHConfig, tmp_path: Path, apps_bin: Path) -> None:
     remote = tmp_path / "remote"
-    config = tmp_path / "ssh.yaml"
-    config.write_text(f"""\
-general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
-          num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
-job_module:
-  name: {FIXTURE_MODULE}
-  ssh: {{host: 127.0.0.1, port: {sshd.port}, user: root, key_file: {sshd.key_file},
-        known_hosts: {sshd.known_hosts}, remote_dir: {remote}, apps_dir: {apps_bin}}}
-simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 3}}
-analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5}}
-""")
+    config = write_remote_experiment(tmp_path / "ssh.yaml", (
+        f"host: 127.0.0.1, port: {sshd.port}, user: root, key_file: {sshd.key_file}, "
+        f"known_hosts: {sshd.known_hosts}, remote_dir: {remote}, apps_dir: {apps_bin}"))
     run_dir = tmp_path / "run"
     assert main(["run", str(config), "-o", str(run_dir)]) == 0
     jobs = pd.read_csv(run_dir / "jobs.csv")

@@ -23,7 +23,7 @@ from djsb.jobs.api import CommandJobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.batch import render_batch_script, script_path
 from djsb.jobs.options import Option, Reader, as_arguments
 from djsb.jobs.outage import Outage
-from djsb.transport import CommandResult, CommandTimeout, Transport
+from djsb.transport import CommandResult, CommandTimeout, ConnectionLost, Transport
 from djsb.yamlnodes import Located, as_number
 
 MIB = 1 << 20
@@ -143,6 +143,8 @@ class RetryingTransport:
                 return None, "the run is stopping"
         try:
             result = self.inner.run(command, timeout=timeout)
+        except ConnectionLost as exc:
+            return None, str(exc)
         except CommandTimeout:
             return None, f"no answer within {timeout:g} s"
         if result.returncode and self.transient(result.stderr):
