@@ -288,7 +288,12 @@ class Experiment:
 
 def load_experiment(config_path: Path) -> Experiment:
     """Read and validate an experiment file (nothing runs)."""
-    root = load_yaml(config_path)
+    return experiment_from_tree(load_yaml(config_path), Path(config_path).resolve().parent)
+
+
+def experiment_from_tree(root: Located, base: Path) -> Experiment:
+    """Validate an experiment's located YAML tree, its relative paths resolved against ``base``
+    (a sweep point is a tree of its sweep file with some values replaced)."""
     root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
@@ -296,7 +301,7 @@ def load_experiment(config_path: Path) -> Experiment:
     seed = as_int(seed_node) if seed_node is not None else 0
     cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
-    jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
+    jobs, skipped = _workload(workload_node, base, seed)
     replay = _replay(workload_node, cluster)
     scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
@@ -312,7 +317,11 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
 
     The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
     """
-    experiment = load_experiment(Path(config_path))
+    return write_simulation(load_experiment(Path(config_path)), Path(config_path).read_text(), out_dir)
+
+
+def write_simulation(experiment: Experiment, config_text: str, out_dir: Path) -> Path:
+    """Run ``experiment`` and write its results and report.html (showing ``config_text``) into ``out_dir``."""
     bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
     result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
                         seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
@@ -337,7 +346,7 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
     _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
-    write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
+    write_simulate_html(out_dir, config_text=config_text, metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES)
     return out_dir
 
