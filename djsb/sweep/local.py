@@ -61,6 +61,11 @@ def stop_signals() -> Iterator[list[str]]:
             signal.signal(sig, handler)
 
 
+def _report(ended: queue.Queue[tuple[int, BaseException | None]], index: int) -> Callable[[object], None]:
+    """A pool callback putting (``index``, the error or None) on ``ended``."""
+    return lambda result: ended.put((index, result if isinstance(result, BaseException) else None))
+
+
 def run_local(spec: SweepSpec, directory: SweepDirectory, todo: list[int], jobs: int,
               point_done: Callable[[int], None]) -> Outcome:
     """Run the points ``todo`` on ``jobs`` worker processes; ``point_done(k)`` after each finished one.
@@ -73,9 +78,8 @@ def run_local(spec: SweepSpec, directory: SweepDirectory, todo: list[int], jobs:
     last_table = time.monotonic()
     with stop_signals() as received, multiprocessing.get_context("fork").Pool(jobs, _worker_init) as pool:
         for index in todo:
-            pool.apply_async(run_point, (spec, directory.path, index),
-                             callback=lambda _, k=index: ended.put((k, None)),
-                             error_callback=lambda exc, k=index: ended.put((k, exc)))
+            pool.apply_async(run_point, (spec, directory.path, index), callback=_report(ended, index),
+                             error_callback=_report(ended, index))
         running = set(todo)
         try:
             while running and not received:

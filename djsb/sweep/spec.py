@@ -36,6 +36,8 @@ from djsb.yamlnodes import Located, as_str, describe, load_yaml
 SECTION = "sweep"
 SWEEP_KEYS = frozenset({"grid", "zip", "runner", "slurm"})
 DEFAULT_RUNNER = "simulate"
+Axis = tuple[Located, list[Located]]
+"""A grid or zip entry: its node (key sweep.grid.PATH, line) and its list of values."""
 
 
 @dataclass(frozen=True)
@@ -55,13 +57,13 @@ class SweepSpec:
     def point_tree(self, index: int) -> Located:
         """Point ``index``'s config: the base with the point's values in place."""
         tree = self.base
-        for key, value in zip(self.keys, self.points[index]):
+        for key, value in zip(self.keys, self.points[index], strict=True):
             tree = replaced(tree, key.split("."), value)
         return tree
 
     def point_values(self, index: int) -> dict[str, Any]:
         """The swept keys' plain values at point ``index``, by key path."""
-        return {key: value.plain() for key, value in zip(self.keys, self.points[index])}
+        return {key: value.plain() for key, value in zip(self.keys, self.points[index], strict=True)}
 
     def manifest(self) -> dict[str, Any]:
         """What identifies the sweep in its output directory: a rerun must be the same sweep."""
@@ -98,7 +100,7 @@ def expand(grid: list[list[Located]], zipped: list[list[Located]]) -> tuple[tupl
     """Every point: the product of the grid's value lists, the zip's rows as its last, fastest axis."""
     axes: list[list[tuple[Located, ...]]] = [[(value,) for value in values] for values in grid]
     if zipped:
-        axes.append(list(zip(*zipped)))
+        axes.append(list(zip(*zipped, strict=True)))
     return tuple(tuple(itertools.chain.from_iterable(parts)) for parts in itertools.product(*axes))
 
 
@@ -137,7 +139,7 @@ def swept_key(node: Located) -> str:
     return node.key.split(".", 2)[2]
 
 
-def _axes(node: Located | None, base: Located) -> list[tuple[Located, list[Located]]]:
+def _axes(node: Located | None, base: Located) -> list[Axis]:
     """A grid or zip mapping: each key path (checked against ``base``) with its list of values."""
     if node is None:
         return []
@@ -152,14 +154,14 @@ def _axes(node: Located | None, base: Located) -> list[tuple[Located, list[Locat
     return axes
 
 
-def _check_disjoint(grid: list[tuple[Located, list[Located]]], zipped: list[tuple[Located, list[Located]]]) -> None:
+def _check_disjoint(grid: list[Axis], zipped: list[Axis]) -> None:
     in_grid = {swept_key(node) for node, _ in grid}
     for node, _ in zipped:
         if swept_key(node) in in_grid:
             raise node.error("this key path is varied by the grid too: give it in one of them")
 
 
-def _check_equal_lengths(zipped: list[tuple[Located, list[Located]]]) -> None:
+def _check_equal_lengths(zipped: list[Axis]) -> None:
     """Zip lists go together row by row, so they must be equally long."""
     if not zipped:
         return
