@@ -177,8 +177,8 @@ class SlurmJobModule(SchedulerModule):
         per_node = self.app_tasks_per_node(request.app)
         task_memory = task_memory_mib(request, self.memory_margin)
         task = ".%a" if array is not None else ""
-        args = ["--parsable", f"--job-name={request.name}", f"--output={slurm_path(request.stdout_path)}{task}",
-                f"--error={slurm_path(request.stderr_path)}{task}",
+        stdout, stderr = slurm_path(request.stdout_path) + task, slurm_path(request.stderr_path) + task
+        args = ["--parsable", f"--job-name={request.name}", f"--output={stdout}", f"--error={stderr}",
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory == "per_cpu":
