@@ -190,7 +190,10 @@ def submit_array(module: ArrayModule, settings: ArraySettings, layout: Layout, t
                          stdout_path=str(layout.out / "slurm" / "points.out"),
                          stderr_path=str(layout.out / "slurm" / "points.err"))
     script = render_batch_script(TEMPLATE, argv=argv)
-    return module.submit_own_script(request, script, array=array_indices(todo, settings.max_parallel))
+    indices = array_indices(todo, settings.max_parallel)
+    job_id = module.submit_own_script(request, script, array=indices)
+    print(f"djsb: sweep: job array {job_id} of {len(todo)} task(s) ({indices})", file=sys.stderr)
+    return job_id
 
 
 def wait_for_array(module: ArrayModule, job_id: str, poll_interval: float,
