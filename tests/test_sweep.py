@@ -245,3 +245,11 @@ def test_sigterm_stops_the_workers_and_keeps_finished_points(tmp_path: Path) -> 
     resumed = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--jobs", "2")
     assert resumed.returncode == 0
     assert f"{len(finished)} finished before, {12 - len(finished)} to run" in resumed.stderr
+
+
+def test_the_example_sweep_config_reads() -> None:
+    spec = read_sweep(Path(__file__).resolve().parents[1] / "configs" / "sweep-seeds.yaml")
+    # 8 seeds x 2 arrival rates; load = rate x 100 s mean service / 16 CPUs: 0.08 -> 0.5, 0.144 -> 0.9
+    assert len(spec.points) == 8 * 2
+    assert spec.point_values(1) == {"seed": 1, "workload.params.arrival_rate": 0.144}
+    assert spec.point_values(15) == {"seed": 8, "workload.params.arrival_rate": 0.144}
