@@ -5,7 +5,8 @@ Writes a sweep of ``--points`` small ``djsb simulate`` points (a Poisson workloa
 jobs on 4 nodes of 4 cores, one seed per point), runs it with ``--jobs 1`` and with ``--jobs 2``
 into fresh directories (the user's command as a subprocess, CLI start-up and every point's
 report included), and prints each wall time, the speed-up (t1 / t2), the load average before and
-after (the machine may be shared: other load only lengthens a run), and checks that both runs'
+after (the machine may be shared: other load only lengthens a run; the CPU seconds per wall second
+say how many CPUs the sweep really got), and checks that both runs'
 sweep.csv are equal (the same points, whatever the number of workers).
 
 Usage: python3 bench/bench_sweep.py [--points 8] [--n-jobs 200]
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -46,15 +48,18 @@ def djsb_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "djsb.cli"]
 
 
-def timed_sweep(config: Path, out: Path, jobs: int) -> float:
-    """Wall seconds of one ``djsb sweep --jobs JOBS`` (exits on failure, with its stderr)."""
+def timed_sweep(config: Path, out: Path, jobs: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of it and its workers) of one ``djsb sweep --jobs JOBS`` (exits
+    on failure, with its stderr)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([*djsb_command(), "sweep", str(config), "-o", str(out), "--jobs", str(jobs)],
                           capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"djsb sweep --jobs {jobs} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
-    return wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -66,14 +71,14 @@ def main() -> int:
         config = Path(tmp) / "sweep.yaml"
         config.write_text(CONFIG.format(n_jobs=args.n_jobs, seeds=list(range(1, args.points + 1))))
         load_before = os.getloadavg()
-        one = timed_sweep(config, Path(tmp) / "jobs1", 1)
-        two = timed_sweep(config, Path(tmp) / "jobs2", 2)
+        one, one_cpu = timed_sweep(config, Path(tmp) / "jobs1", 1)
+        two, two_cpu = timed_sweep(config, Path(tmp) / "jobs2", 2)
         load_after = os.getloadavg()
         tables = [pd.read_csv(Path(tmp) / out / "sweep.csv") for out in ("jobs1", "jobs2")]
         same = tables[0].equals(tables[1])
     print(f"{args.points} points of {args.n_jobs} jobs, {os.cpu_count()} CPU(s)")
-    print(f"--jobs 1: {one:.1f} s wall")
-    print(f"--jobs 2: {two:.1f} s wall")
+    print(f"--jobs 1: {one:.1f} s wall, {one_cpu:.1f} CPU s (busy CPUs: {one_cpu / one:.2f})")
+    print(f"--jobs 2: {two:.1f} s wall, {two_cpu:.1f} CPU s (busy CPUs: {two_cpu / two:.2f})")
     print(f"speed-up: {one / two:.2f}x")
     print(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     print(f"sweep.csv equal for --jobs 1 and 2: {same}")
