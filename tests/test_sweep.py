@@ -127,6 +127,21 @@ def test_a_bad_sweep_key_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.C
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("slurm", "line", "message"), [
+    ("    options: {partiton: shared}\n", 14, "sweep.slurm.options.partiton: unknown"),
+    ("    memory: lots\n", 14, "sweep.slurm.memory: "),
+    ("    ssh: {port: 22}\n", 14, "sweep.slurm.ssh: missing key 'host'"),
+    ("    max_parallel: 0\n", 14, "sweep.slurm.max_parallel: must be >= 1, got 0"),
+])
+def test_a_bad_slurm_setting_is_one_line_before_anything_is_made(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], slurm: str, line: int, message: str) -> None:
+    path = write(tmp_path, BASE + "sweep:\n  grid:\n    seed: [1]\n  slurm:\n" + slurm)
+    assert main(["sweep", str(path), "-o", str(tmp_path / "out"), "--executor", "slurm"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"djsb: error: {path}:{line}: {message}"), lines
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_bad_swept_value_is_reported_at_its_line_in_sweep(tmp_path: Path) -> None:
     # seed must be >= 0 (djsb simulate's rule); -4 is written on line 12, in the sweep section
     write(tmp_path, BASE + "sweep:\n  grid:\n    seed: [1, -4]\n")

@@ -19,6 +19,7 @@ from djsb.errors import InputError
 from djsb.progress import Progress
 from djsb.sweep.local import default_jobs, run_local
 from djsb.sweep.point import run_point
+from djsb.sweep.slurm_array import read_settings, run_slurm_array
 from djsb.sweep.spec import SweepSpec, read_sweep
 from djsb.sweep.sweep_dir import MANIFEST, SweepDirectory
 
@@ -66,6 +67,7 @@ def run_sweep(request: SweepRequest, default_out: Path) -> int:
     if request.array_task or request.point is not None:
         index = request.point if request.point is not None else array_task_index()
         return one_point(spec, out, index)
+    settings = read_settings(spec.slurm) if request.executor == "slurm" else None  # checked before OUT exists
     directory = SweepDirectory(out)
     directory.claim(spec)
     finished = directory.finished()
@@ -74,10 +76,8 @@ def run_sweep(request: SweepRequest, default_out: Path) -> int:
     bar.log(f"sweep {out}: {len(spec.points)} point(s), {len(finished)} finished before, "
             f"{len(todo)} to run ({request.executor})")
     try:
-        if request.executor == "slurm":
-            from djsb.sweep.slurm_array import run_slurm_array
-
-            outcome = run_slurm_array(spec, directory, todo, request.config, progress=bar.update)
+        if settings is not None:
+            outcome = run_slurm_array(spec, settings, directory, todo, request.config, progress=bar.update)
         else:
             outcome = run_local(spec, directory, todo, request.jobs or default_jobs(),
                                 point_done=lambda index: bar.advance())

@@ -153,11 +153,10 @@ def gather(transport: Transport, layout: Layout, directory: SweepDirectory, poin
         directory.finish(scratch, index)
 
 
-def run_slurm_array(spec: SweepSpec, directory: SweepDirectory, todo: list[int], config: Path,
-                    progress: Callable[[float], None]) -> Outcome:
+def run_slurm_array(spec: SweepSpec, settings: ArraySettings, directory: SweepDirectory, todo: list[int],
+                    config: Path, progress: Callable[[float], None]) -> Outcome:
     """Run the points ``todo`` as one Slurm job array, wait for it, gather; ``progress(n)`` with the
     number of finished points after each poll."""
-    settings = read_settings(spec.slurm)
     outcome = Outcome()
     transport: Transport = SSHTransport(settings.ssh) if settings.ssh is not None else LocalTransport()
     module: ArrayModule = load_job_module(MODULE, settings.options, transport)  # type: ignore[assignment]
