@@ -4,8 +4,10 @@ runs as ONE job array whose task K runs point K, and its sweep.csv equals the lo
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -64,3 +66,26 @@ def test_a_20_point_sweep_is_one_job_array_equal_to_the_local_sweep(slurm_cluste
     again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "on-slurm", "--executor", "slurm")
     assert again.returncode == 0 and "20 finished before, 0 to run" in again.stderr
     assert "job array" not in again.stderr
+
+
+def test_sigterm_cancels_the_array_and_keeps_finished_points(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    # one task at a time (%1), so most of the 20 are still pending when the client is stopped
+    (tmp_path / "sweep.yaml").write_text(CONFIG + "    max_parallel: 1\n")
+    client = subprocess.Popen([sys.executable, "-m", "djsb.cli", "sweep", "sweep.yaml", "-o", "out",
+                               "--executor", "slurm"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    points = tmp_path / "out" / "points"
+    deadline = time.monotonic() + 300
+    while not (points / "0").exists():
+        assert time.monotonic() < deadline and client.poll() is None
+        time.sleep(0.2)
+    client.send_signal(signal.SIGTERM)
+    _, err = client.communicate(timeout=120)
+    assert client.returncode == 143, err
+    job_id = re.search(r"job array (\d+) of 20 task\(s\) \(0-19%1\)", err)
+    assert job_id, err
+    states = subprocess.run(["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id.group(1)}",
+                             "--format=%T"], capture_output=True, text=True, timeout=30).stdout.split()
+    assert "PENDING" not in states and "RUNNING" not in states and "CANCELLED" in states
+    finished = sorted(int(p.name) for p in points.iterdir() if p.name.isdigit())
+    assert 0 in finished and len(finished) < 20
+    assert pd.read_csv(tmp_path / "out" / "sweep.csv")["point"].tolist() == finished
