@@ -274,7 +274,10 @@ def test_the_example_sweep_config_reads() -> None:
 
 @register_mapping_runner("test-product")
 def product_point(config: dict[str, Any], out_dir: Path) -> dict[str, float]:
-    """A point runner of the shared interface's shape: plain mapping in, metrics out (no files)."""
+    """A point runner of the shared interface's shape: plain mapping in, metrics out (no files);
+    it fails when a is 0."""
+    if config["a"] == 0:
+        raise RuntimeError("a is 0")
     return {"product": config["a"] * config["b"]["c"]}
 
 
@@ -288,3 +291,12 @@ def test_a_registered_run_point_function_is_a_runner(tmp_path: Path) -> None:
     assert list(table.columns) == ["point", "a", "b.c", "product"]
     # the runner wrote no metrics.json: the sweep wrote what it returned
     assert json.loads((tmp_path / "out" / "points" / "3" / "metrics.json").read_text()) == {"product": 21}
+
+
+def test_a_failed_point_fails_alone_and_the_sweep_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "a: 1\nb: {c: 1}\nsweep:\n  runner: test-product\n  grid:\n    a: [0, 2]\n")
+    assert main(["sweep", str(path), "-o", str(tmp_path / "out"), "--jobs", "2"]) == 1
+    assert "djsb: point 0 failed: RuntimeError: a is 0" in capsys.readouterr().err.splitlines()
+    points = tmp_path / "out" / "points"
+    assert sorted(p.name for p in points.iterdir()) == ["1"]  # no scratch of point 0 left
+    assert pd.read_csv(tmp_path / "out" / "sweep.csv").values.tolist() == [[1, 2, 2]]  # 2 x b.c 1

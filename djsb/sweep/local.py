@@ -74,6 +74,9 @@ def run_local(spec: SweepSpec, directory: SweepDirectory, todo: list[int], jobs:
     likely fail alike. Any other error fails that point only.
     """
     outcome = Outcome()
+    if not todo:
+        directory.write_table(spec)
+        return outcome
     ended: queue.Queue[tuple[int, BaseException | None]] = queue.Queue()
     last_table = time.monotonic()
     with stop_signals() as received, multiprocessing.get_context("fork").Pool(jobs, _worker_init) as pool:
