@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -238,18 +239,25 @@ def test_point_k_runs_that_point_only(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sigterm_stops_the_workers_and_keeps_finished_points(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stop", "status"), [
+    (lambda pid: os.kill(pid, signal.SIGTERM), 143),  # kill PID: the sweep alone gets it
+    (lambda pid: os.killpg(pid, signal.SIGINT), 130),  # Ctrl-C: the whole process group gets it
+])
+def test_a_stop_signal_ends_the_workers_and_keeps_finished_points(
+        tmp_path: Path, stop: Callable[[int], None], status: int) -> None:
     write(tmp_path, BASE + "sweep:\n  grid:\n    seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n")
-    sweep = subprocess.Popen([sys.executable, "-m", "djsb.cli", "sweep", "sweep.yaml", "-o", "out", "--jobs", "1"],
-                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sweep = subprocess.Popen([sys.executable, "-m", "djsb.cli", "sweep", "sweep.yaml", "-o", "out", "--jobs", "2"],
+                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
     points = tmp_path / "out" / "points"
     deadline = time.monotonic() + 120
     while not (points / "0").exists():
         assert time.monotonic() < deadline and sweep.poll() is None
         time.sleep(0.1)
-    os.kill(sweep.pid, signal.SIGTERM)
+    stop(sweep.pid)
     _, err = sweep.communicate(timeout=60)
-    assert sweep.returncode == 143, err
+    assert sweep.returncode == status, err
+    assert "Traceback" not in err
     finished = sorted(int(p.name) for p in points.iterdir() if p.name.isdigit())
     assert 0 in finished and len(finished) < 12
     assert not list(points.glob(".*partial*"))  # the point being run when stopped left nothing
