@@ -26,12 +26,14 @@ config file's directory)::
       scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
                                    # default_queue_depth also take "unlimited"
     # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
+    output: {plots: false}         # optional: no figures (a sweep of many points goes twice as fast)
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
 file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
-(trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png and
-report.html into the output directory. metrics.json and the line printed at the end of the run
-say which estimate and which ``at_time_limit`` the replay used and how many jobs were killed.
+(trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png (unless
+``output: {plots: false}``) and report.html into the output directory. metrics.json and the line
+printed at the end of the run say which estimate and which ``at_time_limit`` the replay used and
+how many jobs were killed.
 
 ``at_time_limit`` defaults to ``run``: a trace records how long each job really ran on its machine,
 and some machines let jobs overrun their request (LANL-CM5: 40,180 of 122,057 records ran past
@@ -284,6 +286,7 @@ class Experiment:
     seed: int
     skipped: list[SkippedRecord]  # trace records the SWF reader skipped, with their line and reason
     replay: Replay = Replay()
+    plots: bool = True  # output.plots: false skips the figures (half a small point's time in a sweep)
 
 
 def load_experiment(config_path: Path) -> Experiment:
@@ -294,7 +297,7 @@ def load_experiment(config_path: Path) -> Experiment:
 def experiment_from_tree(root: Located, base: Path) -> Experiment:
     """Validate an experiment's located YAML tree, its relative paths resolved against ``base``
     (a sweep point is a tree of its sweep file with some values replaced)."""
-    root.check_keys(frozenset({"seed", "workload", "cluster", "policy"}))
+    root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "output"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
     seed_node = root.get("seed")
@@ -309,7 +312,10 @@ def experiment_from_tree(root: Located, base: Path) -> Experiment:
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
-    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay)
+    output_node = root.get("output") or Located({}, root.line, "output", root.source)
+    output = read_fields(output_node, {"plots": as_bool})
+    return Experiment(_estimated(jobs, replay, cluster), cluster, priority, scheduler, seed, skipped, replay,
+                      output.get("plots", True))
 
 
 def run_simulate(config_path: Path, out_dir: Path) -> Path:
@@ -345,9 +351,10 @@ def write_simulation(experiment: Experiment, config_text: str, out_dir: Path) ->
                "scheduler": scheduler, "priority": experiment.priority.name}
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
-    _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
+    if experiment.plots:
+        _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     write_simulate_html(out_dir, config_text=config_text, metrics=metrics, skipped=skipped,
-                        rejected=result.rejected, figures=SIMULATE_FIGURES)
+                        rejected=result.rejected, figures=SIMULATE_FIGURES if experiment.plots else ())
     return out_dir
 
 

@@ -308,3 +308,15 @@ def test_a_failed_point_fails_alone_and_the_sweep_exits_1(tmp_path: Path, capsys
     points = tmp_path / "out" / "points"
     assert sorted(p.name for p in points.iterdir()) == ["1"]  # no scratch of point 0 left
     assert pd.read_csv(tmp_path / "out" / "sweep.csv").values.tolist() == [[1, 2, 2]]  # 2 x b.c 1
+
+
+def test_output_plots_false_skips_the_figures_only(tmp_path: Path) -> None:
+    write(tmp_path, BASE + "output: {plots: true}\nsweep:\n  grid:\n    output.plots: [true, false]\n")
+    assert djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--jobs", "2").returncode == 0
+    with_plots, without = (tmp_path / "out" / "points" / "0"), (tmp_path / "out" / "points" / "1")
+    assert {p.name for p in with_plots.iterdir()} - {p.name for p in without.iterdir()} == \
+        {"wait_ecdf.png", "queue_utilisation.png"}
+    # the same simulation either way
+    assert (with_plots / "metrics.json").read_text() == (without / "metrics.json").read_text()
+    assert (with_plots / "jobs.csv").read_text() == (without / "jobs.csv").read_text()
+    assert "No figures were drawn" in (without / "report.html").read_text()
