@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, SchedulerConfig, Simulation
@@ -289,14 +290,10 @@ class Experiment:
     plots: bool = True  # output.plots: false skips the figures (half a small point's time in a sweep)
 
 
-def load_experiment(config_path: Path) -> Experiment:
-    """Read and validate an experiment file (nothing runs)."""
-    return experiment_from_tree(load_yaml(config_path), Path(config_path).resolve().parent)
-
-
-def experiment_from_tree(root: Located, base: Path) -> Experiment:
-    """Validate an experiment's located YAML tree, its relative paths resolved against ``base``
-    (a sweep point is a tree of its sweep file with some values replaced)."""
+def load_experiment(config_path: Path, tree: Located | None = None) -> Experiment:
+    """Read and validate an experiment file (nothing runs); ``tree``: the file's YAML already read,
+    with some values replaced (a sweep point), its relative paths still the file's."""
+    root = load_yaml(config_path) if tree is None else tree
     root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "output"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
@@ -304,7 +301,7 @@ def experiment_from_tree(root: Located, base: Path) -> Experiment:
     seed = as_int(seed_node) if seed_node is not None else 0
     cluster = _cluster(cluster_node)
     priority, scheduler = _policy(root.get("policy"))
-    jobs, skipped = _workload(workload_node, base, seed)
+    jobs, skipped = _workload(workload_node, config_path.resolve().parent, seed)
     replay = _replay(workload_node, cluster)
     scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
@@ -318,16 +315,13 @@ def experiment_from_tree(root: Located, base: Path) -> Experiment:
                       output.get("plots", True))
 
 
-def run_simulate(config_path: Path, out_dir: Path) -> Path:
-    """Run the experiment of ``config_path`` and write its results and report.html into ``out_dir``.
+def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) -> Path:
+    """Run the experiment of ``config_path`` (``tree``: its YAML already read, a sweep point's) and
+    write its results and report.html into ``out_dir``.
 
     The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
     """
-    return write_simulation(load_experiment(Path(config_path)), Path(config_path).read_text(), out_dir)
-
-
-def write_simulation(experiment: Experiment, config_text: str, out_dir: Path) -> Path:
-    """Run ``experiment`` and write its results and report.html (showing ``config_text``) into ``out_dir``."""
+    experiment = load_experiment(Path(config_path), tree)
     bar = Progress("jobs", len(experiment.jobs), line_every=10.0)
     result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
                         seed=experiment.seed, on_progress=lambda done, total: bar.update(done)).run()
@@ -353,6 +347,7 @@ def write_simulation(experiment: Experiment, config_text: str, out_dir: Path) ->
     print(_replay_line(metrics), file=sys.stderr)
     if experiment.plots:
         _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
+    config_text = yaml.safe_dump(tree.plain(), sort_keys=False) if tree else Path(config_path).read_text()
     write_simulate_html(out_dir, config_text=config_text, metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES if experiment.plots else ())
     return out_dir
