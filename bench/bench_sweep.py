@@ -9,7 +9,7 @@ speed-up (t1 / t2), the load average before and after (the machine may be shared
 lengthens a run; the CPU seconds per wall second say how many CPUs the sweep really got), and
 checks that both runs' sweep.csv are equal (the same points, whatever the number of workers).
 
-Usage: python3 bench/bench_sweep.py [--points 8] [--n-jobs 200] [--reps 2]
+Usage: python3 bench/bench_sweep.py [--points 8] [--n-jobs 1000] [--reps 2]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def timed_sweep(config: Path, out: Path, jobs: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=8)
-    parser.add_argument("--n-jobs", type=int, default=200)
+    parser.add_argument("--n-jobs", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=2, help="runs of each, alternating; the best counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="djsb-bench-sweep-") as tmp:
