@@ -323,6 +323,22 @@ def command_wrappers(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_sweep(args: argparse.Namespace) -> int:
+    from djsb.sweep.command import SweepRequest, run_sweep
+
+    config_path = Path(args.config)
+    request = SweepRequest(config_path, Path(args.output) if args.output else None, args.jobs, args.executor,
+                           args.resume, args.point, args.array_task)
+    return run_sweep(request, default_out_dir(config_path))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -361,6 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
     wrappers.add_argument("config", help="a simulate config with a workflow section")
     wrappers.add_argument("--json", action="store_true", help="print a JSON list, one object per strategy")
     wrappers.set_defaults(func=command_wrappers)
+    sweep = sub.add_parser("sweep", help="run a config at every point of its sweep: grid (djsb/sweep/)")
+    sweep.add_argument("config")
+    sweep.add_argument("-o", "--output", help="sweep directory (default: runs/NAME-DATE)")
+    sweep.add_argument("--jobs", type=positive_int, help="worker processes (default: every core)")
+    sweep.add_argument("--executor", choices=("local", "slurm"), default="local",
+                       help="run the points here, or as one Slurm job array (the config's sweep.slurm)")
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the latest sweep of CONFIG (or -o's); finished points are kept")
+    sweep.add_argument("--point", type=int, help="run only point K (what a Slurm array task does)")
+    sweep.add_argument("--array-task", action="store_true", help="run only point $SLURM_ARRAY_TASK_ID")
+    sweep.set_defaults(func=command_sweep)
     return parser
 
 

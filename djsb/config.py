@@ -279,7 +279,8 @@ def _names(node: Located) -> tuple[str, ...]:
     return tuple(as_str(item) for item in items)
 
 
-def _ssh(node: Located) -> SSHConfig:
+def read_ssh(node: Located) -> SSHConfig:
+    """A job_module.ssh section (or the same keys elsewhere: sweep.slurm.ssh)."""
     values = read_fields(node, {"host": as_str, "port": lambda n: as_int(n, 1), "user": as_str,
                           "key_file": as_str, "known_hosts": as_str, "remote_dir": as_str,
                           "apps_dir": as_str, "connect_timeout": lambda n: as_number(n, 0.0, strict=True),
@@ -307,7 +308,7 @@ def _job_module(node: Located) -> JobModuleConfig:
     options_node = node.get("options") or Located({}, node.line, "job_module.options", node.source)
     cls.read_options(options_node)
     ssh_node = node.get("ssh")
-    ssh = _ssh(ssh_node) if ssh_node else None
+    ssh = read_ssh(ssh_node) if ssh_node else None
     if ssh_node is not None and not runs_remotely(cls):
         raise ssh_node.error(f"the {name} module runs jobs in this process and cannot run over SSH; "
                              "use a command-based module such as slurm")

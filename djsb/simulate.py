@@ -41,12 +41,14 @@ paths are resolved against the config file's directory)::
       run_time: 1800
       strategy: vertical
     # generator: empty is a workload of no jobs (an empty machine for the workflow)
+    output: {plots: false}         # optional: no figures (a sweep of many points goes twice as fast)
 
 :func:`run_simulate` validates all of it (a :class:`~djsb.errors.ConfigError` names the key path,
 file and line), runs the model and writes jobs.csv, utilisation.csv, rejected.csv, skipped.csv
-(trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png and
-report.html into the output directory. metrics.json and the line printed at the end of the run
-say which estimate and which ``at_time_limit`` the replay used and how many jobs were killed.
+(trace records not read, if any), metrics.json, wait_ecdf.png, queue_utilisation.png (unless
+``output: {plots: false}``) and report.html into the output directory. metrics.json and the line
+printed at the end of the run say which estimate and which ``at_time_limit`` the replay used and
+how many jobs were killed.
 
 ``at_time_limit`` defaults to ``run``: a trace records how long each job really ran on its machine,
 and some machines let jobs overrun their request (LANL-CM5: 40,180 of 122,057 records ran past
@@ -66,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 
 from djsb.errors import ConfigError
 from djsb.model import (
@@ -336,6 +339,7 @@ class Experiment:
     workflow: WorkflowPlan | None = None
     window: Window | None = None
     shaping: list[ShapingRecord] | None = None  # jobs moved, shaped or rejected (None: no shaping)
+    plots: bool = True  # output.plots: false skips the figures (half a small point's time in a sweep)
 
     def as_recorded(self) -> list[TraceJob]:
         """The workload's jobs before shaping (rejected ones included), in trace order."""
@@ -344,10 +348,11 @@ class Experiment:
         return sorted(before.values(), key=lambda j: (j.submit, j.job_id))
 
 
-def load_experiment(config_path: Path) -> Experiment:
-    """Read and validate an experiment file (nothing runs)."""
-    root = load_yaml(config_path)
-    root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "workflow"}))
+def load_experiment(config_path: Path, tree: Located | None = None) -> Experiment:
+    """Read and validate an experiment file (nothing runs); ``tree``: the file's YAML already read,
+    with some values replaced (a sweep point), its relative paths still the file's."""
+    root = load_yaml(config_path) if tree is None else tree
+    root.check_keys(frozenset({"seed", "workload", "cluster", "policy", "workflow", "output"}))
     workload_node = _child(root, "workload", "section")
     cluster_node = _child(root, "cluster", "section")
     seed_node = root.get("seed")
@@ -376,16 +381,19 @@ def load_experiment(config_path: Path) -> Experiment:
     if shaping_node is not None:
         layout = partition_limits(cluster)
         jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
+    output_node = root.get("output") or Located({}, root.line, "output", root.source)
+    output = read_fields(output_node, {"plots": as_bool})
     return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window,
-                      shaping=records)
+                      shaping=records, plots=output.get("plots", True))
 
 
-def run_simulate(config_path: Path, out_dir: Path) -> Path:
-    """Run the experiment of ``config_path`` and write its results and report.html into ``out_dir``.
+def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) -> Path:
+    """Run the experiment of ``config_path`` (``tree``: its YAML already read, a sweep point's) and
+    write its results and report.html into ``out_dir``.
 
     The replay's progress goes to stderr (a bar on a terminal, a line every 10 s otherwise).
     """
-    experiment = load_experiment(Path(config_path))
+    experiment = load_experiment(Path(config_path), tree)
     workflow_metrics: dict[str, Any] = {}
     if experiment.workflow is not None:
         result, workflow_metrics = _run_with_workflow(experiment, experiment.workflow, str(config_path))
@@ -417,9 +425,11 @@ def run_simulate(config_path: Path, out_dir: Path) -> Path:
         metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(_replay_line(metrics), file=sys.stderr)
-    _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
-    write_simulate_html(out_dir, config_text=Path(config_path).read_text(), metrics=metrics, skipped=skipped,
-                        rejected=result.rejected, figures=SIMULATE_FIGURES)
+    if experiment.plots:
+        _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
+    config_text = yaml.safe_dump(tree.plain(), sort_keys=False) if tree else Path(config_path).read_text()
+    write_simulate_html(out_dir, config_text=config_text, metrics=metrics, skipped=skipped,
+                        rejected=result.rejected, figures=SIMULATE_FIGURES if experiment.plots else ())
     return out_dir
 
 

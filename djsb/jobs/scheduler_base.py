@@ -276,8 +276,12 @@ class SchedulerModule(CommandJobModule):
     def submit(self, request: JobRequest) -> str:
         """Write the batch script beside the job's output, then submit it; a retry after a lost
         reply first asks ``find_submitted``, so a job is never submitted twice."""
-        self.transport.write_text(script_path(request.stdout_path), self.batch_script(request))
-        command = self.get_submit_command(request)
+        return self.submit_script(request, self.batch_script(request), self.get_submit_command(request))
+
+    def submit_script(self, request: JobRequest, script: str, command: str) -> str:
+        """Write ``script`` beside the request's output, then run ``command``, which submits it, as
+        :meth:`submit` does (a module's own kinds of job, e.g. Slurm's job arrays, come this way)."""
+        self.transport.write_text(script_path(request.stdout_path), script)
         submitted_at = time.time()
 
         def recover() -> CommandResult | None:

@@ -37,7 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from djsb.errors import JobModuleError
+from djsb.errors import JobModuleError, one_line
 from djsb.jobs.api import JobRequest, JobState, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
@@ -72,6 +72,7 @@ from job_modules.slurm.parsers import (
     TAGGED_FORMAT,
     TOKEN_PREFIX,
     is_transient,
+    parse_array_states,
     parse_config_value,
     parse_sacct,
     parse_sbatch_parsable,
@@ -169,12 +170,15 @@ class SlurmJobModule(SchedulerModule):
         """--ntasks-per-node for ``app``: the option's number, or its entry for this app."""
         return tasks_per_node_for(self.tasks_per_node, app)
 
-    def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str]) -> list[str]:
-        """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere)."""
+    def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str],
+                         array: str | None = None) -> list[str]:
+        """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere); ``array``: the
+        indices of a job array (--array), whose tasks each write their own output, ``.INDEX`` added."""
         per_node = self.app_tasks_per_node(request.app)
         task_memory = task_memory_mib(request, self.memory_margin)
-        args = ["--parsable", f"--job-name={request.name}",
-                f"--output={slurm_path(request.stdout_path)}", f"--error={slurm_path(request.stderr_path)}",
+        task = ".%a" if array is not None else ""
+        stdout, stderr = slurm_path(request.stdout_path) + task, slurm_path(request.stderr_path) + task
+        args = ["--parsable", f"--job-name={request.name}", f"--output={stdout}", f"--error={stderr}",
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory == "per_cpu":
@@ -191,6 +195,8 @@ class SlurmJobModule(SchedulerModule):
             args.append("--oversubscribe")
         args += [f"--{key}={self.options[key]}" for key in ("partition", "account", "qos")
                  if self.options[key] is not None]
+        if array is not None:
+            args.append(f"--array={array}")
         return args + list(self.sbatch_options)
 
     def batch_values(self, request: JobRequest) -> dict[str, Any]:
@@ -214,11 +220,31 @@ class SlurmJobModule(SchedulerModule):
         per_node = self.app_tasks_per_node(request.app) or 1
         return nodes[:min(len(nodes), math.ceil(request.total_tasks / per_node))]
 
-    def get_submit_command(self, request: JobRequest) -> str:
+    def get_submit_command(self, request: JobRequest, array: str | None = None) -> str:
         """sbatch of the job's script (written by ``submit`` as NAME.sh beside its output), tagged with
-        the request's submission token in --comment to find the job after a lost reply."""
-        return shlex.join(["sbatch", *self.sbatch_arguments(request, self.placement(request)),
+        the request's submission token in --comment to find the job after a lost reply; ``array``:
+        sbatch --array's indices."""
+        return shlex.join(["sbatch", *self.sbatch_arguments(request, self.placement(request), array),
                            f"--comment={TOKEN_PREFIX}{request.token}", script_path(request.stdout_path)])
+
+    def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None) -> str:
+        """Submit ``script`` (not batch.sh.j2's: a workflow wrapper's, a sweep's array task) with the
+        request's sbatch options; ``array``: the indices of a job array (``0-19,25%4``), each task's
+        output then ``.INDEX``. Returns the job id (an array's master id)."""
+        return self.submit_script(request, script, self.get_submit_command(request, array))
+
+    def get_array_status_command(self, job_id: str) -> str:
+        """squeue of each task of job array ``job_id``, one per line: ``INDEX|STATE``."""
+        return shlex.join(["squeue", "--noheader", "--array", "--states=all", f"--jobs={job_id}",
+                           "--format=%K|%T"])
+
+    def array_states(self, job_id: str) -> dict[int, JobState]:
+        """The state of each task of job array ``job_id`` slurmctld still lists (none once it forgot
+        the array: MinJobAge after its end)."""
+        result = self.run(self.get_array_status_command(job_id), check=False)
+        if self.status_failed(result):
+            raise JobModuleError(f"{self.name}: squeue of array {job_id} failed: {one_line(result.stderr)}")
+        return parse_array_states(result.stdout)
 
     def parse_job_id(self, submit_stdout: str, submit_stderr: str) -> str:
         return parse_sbatch_parsable(submit_stdout)

@@ -177,6 +177,16 @@ def _parse_table(stdout: str, command: str, n_fields: int,
     return records
 
 
+def parse_array_states(stdout: str) -> dict[int, JobState]:
+    """``squeue --noheader --array --format=%K|%T`` output: each array task's index -> its state."""
+    states = {}
+    for line in stdout.splitlines():
+        index, _, state = line.strip().partition("|")
+        if index.isdigit():
+            states[int(index)] = STATE_TABLE.get(state.strip().upper(), JobState.UNKNOWN)
+    return states
+
+
 def parse_squeue(stdout: str) -> dict[str, JobStatus]:
     """Records of ``squeue --noheader --Format=SQUEUE_FORMAT`` output, keyed by job id."""
     return _parse_table(stdout, "squeue", len(SQUEUE_FIELDS), wait_status_exit_code)

@@ -1,0 +1,27 @@
+"""The default point runner: ``djsb simulate`` of the point's config, written as the command does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+from djsb.simulate import run_simulate
+from djsb.sweep.runners import POINT_RUNNERS
+from djsb.yamlnodes import Located
+
+# The points draw their figures with pyplot: imported once here, before the sweep forks its
+# workers, each worker has it already instead of importing it for its first point (about 1 s each).
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402,F401
+
+
+@POINT_RUNNERS.register("simulate")
+def simulate_point(point: Located, out_dir: Path) -> dict[str, Any]:
+    """Simulate the point's experiment into ``out_dir`` (its relative paths are the sweep file's,
+    its report shows the point's config)."""
+    run_simulate(Path(point.source), out_dir, point)
+    metrics: dict[str, Any] = json.loads((out_dir / "metrics.json").read_text())
+    return metrics
