@@ -22,7 +22,6 @@ from djsb.pool.placement import PLACEMENTS, PlacementContext, cluster_ranks, idl
 from djsb.pool.power import COMPUTER_TYPES, timeline_energy_kwh
 from djsb.pool.runner import run_point
 from djsb.pool.simulation import PoolSimulation
-from djsb.pool.sweep import sweep_points, with_value
 from djsb.pool.tasks import EndCause, Task
 
 HOUR = 3600.0
@@ -141,23 +140,6 @@ def test_history_csv_reads_htcondor_columns(tmp_path: Path) -> None:
         read_history(path)
 
 
-def test_sweep_points_cross_grid_and_zip_lists() -> None:
-    sweep = located({"grid": {"policy.abandon.n": [1, 2, 3], "policy.placement": ["C1", "C3"]},
-                     "zip": {"seed": [1, 2], "pool.days": [7, 14]}}, "sweep")
-    points = sweep_points(sweep)
-    assert len(points) == 3 * 2 * 2  # grid 3 x 2, crossed with 2 zipped pairs
-    assert points[1].row() == {"policy.abandon.n": 1, "policy.placement": "C1", "seed": 2, "pool.days": 14}
-    tree = with_value(located({"pool": {"generate": {"clusters": 2}}}), "pool.generate.clusters", located(9))
-    assert tree.plain() == {"pool": {"generate": {"clusters": 9}}}
-    # A whole policy can be swept; its sweep.csv cell is flow YAML.
-    rules = sweep_points(located({"grid": {"policy.abandon": [{"rule": "X0"}, {"rule": "N1", "n": 2}]}}))
-    assert [p.row() for p in rules] == [{"policy.abandon": "{rule: X0}"}, {"policy.abandon": "{rule: N1, n: 2}"}]
-    listed = located({"pool": {"clusters": [{"computers": 2}]}})
-    assert with_value(listed, "pool.clusters.0.computers", located(5)).plain() == {"pool": {"clusters": [{"computers": 5}]}}
-    with pytest.raises(ConfigError, match=r"pool.clusters.1.computers: no item 1 in the list pool.clusters"):
-        with_value(listed, "pool.clusters.1.computers", located(5))
-
-
 def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path) -> None:
     config = tmp_path / "pool.yaml"
     config.write_text("pool:\n  days: 7\n  generate: {clusters: 0}\nworkload: {generate: {tasks: 5}}\n"
@@ -227,7 +209,7 @@ def test_cli_runs_a_listed_pool_sweep(tmp_path: Path) -> None:
         "    - {name: maths, computers: 4, type: high_end, open_hour: 9, close_hour: 17}\n"
         "workload: {generate: {tasks: 80, days: 3, bad_fraction: 0.1, bad_removal_days: 2}}\n"
         "policy: {abandon: {rule: A2, t_hours: 4}, placement: C2, dedicated_type: normal}\n"
-        "sweep:\n  grid: {policy.abandon.t_hours: [2, 8]}\n  zip: {policy.placement: [C1, C3]}\n")
+        "sweep:\n  runner: pool\n  grid: {policy.abandon.t_hours: [2, 8]}\n  zip: {policy.placement: [C1, C3]}\n")
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "djsb.cli", "pool", str(config), "-o", str(out)],
                           capture_output=True, text=True, check=False)
@@ -271,15 +253,13 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
 @pytest.mark.parametrize("name", ["pool-n1-sweep.yaml", "pool-baseline.yaml"])
 def test_shipped_configs_hold_the_papers_defaults(name: str) -> None:
     from djsb.pool.config import read_experiment
-    from djsb.pool.sweep import point_tree
-    from djsb.yamlnodes import load_yaml
+    from djsb.sweep.spec import read_sweep
 
     path = Path(__file__).resolve().parent.parent / "configs" / name
-    root = load_yaml(path)
-    sweep = root.get("sweep")
-    assert sweep is not None
-    for point in sweep_points(sweep):
-        experiment = read_experiment(point_tree(root, point), path.parent)
+    spec = read_sweep(path)
+    assert spec.runner == "pool"
+    for index in range(len(spec.points)):
+        experiment = read_experiment(spec.point_tree(index), path.parent)
         pool = experiment.pool
         assert pool.reboot_hour == 5  # sec. V of 002: "rebooted nightly around 5am"
         # The rooms' idle means are lognormal factors of mean 1 around 002's 371 min (sec. II-B):
