@@ -272,6 +272,15 @@ def command_simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_calibrate(args: argparse.Namespace) -> int:
+    from djsb.calibrate.run import run_calibration
+
+    config_path = Path(args.config)
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    print(run_calibration(config_path, out, runs=args.runs))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -294,6 +303,12 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("config")
     simulate.add_argument("-o", "--output", help="output directory")
     simulate.set_defaults(func=command_simulate)
+    calibrate = sub.add_parser("calibrate",
+                               help="replay a workload on a real Slurm and on the model, side by side")
+    calibrate.add_argument("config")
+    calibrate.add_argument("-o", "--output", help="output directory")
+    calibrate.add_argument("--runs", type=int, help="replays on Slurm (default: the file's slurm.runs)")
+    calibrate.set_defaults(func=command_calibrate)
     return parser
 
 
