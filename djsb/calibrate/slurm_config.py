@@ -47,11 +47,12 @@ def parse_show_records(text: str) -> list[dict[str, str]]:
     records = []
     for block in re.split(r"\n\s*\n", text):
         keys = list(RECORD_KEY.finditer(block))
+        if not keys:
+            continue
         ends = [match.start() for match in keys[1:]] + [len(block)]
         record = {match.group(1): block[match.end():end].strip()
                   for match, end in zip(keys, ends, strict=True)}
-        if record:
-            records.append(record)
+        records.append(record)
     return records
 
 
