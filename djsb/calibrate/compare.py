@@ -47,7 +47,7 @@ def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
 def backfilled(replay: pd.DataFrame) -> set[int]:
     """Jobs that started before some job ahead of them in FIFO order (submit, then id) started."""
     order = replay.reset_index().sort_values(["submit", "job_id"])
-    latest_ahead = order["start"].cummax().shift(fill_value=-math.inf)
+    latest_ahead = order["start"].astype(float).cummax().shift(fill_value=-math.inf)
     return set(order.loc[order["start"].to_numpy() < latest_ahead.to_numpy(), "job_id"].astype(int))
 
 

@@ -8,7 +8,7 @@ The file::
       start: 0                # first job submitted at or after this trace second
       count: 32
       cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
-      time_scale: 1.0
+      time_scale: 1.0         # submissions, run and requested times alike
     # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
@@ -131,7 +131,14 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
                                time_scale=fields.get("time_scale", 1.0))
     if not window:
         raise node.error("the window holds no job")
-    return window
+    return [scaled_durations(job, fields.get("time_scale", 1.0)) for job in window]
+
+
+def scaled_durations(job: TraceJob, time_scale: float) -> TraceJob:
+    """A job's run and requested times scaled like its submission (background_window scales only
+    the submissions: the load's shape; a calibration shrinks the whole replay)."""
+    requested = None if job.requested_time is None else job.requested_time * time_scale
+    return dataclasses.replace(job, run_time=job.run_time * time_scale, requested_time=requested)
 
 
 def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> SchedulerConfig:

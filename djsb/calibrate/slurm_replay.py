@@ -33,7 +33,7 @@ def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
     for job in jobs:
         asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
         limit = max(1, math.ceil(asked / MINUTE)) * MINUTE
-        run = min(max(1.0, round(job.run_time)), limit - SLEEP_SLACK)
+        run = min(float(max(1, round(job.run_time))), limit - SLEEP_SLACK)
         ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, user=job.user))
     return ready
 
