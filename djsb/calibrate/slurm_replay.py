@@ -52,7 +52,7 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: SlurmJobModule, work_dir: 
                     clock: Callable[[], float] = time.time,
                     sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
-    job_id; columns slurm_id, submit, start, end, state), from the instant of the first submission's
+    job_id; columns slurm_id, submit, start, end, state, nodes), from the instant of the first submission's
     offset 0."""
     origin = clock()
     ids: dict[str, int] = {}
@@ -80,5 +80,6 @@ def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: fl
         if status.start is None or status.submit is None or status.end is None:
             raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
         rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
-                     "start": status.start - origin, "end": status.end - origin, "state": status.state.value})
+                     "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
+                     "nodes": ",".join(status.nodes)})
     return pd.DataFrame(rows).set_index("job_id").sort_index()
