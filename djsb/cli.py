@@ -339,6 +339,15 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def command_calibrate(args: argparse.Namespace) -> int:
+    from djsb.calibrate.run import run_calibration
+
+    config_path = Path(args.config)
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    print(run_calibration(config_path, out, runs=args.runs))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -388,6 +397,12 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--point", type=int, help="run only point K (what a Slurm array task does)")
     sweep.add_argument("--array-task", action="store_true", help="run only point $SLURM_ARRAY_TASK_ID")
     sweep.set_defaults(func=command_sweep)
+    calibrate = sub.add_parser("calibrate",
+                               help="replay a workload on a real Slurm and on the model, side by side")
+    calibrate.add_argument("config")
+    calibrate.add_argument("-o", "--output", help="output directory")
+    calibrate.add_argument("--runs", type=int, help="replays on Slurm (default: the file's slurm.runs)")
+    calibrate.set_defaults(func=command_calibrate)
     return parser
 
 

@@ -278,6 +278,8 @@ _SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
     "bf_window": _or_unlimited(as_number), "bf_resolution": as_number,
     "bf_max_job_test": _or_unlimited(lambda n: as_int(n, 1)), "bf_continue": as_bool,
     "default_queue_depth": _or_unlimited(lambda n: as_int(n, 1)), "defer": as_bool,
+    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
+    "start_latency": as_number,
 }
 """``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 

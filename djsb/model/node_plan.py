@@ -97,6 +97,16 @@ class NodePlan:
         self.take(alloc, memory, start, duration)
         self.reserved.update(node for node, _ in alloc)
 
+    def reserve_whole(self, alloc: Sequence[tuple[int, int]], start: float, duration: float) -> None:
+        """Keep a reservation's nodes whole over the window: no other job may use any slot of them,
+        as sched/backfill's _add_reservation clears the nodes from every ``node_space`` record the
+        reservation covers (backfill.c). A node's availability may go below zero there while
+        running jobs still hold it; the view then offers none of it."""
+        capacity = self.state.node_capacity
+        for node, _ in alloc:
+            self.slots[node].take(start, duration, capacity[node])
+        self.reserved.update(node for node, _ in alloc)
+
     def take(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
              duration: float) -> None:
         """Take an allocation's slots (and memory, parallel to ``alloc``) over the window."""

@@ -33,6 +33,16 @@ class SchedulerConfig:
     take no simulated time, so the backfill pass never yields its locks mid-queue.
     ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
     (unlimited), which Slurm cannot express but textbook backfilling assumes.
+
+    Closer to a real Slurm (issue 14; all off by default, so EASY and the presets are unchanged):
+    ``bf_node_reservations`` plans every reservation node by node and keeps its nodes whole, as
+    sched/backfill's ``_add_reservation`` clears them from the ``node_space`` bitmap (backfill.c);
+    ``bf_round_reservations`` rounds a reservation's start and end down to ``bf_resolution``
+    boundaries (backfill.c: ``start_time = (start_time / backfill_resolution) *
+    backfill_resolution``, the same for ``end_reserve``); ``pass_jitter`` puts the periodic passes
+    on a random clock phase drawn from the run's seed; ``start_latency`` delays each start by a
+    seeded uniform draw in ``[0, start_latency]`` seconds after the decision (slurmctld to
+    slurmd launch), while the job holds its nodes from the decision.
     """
 
     backfill: str = "easy"
@@ -45,12 +55,16 @@ class SchedulerConfig:
     default_queue_depth: float = 100
     defer: bool = False
     extend_limit: bool = False
+    bf_node_reservations: bool = False
+    bf_round_reservations: bool = False
+    pass_jitter: bool = False
+    start_latency: float = 0.0
 
     def __post_init__(self) -> None:
         if self.backfill not in BACKFILL_VARIANTS:
             raise ConfigError(f"unknown backfill variant {self.backfill!r}; choose one of "
                               f"{', '.join(BACKFILL_VARIANTS)}", key="policy.scheduler")
-        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution"):
+        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
         for name in ("bf_max_job_test", "default_queue_depth"):

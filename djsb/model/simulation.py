@@ -162,6 +162,11 @@ class Simulation:
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
+        jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
+        self.jitter = jitter
+        self.phase = {kind: jitter.uniform(0.0, interval) if self.config.pass_jitter else 0.0
+                      for kind, interval in ((MAIN_TICK, self.config.sched_interval),
+                                             (BF_TICK, self.config.bf_interval))}
         self.checker = checker
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
@@ -520,8 +525,9 @@ class Simulation:
                 due = max(now, self.last_calc + period)
             else:
                 continue
-            tick = (math.floor(due / interval) + 1) * interval if due == now else \
-                math.ceil(due / interval) * interval
+            phase = self.phase[kind]
+            tick = phase + ((math.floor((due - phase) / interval) + 1) * interval if due == now else
+                            math.ceil((due - phase) / interval) * interval)
             pending = self.pending_tick.get(kind)
             if pending is None or pending > tick:
                 self.pending_tick[kind] = tick
@@ -678,7 +684,10 @@ class Simulation:
         job.factors_at_start = job.factors
         job.left = trace.run_time
         job.since = now
-        self._schedule_end(job, now, now)
+        latency = self.config.start_latency
+        if latency > 0:
+            self._delay_start(job, now + self.jitter.uniform(0.0, latency))
+        self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
         amounts = self._amounts(job, job.need) if part.overlaps else [(part.index, job.need)]
@@ -691,6 +700,14 @@ class Simulation:
             self.checker.on_start(job, now, self._planned_end(job, now))
         if self.rates is not None:
             self.rates_dirty = True
+
+    def _delay_start(self, job: SimJob, begin: float) -> None:
+        """A job decided now begins at ``begin``: it holds its nodes from now and makes no progress
+        until then (a stall, ended by a WAKE event as after a resume)."""
+        job.start = job.stall_until = begin
+        job.rate = 0.0
+        self._push(begin, WAKE, job.job_id)
+        self.rates_dirty = True
 
     @staticmethod
     def _memory(job: SimJob, alloc: Placement) -> list[float] | None:
@@ -871,7 +888,8 @@ class Simulation:
         max_reservations = self.backfill.max_reservations
         profiles: dict[int, Profile] = {}
         nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
-        node_level = self._node_level_partitions() if any(self.node_jobs) else set()
+        node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
+            self._node_level_partitions() if any(self.node_jobs) else set()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
@@ -925,7 +943,12 @@ class Simulation:
                     continue
                 start, alloc = found
                 kept = self._kept_free(job, alloc)
-                nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None, start, duration)
+                held_from, held_for = self._reserved_window(start, duration)
+                if cfg.bf_node_reservations:
+                    nodes.reserve_whole(kept, held_from, held_for)
+                else:
+                    nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None,
+                                  held_from, held_for)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
                 units = state.amount_in(part, kept)
@@ -938,7 +961,7 @@ class Simulation:
                     continue
                 start = earliest[shape] = found_start
                 on, units = (), job.need
-            profile.take(start, duration, units)
+            profile.take(*self._reserved_window(start, duration), units)
             reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
@@ -947,6 +970,17 @@ class Simulation:
             self.dirty[MAIN_TICK] = True
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
+
+    def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
+        """What a reservation holds, as (from, for how long): its planned run, or with
+        ``bf_round_reservations`` both ends rounded down to ``bf_resolution`` boundaries as
+        Slurm's _attempt_backfill does before _add_reservation (backfill.c). A candidate whose run
+        overlaps the rounded window may not start, even when it would end before the exact start."""
+        res = self.config.bf_resolution
+        if not self.config.bf_round_reservations or res <= 0:
+            return start, duration
+        held_from = math.floor(start / res) * res
+        return held_from, math.floor((start + duration) / res) * res - held_from
 
     def _node_level_partitions(self) -> set[int]:
         """Partitions whose reservations are all planned node by node in this pass: those with a

@@ -1,0 +1,230 @@
+"""``djsb calibrate CONFIG``: one workload on a real Slurm and on the model, side by side (issue 14).
+
+The file::
+
+    seed: 1
+    workload:                 # a trace window, scaled in CPUs and time ...
+      swf: ../tests/fixtures/calibrate/kth_window.swf
+      start: 0                # first job submitted at or after this trace second
+      count: 32
+      cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
+      time_scale: 1.0         # submissions, run and requested times alike
+    # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
+    slurm:
+      partition: oversub      # the partition the jobs run in and the model is built from
+      runs: 2                 # replays on Slurm; the second gives Slurm's own run-to-run spread
+      work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs
+      poll_interval: 2
+    model:                    # optional: overrides of the model options derived from Slurm
+      bf_node_reservations: true
+      bf_round_reservations: true
+      pass_jitter: false
+      start_latency: 0
+
+Steps: the jobs are made Slurm-ready (:func:`~djsb.calibrate.slurm_replay.slurm_ready`: limits in
+whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
+(:mod:`djsb.calibrate.slurm_replay`); the model's scheduler and cluster come from ``scontrol show
+config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with the options that plan
+as sched/backfill does turned on unless ``model`` says otherwise; the model replays run 1's
+submissions and run times as Slurm recorded them, so only scheduling decisions differ. Written to
+the output directory: ``slurm_N.csv``, ``model.csv``, ``jobs.csv`` (per job: every side's start,
+wait and backfilled flag), ``comparison.json`` (model vs each run, run N vs run 1) and
+``timeline.png`` (every job's run as a bar, one panel per side).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from djsb.calibrate.compare import Comparison, compare, per_job  # noqa: E402
+from djsb.calibrate.slurm_config import (  # noqa: E402
+    cluster_spec,
+    parse_show_config,
+    parse_show_records,
+    priority_is_fifo,
+    scheduler_config,
+)
+from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready  # noqa: E402
+from djsb.errors import ConfigError  # noqa: E402
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
+from djsb.simulate import GENERATORS  # noqa: E402
+from djsb.transport import LocalTransport  # noqa: E402
+from djsb.workloads.job import TraceJob  # noqa: E402
+from djsb.workloads.swf import read_swf  # noqa: E402
+from djsb.workloads.window import background_window  # noqa: E402
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
+from job_modules.slurm.module import SlurmJobModule  # noqa: E402
+
+SLURM_LIKE = {"bf_node_reservations": True, "bf_round_reservations": True}
+"""Model options on by default in a calibration: the backfill plan as sched/backfill makes it."""
+MODEL_FIELDS: dict[str, Callable[[Located], Any]] = {
+    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
+    "start_latency": as_number,
+}
+WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
+    "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
+    "time_scale": lambda n: as_number(n, 0, strict=True),
+}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A validated calibration file."""
+
+    jobs: list[TraceJob]
+    partition: str
+    runs: int = 2
+    work_dir: str = "/tmp/djsb-calibrate"
+    poll_interval: float = 2.0
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+
+
+def load_calibration(path: Path) -> Calibration:
+    """Read and check a calibration file (nothing runs)."""
+    root = load_yaml(path)
+    root.check_keys(frozenset({"seed", "workload", "slurm", "model"}))
+    seed_node = root.get("seed")
+    seed = as_int(seed_node) if seed_node is not None else 0
+    workload, slurm = root.get("workload"), root.get("slurm")
+    if workload is None or slurm is None:
+        raise root.error("missing section 'workload' or 'slurm'")
+    fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
+                                 "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
+    model_node = root.get("model")
+    model = read_fields(model_node, MODEL_FIELDS) if model_node is not None else {}
+    return Calibration(slurm_ready(_workload(workload, path.resolve().parent, seed)), seed=seed,
+                       model=model, **fields)
+
+
+def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
+    """The workload section's jobs: a trace or a generator, then the window and its scaling."""
+    fields = read_fields(node, {"swf": as_str, "generator": as_str, "params": lambda n: n, **WINDOW_FIELDS})
+    if ("swf" in fields) == ("generator" in fields):
+        raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
+    if "swf" in fields:
+        jobs = read_swf(base / fields["swf"]).jobs
+    else:
+        name = fields["generator"]
+        if name not in GENERATORS:
+            raise node.error(f"unknown generator {name!r} (choose from {', '.join(GENERATORS)})")
+        params_node = fields.get("params")
+        params = params_node.plain() if params_node is not None else {}
+        try:
+            jobs = GENERATORS[name](**{"seed": seed, **params})
+        except (TypeError, ConfigError) as exc:
+            raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
+    window = background_window(jobs, start=fields.get("start", 0.0), count=fields.get("count"),
+                               cpu_scale=fields.get("cpu_scale", 1.0),
+                               time_scale=fields.get("time_scale", 1.0))
+    if not window:
+        raise node.error("the window holds no job")
+    return [scaled_durations(job, fields.get("time_scale", 1.0)) for job in window]
+
+
+def scaled_durations(job: TraceJob, time_scale: float) -> TraceJob:
+    """A job's run and requested times scaled like its submission (background_window scales only
+    the submissions: the load's shape; a calibration shrinks the whole replay)."""
+    requested = None if job.requested_time is None else job.requested_time * time_scale
+    return dataclasses.replace(job, run_time=job.run_time * time_scale, requested_time=requested)
+
+
+def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> SchedulerConfig:
+    """The model's scheduler: Slurm's options, planned as sched/backfill plans, then ``overrides``."""
+    return dataclasses.replace(scheduler_config(show_config), **{**SLURM_LIKE, **overrides})
+
+
+def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: ClusterSpec,
+                 scheduler: SchedulerConfig, seed: int) -> pd.DataFrame:
+    """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
+    ``reference`` (the jobs' limits kept), in the replay table's form (index job_id)."""
+    submits = reference["submit"].to_dict()
+    runs = (reference["end"] - reference["start"]).to_dict()
+    recorded = [dataclasses.replace(job, submit=float(submits[job.job_id]), run_time=float(runs[job.job_id]))
+                for job in jobs if job.job_id in submits]
+    result = Simulation(recorded, cluster, scheduler, seed=seed).run()
+    return result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
+
+
+def slurm_model(module: SlurmJobModule, partition: str,
+                overrides: dict[str, Any]) -> tuple[ClusterSpec, SchedulerConfig, list[str]]:
+    """The cluster and scheduler the model takes from the running Slurm, and notes on what it could
+    not take (a priority plugin other than FIFO)."""
+    def show(*what: str) -> str:
+        return module.run(shlex.join(["scontrol", "show", *what])).stdout
+
+    config = parse_show_config(show("config"))
+    cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
+    notes = [] if priority_is_fifo(config) else [
+        f"PriorityType {config.get('PriorityType')}: the model orders the queue FIFO (priority/basic)"]
+    return cluster, model_config(config, overrides), notes
+
+
+def plot_timelines(replays: dict[str, pd.DataFrame], path: Path) -> None:
+    """Every job's run as a bar (submit marked), one panel per replay, on one time axis."""
+    fig, axes = plt.subplots(len(replays), 1, figsize=(10, 2.2 + 0.12 * len(next(iter(replays.values()))) *
+                                                      len(replays)), sharex=True, squeeze=False)
+    for ax, (name, replay) in zip(axes[:, 0], replays.items(), strict=True):
+        ax.barh(replay.index, replay["end"] - replay["start"], left=replay["start"], height=0.7)
+        ax.scatter(replay["submit"], replay.index, marker="|", color="black", s=30)
+        ax.set_ylabel(f"{name}\njob")
+        ax.invert_yaxis()
+    axes[-1, 0].set_xlabel("seconds from the replay's start (bars: run; ticks: submission)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def describe(label: str, comparison: Comparison) -> str:
+    """One line of a comparison's figures."""
+    c = comparison
+    return (f"{label}: tau {c.tau:.2f}, start error mean {c.start_error_mean:.1f} s, "
+            f"median {c.start_error_median:.1f} s, max {c.start_error_max:.1f} s; mean wait "
+            f"{c.mean_wait_b:.1f} s vs {c.mean_wait_a:.1f} s ({c.mean_wait_error:+.1%}); "
+            f"backfilled {len(c.backfilled_b)} vs {len(c.backfilled_a)}")
+
+
+def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None,
+                    module: SlurmJobModule | None = None) -> str:
+    """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs and
+    return the summary lines."""
+    calibration = load_calibration(config_path)
+    runs = runs or calibration.runs
+    module = module or SlurmJobModule({"partition": calibration.partition, "time_factor": 1.0,
+                                       "time_margin": 0.0}, LocalTransport())
+    module.transport.run(shlex.join(["mkdir", "-p", calibration.work_dir]), timeout=30)
+    cluster, scheduler, notes = slurm_model(module, calibration.partition, calibration.model)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    replays: dict[str, pd.DataFrame] = {}
+    for run in range(1, runs + 1):
+        replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
+                                                  poll_interval=calibration.poll_interval)
+    model = model_replay(calibration.jobs, replays["slurm_1"], cluster, scheduler, calibration.seed)
+    replays = {"slurm_1": replays["slurm_1"], "model": model,
+               **{name: r for name, r in replays.items() if name != "slurm_1"}}
+    for name, replay in replays.items():
+        replay.to_csv(out_dir / f"{name}.csv")
+    per_job(replays).to_csv(out_dir / "jobs.csv")
+    comparisons = {f"{name} vs slurm_1": compare(replays["slurm_1"], replay)
+                   for name, replay in replays.items() if name != "slurm_1"}
+    if runs > 1:
+        comparisons.update({f"model vs {name}": compare(replay, model) for name, replay in replays.items()
+                            if name.startswith("slurm_") and name != "slurm_1"})
+    (out_dir / "comparison.json").write_text(json.dumps(
+        {"scheduler": dataclasses.asdict(scheduler), "notes": notes,
+         **{label: c.as_dict() for label, c in comparisons.items()}}, indent=2, default=str))
+    plot_timelines(replays, out_dir / "timeline.png")
+    return "\n".join([*notes, *(describe(label, c) for label, c in comparisons.items()),
+                      f"results in {out_dir}"])

@@ -1,0 +1,121 @@
+"""The model's configuration read from a running Slurm: ``scontrol show config`` and
+``scontrol show partition`` / ``scontrol show node`` (pure functions of their text).
+
+``SchedulerType`` sched/backfill becomes conservative backfilling (sched/backfill reserves for
+every job it tests, backfill.c's _attempt_backfill), sched/builtin none; ``SchedulerParameters``
+give the intervals and limits under Slurm's names (slurm.conf(5): bf_window is in minutes, the
+other times in seconds; an option left out keeps Slurm's default, which is also
+:class:`~djsb.model.scheduler.SchedulerConfig`'s). A partition's nodes, CPUs (``CPUTot``) and
+memory (``RealMemory``) make the model's cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from djsb.errors import RunError
+from djsb.jobs.hostlist import expand_hostlist, split_host_list
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
+
+CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
+RECORD_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w:/.]*)=")
+SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
+SECONDS = ("sched_interval", "bf_interval", "bf_resolution")
+COUNTS = ("bf_max_job_test", "default_queue_depth")
+FLAGS = ("bf_continue", "defer")
+
+
+class SlurmConfigError(RunError):
+    """Slurm's answer lacks what the model needs (an unknown partition, an unsupported scheduler)."""
+
+
+def parse_show_config(text: str) -> dict[str, str]:
+    """``Key = value`` lines of ``scontrol show config`` (the first of a repeated key wins)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = CONFIG_LINE.match(line)
+        if match:
+            values.setdefault(match.group(1), match.group(2))
+    return values
+
+
+def parse_show_records(text: str) -> list[dict[str, str]]:
+    """The ``Key=Value`` records of ``scontrol show partition`` or ``show node``, one per blank-line
+    separated block. A value runs to the next key, so values with spaces (``OS=Linux 6.1 ...``)
+    and with ``=`` inside (``TRES=cpu=8,mem=8G``) stay whole."""
+    records = []
+    for block in re.split(r"\n\s*\n", text):
+        keys = list(RECORD_KEY.finditer(block))
+        if not keys:
+            continue
+        ends = [match.start() for match in keys[1:]] + [len(block)]
+        record = {match.group(1): block[match.end():end].strip()
+                  for match, end in zip(keys, ends, strict=True)}
+        records.append(record)
+    return records
+
+
+def scheduler_parameters(value: str) -> dict[str, str]:
+    """``SchedulerParameters``: ``key=value`` items and bare flags (value ``""``)."""
+    items = (item.strip() for item in value.split(",") if item.strip() and value != "(null)")
+    return dict((*item.split("=", 1), "")[:2] for item in items)  # type: ignore[misc]
+
+
+def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
+    """The model's scheduler options from ``scontrol show config``."""
+    kind = config.get("SchedulerType", "sched/backfill")
+    if kind not in SCHEDULER_TYPES:
+        raise SlurmConfigError(f"SchedulerType {kind} has no model (use sched/backfill or sched/builtin)")
+    params = scheduler_parameters(config.get("SchedulerParameters", ""))
+    options: dict[str, object] = {"backfill": SCHEDULER_TYPES[kind]}
+    options.update({name: float(params[name]) for name in SECONDS if params.get(name)})
+    options.update({name: int(params[name]) for name in COUNTS if params.get(name)})
+    options.update({name: True for name in FLAGS if name in params})
+    if params.get("bf_window"):
+        options["bf_window"] = float(params["bf_window"]) * 60.0  # minutes in slurm.conf
+    return dataclasses.replace(SchedulerConfig(), **options)  # type: ignore[arg-type]
+
+
+def priority_is_fifo(config: dict[str, str]) -> bool:
+    """Whether Slurm orders the queue by submission (``priority/basic``), the model's FIFO plugin."""
+    return config.get("PriorityType", "priority/basic") == "priority/basic"
+
+
+def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str) -> ClusterSpec:
+    """Partition ``name`` and its nodes as the model's cluster (that partition only).
+
+    ``OverSubscribe=YES[:N]`` shares cores only between jobs that ask --oversubscribe; replayed jobs
+    never ask, so the model sees such a partition as ``NO``. ``MaxTime=UNLIMITED`` is no limit.
+    """
+    record = next((p for p in partitions if p.get("PartitionName") == name), None)
+    if record is None:
+        known = ", ".join(p.get("PartitionName", "?") for p in partitions)
+        raise SlurmConfigError(f"no partition {name!r} in scontrol show partition (there: {known})")
+    members = [host for item in split_host_list(record.get("Nodes", "")) for host in expand_hostlist(item)]
+    by_name = {n.get("NodeName"): n for n in nodes}
+    missing = [host for host in members if host not in by_name]
+    if missing:
+        raise SlurmConfigError(f"partition {name}: nodes {', '.join(missing)} not in scontrol show node")
+    specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]))
+                  for host in members)
+    oversubscribe = record.get("OverSubscribe", "NO").upper()
+    if oversubscribe.startswith("YES"):
+        oversubscribe = "NO"
+    max_time = record.get("MaxTime", "UNLIMITED")
+    partition = PartitionSpec(name, oversubscribe=oversubscribe,
+                              max_time=None if max_time == "UNLIMITED" else slurm_time(max_time))
+    return ClusterSpec(specs, (partition,))
+
+
+def slurm_time(text: str) -> float:
+    """A Slurm time (sbatch(1) --time formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
+    ``D-H:M:S``) in seconds."""
+    days, dash, clock = text.partition("-") if "-" in text else ("0", "", text)
+    parts = [float(p) for p in (clock if dash else text).split(":")]
+    if dash:  # after a day count the first field is hours
+        parts += [0.0] * (3 - len(parts))
+    elif len(parts) < 3:  # M or M:S
+        parts = [0.0, *parts, *[0.0] * (2 - len(parts))]
+    hours, minutes, seconds = parts
+    return float(days) * 86400 + hours * 3600 + minutes * 60 + seconds

@@ -1,0 +1,85 @@
+"""Replay a workload on a real Slurm through DJSB's Slurm job module, and read its own times back.
+
+Each job becomes a sleep job of its CPUs (``--ntasks`` = CPUs, one CPU per task) sleeping its run
+time, with its time limit as ``--time`` (the module's ``time_factor`` 1 and ``time_margin`` 0:
+the limit is the record's, in whole minutes), submitted ``submit`` seconds after the replay
+starts. Submit, start and end are Slurm's (squeue, or sacct once slurmctld forgot the job, through
+the module's parsers), in seconds from the replay's origin.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from djsb.errors import RunError
+from djsb.jobs.api import JobRequest, JobStatus
+from djsb.workloads.job import TraceJob
+from job_modules.slurm.module import SlurmJobModule
+
+MINUTE = 60.0
+SLEEP_SLACK = 2.0
+"""Seconds a sleep job stays under its limit: srun and the batch script need a moment around it."""
+
+
+def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
+    """The jobs as Slurm can run them: limits in whole minutes (Slurm's unit, at least one; a job
+    without one gets its run time's), run times at least 1 s and ``SLEEP_SLACK`` under the limit
+    (a sleep reaching its limit would be killed, a record of a killed job in the model)."""
+    ready = []
+    for job in jobs:
+        asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
+        limit = max(1, math.ceil(asked / MINUTE)) * MINUTE
+        run = min(float(max(1, round(job.run_time))), limit - SLEEP_SLACK)
+        ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, user=job.user))
+    return ready
+
+
+def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
+    """A sleep job of ``job``'s CPUs and run time; its output files in ``work_dir``."""
+    stem = f"{work_dir.rstrip('/')}/cal{job.job_id}"
+    assert job.requested_time is not None  # slurm_ready gave every job one
+    return JobRequest(name=f"cal{job.job_id}", app="sleep", total_tasks=job.cpus, cpus_per_task=1,
+                      total_memory=0, exec_time=job.requested_time, argv=("sleep", f"{job.run_time:g}"),
+                      stdout_path=f"{stem}.out", stderr_path=f"{stem}.err")
+
+
+def replay_on_slurm(jobs: Sequence[TraceJob], module: SlurmJobModule, work_dir: str, *,
+                    poll_interval: float = 2.0, timeout: float = 1800.0,
+                    clock: Callable[[], float] = time.time,
+                    sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
+    """Submit every job at its offset, wait until all ended, and return Slurm's times (index
+    job_id; columns slurm_id, submit, start, end, state, nodes), from the instant of the first submission's
+    offset 0."""
+    origin = clock()
+    ids: dict[str, int] = {}
+    for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
+        delay = origin + job.submit - clock()
+        if delay > 0:
+            sleep(delay)
+        ids[module.submit(sleep_request(job, work_dir))] = job.job_id
+    deadline = origin + max(j.submit for j in jobs) + timeout
+    while True:
+        statuses = module.poll(list(ids))
+        if len(statuses) == len(ids) and all(s.state.finished for s in statuses.values()):
+            break
+        if clock() > deadline:
+            raise RunError(f"calibration jobs still unfinished {timeout:g} s after the last submission")
+        sleep(poll_interval)
+    return replay_table(ids, statuses, origin)
+
+
+def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: float) -> pd.DataFrame:
+    """Slurm's times of the replay's jobs, in seconds from ``origin`` (Unix seconds)."""
+    rows = []
+    for slurm_id, job_id in ids.items():
+        status = statuses[slurm_id]
+        if status.start is None or status.submit is None or status.end is None:
+            raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
+        rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
+                     "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
+                     "nodes": ",".join(status.nodes)})
+    return pd.DataFrame(rows).set_index("job_id").sort_index()

@@ -1,0 +1,166 @@
+"""Issue 14, ``djsb calibrate`` without a cluster: the parsers of ``scontrol show`` (on output captured
+from the mini-cluster, tests/fixtures/slurm_show/), the model config derived from it, and the
+comparison figures worked by hand."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
+from djsb.calibrate.run import load_calibration, model_config, model_replay
+from djsb.calibrate.slurm_config import (
+    SlurmConfigError,
+    cluster_spec,
+    parse_show_config,
+    parse_show_records,
+    priority_is_fifo,
+    scheduler_config,
+    slurm_time,
+)
+from djsb.calibrate.slurm_replay import slurm_ready
+from djsb.workloads.job import TraceJob
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHOW = FIXTURES / "slurm_show"
+CALIBRATE = FIXTURES / "calibrate" / "calibrate.yaml"
+
+
+def show(name: str) -> str:
+    return (SHOW / f"show_{name}.txt").read_text()
+
+
+def test_show_config_gives_the_mini_clusters_scheduler() -> None:
+    config = parse_show_config(show("config"))
+    # docker/slurm-cluster.sh: SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=5
+    assert config["SchedulerParameters"] == "batch_sched_delay=0,sched_interval=2,bf_interval=5"
+    assert config["SchedulerType"] == "sched/backfill"
+    assert priority_is_fifo(config)  # PriorityType = priority/basic
+    scheduler = scheduler_config(config)
+    assert (scheduler.backfill, scheduler.sched_interval, scheduler.bf_interval) == ("conservative", 2.0, 5.0)
+    # the rest keeps Slurm's defaults (slurm.conf(5)): bf_window 1440 min = 86400 s, bf_resolution 60 s
+    assert (scheduler.bf_window, scheduler.bf_resolution, scheduler.bf_max_job_test) == (86400.0, 60.0, 500)
+    assert (scheduler.default_queue_depth, scheduler.defer, scheduler.bf_continue) == (100, False, False)
+
+
+def test_scheduler_parameters_units_and_flags() -> None:
+    config = {"SchedulerType": "sched/backfill",
+              "SchedulerParameters": "bf_window=2880,bf_resolution=600,bf_continue,defer,default_queue_depth=10"}
+    scheduler = scheduler_config(config)
+    assert scheduler.bf_window == 2880 * 60  # minutes in slurm.conf: 172800 s
+    assert (scheduler.bf_resolution, scheduler.default_queue_depth) == (600.0, 10)
+    assert scheduler.bf_continue and scheduler.defer
+    assert scheduler_config({"SchedulerType": "sched/builtin"}).backfill == "none"
+    with pytest.raises(SlurmConfigError, match="sched/hold"):
+        scheduler_config({"SchedulerType": "sched/hold"})
+    # the model options planning as sched/backfill does are on, an override wins
+    derived = model_config(config, {"bf_round_reservations": False})
+    assert derived.bf_node_reservations and not derived.bf_round_reservations
+
+
+def test_show_records_keep_values_with_spaces_and_equals() -> None:
+    partitions = parse_show_records(show("partition"))
+    assert [p["PartitionName"] for p in partitions] == ["shared", "oversub", "exclusive"]
+    assert partitions[1]["OverSubscribe"] == "YES:4"
+    assert partitions[0]["TRES"] == "cpu=8,mem=8G,node=4,billing=8"
+    nodes = parse_show_records(show("node"))
+    assert [n["NodeName"] for n in nodes] == ["n1", "n2", "n3", "n4"]
+    assert nodes[0]["OS"].startswith("Linux ") and " " in nodes[0]["OS"]
+    assert (nodes[0]["CPUTot"], nodes[0]["RealMemory"]) == ("2", "2048")
+
+
+def test_cluster_from_partition_and_nodes() -> None:
+    partitions, nodes = parse_show_records(show("partition")), parse_show_records(show("node"))
+    cluster = cluster_spec(partitions, nodes, "oversub")
+    # n[1-4], 2 CPUs and 2048 MiB each (DJSB_SLURM_CPUS / _MEMORY defaults); YES:4 read as NO
+    assert [(n.name, n.cores, n.memory_mb) for n in cluster.nodes] == [(f"n{i}", 2, 2048.0) for i in range(1, 5)]
+    assert [(p.name, p.oversubscribe, p.max_time) for p in cluster.partitions] == [("oversub", "NO", None)]
+    assert cluster_spec(partitions, nodes, "shared").partitions[0].oversubscribe == "FORCE:4"
+    with pytest.raises(SlurmConfigError, match="no partition 'gpu'"):
+        cluster_spec(partitions, nodes, "gpu")
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("5", 300), ("5:30", 330), ("1:00:00", 3600), ("2-3", 2 * 86400 + 3 * 3600),
+    ("2-3:4", 2 * 86400 + 3 * 3600 + 4 * 60), ("1-00:00:01", 86401)])
+def test_slurm_time(text: str, seconds: float) -> None:
+    assert slurm_time(text) == seconds
+
+
+def test_kendall_tau_b_by_hand() -> None:
+    # 4 items, 6 pairs; only (2nd, 3rd) swaps: (5 - 1) / 6
+    assert kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    # a tie in a: pairs (1,2) tied in a only, (1,3) and (2,3) concordant:
+    # (2 - 0) / sqrt((2 + 0 + 1) * (2 + 0 + 0)) = 2 / sqrt(6)
+    assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / math.sqrt(6))
+    assert kendall_tau_b([1, 2, 3], [3, 2, 1]) == -1.0
+
+
+def replay(rows: list[tuple[int, float, float, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["job_id", "submit", "start", "end"]).set_index("job_id")
+
+
+# Slurm: 1 (submit 0) starts 0; 2 (submit 1) starts 50; 3 (submit 2) starts 10 -> 3 overtook 2.
+# Model: 1 at 0, 2 at 40, 3 at 40 (same instant: no overtaking).
+SLURM = replay([(1, 0, 0, 50), (2, 1, 50, 60), (3, 2, 10, 20)])
+MODEL = replay([(1, 0, 0, 40), (2, 1, 40, 50), (3, 2, 40, 50)])
+
+
+def test_backfilled_are_the_jobs_that_overtook() -> None:
+    assert backfilled(SLURM) == {3}
+    assert backfilled(MODEL) == set()
+
+
+def test_comparison_by_hand() -> None:
+    c = compare(SLURM, MODEL)
+    # start errors |0-0|, |40-50|, |40-10| = 0, 10, 30: mean 40/3, median 10, max 30
+    assert (c.start_error_mean, c.start_error_median, c.start_error_max) == (pytest.approx(40 / 3), 10, 30)
+    # waits: Slurm 0, 49, 8 -> 19; model 0, 39, 38 -> 77/3; error (77/3 - 19) / 19
+    assert c.mean_wait_a == 19 and c.mean_wait_b == pytest.approx(77 / 3)
+    assert c.mean_wait_error == pytest.approx((77 / 3 - 19) / 19)
+    # start order: Slurm 1 < 3 < 2; model 1 < 2 = 3: pairs (1,2), (1,3) concordant, (2,3) tied in
+    # the model only: 2 / sqrt(3 * 2)
+    assert c.tau == pytest.approx(2 / math.sqrt(6))
+    assert (c.backfilled_a, c.backfilled_b) == ((3,), ())
+    table = per_job({"slurm": SLURM, "model": MODEL})
+    assert table["start_error_model"].tolist() == [0, -10, 30]
+    assert table["backfilled_slurm"].tolist() == [False, False, True]
+
+
+def test_slurm_ready_limits_in_whole_minutes() -> None:
+    jobs = [TraceJob(1, 0, 70.4, 2, requested_time=61), TraceJob(2, 5, 200, 1, requested_time=120),
+            TraceJob(3, 9, 0.2, 1)]
+    ready = slurm_ready(jobs)
+    # 61 s -> 2 min; 120 s -> 2 min and the run kept 2 s under it (118); no limit: the run's
+    # 0.2 s -> 1 min, run at least 1 s
+    assert [(j.requested_time, j.run_time) for j in ready] == [(120, 70), (120, 118), (60, 1)]
+
+
+def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
+    # The workload kept for the live comparison (>= 30 jobs, >= 10 backfilled, issue 14), replayed
+    # on the model of the captured mini-cluster as written (no Slurm times yet).
+    calibration = load_calibration(CALIBRATE)
+    assert len(calibration.jobs) >= 30
+    cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), "oversub")
+    scheduler = model_config(parse_show_config(show("config")), {})
+    written = replay([(j.job_id, j.submit, 0.0, j.run_time) for j in calibration.jobs]).assign(
+        end=lambda t: t["submit"] + t["end"], start=lambda t: t["submit"])
+    model = model_replay(calibration.jobs, written, cluster, scheduler, seed=1)
+    assert len(model) == len(calibration.jobs)
+    assert len(backfilled(model)) >= 10
+    assert (model["start"] - model["submit"]).max() > 60  # real queueing: some job waits over a minute
+
+
+def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("workload:\n  swf: x.swf\nslurm:\n  runs: 2\n")
+    done = subprocess.run([sys.executable, "-m", "djsb.cli", "calibrate", str(bad)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2
+    # line 3: where the slurm section starts
+    assert done.stderr.strip() == f"djsb: error: {bad}:3: slurm: missing key 'partition'"
