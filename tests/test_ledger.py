@@ -188,8 +188,10 @@ def test_a_failed_connection_leaves_no_run_directory(tmp_path: Path) -> None:
     for _ in range(2):  # and so the same command can simply be run again
         done = subprocess.run([sys.executable, "-m", "djsb.cli", "run", str(config), "-o", str(run_dir)],
                               capture_output=True, text=True, timeout=60)
-        assert done.returncode == 1, done.stderr
-        assert done.stderr.startswith("djsb: run failed: ssh 127.0.0.1:") and done.stderr.count("\n") == 1
+        # a login node that cannot be reached is refused before the run, as bad input (issue 11)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"djsb: error: {config}: job_module.ssh.host: ") and \
+            "cannot connect" in done.stderr and done.stderr.count("\n") == 1
         assert not run_dir.exists()
 
 

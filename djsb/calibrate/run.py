@@ -57,7 +57,9 @@ from djsb.calibrate.slurm_config import (  # noqa: E402
     scheduler_config,
 )
 from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready  # noqa: E402
-from djsb.errors import ConfigError  # noqa: E402
+from djsb.errors import ConfigError, RunError  # noqa: E402
+from djsb.jobs.registry import load_job_module  # noqa: E402
+from djsb.jobs.scheduler_base import SchedulerModule  # noqa: E402
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
 from djsb.simulate import GENERATORS  # noqa: E402
 from djsb.transport import LocalTransport  # noqa: E402
@@ -65,7 +67,6 @@ from djsb.workloads.job import TraceJob  # noqa: E402
 from djsb.workloads.swf import read_swf  # noqa: E402
 from djsb.workloads.window import background_window  # noqa: E402
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
-from job_modules.slurm.module import SlurmJobModule  # noqa: E402
 
 SLURM_LIKE = {"bf_node_reservations": True, "bf_round_reservations": True}
 """Model options on by default in a calibration: the backfill plan as sched/backfill makes it."""
@@ -158,7 +159,7 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: Cluster
     return result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
 
 
-def slurm_model(module: SlurmJobModule, partition: str,
+def slurm_model(module: SchedulerModule, partition: str,
                 overrides: dict[str, Any]) -> tuple[ClusterSpec, SchedulerConfig, list[str]]:
     """The cluster and scheduler the model takes from the running Slurm, and notes on what it could
     not take (a priority plugin other than FIFO)."""
@@ -196,14 +197,22 @@ def describe(label: str, comparison: Comparison) -> str:
             f"backfilled {len(c.backfilled_b)} vs {len(c.backfilled_a)}")
 
 
+def slurm_module(partition: str) -> SchedulerModule:
+    """DJSB's Slurm job module (through the registry) on this machine, limits as asked."""
+    module = load_job_module("slurm", {"partition": partition, "time_factor": 1.0, "time_margin": 0.0},
+                             LocalTransport())
+    if not isinstance(module, SchedulerModule):
+        raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
+    return module
+
+
 def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None,
-                    module: SlurmJobModule | None = None) -> str:
+                    module: SchedulerModule | None = None) -> str:
     """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs and
     return the summary lines."""
     calibration = load_calibration(config_path)
     runs = runs or calibration.runs
-    module = module or SlurmJobModule({"partition": calibration.partition, "time_factor": 1.0,
-                                       "time_margin": 0.0}, LocalTransport())
+    module = module or slurm_module(calibration.partition)
     module.transport.run(shlex.join(["mkdir", "-p", calibration.work_dir]), timeout=30)
     cluster, scheduler, notes = slurm_model(module, calibration.partition, calibration.model)
     out_dir.mkdir(parents=True, exist_ok=True)

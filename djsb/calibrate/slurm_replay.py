@@ -16,9 +16,8 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from djsb.errors import RunError
-from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.api import JobModule, JobRequest, JobStatus
 from djsb.workloads.job import TraceJob
-from job_modules.slurm.module import SlurmJobModule
 
 MINUTE = 60.0
 SLEEP_SLACK = 2.0
@@ -47,7 +46,7 @@ def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
                       stdout_path=f"{stem}.out", stderr_path=f"{stem}.err")
 
 
-def replay_on_slurm(jobs: Sequence[TraceJob], module: SlurmJobModule, work_dir: str, *,
+def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, *,
                     poll_interval: float = 2.0, timeout: float = 1800.0,
                     clock: Callable[[], float] = time.time,
                     sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
