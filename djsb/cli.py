@@ -401,7 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
                                help="replay a workload on a real Slurm and on the model, side by side")
     calibrate.add_argument("config")
     calibrate.add_argument("-o", "--output", help="output directory")
-    calibrate.add_argument("--runs", type=int, help="replays on Slurm (default: the file's slurm.runs)")
+    calibrate.add_argument("--runs", type=positive_int,
+                           help="replays on Slurm (default: the file's slurm.runs)")
     calibrate.set_defaults(func=command_calibrate)
     return parser
 

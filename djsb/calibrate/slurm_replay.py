@@ -17,11 +17,14 @@ import pandas as pd
 
 from djsb.errors import RunError
 from djsb.jobs.api import JobModule, JobRequest, JobStatus
+from djsb.sweep.local import stop_signals
 from djsb.workloads.job import TraceJob
 
 MINUTE = 60.0
 SLEEP_SLACK = 2.0
 """Seconds a sleep job stays under its limit: srun and the batch script need a moment around it."""
+STOP_CHECK_S = 0.2
+"""How often the replay looks for a SIGINT/SIGTERM while it waits."""
 
 
 def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
@@ -55,19 +58,32 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
     offset 0."""
     origin = clock()
     ids: dict[str, int] = {}
-    for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
-        delay = origin + job.submit - clock()
-        if delay > 0:
-            sleep(delay)
-        ids[module.submit(sleep_request(job, work_dir))] = job.job_id
-    deadline = origin + max(j.submit for j in jobs) + timeout
-    while True:
-        statuses = module.poll(list(ids))
-        if len(statuses) == len(ids) and all(s.state.finished for s in statuses.values()):
-            break
-        if clock() > deadline:
-            raise RunError(f"calibration jobs still unfinished {timeout:g} s after the last submission")
-        sleep(poll_interval)
+    with stop_signals() as received:
+        def wait(seconds: float) -> None:
+            """Sleep ``seconds`` in short steps; a SIGINT/SIGTERM meanwhile stops the replay."""
+            end = clock() + seconds
+            while not received and clock() < end:
+                sleep(min(STOP_CHECK_S, end - clock()))
+            if received:
+                raise RunError(f"calibration stopped by {received[0]}; its Slurm jobs were cancelled")
+
+        try:
+            for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
+                wait(origin + job.submit - clock())
+                ids[module.submit(sleep_request(job, work_dir))] = job.job_id
+            deadline = origin + max(j.submit for j in jobs) + timeout
+            while True:
+                statuses = module.poll(list(ids))
+                if len(statuses) == len(ids) and all(s.state.finished for s in statuses.values()):
+                    break
+                if clock() > deadline:
+                    raise RunError(f"calibration jobs still unfinished {timeout:g} s after the last "
+                                   "submission")
+                wait(poll_interval)
+        except BaseException:
+            for slurm_id in ids:  # whatever ended the replay, none of its jobs outlives it
+                module.cancel(slurm_id)
+            raise
     return replay_table(ids, statuses, origin)
 
 
