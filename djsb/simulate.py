@@ -273,13 +273,13 @@ def _cluster(node: Located) -> ClusterSpec:
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
-_SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
+SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
     "backfill": as_str, "sched_interval": as_number, "bf_interval": as_number,
     "bf_window": _or_unlimited(as_number), "bf_resolution": as_number,
     "bf_max_job_test": _or_unlimited(lambda n: as_int(n, 1)), "bf_continue": as_bool,
     "default_queue_depth": _or_unlimited(lambda n: as_int(n, 1)), "defer": as_bool,
     "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
-    "start_latency": as_number,
+    "start_latency": as_number, "bf_will_run": as_bool, "node_select": as_str, "bf_phase": as_number,
 }
 """``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 
@@ -319,7 +319,7 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     priority = _priority(node.get("priority"), base_priority)
     sched_node = node.get("scheduler")
     if sched_node is not None:
-        overrides = read_fields(sched_node, _SCHEDULER_FIELDS)
+        overrides = read_fields(sched_node, SCHEDULER_FIELDS)
         try:
             scheduler = dataclasses.replace(scheduler, **overrides)
         except ConfigError as exc:

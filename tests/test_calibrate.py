@@ -17,6 +17,7 @@ from djsb.calibrate.run import load_calibration, model_config, model_replay
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
     cluster_spec,
+    last_backfill_cycle,
     parse_show_config,
     parse_show_records,
     priority_is_fifo,
@@ -24,6 +25,7 @@ from djsb.calibrate.slurm_config import (
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import slurm_ready
+from djsb.model import ClusterSpec
 from djsb.workloads.job import TraceJob
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -59,8 +61,17 @@ def test_scheduler_parameters_units_and_flags() -> None:
     with pytest.raises(SlurmConfigError, match="sched/hold"):
         scheduler_config({"SchedulerType": "sched/hold"})
     # the model options planning as sched/backfill does are on, an override wins
-    derived = model_config(config, {"bf_round_reservations": False})
-    assert derived.bf_node_reservations and not derived.bf_round_reservations
+    derived = model_config(config, {"node_select": "first_fit"})
+    assert derived.bf_will_run and derived.node_select == "first_fit"
+    assert model_config(config, {}).node_select == "cons_tres"
+
+
+def test_last_backfill_cycle_from_sdiag() -> None:
+    # captured on the mini-cluster after a calibration run: "Last cycle when: Tue Nov 24 00:14:50
+    # 2026 (1795479290)" under "Backfilling stats" (the main scheduler's section has no such line)
+    assert last_backfill_cycle((SHOW / "sdiag.txt").read_text()) == 1795479290
+    assert last_backfill_cycle("Backfilling stats\n\tTotal cycles: 0\n\tLast cycle when: N/A\n") is None
+    assert last_backfill_cycle("Main schedule statistics\n\tLast cycle when: x (5)\n") is None
 
 
 def test_show_records_keep_values_with_spaces_and_equals() -> None:
@@ -154,6 +165,17 @@ def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
     assert len(model) == len(calibration.jobs)
     assert len(backfilled(model)) >= 10
     assert (model["start"] - model["submit"]).max() > 60  # real queueing: some job waits over a minute
+
+
+def test_model_replays_on_slurms_clock() -> None:
+    # Two 1-core jobs on 1 node x 1 core, limits 60 s: job 1 (runs 50) at 0, job 2 at 10 waits
+    # until 50 whatever the clock. The replay's origin moves the model onto Slurm's clock and the
+    # table comes back in seconds from it; a non-round origin (+7 s) moves nothing but the phase.
+    jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0), TraceJob(2, 10.0, 5.0, 1, requested_time=60.0)]
+    cluster = ClusterSpec.homogeneous(1, 1)
+    reference = replay([(1, 0.0, 0.0, 50.0), (2, 10.0, 50.0, 55.0)]).assign(origin=1795479007.0)
+    model = model_replay(jobs, reference, cluster, model_config({}, {}), seed=1)
+    assert model[["submit", "start", "end"]].values.tolist() == [[0, 0, 50], [10, 50, 55]]
 
 
 def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:

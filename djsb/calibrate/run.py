@@ -13,12 +13,12 @@ The file::
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
       runs: 2                 # replays on Slurm; the second gives Slurm's own run-to-run spread
-      work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs
+      work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs (on the login node)
+      ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
       poll_interval: 2
-    model:                    # optional: overrides of the model options derived from Slurm
-      bf_node_reservations: true
-      bf_round_reservations: true
-      pass_jitter: false
+    model:                    # optional: any policy.scheduler option, over what Slurm's answers give
+      bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
+      node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
       start_latency: 0
 
 Steps: the jobs are made Slurm-ready (:func:`~djsb.calibrate.slurm_replay.slurm_ready`: limits in
@@ -26,7 +26,9 @@ whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
 (:mod:`djsb.calibrate.slurm_replay`); the model's scheduler and cluster come from ``scontrol show
 config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with the options that plan
 as sched/backfill does turned on unless ``model`` says otherwise; the model replays run 1's
-submissions and run times as Slurm recorded them, so only scheduling decisions differ. Written to
+submissions and run times as Slurm recorded them, so only scheduling decisions differ, on Slurm's
+clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples of 60
+and 30 s of it) with its backfill passes at the phase ``sdiag`` gave after run 1. Written to
 the output directory: ``slurm_N.csv``, ``model.csv``, ``jobs.csv`` (per job: every side's start,
 wait and backfilled flag), ``comparison.json`` (model vs each run, run N vs run 1) and
 ``timeline.png`` (every job's run as a bar, one panel per side).
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,29 +54,28 @@ import pandas as pd  # noqa: E402
 from djsb.calibrate.compare import Comparison, compare, per_job  # noqa: E402
 from djsb.calibrate.slurm_config import (  # noqa: E402
     cluster_spec,
+    last_backfill_cycle,
     parse_show_config,
     parse_show_records,
     priority_is_fifo,
     scheduler_config,
 )
 from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready  # noqa: E402
+from djsb.config import SSHConfig, read_ssh  # noqa: E402
 from djsb.errors import ConfigError, RunError  # noqa: E402
 from djsb.jobs.registry import load_job_module  # noqa: E402
 from djsb.jobs.scheduler_base import SchedulerModule  # noqa: E402
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
-from djsb.simulate import GENERATORS  # noqa: E402
-from djsb.transport import LocalTransport  # noqa: E402
+from djsb.remote.connect import open_remote  # noqa: E402
+from djsb.simulate import GENERATORS, SCHEDULER_FIELDS  # noqa: E402
+from djsb.transport import LocalTransport, Transport  # noqa: E402
 from djsb.workloads.job import TraceJob  # noqa: E402
 from djsb.workloads.swf import read_swf  # noqa: E402
 from djsb.workloads.window import background_window  # noqa: E402
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
+from djsb.yamlnodes import Located, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
 
-SLURM_LIKE = {"bf_node_reservations": True, "bf_round_reservations": True}
-"""Model options on by default in a calibration: the backfill plan as sched/backfill makes it."""
-MODEL_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
-    "start_latency": as_number,
-}
+SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
+"""Model options on by default in a calibration: the backfill plan and node choice as Slurm makes them."""
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
@@ -88,6 +90,7 @@ class Calibration:
     partition: str
     runs: int = 2
     work_dir: str = "/tmp/djsb-calibrate"
+    ssh: SSHConfig | None = None
     poll_interval: float = 2.0
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     seed: int = 0
@@ -103,9 +106,10 @@ def load_calibration(path: Path) -> Calibration:
     if workload is None or slurm is None:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
+                                 "ssh": read_ssh,
                                  "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
     model_node = root.get("model")
-    model = read_fields(model_node, MODEL_FIELDS) if model_node is not None else {}
+    model = read_fields(model_node, SCHEDULER_FIELDS) if model_node is not None else {}
     return Calibration(slurm_ready(_workload(workload, path.resolve().parent, seed)), seed=seed,
                        model=model, **fields)
 
@@ -150,13 +154,18 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: ClusterSpec,
                  scheduler: SchedulerConfig, seed: int) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
-    ``reference`` (the jobs' limits kept), in the replay table's form (index job_id)."""
+    ``reference`` (the jobs' limits kept), in the replay table's form (index job_id). With the
+    replay's ``origin`` column the model runs on Slurm's clock (see the module docstring)."""
+    origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
     submits = reference["submit"].to_dict()
     runs = (reference["end"] - reference["start"]).to_dict()
-    recorded = [dataclasses.replace(job, submit=float(submits[job.job_id]), run_time=float(runs[job.job_id]))
+    recorded = [dataclasses.replace(job, submit=origin + float(submits[job.job_id]),
+                                    run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
-    result = Simulation(recorded, cluster, scheduler, seed=seed).run()
-    return result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
+    result = Simulation(recorded, cluster, scheduler, seed=seed, start=origin).run()
+    table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
+    table[["submit", "start", "end"]] -= origin
+    return table
 
 
 def slurm_model(module: SchedulerModule, partition: str,
@@ -171,6 +180,17 @@ def slurm_model(module: SchedulerModule, partition: str,
     notes = [] if priority_is_fifo(config) else [
         f"PriorityType {config.get('PriorityType')}: the model orders the queue FIFO (priority/basic)"]
     return cluster, model_config(config, overrides), notes
+
+
+def with_backfill_phase(scheduler: SchedulerConfig,
+                        module: SchedulerModule) -> tuple[SchedulerConfig, list[str]]:
+    """``scheduler`` with its backfill passes at the phase of Slurm's (``sdiag``'s last backfill
+    cycle), or unchanged with a note when sdiag does not say."""
+    answer = module.run(shlex.join(["sdiag"]), check=False)
+    when = last_backfill_cycle(answer.stdout) if answer.returncode == 0 else None
+    if when is None or scheduler.bf_interval <= 0:
+        return scheduler, ["sdiag gave no backfill cycle time: the model's backfill passes keep phase 0"]
+    return dataclasses.replace(scheduler, bf_phase=math.fmod(when, scheduler.bf_interval)), []
 
 
 def plot_timelines(replays: dict[str, pd.DataFrame], path: Path) -> None:
@@ -197,10 +217,10 @@ def describe(label: str, comparison: Comparison) -> str:
             f"backfilled {len(c.backfilled_b)} vs {len(c.backfilled_a)}")
 
 
-def slurm_module(partition: str) -> SchedulerModule:
-    """DJSB's Slurm job module (through the registry) on this machine, limits as asked."""
+def slurm_module(partition: str, transport: Transport) -> SchedulerModule:
+    """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked."""
     module = load_job_module("slurm", {"partition": partition, "time_factor": 1.0, "time_margin": 0.0},
-                             LocalTransport())
+                             transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
     return module
@@ -211,8 +231,19 @@ def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None
     """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs and
     return the summary lines."""
     calibration = load_calibration(config_path)
-    runs = runs or calibration.runs
-    module = module or slurm_module(calibration.partition)
+    if module is not None:
+        return _calibrate(calibration, module, out_dir, runs or calibration.runs)
+    ssh = calibration.ssh
+    transport = LocalTransport() if ssh is None else open_remote(ssh, str(config_path))
+    try:
+        return _calibrate(calibration, slurm_module(calibration.partition, transport), out_dir,
+                          runs or calibration.runs)
+    finally:
+        transport.close()
+
+
+def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path, runs: int) -> str:
+    """:func:`run_calibration` once the Slurm module is there."""
     module.transport.run(shlex.join(["mkdir", "-p", calibration.work_dir]), timeout=30)
     cluster, scheduler, notes = slurm_model(module, calibration.partition, calibration.model)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -220,6 +251,9 @@ def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None
     for run in range(1, runs + 1):
         replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
                                                   poll_interval=calibration.poll_interval)
+        if run == 1 and "bf_phase" not in calibration.model:
+            scheduler, phase_notes = with_backfill_phase(scheduler, module)
+            notes += phase_notes
     model = model_replay(calibration.jobs, replays["slurm_1"], cluster, scheduler, calibration.seed)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}

@@ -24,6 +24,7 @@ SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
 FLAGS = ("bf_continue", "defer")
+BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
 
 class SlurmConfigError(RunError):
@@ -75,6 +76,16 @@ def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
     if params.get("bf_window"):
         options["bf_window"] = float(params["bf_window"]) * 60.0  # minutes in slurm.conf
     return dataclasses.replace(SchedulerConfig(), **options)  # type: ignore[arg-type]
+
+
+def last_backfill_cycle(sdiag: str) -> float | None:
+    """When sched/backfill last ran (Unix seconds), from ``sdiag``'s "Backfilling stats" section
+    ("Last cycle when: <date> (<epoch>)"); None if it has not run since slurmctld started. Its
+    passes follow each other every bf_interval (plus a pass's own milliseconds), so this gives
+    their phase on Slurm's clock."""
+    section = sdiag.partition("Backfilling stats")[2]
+    match = BACKFILL_WHEN.search(section)
+    return float(match.group(1)) if match else None
 
 
 def priority_is_fifo(config: dict[str, str]) -> bool:

@@ -54,8 +54,8 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     clock: Callable[[], float] = time.time,
                     sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
-    job_id; columns slurm_id, submit, start, end, state, nodes), from the instant of the first submission's
-    offset 0."""
+    job_id; columns slurm_id, submit, start, end, state, nodes, origin), from the instant of the first
+    submission's offset 0."""
     origin = clock()
     ids: dict[str, int] = {}
     with stop_signals() as received:
@@ -88,7 +88,9 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
 
 
 def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: float) -> pd.DataFrame:
-    """Slurm's times of the replay's jobs, in seconds from ``origin`` (Unix seconds)."""
+    """Slurm's times of the replay's jobs, in seconds from ``origin`` (Unix seconds, kept in column
+    ``origin``: Slurm rounds reservations and batches its will-run test on its clock's multiples
+    of 60 and 30 s, so a model replaying the run needs the phase of that clock)."""
     rows = []
     for slurm_id, job_id in ids.items():
         status = statuses[slurm_id]
@@ -96,5 +98,5 @@ def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: fl
             raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
         rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
                      "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
-                     "nodes": ",".join(status.nodes)})
+                     "nodes": ",".join(status.nodes), "origin": origin})
     return pd.DataFrame(rows).set_index("job_id").sort_index()

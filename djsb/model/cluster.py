@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from djsb.errors import ConfigError
+from djsb.model.cons_tres import best_fit
 from djsb.model.placement import Placement, Run
 
 T = TypeVar("T")
@@ -214,6 +215,9 @@ class ClusterState:
                                                         initial=0)) for p in parts]
         """Per partition, how many of nodes 0 .. i-1 it holds (at index i): members of a run in O(1)."""
         self.memberships = list(zip(parts, self.member_prefix, strict=True))
+        self.cons_tres_select = False
+        """Choose nodes as Slurm's cons_tres does (:mod:`djsb.model.cons_tres`) for jobs without a
+        node count, memory or an exclusive partition, instead of first fit."""
 
     def need(self, part: PartitionState, cpus: int, nodes: int | None) -> int:
         """Units of ``part`` a job of ``cpus`` CPUs (and optionally ``nodes`` nodes) occupies."""
@@ -237,7 +241,17 @@ class ClusterState:
             return self._first_fit(part, need * part.cores_per_node, None, None)
         per_node = math.ceil(cpus / nodes) if nodes else None
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
+        if self.cons_tres_select and per_node is None and (mem_per_cpu is None or not self.has_memory):
+            return self._best_fit(part, cpus)
         return self._first_fit(part, cpus, per_node, mem_per_cpu)
+
+    def _best_fit(self, part: PartitionState, cpus: int) -> Placement | None:
+        """cons_tres's choice (:func:`djsb.model.cons_tres.best_fit`) over every node of ``part``."""
+        spare = self.node_spare if part.keeps_spare else None
+        rooms = [(i, min(self.node_free[i] - (spare[i] if spare else 0), self.node_cores[i]))
+                 for i in part.node_ids]
+        taken = best_fit(rooms, cpus)
+        return None if taken is None else Placement.of(taken)
 
     def _first_fit(self, part: PartitionState, slots: int, per_node: int | None,
                    mem_per_cpu: float | None) -> Placement | None:

@@ -16,6 +16,8 @@ from djsb.model.backfill import BACKFILL_POLICIES
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
+NODE_SELECTS = ("first_fit", "cons_tres")
+"""How the model chooses a starting job's nodes: first fit in node order, or as select/cons_tres does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,13 @@ class SchedulerConfig:
     on a random clock phase drawn from the run's seed; ``start_latency`` delays each start by a
     seeded uniform draw in ``[0, start_latency]`` seconds after the decision (slurmctld to
     slurmd launch), while the job holds its nodes from the decision.
+
+    ``bf_will_run`` plans each backfill pass as sched/backfill does, with the select plugin's
+    will-run test, whole-node rounded reservations and later tries (:mod:`djsb.model.will_run`;
+    the two options above are then implied); ``node_select: cons_tres`` chooses a job's nodes as
+    cons_tres does (:mod:`djsb.model.cons_tres`) instead of first fit; ``bf_phase`` puts the
+    backfill passes at ``bf_phase + k * bf_interval`` seconds (Slurm's clock: read from a live
+    slurmctld by ``djsb calibrate``), overriding ``pass_jitter`` for them.
     """
 
     backfill: str = "easy"
@@ -59,6 +68,9 @@ class SchedulerConfig:
     bf_round_reservations: bool = False
     pass_jitter: bool = False
     start_latency: float = 0.0
+    bf_will_run: bool = False
+    node_select: str = "first_fit"
+    bf_phase: float | None = None
 
     def __post_init__(self) -> None:
         if self.backfill not in BACKFILL_VARIANTS:
@@ -67,6 +79,9 @@ class SchedulerConfig:
         for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
+        if self.node_select not in NODE_SELECTS:
+            raise ConfigError(f"unknown node selection {self.node_select!r}; choose one of "
+                              f"{', '.join(NODE_SELECTS)}", key="policy.scheduler.node_select")
         for name in ("bf_max_job_test", "default_queue_depth"):
             if getattr(self, name) < 1:
                 raise ConfigError("must be >= 1", key=f"policy.scheduler.{name}")

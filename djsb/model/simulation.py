@@ -111,6 +111,7 @@ from djsb.model.progress import ProgressModel
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.timeline import UtilisationTimeline
+from djsb.model.will_run import Holding, NodeSpace, will_run
 from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
@@ -167,9 +168,12 @@ class Simulation:
         self.phase = {kind: jitter.uniform(0.0, interval) if self.config.pass_jitter else 0.0
                       for kind, interval in ((MAIN_TICK, self.config.sched_interval),
                                              (BF_TICK, self.config.bf_interval))}
+        if self.config.bf_phase is not None:
+            self.phase[BF_TICK] = self.config.bf_phase
         self.checker = checker
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
+        self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
         self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
@@ -860,8 +864,10 @@ class Simulation:
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def _round(self, duration: float) -> float:
+        """A limit as the planner counts it: rounded up to bf_resolution, except under
+        ``bf_will_run`` (sched/backfill plans with the limit itself and rounds only reservations)."""
         res = self.config.bf_resolution
-        if res <= 0 or not math.isfinite(duration):
+        if res <= 0 or not math.isfinite(duration) or self.config.bf_will_run:
             return duration
         return math.ceil(duration / res) * res
 
@@ -882,6 +888,9 @@ class Simulation:
         if self.checker is None and not self._something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
+        if self.config.bf_will_run:
+            self._will_run_pass(now)
+            return
         cfg = self.config
         state = self.state
         horizon = now + cfg.bf_window
@@ -970,6 +979,71 @@ class Simulation:
             self.dirty[MAIN_TICK] = True
         if self.checker is not None:
             self.checker.check_reservations(now, reservations)
+
+    def _will_run_pass(self, now: float) -> None:
+        """A backfill pass as Slurm's sched/backfill makes it (:mod:`djsb.model.will_run`): each
+        job tested, in queue order, starts now if the will-run test says so on the nodes no
+        reservation keeps over its run, else reserves whole nodes from its planned start."""
+        cfg = self.config
+        space = NodeSpace(now, cfg.bf_resolution)
+        horizon = now + cfg.bf_window
+        holdings: list[Holding] = sorted(((self._planned_end(job, now), job.alloc, job.memory)
+                           for job in self.running.values() if job.suspended_since is None), key=_end_of)
+        reservations: list[Reservation] = []
+        reserved: dict[int, int] = {}
+        started: set[int] = set()
+        tested = 0
+        for job in self.queue:
+            if tested >= cfg.bf_max_job_test:
+                break
+            if not self._limits_ok(job):
+                continue
+            tested += 1
+            found = self._try_later(job, space, holdings, now, horizon)
+            if found is None:
+                continue
+            start, alloc = found
+            if start <= now:
+                self._start(job, alloc, now, backfilled=True)
+                started.add(job.job_id)
+                insort(holdings, (self._planned_end(job, now), job.alloc, job.memory), key=_end_of)
+            elif reserved.get(job.part.index, 0) < self.backfill.max_reservations:
+                reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
+                hold = space.reserve((node for node, _ in alloc), start, start + job.plan)
+                reservations.append(Reservation(job.job_id, job.part.index, start, job.plan, job.need,
+                                                tuple(sorted(hold.nodes))))
+        if started:
+            self._remove_started(started)
+            self.dirty[MAIN_TICK] = True
+        if self.checker is not None:
+            self.checker.check_reservations(now, reservations)
+
+    def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
+                   horizon: float) -> tuple[float, Placement] | None:
+        """A job's start and nodes in a will-run pass, trying later starts past reserved slots
+        (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
+        nodes = job.part.node_ids
+        later: float | None = now
+        while later is not None:
+            start_res = later
+            end = start_res + job.plan
+            later = space.later_start(nodes, start_res, end)
+            found = will_run(self.state, space.available(nodes, start_res, end), holdings, now,
+                             lambda view: self._allocation(job, view))
+            if found is None:
+                continue
+            start, alloc = max(found[0], start_res), found[1]
+            if start <= now:
+                return now, alloc
+            if later is not None and start > later:
+                continue
+            if start > horizon:
+                return None
+            if space.overlaps((node for node, _ in alloc), start, start + job.plan):
+                later = start if start > start_res else None
+                continue
+            return start, alloc
+        return None
 
     def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
         """What a reservation holds, as (from, for how long): its planned run, or with
@@ -1096,6 +1170,10 @@ class Simulation:
 
 def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
     return job.sort_key
+
+
+def _end_of(holding: Holding) -> float:
+    return holding[0]
 
 
 def _planned(job: SimJob) -> float:

@@ -1,0 +1,171 @@
+"""Issue 14: the backfill plan and node choice as Slurm makes them, worked by hand.
+
+``node_select: cons_tres`` is select/cons_tres's ``_eval_nodes`` (djsb/model/cons_tres.py);
+``bf_will_run`` is sched/backfill's pass with the select plugin's will-run test
+(djsb/model/will_run.py). Nodes are numbered from 0 here (n1 of the comments is node 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
+from djsb.model.cluster import ClusterState
+from djsb.model.cons_tres import best_fit, consecutive_sets
+from djsb.model.placement import Placement
+from djsb.model.will_run import NodeSpace, will_run
+from djsb.workloads.job import TraceJob
+
+SLURM_LIKE = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=60,
+                             bf_will_run=True, node_select="cons_tres")
+
+
+def job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
+    return TraceJob(job_id, submit, run, cpus, requested_time=run)
+
+
+def starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerConfig,
+           checker: InvariantChecker | None = None) -> dict[int, float]:
+    result = Simulation(jobs, cluster, config, checker=checker).run()
+    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+
+
+# ---------------------------------------------------------------- cons_tres node choice
+def test_sets_are_runs_of_consecutive_nodes_with_room() -> None:
+    assert consecutive_sets([(0, 1), (1, 0), (2, 2), (3, 2), (5, 1)]) == [[(0, 1)], [(2, 2), (3, 2)], [(5, 1)]]
+
+
+@pytest.mark.parametrize(("rooms", "cpus", "taken"), [
+    # {n1} (1 CPU) and {n3, n4} (4) both hold 1 CPU: the smaller set, n1.
+    ([(0, 1), (1, 0), (2, 2), (3, 2)], 1, [(0, 1)]),
+    # {n1, n2} (4) and {n3} (1): n3, where first fit would take n1.
+    ([(0, 2), (1, 2), (2, 1), (3, 0)], 1, [(2, 1)]),
+    # One set of 7 and no node with 3 free: index order, n1 (1) then n2 (2).
+    ([(0, 1), (1, 2), (2, 2), (3, 2)], 3, [(0, 1), (1, 2)]),
+    # One set, and n2 is the node with the fewest CPUs that holds the job.
+    ([(0, 2), (1, 1), (2, 2)], 1, [(1, 1)]),
+    # Sets of 1, 1 and 2 CPUs, none holds 3: the largest (n5, n6), then the first of the
+    # smallest sufficient ones for the last CPU (n1).
+    ([(0, 1), (1, 0), (2, 1), (3, 0), (4, 1), (5, 1)], 3, [(0, 1), (4, 1), (5, 1)]),
+    ([(0, 1), (1, 0), (2, 1)], 3, None),
+])
+def test_best_fit_follows_eval_nodes(rooms: list[tuple[int, int]], cpus: int,
+                                     taken: list[tuple[int, int]] | None) -> None:
+    assert best_fit(rooms, cpus) == taken
+
+
+def test_cons_tres_puts_a_small_job_on_the_partly_used_node() -> None:
+    # 2 nodes x 2 cores. Job 1 (2 cores, runs 5) takes n1 and job 2 (1 core) n2 at t=0 (both
+    # rules). At 5 job 1 ends: n1 has 2 free, n2 1, one set of 3. Job 3 (1 core, t=6): first fit
+    # takes n1; cons_tres the node with the fewest free that holds it, n2, and keeps n1 whole.
+    jobs = [job(1, 0, 2, 5), job(2, 0, 1, 1000), job(3, 6, 1, 1000)]
+    nodes = {}
+    for select in ("first_fit", "cons_tres"):
+        config = dataclasses.replace(SLURM_LIKE, bf_will_run=False, node_select=select)
+        result = Simulation(jobs, ClusterSpec.homogeneous(2, 2), config).run().jobs.set_index("job_id")
+        nodes[select] = result.loc[3, "nodes"]
+    assert nodes == {"first_fit": "n0", "cons_tres": "n1"}
+
+
+# ---------------------------------------------------------------- the will-run test
+def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None]]]:
+    """4 nodes x 2 cores; running (planned end, node): 100 n1, 110 n2, 160 n1, 170 n2, 175 n3;
+    free now: n3 1 core, n4 2."""
+    state = ClusterState(ClusterSpec.homogeneous(4, 2))
+    state.cons_tres_select = True
+    holdings = [(float(end), Placement.of([(node, 1)]), None)
+                for end, node in ((100, 0), (110, 1), (160, 0), (170, 1), (175, 2))]
+    for _, alloc, _ in holdings:
+        state.commit(alloc, 1, None)
+    return state, holdings
+
+
+def test_will_run_removes_running_jobs_in_aligned_batches() -> None:
+    # A 6-core job. Now: 3 free. The first batch ends at 100 rounded up to a multiple of 30 (120)
+    # plus 30 = 150: jobs ending at 100 and 110 go, 5 free, no fit. The window doubles to 60 (up
+    # to 180): 160, 170 and 175 go, all 8 free. Start: the last removed job's end, 175; nodes as
+    # cons_tres chooses from one set of 8 with no node of 6: n1, n2, n3 in index order. (Removing
+    # jobs one by one would start it at 160 on n1 + n2 + n3 + n4, as the model's own planner does.)
+    state, holdings = busy_cluster()
+    found = will_run(state, frozenset(range(4)), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 6, None, None))
+    assert found is not None
+    assert (found[0], list(found[1])) == (175, [(0, 2), (1, 2), (2, 2)])
+
+
+def test_will_run_counts_only_jobs_on_usable_nodes() -> None:
+    # Only n1 and n2 usable (n3, n4 reserved), a 4-core job: the jobs on n3 never count. Batch 1
+    # (up to 150): 100, 110 go, n1 1 + n2 1 free; batch 2 (up to 180): 160, 170 go: 4 free at 170.
+    state, holdings = busy_cluster()
+    found = will_run(state, frozenset({0, 1}), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 4, None, None))
+    assert found is not None
+    assert (found[0], list(found[1])) == (170, [(0, 2), (1, 2)])
+    assert will_run(state, frozenset({0}), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 4, None, None)) is None
+
+
+def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:
+    space = NodeSpace(now=130, resolution=60)  # its first slot begins at 120
+    hold = space.reserve([0, 1], 175, 295)
+    assert (hold.begin, hold.end) == (120, 240)  # both ends rounded down
+    assert space.reserve([3], 130, 150).end == 180  # at least one resolution long
+    assert space.available(range(4), 130, 200) == {2}
+    assert space.available(range(4), 240, 300) == {0, 1, 2, 3}  # a slot ending at 240 does not reach 240
+    assert space.available(range(3), 100, 120) == {2}  # a slot beginning at the window's end does
+    assert space.later_start(range(3), 130, 200) == 240  # where n1 and n2 free again
+    assert space.later_start([2], 130, 200) is None  # never reserved
+    assert space.overlaps([1], 200, 250) and not space.overlaps([1], 240, 400)
+    assert not space.overlaps([2], 0, 1000)
+
+
+# ---------------------------------------------------------------- a pass as Slurm makes it
+# The case of issue 14's calibration, in small. 4 nodes x 2 cores; at t=0 five 1-core jobs
+# (limits = run times 100, 160, 110, 170, 175) go to n1, n1, n2, n2, n3. J (6 cores, limit 120)
+# arrives at t=1 and waits (3 free). K (1 core, limit 300) arrives at t=2.
+# Slurm: J's will-run start is 175 on n1-n3 (above), reserved over [120, 240) (rounded down); K's
+# run [2, 302] overlaps it, so K may use n4 only, where it fits now: K starts at 2. J starts at
+# 170 when the main pass finds 6 cores free (n1 2, n2 2, n3 1, n4 1).
+# The model's own planner with whole-node reservations: J's earliest start is 160 on n1 2, n2 1,
+# n3 1, n4 2 and all four nodes are reserved over [160, 280): K waits. J starts at 160, and K
+# when a core frees after that: at 170 (job ending 170 on n2).
+ISSUE_CASE = [job(1, 0, 1, 100), job(2, 0, 1, 160), job(3, 0, 1, 110), job(4, 0, 1, 170),
+              job(5, 0, 1, 175), job(6, 1, 6, 120), job(7, 2, 1, 300)]
+
+
+def test_job_outside_the_will_run_reservation_backfills_at_once() -> None:
+    checker = InvariantChecker(ClusterSpec.homogeneous(4, 2))  # raises on an oversubscribed node
+    got = starts(ISSUE_CASE, ClusterSpec.homogeneous(4, 2), SLURM_LIKE, checker)
+    assert got == {1: 0, 2: 0, 3: 0, 4: 0, 5: 0, 6: 170, 7: 2}
+    assert checker.promises_kept >= 1  # J started by its planned start (175)
+
+
+def test_models_own_node_plan_holds_the_same_job_back() -> None:
+    exact = dataclasses.replace(SLURM_LIKE, bf_will_run=False, node_select="first_fit",
+                                bf_node_reservations=True, bf_resolution=0)
+    got = starts(ISSUE_CASE, ClusterSpec.homogeneous(4, 2), exact)
+    assert (got[6], got[7]) == (160, 170)
+
+
+@pytest.mark.parametrize(("phase", "backfilled_at"), [(3.0, 3), (None, 5)])
+def test_backfill_passes_follow_the_given_phase(phase: float | None, backfilled_at: float) -> None:
+    # 1 node x 2 cores, backfill every 5 s at phase 3 (passes at 3, 8, ...) or 0 (5, 10, ...),
+    # the main pass at submissions and ends. Job 1 (1 core, limit 60) starts at 0; job 2 (2 cores,
+    # t=1) waits, reserved from 60; job 3 (1 core, limit 10, t=2) is behind job 2 in FIFO order
+    # and fits before the reservation: the first backfill pass after its submission starts it.
+    jobs = [job(1, 0, 1, 60), job(2, 1, 2, 60), job(3, 2, 1, 10)]
+    config = dataclasses.replace(SLURM_LIKE, sched_interval=100, bf_interval=5, bf_phase=phase)
+    assert starts(jobs, ClusterSpec.homogeneous(1, 2), config)[3] == backfilled_at
+
+
+# 1 node x 4 cores (the case of tests/test_model_slurm_plan.py). A (t=30, 3 cores, limit = run =
+# 120) runs until 150; H (t=70, 4 cores, limit 60) waits: its will-run start is A's end, 150.
+# S (t=70, 1 core, limit 60) would run over [70, 130], before H's exact start.
+# bf_resolution 60: H's reservation is [floor(150/60)*60, floor(210/60)*60) = [120, 180), which
+# S's run overlaps: no node is usable for [70, 130]. The next try is where the node frees, 180:
+# S fits then and is reserved there; H starts at 150 when A ends, and S when H ends, at 210.
+# bf_resolution 0: H holds [150, 210) exactly, S's run does not reach it: backfilled at 70.
+@pytest.mark.parametrize(("resolution", "short_start"), [(60, 210), (0, 70)])
+def test_rounded_reservation_forbids_the_short_job(resolution: float, short_start: float) -> None:
+    jobs = [job(1, 30, 3, 120), job(2, 70, 4, 60), job(3, 70, 1, 60)]
+    config = dataclasses.replace(SLURM_LIKE, bf_resolution=resolution)
+    assert starts(jobs, ClusterSpec.homogeneous(1, 4), config) == {1: 30, 2: 150, 3: short_start}
