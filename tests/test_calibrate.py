@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
-from djsb.calibrate.run import load_calibration, model_config, model_replay
+from djsb.calibrate.run import load_calibration, model_config, model_replay, submission_times
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
     cluster_spec,
@@ -176,6 +176,15 @@ def test_model_replays_on_slurms_clock() -> None:
     reference = replay([(1, 0.0, 0.0, 50.0), (2, 10.0, 50.0, 55.0)]).assign(origin=1795479007.0)
     model = model_replay(jobs, reference, cluster, model_config({}, {}), seed=1)
     assert model[["submit", "start", "end"]].values.tolist() == [[0, 0, 50], [10, 50, 55]]
+
+
+def test_submissions_are_when_sbatch_returned_within_slurms_second() -> None:
+    # Slurm's submit is whole seconds (from the origin at .3: -0.3, 4.7, 9.7); sbatch returned at
+    # 0.2 (in the second), at 6.1 (a slow return, past the second: its last instant) and at 9.5
+    # (before Slurm's second: the clock's jitter; the second itself)
+    reference = replay([(1, -0.3, 0.0, 5.0), (2, 4.7, 5.0, 6.0), (3, 9.7, 10.0, 11.0)]).assign(sent=[0.2, 6.1, 9.5])
+    assert submission_times(reference).round(3).tolist() == [0.2, 5.699, 9.7]
+    assert submission_times(reference.drop(columns="sent")).tolist() == [-0.3, 4.7, 9.7]
 
 
 def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from slurm_plugin import SlurmCluster
+from sshd_plugin import SshdPair
 
 from djsb.calibrate.run import run_calibration
 
@@ -34,3 +35,28 @@ def test_model_matches_the_mini_cluster(slurm_cluster: SlurmCluster, tmp_path: P
     assert abs(figures["mean_wait_error"]) <= 0.30, figures
     assert figures["tau"] >= 0.6, figures
     assert (tmp_path / "timeline.png").stat().st_size > 0
+
+
+@pytest.mark.ssh
+def test_calibration_over_ssh(slurm_cluster: SlurmCluster, sshd_pair: SshdPair, tmp_path: Path) -> None:
+    # tests/fixtures/calibrate/small.swf through the login node (ProxyJump, host alias only): job 4
+    # backfills on n4 beside job 3's reservation on both sides; sdiag answered over SSH too.
+    ssh_config = sshd_pair.alias_config(tmp_path, user="root")
+    config = tmp_path / "small.yaml"
+    config.write_text(f"""\
+workload:
+  swf: {CONFIG.parent / "small.swf"}
+slurm:
+  partition: oversub
+  runs: 1
+  work_dir: /tmp/djsb-calibrate-ssh
+  poll_interval: 1
+  ssh: {{host: cluster, ssh_config: {ssh_config}}}
+""")
+    print(run_calibration(config, tmp_path / "out"))
+    written = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert written["notes"] == []  # the backfill phase came from sdiag
+    figures = written["model vs slurm_1"]
+    assert figures["jobs"] == 4
+    assert figures["backfilled_a"] == figures["backfilled_b"] == [4]
+    assert figures["tau"] == 1.0

@@ -74,6 +74,8 @@ from djsb.workloads.swf import read_swf  # noqa: E402
 from djsb.workloads.window import background_window  # noqa: E402
 from djsb.yamlnodes import Located, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
 
+SECOND_BELOW = 0.999
+"""The latest instant within a recorded second (Slurm's times are whole seconds)."""
 SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
 """Model options on by default in a calibration: the backfill plan and node choice as Slurm makes them."""
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
@@ -154,10 +156,11 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: ClusterSpec,
                  scheduler: SchedulerConfig, seed: int) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
-    ``reference`` (the jobs' limits kept), in the replay table's form (index job_id). With the
-    replay's ``origin`` column the model runs on Slurm's clock (see the module docstring)."""
+    ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`), in the
+    replay table's form (index job_id). With the replay's ``origin`` column the model runs on
+    Slurm's clock (see the module docstring)."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
-    submits = reference["submit"].to_dict()
+    submits = submission_times(reference).to_dict()
     runs = (reference["end"] - reference["start"]).to_dict()
     recorded = [dataclasses.replace(job, submit=origin + float(submits[job.job_id]),
                                     run_time=float(runs[job.job_id]))
@@ -166,6 +169,14 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: Cluster
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
+
+
+def submission_times(reference: pd.DataFrame) -> pd.Series:
+    """When each job of a Slurm replay was submitted: when sbatch returned (``sent``) within the
+    second Slurm recorded (``submit``, whole seconds), else that second itself."""
+    if "sent" not in reference:
+        return reference["submit"]
+    return reference["sent"].clip(lower=reference["submit"], upper=reference["submit"] + SECOND_BELOW)
 
 
 def slurm_model(module: SchedulerModule, partition: str,

@@ -54,10 +54,11 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     clock: Callable[[], float] = time.time,
                     sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
-    job_id; columns slurm_id, submit, start, end, state, nodes, origin), from the instant of the first
-    submission's offset 0."""
+    job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
+    first submission's offset 0."""
     origin = clock()
     ids: dict[str, int] = {}
+    sent: dict[int, float] = {}
     with stop_signals() as received:
         def wait(seconds: float) -> None:
             """Sleep ``seconds`` in short steps; a SIGINT/SIGTERM meanwhile stops the replay."""
@@ -71,6 +72,7 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
             for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
                 wait(origin + job.submit - clock())
                 ids[module.submit(sleep_request(job, work_dir))] = job.job_id
+                sent[job.job_id] = clock() - origin
             deadline = origin + max(j.submit for j in jobs) + timeout
             while True:
                 statuses = module.poll(list(ids))
@@ -84,13 +86,16 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
             for slurm_id in ids:  # whatever ended the replay, none of its jobs outlives it
                 module.cancel(slurm_id)
             raise
-    return replay_table(ids, statuses, origin)
+    return replay_table(ids, statuses, origin, sent)
 
 
-def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: float) -> pd.DataFrame:
+def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: float,
+                 sent: dict[int, float]) -> pd.DataFrame:
     """Slurm's times of the replay's jobs, in seconds from ``origin`` (Unix seconds, kept in column
     ``origin``: Slurm rounds reservations and batches its will-run test on its clock's multiples
-    of 60 and 30 s, so a model replaying the run needs the phase of that clock)."""
+    of 60 and 30 s, so a model replaying the run needs the phase of that clock), and ``sent``, when
+    sbatch returned: Slurm records times to the whole second, so its ``submit`` is up to a second
+    before the submission, and a model replaying ``submit`` would start jobs before they existed."""
     rows = []
     for slurm_id, job_id in ids.items():
         status = statuses[slurm_id]
@@ -98,5 +103,5 @@ def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: fl
             raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
         rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
                      "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
-                     "nodes": ",".join(status.nodes), "origin": origin})
+                     "nodes": ",".join(status.nodes), "origin": origin, "sent": sent[job_id]})
     return pd.DataFrame(rows).set_index("job_id").sort_index()
