@@ -12,10 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from djsb.calibrate.backfill_watch import BackfillWatch
 from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
 from djsb.calibrate.run import load_calibration, model_config, model_replay, submission_times
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
+    backfill_cycles,
     cluster_spec,
     last_backfill_cycle,
     parse_show_config,
@@ -195,3 +197,18 @@ def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     # line 3: where the slurm section starts
     assert done.stderr.strip() == f"djsb: error: {bad}:3: slurm: missing key 'partition'"
+
+
+def test_backfill_watch_brackets_each_pass_between_two_answers() -> None:
+    # sdiag asked at 10.0 (answered 10.1, 3 cycles), 10.2 (.3, 3), 10.4 (.5, 4): the pass came after
+    # the second answer was served (>= 10.2) and before the third's (<= 10.5): 10.35 +- 0.15. The
+    # main scheduler's "Total cycles" (first section) is not the backfill's; a failed sdiag is skipped.
+    backfill = (SHOW / "sdiag.txt").read_text()
+    answers = iter([backfill.replace("Total cycles: 38", f"Total cycles: {n}") for n in (3, 3)]
+                   + [None, backfill.replace("Total cycles: 38", "Total cycles: 4")])
+    ticks = iter([10.0, 10.1, 10.2, 10.3, 10.35, 10.36, 10.4, 10.5])
+    watch = BackfillWatch(lambda: next(answers), clock=lambda: next(ticks))
+    for _ in range(4):
+        watch.look()
+    assert [(round(t, 3), round(u, 3)) for t, u in watch.passes] == [(10.35, 0.15)]
+    assert backfill_cycles(backfill) == 38 and "Total cycles: 177" in backfill  # 177: the main scheduler's

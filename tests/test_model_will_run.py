@@ -169,3 +169,21 @@ def test_rounded_reservation_forbids_the_short_job(resolution: float, short_star
     jobs = [job(1, 30, 3, 120), job(2, 70, 4, 60), job(3, 70, 1, 60)]
     config = dataclasses.replace(SLURM_LIKE, bf_resolution=resolution)
     assert starts(jobs, ClusterSpec.homogeneous(1, 4), config) == {1: 30, 2: 150, 3: short_start}
+
+
+def test_jobs_without_a_limit_keep_fifo_order() -> None:
+    # 1 node x 2 cores, no time limits (run times 100, 50, 10). Job 1 (2 cores) runs and is
+    # expected to end never, so the will-run test finds no start for job 2 (2 cores) within the
+    # window and job 3 (1 core) none either: nothing backfills, FIFO order holds. Job 2 starts when
+    # job 1 ends (100), job 3 when job 2 ends (150).
+    jobs = [TraceJob(1, 0, 100, 2), TraceJob(2, 1, 50, 2), TraceJob(3, 2, 10, 1)]
+    assert starts(jobs, ClusterSpec.homogeneous(1, 2), SLURM_LIKE) == {1: 0, 2: 100, 3: 150}
+
+
+def test_backfill_passes_at_given_instants_only() -> None:
+    # The phase case above with the passes Slurm was seen to run, at 2.5 (before job 3 exists) and
+    # 7.25: job 3 is backfilled at 7.25, not at a periodic pass.
+    jobs = [job(1, 0, 1, 60), job(2, 1, 2, 60), job(3, 2, 1, 10)]
+    config = dataclasses.replace(SLURM_LIKE, sched_interval=100, bf_interval=5)
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, backfill_times=[2.5, 7.25]).run()
+    assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))[3] == 7.25

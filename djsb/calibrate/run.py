@@ -25,13 +25,15 @@ Steps: the jobs are made Slurm-ready (:func:`~djsb.calibrate.slurm_replay.slurm_
 whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
 (:mod:`djsb.calibrate.slurm_replay`); the model's scheduler and cluster come from ``scontrol show
 config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with the options that plan
-as sched/backfill does turned on unless ``model`` says otherwise; the model replays run 1's
-submissions and run times as Slurm recorded them, so only scheduling decisions differ, on Slurm's
-clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples of 60
-and 30 s of it) with its backfill passes at the phase ``sdiag`` gave after run 1. Written to
-the output directory: ``slurm_N.csv``, ``model.csv``, ``jobs.csv`` (per job: every side's start,
-wait and backfilled flag), ``comparison.json`` (model vs each run, run N vs run 1) and
-``timeline.png`` (every job's run as a bar, one panel per side).
+as sched/backfill does turned on unless ``model`` says otherwise. The model replays run 1's
+submissions (when sbatch returned) and run times as Slurm recorded them, and its backfill passes
+when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.backfill_watch`; if sdiag shows
+none, periodic at the phase of its last pass), so only scheduling decisions differ; it runs on
+Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
+of 60 and 30 s of it). Written to the output directory: ``slurm_N.csv``, ``model.csv``,
+``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``backfill_passes.csv``
+(per run, each pass seen and its uncertainty), ``comparison.json`` (model vs each run, run N vs
+run 1) and ``timeline.png`` (every job's run as a bar, one panel per side).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from djsb.calibrate.backfill_watch import BackfillWatch  # noqa: E402
 from djsb.calibrate.compare import Comparison, compare, per_job  # noqa: E402
 from djsb.calibrate.slurm_config import (  # noqa: E402
     cluster_spec,
@@ -154,18 +157,21 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 
 
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: ClusterSpec,
-                 scheduler: SchedulerConfig, seed: int) -> pd.DataFrame:
+                 scheduler: SchedulerConfig, seed: int,
+                 backfill_passes: list[float] | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
     ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`), in the
     replay table's form (index job_id). With the replay's ``origin`` column the model runs on
-    Slurm's clock (see the module docstring)."""
+    Slurm's clock (see the module docstring); ``backfill_passes`` (seconds from the origin) are
+    the only instants of its backfill passes, when given."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
     submits = submission_times(reference).to_dict()
     runs = (reference["end"] - reference["start"]).to_dict()
     recorded = [dataclasses.replace(job, submit=origin + float(submits[job.job_id]),
                                     run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
-    result = Simulation(recorded, cluster, scheduler, seed=seed, start=origin).run()
+    times = None if backfill_passes is None else [origin + t for t in backfill_passes]
+    result = Simulation(recorded, cluster, scheduler, seed=seed, start=origin, backfill_times=times).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
@@ -193,12 +199,18 @@ def slurm_model(module: SchedulerModule, partition: str,
     return cluster, model_config(config, overrides), notes
 
 
+def sdiag(module: SchedulerModule) -> str | None:
+    """``sdiag``'s answer, or None if it failed (PrivateData may hide it from a user)."""
+    answer = module.run(shlex.join(["sdiag"]), check=False)
+    return answer.stdout if answer.returncode == 0 else None
+
+
 def with_backfill_phase(scheduler: SchedulerConfig,
                         module: SchedulerModule) -> tuple[SchedulerConfig, list[str]]:
     """``scheduler`` with its backfill passes at the phase of Slurm's (``sdiag``'s last backfill
     cycle), or unchanged with a note when sdiag does not say."""
-    answer = module.run(shlex.join(["sdiag"]), check=False)
-    when = last_backfill_cycle(answer.stdout) if answer.returncode == 0 else None
+    answer = sdiag(module)
+    when = last_backfill_cycle(answer) if answer is not None else None
     if when is None or scheduler.bf_interval <= 0:
         return scheduler, ["sdiag gave no backfill cycle time: the model's backfill passes keep phase 0"]
     return dataclasses.replace(scheduler, bf_phase=math.fmod(when, scheduler.bf_interval)), []
@@ -259,13 +271,23 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
     cluster, scheduler, notes = slurm_model(module, calibration.partition, calibration.model)
     out_dir.mkdir(parents=True, exist_ok=True)
     replays: dict[str, pd.DataFrame] = {}
+    passes: list[dict[str, float]] = []
     for run in range(1, runs + 1):
-        replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
-                                                  poll_interval=calibration.poll_interval)
-        if run == 1 and "bf_phase" not in calibration.model:
-            scheduler, phase_notes = with_backfill_phase(scheduler, module)
-            notes += phase_notes
-    model = model_replay(calibration.jobs, replays["slurm_1"], cluster, scheduler, calibration.seed)
+        watch = BackfillWatch(lambda: sdiag(module))
+        replay = replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
+                                                           poll_interval=calibration.poll_interval,
+                                                           watch=watch.look)
+        origin = float(replay["origin"].iloc[0])
+        passes += [{"run": run, "time": t - origin, "uncertainty": u} for t, u in watch.passes]
+    observed = [p["time"] for p in passes if p["run"] == 1]
+    if not observed and "bf_phase" not in calibration.model:
+        scheduler, phase_notes = with_backfill_phase(scheduler, module)
+        notes += ["sdiag showed no backfill pass during the replay: the model's passes are periodic",
+                  *phase_notes]
+    pd.DataFrame(passes, columns=["run", "time", "uncertainty"]).to_csv(out_dir / "backfill_passes.csv",
+                                                                       index=False)
+    model = model_replay(calibration.jobs, replays["slurm_1"], cluster, scheduler, calibration.seed,
+                         backfill_passes=observed or None)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
     for name, replay in replays.items():

@@ -24,6 +24,7 @@ SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
 FLAGS = ("bf_continue", "defer")
+BACKFILL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
 
@@ -86,6 +87,13 @@ def last_backfill_cycle(sdiag: str) -> float | None:
     section = sdiag.partition("Backfilling stats")[2]
     match = BACKFILL_WHEN.search(section)
     return float(match.group(1)) if match else None
+
+
+def backfill_cycles(sdiag: str) -> int | None:
+    """How many passes sched/backfill has made: sdiag's "Total cycles" under "Backfilling stats"
+    (the main scheduler's section has its own, ignored); None if sdiag did not say."""
+    match = BACKFILL_CYCLES.search(sdiag.partition("Backfilling stats")[2])
+    return int(match.group(1)) if match else None
 
 
 def priority_is_fifo(config: dict[str, str]) -> bool:

@@ -23,8 +23,8 @@ from djsb.workloads.job import TraceJob
 MINUTE = 60.0
 SLEEP_SLACK = 2.0
 """Seconds a sleep job stays under its limit: srun and the batch script need a moment around it."""
-STOP_CHECK_S = 0.2
-"""How often the replay looks for a SIGINT/SIGTERM while it waits."""
+STOP_CHECK_S = 0.1
+"""How often the replay looks for a SIGINT/SIGTERM (and calls its ``watch``) while it waits."""
 
 
 def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
@@ -52,10 +52,12 @@ def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
 def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, *,
                     poll_interval: float = 2.0, timeout: float = 1800.0,
                     clock: Callable[[], float] = time.time,
-                    sleep: Callable[[float], None] = time.sleep) -> pd.DataFrame:
+                    sleep: Callable[[float], None] = time.sleep,
+                    watch: Callable[[], None] | None = None) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
-    first submission's offset 0."""
+    first submission's offset 0. ``watch`` is called at every step of the waits (every
+    ``STOP_CHECK_S``): :class:`~djsb.calibrate.backfill_watch.BackfillWatch` looks at sdiag."""
     origin = clock()
     ids: dict[str, int] = {}
     sent: dict[int, float] = {}
@@ -64,7 +66,9 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
             """Sleep ``seconds`` in short steps; a SIGINT/SIGTERM meanwhile stops the replay."""
             end = clock() + seconds
             while not received and clock() < end:
-                sleep(min(STOP_CHECK_S, end - clock()))
+                if watch is not None:
+                    watch()
+                sleep(max(0.0, min(STOP_CHECK_S, end - clock())))
             if received:
                 raise RunError(f"calibration stopped by {received[0]}; its Slurm jobs were cancelled")
 

@@ -149,13 +149,16 @@ class Simulation:
                  rates: ProgressModel | None = None, start: float = 0.0,
                  associations: Sequence[tuple[str, str]] = (),
                  on_progress: Callable[[int, int], None] | None = None,
-                 dependencies: Mapping[int, Dependency] | None = None) -> None:
+                 dependencies: Mapping[int, Dependency] | None = None,
+                 backfill_times: Sequence[float] | None = None) -> None:
         """``jobs`` are submitted at their submit times; ``start`` is the current time before any
         event; ``associations`` lists (user, account) pairs of jobs submitted later with
         :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
         the job progress model (None: every running job at rate 1); ``on_progress`` is told (jobs
         finished or rejected, jobs in the trace) every PROGRESS_EVERY events; ``dependencies`` maps a
-        job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`)."""
+        job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`);
+        ``backfill_times``: the backfill passes run at these instants only, instead of every
+        ``bf_interval`` (the passes a live slurmctld ran, replayed by ``djsb calibrate``)."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
@@ -218,6 +221,9 @@ class Simulation:
         for job in self.trace:
             if job.job_id not in self.on_parent_end:
                 self._push(job.submit, SUBMIT, job.job_id)
+        self.given_backfill = backfill_times is not None
+        for instant in backfill_times or ():
+            self._push(instant, BF_TICK, 0)
 
     def _link(self, dependencies: Mapping[int, Dependency]) -> None:
         """Record who waits for whom; every id must be a job of the trace."""
@@ -254,7 +260,7 @@ class Simulation:
         heap = self.heap
         running = self.running
         cfg = self.config
-        event_bf = self.backfill.enabled and cfg.bf_interval == 0
+        event_bf = self.backfill.enabled and cfg.bf_interval == 0 and not self.given_backfill
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -517,7 +523,7 @@ class Simulation:
             return
         cfg = self.config
         intervals = {MAIN_TICK: cfg.sched_interval}
-        if self.backfill.enabled:
+        if self.backfill.enabled and not self.given_backfill:
             intervals[BF_TICK] = cfg.bf_interval
         period = self.priority.calc_period
         for kind, interval in intervals.items():

@@ -107,7 +107,7 @@ class NodeSpace:
 
     def _floor(self, t: float) -> float:
         res = self.resolution
-        return math.floor(t / res) * res if res > 0 else t
+        return math.floor(t / res) * res if res > 0 and math.isfinite(t) else t
 
     def window(self, start: float, end: float) -> tuple[float, float]:
         """A reservation's ``[begin, end)`` for a run over ``[start, end)`` (the module docstring)."""
