@@ -181,9 +181,9 @@ def test_jobs_without_a_limit_keep_fifo_order() -> None:
 
 
 def test_backfill_passes_at_given_instants_only() -> None:
-    # The phase case above with the passes Slurm was seen to run, at 2.5 (before job 3 exists) and
+    # The phase case above with the passes Slurm was seen to run, at 1.5 (before job 3 exists) and
     # 7.25: job 3 is backfilled at 7.25, not at a periodic pass.
     jobs = [job(1, 0, 1, 60), job(2, 1, 2, 60), job(3, 2, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=100, bf_interval=5)
-    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, backfill_times=[2.5, 7.25]).run()
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, backfill_times=[1.5, 7.25]).run()
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))[3] == 7.25
