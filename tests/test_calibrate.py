@@ -14,7 +14,7 @@ import pytest
 
 from djsb.calibrate.backfill_watch import BackfillWatch
 from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
-from djsb.calibrate.run import load_calibration, model_config, model_replay, submission_times
+from djsb.calibrate.run import SlurmModel, load_calibration, model_config, model_replay, submission_times
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
     backfill_cycles,
@@ -22,12 +22,14 @@ from djsb.calibrate.slurm_config import (
     last_backfill_cycle,
     parse_show_config,
     parse_show_records,
-    priority_is_fifo,
+    priority_plugin,
     scheduler_config,
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import slurm_ready
 from djsb.model import ClusterSpec
+from djsb.model.priority.fifo import FifoPriority
+from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.workloads.job import TraceJob
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -44,7 +46,8 @@ def test_show_config_gives_the_mini_clusters_scheduler() -> None:
     # docker/slurm-cluster.sh: SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=5
     assert config["SchedulerParameters"] == "batch_sched_delay=0,sched_interval=2,bf_interval=5"
     assert config["SchedulerType"] == "sched/backfill"
-    assert priority_is_fifo(config)  # PriorityType = priority/basic
+    priority, notes = priority_plugin(config)  # PriorityType = priority/basic: FIFO, nothing left out
+    assert (priority().name, notes) == ("fifo", [])
     scheduler = scheduler_config(config)
     assert (scheduler.backfill, scheduler.sched_interval, scheduler.bf_interval) == ("conservative", 2.0, 5.0)
     # the rest keeps Slurm's defaults (slurm.conf(5)): bf_window 1440 min = 86400 s, bf_resolution 60 s
@@ -163,7 +166,7 @@ def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
     scheduler = model_config(parse_show_config(show("config")), {})
     written = replay([(j.job_id, j.submit, 0.0, j.run_time) for j in calibration.jobs]).assign(
         end=lambda t: t["submit"] + t["end"], start=lambda t: t["submit"])
-    model = model_replay(calibration.jobs, written, cluster, scheduler, seed=1)
+    model = model_replay(calibration.jobs, written, SlurmModel(cluster, scheduler, FifoPriority), seed=1)
     assert len(model) == len(calibration.jobs)
     assert len(backfilled(model)) >= 10
     assert (model["start"] - model["submit"]).max() > 60  # real queueing: some job waits over a minute
@@ -176,7 +179,7 @@ def test_model_replays_on_slurms_clock() -> None:
     jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0), TraceJob(2, 10.0, 5.0, 1, requested_time=60.0)]
     cluster = ClusterSpec.homogeneous(1, 1)
     reference = replay([(1, 0.0, 0.0, 50.0), (2, 10.0, 50.0, 55.0)]).assign(origin=1795479007.0)
-    model = model_replay(jobs, reference, cluster, model_config({}, {}), seed=1)
+    model = model_replay(jobs, reference, SlurmModel(cluster, model_config({}, {}), FifoPriority), seed=1)
     assert model[["submit", "start", "end"]].values.tolist() == [[0, 0, 50], [10, 50, 55]]
 
 
@@ -212,3 +215,38 @@ def test_backfill_watch_brackets_each_pass_between_two_answers() -> None:
         watch.look()
     assert [(round(t, 3), round(u, 3)) for t, u in watch.passes] == [(10.35, 0.15)]
     assert backfill_cycles(backfill) == 38 and "Total cycles: 177" in backfill  # 177: the main scheduler's
+
+
+MULTIFACTOR = """\
+PriorityDecayHalfLife   = 1-00:00:00
+PriorityCalcPeriod      = 00:01:00
+PriorityFavorSmall      = Yes
+PriorityFlags           = NO_FAIR_TREE
+PriorityMaxAge          = 2-00:00:00
+PriorityUsageResetPeriod = NONE
+PriorityType            = priority/multifactor
+PriorityWeightAge       = 1000
+PriorityWeightAssoc     = 0
+PriorityWeightFairShare = 2000
+PriorityWeightJobSize   = 500
+PriorityWeightPartition = 0
+PriorityWeightQOS       = 100
+PriorityWeightTRES      = (null)
+"""
+
+
+def test_multifactor_priority_from_show_config() -> None:
+    # The Priority* lines of ``scontrol show config`` under priority/multifactor (slurm.conf(5)
+    # names, scontrol's "Key = value" layout); times in Slurm's D-HH:MM:SS.
+    factory, notes = priority_plugin(parse_show_config(MULTIFACTOR))
+    plugin = factory()
+    assert isinstance(plugin, MultifactorPriority) and factory() is not plugin
+    assert plugin.weights == MultifactorWeights(age=1000, fairshare=2000, job_size=500, partition=0, qos=100)
+    assert (plugin.max_age, plugin.decay_half_life, plugin.calc_period) == (2 * 86400, 86400, 60)
+    assert plugin.favor_small and plugin.fairshare == "classic"
+    assert notes == ["fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
+    _, notes = priority_plugin(parse_show_config(MULTIFACTOR.replace("PriorityWeightAssoc     = 0",
+                                                                     "PriorityWeightAssoc     = 10")))
+    assert "PriorityWeightAssoc = 10 has no model" in notes
+    _, notes = priority_plugin({"PriorityType": "priority/site"})
+    assert notes == ["PriorityType priority/site has no model: the model orders the queue FIFO"]

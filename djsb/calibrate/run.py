@@ -60,7 +60,7 @@ from djsb.calibrate.slurm_config import (  # noqa: E402
     last_backfill_cycle,
     parse_show_config,
     parse_show_records,
-    priority_is_fifo,
+    priority_plugin,
     scheduler_config,
 )
 from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready  # noqa: E402
@@ -69,6 +69,7 @@ from djsb.errors import ConfigError, RunError  # noqa: E402
 from djsb.jobs.registry import load_job_module  # noqa: E402
 from djsb.jobs.scheduler_base import SchedulerModule  # noqa: E402
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
+from djsb.model.priority.base import PriorityPlugin  # noqa: E402
 from djsb.remote.connect import open_remote  # noqa: E402
 from djsb.simulate import GENERATORS, SCHEDULER_FIELDS  # noqa: E402
 from djsb.transport import LocalTransport, Transport  # noqa: E402
@@ -85,6 +86,16 @@ WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
 }
+
+
+@dataclass(frozen=True)
+class SlurmModel:
+    """The model of a running Slurm: its partition's nodes, its scheduler options and a factory of
+    its priority plugin (a plugin holds one run's state)."""
+
+    cluster: ClusterSpec
+    scheduler: SchedulerConfig
+    priority: Callable[[], PriorityPlugin]
 
 
 @dataclass(frozen=True)
@@ -156,8 +167,7 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
     return dataclasses.replace(scheduler_config(show_config), **{**SLURM_LIKE, **overrides})
 
 
-def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: ClusterSpec,
-                 scheduler: SchedulerConfig, seed: int,
+def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmModel, seed: int,
                  backfill_passes: list[float] | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
     ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`), in the
@@ -171,7 +181,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, cluster: Cluster
                                     run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
     times = None if backfill_passes is None else [origin + t for t in backfill_passes]
-    result = Simulation(recorded, cluster, scheduler, seed=seed, start=origin, backfill_times=times).run()
+    result = Simulation(recorded, model.cluster, model.scheduler, model.priority(), seed=seed, start=origin,
+                        backfill_times=times).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
@@ -186,17 +197,16 @@ def submission_times(reference: pd.DataFrame) -> pd.Series:
 
 
 def slurm_model(module: SchedulerModule, partition: str,
-                overrides: dict[str, Any]) -> tuple[ClusterSpec, SchedulerConfig, list[str]]:
-    """The cluster and scheduler the model takes from the running Slurm, and notes on what it could
-    not take (a priority plugin other than FIFO)."""
+                overrides: dict[str, Any]) -> tuple[SlurmModel, list[str]]:
+    """The cluster, scheduler and priority plugin the model takes from the running Slurm, and notes
+    on what it could not take."""
     def show(*what: str) -> str:
         return module.run(shlex.join(["scontrol", "show", *what])).stdout
 
     config = parse_show_config(show("config"))
     cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
-    notes = [] if priority_is_fifo(config) else [
-        f"PriorityType {config.get('PriorityType')}: the model orders the queue FIFO (priority/basic)"]
-    return cluster, model_config(config, overrides), notes
+    priority, notes = priority_plugin(config)
+    return SlurmModel(cluster, model_config(config, overrides), priority), notes
 
 
 def sdiag(module: SchedulerModule) -> str | None:
@@ -268,7 +278,7 @@ def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None
 def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path, runs: int) -> str:
     """:func:`run_calibration` once the Slurm module is there."""
     module.transport.run(shlex.join(["mkdir", "-p", calibration.work_dir]), timeout=30)
-    cluster, scheduler, notes = slurm_model(module, calibration.partition, calibration.model)
+    slurm, notes = slurm_model(module, calibration.partition, calibration.model)
     out_dir.mkdir(parents=True, exist_ok=True)
     replays: dict[str, pd.DataFrame] = {}
     passes: list[dict[str, float]] = []
@@ -281,12 +291,13 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
         passes += [{"run": run, "time": t - origin, "uncertainty": u} for t, u in watch.passes]
     observed = [p["time"] for p in passes if p["run"] == 1]
     if not observed and "bf_phase" not in calibration.model:
-        scheduler, phase_notes = with_backfill_phase(scheduler, module)
+        scheduler, phase_notes = with_backfill_phase(slurm.scheduler, module)
+        slurm = dataclasses.replace(slurm, scheduler=scheduler)
         notes += ["sdiag showed no backfill pass during the replay: the model's passes are periodic",
                   *phase_notes]
     pd.DataFrame(passes, columns=["run", "time", "uncertainty"]).to_csv(out_dir / "backfill_passes.csv",
                                                                        index=False)
-    model = model_replay(calibration.jobs, replays["slurm_1"], cluster, scheduler, calibration.seed,
+    model = model_replay(calibration.jobs, replays["slurm_1"], slurm, calibration.seed,
                          backfill_passes=observed or None)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
@@ -299,7 +310,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
         comparisons.update({f"model vs {name}": compare(replay, model) for name, replay in replays.items()
                             if name.startswith("slurm_") and name != "slurm_1"})
     (out_dir / "comparison.json").write_text(json.dumps(
-        {"scheduler": dataclasses.asdict(scheduler), "notes": notes,
+        {"scheduler": dataclasses.asdict(slurm.scheduler), "priority": slurm.priority().name, "notes": notes,
          **{label: c.as_dict() for label, c in comparisons.items()}}, indent=2, default=str))
     plot_timelines(replays, out_dir / "timeline.png")
     return "\n".join([*notes, *(describe(label, c) for label, c in comparisons.items()),

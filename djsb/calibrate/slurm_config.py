@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from djsb.errors import RunError
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
+from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.fifo import FifoPriority
+from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
 RECORD_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w:/.]*)=")
@@ -24,6 +28,9 @@ SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
 FLAGS = ("bf_continue", "defer")
+PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFairShare",
+                    "job_size": "PriorityWeightJobSize", "partition": "PriorityWeightPartition",
+                    "qos": "PriorityWeightQOS"}
 BACKFILL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
@@ -96,9 +103,37 @@ def backfill_cycles(sdiag: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def priority_is_fifo(config: dict[str, str]) -> bool:
-    """Whether Slurm orders the queue by submission (``priority/basic``), the model's FIFO plugin."""
-    return config.get("PriorityType", "priority/basic") == "priority/basic"
+def priority_plugin(config: dict[str, str]) -> tuple[Callable[[], PriorityPlugin], list[str]]:
+    """The model's priority plugin for ``PriorityType`` (a factory: a plugin keeps one run's
+    state), and notes on what it could not take. ``priority/basic`` is FIFO; ``priority/multifactor``
+    takes ``PriorityWeight{Age,FairShare,JobSize,Partition,QOS}``, ``PriorityMaxAge``,
+    ``PriorityDecayHalfLife``, ``PriorityCalcPeriod``, ``PriorityFavorSmall`` and Fair Tree unless
+    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)); the associations' shares are sacctmgr's,
+    not scontrol's, so every user has an equal share."""
+    kind = config.get("PriorityType", "priority/basic")
+    if kind == "priority/basic":
+        return FifoPriority, []
+    if kind != "priority/multifactor":
+        return FifoPriority, [f"PriorityType {kind} has no model: the model orders the queue FIFO"]
+    weights = MultifactorWeights(**{field: _weight(config, key) for field, key in PRIORITY_WEIGHTS.items()})
+    options = {"max_age": slurm_time(config.get("PriorityMaxAge", "7-00:00:00")),
+               "decay_half_life": slurm_time(config.get("PriorityDecayHalfLife", "7-00:00:00")),
+               "calc_period": slurm_time(config.get("PriorityCalcPeriod", "00:05:00")),
+               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes",
+               "fairshare": "classic" if "NO_FAIR_TREE" in config.get("PriorityFlags", "") else "fair_tree"}
+    notes = [] if not weights.fairshare else [
+        "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
+    notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
+              if config.get(key, "0") not in ("0", "(null)", "")]
+    return lambda: MultifactorPriority(weights, **options), notes  # type: ignore[arg-type]
+
+
+def _weight(config: dict[str, str], key: str) -> float:
+    value = config.get(key, "0")
+    try:
+        return float(value)
+    except ValueError:
+        raise SlurmConfigError(f"{key} = {value}: not a number") from None
 
 
 def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str) -> ClusterSpec:
