@@ -398,8 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--array-task", action="store_true", help="run only point $SLURM_ARRAY_TASK_ID")
     sweep.set_defaults(func=command_sweep)
     calibrate = sub.add_parser("calibrate",
-                               help="replay a workload on a real Slurm and on the model, side by side")
-    calibrate.add_argument("config")
+                               help="replay a workload on a real Slurm and on the model, side by side",
+                               description="Replay a workload on a real Slurm (this machine, or a login "
+                               "node with slurm.ssh) and on the model built from its scontrol answers; "
+                               "report start order (Kendall tau), start and mean-wait errors, backfilled "
+                               "jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/run.py.")
+    calibrate.add_argument("config", help="calibration file (YAML)")
     calibrate.add_argument("-o", "--output", help="output directory")
     calibrate.add_argument("--runs", type=positive_int,
                            help="replays on Slurm (default: the file's slurm.runs)")
