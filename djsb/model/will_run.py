@@ -22,8 +22,15 @@ backfill:
   that boundary; a start whose run would overlap a reservation on its nodes is tried again from
   that start. :meth:`NodeSpace.later_start` gives the boundary.
 
+This plan is Slurm's heuristic, not a capacity-exact one: a reservation may move later from one
+pass to the next (the batches shift as jobs end: seen on KTH-SP2, 1,590 s later), and a
+reservation's end rounded down lets the next one on its nodes begin up to ``bf_resolution`` early.
+So :class:`~djsb.model.invariants.InvariantChecker` checks the starts of such a pass (no node
+oversubscribed) but not its reservations, whose invariants hold for the model's own planner only.
+
 Costs grow with the reservations of a pass times the running jobs: meant for calibration-sized
-workloads (``SchedulerConfig.bf_will_run``), not for replaying full traces.
+workloads (``SchedulerConfig.bf_will_run``; about 30 times the model's own planner), not for
+replaying full traces.
 """
 
 from __future__ import annotations
