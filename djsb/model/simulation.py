@@ -995,8 +995,9 @@ class Simulation:
         cfg = self.config
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
-        holdings: list[Holding] = sorted(((self._planned_end(job, now), job.alloc, job.memory)
-                           for job in self.running.values() if job.suspended_since is None), key=_end_of)
+        running = (job for job in self.running.values() if job.suspended_since is None)
+        holdings: list[Holding] = sorted(((self._planned_end(job, now), job.alloc, job.memory) for job in running),
+                                         key=_end_of)
         reserved: dict[int, int] = {}
         started: set[int] = set()
         tested = 0
