@@ -996,8 +996,8 @@ class Simulation:
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
         running = (job for job in self.running.values() if job.suspended_since is None)
-        holdings: list[Holding] = sorted(((self._planned_end(job, now), job.alloc, job.memory) for job in running),
-                                         key=_end_of)
+        holdings: list[Holding] = sorted(
+            ((self._planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
         reserved: dict[int, int] = {}
         started: set[int] = set()
         tested = 0
