@@ -12,18 +12,25 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from djsb.calibrate.backfill_watch import BackfillWatch
 from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
-from djsb.calibrate.run import SlurmModel, load_calibration, model_config, model_replay, submission_times
+from djsb.calibrate.pass_watch import PassWatch
+from djsb.calibrate.run import (
+    SlurmModel,
+    load_calibration,
+    model_config,
+    model_replay,
+    run_times,
+    submission_times,
+)
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
-    backfill_cycles,
     cluster_spec,
     last_backfill_cycle,
     parse_show_config,
     parse_show_records,
     priority_plugin,
     scheduler_config,
+    scheduler_cycles,
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import slurm_ready
@@ -192,6 +199,13 @@ def test_submissions_are_when_sbatch_returned_within_slurms_second() -> None:
     assert submission_times(reference.drop(columns="sent")).tolist() == [-0.3, 4.7, 9.7]
 
 
+def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
+    # sleeps of 4, 10 and 1 s recorded (whole seconds) as 5, 10 and 2 s: overhead (1 + 0 + 1) / 3
+    jobs = [TraceJob(1, 0.0, 4.0, 1), TraceJob(2, 0.0, 10.0, 1), TraceJob(3, 0.0, 1.0, 1)]
+    reference = replay([(1, 0.0, 39.0, 44.0), (2, 0.0, 1.0, 11.0), (3, 0.0, 3.0, 5.0)])
+    assert run_times(jobs, reference).round(3).tolist() == [4.667, 10.667, 1.667]
+
+
 def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("workload:\n  swf: x.swf\nslurm:\n  runs: 2\n")
@@ -202,19 +216,26 @@ def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:
     assert done.stderr.strip() == f"djsb: error: {bad}:3: slurm: missing key 'partition'"
 
 
-def test_backfill_watch_brackets_each_pass_between_two_answers() -> None:
-    # sdiag asked at 10.0 (answered 10.1, 3 cycles), 10.2 (.3, 3), 10.4 (.5, 4): the pass came after
-    # the second answer was served (>= 10.2) and before the third's (<= 10.5): 10.35 +- 0.15. The
-    # main scheduler's "Total cycles" (first section) is not the backfill's; a failed sdiag is skipped.
-    backfill = (SHOW / "sdiag.txt").read_text()
-    answers = iter([backfill.replace("Total cycles: 38", f"Total cycles: {n}") for n in (3, 3)]
-                   + [None, backfill.replace("Total cycles: 38", "Total cycles: 4")])
+def test_pass_watch_brackets_each_pass_between_two_answers() -> None:
+    # sdiag asked at 10.0 (answered 10.1), 10.2 (.3), 10.35 (failed), 10.4 (.5). The backfill counter
+    # steps between the second and the fourth answer: its pass came after the second was served
+    # (>= 10.2) and before the fourth's (<= 10.5), 10.35 +- 0.15; the main counter steps by 2
+    # between the first and the second: two passes in [10.0, 10.3], 10.15 +- 0.15.
+    captured = (SHOW / "sdiag.txt").read_text()  # main 177 cycles, backfill 38
+
+    def sdiag(main: int, backfill: int) -> str:
+        return captured.replace("Total cycles: 177", f"Total cycles: {main}").replace(
+            "Total cycles: 38", f"Total cycles: {backfill}")
+
+    answers = iter([sdiag(1, 3), sdiag(3, 3), None, sdiag(3, 4)])
     ticks = iter([10.0, 10.1, 10.2, 10.3, 10.35, 10.36, 10.4, 10.5])
-    watch = BackfillWatch(lambda: next(answers), clock=lambda: next(ticks))
+    watch = PassWatch(lambda: next(answers), clock=lambda: next(ticks))
     for _ in range(4):
         watch.look()
-    assert [(round(t, 3), round(u, 3)) for t, u in watch.passes] == [(10.35, 0.15)]
-    assert backfill_cycles(backfill) == 38 and "Total cycles: 177" in backfill  # 177: the main scheduler's
+    rounded = {name: [(round(t, 3), round(u, 3)) for t, u in seen] for name, seen in watch.passes.items()}
+    assert rounded == {"main": [(10.15, 0.15)] * 2, "backfill": [(10.35, 0.15)]}
+    assert scheduler_cycles(captured) == {"main": 177, "backfill": 38}
+    assert scheduler_cycles("no statistics") == {}
 
 
 MULTIFACTOR = """\

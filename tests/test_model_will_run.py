@@ -187,8 +187,19 @@ def test_backfill_passes_at_given_instants_only() -> None:
     # 7.25: job 3 is backfilled at 7.25, not at a periodic pass.
     jobs = [job(1, 0, 1, 60), job(2, 1, 2, 60), job(3, 2, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=100, bf_interval=5)
-    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, backfill_times=[1.5, 7.25]).run()
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, pass_times={"backfill": [1.5, 7.25]}).run()
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))[3] == 7.25
+
+
+def test_main_passes_at_given_instants_only() -> None:
+    # 1 node x 1 core. Job 1 (runs 10) is submitted at 0 and job 2 at 1; Slurm's main scheduler
+    # was seen to pass at 0.4, 10.7 and 12: job 1 starts at 0.4 (not at its submission), ends at
+    # 10.4, and job 2 starts at the next pass, 10.7 (not at job 1's end).
+    jobs = [job(1, 0, 1, 10), job(2, 1, 1, 10)]
+    config = dataclasses.replace(SLURM_LIKE, sched_interval=2, bf_interval=5)
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
+                        pass_times={"main": [0.4, 10.7, 12.0], "backfill": []}).run()
+    assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.7}
 
 
 def test_slurm_like_passes_never_oversubscribe_a_node() -> None:

@@ -26,13 +26,14 @@ whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
 (:mod:`djsb.calibrate.slurm_replay`); the model's scheduler and cluster come from ``scontrol show
 config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with the options that plan
 as sched/backfill does turned on unless ``model`` says otherwise. The model replays run 1's
-submissions (when sbatch returned) and run times as Slurm recorded them, and its backfill passes
-when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.backfill_watch`; if sdiag shows
-none, periodic at the phase of its last pass), so only scheduling decisions differ; it runs on
+submissions (when sbatch returned) and run times as Slurm recorded them, and its main and
+backfill passes when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.pass_watch`; if
+sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass), so only
+scheduling decisions differ; it runs on
 Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
 of 60 and 30 s of it). Written to the output directory: ``slurm_N.csv``, ``model.csv``,
-``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``backfill_passes.csv``
-(per run, each pass seen and its uncertainty), ``comparison.json`` (model vs each run, run N vs
+``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``passes.csv`` (per run and
+scheduler, each pass seen and its uncertainty), ``comparison.json`` (model vs each run, run N vs
 run 1) and ``timeline.png`` (every job's run as a bar, one panel per side).
 """
 
@@ -53,8 +54,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from djsb.calibrate.backfill_watch import BackfillWatch  # noqa: E402
 from djsb.calibrate.compare import Comparison, compare, per_job  # noqa: E402
+from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch  # noqa: E402
 from djsb.calibrate.slurm_config import (  # noqa: E402
     cluster_spec,
     last_backfill_cycle,
@@ -168,21 +169,22 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 
 
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmModel, seed: int,
-                 backfill_passes: list[float] | None = None) -> pd.DataFrame:
+                 passes: dict[str, list[float]] | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
-    ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`), in the
+    ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`, run times
+    from :func:`run_times`), in the
     replay table's form (index job_id). With the replay's ``origin`` column the model runs on
-    Slurm's clock (see the module docstring); ``backfill_passes`` (seconds from the origin) are
-    the only instants of its backfill passes, when given."""
+    Slurm's clock (see the module docstring); ``passes`` (``main`` / ``backfill``: seconds from
+    the origin) are the only instants of that scheduler's passes, when given."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
     submits = submission_times(reference).to_dict()
-    runs = (reference["end"] - reference["start"]).to_dict()
+    runs = run_times(jobs, reference).to_dict()
     recorded = [dataclasses.replace(job, submit=origin + float(submits[job.job_id]),
                                     run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
-    times = None if backfill_passes is None else [origin + t for t in backfill_passes]
+    times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
     result = Simulation(recorded, model.cluster, model.scheduler, model.priority(), seed=seed, start=origin,
-                        backfill_times=times).run()
+                        pass_times=times).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
@@ -194,6 +196,18 @@ def submission_times(reference: pd.DataFrame) -> pd.Series:
     if "sent" not in reference:
         return reference["submit"]
     return reference["sent"].clip(lower=reference["submit"], upper=reference["submit"] + SECOND_BELOW)
+
+
+def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
+    """How long each job of a Slurm replay ran: its sleep plus the launch overhead of the replay's
+    jobs on average. Slurm's start and end are whole seconds, so one job's end - start is its run
+    time give or take a second (a sleep of 4 s recorded as 5 s would end after a pass it ended
+    before), while over many jobs, whose starts fall anywhere within their second, the mean of
+    (end - start - sleep) is the mean overhead (srun and the batch script around the sleep)."""
+    recorded = reference["end"] - reference["start"]
+    sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
+    overhead = max(0.0, float((recorded - sleeps).mean()))
+    return sleeps + overhead
 
 
 def slurm_model(module: SchedulerModule, partition: str,
@@ -281,24 +295,29 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
     slurm, notes = slurm_model(module, calibration.partition, calibration.model)
     out_dir.mkdir(parents=True, exist_ok=True)
     replays: dict[str, pd.DataFrame] = {}
-    passes: list[dict[str, float]] = []
+    passes: list[dict[str, Any]] = []
     for run in range(1, runs + 1):
-        watch = BackfillWatch(lambda: sdiag(module))
+        watch = PassWatch(lambda: sdiag(module))
         replay = replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
                                                            poll_interval=calibration.poll_interval,
                                                            watch=watch.look)
         origin = float(replay["origin"].iloc[0])
-        passes += [{"run": run, "time": t - origin, "uncertainty": u} for t, u in watch.passes]
-    observed = [p["time"] for p in passes if p["run"] == 1]
-    if not observed and "bf_phase" not in calibration.model:
+        passes += [{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
+                   for name, seen in watch.passes.items() for t, u in seen]
+    observed = {name: [p["time"] for p in passes if p["run"] == 1 and p["scheduler"] == name]
+                for name in SCHEDULERS}
+    if not observed["main"]:
+        notes.append("sdiag showed no main scheduler pass: the model's run at submissions, job ends and "
+                     "every sched_interval")
+    if not observed["backfill"] and "bf_phase" not in calibration.model:
         scheduler, phase_notes = with_backfill_phase(slurm.scheduler, module)
         slurm = dataclasses.replace(slurm, scheduler=scheduler)
         notes += ["sdiag showed no backfill pass during the replay: the model's passes are periodic",
                   *phase_notes]
-    pd.DataFrame(passes, columns=["run", "time", "uncertainty"]).to_csv(out_dir / "backfill_passes.csv",
-                                                                       index=False)
+    pd.DataFrame(passes, columns=["run", "scheduler", "time", "uncertainty"]).to_csv(out_dir / "passes.csv",
+                                                                                    index=False)
     model = model_replay(calibration.jobs, replays["slurm_1"], slurm, calibration.seed,
-                         backfill_passes=observed or None)
+                         passes={name: times for name, times in observed.items() if times})
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
     for name, replay in replays.items():
@@ -313,7 +332,8 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
         {"scheduler": dataclasses.asdict(slurm.scheduler), "priority": slurm.priority().name, "notes": notes,
          **{label: c.as_dict() for label, c in comparisons.items()}}, indent=2, default=str))
     plot_timelines(replays, out_dir / "timeline.png")
-    replayed = [f"the model's backfill passes: the {len(observed)} Slurm ran in run 1 (within "
-                f"{max(p['uncertainty'] for p in passes if p['run'] == 1):.2f} s)"] if observed else []
+    replayed = [f"the model's {name} passes: the {len(times)} Slurm ran in run 1 (within "
+                f"{max(p['uncertainty'] for p in passes if p['run'] == 1 and p['scheduler'] == name):.2f} s)"
+                for name, times in observed.items() if times]
     return "\n".join([*notes, *replayed, *(describe(label, c) for label, c in comparisons.items()),
                       f"results in {out_dir}"])

@@ -31,7 +31,7 @@ FLAGS = ("bf_continue", "defer")
 PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFairShare",
                     "job_size": "PriorityWeightJobSize", "partition": "PriorityWeightPartition",
                     "qos": "PriorityWeightQOS"}
-BACKFILL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
+TOTAL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
 
@@ -96,11 +96,13 @@ def last_backfill_cycle(sdiag: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def backfill_cycles(sdiag: str) -> int | None:
-    """How many passes sched/backfill has made: sdiag's "Total cycles" under "Backfilling stats"
-    (the main scheduler's section has its own, ignored); None if sdiag did not say."""
-    match = BACKFILL_CYCLES.search(sdiag.partition("Backfilling stats")[2])
-    return int(match.group(1)) if match else None
+def scheduler_cycles(sdiag: str) -> dict[str, int]:
+    """How many passes each scheduler has made: sdiag's "Total cycles" of the "Main schedule
+    statistics" section (``main``) and of "Backfilling stats" (``backfill``), those it shows."""
+    main, _, backfill = sdiag.partition("Backfilling stats")
+    found = {name: TOTAL_CYCLES.search(text) for name, text in
+             (("main", main.partition("Main schedule statistics")[2]), ("backfill", backfill))}
+    return {name: int(match.group(1)) for name, match in found.items() if match}
 
 
 def priority_plugin(config: dict[str, str]) -> tuple[Callable[[], PriorityPlugin], list[str]]:

@@ -150,15 +150,16 @@ class Simulation:
                  associations: Sequence[tuple[str, str]] = (),
                  on_progress: Callable[[int, int], None] | None = None,
                  dependencies: Mapping[int, Dependency] | None = None,
-                 backfill_times: Sequence[float] | None = None) -> None:
+                 pass_times: Mapping[str, Sequence[float]] | None = None) -> None:
         """``jobs`` are submitted at their submit times; ``start`` is the current time before any
         event; ``associations`` lists (user, account) pairs of jobs submitted later with
         :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
         the job progress model (None: every running job at rate 1); ``on_progress`` is told (jobs
         finished or rejected, jobs in the trace) every PROGRESS_EVERY events; ``dependencies`` maps a
         job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`);
-        ``backfill_times``: the backfill passes run at these instants only, instead of every
-        ``bf_interval`` (the passes a live slurmctld ran, replayed by ``djsb calibrate``)."""
+        ``pass_times``: for ``main`` and/or ``backfill``, the instants that scheduler's passes run
+        at, instead of every ``sched_interval`` / ``bf_interval`` and (main) at submissions and job
+        ends: the passes a live slurmctld ran, replayed by ``djsb calibrate``."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
@@ -221,9 +222,11 @@ class Simulation:
         for job in self.trace:
             if job.job_id not in self.on_parent_end:
                 self._push(job.submit, SUBMIT, job.job_id)
-        self.given_backfill = backfill_times is not None
-        for instant in backfill_times or ():
-            self._push(instant, BF_TICK, 0)
+        kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
+        self.given_passes = {kinds[name] for name in pass_times or {}}
+        for name, instants in (pass_times or {}).items():
+            for instant in instants:
+                self._push(instant, kinds[name], 0)
 
     def _link(self, dependencies: Mapping[int, Dependency]) -> None:
         """Record who waits for whom; every id must be a job of the trace."""
@@ -260,7 +263,8 @@ class Simulation:
         heap = self.heap
         running = self.running
         cfg = self.config
-        event_bf = self.backfill.enabled and cfg.bf_interval == 0 and not self.given_backfill
+        event_bf = self.backfill.enabled and cfg.bf_interval == 0 and BF_TICK not in self.given_passes
+        event_main = MAIN_TICK not in self.given_passes
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -285,14 +289,14 @@ class Simulation:
                         del self.pending_tick[kind]
             for key in ends:
                 self._end(running[key], now)
-            if ends or MAIN_TICK in ticks:
+            if (ends and event_main) or MAIN_TICK in ticks:
                 self._main_pass(now, periodic=MAIN_TICK in ticks)
             if BF_TICK in ticks or (ends and event_bf):
                 self._backfill_pass(now)
             if submits:
                 for key in submits:
                     self._submit(self.by_id[key], now)
-                if not cfg.defer:
+                if not cfg.defer and event_main:
                     self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
@@ -522,8 +526,8 @@ class Simulation:
         if not self.queue:
             return
         cfg = self.config
-        intervals = {MAIN_TICK: cfg.sched_interval}
-        if self.backfill.enabled and not self.given_backfill:
+        intervals = {} if MAIN_TICK in self.given_passes else {MAIN_TICK: cfg.sched_interval}
+        if self.backfill.enabled and BF_TICK not in self.given_passes:
             intervals[BF_TICK] = cfg.bf_interval
         period = self.priority.calc_period
         for kind, interval in intervals.items():
