@@ -112,11 +112,15 @@ def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:
     hold = space.reserve([0, 1], 175, 295)
     assert (hold.begin, hold.end) == (120, 240)  # both ends rounded down
     assert space.reserve([3], 130, 150).end == 180  # at least one resolution long
-    assert space.available(range(4), 130, 200) == {2}
-    assert space.available(range(4), 240, 300) == {0, 1, 2, 3}  # a slot ending at 240 does not reach 240
-    assert space.available(range(3), 100, 120) == {2}  # a slot beginning at the window's end does
-    assert space.later_start(range(3), 130, 200) == 240  # where n1 and n2 free again
-    assert space.later_start([2], 130, 200) is None  # never reserved
+    # slots: [120, 180) n1 n2 n4 reserved, [180, 240) n1 n2, [240, inf) none
+    assert space.scan(range(4), 130, 200) == ({2}, 180)  # n4 frees at 180
+    assert space.scan(range(3), 130, 200) == ({2}, 240)  # where n1 and n2 free again
+    assert space.scan(range(4), 240, 300) == ({0, 1, 2, 3}, None)  # a slot ending at 240 does not reach it
+    assert space.scan(range(3), 100, 120) == ({2}, 240)  # a slot beginning at the window's end does
+    assert space.scan([2], 130, 200) == ({2}, None)  # never reserved
+    # the slot just past the window is looked at for the next try: window [130, 170] ends in
+    # [120, 180), whose successor frees n4
+    assert space.scan([3], 130, 170) == (frozenset(), 180)
     assert space.overlaps([1], 200, 250) and not space.overlaps([1], 240, 400)
     assert not space.overlaps([2], 0, 1000)
 

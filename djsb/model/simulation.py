@@ -1001,7 +1001,7 @@ class Simulation:
         horizon = now + cfg.bf_window
         running = (job for job in self.running.values() if job.suspended_since is None)
         holdings: list[Holding] = sorted(
-            ((self._planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
+            ((self._expected_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
         reserved: dict[int, int] = {}
         started: set[int] = set()
         tested = 0
@@ -1018,13 +1018,20 @@ class Simulation:
             if start <= now:
                 self._start(job, alloc, now, backfilled=True)
                 started.add(job.job_id)
-                insort(holdings, (self._planned_end(job, now), job.alloc, job.memory), key=_end_of)
+                insort(holdings, (self._expected_end(job, now), job.alloc, job.memory), key=_end_of)
             elif reserved.get(job.part.index, 0) < self.backfill.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve((node for node, _ in alloc), start, start + job.plan)
         if started:
             self._remove_started(started)
             self.dirty[MAIN_TICK] = True
+
+    def _expected_end(self, job: SimJob, now: float) -> float:
+        """A running job's end as slurmctld expects it: its start in whole seconds (Slurm's times
+        are ``time_t``) plus its limit; one already due is expected a resolution from now."""
+        assert job.start is not None
+        end = math.floor(job.start) + job.suspended_total + job.plan
+        return end if end > now else now + max(self.config.bf_resolution, 1.0)
 
     def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
                    horizon: float) -> tuple[float, Placement] | None:
@@ -1034,10 +1041,8 @@ class Simulation:
         later: float | None = now
         while later is not None:
             start_res = later
-            end = start_res + job.plan
-            later = space.later_start(nodes, start_res, end)
-            found = will_run(self.state, space.available(nodes, start_res, end), holdings, now,
-                             lambda view: self._allocation(job, view))
+            usable, later = space.scan(nodes, start_res, start_res + job.plan)
+            found = will_run(self.state, usable, holdings, now, lambda view: self._allocation(job, view))
             if found is None:
                 continue
             start, alloc = max(found[0], start_res), found[1]

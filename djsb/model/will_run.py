@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 
@@ -127,13 +128,34 @@ class NodeSpace:
         self.holds.append(hold)
         return hold
 
-    def available(self, nodes: Sequence[int], start: float, end: float) -> frozenset[int]:
-        """``nodes`` that no reservation overlapping ``[start, end]`` keeps."""
-        blocked: set[int] = set()
-        for hold in self.holds:
-            if hold.end > start and hold.begin <= end:
-                blocked |= hold.nodes
-        return frozenset(n for n in nodes if n not in blocked)
+    def scan(self, nodes: Sequence[int], start: float, end: float) -> tuple[frozenset[int], float | None]:
+        """What a try over ``[start, end]`` may use and where the next try begins, as
+        ``_attempt_backfill`` scans its slots (backfill.c, 22.05): ``nodes`` that no slot
+        overlapping the window (``slot end > start`` and ``slot begin <= end``) reserves, and the
+        end of the first slot after ``start`` whose successor offers a node of ``nodes`` that the
+        slots scanned so far do not (None: trying later cannot help). A slot is looked at for the
+        next try before its overlap test, so the first slot past the window counts too."""
+        usable = frozenset(nodes)
+        slots = self._slots(usable)
+        avail, later = usable, None
+        for k, (begin, stop, free) in enumerate(slots):
+            if stop > start and k + 1 < len(slots) and later is None \
+                    and not slots[k + 1][2] <= avail & free:
+                later = stop
+            if stop <= start:
+                continue
+            if begin > end:
+                break
+            avail &= free
+        return avail, later
+
+    def _slots(self, usable: frozenset[int]) -> list[tuple[float, float, frozenset[int]]]:
+        """The table's slots ``(begin, end, nodes of usable free)``, contiguous from the first; the
+        last one runs to the end of time."""
+        bounds = sorted({self.origin, *(t for hold in self.holds for t in (hold.begin, hold.end))})
+        bounds.append(math.inf)
+        return [(begin, stop, usable - self._reserved_at(usable, begin))
+                for begin, stop in itertools.pairwise(bounds) if stop > begin]
 
     def overlaps(self, nodes: Iterable[int], start: float, end: float) -> bool:
         """Whether a run over ``[start, end)`` on ``nodes`` would use a reserved node (both rounded
@@ -141,20 +163,6 @@ class NodeSpace:
         begin, stop = self.window(start, end)
         wanted = frozenset(nodes)
         return any(hold.end > begin and hold.begin < stop and hold.nodes & wanted for hold in self.holds)
-
-    def later_start(self, nodes: Sequence[int], start: float, end: float) -> float | None:
-        """The first slot boundary after ``start`` where one of ``nodes`` stops being reserved,
-        looking only at slots that begin by ``end`` (the slots a try at ``start`` scans)."""
-        members = frozenset(nodes)
-        boundaries = sorted({t for hold in self.holds if hold.nodes & members
-                             for t in (hold.begin, hold.end)} | {self.origin})
-        for i, boundary in enumerate(boundaries[1:], 1):
-            if boundaries[i - 1] > end:
-                break
-            if boundary > start and self._reserved_at(members, boundaries[i - 1]) - \
-                    self._reserved_at(members, boundary):
-                return boundary
-        return None
 
     def _reserved_at(self, members: frozenset[int], t: float) -> frozenset[int]:
         """Nodes of ``members`` reserved during the slot beginning at ``t``."""
