@@ -319,12 +319,20 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
     priority = _priority(node.get("priority"), base_priority)
     sched_node = node.get("scheduler")
     if sched_node is not None:
-        overrides = read_fields(sched_node, SCHEDULER_FIELDS)
-        try:
-            scheduler = dataclasses.replace(scheduler, **overrides)
-        except ConfigError as exc:
-            raise sched_node.error(exc.message) from None
+        scheduler = dataclasses.replace(scheduler, **scheduler_overrides(sched_node))
     return priority, scheduler
+
+
+def scheduler_overrides(node: Located) -> dict[str, Any]:
+    """The options a ``policy.scheduler`` section (or a calibration's ``model``) sets, each checked
+    by :class:`SchedulerConfig` now: a bad value is an error at its key's line."""
+    overrides = read_fields(node, SCHEDULER_FIELDS)
+    try:
+        dataclasses.replace(SchedulerConfig(), **overrides)
+    except ConfigError as exc:
+        name = (exc.key or "").rpartition(".")[2]
+        raise node.mapping().get(name, node).error(exc.message) from None
+    return overrides
 
 
 @dataclass(frozen=True)

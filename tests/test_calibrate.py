@@ -206,14 +206,21 @@ def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
     assert run_times(jobs, reference).round(3).tolist() == [4.667, 10.667, 1.667]
 
 
-def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("text", "error"), [
+    # line 3: where the slurm section starts
+    ("workload:\n  swf: x.swf\nslurm:\n  runs: 2\n", "3: slurm: missing key 'partition'"),
+    # a model option is checked when the file is read, before any Slurm is asked anything
+    (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\nslurm: {{partition: oversub}}\nmodel:\n"
+     "  node_select: best\n",
+     "5: model.node_select: unknown node selection 'best'; choose one of first_fit, cons_tres"),
+])
+def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path, text: str, error: str) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("workload:\n  swf: x.swf\nslurm:\n  runs: 2\n")
+    bad.write_text(text)
     done = subprocess.run([sys.executable, "-m", "djsb.cli", "calibrate", str(bad)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2
-    # line 3: where the slurm section starts
-    assert done.stderr.strip() == f"djsb: error: {bad}:3: slurm: missing key 'partition'"
+    assert done.stderr.strip() == f"djsb: error: {bad}:{error}"
 
 
 def test_pass_watch_brackets_each_pass_between_two_answers() -> None:

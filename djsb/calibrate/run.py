@@ -72,7 +72,7 @@ from djsb.jobs.scheduler_base import SchedulerModule  # noqa: E402
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
 from djsb.model.priority.base import PriorityPlugin  # noqa: E402
 from djsb.remote.connect import open_remote  # noqa: E402
-from djsb.simulate import GENERATORS, SCHEDULER_FIELDS  # noqa: E402
+from djsb.simulate import GENERATORS, scheduler_overrides  # noqa: E402
 from djsb.transport import LocalTransport, Transport  # noqa: E402
 from djsb.workloads.job import TraceJob  # noqa: E402
 from djsb.workloads.swf import read_swf  # noqa: E402
@@ -126,7 +126,7 @@ def load_calibration(path: Path) -> Calibration:
                                  "ssh": read_ssh,
                                  "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
     model_node = root.get("model")
-    model = read_fields(model_node, SCHEDULER_FIELDS) if model_node is not None else {}
+    model = scheduler_overrides(model_node) if model_node is not None else {}
     return Calibration(slurm_ready(_workload(workload, path.resolve().parent, seed)), seed=seed,
                        model=model, **fields)
 
