@@ -869,8 +869,13 @@ class Simulation:
             self.queue = [j for j in queue if j.job_id not in started]
 
     def _planned_end(self, job: SimJob, now: float) -> float:
-        """When the backfill planner expects a running job to free its resources."""
+        """When the backfill planner expects a running job to free its resources; one already due
+        is expected a resolution from now. Under ``bf_will_run`` the start counts in whole seconds,
+        as slurmctld's ``time_t`` start plus the limit is the end its will-run test expects."""
         planned = _planned(job)
+        if self.config.bf_will_run:
+            assert job.start is not None
+            planned -= job.start - math.floor(job.start)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def _round(self, duration: float) -> float:
@@ -917,14 +922,8 @@ class Simulation:
         parts_done = 0  # partitions with no reservation left to make
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
-        tested = 0
         startable: bool | None = None  # whether some queued job fits now: asked only when it decides
-        for job in self.queue:
-            if tested >= cfg.bf_max_job_test:
-                break
-            if not self._limits_ok(job):
-                continue
-            tested += 1
+        for job in self._backfill_candidates():
             part = job.part
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
@@ -984,11 +983,27 @@ class Simulation:
             reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
+        self._backfilled(started)
+        if self.checker is not None:
+            self.checker.check_reservations(now, reservations)
+
+    def _backfill_candidates(self) -> Iterator[SimJob]:
+        """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
+        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count)."""
+        tested = 0
+        for job in self.queue:
+            if tested >= self.config.bf_max_job_test:
+                return
+            if self._limits_ok(job):
+                tested += 1
+                yield job
+
+    def _backfilled(self, started: set[int]) -> None:
+        """The end of a backfill pass that started ``started``: out of the queue, and the main pass
+        has something new to see."""
         if started:
             self._remove_started(started)
             self.dirty[MAIN_TICK] = True
-        if self.checker is not None:
-            self.checker.check_reservations(now, reservations)
 
     def _will_run_pass(self, now: float) -> None:
         """A backfill pass as Slurm's sched/backfill makes it (:mod:`djsb.model.will_run`): each
@@ -1001,16 +1016,10 @@ class Simulation:
         horizon = now + cfg.bf_window
         running = (job for job in self.running.values() if job.suspended_since is None)
         holdings: list[Holding] = sorted(
-            ((self._expected_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
+            ((self._planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
         reserved: dict[int, int] = {}
         started: set[int] = set()
-        tested = 0
-        for job in self.queue:
-            if tested >= cfg.bf_max_job_test:
-                break
-            if not self._limits_ok(job):
-                continue
-            tested += 1
+        for job in self._backfill_candidates():
             found = self._try_later(job, space, holdings, now, horizon)
             if found is None:
                 continue
@@ -1018,20 +1027,11 @@ class Simulation:
             if start <= now:
                 self._start(job, alloc, now, backfilled=True)
                 started.add(job.job_id)
-                insort(holdings, (self._expected_end(job, now), job.alloc, job.memory), key=_end_of)
+                insort(holdings, (self._planned_end(job, now), job.alloc, job.memory), key=_end_of)
             elif reserved.get(job.part.index, 0) < self.backfill.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve((node for node, _ in alloc), start, start + job.plan)
-        if started:
-            self._remove_started(started)
-            self.dirty[MAIN_TICK] = True
-
-    def _expected_end(self, job: SimJob, now: float) -> float:
-        """A running job's end as slurmctld expects it: its start in whole seconds (Slurm's times
-        are ``time_t``) plus its limit; one already due is expected a resolution from now."""
-        assert job.start is not None
-        end = math.floor(job.start) + job.suspended_total + job.plan
-        return end if end > now else now + max(self.config.bf_resolution, 1.0)
+        self._backfilled(started)
 
     def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
                    horizon: float) -> tuple[float, Placement] | None:
