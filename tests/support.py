@@ -15,7 +15,9 @@ import pytest
 
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
+from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
 from djsb.transport import CommandResult
+from djsb.workloads.job import TraceJob
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -87,3 +89,15 @@ def assert_experiment_error(path: Path, line: int, key: str, needle: str) -> Non
         load_experiment(path)
     assert (info.value.source, info.value.line, info.value.key) == (str(path), line, key)
     assert needle in info.value.message
+
+
+def exact_job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
+    """A trace job that runs exactly its time limit (the planner's view is the truth)."""
+    return TraceJob(job_id, submit, run, cpus, requested_time=run)
+
+
+def model_starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerConfig,
+                 checker: InvariantChecker | None = None) -> dict[int, float]:
+    """Each job's start on the model, by job id."""
+    result = Simulation(jobs, cluster, config, checker=checker).run()
+    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))

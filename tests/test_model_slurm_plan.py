@@ -11,20 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from support import exact_job as job
+from support import model_starts as starts
+
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
-from djsb.workloads.job import TraceJob
 
 EVERY_EVENT = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=0)
-
-
-def job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
-    return TraceJob(job_id, submit, run, cpus, requested_time=run)
-
-
-def starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerConfig,
-           checker: InvariantChecker | None = None) -> dict[int, float]:
-    result = Simulation(jobs, cluster, config, checker=checker).run()
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
 
 
 # 2 nodes x 4 cores, conservative backfilling.

@@ -11,6 +11,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from support import exact_job as job
+from support import model_starts as starts
 
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
 from djsb.model.cluster import ClusterState
@@ -23,16 +25,6 @@ from djsb.workloads.swf import read_swf
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 SLURM_LIKE = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=60,
                              bf_will_run=True, node_select="cons_tres")
-
-
-def job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
-    return TraceJob(job_id, submit, run, cpus, requested_time=run)
-
-
-def starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerConfig,
-           checker: InvariantChecker | None = None) -> dict[int, float]:
-    result = Simulation(jobs, cluster, config, checker=checker).run()
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
 
 
 # ---------------------------------------------------------------- cons_tres node choice
