@@ -73,7 +73,9 @@ class Run:
 
 class SqueueWatcher(threading.Thread):
     """Samples squeue: the states each job of the run went through, and the process states of
-    every suspended simulation while it was SUSPENDED."""
+    every suspended simulation while it was SUSPENDED: only inside a suspension (SUSPENDED at the
+    previous sample and again after /proc was read), since slurmctld shows the state before
+    slurmd has stopped the processes and keeps showing it until just after it resumed them."""
 
     def __init__(self) -> None:
         super().__init__(daemon=True)
@@ -82,14 +84,26 @@ class SqueueWatcher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
+        suspended_before: set[str] = set()
         while not self.stop.wait(0.25):
-            out = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T"],
-                                 capture_output=True, text=True, timeout=60).stdout
-            for line in out.splitlines():
-                job_id, name, state = line.split("|")
+            suspended_now: set[str] = set()
+            for job_id, name, state in squeue_states():
                 self.states.setdefault(name, set()).add(state)
                 if state == "SUSPENDED":
-                    self.suspended_processes.setdefault(name, []).append(job_process_states(job_id))
+                    suspended_now.add(job_id)
+                    if job_id in suspended_before:
+                        sample = job_process_states(job_id)
+                        if dict((j, s) for j, _, s in squeue_states(job_id)).get(job_id) == "SUSPENDED":
+                            self.suspended_processes.setdefault(name, []).append(sample)
+            suspended_before = suspended_now
+
+
+def squeue_states(job_id: str | None = None) -> list[tuple[str, str, str]]:
+    """(job id, name, state) of every job squeue knows (or of one job)."""
+    only = ["--jobs", job_id] if job_id else []
+    out = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T", *only],
+                         capture_output=True, text=True, timeout=60).stdout
+    return [tuple(line.split("|")) for line in out.splitlines()]  # type: ignore[misc]
 
 
 def read_jobs(run_dir: Path) -> list[dict[str, str]]:
