@@ -11,14 +11,17 @@ those too (``JobModule.find_by_token``). ``--resume`` cancels what is still aliv
 ``cancelled`` for each, so the next resume does not look again.
 
 Append-only: a row is never rewritten. Each row names its attempt (1 for the run that created the
-directory, one more for each ``--resume``). This module is the ledger's logic, without I/O; the run
-directory (djsb.harness.rundir) reads and appends the rows.
+directory, one more for each ``--resume``). Besides the run directory (djsb.harness.rundir), a Slurm
+sweep keeps one of its job arrays in the same form (djsb.sweep.arrays): one reader and writer here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from djsb.csvrows import append_row, read_rows
 
 LEDGER_FILE = "ledger.csv"
 
@@ -52,6 +55,16 @@ class LedgerEntry:
 
 
 LEDGER_COLUMNS = tuple(f.name for f in fields(LedgerEntry))
+
+
+def append_entry(path: Path, entry: LedgerEntry, durable: bool = True) -> None:
+    """Append ``entry`` to the ledger file ``path`` (flushed; ``durable``: fsync'd too)."""
+    append_row(path, LEDGER_COLUMNS, asdict(entry), durable)
+
+
+def read_entries(path: Path) -> list[LedgerEntry]:
+    """The entries of the ledger file ``path``, rows a crash cut short left out (none: no file)."""
+    return [entry for row in read_rows(path) if (entry := LedgerEntry.from_row(row)) is not None]
 
 
 @dataclass(frozen=True)

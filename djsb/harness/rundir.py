@@ -33,15 +33,16 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from djsb.csvrows import append_row, read_rows
 from djsb.errors import InputError
-from djsb.harness.ledger import LEDGER_COLUMNS, LEDGER_FILE, SUBMITTING, LedgerEntry, next_attempt
+from djsb.harness.ledger import LEDGER_FILE, SUBMITTING, LedgerEntry, append_entry, next_attempt, read_entries
 from djsb.harness.runlock import LOCK_FILE, RunLock
 from djsb.jobs.outage import Outage
 
@@ -98,26 +99,6 @@ def describe_cell(key: CellKey) -> str:
     stage, scenario, n_a, sample = key
     where = f" {scenario} n_a={n_a}" if stage == "execution" else ""
     return f"{stage}{where} sample {sample}"
-
-
-def _append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durable: bool = True) -> None:
-    """Append one CSV row (header first in a new file); ``durable`` also survives a machine crash."""
-    new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
-        if new:
-            writer.writeheader()
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-        handle.flush()
-        if durable:
-            os.fsync(handle.fileno())
-
-
-def _read_rows(path: Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
 
 
 def _git_commit() -> str:
@@ -177,7 +158,7 @@ def never_started(path: Path) -> bool:
     if not names:
         return True
     return "config.yaml" in names and names <= RUN_ENTRIES and not any(
-        row.get("event") == SUBMITTING for row in _read_rows(path / LEDGER_FILE))
+        row.get("event") == SUBMITTING for row in read_rows(path / LEDGER_FILE))
 
 
 def not_reusable(path: Path) -> InputError:
@@ -241,26 +222,26 @@ class RunDirectory:
         return self.path / "config.yaml"
 
     def add_job(self, record: JobRecord) -> None:
-        _append_row(self.path / "jobs.csv", JOB_COLUMNS, asdict(record), self.durable)
+        append_row(self.path / "jobs.csv", JOB_COLUMNS, asdict(record), self.durable)
 
     def finish_cell(self, key: CellKey, *, outage: bool = False, failure: str = "") -> None:
         """Record a finished cell: completed, or failed with the one-line ``failure``; ``outage``:
         it overlapped a scheduler outage."""
         row = {**dict(zip(CELL_COLUMNS, key, strict=True)), "outage": outage, "reason": failure,
                "status": CELL_FAILED if failure else CELL_COMPLETED}
-        _append_row(self.path / "cells.csv", CELL_RECORD_COLUMNS, row, self.durable)
+        append_row(self.path / "cells.csv", CELL_RECORD_COLUMNS, row, self.durable)
 
     def cell_rows(self) -> list[dict[str, str]]:
         """The rows of cells.csv (a run from before issue 8 lacks status, outage and reason)."""
-        return _read_rows(self.path / "cells.csv")
+        return read_rows(self.path / "cells.csv")
 
     def add_outage(self, outage: Outage) -> None:
-        _append_row(self.path / "outages.csv", OUTAGE_COLUMNS, asdict(outage), self.durable)
+        append_row(self.path / "outages.csv", OUTAGE_COLUMNS, asdict(outage), self.durable)
 
     def outages(self) -> list[Outage]:
         """Every outage this run (all its attempts) recorded."""
         return [Outage(float(r["start"]), float(r["end"]), r["scheduler"], int(r["attempts"]), r["command"],
-                       r["error"]) for r in _read_rows(self.path / "outages.csv")]
+                       r["error"]) for r in read_rows(self.path / "outages.csv")]
 
     def add_uncancelled(self, jobs: Mapping[str, str]) -> Path:
         """Add the job ids (-> job names) an interrupted run could not cancel to uncancelled.txt, for
@@ -280,23 +261,22 @@ class RunDirectory:
 
     def finished_cells(self) -> set[CellKey]:
         return {cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"]))
-                for r in _read_rows(self.path / "cells.csv")}
+                for r in read_rows(self.path / "cells.csv")}
 
     def job_rows(self) -> list[dict[str, str]]:
-        return _read_rows(self.path / "jobs.csv")
+        return read_rows(self.path / "jobs.csv")
 
     def write_ledger(self, event: str, token: str, *, time: float, name: str = "", job_id: str = "") -> None:
         """Append one ledger row of this attempt (djsb.harness.ledger), durably like jobs.csv."""
-        entry = LedgerEntry(self.attempt, event, token, name, job_id, time)
-        _append_row(self.path / LEDGER_FILE, LEDGER_COLUMNS, asdict(entry), self.durable)
+        append_entry(self.path / LEDGER_FILE, LedgerEntry(self.attempt, event, token, name, job_id, time),
+                     self.durable)
 
     def ledger_entries(self) -> list[LedgerEntry]:
-        return [entry for row in _read_rows(self.path / LEDGER_FILE)
-                if (entry := LedgerEntry.from_row(row)) is not None]
+        return read_entries(self.path / LEDGER_FILE)
 
     def recorded_jobs(self) -> set[tuple[str, str]]:
         """(name, job id) of every job whose end was recorded, in jobs.csv or discarded.csv."""
-        rows = [*self.job_rows(), *_read_rows(self.path / "discarded.csv")]
+        rows = [*self.job_rows(), *read_rows(self.path / "discarded.csv")]
         return {(row["name"], row["job_id"]) for row in rows}
 
     def discard_unfinished(self) -> int:
@@ -307,7 +287,7 @@ class RunDirectory:
                 if cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"])) in done]
         dropped = [r for r in rows if r not in keep]
         for row in dropped:
-            _append_row(self.path / "discarded.csv", JOB_COLUMNS, row)
+            append_row(self.path / "discarded.csv", JOB_COLUMNS, row)
         if dropped:
             tmp = self.path / "jobs.csv.tmp"
             with tmp.open("w", newline="") as handle:
