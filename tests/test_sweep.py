@@ -184,8 +184,9 @@ def test_sweep_csv_equals_each_points_metrics_and_simulate_of_the_same_values(tm
     assert djsb(tmp_path, "simulate", "point2.yaml", "-o", "simulated").returncode == 0
     simulated = json.loads((tmp_path / "simulated" / "metrics.json").read_text())
     assert json.loads((tmp_path / "out" / "points" / "2" / "metrics.json").read_text()) == simulated
+    # the same files, and the name of the point's one writer
     assert sorted(p.name for p in (tmp_path / "out" / "points" / "2").iterdir()) == \
-        sorted(p.name for p in (tmp_path / "simulated").iterdir())
+        sorted([*(p.name for p in (tmp_path / "simulated").iterdir()), "writer.txt"])
 
 
 def test_a_rerun_and_resume_never_rewrite_a_finished_point(tmp_path: Path) -> None:
@@ -320,3 +321,70 @@ def test_output_plots_false_skips_the_figures_only(tmp_path: Path) -> None:
     assert (with_plots / "metrics.json").read_text() == (without / "metrics.json").read_text()
     assert (with_plots / "jobs.csv").read_text() == (without / "jobs.csv").read_text()
     assert "No figures were drawn" in (without / "report.html").read_text()
+
+
+# -- one writer per point ------------------------------------------------------------------------------
+
+LOCK_HOLDER = """\
+import sys
+from pathlib import Path
+from djsb.filelock import FileLock
+lock = FileLock.acquire(Path(sys.argv[1]), "job 202_10 (212) on n1, pid 4242")
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def hold_lock(path: Path) -> subprocess.Popen[str]:
+    """A process holding the flock on ``path`` until its stdin closes or it is killed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    return holder
+
+
+def test_a_point_being_written_is_left_to_its_writer_and_runs_once_it_is_gone(tmp_path: Path) -> None:
+    from djsb.sweep.point import run_point
+    from djsb.sweep.sweep_dir import PointBusy
+
+    path = write(tmp_path, SMALL)
+    spec = read_sweep(path)
+    out = tmp_path / "out"
+    (out / "points").mkdir(parents=True)
+    theirs = out / "points" / ".1.partial-theirs"  # the first writer's scratch, being written
+    theirs.mkdir()
+    holder = hold_lock(out / ".locks" / "1")
+    try:
+        with pytest.raises(PointBusy) as busy:
+            run_point(spec, out, 1)
+        assert str(busy.value) == "point 1 is being written by job 202_10 (212) on n1, pid 4242"
+        assert theirs.is_dir() and not (out / "points" / "1").exists()  # its scratch untouched
+        # an array task of another array refuses the same way, exits 0 and says so
+        task = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--point", "1")
+        assert task.returncode == 0
+        assert task.stderr.strip().splitlines() == [
+            "djsb: point 1 is being written by job 202_10 (212) on n1, pid 4242; this task leaves it to "
+            "that writer"]
+    finally:
+        holder.kill()  # SIGKILL: the kernel drops its flock
+        holder.wait()
+    written = run_point(spec, out, 1)
+    assert written == out / "points" / "1" and not theirs.exists()  # the dead writer's scratch cleared
+    # point 1 = seed 1, zip row 1: 9 jobs, and the point names this process as its one writer
+    assert json.loads((written / "metrics.json").read_text())["jobs"] == 9
+    assert (written / "writer.txt").read_text().endswith(f", pid {os.getpid()}\n")
+
+
+def test_the_writer_names_its_slurm_array_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    from djsb.sweep.sweep_dir import writer_name
+
+    for name in ("SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert writer_name().startswith("no Slurm job on ")
+    monkeypatch.setenv("SLURM_JOB_ID", "212")
+    assert writer_name().startswith("job 212 on ")
+    monkeypatch.setenv("SLURM_ARRAY_JOB_ID", "202")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "10")
+    assert writer_name().startswith("job 202_10 (212) on ")
+    assert writer_name().endswith(f", pid {os.getpid()}")

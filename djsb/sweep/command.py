@@ -21,7 +21,7 @@ from djsb.sweep.local import default_jobs, run_local
 from djsb.sweep.point import run_point
 from djsb.sweep.slurm_array import read_settings, run_slurm_array
 from djsb.sweep.spec import SweepSpec, read_sweep
-from djsb.sweep.sweep_dir import MANIFEST, SweepDirectory
+from djsb.sweep.sweep_dir import MANIFEST, PointBusy, SweepDirectory
 
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
 ARRAY_TASK_ENV = "SLURM_ARRAY_TASK_ID"
@@ -50,13 +50,18 @@ def latest_sweep(config: Path, runs: Path = Path("runs")) -> Path:
 
 
 def one_point(spec: SweepSpec, out: Path, index: int) -> int:
-    """Run point ``index`` (an array task's work) unless it is finished; sweep.csv is the client's."""
+    """Run point ``index`` (an array task's work) unless it is finished; sweep.csv is the client's.
+    A point another process is writing is left to it, said on stderr (exit 0: the point is not
+    this task's failure; the client reports it if that writer fails)."""
     if not 0 <= index < len(spec.points):
         raise InputError(f"no point {index}: the sweep has points 0..{len(spec.points) - 1}", key="--point")
     directory = SweepDirectory(out)
     directory.claim(spec)
     if index not in directory.finished():
-        run_point(spec, out, index)
+        try:
+            run_point(spec, out, index)
+        except PointBusy as busy:
+            print(f"djsb: {busy}; this task leaves it to that writer", file=sys.stderr)
     return 0
 
 
