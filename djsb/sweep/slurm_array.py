@@ -6,7 +6,9 @@ Array task K runs ``djsb sweep CONFIG -o OUT --array-task``, i.e. point K, into 
 directory, where it appears complete or not at all (djsb.sweep.point). The client polls the array
 until no task is pending or running, gathers the points' metrics (over SSH: each point's
 metrics.json copied into the local sweep directory) and writes sweep.csv. SIGINT/SIGTERM cancel the
-array; finished points are kept. The config's ``sweep.slurm`` section::
+array; finished points are kept. Every array is recorded in the sweep directory before and after
+its sbatch, and a client first adopts the live tasks of earlier clients' arrays, so no point runs
+twice at once (djsb.sweep.arrays). The config's ``sweep.slurm`` section::
 
     sweep:
       slurm:
@@ -29,7 +31,7 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, Protocol
@@ -40,6 +42,7 @@ from djsb.jobs.api import JobRequest, JobState
 from djsb.jobs.batch import render_batch_script
 from djsb.jobs.registry import load_job_module, module_class
 from djsb.remote.connect import open_remote
+from djsb.sweep.arrays import ArrayLedger, plan_arrays
 from djsb.sweep.local import Outcome, stop_signals
 from djsb.sweep.spec import SweepSpec
 from djsb.sweep.sweep_dir import METRICS, POINTS, SweepDirectory
@@ -58,6 +61,8 @@ class ArrayModule(Protocol):
     def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None) -> str: ...
 
     def array_states(self, job_id: str) -> dict[int, JobState]: ...
+
+    def live_array_tasks(self, tokens: Collection[str]) -> dict[str, dict[int, JobState]]: ...
 
     def cancel(self, job_id: str) -> None: ...
 
@@ -156,18 +161,32 @@ def gather(transport: Transport, layout: Layout, directory: SweepDirectory, poin
 
 def run_slurm_array(spec: SweepSpec, settings: ArraySettings, directory: SweepDirectory, todo: list[int],
                     config: Path, progress: Callable[[float], None]) -> Outcome:
-    """Run the points ``todo`` as one Slurm job array, wait for it, gather; ``progress(n)`` with the
-    number of finished points after each poll."""
+    """Run the points ``todo``: wait for the live tasks of earlier arrays of this sweep, then submit
+    one Slurm job array for the others and wait for it (djsb.sweep.arrays), gather; ``progress(n)``
+    with the number of finished points after each poll."""
     outcome = Outcome()
     ssh = settings.ssh
     transport: Transport = LocalTransport() if ssh is None else open_remote(ssh, str(config))
     module: ArrayModule = load_job_module(MODULE, settings.options, transport)  # type: ignore[assignment]
+    ledger = ArrayLedger(directory.path)
     try:
         layout = cluster_layout(settings, directory, config, transport)
-        if todo:
-            job_id = submit_array(module, settings, layout, todo, directory.path.resolve().name)
-            outcome.stopped_by = wait_for_array(module, job_id, settings.poll_interval,
-                                                lambda: progress(len(finished_there(transport, layout))))
+        earlier = ledger.arrays()
+        live = module.live_array_tasks([array.token for array in earlier]) if earlier and todo else {}
+        plan = plan_arrays(todo, live)
+
+        def polled() -> None:
+            progress(len(finished_there(transport, layout)))
+
+        if plan.adopt:
+            for job_id, points in plan.adopt.items():
+                print(f"djsb: sweep: adopting job array {job_id} of an earlier client: waiting for its "
+                      f"{len(points)} live task(s) ({array_indices(points)})", file=sys.stderr)
+            outcome.stopped_by = wait_for_arrays(module, list(plan.adopt), settings.poll_interval, polled)
+        if plan.submit and outcome.stopped_by is None:
+            name = directory.path.resolve().name
+            job_id = submit_array(module, settings, layout, plan.submit, name, ledger)
+            outcome.stopped_by = wait_for_arrays(module, [job_id], settings.poll_interval, polled)
         there = finished_there(transport, layout)
         if settings.ssh is not None:
             gather(transport, layout, directory, there)
@@ -182,8 +201,9 @@ def run_slurm_array(spec: SweepSpec, settings: ArraySettings, directory: SweepDi
 
 
 def submit_array(module: ArrayModule, settings: ArraySettings, layout: Layout, todo: list[int],
-                 name: str) -> str:
-    """sbatch the array whose task K runs point K; returns its job id."""
+                 name: str, ledger: ArrayLedger) -> str:
+    """sbatch the array whose task K runs point K, recorded in ``ledger`` before and after; returns
+    its job id."""
     argv = [*settings.djsb_command(), "sweep", str(layout.config), "-o", str(layout.out), "--array-task"]
     request = JobRequest(name=f"djsb-sweep-{name}", app="sweep", total_tasks=1,
                          cpus_per_task=settings.cpus_per_task, total_memory=settings.memory,
@@ -192,24 +212,27 @@ def submit_array(module: ArrayModule, settings: ArraySettings, layout: Layout, t
                          stderr_path=str(layout.out / "slurm" / "points.err"))
     script = render_batch_script(TEMPLATE, argv=argv)
     indices = array_indices(todo, settings.max_parallel)
+    ledger.submitting(request.token, indices)
     job_id = module.submit_own_script(request, script, array=indices)
+    ledger.submitted(request.token, job_id)
     print(f"djsb: sweep: job array {job_id} of {len(todo)} task(s) ({indices})", file=sys.stderr)
     return job_id
 
 
-def wait_for_array(module: ArrayModule, job_id: str, poll_interval: float,
-                   polled: Callable[[], None]) -> str | None:
-    """Poll until no task of the array is pending or running; SIGINT/SIGTERM cancel it. Returns the
-    stopping signal's name, or None."""
+def wait_for_arrays(module: ArrayModule, job_ids: list[str], poll_interval: float,
+                    polled: Callable[[], None]) -> str | None:
+    """Poll until no task of the arrays ``job_ids`` is pending or running; SIGINT/SIGTERM cancel
+    them. Returns the stopping signal's name, or None."""
     with stop_signals() as received:
         while True:
-            states = module.array_states(job_id)
+            states = [state for job_id in job_ids for state in module.array_states(job_id).values()]
             polled()
-            if not any(not state.finished for state in states.values()):
+            if all(state.finished for state in states):
                 return None
             deadline = time.monotonic() + poll_interval
             while time.monotonic() < deadline and not received:
                 time.sleep(0.1)
             if received:
-                module.cancel(job_id)
+                for job_id in job_ids:
+                    module.cancel(job_id)
                 return received[0]

@@ -77,6 +77,7 @@ from job_modules.slurm.parsers import (
     parse_sacct,
     parse_sbatch_parsable,
     parse_squeue,
+    parse_tagged_array_tasks,
     parse_tagged_jobs,
 )
 
@@ -85,6 +86,8 @@ ENV_PREFIX = ["env", "TZ=UTC", "SLURM_TIME_FORMAT=%s"]
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
 TOKEN = re.compile(rf"--comment={TOKEN_PREFIX}([0-9a-f]+)")
 TAGGED_QUERY = shlex.join(["squeue", "--noheader", "--states=all", f"--format={TAGGED_FORMAT}"])
+TAGGED_TASKS_QUERY = shlex.join(["squeue", "--noheader", "--me", "--array", "--states=all",
+                                 f"--format={TAGGED_FORMAT}"])
 
 # sbatch/srun options that take node names (sbatch(1): a list, a hostlist expression, or a file name
 # when the value holds a '/').
@@ -317,14 +320,24 @@ class SlurmJobModule(SchedulerModule):
         if token is None:
             return None
         found = self.transport.inner.run(TAGGED_QUERY, timeout=self.command_timeout)
-        return next((job_id for job_id, _, tagged in parse_tagged_jobs(found.stdout)
-                     if tagged == token.group(1)), None)
+        return next((job_id.partition("_")[0] for job_id, _, tagged in parse_tagged_jobs(found.stdout)
+                     if tagged == token.group(1)), None)  # an array's tasks: ARRAY_INDEX, ARRAY_[RANGE]
 
     def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
         """The jobs not yet ended whose --comment carries one of ``tokens``, in one squeue."""
         wanted = set(tokens)
         return {token: job_id for job_id, state, token in parse_tagged_jobs(self.run(TAGGED_QUERY).stdout)
                 if token in wanted and not state.finished}
+
+    def live_array_tasks(self, tokens: Collection[str]) -> dict[str, dict[int, JobState]]:
+        """The tasks not yet ended of the job arrays whose --comment carries one of ``tokens``, in one
+        squeue of this user's jobs: array id -> {task index: state}."""
+        wanted = set(tokens)
+        live: dict[str, dict[int, JobState]] = {}
+        for array_id, index, state, token in parse_tagged_array_tasks(self.run(TAGGED_TASKS_QUERY).stdout):
+            if token in wanted and not state.finished:
+                live.setdefault(array_id, {})[index] = state
+        return live
 
     def run(self, command: str, *, check: bool = True, recover: Recover | None = None) -> CommandResult:
         """As the base's, with a hint when scontrol suspend/resume lacks the privileges."""

@@ -239,3 +239,16 @@ def parse_tagged_jobs(stdout: str) -> list[tuple[str, JobState, str]]:
         if comment.startswith(TOKEN_PREFIX):
             tagged.append((job_id.strip(), slurm_state(state), comment[len(TOKEN_PREFIX):]))
     return tagged
+
+
+def parse_tagged_array_tasks(stdout: str) -> list[tuple[str, int, JobState, str]]:
+    """(array id, task index, state, submission token) of each array task of ``squeue --noheader
+    --array --format=TAGGED_FORMAT`` output (ids ``ARRAY_INDEX``) whose comment carries a DJSB token.
+    Other lines are skipped: jobs that are not arrays, and an array's own record (its id alone), which
+    stands for its tasks cancelled while pending."""
+    tasks: list[tuple[str, int, JobState, str]] = []
+    for job_id, state, token in parse_tagged_jobs(stdout):
+        array_id, _, index = job_id.partition("_")
+        if index.isdigit():
+            tasks.append((array_id, int(index), state, token))
+    return tasks
