@@ -89,3 +89,106 @@ def test_sigterm_cancels_the_array_and_keeps_finished_points(slurm_cluster: Slur
     finished = sorted(int(p.name) for p in points.iterdir() if p.name.isdigit())
     assert 0 in finished and len(finished) < 20
     assert pd.read_csv(tmp_path / "out" / "sweep.csv")["point"].tolist() == finished
+
+
+KILLED_SWEEP = """\
+seed: 1
+workload:
+  generator: poisson_exponential
+  params: {n_jobs: 2000, arrival_rate: 0.1, service_rate: 0.01}
+cluster:
+  nodes: [{count: 2, cores: 4}]
+sweep:
+  grid:
+    seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+  slurm:
+    options: {partition: shared, time_factor: 1, time_margin: 120}
+    memory: 400MiB
+    time_per_point: 60
+    max_parallel: 3
+    poll_interval: 0.5
+"""
+
+
+def array_tasks(*job_ids: str) -> list[tuple[str, int, str]]:
+    """(array id, task index, state) of every task of the arrays ``job_ids`` slurmctld lists."""
+    listed = subprocess.run(["squeue", "--noheader", "--array", "--states=all", f"--jobs={','.join(job_ids)}",
+                             "--format=%F %K %T"], capture_output=True, text=True, timeout=30).stdout
+    return [(array, int(index), state) for array, index, state in (line.split() for line in listed.splitlines())
+            if index.isdigit()]
+
+
+def test_a_sigkilled_sweeps_array_is_adopted_by_resume_and_every_point_runs_once(
+        slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    (tmp_path / "sweep.yaml").write_text(KILLED_SWEEP)
+    log = (tmp_path / "client.err").open("w")
+    client = subprocess.Popen([sys.executable, "-m", "djsb.cli", "sweep", "sweep.yaml", "-o", "out",
+                               "--executor", "slurm"], cwd=tmp_path, stderr=log, text=True)
+    points = tmp_path / "out" / "points"
+    ours: list[str] = []
+    try:
+        # SIGKILL once 4+ points are finished and the array still runs some tasks and queues 2+
+        deadline = time.monotonic() + 180
+        while True:
+            assert time.monotonic() < deadline and client.poll() is None, (tmp_path / "client.err").read_text()
+            found = re.search(r"job array (\d+) of 16 task\(s\) \(0-15%3\)", (tmp_path / "client.err").read_text())
+            if found and not ours:
+                ours.append(found.group(1))
+            states = [state for _, _, state in array_tasks(*ours)] if ours else []
+            finished = [p for p in points.iterdir() if p.name.isdigit()] if points.is_dir() else []
+            if len(finished) >= 4 and "RUNNING" in states and states.count("PENDING") >= 2:
+                break
+            time.sleep(0.2)
+        client.kill()
+        client.wait(timeout=30)
+        killed_at = time.monotonic()
+        first = ours[0]
+        # what the killed client left: its array runs on. One queued task is cancelled by hand (as an
+        # administrator might), so the resume must both adopt tasks and submit the point nobody runs.
+        live = {index: state for _, index, state in array_tasks(first) if state in ("RUNNING", "PENDING")}
+        cancelled = max(index for index, state in live.items() if state == "PENDING")
+        subprocess.run(["scancel", f"{first}_{cancelled}"], check=True, timeout=30)
+
+        resumed = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--executor", "slurm", "--resume")
+        resume_s = time.monotonic() - killed_at
+        second = re.search(rf"job array (\d+) of 1 task\(s\) \({cancelled}%3\)", resumed.stderr)
+        if second:
+            ours.append(second.group(1))
+        assert resumed.returncode == 0, resumed.stderr
+        # the resume found the killed client's array by its token and waited for its live tasks (some
+        # of those live at the kill may have ended since): finished before + adopted + the cancelled one
+        before = re.search(r"16 point\(s\), (\d+) finished before, (\d+) to run", resumed.stderr)
+        adopted = re.search(rf"adopting job array {first} of an earlier client: waiting for its (\d+) live "
+                            r"task\(s\)", resumed.stderr)
+        assert before and adopted and second, resumed.stderr
+        assert int(before.group(1)) + int(adopted.group(1)) + 1 == 16 and int(before.group(2)) == 16 - int(before.group(1))
+        assert int(adopted.group(1)) <= len(live) - 1
+        assert "16/16 point(s) finished" in resumed.stderr
+
+        # every point exactly once: one completed task per point across both arrays, and that task
+        # (the one task of its index that ran) named in the point as its writer
+        tasks = array_tasks(*ours)
+        completed = sorted((index, array) for array, index, state in tasks if state == "COMPLETED")
+        assert [index for index, _ in completed] == list(range(16))
+        assert dict(completed)[cancelled] == ours[1]
+        assert all(array == first for index, array in completed if index != cancelled)
+        for index, array in completed:
+            writer = (points / str(index) / "writer.txt").read_text()
+            assert writer.startswith(f"job {array}_{index} ("), (index, writer)
+        # the cancelled task is no task of the killed array any more (its own record, CANCELLED, stands for it)
+        assert [(array, index) for array, index, _ in tasks if index == cancelled] == [(ours[1], cancelled)]
+        assert sorted(int(p.name) for p in points.iterdir()) == list(range(16))  # no scratch left
+        table = pd.read_csv(tmp_path / "out" / "sweep.csv")
+        assert table["point"].tolist() == list(range(16)) and table["seed"].tolist() == list(range(1, 17))
+        # nothing of ours is left in the queue: every record of both arrays (tasks and the arrays' own) ended
+        records = subprocess.run(["squeue", "--noheader", "--array", "--states=all", f"--jobs={','.join(ours)}",
+                                  "--format=%i %T"], capture_output=True, text=True, timeout=30).stdout.splitlines()
+        assert len(records) >= 16 and {line.split()[1] for line in records} <= {"COMPLETED", "CANCELLED"}, records
+        print(f"arrays {ours}: killed with {len(live)} live task(s) {sorted(live)}, cancelled {cancelled}, "
+              f"{before.group(1)} finished before the resume, {adopted.group(1)} adopted; resume took "
+              f"{resume_s:.1f} s")
+    finally:
+        client.kill()
+        log.close()
+        for job_id in ours:
+            subprocess.run(["scancel", job_id], timeout=30)
