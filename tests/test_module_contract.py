@@ -7,7 +7,7 @@ simulated (the in-process cluster, on its virtual clock). Each must: submit and 
 completion with submit <= start <= end; suspend and resume it; cancel it; answer for a job it
 never ran or no longer remembers (UNKNOWN, or a finished state from accounting, never an
 exception); report a submit that fails as one JobModuleError naming the module; and, where it tags
-jobs with their submission token (local, slurm), find a live job by it from a fresh instance.
+jobs with their submission token (local, slurm, sge), find a live job by it from a fresh instance.
 
 Where a module cannot know something the contract is stated as what it can: the user's shell module
 only knows running/done (no scheduler times, no suspended state), and LSF reports a killed job as
@@ -123,7 +123,7 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
         return Subject(load_job_module("sge", {"queue": "all.q", "retry_for": 60}, local),
                        lambda: load_job_module("sge", {"queue": "all.q"}, local),
                        lambda: load_job_module("sge", {"queue": "djsb-no-such.q"}, local),
-                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}))
+                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}), finds_by_token=True)
     if name == "lsf":
         return Subject(scripted_lsf(), scripted_lsf, scripted_lsf_refusing,
                        cancel_states=frozenset({JobState.FAILED}))

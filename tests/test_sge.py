@@ -381,3 +381,98 @@ def test_live_djsb_run_end_to_end(sge_cell: None, apps_bin: Path, tmp_path: Path
     assert all(row["validated"] == "True" for row in rows)
     stopcont_sim = next(row for row in rows if row["scenario"] == "stopcont" and row["app"] == "simulation")
     assert float(stopcont_sim["suspended_s"]) > 0
+
+
+class LostFirstReply(LocalTransport):
+    """The real cell, except that the first qsub's reply is dropped after qsub ran: the job exists,
+    the module only gets ConnectionLost. ``lost`` keeps what qsub really printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost: CommandResult | None = None
+        self.qsubs = 0
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        result = super().run(command, timeout)
+        if command.startswith("qsub"):
+            self.qsubs += 1
+            if self.lost is None:
+                self.lost = result
+                raise ConnectionLost("the link dropped after qsub ran")
+        return result
+
+
+def live_request(tmp_path: Path, name: str, argv: tuple[str, ...]) -> JobRequest:
+    return JobRequest(name=name, app="analytics", total_tasks=1, cpus_per_task=1, total_memory=16 * MIB,
+                      exec_time=5, argv=argv, stdout_path=str(tmp_path / f"{name}.out"),
+                      stderr_path=str(tmp_path / f"{name}.err"))
+
+
+def sge(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def listed_with(token: str) -> list[str]:
+    """The ids of the user's jobs in the cell whose name carries ``token``."""
+    return [job_id for job_id, _, tagged in parse_qstat_tokens(sge("qstat", "-xml").stdout) if tagged == token]
+
+
+@pytest.mark.slow
+def test_live_lost_qsub_reply_finds_the_held_job_and_submits_no_second(sge_cell: None, tmp_path: Path) -> None:
+    """The first qsub's reply is lost; the retry finds the job by its token in qstat: one job with
+    the token, the id qsub printed, submitted not rerunnable (qstat -j: 'restart: n')."""
+    transport = LostFirstReply()
+    module = SgeJobModule({"queue": "all.q", "submit_options": ["-h"]}, transport)  # held: takes no slot
+    job = live_request(tmp_path, "djsb-lost", ("true",))
+    job_id = module.submit(job)
+    try:
+        assert transport.lost is not None and parse_qsub(transport.lost.stdout) == job_id
+        assert transport.qsubs == 1
+        assert listed_with(job.token) == [job_id]
+        details = sge("qstat", "-j", job_id).stdout
+        assert f"job_name:                   djsb-lost.djsb-{job.token}\n" in details
+        assert "restart:                    n\n" in details
+    finally:
+        module.cancel(job_id)
+    wait_for(lambda: not listed_with(job.token), 30, "the held job deleted")
+
+
+@pytest.mark.slow
+def test_live_lost_qsub_reply_of_a_job_that_ended_is_found_in_the_accounting(sge_cell: None,
+                                                                              tmp_path: Path) -> None:
+    """The reply is lost and the job ends before the retry (the back-off waits until qacct has it):
+    the retry finds it in the accounting by its token and does not run qsub again."""
+    transport = LostFirstReply()
+
+    def accounted(seconds: float) -> None:
+        assert transport.lost is not None
+        job_id = parse_qsub(transport.lost.stdout)
+        wait_for(lambda: sge("qstat", "-j", job_id).returncode != 0 and sge("qacct", "-j", job_id).returncode == 0,
+                 60, f"job {job_id} ended and accounted")
+
+    module = SgeJobModule({"queue": "all.q", "memory_resource": "none"}, transport, sleep=accounted)
+    job = live_request(tmp_path, "djsb-lost-ended", ("true",))
+    job_id = module.submit(job)
+    assert transport.lost is not None and parse_qsub(transport.lost.stdout) == job_id and transport.qsubs == 1
+    accounting = sge("qacct", "-j", f"*.djsb-{job.token}").stdout
+    assert parse_qacct_tokens(accounting) == [(job_id, JobState.COMPLETED, job.token)]
+    assert listed_with(job.token) == []
+
+
+@pytest.mark.slow
+def test_live_find_by_token_from_a_fresh_module(sge_cell: None, tmp_path: Path) -> None:
+    """Two held jobs are found by their tokens from a module that never submitted them; once
+    cancelled, none of them is found or listed."""
+    module = SgeJobModule({"queue": "all.q", "submit_options": ["-h"]}, LocalTransport())
+    jobs = [live_request(tmp_path, f"djsb-find{index}", ("true",)) for index in range(2)]
+    ids = [module.submit(job) for job in jobs]
+    fresh = SgeJobModule({}, LocalTransport())
+    try:
+        assert fresh.find_by_token([jobs[0].token, jobs[1].token, "0" * 32]) == {
+            jobs[0].token: ids[0], jobs[1].token: ids[1]}
+        assert len(set(ids)) == 2
+    finally:
+        for job_id in ids:
+            fresh.cancel(job_id)
+    wait_for(lambda: fresh.find_by_token([job.token for job in jobs]) == {}, 30, "both jobs deleted")
+    assert [listed_with(job.token) for job in jobs] == [[], []]
