@@ -340,18 +340,26 @@ class SchedulerModule(CommandJobModule):
         self.transport.write_text(script_path(request.stdout_path), script)
         submitted_at = time.time()
 
+        found: list[str] = []  # the job a lost attempt created, in place of the submit's own answer
+
         def recover() -> CommandResult | None:
             job_id = self.find_submitted(request.token)
-            return None if job_id is None else CommandResult(command, 0, job_id + "\n", "")
+            if job_id is None:
+                return None
+            found.append(job_id)
+            return CommandResult(command, 0, "", "")
 
         result = self.run(command, check=False, recover=recover)
-        if result.returncode != 0:
+        if found:
+            job_id = found[0]
+        elif result.returncode != 0:
             refusal = one_line(result.stderr or result.stdout)
             raise SubmitRejected(f"{self.name}: submission refused: {refusal}")
-        try:
-            job_id = self.parse_job_id(result.stdout, result.stderr)
-        except ValueError as exc:
-            raise JobModuleError(f"{self.name}: {exc} (stderr: {result.stderr.strip()})") from None
+        else:
+            try:
+                job_id = self.parse_job_id(result.stdout, result.stderr)
+            except ValueError as exc:
+                raise JobModuleError(f"{self.name}: {exc} (stderr: {result.stderr.strip()})") from None
         self._submitted_at[job_id] = submitted_at
         return job_id
 
