@@ -20,9 +20,17 @@ from support import sim_request as request
 
 from djsb.errors import ConfigError, JobModuleError
 from djsb.jobs import JobState
-from djsb.transport import CommandResult
+from djsb.transport import CommandResult, ConnectionLost
 from job_modules.lsf import LsfJobModule
-from job_modules.lsf.parsers import LsfTime, exec_hosts, lsf_state, lsf_time, parse_bjobs, parse_bsub
+from job_modules.lsf.parsers import (
+    LsfTime,
+    exec_hosts,
+    lsf_state,
+    lsf_time,
+    parse_bjobs,
+    parse_bsub,
+    parse_tagged_jobs,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20
@@ -115,10 +123,10 @@ def test_bsub_argv_for_a_known_request() -> None:
     """Worked by hand: 256 MiB per task + 64 MiB margin = 320 MB; 30 s * 3 + 120 s = 210 s -> 4 min;
     two tasks started by blaunch in the job script, which bsub reads (and spools) from its stdin."""
     module = LsfJobModule({"queue": "normal", "project": "bench"}, ScriptedTransport([]))
-    command = module.get_submit_command(request())
+    command = module.get_submit_command(request(token="0123456789abcdef0123456789abcdef"))
     assert command.endswith(" < '/runs/a b/sim.sh'")
     assert shlex.split(command) == [
-        "bsub", "-J", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-n", "2",
+        "bsub", "-J", "exec-s0-sim0.djsb-0123456789abcdef0123456789abcdef", "-rn", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-n", "2",
         "-R", "affinity[core(2)]", "-M", "320MB", "-W", "4", "-q", "normal", "-P", "bench", "<", "/runs/a b/sim.sh"]
     assert module.batch_script(request()) == (
         "#!/bin/sh\n"
@@ -195,13 +203,51 @@ def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() ->
     transport = ScriptedTransport([
         ("bsub", sequence(fail(canned("bjobs_lsf_down.stderr")), ok(canned("bsub_submitted.txt")))),
         ("bkill", ok("Job <1234> is being terminated\n")),
+        ("job_name", fail(canned("bjobs_no_job.stderr"), code=255)),
         ("bjobs", fail(canned("bjobs_not_found.stderr"), code=255))])
     module = LsfJobModule({"retry_for": 10}, transport, sleep=lambda s: None)
     assert module.submit(request()) == "1234"
-    assert sum(c.startswith("bsub") for c in transport.commands) == 2
+    # before the second bsub, the lookup of the first one's token found no job
+    assert [c.split()[0] for c in transport.commands] == ["bsub", "bjobs", "bsub"]
     assert transport.files == {"/runs/a b/sim.sh": module.batch_script(request())}
     module.cancel("1234")
     assert module.poll(["1234"])["1234"].state is JobState.CANCELLED
+
+
+TAGGED = {"sim": "0123456789abcdef0123456789abcdef", "ana": "89abcdef0123456789abcdef01234567",
+          "calib": "fedcba9876543210fedcba9876543210", "piped": "00112233445566778899aabbccddeeff"}
+
+
+def test_tagged_jobs_are_read_from_their_names() -> None:
+    """bjobs_tagged.txt: 204 has no token; 205's name holds a '|' (the name is the last field)."""
+    assert parse_tagged_jobs(canned("bjobs_tagged.txt")) == [
+        ("201", JobState.RUNNING, TAGGED["sim"]), ("202", JobState.PENDING, TAGGED["ana"]),
+        ("203", JobState.COMPLETED, TAGGED["calib"]), ("205", JobState.SUSPENDED, TAGGED["piped"])]
+    assert parse_tagged_jobs(canned("bjobs_no_job.stderr")) == []
+
+
+def test_a_lost_bsub_reply_finds_the_job_even_finished_and_submits_no_second() -> None:
+    """The reply of the bsub is lost; its token is in bjobs -a (203: DONE already): no second bsub."""
+    transport = ScriptedTransport([("bsub", lambda command: ConnectionLost("the link dropped after bsub ran")),
+                                   ("bjobs", ok(canned("bjobs_tagged.txt")))])
+    module = LsfJobModule({}, transport, sleep=lambda s: None)
+    assert module.submit(request(token=TAGGED["calib"])) == "203"
+    assert transport.commands[1] == "bjobs -a -noheader -o 'jobid stat job_name delimiter='\"'\"'|'\"'\"''"
+    assert shlex.split(transport.commands[1])[-1] == "jobid stat job_name delimiter='|'"
+    assert [c.split()[0] for c in transport.commands] == ["bsub", "bjobs"]
+
+
+def test_find_by_token_finds_jobs_not_yet_ended_in_one_bjobs() -> None:
+    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_tagged.txt")))])
+    module = LsfJobModule({}, transport)
+    assert module.find_by_token([TAGGED["sim"], TAGGED["calib"], TAGGED["piped"], "0" * 32]) == {
+        TAGGED["sim"]: "201", TAGGED["piped"]: "205"}  # 203 has ended
+    assert len(transport.commands) == 1
+    nobody = LsfJobModule({}, ScriptedTransport([("bjobs", fail(canned("bjobs_no_job.stderr"), code=255))]))
+    assert nobody.find_by_token([TAGGED["sim"]]) == {}
+    broken = LsfJobModule({}, ScriptedTransport([("bjobs", fail("bjobs: unknown option\n"))]))
+    with pytest.raises(JobModuleError, match="unknown option"):
+        broken.find_by_token([TAGGED["sim"]])
 
 
 def test_failing_commands_raise() -> None:

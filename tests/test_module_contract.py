@@ -7,7 +7,7 @@ simulated (the in-process cluster, on its virtual clock). Each must: submit and 
 completion with submit <= start <= end; suspend and resume it; cancel it; answer for a job it
 never ran or no longer remembers (UNKNOWN, or a finished state from accounting, never an
 exception); report a submit that fails as one JobModuleError naming the module; and, where it tags
-jobs with their submission token (local, slurm), find a live job by it from a fresh instance.
+jobs with their submission token (local, slurm, sge, lsf), find a live job by it from a fresh instance.
 
 Where a module cannot know something the contract is stated as what it can: the user's shell module
 only knows running/done (no scheduler times, no suspended state), and LSF reports a killed job as
@@ -65,17 +65,25 @@ def lsf_line(state: str, job_id: str) -> str:
 class ScriptedLsf:
     """LSF's answers in its documented formats, following the commands the module sends: bsub gives
     the fixture's "Job <1234> is submitted" message, a job pends for one bjobs, runs for two, then is
-    DONE; bstop/bresume/bkill move it to USUSP/RUN/EXIT. Unknown ids get LSF's "is not found"."""
+    DONE; bstop/bresume/bkill move it to USUSP/RUN/EXIT. Unknown ids get LSF's "is not found". The
+    job's name (bsub -J) is listed by a bjobs of job names (the submission token's lookup)."""
 
     def __init__(self) -> None:
         self.state = ""
         self.runs = 0
+        self.name = ""
 
     def answer(self, command: str) -> CommandResult:
         verb = command.split()[0]
         if verb == "bsub":
             self.state = "PEND"
+            words = shlex.split(command)
+            self.name = words[words.index("-J") + 1]
             return ok((FIXTURES / "lsf" / "bsub_submitted.txt").read_text())(command)
+        if "job_name" in command:
+            if not self.state:
+                return fail((FIXTURES / "lsf" / "bjobs_no_job.stderr").read_text(), 255)(command)
+            return ok(f"1234|{self.state}|{self.name}\n")(command)
         if verb in ("bstop", "bresume", "bkill"):
             self.state = {"bstop": "USUSP", "bresume": "RUN", "bkill": "EXIT"}[verb]
             return ok(f"Job <1234> is being {verb[1:]}ed\n")(command)
@@ -98,8 +106,8 @@ class ScriptedLsf:
             self.state = "DONE" if self.runs >= 3 else "RUN"
 
 
-def scripted_lsf() -> JobModule:
-    fake = ScriptedLsf()
+def scripted_lsf(fake: ScriptedLsf) -> JobModule:
+    """A module talking to ``fake`` (two modules on one fake: a harness and its resumed successor)."""
     answer: Answer = fake.answer
     return load_job_module("lsf", {"minute_times": True, "retry_for": 0},
                            ScriptedTransport([("bsub", answer), ("bstop", answer), ("bresume", answer),
@@ -123,10 +131,11 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
         return Subject(load_job_module("sge", {"queue": "all.q", "retry_for": 60}, local),
                        lambda: load_job_module("sge", {"queue": "all.q"}, local),
                        lambda: load_job_module("sge", {"queue": "djsb-no-such.q"}, local),
-                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}))
+                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}), finds_by_token=True)
     if name == "lsf":
-        return Subject(scripted_lsf(), scripted_lsf, scripted_lsf_refusing,
-                       cancel_states=frozenset({JobState.FAILED}))
+        lsf = ScriptedLsf()
+        return Subject(scripted_lsf(lsf), lambda: scripted_lsf(lsf), scripted_lsf_refusing,
+                       cancel_states=frozenset({JobState.FAILED}), finds_by_token=True)
     if name == "user file":
         return Subject(load_job_module(str(SHELL_MODULE), {}, local),
                        lambda: load_job_module(str(SHELL_MODULE), {}, local),

@@ -21,15 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import ScriptedTransport, ok, sim_request
+from support import ScriptedTransport, fail, ok, sim_request
 
 from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest, JobState, JobStatus
-from djsb.transport import LocalTransport
+from djsb.transport import CommandResult, ConnectionLost, LocalTransport
 from job_modules.sge import SgeJobModule
 from job_modules.sge.parsers import (
     parse_qacct,
+    parse_qacct_tokens,
+    parse_qstat_tokens,
     parse_qstat_xml,
     parse_qsub,
     qacct_time,
@@ -44,6 +46,12 @@ MIB = 1 << 20
 
 def fixture(name: str) -> str:
     return (FIXTURES / name).read_text()
+
+
+def tagged_manifest() -> dict[str, tuple[str, str]]:
+    """What each job of capture_tokens.sh was made to be -> (job id, token; '-': untagged)."""
+    return {what: (job_id, token) for job_id, what, token in
+            (line.split() for line in fixture("manifest_tokens.txt").splitlines())}
 
 
 def manifest() -> dict[str, tuple[str, int, int]]:
@@ -129,6 +137,27 @@ def test_qacct_deleted_jobs() -> None:
     assert jobs["pending_held"][0] not in records
 
 
+def test_qstat_xml_tagged_jobs() -> None:
+    """capture_tokens.sh: a tagged job running (it ends at once), a tagged one held, an untagged one
+    held; qstat -j shows the held one not rerunnable (qsub -r n: 'restart: n')."""
+    jobs = tagged_manifest()
+    (ended, ended_token), (held, held_token) = jobs["tagged_ended"], jobs["tagged_held"]
+    assert parse_qstat_tokens(fixture("qstat_tagged.xml")) == [
+        (ended, JobState.RUNNING, ended_token), (held, JobState.PENDING, held_token)]
+    assert jobs["untagged_held"][1] == "-" and len(ended_token) == len(held_token) == 32
+    details = dict(line.split(":", 1) for line in fixture("qstat_j_tagged.txt").splitlines() if ":" in line)
+    assert details["job_number"].strip() == held and details["restart"].strip() == "n"
+    assert details["job_name"].strip() == f"cap-tagged_held.djsb-{held_token}"
+
+
+def test_qacct_tagged_ended_job() -> None:
+    """qacct -j '*.djsb-TOKEN' finds the ended job by the token in its name (qacct keeps no context);
+    a token no job has prints only an error."""
+    ended, token = tagged_manifest()["tagged_ended"]
+    assert parse_qacct_tokens(fixture("qacct_tagged.txt")) == [(ended, JobState.COMPLETED, token)]
+    assert "not found" in fixture("qacct_tagged_unknown.stderr") and parse_qacct_tokens("") == []
+
+
 def test_time_formats_read_as_utc() -> None:
     assert qstat_time("2026-11-23T09:39:32") == 1795426772.0  # date -u -d 2026-11-23T09:39:32 +%s
     assert qacct_time("Mon Nov 23 09:39:22 2026") == 1795426762.0
@@ -147,11 +176,12 @@ def test_qsub_argv_for_a_known_request() -> None:
     """2 slots; h_rt = 30 * 3 + 120 = 210 s; h_vmem per slot = (512 + 512 margin) / 2 = 512 MiB;
     the job script (kept beside the output: sim.out -> sim.sh) runs under sh whatever the queue's shell."""
     module = SgeJobModule({"queue": "all.q", "project": "bench"}, ScriptedTransport([]))
-    argv = shlex.split(module.get_submit_command(request()))
-    assert argv == ["qsub", "-terse", "-N", "exec-s0-sim0", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err",
-                    "-S", "/bin/sh", "-pe", "smp", "2", "-l", "h_rt=210", "-l", "h_vmem=512M", "-q", "all.q",
+    job = request(token="0123456789abcdef0123456789abcdef")
+    argv = shlex.split(module.get_submit_command(job))
+    assert argv == ["qsub", "-terse", "-N", "exec-s0-sim0.djsb-0123456789abcdef0123456789abcdef", "-r", "n",
+                    "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-S", "/bin/sh", "-pe", "smp", "2", "-l", "h_rt=210", "-l", "h_vmem=512M", "-q", "all.q",
                     "-P", "bench", "/runs/a b/sim.sh"]
-    assert module.batch_script(request()) == (
+    assert module.batch_script(job) == (
         "#!/bin/sh\n"
         "# Batch script of a DJSB job, written by job_modules/sge (its name is this file's).\n"
         "# Every task runs on this host (the parallel environment keeps a job's slots on one host), each\n"
@@ -170,7 +200,7 @@ def test_colocated_oversubscribing_job_goes_to_the_sims_host_in_the_shared_queue
         app="analytics", cpus_per_task=1, total_memory=100 * MIB, exec_time=4, colocate_with="7",
         oversubscribe=True, env={})))
     assert argv[argv.index("-N") + 2:-1] == [
-        "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-S", "/bin/sh", "-l", "h_rt=132", "-q", "shared.q@n1"]
+        "-r", "n", "-o", "/runs/a b/sim.out", "-e", "/runs/a b/sim.err", "-S", "/bin/sh", "-l", "h_rt=132", "-q", "shared.q@n1"]
     no_queue = SgeJobModule({}, transport)
     argv = shlex.split(no_queue.get_submit_command(request(node_host_names=("n1", "n2"), cpus_per_task=1)))
     assert argv[argv.index("-l", argv.index("h_rt=210")):-1] == ["-l", "h_vmem=1024M", "-l", "hostname=n1|n2"]
@@ -212,6 +242,42 @@ def test_control_commands_and_options() -> None:
         SgeJobModule({"partition": "x"}, ScriptedTransport([]))
     with pytest.raises(ConfigError, match="queue"):
         SgeJobModule({"queue": "all q"}, ScriptedTransport([]))
+
+
+def lost(command: str) -> CommandResult | Exception:
+    return ConnectionLost("the link dropped after qsub ran")
+
+
+def test_a_lost_qsub_reply_finds_the_job_in_qstat_or_in_the_accounting() -> None:
+    """The reply of each qsub is lost; the held job is found in qstat, the ended one (no longer in
+    qstat) in the accounting, by the token in its name; qsub runs once for each."""
+    jobs = tagged_manifest()
+    for what, expected in (("tagged_held", ["qsub", "qstat"]), ("tagged_ended", ["qsub", "qstat", "qacct"])):
+        job_id, token = jobs[what]
+        listing = fixture("qstat_tagged.xml") if what == "tagged_held" else fixture("qstat_unknown_job.txt")
+        transport = ScriptedTransport([("qsub", lost), ("qstat", ok(listing)), ("qacct", ok(fixture("qacct_tagged.txt")))])
+        module = SgeJobModule({}, transport, sleep=lambda seconds: None)
+        assert module.submit(request(token=token)) == job_id
+        assert [shlex.split(command)[0 if command.startswith("q") else 2] for command in transport.commands] == expected
+        if what == "tagged_ended":
+            assert shlex.split(transport.commands[-1]) == ["env", "TZ=UTC", "qacct", "-j", f"*.djsb-{token}"]
+
+
+def test_a_lost_qsub_reply_of_a_job_nobody_has_submits_again() -> None:
+    """Neither qstat nor the accounting knows the token: the qsub never took effect, so it runs again."""
+    replies = iter([ConnectionLost("the link dropped before qsub ran"), CommandResult("qsub", 0, "77\n", "")])
+    transport = ScriptedTransport([("qsub", lambda command: next(replies)), ("qstat", ok(fixture("qstat_tagged.xml"))),
+                                   ("qacct", fail(fixture("qacct_tagged_unknown.stderr")))])
+    assert SgeJobModule({}, transport, sleep=lambda seconds: None).submit(request()) == "77"
+    assert sum(command.startswith("qsub") for command in transport.commands) == 2
+
+
+def test_find_by_token_lists_the_users_tagged_jobs_in_one_qstat() -> None:
+    jobs = tagged_manifest()
+    (ended, ended_token), (held, held_token) = jobs["tagged_ended"], jobs["tagged_held"]
+    transport = ScriptedTransport([("qstat", ok(fixture("qstat_tagged.xml")))])
+    found = SgeJobModule({}, transport).find_by_token([held_token, ended_token, "0" * 32])
+    assert found == {held_token: held, ended_token: ended} and transport.commands == ["env TZ=UTC qstat -xml"]
 
 
 def test_poll_uses_qacct_for_jobs_gone_from_qstat() -> None:
@@ -315,3 +381,98 @@ def test_live_djsb_run_end_to_end(sge_cell: None, apps_bin: Path, tmp_path: Path
     assert all(row["validated"] == "True" for row in rows)
     stopcont_sim = next(row for row in rows if row["scenario"] == "stopcont" and row["app"] == "simulation")
     assert float(stopcont_sim["suspended_s"]) > 0
+
+
+class LostFirstReply(LocalTransport):
+    """The real cell, except that the first qsub's reply is dropped after qsub ran: the job exists,
+    the module only gets ConnectionLost. ``lost`` keeps what qsub really printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost: CommandResult | None = None
+        self.qsubs = 0
+
+    def run(self, command: str, timeout: float = 60.0) -> CommandResult:
+        result = super().run(command, timeout)
+        if command.startswith("qsub"):
+            self.qsubs += 1
+            if self.lost is None:
+                self.lost = result
+                raise ConnectionLost("the link dropped after qsub ran")
+        return result
+
+
+def live_request(tmp_path: Path, name: str, argv: tuple[str, ...]) -> JobRequest:
+    return JobRequest(name=name, app="analytics", total_tasks=1, cpus_per_task=1, total_memory=16 * MIB,
+                      exec_time=5, argv=argv, stdout_path=str(tmp_path / f"{name}.out"),
+                      stderr_path=str(tmp_path / f"{name}.err"))
+
+
+def sge(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+
+def listed_with(token: str) -> list[str]:
+    """The ids of the user's jobs in the cell whose name carries ``token``."""
+    return [job_id for job_id, _, tagged in parse_qstat_tokens(sge("qstat", "-xml").stdout) if tagged == token]
+
+
+@pytest.mark.slow
+def test_live_lost_qsub_reply_finds_the_held_job_and_submits_no_second(sge_cell: None, tmp_path: Path) -> None:
+    """The first qsub's reply is lost; the retry finds the job by its token in qstat: one job with
+    the token, the id qsub printed, submitted not rerunnable (qstat -j: 'restart: n')."""
+    transport = LostFirstReply()
+    module = SgeJobModule({"queue": "all.q", "submit_options": ["-h"]}, transport)  # held: takes no slot
+    job = live_request(tmp_path, "djsb-lost", ("true",))
+    job_id = module.submit(job)
+    try:
+        assert transport.lost is not None and parse_qsub(transport.lost.stdout) == job_id
+        assert transport.qsubs == 1
+        assert listed_with(job.token) == [job_id]
+        details = sge("qstat", "-j", job_id).stdout
+        assert f"job_name:                   djsb-lost.djsb-{job.token}\n" in details
+        assert "restart:                    n\n" in details
+    finally:
+        module.cancel(job_id)
+    wait_for(lambda: not listed_with(job.token), 30, "the held job deleted")
+
+
+@pytest.mark.slow
+def test_live_lost_qsub_reply_of_a_job_that_ended_is_found_in_the_accounting(sge_cell: None,
+                                                                              tmp_path: Path) -> None:
+    """The reply is lost and the job ends before the retry (the back-off waits until qacct has it):
+    the retry finds it in the accounting by its token and does not run qsub again."""
+    transport = LostFirstReply()
+
+    def accounted(seconds: float) -> None:
+        assert transport.lost is not None
+        job_id = parse_qsub(transport.lost.stdout)
+        wait_for(lambda: sge("qstat", "-j", job_id).returncode != 0 and sge("qacct", "-j", job_id).returncode == 0,
+                 60, f"job {job_id} ended and accounted")
+
+    module = SgeJobModule({"queue": "all.q", "memory_resource": "none"}, transport, sleep=accounted)
+    job = live_request(tmp_path, "djsb-lost-ended", ("true",))
+    job_id = module.submit(job)
+    assert transport.lost is not None and parse_qsub(transport.lost.stdout) == job_id and transport.qsubs == 1
+    accounting = sge("qacct", "-j", f"*.djsb-{job.token}").stdout
+    assert parse_qacct_tokens(accounting) == [(job_id, JobState.COMPLETED, job.token)]
+    assert listed_with(job.token) == []
+
+
+@pytest.mark.slow
+def test_live_find_by_token_from_a_fresh_module(sge_cell: None, tmp_path: Path) -> None:
+    """Two held jobs are found by their tokens from a module that never submitted them; once
+    cancelled, none of them is found or listed."""
+    module = SgeJobModule({"queue": "all.q", "submit_options": ["-h"]}, LocalTransport())
+    jobs = [live_request(tmp_path, f"djsb-find{index}", ("true",)) for index in range(2)]
+    ids = [module.submit(job) for job in jobs]
+    fresh = SgeJobModule({}, LocalTransport())
+    try:
+        assert fresh.find_by_token([jobs[0].token, jobs[1].token, "0" * 32]) == {
+            jobs[0].token: ids[0], jobs[1].token: ids[1]}
+        assert len(set(ids)) == 2
+    finally:
+        for job_id in ids:
+            fresh.cancel(job_id)
+    wait_for(lambda: fresh.find_by_token([job.token for job in jobs]) == {}, 30, "both jobs deleted")
+    assert [listed_with(job.token) for job in jobs] == [[], []]

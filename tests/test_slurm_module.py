@@ -228,6 +228,27 @@ def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
     assert len(submitted) == 1
 
 
+def test_a_lookup_that_cannot_answer_holds_the_submit_back() -> None:
+    """While the lookup of the lost submission gets no answer (the link still down: a timeout, then
+    a transient error) sbatch is not run again; the third lookup finds the job."""
+    submitted: list[str] = []
+
+    def sbatch(command: str) -> CommandResult | Exception:
+        submitted.append(sbatch_options(command)["comment"])
+        return CommandTimeout("the controller took the job but the reply was lost")
+
+    def found(command: str) -> CommandResult:
+        return CommandResult(command, 0, f"13|PENDING|{submitted[0]}\n", "")
+
+    squeue = sequence(lambda command: CommandTimeout("still no link"),
+                      fail("squeue: error: Unable to contact slurm controller (connect failure)"), found)
+    sleeps: list[float] = []
+    slurm, transport = module([("sbatch", sbatch), ("squeue", squeue)], sleeps)
+    assert slurm.submit(sim_request()) == "13"
+    assert len(submitted) == 1 and sum(c.startswith("squeue") for c in transport.commands) == 3
+    assert sleeps == [0.5, 1.0, 2.0]  # one back-off after the lost reply, one after each unanswered lookup
+
+
 def test_the_submission_token_tags_the_job_and_finds_it_while_it_lives() -> None:
     request = sim_request()
     running, ended = sim_request(), sim_request()

@@ -17,7 +17,7 @@ from sshd_plugin import SshdPair
 from test_slurm_run import CONFIG, Run, read_jobs
 
 from djsb.harness.ledger import SUBMITTED, SUBMITTING
-from job_modules.slurm.parsers import TOKEN_PREFIX
+from djsb.jobs.scheduler_base import TOKEN_PREFIX
 
 pytestmark = [pytest.mark.slurm, pytest.mark.ssh, pytest.mark.slow]
 

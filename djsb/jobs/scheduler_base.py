@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,6 +34,43 @@ Recover = Callable[[], CommandResult | None]
 # for one, keeps trying to reach slurmctld for MessageTimeout (10 s) before it fails, so a short
 # slurmctld outage shows only as a slow answer. The interval counts as an outage.
 SLOW_ANSWER_S = 5.0
+
+TOKEN_PREFIX = "djsb-"
+"""A job DJSB submitted carries this prefix and its submission token (JobRequest.token) in a field
+its scheduler keeps: Slurm's --comment, the end of a Grid Engine or LSF job name (:func:`tagged_name`)."""
+
+
+class Unanswered(Exception):
+    """A one-off scheduler query (:meth:`RetryingTransport.run_once`) got no answer."""
+
+
+def tagged_name(name: str, token: str) -> str:
+    """The job name ``name`` with the submission ``token`` at its end, for schedulers whose free
+    text about a job outlives it only in its name (Grid Engine's accounting keeps the name, not the
+    job context; LSF's bjobs -J and job_name match it)."""
+    return f"{name}.{TOKEN_PREFIX}{token}"
+
+
+def name_token(name: str) -> str | None:
+    """The submission token at the end of a :func:`tagged_name`; None for any other name."""
+    _, dot, token = name.rpartition("." + TOKEN_PREFIX)
+    return token if dot and token else None
+
+
+TaggedJob = tuple[str, JobState, str]
+"""A job a scheduler lists with a submission token: (job id, state, token)."""
+
+
+def job_with_token(tagged: Iterable[TaggedJob], token: str) -> str | None:
+    """The id of the job with ``token`` among ``tagged``, in any state (find_submitted's answer)."""
+    return next((job_id for job_id, _, tagged_token in tagged if tagged_token == token), None)
+
+
+def live_jobs_by_token(tagged: Iterable[TaggedJob], tokens: Collection[str]) -> dict[str, str]:
+    """The id of each job among ``tagged`` not yet ended whose token is one of ``tokens``, by token
+    (find_by_token's answer)."""
+    wanted = set(tokens)
+    return {token: job_id for job_id, state, token in tagged if token in wanted and not state.finished}
 
 
 def _non_negative(node: Located) -> float:
@@ -155,21 +192,38 @@ class RetryingTransport:
         if self.on_outage is not None:
             self.on_outage(Outage(start, time.time(), self.scheduler, attempts, command, error))
 
+    def run_once(self, command: str, timeout: float) -> CommandResult:
+        """One attempt of ``command``, not retried: raises :class:`Unanswered` when it hangs, the
+        connection drops or it fails with a transient error (the lookup of a lost submission: while
+        it cannot answer, the submit must not be repeated)."""
+        result, error = self._attempt(command, timeout)
+        if result is None:
+            raise Unanswered(error)
+        return result
+
+    def _recover(self, recover: Recover) -> tuple[CommandResult | None, str]:
+        """``recover``'s answer, or why it had none: an unanswered lookup counts as a failed attempt."""
+        try:
+            return recover(), ""
+        except Unanswered as exc:
+            return None, f"lost submission not looked up: {exc}"
+
     def run(self, command: str, timeout: float = 60.0, *, recover: Recover | None = None) -> CommandResult:
         """Run ``command`` until it answers; before each retry ``recover`` may answer in its place
-        (the job a submit whose reply was lost did create)."""
+        (the job a submit whose reply was lost did create); while ``recover`` itself cannot answer,
+        the command is not run again."""
         deadline = time.monotonic() + self.retry_for
         delay = 0.5
         failed = 0
         first_error = ""
         outage_start = 0.0
         while True:
-            found = recover() if failed and recover is not None and self.stop_deadline is None else None
-            if found is not None:
-                self._outage(outage_start, failed, command, first_error)
-                return found
             started = time.time()
-            result, error = self._attempt(command, timeout)
+            result, error = None, ""
+            if failed and recover is not None and self.stop_deadline is None:
+                result, error = self._recover(recover)
+            if result is None and not error:
+                result, error = self._attempt(command, timeout)
             if result is not None:
                 if failed:
                     self._outage(outage_start, failed, command, first_error)
@@ -250,9 +304,11 @@ class SchedulerModule(CommandJobModule):
         """Final records of jobs the status query no longer lists; by default none."""
         return {}
 
-    def find_submitted(self, submit_command: str) -> str | None:
-        """The id of the job an attempt of ``submit_command`` created although its reply was lost
-        (None: it created none, submit again). By default the scheduler cannot tell: None."""
+    def find_submitted(self, token: str) -> str | None:
+        """The id of the job, in any state, a submit with submission ``token`` created although its
+        reply was lost (None: it created none, submit again). Called between two attempts of the
+        submit; its queries go through ``transport.run_once``, whose :class:`Unanswered` makes the
+        submit wait rather than risk a second job. By default the scheduler cannot tell: None."""
         return None
 
     # -- the batch script ------------------------------------------------------------------
@@ -284,20 +340,32 @@ class SchedulerModule(CommandJobModule):
         self.transport.write_text(script_path(request.stdout_path), script)
         submitted_at = time.time()
 
+        found: list[str] = []  # the job a lost attempt created, in place of the submit's own answer
+
         def recover() -> CommandResult | None:
-            job_id = self.find_submitted(command)
-            return None if job_id is None else CommandResult(command, 0, job_id + "\n", "")
+            job_id = self.find_submitted(request.token)
+            if job_id is None:
+                return None
+            found.append(job_id)
+            return CommandResult(command, 0, "", "")
 
         result = self.run(command, check=False, recover=recover)
-        if result.returncode != 0:
+        if found:
+            job_id = found[0]
+        elif result.returncode != 0:
             refusal = one_line(result.stderr or result.stdout)
             raise SubmitRejected(f"{self.name}: submission refused: {refusal}")
-        try:
-            job_id = self.parse_job_id(result.stdout, result.stderr)
-        except ValueError as exc:
-            raise JobModuleError(f"{self.name}: {exc} (stderr: {result.stderr.strip()})") from None
+        else:
+            try:
+                job_id = self.parse_job_id(result.stdout, result.stderr)
+            except ValueError as exc:
+                raise JobModuleError(f"{self.name}: {exc} (stderr: {result.stderr.strip()})") from None
         self._submitted_at[job_id] = submitted_at
         return job_id
+
+    def run_once(self, command: str) -> CommandResult:
+        """One attempt of ``command`` under ``command_timeout``, for ``find_submitted``'s lookups."""
+        return self.transport.run_once(command, self.command_timeout)
 
     def run(self, command: str, *, check: bool = True, recover: Recover | None = None) -> CommandResult:
         """Run one command with retries; a non-zero exit of a command that answered raises when ``check``."""

@@ -19,6 +19,15 @@ so it is tested on canned output in the documented formats (tests/test_lsf.py).
   and the harness stamps the times with its own clock; ``minute_times: true`` keeps LSF's.
 - Suspend/resume/cancel: ``bstop`` (SIGSTOP to the job's processes; the job keeps its slots),
   ``bresume``, ``bkill``. Commands retry while mbatchd is down (djsb.jobs.scheduler_base).
+- Not rerunnable: ``bsub -rn`` ("bsub -rn": the job is never re-runnable; the job-level setting
+  overrides a re-runnable queue or application profile, "Re-runnable jobs"), so a job whose host
+  failed ends instead of running again from the start: a benchmark job that runs twice is a
+  different measurement.
+- Lost submissions: the job's name (-J) is tagged with its submission token (NAME.djsb-TOKEN; a
+  name may be 4094 characters long, "bsub -J"). A bsub retried after its reply was lost first
+  looks for the token in ``bjobs -a -noheader -o "jobid stat job_name delimiter='|'"`` (the user's
+  jobs, finished ones for CLEAN_PERIOD), so a job is never submitted twice; ``--resume`` finds the
+  jobs of a killed harness with the same query (``find_by_token``).
 """
 
 from __future__ import annotations
@@ -26,10 +35,11 @@ from __future__ import annotations
 import math
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from djsb.errors import JobModuleError, one_line
 from djsb.jobs.api import JobRequest, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.names import lsf_project_name, lsf_queue_name
@@ -38,7 +48,11 @@ from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
     SchedulerModule,
+    TaggedJob,
+    job_with_token,
+    live_jobs_by_token,
     queue_options,
+    tagged_name,
     task_memory_mib,
     time_limit_minutes,
 )
@@ -47,13 +61,17 @@ from djsb.yamlnodes import as_bool
 from job_modules.lsf.parsers import (
     BJOBS_FORMAT,
     JOB_NOT_FOUND,
+    NO_JOB_FOUND,
     STATE_TABLE,
+    TAGGED_FORMAT,
     is_transient,
     parse_bjobs,
     parse_bsub,
+    parse_tagged_jobs,
 )
 
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
+TAGGED_QUERY = shlex.join(["bjobs", "-a", "-noheader", "-o", TAGGED_FORMAT])
 
 OPTIONS: dict[str, Option] = {
     **COMMON_OPTIONS,
@@ -74,8 +92,8 @@ class LsfJobModule(SchedulerModule):
 
     def bsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The bsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""
-        args = ["-J", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
-                "-n", str(request.total_tasks)]
+        args = ["-J", tagged_name(request.name, request.token), "-rn", "-o", request.stdout_path,
+                "-e", request.stderr_path, "-n", str(request.total_tasks)]
         if self.options["affinity"]:
             args += ["-R", f"affinity[core({request.cpus_per_task})]"]
         per_node = tasks_per_node_for(self.options["tasks_per_node"], request.app)
@@ -140,6 +158,21 @@ class LsfJobModule(SchedulerModule):
     def status_failed(self, result: CommandResult) -> bool:
         """bjobs exits non-zero when some job is not found; that is an answer, not a failure."""
         return result.returncode != 0 and not JOB_NOT_FOUND.search(result.stderr)
+
+    def tagged_jobs(self, result: CommandResult) -> list[TaggedJob]:
+        """The tagged jobs of a TAGGED_QUERY answer; "No job found" is an empty answer, not a failure."""
+        if result.returncode != 0 and not NO_JOB_FOUND.search(result.stderr + result.stdout):
+            raise JobModuleError(f"{self.name}: bjobs failed ({result.returncode}): {TAGGED_QUERY}: "
+                                 f"{one_line(result.stderr or result.stdout)}")
+        return parse_tagged_jobs(result.stdout)
+
+    def find_submitted(self, token: str) -> str | None:
+        """The job named with ``token`` (its bsub's reply was lost), in any state bjobs -a lists."""
+        return job_with_token(self.tagged_jobs(self.run_once(TAGGED_QUERY)), token)
+
+    def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
+        """The jobs not yet ended whose name carries one of ``tokens``, in one bjobs."""
+        return live_jobs_by_token(self.tagged_jobs(self.run(TAGGED_QUERY, check=False)), tokens)
 
 
 MODULE = LsfJobModule

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from djsb.jobs.api import JobState, JobStatus
+from djsb.jobs.scheduler_base import TaggedJob, name_token
 
 # The bjobs -o fields, in the order parse_bjobs reads them.
 BJOBS_FIELDS = ("jobid", "stat", "submit_time", "start_time", "finish_time", "exec_host", "exit_code")
@@ -57,6 +58,12 @@ TRANSIENT_PATTERNS = re.compile(
     re.IGNORECASE)
 
 JOB_NOT_FOUND = re.compile(r"Job <[^>]*> is not found")
+# bjobs' answer when the user has no job it would list ("No unfinished job found", with -a "No job found").
+NO_JOB_FOUND = re.compile(r"No (?:unfinished )?job found")
+
+TAGGED_FIELDS = ("jobid", "stat", "job_name")
+TAGGED_FORMAT = " ".join(TAGGED_FIELDS) + " delimiter='|'"
+"""The bjobs -o fields :func:`parse_tagged_jobs` reads; the name last, so a '|' in it stays in it."""
 
 _SUBMITTED = re.compile(r"Job <(\d+)> is submitted to (?:default )?queue <([^>]*)>")
 _MONTHS = {name: number for number, name in enumerate(calendar.month_abbr) if name}
@@ -176,6 +183,21 @@ def parse_bjobs(stdout: str, now: float) -> dict[str, BjobsRecord]:
             nodes=exec_hosts(hosts) if started else (),
             exit_code=_exit_code(code, state) if state.finished else None)
     return records
+
+
+def parse_tagged_jobs(stdout: str) -> list[TaggedJob]:
+    """(job id, state, submission token) of each job of ``bjobs -noheader -o TAGGED_FORMAT`` output
+    whose name carries a DJSB token; other jobs (and bjobs' "No job found") are skipped."""
+    tagged: list[TaggedJob] = []
+    for line in stdout.splitlines():
+        fields = line.split("|", len(TAGGED_FIELDS) - 1)
+        if len(fields) != len(TAGGED_FIELDS):
+            continue
+        job_id, stat, name = fields
+        token = name_token(name.strip())
+        if token is not None:
+            tagged.append((job_id.strip(), lsf_state(stat), token))
+    return tagged
 
 
 def is_transient(stderr: str) -> bool:

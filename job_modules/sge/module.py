@@ -5,7 +5,8 @@ qstat's state letters map to the harness's states through parsers.STATE_RULES, a
 command's output is read by a pure parser tested on a real Grid Engine 8.1.9 (Debian's packages,
 set up by .ci/sge.sh).
 
-- Submit: ``qsub -terse -b y`` with -N, -o/-e, ``-pe PE SLOTS`` (SLOTS = tasks x cpus_per_task:
+- Submit: ``qsub -terse`` with -N (the job's name tagged with its submission token:
+  NAME.djsb-TOKEN), ``-r n``, -o/-e, ``-pe PE SLOTS`` (SLOTS = tasks x cpus_per_task:
   a Grid Engine slot is a CPU; the PE, ``smp`` by default, must keep a job's slots on one host,
   allocation_rule $pe_slots), ``-l h_rt=SECONDS`` and ``-l h_vmem=MiB per slot`` (the task's
   memory plus ``memory_margin``; h_vmem limits *virtual* memory, which an OpenMP program reserves
@@ -22,13 +23,24 @@ set up by .ci/sge.sh).
 - Suspend/resume: ``qmod -sj`` / ``qmod -usj``: the execd sends SIGSTOP/SIGCONT to the job's
   processes; a suspended job keeps its slots, so the jobs that share the simulation's CPUs go to
   ``oversubscribe_queue`` (a second queue on the same hosts). Cancel: ``qdel``.
+- Not rerunnable: ``-r n`` (qsub(1)) overrides a queue's ``rerun: TRUE`` (queue_conf(5)), so a job
+  whose host crashed ends instead of running again from the start: a benchmark job that runs twice
+  is a different measurement. (qsub(1): a job that exits 99 is still rescheduled unless the
+  qmaster has FORBID_RESCHEDULE; DJSB's applications never exit 99.)
+- Lost submissions: the token is in the job's name because the name is what both qstat -xml
+  (JB_name) and the accounting keep (qacct records no job context). A qsub retried after its reply
+  was lost first looks for its token in ``qstat -xml``, then, for a job that already ended, with
+  ``qacct -j '*.djsb-TOKEN'`` (the base's ``find_submitted``), so a job is never submitted twice;
+  ``--resume`` finds the jobs of a killed harness in one ``qstat -xml`` (``find_by_token``). A job
+  that ends between the two lookups is found once the qmaster flushed its accounting record
+  (accounting_flush_time, one second on .ci/sge.sh's cell).
 """
 
 from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +49,24 @@ from djsb.jobs.batch import script_path
 from djsb.jobs.names import sge_object_name
 from djsb.jobs.options import Option, checked_name
 from djsb.jobs.registry import register
-from djsb.jobs.scheduler_base import COMMON_OPTIONS, MIB, SchedulerModule, queue_options, time_limit_seconds
-from job_modules.sge.parsers import is_transient, parse_qacct, parse_qstat_xml, parse_qsub
+from djsb.jobs.scheduler_base import (
+    COMMON_OPTIONS,
+    MIB,
+    SchedulerModule,
+    job_with_token,
+    live_jobs_by_token,
+    queue_options,
+    tagged_name,
+    time_limit_seconds,
+)
+from job_modules.sge.parsers import (
+    is_transient,
+    parse_qacct,
+    parse_qacct_tokens,
+    parse_qstat_tokens,
+    parse_qstat_xml,
+    parse_qsub,
+)
 
 ENV_PREFIX = ["env", "TZ=UTC"]
 
@@ -69,8 +97,8 @@ class SgeJobModule(SchedulerModule):
 
     def qsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The qsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""
-        args = ["-terse", "-N", request.name, "-o", request.stdout_path, "-e", request.stderr_path,
-                "-S", "/bin/sh"]
+        args = ["-terse", "-N", tagged_name(request.name, request.token), "-r", "n",
+                "-o", request.stdout_path, "-e", request.stderr_path, "-S", "/bin/sh"]
         if request.total_cpus > 1:
             args += ["-pe", self.options["pe"], str(request.total_cpus)]
         args += ["-l", f"h_rt={time_limit_seconds(request.exec_time, self.time_factor, self.time_margin)}"]
@@ -132,6 +160,25 @@ class SgeJobModule(SchedulerModule):
 
     def accounting(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
         return parse_qacct(self.run(self.get_accounting_command(job_ids), check=False).stdout)
+
+    def get_tagged_accounting_command(self, token: str) -> str:
+        """qacct of the ended jobs whose name ends with ``token``'s tag (qacct -j takes a pattern)."""
+        return shlex.join([*ENV_PREFIX, "qacct", "-j", tagged_name("*", token)])
+
+    def find_submitted(self, token: str) -> str | None:
+        """The job named with ``token`` (its qsub's reply was lost): in qstat while it is in the
+        cell, else in the accounting once it ended (qacct exits 1 when no job has the name)."""
+        listed = self.run_once(self.get_status_command([])).stdout
+        found = job_with_token(parse_qstat_tokens(listed), token)
+        if found is not None:
+            return found
+        ended = self.run_once(self.get_tagged_accounting_command(token)).stdout
+        return job_with_token(parse_qacct_tokens(ended), token)
+
+    def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
+        """The jobs not yet ended whose name carries one of ``tokens``, in one qstat -xml (the
+        user's jobs in the cell)."""
+        return live_jobs_by_token(parse_qstat_tokens(self.run(self.get_status_command([])).stdout), tokens)
 
 
 MODULE = SgeJobModule

@@ -2,8 +2,8 @@
 
 Each function takes what a Grid Engine 8.1.9 command printed (qsub, qstat -xml, qacct -j) and
 returns plain values; each is tested on output captured from a real cell (tests/fixtures/sge/,
-made by tests/fixtures/sge/capture.sh). Grid Engine prints local times without a zone, so the
-module runs the commands under TZ=UTC and these parsers read every time as UTC.
+made by capture.sh and capture_tokens.sh there). Grid Engine prints local times without a zone,
+so the module runs the commands under TZ=UTC and these parsers read every time as UTC.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ import calendar
 import re
 import time
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 
 from djsb.jobs.api import JobState, JobStatus
+from djsb.jobs.scheduler_base import TaggedJob, name_token
 
 # qstat's job state is a string of letters (qstat(1) "state"): d(eletion), E(rror), h(old),
 # r(unning), R(estarted), s(uspended by qmod -sj), S(uspended with its queue), t(ransferring),
@@ -96,24 +98,29 @@ def queue_host(queue_instance: str) -> str | None:
     return host if at and host else None
 
 
-def parse_qstat_xml(stdout: str) -> dict[str, JobStatus]:
-    """Records of ``qstat -xml`` (running jobs under queue_info, pending ones under job_info), by id.
-
-    qstat -xml gives a running job's start time and a pending job's submission time, nothing else;
-    an array job's tasks share one id here (DJSB submits none).
-    """
+def _qstat_jobs(stdout: str) -> Iterator[tuple[str, str, ET.Element]]:
+    """(job id, state letters, element) of each job of ``qstat -xml`` (running jobs under
+    queue_info, pending ones under job_info)."""
     if not stdout.strip():
-        return {}
+        return
     try:
         root = ET.fromstring(stdout)
     except ET.ParseError as exc:
         raise ValueError(f"qstat -xml printed no XML document: {exc}") from None
-    records: dict[str, JobStatus] = {}
     for job in root.iter("job_list"):
         job_id = (job.findtext("JB_job_number") or "").strip()
-        letters = (job.findtext("state") or "").strip()
-        if not job_id:
-            continue
+        if job_id:
+            yield job_id, (job.findtext("state") or "").strip(), job
+
+
+def parse_qstat_xml(stdout: str) -> dict[str, JobStatus]:
+    """Records of ``qstat -xml``, by id.
+
+    qstat -xml gives a running job's start time and a pending job's submission time, nothing else;
+    an array job's tasks share one id here (DJSB submits none).
+    """
+    records: dict[str, JobStatus] = {}
+    for job_id, letters, job in _qstat_jobs(stdout):
         state = sge_state(letters)
         host = queue_host(job.findtext("queue_name") or "")
         started = state in (JobState.RUNNING, JobState.SUSPENDED)
@@ -129,6 +136,17 @@ def parse_qstat_xml(stdout: str) -> dict[str, JobStatus]:
             nodes=(host,) if host and started else (),
             reason=reason)
     return records
+
+
+def parse_qstat_tokens(stdout: str) -> list[TaggedJob]:
+    """(job id, state, submission token) of each job of ``qstat -xml`` whose full name (JB_name)
+    carries a DJSB token; other jobs are skipped."""
+    tagged: list[TaggedJob] = []
+    for job_id, letters, job in _qstat_jobs(stdout):
+        token = name_token((job.findtext("JB_name") or "").strip())
+        if token is not None:
+            tagged.append((job_id, sge_state(letters), token))
+    return tagged
 
 
 def _qacct_state(failed: int, exit_status: int) -> JobState:
@@ -147,16 +165,22 @@ def _leading_int(text: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def parse_qacct(stdout: str) -> dict[str, JobStatus]:
-    """Records of ``qacct -j ID`` output (one or several jobs' blocks, each opened by a '=====' line),
-    keyed by job id. A job started more than once has several blocks; the last one wins."""
-    records: dict[str, JobStatus] = {}
+def _qacct_blocks(stdout: str) -> Iterator[dict[str, str]]:
+    """The fields (name -> value) of each job's block of ``qacct -j`` output (opened by a '=====' line)."""
     for block in re.split(r"^=+\s*$", stdout, flags=re.MULTILINE):
         fields: dict[str, str] = {}
         for line in block.splitlines():
             key, _, value = line.strip().partition(" ")
             if key:
                 fields[key] = value.strip()
+        yield fields
+
+
+def parse_qacct(stdout: str) -> dict[str, JobStatus]:
+    """Records of ``qacct -j ID`` output (one or several jobs' blocks), keyed by job id. A job
+    started more than once has several blocks; the last one wins."""
+    records: dict[str, JobStatus] = {}
+    for fields in _qacct_blocks(stdout):
         job_id = fields.get("jobnumber", "")
         failed = _leading_int(fields.get("failed", ""))
         exit_status = _leading_int(fields.get("exit_status", ""))
@@ -174,6 +198,18 @@ def parse_qacct(stdout: str) -> dict[str, JobStatus]:
             nodes=(host,) if host and host != "UNKNOWN" else (),
             reason="" if failed == 0 else f"failed {failed_text}")
     return records
+
+
+def parse_qacct_tokens(stdout: str) -> list[TaggedJob]:
+    """(job id, state, submission token) of each ended job of ``qacct -j`` output whose name carries
+    a DJSB token (the accounting keeps a job's name, not its context)."""
+    records = parse_qacct(stdout)
+    tagged: list[TaggedJob] = []
+    for fields in _qacct_blocks(stdout):
+        job_id, token = fields.get("jobnumber", ""), name_token(fields.get("jobname", ""))
+        if token is not None and job_id in records:
+            tagged.append((job_id, records[job_id].state, token))
+    return tagged
 
 
 def is_transient(stderr: str) -> bool:

@@ -29,7 +29,6 @@ options (:func:`sbatch_arguments`), Slurm's states map to the harness's through 
 from __future__ import annotations
 
 import math
-import re
 import shlex
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -55,8 +54,11 @@ from djsb.jobs.options import (
 from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
+    TOKEN_PREFIX,
     Recover,
     SchedulerModule,
+    job_with_token,
+    live_jobs_by_token,
     placement_hosts,
     task_memory_mib,
     time_limit_minutes,
@@ -70,7 +72,6 @@ from job_modules.slurm.parsers import (
     SQUEUE_FORMAT,
     STATE_TABLE,
     TAGGED_FORMAT,
-    TOKEN_PREFIX,
     is_transient,
     parse_array_states,
     parse_config_value,
@@ -84,7 +85,6 @@ from job_modules.slurm.parsers import (
 # Slurm prints times as Unix seconds; sacct reads --starttime in UTC.
 ENV_PREFIX = ["env", "TZ=UTC", "SLURM_TIME_FORMAT=%s"]
 FINISHED_STATES = tuple(name for name, state in STATE_TABLE.items() if state.finished)
-TOKEN = re.compile(rf"--comment={TOKEN_PREFIX}([0-9a-f]+)")
 TAGGED_QUERY = shlex.join(["squeue", "--noheader", "--states=all", f"--format={TAGGED_FORMAT}"])
 TAGGED_TASKS_QUERY = shlex.join(["squeue", "--noheader", "--me", "--array", "--states=all",
                                  f"--format={TAGGED_FORMAT}"])
@@ -313,21 +313,15 @@ class SlurmJobModule(SchedulerModule):
         since = min(self.first_seen(job_id) for job_id in job_ids) - 60
         return parse_sacct(self.run(self.get_accounting_command(job_ids, since), check=False).stdout)
 
-    def find_submitted(self, submit_command: str) -> str | None:
-        """The job whose --comment carries the submit command's token (its reply was lost), in any
-        state; asked once, between two attempts of the retry loop."""
-        token = TOKEN.search(submit_command)
-        if token is None:
-            return None
-        found = self.transport.inner.run(TAGGED_QUERY, timeout=self.command_timeout)
-        return next((job_id.partition("_")[0] for job_id, _, tagged in parse_tagged_jobs(found.stdout)
-                     if tagged == token.group(1)), None)  # an array's tasks: ARRAY_INDEX, ARRAY_[RANGE]
+    def find_submitted(self, token: str) -> str | None:
+        """The job whose --comment carries ``token`` (its submit's reply was lost), in any state; for
+        an array, its id (squeue lists its tasks as ARRAY_INDEX and ARRAY_[RANGE])."""
+        found = job_with_token(parse_tagged_jobs(self.run_once(TAGGED_QUERY).stdout), token)
+        return None if found is None else found.partition("_")[0]
 
     def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
         """The jobs not yet ended whose --comment carries one of ``tokens``, in one squeue."""
-        wanted = set(tokens)
-        return {token: job_id for job_id, state, token in parse_tagged_jobs(self.run(TAGGED_QUERY).stdout)
-                if token in wanted and not state.finished}
+        return live_jobs_by_token(parse_tagged_jobs(self.run(TAGGED_QUERY).stdout), tokens)
 
     def live_array_tasks(self, tokens: Collection[str]) -> dict[str, dict[int, JobState]]:
         """The tasks not yet ended of the job arrays whose --comment carries one of ``tokens``, in one

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from djsb.jobs.api import JobState, JobStatus
+from djsb.jobs.scheduler_base import TOKEN_PREFIX, TaggedJob
 
 # The squeue --Format fields, in the order parse_squeue reads them. "Field:|" means no width limit
 # (the whole value) followed by "|"; Reason is last because it is free text.
@@ -222,16 +223,14 @@ def parse_config_value(stdout: str, key: str) -> str | None:
     return None
 
 
-TOKEN_PREFIX = "djsb-"
-"""A job DJSB submitted carries this prefix and its submission token (JobRequest.token) in --comment."""
 TAGGED_FORMAT = "%i|%T|%k"
 """The squeue --format :func:`parse_tagged_jobs` reads: id, state, comment (last: free text)."""
 
 
-def parse_tagged_jobs(stdout: str) -> list[tuple[str, JobState, str]]:
+def parse_tagged_jobs(stdout: str) -> list[TaggedJob]:
     """(job id, state, submission token) of each job of ``squeue --noheader --format=TAGGED_FORMAT``
     output whose comment carries a DJSB token; other jobs are skipped."""
-    tagged: list[tuple[str, JobState, str]] = []
+    tagged: list[TaggedJob] = []
     for line in stdout.splitlines():
         job_id, _, rest = line.partition("|")
         state, _, comment = rest.partition("|")
