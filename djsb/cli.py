@@ -27,11 +27,11 @@ from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
     RunDirectory,
-    cell_key,
     describe_cell,
     machine_metadata,
     never_started,
     not_reusable,
+    row_cell,
 )
 from djsb.jobs import JobModule
 from djsb.jobs.registry import load_job_module
@@ -157,9 +157,9 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
     return run, config, session
 
 
-def resume_run(path: Path) -> tuple[RunDirectory, Config, Session]:
+def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, Config, Session]:
     """An interrupted run, locked: the jobs its earlier attempts left alive cancelled, the records
-    of its unfinished cells moved aside."""
+    of its unfinished cells, and of its failed ones unless ``skip_failed``, moved aside to be redone."""
     run = RunDirectory.resume(path)
     with contextlib.ExitStack() as opened:
         opened.callback(run.release)
@@ -172,14 +172,21 @@ def resume_run(path: Path) -> tuple[RunDirectory, Config, Session]:
         log(f"cancelled {len(cancelled)} job(s) of an earlier attempt still alive"
             + (": " + ", ".join(s.describe() for s in cancelled) if cancelled else "")
             + f" (of {looked_for} whose end was never recorded)")
+    reopened = [] if skip_failed else run.reopen_failed_cells()
+    if reopened:
+        log(f"redoing {len(reopened)} failed cell(s) (--skip-failed keeps them failed): "
+            + "; ".join(f"{describe_cell(row_cell(row))}: {row.get('reason', '')}" for row in reopened))
     moved = run.discard_unfinished()
-    log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished cells moved to discarded.csv)"
-                                  if moved else ""))
+    log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished or failed cells moved to "
+                                  "discarded.csv)" if moved else ""))
     return run, config, session
 
 
 def command_run(args: argparse.Namespace) -> int:
-    run, config, session = resume_run(Path(args.resume)) if args.resume else start_run(args)
+    if args.skip_failed and not args.resume:
+        raise InputError("--skip-failed goes with --resume RUN_DIR", key="--skip-failed")
+    run, config, session = (resume_run(Path(args.resume), skip_failed=args.skip_failed) if args.resume
+                            else start_run(args))
     try:
         return run_experiment(run, config, session, include_outages=args.include_outages)
     finally:
@@ -247,7 +254,7 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
     """End-of-run lines naming the failed cells (with why) and the cells that overlapped an outage."""
     lines = []
     for row in run.cell_rows():
-        cell = describe_cell(cell_key(row["stage"], row["scenario"], int(row["n_a"]), int(row["sample"])))
+        cell = describe_cell(row_cell(row))
         if row.get("status") == "failed":
             lines.append(f"failed cell: {cell}: {row.get('reason', '')}")
         if row.get("outage") == "True":
@@ -354,7 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the DJSB benchmark (reference and execution stages)")
     run.add_argument("config", nargs="?", help="experiment YAML file")
     run.add_argument("-o", "--output", help="run directory (default: output.directory or runs/NAME-DATE)")
-    run.add_argument("--resume", metavar="RUN_DIR", help="complete an interrupted run")
+    run.add_argument("--resume", metavar="RUN_DIR",
+                     help="complete an interrupted run, redoing its failed cells")
+    run.add_argument("--skip-failed", action="store_true",
+                     help="with --resume: keep the failed cells failed instead of redoing them")
     run.add_argument("--include-outages", action="store_true",
                      help="keep cells that overlapped a scheduler outage in summary.csv")
     run.set_defaults(func=command_run)

@@ -14,16 +14,30 @@ from typing import Any
 
 
 def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durable: bool = True) -> None:
-    """Append one CSV row (header first in a new file); ``durable`` also survives a machine crash."""
+    """Append one CSV row (header first in a new file; in an existing one, under its own header, so
+    a file written with fewer columns stays one table); ``durable`` also survives a machine crash."""
     new = not path.exists() or path.stat().st_size == 0
+    if not new:
+        with path.open(newline="") as existing:
+            columns = next(csv.reader(existing), list(columns))
     with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         if new:
             writer.writeheader()
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
         handle.flush()
         if durable:
             os.fsync(handle.fileno())
+
+
+def rewrite_rows(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> None:
+    """Replace ``path`` by ``rows`` at once (a new file renamed over it: never half written)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:

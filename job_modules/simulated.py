@@ -322,6 +322,7 @@ class SimulatedJobModule(JobModule):
 
     name = "simulated"
     OPTIONS = OPTIONS
+    runs_commands = False
 
     @classmethod
     def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:

@@ -13,8 +13,11 @@ Load from tests/conftest.py with ``pytest_plugins = ["slurm_plugin"]`` (tests/ i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,6 +45,41 @@ class SlurmCluster:
         if done.returncode != 0:
             raise RuntimeError(f"{self.script.name} {action} failed ({done.returncode}): "
                                f"{done.stderr.strip() or done.stdout.strip()}")
+
+
+class Run:
+    """A `djsb run ARGS` process (this Python's djsb) whose stderr lines are collected as they come."""
+
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "djsb.cli", "run", *args], text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip())
+
+    def wait_for_line(self, text: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(text in line for line in self.lines):
+            assert self.process.poll() is None, f"djsb exited before {text!r}:\n" + "\n".join(self.lines)
+            assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n" + "\n".join(self.lines)
+            time.sleep(0.1)
+
+    def finish(self, timeout: float = 300) -> int:
+        # stderr belongs to the reader thread; stdout (the summary table) is small enough for the pipe
+        self.process.wait(timeout=timeout)
+        self.reader.join(timeout=5)
+        assert self.process.stdout is not None
+        self.process.stdout.read()
+        self.process.stdout.close()
+        return self.process.returncode
+
+    def job_ids(self) -> set[str]:
+        return {m.group(1) for line in self.lines for m in [re.search(r" as job (\d+)$", line)] if m}
 
 
 def job_process_states(job_id: str) -> dict[int, str]:

@@ -197,7 +197,7 @@ def test_a_failed_connection_leaves_no_run_directory(tmp_path: Path) -> None:
 
 def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell: None, tmp_path: Path) -> None:
     """Grid Engine jobs carry no token (find_by_token finds none): the ledger's ids are polled on the
-    live cell; the one still running is cancelled, the one recorded as ended is not asked about."""
+    live cell; the one still running is cancelled, the one recorded COMPLETED is not asked about."""
     killed = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())  # the harness SIGKILL'd
     request = JobRequest(name="exec-s0-sim0", app="simulation", total_tasks=1, cpus_per_task=1,
                          total_memory=16 << 20, exec_time=60, argv=("sleep", "60"),
@@ -209,7 +209,7 @@ def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell
         run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=job_id)
         run.write_ledger(SUBMITTING, "ended", time=0.0, name="ref-s0-sim0")
         run.write_ledger(SUBMITTED, "ended", time=0.0, job_id="1")  # not a live job's id: recorded below
-        (run.path / "jobs.csv").write_text("name,job_id\nref-s0-sim0,1\n")
+        (run.path / "jobs.csv").write_text("name,job_id,state\nref-s0-sim0,1,COMPLETED\n")
         run.release()
 
         resumed = RunDirectory.resume(run.path)

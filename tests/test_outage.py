@@ -158,8 +158,11 @@ def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) ->
     assert stop["samples"] == 0 and stop["failed_samples"] == "0" and pd.isna(stop["slowdown_s"])
     # report.html says the same to a person
     page = (tmp_path / "report.html").read_text()
-    assert "oversubscription, n_a=1: sample(s) 2 failed" in page
-    assert "stop&amp;continue, n_a=1: sample(s) 0 failed" in page
+    assert "sample 2 failed and is left out: slurm: submission refused: node configuration" in page
+    assert "sample 0 failed and is left out: slurm: submission refused [stopcont/n_a=1]" in page
+    # summary.csv's warnings carry each failed sample's reason on its own row
+    assert "sample 2 failed and is left out: slurm: submission refused: node configuration" in over["warnings"]
+    assert stop["warnings"] == "sample 0 failed and is left out: slurm: submission refused"
     assert "<li>nan" not in page  # a row without samples has no warning to show
     assert "oversubscription, n_a=1: sample(s) 1 overlapped a scheduler outage (see outages.csv): left out" in page
     # the flag keeps it: mean of 1.2 and 3.1 = 2.15

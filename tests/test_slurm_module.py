@@ -39,6 +39,8 @@ def test_submit_maps_the_application_options() -> None:
     slurm, _ = module([], partition="shared", account="proj", qos="debug", sbatch_options=["--exclusive=user"])
     opts = sbatch_options(slurm.get_submit_command(sim_request()))
     assert opts["parsable"] == "" and opts["job-name"] == "exec-s0-sim0"
+    # a benchmark job that Slurm started twice (requeued after a node failure) measured something else
+    assert opts["no-requeue"] == ""
     assert opts["output"] == "/runs/a b/sim.out" and opts["error"] == "/runs/a b/sim.err"
     assert opts["ntasks"] == "2" and opts["cpus-per-task"] == "2"
     # 256 MiB per task + 64 MiB margin, over 2 CPUs per task
@@ -102,7 +104,7 @@ def test_submit_node_names_oversubscribe_and_per_node_memory() -> None:
 ])
 def test_colocated_analytics_runs_on_the_simulations_nodes(tasks: int, per_node: int | None,
                                                            expected: str) -> None:
-    squeue = ok("41|RUNNING|1700000000|1700000001|1700000301|n[3-4]|0|None\n")
+    squeue = ok("41|RUNNING|1700000000|1700000001|1700000301|n[3-4]|0|0|None\n")
     options: dict[str, object] = {"tasks_per_node": {"analytics": per_node}} if per_node else {}
     slurm, transport = module([("squeue", squeue)], **options)
     request = sim_request(name="ana", app="analytics", total_tasks=tasks, cpus_per_task=1,
@@ -116,7 +118,7 @@ def test_colocated_analytics_runs_on_the_simulations_nodes(tasks: int, per_node:
 
 
 def test_colocation_with_a_pending_simulation_is_an_error() -> None:
-    slurm, _ = module([("squeue", ok("41|PENDING|1700000000|1700000300|1700000600||0|Resources\n"))])
+    slurm, _ = module([("squeue", ok("41|PENDING|1700000000|1700000300|1700000600||0|0|Resources\n"))])
     with pytest.raises(JobModuleError, match="no hosts"):
         slurm.get_submit_command(sim_request(colocate_with="41"))
 
@@ -127,11 +129,28 @@ def test_colocation_never_targets_an_ending_simulation() -> None:
     # sbatch, as a refusal the driver corrects (issue 8)
     line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0]
     job_id = line.split("|")[0]
-    slurm, transport = module([("squeue", ok(line + "\n"))])
+    slurm, transport = module([("squeue", ok(line + "\n"))], accounting=False)
     assert slurm.poll([job_id])[job_id].state.finished
     with pytest.raises(SubmitRejected, match="has ended"):
         slurm.get_submit_command(sim_request(colocate_with=job_id))
     assert not any(command.startswith("sbatch") for command in transport.commands)
+
+
+def test_an_ending_job_takes_its_final_state_from_sacct() -> None:
+    # the real COMPLETING line (capture.sh completing): squeue cannot say yet how the job ended (a job
+    # whose node died shows the same until SlurmdTimeout); sacct already has its final record
+    line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0]
+    job_id = line.split("|")[0]
+    sacct = ok(f"{job_id}|NODE_FAIL|1795612692|1795612693|1795612721|n[3-4]|0:0|NodeDown\n")
+    slurm, transport = module([("squeue", ok(line + "\n")), ("sacct", sacct)], accounting=True)
+    status = slurm.poll([job_id])[job_id]
+    assert (status.state, status.final, status.reason, status.end) == (JobState.NODE_FAIL, True, "NodeDown",
+                                                                        1795612721.0)
+    assert [shlex.split(command)[3] for command in transport.commands] == ["squeue", "sacct"]
+    # without accounting the guess stays provisional, for the driver to wait on
+    slurm, _ = module([("squeue", ok(line + "\n"))], accounting=False)
+    status = slurm.poll([job_id])[job_id]
+    assert (status.state, status.final) == (JobState.COMPLETED, False)
 
 
 def test_a_refused_sbatch_is_one_line() -> None:
@@ -146,10 +165,10 @@ def test_a_refused_sbatch_is_one_line() -> None:
 
 
 def test_one_squeue_per_poll_with_unix_times() -> None:
-    lines = ("7|RUNNING|1700000000|1700000002|1700000302|n1|0|None\n"
-             "8|SUSPENDED|1700000001|1700000003|1700000303|n[1-2]|0|None\n"
-             "9|COMPLETED|1700000001|1700000004|1700000010|n2|0|None\n"
-             "99|RUNNING|1700000001|1700000004|1700000010|n2|0|None\n")
+    lines = ("7|RUNNING|1700000000|1700000002|1700000302|n1|0|0|None\n"
+             "8|SUSPENDED|1700000001|1700000003|1700000303|n[1-2]|0|0|None\n"
+             "9|COMPLETED|1700000001|1700000004|1700000010|n2|0|0|None\n"
+             "99|RUNNING|1700000001|1700000004|1700000010|n2|0|0|None\n")
     slurm, transport = module([("squeue", ok(lines))], accounting=False)
     statuses = slurm.poll(["7", "8", "9"])
     assert len(transport.commands) == 1
@@ -163,7 +182,7 @@ def test_one_squeue_per_poll_with_unix_times() -> None:
 
 
 def test_purged_jobs_come_from_sacct_from_their_submission() -> None:
-    squeue = ok("7|RUNNING|1700000000|1700000002|1700000302|n1|0|None\n")
+    squeue = ok("7|RUNNING|1700000000|1700000002|1700000302|n1|0|0|None\n")
     sacct = ok("8|TIMEOUT|1700003600|1700003601|1700003700|n2|0:15|None\n")
     slurm, transport = module([("scontrol show config", ok("AccountingStorageType = accounting_storage/slurmdbd\n")),
                                ("squeue", squeue), ("sacct", sacct)])
@@ -177,7 +196,7 @@ def test_purged_jobs_come_from_sacct_from_their_submission() -> None:
 
 
 def test_purged_jobs_without_accounting() -> None:
-    answers = sequence(ok("5|COMPLETED|1700000000|1700000001|1700000009|n1|0|None\n"),
+    answers = sequence(ok("5|COMPLETED|1700000000|1700000001|1700000009|n1|0|0|None\n"),
                        fail("slurm_load_jobs error: Invalid job id specified\n"))
     slurm, _ = module([("scontrol show config", ok("AccountingStorageType = accounting_storage/none\n")),
                        ("squeue", answers)])
@@ -190,7 +209,7 @@ def test_purged_jobs_without_accounting() -> None:
 
 def test_transient_errors_are_retried_with_backoff() -> None:
     down = fail("slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
-    answers = sequence(down, lambda c: CommandTimeout("hung"), down, ok("7|RUNNING|1|2|3|n1|0|None\n"))
+    answers = sequence(down, lambda c: CommandTimeout("hung"), down, ok("7|RUNNING|1|2|3|n1|0|0|None\n"))
     sleeps: list[float] = []
     slurm, transport = module([("squeue", answers)], sleeps, accounting=False)
     assert slurm.poll(["7"])["7"].state is JobState.RUNNING

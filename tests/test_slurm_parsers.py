@@ -89,6 +89,8 @@ def test_reasons(captured: dict) -> None:
     assert captured["pending_held"].reason == "JobHeldUser"  # sbatch --hold
     assert captured["pending_resources"].reason == "Resources"
     assert captured["requeued"].reason == "BeginTime"  # a requeued job waits before it is eligible again
+    # squeue's RestartCnt: the requeued job was started again once, no other job was
+    assert {what: status.restarts for what, status in captured.items() if status.restarts} == {"requeued": 1}
     assert captured["timeout"].reason == "TimeLimit"
     assert captured["node_fail"].reason == "NodeDown"
     assert captured["running"].reason == ""  # squeue's "None"
@@ -240,8 +242,8 @@ def test_config_value() -> None:
 
 def test_completing_job_has_ended() -> None:
     # `capture.sh completing`: a 2-node `srun sleep 4` job that ended while slurmctld was stopped for
-    # 12 s; back, squeue listed it COMPLETING for ~45 s, then COMPLETED. COMPLETING means ended for
-    # the benchmark (issue 8): the same state, end and nodes as the COMPLETED line that follows.
+    # 12 s; back, squeue listed it COMPLETING for ~30 s, then COMPLETED. COMPLETING means ended, not
+    # yet how: the same state, end and nodes as the COMPLETED line that follows, but not final.
     (job_id, before, after), = [tuple(line.split()[i] for i in (0, 2, 3)) for line in
                                 (FIXTURES / "manifest_completing.txt").read_text().splitlines()]
     lines = (FIXTURES / "squeue_completing.txt").read_text().splitlines()
@@ -249,8 +251,9 @@ def test_completing_job_has_ended() -> None:
     assert "|COMPLETING|" in lines[0] and "|COMPLETED|" in lines[-1]
     assert completing.state is JobState.COMPLETED and completing.state.finished
     assert completing.exit_code == 0
-    assert replace(completing, reason="") == completed
+    assert replace(completing, reason="", final=True) == completed
     assert completing.reason == ENDING_REASON  # provisional: a job djsb cancelled looks the same
+    assert not completing.final and completed.final
     assert completing.submit is not None and completing.start is not None and completing.end is not None
     assert int(before) <= completing.submit <= int(after)
     # the end was stamped when slurmctld came back: the 4 s job is recorded far longer than 4 s,
@@ -261,12 +264,12 @@ def test_completing_job_has_ended() -> None:
 def test_completing_with_a_failure_exit_is_failed() -> None:
     # the captured COMPLETING line with squeue's exit_code (a wait(2) status) 3 << 8 = 768, exit 3:
     # the job ended and failed, as its final state will say
-    line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0].replace("|0|None", "|768|None")
+    line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0].replace("|0|0|None", "|768|0|None")
     status = next(iter(parse_squeue(line).values()))
-    assert status.state is JobState.FAILED and status.exit_code == 3
+    assert status.state is JobState.FAILED and status.exit_code == 3 and not status.final
     # a job past its time limit: squeue's reason TimeLimit (test_reasons), final state TIMEOUT
-    status = next(iter(parse_squeue(line.replace("|768|None", "|15|TimeLimit")).values()))
-    assert status.state is JobState.TIMEOUT and status.reason == "TimeLimit"
+    status = next(iter(parse_squeue(line.replace("|768|0|None", "|15|0|TimeLimit")).values()))
+    assert status.state is JobState.TIMEOUT and status.reason == "TimeLimit" and not status.final
 
 
 def test_only_ending_states_change_meaning() -> None:

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from slurm_plugin import SlurmCluster, job_process_states
+from slurm_plugin import Run, SlurmCluster, job_process_states
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -34,41 +32,6 @@ job_module:
 simulation: {total_tasks: 2, cpus_per_task: 2, total_memory: 128MiB, exec_time: 6}
 analytics: {total_tasks: 2, cpus_per_task: 1, total_memory: 32MiB, exec_time: 2, same_nodes_as_sim: true}
 """
-
-
-class Run:
-    """A `djsb run` process whose stderr lines are collected as they come."""
-
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "djsb.cli", "run", *args], text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        self.lines: list[str] = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip())
-
-    def wait_for_line(self, text: str, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.lines):
-            assert self.process.poll() is None, f"djsb exited before {text!r}:\n" + "\n".join(self.lines)
-            assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n" + "\n".join(self.lines)
-            time.sleep(0.1)
-
-    def finish(self, timeout: float = 300) -> int:
-        # stderr belongs to the reader thread; stdout (the summary table) is small enough for the pipe
-        self.process.wait(timeout=timeout)
-        self.reader.join(timeout=5)
-        assert self.process.stdout is not None
-        self.process.stdout.read()
-        self.process.stdout.close()
-        return self.process.returncode
-
-    def job_ids(self) -> set[str]:
-        return {m.group(1) for line in self.lines for m in [re.search(r" as job (\d+)$", line)] if m}
 
 
 class SqueueWatcher(threading.Thread):

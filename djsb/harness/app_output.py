@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
+
+REPORTING_APP = "djsb-stream"
+"""The bundled application (apps/djsb_stream.c, and its MPI build djsb-stream-mpi): every task of it
+prints one JSON report with its iterations and validation when it ends."""
 
 
 @dataclass(frozen=True)
@@ -42,3 +48,9 @@ def parse_app_output(text: str) -> AppOutput:
     validated = [bool(r["validated"]) for r in reports if "validated" in r]
     return AppOutput(len(reports), min(iterations) if iterations else None, min(threads) if threads else None,
                      sum(triads) if triads else None, all(validated) if validated else None)
+
+
+def reports_expected(argv: Sequence[str]) -> bool:
+    """Whether a job running ``argv`` must leave a report: it runs the bundled application (directly
+    or through a launcher such as mpirun). A user's own program may print nothing we can read."""
+    return any(PurePath(word).name.startswith(REPORTING_APP) for word in argv)

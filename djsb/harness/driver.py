@@ -22,21 +22,22 @@ itself, or a directory on a remote login node), and are read and written through
 
 from __future__ import annotations
 
+import functools
 import random
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from djsb import metrics, noise
 from djsb.clock import Clock, VirtualClock
 from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError, SubmitRejected, one_line
-from djsb.harness.app_output import AppOutput, parse_app_output
+from djsb.harness.app_output import AppOutput, parse_app_output, reports_expected
 from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.ledger import SUBMITTED, SUBMITTING
-from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell
+from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell, row_cell
 from djsb.harness.scenarios import CellState
 from djsb.harness.scenarios import scenario as get_scenario
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
@@ -46,6 +47,10 @@ from djsb.transport import Transport
 APPS = ("simulation", "analytics")
 # A job the scheduler no longer knows (purged, no accounting) for this many polls in a row is lost.
 LOST_AFTER_POLLS = 30
+# A job the scheduler shows ended but not yet how (Slurm's COMPLETING without accounting) is waited
+# for this long, then recorded failed: a node that died holds its jobs COMPLETING for SlurmdTimeout
+# (300 s by default) before Slurm decides their fate.
+FINAL_STATE_WAIT_S = 900.0
 # Once asked to stop, scheduler commands (the running one, then the cancellations) get this long, so
 # that the run ends within 5 s of SIGINT/SIGTERM even while the scheduler does not answer (issue 8).
 STOP_GRACE_S = 2.5
@@ -80,6 +85,7 @@ class Tracked:
     suspended_s: float = 0.0
     shared_with_sim: bool = False
     unknown_polls: int = 0
+    iterations: int | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,7 @@ class Driver:
         self.cell_finished = cell_finished
         self.stop_signal: str | None = None
         self.live: dict[str, Tracked] = {}
+        self.ending: dict[str, Tracked] = {}
         self.uncancelled: dict[str, str] = {}
         self.outages: list[Outage] = run.outages()
         self.cell_start = 0.0
@@ -182,8 +189,9 @@ class Driver:
                 self.run_dir.add_uncancelled(self.uncancelled)
 
     def cancel_live(self) -> None:
-        """Cancel every live job; the ones the scheduler could not be told about go to ``uncancelled``."""
-        for job in list(self.live.values()):
+        """Cancel every job not yet recorded (live, or ended without a final state: Slurm may still
+        requeue it); the ones the scheduler could not be told about go to ``uncancelled``."""
+        for job in [*self.live.values(), *self.ending.values()]:
             try:
                 self.module.cancel(job.job_id)
                 self.progress(f"cancelled {job.request.name} (job {job.job_id})")
@@ -191,6 +199,7 @@ class Driver:
                 self.uncancelled[job.job_id] = job.request.name
                 self.progress(f"could not cancel job {job.job_id}: {exc}")
         self.live.clear()
+        self.ending.clear()
 
     def outage_ended(self, outage: Outage) -> None:
         """Record an interval the scheduler did not answer (outages.csv), to mark what overlapped it."""
@@ -207,22 +216,26 @@ class Driver:
         done = self.run_dir.finished_cells()
         calibration = cell_key("calibration", "", 0, 0)
         if calibration not in done:
-            self.start_cell()
             self.progress("calibration: each application alone for its exec_time, to fix its work")
-            for app in APPS:
-                self.run_alone(app, 0, calibration, None)
-            self.finish_cell(calibration)
+
+            def calibrate() -> None:
+                for app in APPS:
+                    self.run_alone(app, 0, calibration, None)
+
+            self.measure_cell(calibration, calibrate)
         iterations = self.calibrated_iterations()
         for sample in range(general.num_of_samples):
             key = cell_key("reference", "", 0, sample)
             if key in done:
                 continue
-            self.start_cell()
             self.progress(f"reference stage, sample {sample + 1}/{general.num_of_samples}")
-            self.run_alone("simulation", 0, key, iterations["simulation"])
-            for index in range(general.num_of_ref_analysis):
-                self.run_alone("analytics", index, key, iterations["analytics"])
-            self.finish_cell(key)
+
+            def reference_sample(key: CellKey = key) -> None:
+                self.run_alone("simulation", 0, key, iterations["simulation"])
+                for index in range(general.num_of_ref_analysis):
+                    self.run_alone("analytics", index, key, iterations["analytics"])
+
+            self.measure_cell(key, reference_sample)
         reference = Reference(self.reference_times(), iterations)
         for warning in noise.reference_notes(self.exec_times("calibration"), self.exec_times("reference")):
             self.progress(f"warning: {warning}")
@@ -247,10 +260,13 @@ class Driver:
             self.progress(f"warning: {warning}")
 
     def completed_rows(self, stage: str, app: str) -> list[dict[str, str]]:
+        """The rows of ``app``'s completed jobs of ``stage``, from cells that did not fail."""
+        failed = self.run_dir.failed_cells()
         rows = [r for r in self.run_dir.job_rows() if r["stage"] == stage and r["app"] == app
-                and r["state"] == JobState.COMPLETED.value]
+                and r["state"] == JobState.COMPLETED.value and row_cell(r) not in failed]
         if not rows:
-            raise RunError(f"the {stage} stage has no completed {app} job: see {self.jobs_dir}")
+            raise RunError(f"the {stage} stage has no completed {app} job: see {self.jobs_dir} and "
+                           f"{self.run_dir.path / 'cells.csv'}")
         return rows
 
     def calibrated_iterations(self) -> dict[str, int | None]:
@@ -281,18 +297,34 @@ class Driver:
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
-                self.start_cell()
-                try:
-                    self.run_cell(key, reference)
-                except CellFailed as exc:
-                    self.cancel_live()
-                    self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
-                    self.finish_cell(key, failure=str(exc))
+                self.measure_cell(key, functools.partial(self.run_cell, key, reference))
+
+    def measure_cell(self, key: CellKey, body: Callable[[], None]) -> None:
+        """Run one cell's ``body`` and record the cell: completed once every job of it has its final
+        state, or failed with the reason of the first job that did not complete (its other jobs
+        cancelled), so that no number of the summary comes from a job that did not run as asked."""
+        self.start_cell()
+        try:
+            body()
+            self.settle(key)
+        except CellFailed as exc:
+            self.cancel_live()
+            self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
+            self.finish_cell(key, failure=str(exc))
+            return
+        self.finish_cell(key)
+
+    def settle(self, key: CellKey) -> None:
+        """Wait until every job of the cell that ended has its final state recorded."""
+        while self.ending:
+            self.wait(self.config.general.poll_interval)
+            self.poll_and_record(key, None)
 
     # -- one reference job -------------------------------------------------------------------
 
     def run_alone(self, app: str, index: int, key: CellKey, iterations: int | None) -> None:
-        job = self.submit(app, index, key, work_arguments(self.app(app).exec_time, iterations))
+        job = self.submit(app, index, key, work_arguments(self.app(app).exec_time, iterations),
+                          iterations=iterations)
         while job.job_id in self.live:
             self.wait(self.config.general.poll_interval)
             self.poll_and_record(key, None)
@@ -309,7 +341,8 @@ class Driver:
         self.progress(f"execution stage: {name}, n_a={n_a}, sample {sample + 1}/{general.num_of_samples}")
 
         sim = self.submit("simulation", 0, key, work_arguments(sim_app.exec_time,
-                                                                reference.iterations["simulation"]))
+                                                                reference.iterations["simulation"]),
+                          iterations=reference.iterations["simulation"])
         handle = CellSimulation(self, sim)
         while sim.seen_start is None and sim.job_id in self.live:
             self.wait(general.poll_interval)
@@ -344,7 +377,6 @@ class Driver:
         if any(not a.shared_with_sim for a in analytics):
             self.progress("warning: the simulation ended before every analytics started; give it a longer "
                           "exec_time or shorten sleep_max_time")
-        self.finish_cell(key)
 
     def submit_analytics(self, index: int, key: CellKey, reference: Reference, sim: Tracked | None,
                          oversubscribe: bool) -> Tracked:
@@ -355,7 +387,7 @@ class Driver:
         for attempt in (1, 2):
             try:
                 job = self.submit("analytics", index, key, work, colocate_with=sim.job_id if sim else None,
-                                  oversubscribe=oversubscribe)
+                                  oversubscribe=oversubscribe, iterations=reference.iterations["analytics"])
                 break
             except SubmitRejected as exc:
                 if attempt == 2:
@@ -383,7 +415,9 @@ class Driver:
         return self.config.simulation if name == "simulation" else self.config.analytics
 
     def submit(self, app: str, index: int, key: CellKey, work: list[str], *,
-               colocate_with: str | None = None, oversubscribe: bool = False) -> Tracked:
+               colocate_with: str | None = None, oversubscribe: bool = False,
+               iterations: int | None = None) -> Tracked:
+        """Submit one job of ``app`` doing ``work`` (``iterations`` of it, when counted) and follow it."""
         stage, scenario, n_a, sample = key
         tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
         name = f"{tag}-s{sample}-{app[:3]}{index}"
@@ -406,7 +440,7 @@ class Driver:
         self.check_stop()
         submit_time = self.clock.epoch(self.clock.now())
         job_id = self.submit_with_ledger(request, submit_time)
-        job = Tracked(request, job_id, app, index, submit_time)
+        job = Tracked(request, job_id, app, index, submit_time, iterations=iterations)
         self.live[job_id] = job
         self.progress(f"submitted {name} as job {job_id}")
         return job
@@ -447,32 +481,73 @@ class Driver:
         self.check_stop()
 
     def poll_and_record(self, key: CellKey, reference: Reference | None) -> list[Tracked]:
-        """One query for every live job; records the ones that ended and returns them."""
-        if not self.live:
+        """One query for every job not yet recorded; returns the live jobs whose end it saw.
+
+        A job is recorded (jobs.csv) once its final state is known: one the scheduler shows ended but
+        not yet how (Slurm's COMPLETING) counts as ended for the cell, and waits in ``ending``.
+        Raises CellFailed, with the job's reason, when a job did not complete as asked: ended in
+        another state, left no report, or was started again by the scheduler (requeued)."""
+        if not self.live and not self.ending:
             return []
-        statuses = self.module.poll(list(self.live))
+        statuses = self.module.poll([*self.live, *self.ending])
         now = self.clock.epoch(self.clock.now())
         ended: list[Tracked] = []
-        for job_id, job in list(self.live.items()):
+        for job_id, job in [*self.live.items(), *self.ending.items()]:
             status = statuses.get(job_id)
             if status is None:
                 continue
             job.unknown_polls = job.unknown_polls + 1 if status.state is JobState.UNKNOWN else 0
             job.status = status
-            if job.unknown_polls >= LOST_AFTER_POLLS:
-                self.progress(f"warning: {job.request.name} (job {job_id}) is unknown to the scheduler for "
-                              f"{LOST_AFTER_POLLS} polls: counted as lost")
+            requeued = requeue_reason(job, status)
+            if requeued:
+                self.fail_job(job, key, reference, requeued)
             if status.state in (JobState.RUNNING, JobState.SUSPENDED) and job.seen_start is None:
                 job.seen_start = now
-            if status.state.finished or job.unknown_polls >= LOST_AFTER_POLLS:
+            lost = job.unknown_polls >= LOST_AFTER_POLLS
+            if not (status.state.finished or lost):
+                continue
+            if job_id in self.live:
                 job.seen_end = now
                 del self.live[job_id]
-                self.run_dir.add_job(self.record(job, key, reference))
                 ended.append(job)
-                if status.state is not JobState.COMPLETED:
-                    self.progress(f"warning: {job.request.name} ended {status.state.value}"
-                                  f"{' (' + status.reason + ')' if status.reason else ''}")
+            waited = now - (job.seen_end or now)
+            if not (status.final or lost or waited >= FINAL_STATE_WAIT_S):
+                self.ending[job_id] = job
+                continue
+            self.ending.pop(job_id, None)
+            failure = self.job_failure(job, status, lost, waited)
+            if failure:
+                self.fail_job(job, key, reference, failure)
+            self.run_dir.add_job(self.record(job, key, reference))
         return ended
+
+    def job_failure(self, job: Tracked, status: JobStatus, lost: bool, waited: float) -> str:
+        """Why ``job``, ended with ``status``, is not a measurement of what was asked ('' if it is)."""
+        what = f"{job.request.name} (job {job.job_id})"
+        if lost:
+            return f"{what} is unknown to the scheduler for {LOST_AFTER_POLLS} polls: lost"
+        if not status.final:
+            return f"{what}: no final state from the scheduler within {waited:.0f} s of its end"
+        if status.state is not JobState.COMPLETED:
+            return f"{what} ended {status.state.value}" + (f" ({status.reason})" if status.reason else "")
+        if not (self.module.runs_commands and reports_expected(job.request.argv)):
+            return ""
+        return report_failure(what, self.read_output(job.request.stdout_path), job.request.total_tasks,
+                              job.iterations)
+
+    def fail_job(self, job: Tracked, key: CellKey, reference: Reference | None, reason: str) -> None:
+        """Record ``job`` as failed with ``reason``, end it if it still runs, and fail its cell."""
+        self.live.pop(job.job_id, None)
+        self.ending.pop(job.job_id, None)
+        if not job.status.state.finished or not job.status.final:
+            self.module.cancel(job.job_id)
+        if job.status.state is JobState.COMPLETED or not job.status.state.finished:
+            job.status = replace(job.status, state=JobState.FAILED)
+        job.status = replace(job.status, reason=reason)
+        if job.seen_end is None:
+            job.seen_end = self.clock.epoch(self.clock.now())
+        self.run_dir.add_job(self.record(job, key, reference))
+        raise CellFailed(reason)
 
     def record(self, job: Tracked, key: CellKey, reference: Reference | None) -> JobRecord:
         status = job.status
@@ -493,7 +568,35 @@ class Driver:
             nodes=",".join(status.nodes), iterations=output.iterations, threads_min=output.threads_min,
             triad_MBps=output.triad_MBps, validated=output.validated, suspended_s=round(job.suspended_s, 3),
             shared_with_sim=job.shared_with_sim, times_source="scheduler" if from_scheduler else "harness",
-            outage=spans_outage(submit, max(end, job.seen_end or end), self.outages))
+            outage=spans_outage(submit, max(end, job.seen_end or end), self.outages), reason=status.reason)
 
     def read_output(self, path: str) -> AppOutput:
         return parse_app_output(self.transport.read_text(path) or "")
+
+
+def requeue_reason(job: Tracked, status: JobStatus) -> str:
+    """Why ``job`` counts as started again ('' if it does not): the scheduler says it restarted it,
+    or it is pending again after it was seen running (a requeue, e.g. after its node failed)."""
+    if status.restarts:
+        return (f"{job.request.name} (job {job.job_id}) was requeued by the scheduler ({status.restarts} "
+                f"restart(s){', ' + status.reason if status.reason else ''}): a job that runs twice is "
+                "another measurement")
+    if job.seen_start is not None and status.state is JobState.PENDING:
+        return (f"{job.request.name} (job {job.job_id}) is pending again after it ran (requeued"
+                f"{', ' + status.reason if status.reason else ''}): a job that runs twice is another "
+                "measurement")
+    return ""
+
+
+def report_failure(what: str, output: AppOutput, tasks: int, iterations: int | None) -> str:
+    """Why a completed job of the bundled application did not do what was asked ('' if it did): each
+    task reports its iterations and validation (apps/djsb_stream.c), ``iterations`` when counted."""
+    if output.tasks_reported < tasks:
+        return f"{what} completed but {tasks - output.tasks_reported} of its {tasks} task(s) left no report"
+    if output.iterations is None:
+        return f"{what} completed but reported no iterations"
+    if iterations is not None and output.iterations < iterations:
+        return f"{what} completed but did {output.iterations} of its {iterations} iterations"
+    if output.validated is not True:
+        return f"{what} completed but its results were not validated"
+    return ""

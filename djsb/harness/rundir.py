@@ -4,12 +4,14 @@ Layout::
 
     config.yaml     the resolved configuration
     meta.json       machine, software and run metadata
-    jobs.csv        one row per finished job, appended as jobs finish (outage: it overlapped one)
+    jobs.csv        one row per finished job, appended once its final state is known (outage: it
+                    overlapped one; reason: why it did not complete, e.g. a node failure)
     cells.csv       one row per finished cell (stage, scenario, n_a, sample): what --resume skips;
                     status completed or failed (with a one-line reason), outage: it overlapped one
     outages.csv     each interval the scheduler did not answer (start, end, attempts, first error)
     uncancelled.txt jobs an interrupted run could not cancel ("JOB_ID NAME" lines)
-    discarded.csv   rows of cells that were interrupted and redone by --resume
+    discarded.csv   rows of cells that were interrupted or failed, and redone by --resume
+    discarded_cells.csv  cells.csv rows of failed cells that --resume redid (not with --skip-failed)
     summary.csv     per scenario x n_a: slowdowns, weights, dynamicity, 95% CI (rewritten per cell)
     samples.csv     the same per sample
     ledger.csv      every submission, before and after it happens (djsb.harness.ledger)
@@ -25,7 +27,6 @@ old ones.
 
 from __future__ import annotations
 
-import csv
 import importlib.metadata
 import json
 import os
@@ -40,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from djsb.csvrows import append_row, read_rows
+from djsb.csvrows import append_row, read_rows, rewrite_rows
 from djsb.errors import InputError
 from djsb.harness.ledger import LEDGER_FILE, SUBMITTING, LedgerEntry, append_entry, next_attempt, read_entries
 from djsb.harness.runlock import LOCK_FILE, RunLock
@@ -79,6 +80,7 @@ class JobRecord:
     shared_with_sim: bool
     times_source: str
     outage: bool = False
+    reason: str = ""
 
 
 JOB_COLUMNS = tuple(f.name for f in fields(JobRecord))
@@ -99,6 +101,11 @@ def describe_cell(key: CellKey) -> str:
     stage, scenario, n_a, sample = key
     where = f" {scenario} n_a={n_a}" if stage == "execution" else ""
     return f"{stage}{where} sample {sample}"
+
+
+def row_cell(row: Mapping[str, str]) -> CellKey:
+    """The cell of a jobs.csv or cells.csv row."""
+    return cell_key(row["stage"], row["scenario"], int(row["n_a"]), int(row["sample"]))
 
 
 def _git_commit() -> str:
@@ -260,8 +267,24 @@ class RunDirectory:
         return [line.split()[0] for line in path.read_text().splitlines() if line.strip()]
 
     def finished_cells(self) -> set[CellKey]:
-        return {cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"]))
-                for r in read_rows(self.path / "cells.csv")}
+        """The cells recorded in cells.csv, completed or failed: what the run does not do again."""
+        return {row_cell(r) for r in self.cell_rows()}
+
+    def failed_cells(self) -> set[CellKey]:
+        """The cells recorded failed (their jobs' numbers are not measurements of the benchmark)."""
+        return {row_cell(r) for r in self.cell_rows() if r.get("status") == CELL_FAILED}
+
+    def reopen_failed_cells(self) -> list[dict[str, str]]:
+        """Move the rows of the failed cells from cells.csv to discarded_cells.csv, so that the run
+        does them again (their jobs' rows then follow with :meth:`discard_unfinished`); returns
+        the rows moved."""
+        rows = self.cell_rows()
+        failed = [r for r in rows if r.get("status") == CELL_FAILED]
+        if failed:
+            for row in failed:
+                append_row(self.path / "discarded_cells.csv", CELL_RECORD_COLUMNS, row)
+            rewrite_rows(self.path / "cells.csv", CELL_RECORD_COLUMNS, [r for r in rows if r not in failed])
+        return failed
 
     def job_rows(self) -> list[dict[str, str]]:
         return read_rows(self.path / "jobs.csv")
@@ -275,26 +298,21 @@ class RunDirectory:
         return read_entries(self.path / LEDGER_FILE)
 
     def recorded_jobs(self) -> set[tuple[str, str]]:
-        """(name, job id) of every job whose end was recorded, in jobs.csv or discarded.csv."""
+        """(name, job id) of every job recorded COMPLETED, in jobs.csv or discarded.csv: the jobs that
+        surely left the scheduler (a failed one may be back in its queue: requeued)."""
         rows = [*self.job_rows(), *read_rows(self.path / "discarded.csv")]
-        return {(row["name"], row["job_id"]) for row in rows}
+        return {(row["name"], row["job_id"]) for row in rows if row.get("state") == "COMPLETED"}
 
     def discard_unfinished(self) -> int:
         """Move the rows of cells that never finished to discarded.csv; returns how many moved."""
         done = self.finished_cells()
         rows = self.job_rows()
-        keep = [r for r in rows
-                if cell_key(r["stage"], r["scenario"], int(r["n_a"]), int(r["sample"])) in done]
+        keep = [r for r in rows if row_cell(r) in done]
         dropped = [r for r in rows if r not in keep]
         for row in dropped:
             append_row(self.path / "discarded.csv", JOB_COLUMNS, row)
         if dropped:
-            tmp = self.path / "jobs.csv.tmp"
-            with tmp.open("w", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=list(JOB_COLUMNS))
-                writer.writeheader()
-                writer.writerows(keep)
-            tmp.replace(self.path / "jobs.csv")
+            rewrite_rows(self.path / "jobs.csv", JOB_COLUMNS, keep)
         return len(dropped)
 
     def meta(self) -> dict[str, Any]:

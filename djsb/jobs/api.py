@@ -96,7 +96,15 @@ class JobState(enum.Enum):
 
 @dataclass(frozen=True)
 class JobStatus:
-    """A job's state and, where the system reports them, its Unix submit/start/end times."""
+    """A job's state and, where the system reports them, its Unix submit/start/end times.
+
+    ``final`` is False while the system shows the job ended but not yet how (Slurm's COMPLETING:
+    its processes are gone or going, its exit status not yet recorded): ``state`` is then only the
+    best guess, and the harness records the job once a final answer comes (the scheduler's
+    accounting, or a later poll). ``restarts`` counts how often the scheduler started the job
+    again (a requeue after a node failure): a benchmark job that ran more than once measured
+    something else, so the harness fails its cell.
+    """
 
     state: JobState
     submit: float | None = None
@@ -105,6 +113,8 @@ class JobStatus:
     exit_code: int | None = None
     nodes: tuple[str, ...] = ()
     reason: str = ""
+    final: bool = True
+    restarts: int = 0
 
 
 class JobModule(ABC):
@@ -119,6 +129,9 @@ class JobModule(ABC):
     name: str = "abstract"
     clock: Clock | None = None
     OPTIONS: ClassVar[Mapping[str, Option] | None] = None
+    runs_commands: ClassVar[bool] = True
+    """The module runs each request's argv (every real system): a job of the bundled app must then
+    leave its report. The simulated cluster models the application instead and runs nothing."""
 
     @classmethod
     def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:

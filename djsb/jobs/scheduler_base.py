@@ -173,17 +173,19 @@ class RetryingTransport:
         self._stopping.set()
 
     def _attempt(self, command: str, timeout: float) -> tuple[CommandResult | None, str]:
-        """One run of ``command``: its result, or the transient error that kept it from answering."""
+        """One run of ``command``: its result, or the transient error that kept it from answering
+        (a timeout says how long the command really went unanswered, as measured here)."""
         if self.stop_deadline is not None:
             timeout = min(timeout, self.stop_deadline - time.monotonic())
             if timeout <= 0:
                 return None, "the run is stopping"
+        started = time.monotonic()
         try:
             result = self.inner.run(command, timeout=timeout)
         except ConnectionLost as exc:
             return None, str(exc)
         except CommandTimeout:
-            return None, f"no answer within {timeout:g} s"
+            return None, f"no answer after {time.monotonic() - started:.1f} s (time-out {timeout:g} s)"
         if result.returncode and self.transient(result.stderr):
             return None, result.stderr.strip()
         return result, ""

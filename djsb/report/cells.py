@@ -52,6 +52,17 @@ def outage_cells(cells: pd.DataFrame) -> set[CellId]:
     return set(cell_ids(marked))
 
 
+def failed_cells(cells: pd.DataFrame) -> set[CellId]:
+    """The cells recorded failed: none of their numbers is a measurement of the benchmark."""
+    return set(cell_ids(cells[cells["status"] == "failed"]))
+
+
+def failure_reasons(cells: pd.DataFrame) -> list[tuple[CellId, str]]:
+    """Each failed cell with its one-line reason, in the order they were recorded."""
+    failed = cells[cells["status"] == "failed"]
+    return list(zip(cell_ids(failed), failed["reason"].astype(str), strict=True))
+
+
 def without_cells(jobs: pd.DataFrame, cells: set[CellId]) -> pd.DataFrame:
     """``jobs`` minus the jobs of ``cells``."""
     if not cells:
@@ -82,4 +93,10 @@ def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame
     for column in (*NOTE_COLUMNS, "warnings"):
         if column in table:
             table[column] = table[column].fillna("")
+    failures: dict[tuple[str, int], list[str]] = {}
+    for (_, scenario, n_a, sample), reason in failure_reasons(cells):
+        failures.setdefault((scenario, n_a), []).append(f"sample {sample} failed and is left out: {reason}")
+    table["warnings"] = ["; ".join(filter(None, [text, *failures.get((str(scenario), int(n_a)), [])]))
+                         for text, scenario, n_a in zip(table["warnings"], table["scenario"], table["n_a"],
+                                                        strict=True)]
     return in_scenario_order(table)

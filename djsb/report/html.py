@@ -17,8 +17,10 @@ from typing import Any
 import jinja2
 import pandas as pd
 
+from djsb.harness.rundir import describe_cell
 from djsb.harness.scenarios import scenario
 from djsb.registry import UnknownName
+from djsb.report.cells import failure_reasons
 from djsb.report.summary import summary_warnings
 
 RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
@@ -74,17 +76,16 @@ def _display(value: Any) -> str:
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def cell_notes(summary: pd.DataFrame, include_outages: bool) -> list[str]:
-    """One line per (scenario, n_a) with failed samples or samples that overlapped a scheduler
-    outage (summary.csv's ``failed_samples`` and ``outage_samples``), saying what the summary did
+def cell_notes(summary: pd.DataFrame, cells: pd.DataFrame, include_outages: bool) -> list[str]:
+    """One line per failed calibration or reference cell, with its reason (cells.csv; a failed
+    execution cell is among summary.csv's warnings), and per (scenario, n_a) with samples that
+    overlapped a scheduler outage (summary.csv's ``outage_samples``), saying what the summary did
     with them."""
-    notes = []
+    notes = [f"{describe_cell(cell)} failed and is not in the summary: {reason}"
+             for cell, reason in failure_reasons(cells) if cell[0] != "execution"]
     for _, row in summary.iterrows():
-        where = f"{scenario_label(str(row['scenario']))}, n_a={int(row['n_a'])}"
-        if row.get("failed_samples", ""):
-            notes.append(f"{where}: sample(s) {row['failed_samples']} failed (see cells.csv) and are "
-                         "not in the summary")
         if row.get("outage_samples", ""):
+            where = f"{scenario_label(str(row['scenario']))}, n_a={int(row['n_a'])}"
             fate = "included (--include-outages)" if include_outages else \
                 "left out (djsb report --include-outages keeps them)"
             notes.append(f"{where}: sample(s) {row['outage_samples']} overlapped a scheduler outage "
@@ -92,7 +93,8 @@ def cell_notes(summary: pd.DataFrame, include_outages: bool) -> list[str]:
     return notes
 
 
-def write_run_html(run_dir: Path, summary: pd.DataFrame, include_outages: bool = False) -> Path:
+def write_run_html(run_dir: Path, summary: pd.DataFrame, cells: pd.DataFrame,
+                   include_outages: bool = False) -> Path:
     """RUN_DIR/report.html: summary with confidence intervals, the cells left out or failed, figures,
     metadata, resolved config."""
     meta_path = run_dir / "meta.json"
@@ -102,7 +104,7 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame, include_outages: bool =
         "run.html.j2", run_dir / "report.html", title=f"DJSB run {run_dir.name}",
         summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS],
         summary_rows=summary_rows(summary), warnings=summary_warnings(summary),
-        cell_notes=cell_notes(summary, include_outages),
+        cell_notes=cell_notes(summary, cells, include_outages),
         figure_items=existing_figures(run_dir, RUN_FIGURES),
         meta={key: _display(value) for key, value in meta.items()},
         config_text=config_path.read_text() if config_path.is_file() else "(no config.yaml)")

@@ -66,7 +66,6 @@ from djsb.jobs.scheduler_base import (
 from djsb.transport import CommandResult, Transport
 from djsb.yamlnodes import Located
 from job_modules.slurm.parsers import (
-    ENDING_REASON,
     INVALID_JOB_ID,
     SACCT_FORMAT,
     SQUEUE_FORMAT,
@@ -181,7 +180,8 @@ class SlurmJobModule(SchedulerModule):
         task_memory = task_memory_mib(request, self.memory_margin)
         task = ".%a" if array is not None else ""
         stdout, stderr = slurm_path(request.stdout_path) + task, slurm_path(request.stderr_path) + task
-        args = ["--parsable", f"--job-name={request.name}", f"--output={stdout}", f"--error={stderr}",
+        args = ["--parsable", "--no-requeue", f"--job-name={request.name}", f"--output={stdout}",
+                f"--error={stderr}",
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
         if self.memory == "per_cpu":
@@ -274,12 +274,21 @@ class SlurmJobModule(SchedulerModule):
         return parse_squeue(stdout)
 
     def poll(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
-        """As the base's; a job this module cancelled that is still COMPLETING counts as CANCELLED
-        (Slurm shows a cancelled job COMPLETING with exit code 0 until its nodes are clean)."""
+        """As the base's; for a job squeue shows ending (COMPLETING: its final state not yet known)
+        the final record comes from sacct, which has it as soon as the job ended; a job this module
+        cancelled that is still COMPLETING counts as CANCELLED (Slurm shows a cancelled job
+        COMPLETING with exit code 0 until its nodes are clean)."""
         statuses = super().poll(job_ids)
         for job_id, status in statuses.items():
-            if job_id in self._cancelled and status.reason == ENDING_REASON:
-                statuses[job_id] = replace(status, state=JobState.CANCELLED, reason="cancelled by djsb")
+            if job_id in self._cancelled and not status.final:
+                statuses[job_id] = replace(status, state=JobState.CANCELLED, reason="cancelled by djsb",
+                                           final=True)
+        ending = [job_id for job_id, status in statuses.items() if not status.final]
+        if ending:
+            for job_id, record in self.accounting(ending).items():
+                if job_id in statuses and record.state.finished:
+                    statuses[job_id] = replace(record, restarts=statuses[job_id].restarts)
+        self._last.update(statuses)
         return statuses
 
     def get_accounting_command(self, job_ids: Sequence[str], since: float) -> str:

@@ -9,18 +9,25 @@ that runs the client (the fixtures show the same jobs printed in UTC and in UTC+
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from djsb.jobs.api import JobState, JobStatus
 from djsb.jobs.scheduler_base import TOKEN_PREFIX, TaggedJob
 
-# The squeue --Format fields, in the order parse_squeue reads them. "Field:|" means no width limit
-# (the whole value) followed by "|"; Reason is last because it is free text.
-SQUEUE_FIELDS = ("JobID", "State", "SubmitTime", "StartTime", "EndTime", "NodeList", "exit_code", "Reason")
+# The squeue --Format fields, by the name the parser gives them, in the order parse_squeue reads
+# them. "Field:|" means no width limit (the whole value) followed by "|"; Reason is last because it
+# is free text.
+SQUEUE_COLUMNS = {"id": "JobID", "state": "State", "submit": "SubmitTime", "start": "StartTime",
+                  "end": "EndTime", "nodes": "NodeList", "exit_code": "exit_code", "restarts": "RestartCnt",
+                  "reason": "Reason"}
+SQUEUE_FIELDS = tuple(SQUEUE_COLUMNS.values())
 SQUEUE_FORMAT = ",".join(f"{name}:|" for name in SQUEUE_FIELDS[:-1]) + f",{SQUEUE_FIELDS[-1]}:"
 
-# The sacct --format fields (with --parsable2, "|"-separated), in the order parse_sacct reads them.
-SACCT_FIELDS = ("JobIDRaw", "State", "Submit", "Start", "End", "NodeList", "ExitCode", "Reason")
+# The sacct --format fields (with --parsable2, "|"-separated), likewise. sacct has no restart count:
+# a requeued job's earlier runs are records of their own (REQUEUED), the last one is the job now.
+SACCT_COLUMNS = {"id": "JobIDRaw", "state": "State", "submit": "Submit", "start": "Start", "end": "End",
+                 "nodes": "NodeList", "exit_code": "ExitCode", "reason": "Reason"}
+SACCT_FIELDS = tuple(SACCT_COLUMNS.values())
 SACCT_FORMAT = ",".join(SACCT_FIELDS)
 
 # Slurm job states (squeue %T, scontrol JobState, sacct State) -> what they mean for the benchmark.
@@ -59,9 +66,11 @@ STATE_TABLE: dict[str, JobState] = {
 }
 
 # States in which a job has ended but Slurm does not tell its final state yet (a cancelled job too
-# shows COMPLETING, exit code 0): COMPLETED above, TIMEOUT when the reason is its time limit, FAILED
-# when its exit code is not 0; the reason then says the state is provisional (ENDING_REASON), so
-# the module can tell a job it cancelled itself.
+# shows COMPLETING, exit code 0; so does a job whose node died, for as long as SlurmdTimeout, before
+# Slurm fails or requeues it): COMPLETED above, TIMEOUT when the reason is its time limit, FAILED
+# when its exit code is not 0, as a guess only: the status is not final (JobStatus.final) and its
+# reason says so (ENDING_REASON), so the module asks the accounting for the final state and can
+# tell a job it cancelled itself.
 ENDING_STATES = frozenset({"COMPLETING", "STAGE_OUT"})
 ENDING_REASON = "ending (final state not yet known)"
 
@@ -135,34 +144,39 @@ def _expand_item(item: str) -> list[str]:
     return expanded
 
 
-def _status(state_text: str, submit: str, start: str, end: str, nodes: str, exit_code: int | None,
-            reason: str) -> JobStatus:
-    """A JobStatus from one job's fields, keeping only the times that are facts.
+def _status(fields: dict[str, str], exit_code: int | None) -> JobStatus:
+    """A JobStatus from one job's fields (named as the keys of SQUEUE_COLUMNS), keeping only the
+    times that are facts.
 
     squeue prints a pending job's *expected* start and a running job's *expected* end (start plus
     time limit); those are forecasts, so a start counts only once the job left PENDING and an end
     only once it finished.
     """
+    state_text = fields["state"]
     state = slurm_state(state_text)
-    reason = "" if reason.strip() in ("None", "") else reason.strip()
-    if state_text.strip().upper() in ENDING_STATES:
+    reason = "" if fields["reason"] in ("None", "") else fields["reason"]
+    final = state_text.upper() not in ENDING_STATES
+    if not final:
         state = JobState.TIMEOUT if reason == "TimeLimit" else JobState.FAILED if exit_code else state
         reason = reason or ENDING_REASON
     started = state not in (JobState.PENDING, JobState.UNKNOWN)
+    restarts = fields.get("restarts", "0")
     return JobStatus(
         state=state,
-        submit=slurm_epoch(submit),
-        start=slurm_epoch(start) if started else None,
-        end=slurm_epoch(end) if state.finished else None,
+        submit=slurm_epoch(fields["submit"]),
+        start=slurm_epoch(fields["start"]) if started else None,
+        end=slurm_epoch(fields["end"]) if state.finished else None,
         exit_code=exit_code if state.finished else None,
-        nodes=expand_hostlist(nodes) if started else (),
+        nodes=expand_hostlist(fields["nodes"]) if started else (),
         reason=reason,
+        final=final,
+        restarts=int(restarts) if restarts.isdigit() else 0,
     )
 
 
-def _parse_table(stdout: str, command: str, n_fields: int,
+def _parse_table(stdout: str, command: str, columns: Mapping[str, str],
                  exit_code: Callable[[str], int | None]) -> dict[str, JobStatus]:
-    """Records of '|'-separated lines 'id|state|submit|start|end|nodes|exit code|reason', by job id.
+    """Records of '|'-separated lines with the fields ``columns`` (the last one free text), by job id.
 
     With several lines for one id (sacct's records of a requeued job), the last, most recent, wins.
     """
@@ -170,11 +184,11 @@ def _parse_table(stdout: str, command: str, n_fields: int,
     for line in stdout.splitlines():
         if not line.strip():
             continue
-        fields = [field.strip() for field in line.split("|", n_fields - 1)]
-        if len(fields) != n_fields:
-            raise ValueError(f"{command} line with {len(fields)} fields, expected {n_fields}: {line!r}")
-        job_id, state, submit, start, end, nodes, code, reason = fields
-        records[job_id] = _status(state, submit, start, end, nodes, exit_code(code), reason)
+        values = [value.strip() for value in line.split("|", len(columns) - 1)]
+        if len(values) != len(columns):
+            raise ValueError(f"{command} line with {len(values)} fields, expected {len(columns)}: {line!r}")
+        fields = dict(zip(columns, values, strict=True))
+        records[fields["id"]] = _status(fields, exit_code(fields["exit_code"]))
     return records
 
 
@@ -190,12 +204,12 @@ def parse_array_states(stdout: str) -> dict[int, JobState]:
 
 def parse_squeue(stdout: str) -> dict[str, JobStatus]:
     """Records of ``squeue --noheader --Format=SQUEUE_FORMAT`` output, keyed by job id."""
-    return _parse_table(stdout, "squeue", len(SQUEUE_FIELDS), wait_status_exit_code)
+    return _parse_table(stdout, "squeue", SQUEUE_COLUMNS, wait_status_exit_code)
 
 
 def parse_sacct(stdout: str) -> dict[str, JobStatus]:
     """Records of ``sacct --noheader --parsable2 --allocations --format=SACCT_FORMAT``, keyed by job id."""
-    return _parse_table(stdout, "sacct", len(SACCT_FIELDS), sacct_exit_code)
+    return _parse_table(stdout, "sacct", SACCT_COLUMNS, sacct_exit_code)
 
 
 def parse_sbatch_parsable(stdout: str) -> str:

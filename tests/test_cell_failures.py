@@ -1,0 +1,108 @@
+"""A job that did not run as asked fails its cell, which the summary leaves out with its reason and
+``--resume`` does again (``--skip-failed`` keeps it failed), on the local module's real processes.
+
+Two faults a cluster produces: a scheduler that starts a job again (a requeue after a node failure,
+tests/fixtures/requeuing_module.py) and a job that completes without the bundled application's
+report (its output lost). Neither may give a number in summary.csv.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from djsb.cli import main
+from djsb.harness.app_output import AppOutput
+from djsb.harness.driver import report_failure
+
+REQUEUING = Path(__file__).parent / "fixtures" / "requeuing_module.py"
+STREAM = ["{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}", "{work}"]
+
+
+def write_config(path: Path, module: str, analytics_command: list[str] | None = None) -> Path:
+    command = f", command: {analytics_command}" if analytics_command else ""
+    path.write_text(f"""\
+general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+          num_of_dyn_analysis: [1], scenarios: [oversubscription, stopcont], poll_interval: 0.1, seed: 3}}
+job_module: {module}
+simulation: {{total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 2}}
+analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.5, same_nodes_as_sim: true{command}}}
+output: {{plots: false}}
+""")
+    return path
+
+
+def cells(run_dir: Path) -> pd.DataFrame:
+    return pd.read_csv(run_dir / "cells.csv", keep_default_na=False)
+
+
+def test_a_requeued_job_fails_its_cell_and_resume_redoes_it(tmp_path: Path, apps_bin: Path) -> None:
+    marker = tmp_path / "requeued"
+    config = write_config(tmp_path / "c.yaml", f"{{name: {REQUEUING}, options: {{marker: {marker}}}}}")
+    run_dir = tmp_path / "run"
+    assert main(["run", str(config), "-o", str(run_dir)]) == 0
+    requeued_id = marker.read_text()
+    table = cells(run_dir)
+    failed = table[table["status"] == "failed"]
+    # the first execution cell (oversubscription) failed, naming the job and why; the next one ran
+    assert list(zip(failed["stage"], failed["scenario"], strict=True)) == [("execution", "oversubscription")]
+    reason = failed["reason"].iloc[0]
+    assert f"(job {requeued_id}) was requeued by the scheduler (1 restart(s), BeginTime)" in reason
+    assert list(table[table["stage"] == "execution"]["status"]) == ["failed", "completed"]
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"job_id": str}, keep_default_na=False)
+    row = jobs[jobs["job_id"] == requeued_id].iloc[0]
+    assert row["state"] == "FAILED" and "requeued" in row["reason"]
+    # no number from the failed cell: its (scenario, n_a) row has no sample, and says why
+    summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False).set_index("scenario")
+    assert summary.loc["oversubscription", "samples"] == 0
+    assert summary.loc["oversubscription", "slowdown_a"] == ""
+    assert "sample 0 failed and is left out" in summary.loc["oversubscription", "warnings"]
+    assert "requeued by the scheduler" in summary.loc["oversubscription", "warnings"]
+    assert summary.loc["stopcont", "samples"] == 1
+    assert "requeued by the scheduler" in (run_dir / "report.html").read_text()
+
+    # --skip-failed keeps it failed; a plain --resume does it again, exactly once
+    assert main(["run", "--resume", str(run_dir), "--skip-failed"]) == 0
+    assert list(cells(run_dir)["status"]) == ["completed", "completed", "failed", "completed"]
+    assert main(["run", "--resume", str(run_dir)]) == 0
+    table = cells(run_dir)
+    assert list(zip(table["scenario"], table["status"], strict=True)) == [
+        ("", "completed"), ("", "completed"), ("stopcont", "completed"), ("oversubscription", "completed")]
+    assert list(pd.read_csv(run_dir / "discarded_cells.csv")["status"]) == ["failed"]
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"job_id": str}, keep_default_na=False)
+    execution = jobs[jobs["stage"] == "execution"]
+    assert sorted(zip(execution["scenario"], execution["app"], strict=True)) == [
+        ("oversubscription", "analytics"), ("oversubscription", "simulation"),
+        ("stopcont", "analytics"), ("stopcont", "simulation")]
+    assert (execution["state"] == "COMPLETED").all()
+    assert requeued_id in set(pd.read_csv(run_dir / "discarded.csv", dtype={"job_id": str})["job_id"])
+    summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False).set_index("scenario")
+    assert summary.loc["oversubscription", "samples"] == 1
+    assert float(summary.loc["oversubscription", "slowdown_a"]) >= 1.0
+
+
+def test_a_job_that_completed_without_its_report_fails_its_cell(tmp_path: Path, apps_bin: Path) -> None:
+    # the bundled application run through a shell that loses its output: the job completes (exit 0)
+    lost = ["sh", "-c", 'exec "$@" > /dev/null', "sh", *STREAM]
+    config = write_config(tmp_path / "c.yaml", "{name: local}", lost)
+    run_dir = tmp_path / "run"
+    assert main(["run", str(config), "-o", str(run_dir)]) == 1
+    # the calibration's analytics already left no report: the run cannot fix the work of an analytics
+    table = cells(run_dir)
+    assert list(table["status"]) == ["failed"]
+    assert "cal-s0-ana0" in table["reason"].iloc[0]
+    assert "completed but 1 of its 1 task(s) left no report" in table["reason"].iloc[0]
+
+
+@pytest.mark.parametrize(("output", "iterations", "expected"), [
+    (AppOutput(2, 40, 2, 10.0, True), 40, ""),
+    (AppOutput(1, 40, 2, 10.0, True), 40, "job completed but 1 of its 2 task(s) left no report"),
+    (AppOutput(2, None, 2, None, True), None, "job completed but reported no iterations"),
+    (AppOutput(2, 39, 2, 10.0, True), 40, "job completed but did 39 of its 40 iterations"),
+    (AppOutput(2, 40, 2, 10.0, False), 40, "job completed but its results were not validated"),
+    (AppOutput(2, 40, 2, 10.0, None), None, "job completed but its results were not validated"),
+])
+def test_report_failure(output: AppOutput, iterations: int | None, expected: str) -> None:
+    assert report_failure("job", output, 2, iterations) == expected

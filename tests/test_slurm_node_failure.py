@@ -1,0 +1,125 @@
+"""A node dies under a running benchmark job, on the real Slurm mini-cluster: the job's slurmd, its
+slurmstepd and its processes are killed (SIGKILL), as a node losing power would leave them.
+
+slurmctld notices only when the node misses its pings (SlurmdTimeout=60 s here) and sets it DOWN;
+the job, submitted with --no-requeue, then ends NODE_FAIL instead of going back to the queue to run
+a second time (Slurm 22.05 requeues a job of a failed node when it is requeueable, the default). What
+the user must see: the cell failed with that reason in cells.csv, summary.csv's warnings and
+report.html, no number computed from it, none of the run's jobs left in squeue; and ``--resume``
+(the node back) does the cell again, once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from slurm_plugin import Run, SlurmCluster, job_process_states
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+ANALYTICS_NODE = "n3"
+CONFIG = f"""\
+general:
+  num_of_samples: 1
+  sleep_min_time: 1
+  sleep_max_time: 1.5
+  num_of_ref_analysis: 1
+  num_of_dyn_analysis: [1]
+  scenarios: [oversubscription]
+  seed: 3
+  poll_interval: 0.5
+job_module:
+  name: slurm
+  options: {{partition: shared, time_margin: 120}}
+simulation: {{total_tasks: 1, cpus_per_task: 1, total_memory: 64MiB, exec_time: 5, node_host_names: [n2]}}
+analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 3,
+            node_host_names: [{ANALYTICS_NODE}]}}
+"""
+
+
+def squeue_state(job_id: str) -> str:
+    return subprocess.run(["squeue", "--noheader", "--states=all", f"--jobs={job_id}", "--format=%T"],
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def wait_until(what: str, check: object, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.1)
+
+
+def kill_node(node: str, job_id: str) -> None:
+    """SIGKILL the node's slurmd and every process of the job there (slurmstepd and tasks)."""
+    subprocess.run(["pkill", "-KILL", "-f", f"^slurmd -N {node}$"], check=True, timeout=30)
+    stepds = subprocess.run(["pgrep", "-f", f"^slurmstepd: \\[{job_id}\\."], capture_output=True, text=True,
+                            timeout=30).stdout.split()
+    for pid in [*map(int, stepds), *job_process_states(job_id)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def our_jobs(names: set[str]) -> list[str]:
+    out = subprocess.run(["squeue", "--noheader", "--format=%i %j %T"], capture_output=True, text=True,
+                         timeout=60).stdout
+    return [line for line in out.splitlines() if line.split()[1] in names]
+
+
+def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster: SlurmCluster,
+                                                                    tmp_path: Path, apps_bin: Path) -> None:
+    if ANALYTICS_NODE not in slurm_cluster.nodes or "n2" not in slurm_cluster.nodes:
+        pytest.skip(f"needs nodes n2 and {ANALYTICS_NODE} (DJSB_SLURM_NODES >= 3)")
+    config = tmp_path / "node-failure.yaml"
+    config.write_text(CONFIG)
+    run_dir = tmp_path / "run"
+    run = Run(str(config), "-o", str(run_dir))
+    try:
+        run.wait_for_line("submitted oversubscription-na1-s0-ana0 as job", timeout=240)
+        job_id = next(line.rsplit(" ", 1)[1] for line in run.lines
+                      if "submitted oversubscription-na1-s0-ana0 as job" in line)
+        wait_until("the analytics runs", lambda: squeue_state(job_id) == "RUNNING", 60)
+        killed_at = time.monotonic()
+        kill_node(ANALYTICS_NODE, job_id)
+        status = run.finish(timeout=400)
+        noticed = time.monotonic() - killed_at
+    finally:
+        slurm_cluster.control("start", timeout=300)  # the node back: its slurmd restarted, the node resumed
+    assert status == 0, "\n".join(run.lines)
+    # Slurm's verdict, with the time it took it (its SlurmdTimeout): not requeued, failed
+    assert squeue_state(job_id) == "NODE_FAIL"
+    assert noticed >= 60, f"Slurm failed the job {noticed:.0f} s after its node died: before SlurmdTimeout?"
+
+    cells = pd.read_csv(run_dir / "cells.csv", keep_default_na=False)
+    failed = cells[cells["status"] == "failed"]
+    assert list(failed["scenario"]) == ["oversubscription"]
+    reason = failed["reason"].iloc[0]
+    assert f"oversubscription-na1-s0-ana0 (job {job_id}) ended NODE_FAIL" in reason
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"job_id": str}, keep_default_na=False)
+    assert jobs[jobs["job_id"] == job_id]["state"].tolist() == ["NODE_FAIL"]
+    summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False)
+    assert summary["samples"].tolist() == [0] and summary["slowdown_a"].tolist() == [""]
+    assert f"sample 0 failed and is left out: {reason}" in summary["warnings"].iloc[0]
+    assert "ended NODE_FAIL" in (run_dir / "report.html").read_text()
+    names = set(jobs["name"])
+    assert our_jobs(names) == []
+
+    resumed = Run("--resume", str(run_dir))
+    assert resumed.finish(timeout=300) == 0, "\n".join(resumed.lines)
+    cells = pd.read_csv(run_dir / "cells.csv", keep_default_na=False)
+    assert cells["status"].tolist() == ["completed"] * 3
+    assert cells["stage"].tolist() == ["calibration", "reference", "execution"]
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"job_id": str}, keep_default_na=False)
+    execution = jobs[jobs["stage"] == "execution"]
+    assert sorted(execution["app"]) == ["analytics", "simulation"] and (execution["state"] == "COMPLETED").all()
+    assert execution[execution["app"] == "analytics"]["nodes"].tolist() == [ANALYTICS_NODE]
+    summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False)
+    assert summary["samples"].tolist() == [1] and float(summary["slowdown_a"].iloc[0]) >= 1.0
+    assert our_jobs(names | set(jobs["name"])) == []
