@@ -90,24 +90,20 @@ import math
 import random
 from bisect import insort
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
 
 from djsb.errors import InputError, RunError
-from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency
 from djsb.model.invariants import InvariantChecker, Reservation
-from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.job import SimJob
 from djsb.model.node_plan import NodePlan
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
+from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.timeline import UtilisationTimeline
@@ -122,22 +118,6 @@ NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
 
 class ModelError(RunError):
     """An operation the model cannot do (unknown job, suspending a pending job, ...)."""
-
-
-@dataclass
-class SimulationResult:
-    """What a run produced: one row per started job, the utilisation timeline, counters."""
-
-    jobs: pd.DataFrame
-    utilisation: pd.DataFrame
-    rejected: pd.DataFrame
-    total_cores: int
-    stats: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def killed(self) -> int:
-        """Number of jobs killed at their time limit."""
-        return int(self.jobs["killed"].sum()) if len(self.jobs) else 0
 
 
 class Simulation:
@@ -256,7 +236,8 @@ class Simulation:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
         self.rejected += [(job_id, "dependency never satisfied (its parents never all completed)")
                           for job_id, count in self.missing.items() if count and job_id not in self.dropped]
-        return self._result()
+        return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
+                            self.spec.total_cores, self.stats)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -1126,60 +1107,6 @@ class Simulation:
                 if amount and not profiles[q].fits(now, duration, amount):
                     return False
         return True
-
-    # ----------------------------------------------------------------- output
-    def _hostlists(self, jobs: list[SimJob]) -> list[str]:
-        """Each job's nodes in Slurm's hostlist notation (``n[0-31],n40``), one item per run."""
-        names = self.state.node_names
-        pieces: dict[tuple[int, int], str] = {}  # the jobs of a trace reuse few runs
-        lists = []
-        for job in jobs:
-            items = []
-            for first, count, _ in job.alloc.runs:
-                piece = pieces.get((first, count))
-                if piece is None:
-                    piece = pieces[(first, count)] = compress_hostlist(list(names[first:first + count]))
-                items.append(piece)
-            lists.append(",".join(items))
-        return lists
-
-    def _job_columns(self, done: list[SimJob]) -> Iterator[tuple[str, list[Any]]]:
-        """The jobs table's columns in order, one list at a time (so only one is alive at once)."""
-        traces = [j.trace for j in done]
-        yield "job_id", [t.job_id for t in traces]
-        yield "user", [t.user for t in traces]
-        yield "account", [t.account for t in traces]
-        yield "partition", [j.part.spec.name for j in done]
-        yield "qos", [j.qos.name for j in done]
-        yield "cpus", [t.cpus for t in traces]
-        yield "nodes", self._hostlists(done)
-        submit = [t.submit for t in traces]
-        start: list[Any] = [j.start for j in done]  # a finished job has both times
-        end: list[Any] = [j.end for j in done]
-        yield "submit", submit
-        yield "eligible", [j.eligible for j in done]
-        yield "start", start
-        yield "end", end
-        yield "wait", [s - t for s, t in zip(start, submit, strict=True)]
-        yield "run_time", [e - s for e, s in zip(end, start, strict=True)]
-        yield "requested_time", [j.limit for j in done]
-        yield "priority_at_start", [j.priority_at_start for j in done]
-        for name in FACTOR_NAMES:
-            yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
-        yield "killed", [j.killed for j in done]
-        yield "backfilled", [j.backfilled for j in done]
-
-    def _result(self) -> SimulationResult:
-        done = sorted(self.finished, key=lambda j: j.job_id)
-        # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
-        # column together would double the result's peak memory on a full trace.
-        jobs = pd.DataFrame({name: pd.Series(values) if done else values
-                             for name, values in self._job_columns(done)})
-        rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
-        stats = dict(self.stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
-                     rejected=len(rejected))
-        return SimulationResult(jobs, self.util.frame(), rejected, self.spec.total_cores, stats)
-
 
 def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
     return job.sort_key
