@@ -94,7 +94,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from djsb.errors import InputError, RunError
 from djsb.model.backfill import BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
-from djsb.model.dependency import Dependency
+from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import SimJob
 from djsb.model.node_plan import NodePlan
@@ -193,35 +193,15 @@ class Simulation:
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
         self.priority.setup(PriorityContext(cluster, tuple(users)))
-        self.children: dict[int, list[int]] = {}  # parent id -> ids of the jobs waiting for it
-        self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
-        self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
-        self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
-        self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
-        self._link(dependencies or {})
+        self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         for job in self.trace:
-            if job.job_id not in self.on_parent_end:
+            if self.deps is None or job.job_id not in self.deps.on_parent_end:
                 self._push(job.submit, SUBMIT, job.job_id)
         kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
         self.given_passes = {kinds[name] for name in pass_times or {}}
         for name, instants in (pass_times or {}).items():
             for instant in instants:
                 self._push(instant, kinds[name], 0)
-
-    def _link(self, dependencies: Mapping[int, Dependency]) -> None:
-        """Record who waits for whom; every id must be a job of the trace."""
-        for job_id, dependency in dependencies.items():
-            parents = set(dependency.parents)
-            unknown = sorted(p for p in (job_id, *parents) if p not in self.by_id)
-            if unknown:
-                raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
-            if not parents:
-                continue
-            self.missing[job_id] = len(parents)
-            for parent in parents:
-                self.children.setdefault(parent, []).append(job_id)
-            if dependency.on_parent_end:
-                self.on_parent_end.add(job_id)
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -234,8 +214,8 @@ class Simulation:
         self.advance(math.inf)
         for queued in self.queue:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
-        self.rejected += [(job_id, "dependency never satisfied (its parents never all completed)")
-                          for job_id, count in self.missing.items() if count and job_id not in self.dropped]
+        if self.deps is not None:
+            self.rejected += self.deps.unsatisfied()
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
                             self.spec.total_cores, self.stats)
 
@@ -337,11 +317,11 @@ class Simulation:
         if job.finished or job.cancelled:
             return
         if job.start is None:
-            if self.held.pop(job_id, None) is None:
+            if self.deps is None or self.deps.held.pop(job_id, None) is None:
                 self.queue.remove(job)
                 self._unqueue(job)
             job.cancelled = True
-            if self.children:
+            if self.deps is not None:
                 self._parent_ended(job, now)
         else:
             job.cancelled = True
@@ -430,41 +410,15 @@ class Simulation:
 
     # ----------------------------------------------------------------- dependencies
     def _parent_ended(self, parent: SimJob, now: float) -> None:
-        """A job with dependents left: release those it was the last parent of, or, unless it
-        COMPLETED, cancel them all."""
-        children = self.children.get(parent.job_id)
-        if children is None:
-            return
-        if parent.state != "COMPLETED":
-            self._drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
-            return
-        for child in children:
-            self.missing[child] -= 1
-            if self.missing[child]:
-                continue
-            if child in self.on_parent_end:
-                trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-                self._push(now, SUBMIT, trace.job_id)
-            elif child in self.held:
-                job = self.held.pop(child)
-                job.eligible = now
-                self._queue(job, now)
-
-    def _drop_dependents(self, parent_id: int, reason: str) -> None:
-        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
-        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
-        stack = list(self.children.get(parent_id, ()))
-        while stack:
-            child = stack.pop()
-            if child in self.dropped or not self.missing.get(child):
-                continue
-            why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
-            held = self.held.pop(child, None)
-            if held is not None:
-                held.cancelled = True
-            if held is not None or child in self.on_parent_end:
-                self.rejected.append((child, why))  # an afterok job not submitted yet is listed then
-            stack += self.children.get(child, ())
+        """A job with dependents left: submit or queue those it was the last parent of."""
+        assert self.deps is not None
+        submit, eligible = self.deps.parent_ended(parent)
+        for child in submit:
+            trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+            self._push(now, SUBMIT, trace.job_id)
+        for job in eligible:
+            job.eligible = now
+            self._queue(job, now)
 
     # ----------------------------------------------------------------- progress
     def _progress(self, job: SimJob, now: float) -> None:
@@ -541,11 +495,11 @@ class Simulation:
         reason, part, qos = self._admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
-            if self.children:
-                self._drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
+            if self.deps is not None:
+                self.deps.drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
             return
-        if self.dropped and trace.job_id in self.dropped:
-            self.rejected.append((trace.job_id, self.dropped[trace.job_id]))
+        if self.deps is not None and trace.job_id in self.deps.dropped:
+            self.rejected.append((trace.job_id, self.deps.dropped[trace.job_id]))
             return
         limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
             else (part.spec.max_time if part.spec.max_time is not None else math.inf)
@@ -555,10 +509,8 @@ class Simulation:
                      eligible=now, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
         job.plan = self._round(limit)
-        if self.missing and self.missing.get(trace.job_id):
-            self.held[trace.job_id] = job  # afterok: pending (reason Dependency), in no pass
-            return
-        self._queue(job, now)
+        if self.deps is None or not self.deps.hold(job):
+            self._queue(job, now)
 
     def _queue(self, job: SimJob, now: float) -> None:
         """An eligible job joins the queue: its priority, the queue counters, the next passes."""
@@ -759,7 +711,7 @@ class Simulation:
         self._touch()
         if self.rates is not None:
             self.rates_dirty = True
-        if self.children:
+        if self.deps is not None:
             self._parent_ended(job, now)
 
     def _limits_ok(self, job: SimJob) -> bool:
