@@ -51,17 +51,8 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   waiting on ``afterok`` stays out of the queue until its parents COMPLETED (``eligible`` is that
   instant), one submitted on parent end is submitted then; a parent that fails cancels its
   dependents (listed in ``rejected``). Jobs without a dependency cost nothing extra.
-* Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
-  with a reason, never left to stall the queue. Slurm refuses at submission a job that no node
-  of its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested
-  node configuration is not available"), and with ``EnforcePartLimits=ALL`` (or ``ANY``) also a
-  job over the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition holds,
-  a time limit above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The
-  model rejects both kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating
-  the job on the empty cluster with the allocation code itself: per-node CPUs and memory of a
-  job asking N nodes, its memory per CPU, and a shaped job's tasks per node all count. Slurm
-  lets such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose
-  size could differ); the model has none.
+* Jobs that can never run are rejected at submission with a reason (:mod:`djsb.model.admission`),
+  never left to stall the queue.
 
 Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
 a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
@@ -92,11 +83,14 @@ from bisect import insort
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from djsb.errors import InputError, RunError
+from djsb.model.admission import Admission
+from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_POLICIES
-from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState
 from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.invariants import InvariantChecker, Reservation
 from djsb.model.job import SimJob
+from djsb.model.limits import RunningLimits
 from djsb.model.node_plan import NodePlan
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
@@ -112,8 +106,6 @@ from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
-NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
-"""Why a job that fits no node of its partition is rejected: what sbatch prints for it."""
 
 
 class ModelError(RunError):
@@ -158,16 +150,13 @@ class Simulation:
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
-        self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
-        self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
-        self.qos = {q.name: q for q in cluster.qos}
-        self.default_qos = cluster.qos[0]
+        self.admitter = Admission(cluster, self.state)
         self.queue: list[SimJob] = []
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
-        self.user_qos_running: dict[tuple[str, str], int] = {}
+        self.limits = RunningLimits()
         self.queued_cores = 0
         self.need_counts: dict[int, dict[int, int]] = {}
         self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
@@ -356,7 +345,7 @@ class Simulation:
         job.since = now
         job.rate = 0.0
         self.state.commit(job.alloc, job.cpus, None)
-        self.amounts[job.job_id] = self._amounts(job)
+        self.amounts[job.job_id] = held_units(self.state, job)
         if stall > 0:
             job.stall_until = now + stall
             self._push(job.stall_until, WAKE, job.job_id)
@@ -385,7 +374,7 @@ class Simulation:
             self.state.commit(delta, delta.slots, None)
             job.cpus = sum(cpus_per_node)
             job.alloc = new
-            self.amounts[job.job_id] = self._amounts(job)
+            self.amounts[job.job_id] = held_units(self.state, job)
         else:
             job.alloc = new
             job.cpus = sum(cpus_per_node)
@@ -489,10 +478,10 @@ class Simulation:
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
         """Why the model would refuse ``trace`` laid out as ``shape`` if it were submitted now
         (what :meth:`submit` raises and rejected.csv lists), or "" if it would admit it."""
-        return self._admit(trace, shape)[0]
+        return self.admitter.admit(trace, shape)[0]
 
     def _submit(self, trace: TraceJob, now: float) -> None:
-        reason, part, qos = self._admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
+        reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
             if self.deps is not None:
@@ -501,10 +490,7 @@ class Simulation:
         if self.deps is not None and trace.job_id in self.deps.dropped:
             self.rejected.append((trace.job_id, self.deps.dropped[trace.job_id]))
             return
-        limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
-            else (part.spec.max_time if part.spec.max_time is not None else math.inf)
-        if qos.max_wall is not None:
-            limit = min(limit, qos.max_wall)
+        limit = self.admitter.time_limit(trace, part, qos)
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
                      eligible=now, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
@@ -528,86 +514,6 @@ class Simulation:
         if self.checker is not None:
             self.checker.on_submit(job, now)
 
-    def _admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
-        parts = self.state.partitions
-        part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
-        qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
-        if part is None:
-            return f"unknown partition {trace.partition!r}", parts[0], qos or self.default_qos
-        if qos is None:
-            return f"unknown QoS {trace.qos!r}", part, self.default_qos
-        spec = part.spec
-        if trace.cpus < max(1, spec.min_cpus):
-            return f"{trace.cpus} CPUs below the partition minimum {spec.min_cpus}", part, qos
-        if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
-            return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
-        if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
-                trace.cpus > part.cores):
-            return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
-        if spec.max_time is not None and trace.requested_time is not None \
-                and trace.requested_time > spec.max_time:
-            return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
-        if shape is not None and shape.node_list is not None:
-            unknown = set(shape.node_list) - set(self.state.node_names)
-            if unknown or not self._candidates(part, shape):
-                return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
-        if not self._fits_empty(trace, part, shape):
-            return self._unavailable(part, shape), part, qos
-        return "", part, qos
-
-    def _unavailable(self, part: PartitionState, shape: JobShape | None) -> str:
-        """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
-        needs that its partition's largest node lacks."""
-        if shape is None:
-            return NODE_CONFIG_UNAVAILABLE
-        candidates = self._candidates(part, shape)
-        memories = [self.empty.node_mem_free[i] for i in candidates]
-        memory = None if None in memories else max(m for m in memories if m is not None)
-        detail = shape.misfit(max(self.empty.node_cores[i] for i in candidates), memory, len(candidates),
-                              part.forced or shape.oversubscribe)
-        return f"{NODE_CONFIG_UNAVAILABLE} ({detail})" if detail else NODE_CONFIG_UNAVAILABLE
-
-    def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
-        """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
-        empty_part = self.empty.partitions[part.index]
-        if shape is not None:
-            return self._layout(self.empty, empty_part, shape)[1] is not None
-        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb)
-        fits = self.fits_empty.get(request)
-        if fits is None:
-            fits = self.fits_empty[request] = self.empty.allocate(
-                empty_part, trace.cpus, trace.nodes, trace.memory_mb) is not None
-        return fits
-
-    def _candidates(self, part: PartitionState, shape: JobShape) -> list[int]:
-        """The nodes a shaped job may use, in order: its node list, else its partition's nodes."""
-        if shape.node_list is None:
-            return list(part.node_ids)
-        index = {name: i for i, name in enumerate(self.state.node_names)}
-        return [index[name] for name in shape.node_list if index[name] in part.members]
-
-    def _allocation(self, job: SimJob, state: ClusterState) -> Placement | None:
-        """Nodes for a queued job on ``state`` (the live state, or a planning view of it), or None."""
-        if job.shape is None:
-            trace = job.trace
-            return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
-        return self._place(job, job.shape, state)
-
-    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> Placement | None:
-        """Nodes for a queued shaped job on ``state`` (its task layout), or None."""
-        tasks, alloc = self._layout(state, job.part, shape)
-        if alloc is not None:
-            job.tasks = tasks
-        return alloc
-
-    def _layout(self, state: ClusterState, part: PartitionState,
-                shape: JobShape) -> tuple[list[int], Placement | None]:
-        """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
-        candidates = self._candidates(part, shape)
-        tasks = shape.tasks_on_nodes(part.cores_per_node, len(candidates))
-        return tasks, state.place(part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
-                                  may_share=part.forced or shape.oversubscribe)
-
     def _enqueue(self, job: SimJob) -> None:
         queue = self.queue
         if not queue or queue[-1].sort_key <= job.sort_key:
@@ -621,7 +527,7 @@ class Simulation:
     def _start(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
-            job.memory = self._memory(job, alloc)
+            job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
         job.cpus = trace.cpus
         job.alloc = alloc
@@ -637,10 +543,9 @@ class Simulation:
         self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
-        amounts = self._amounts(job, job.need) if part.overlaps else [(part.index, job.need)]
+        amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
-        key = (trace.user, job.qos.name)
-        self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
+        self.limits.started(job)
         self._unqueue(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
@@ -655,28 +560,6 @@ class Simulation:
         job.rate = 0.0
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
-
-    @staticmethod
-    def _memory(job: SimJob, alloc: Placement) -> list[float] | None:
-        """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
-        shape, trace = job.shape, job.trace
-        if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
-            return [tasks * shape.memory_per_task for tasks in job.tasks]
-        if trace.memory_mb and trace.cpus:
-            return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
-        return None
-
-    def _amounts(self, job: SimJob, own: int | None = None) -> list[tuple[int, int]]:
-        """Units a running job holds in its partition (``own`` if known) and in each partition
-        sharing its nodes."""
-        part = job.part
-        state = self.state
-        amounts = [(part.index, state.amount_in(part, job.alloc) if own is None else own)]
-        for q in part.overlaps:
-            amount = state.amount_in(state.partitions[q], job.alloc)
-            if amount:
-                amounts.append((q, amount))
-        return amounts
 
     def _unqueue(self, job: SimJob) -> None:
         """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
@@ -703,7 +586,7 @@ class Simulation:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         job.end_seq = -1
         job.finished = not job.cancelled
-        self.user_qos_running[(trace.user, job.qos.name)] -= 1
+        self.limits.ended(job)
         self.priority.on_end(job, now)
         if self.checker is not None:
             self.checker.on_end(job, now)
@@ -713,10 +596,6 @@ class Simulation:
             self.rates_dirty = True
         if self.deps is not None:
             self._parent_ended(job, now)
-
-    def _limits_ok(self, job: SimJob) -> bool:
-        limit = job.qos.max_jobs_per_user
-        return limit is None or self.user_qos_running.get((job.trace.user, job.qos.name), 0) < limit
 
     # ----------------------------------------------------------------- priorities
     def _recompute_due(self, now: float) -> bool:
@@ -777,9 +656,9 @@ class Simulation:
             if p in blocked:
                 continue
             depth += 1
-            if not self._limits_ok(job):
+            if not self.limits.allows(job):
                 continue
-            alloc = self._allocation(job, state)
+            alloc = allocate(job, state)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
@@ -870,10 +749,10 @@ class Simulation:
                 profile = profiles[part.index] = self._profile(part, now)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                alloc = self._allocation(job, state)
+                alloc = allocate(job, state)
                 if alloc is not None and nodes is not None and part.index in node_planned \
                         and nodes.holds_reserved(alloc):
-                    alloc = self._allocation(job, nodes.view(part, now, duration))
+                    alloc = allocate(job, nodes.view(part, now, duration))
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
@@ -898,7 +777,7 @@ class Simulation:
                 if cfg.bf_node_reservations:
                     nodes.reserve_whole(kept, held_from, held_for)
                 else:
-                    nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None,
+                    nodes.reserve(kept, job_memory(job, kept) if self.node_memory else None,
                                   held_from, held_for)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
@@ -927,7 +806,7 @@ class Simulation:
         for job in self.queue:
             if tested >= self.config.bf_max_job_test:
                 return
-            if self._limits_ok(job):
+            if self.limits.allows(job):
                 tested += 1
                 yield job
 
@@ -975,7 +854,7 @@ class Simulation:
         while later is not None:
             start_res = later
             usable, later = space.scan(nodes, start_res, start_res + job.plan)
-            found = will_run(self.state, usable, holdings, now, lambda view: self._allocation(job, view))
+            found = will_run(self.state, usable, holdings, now, lambda view: allocate(job, view))
             if found is None:
                 continue
             start, alloc = max(found[0], start_res), found[1]
@@ -1047,7 +926,7 @@ class Simulation:
             return None
         times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
         starts = (t for t in times if profile.fits(t, duration, need))
-        return nodes.earliest_start(job.part, duration, lambda view: self._allocation(job, view), starts)
+        return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts)
 
     def _overlaps_fit(self, part: PartitionState, alloc: Placement,
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
