@@ -97,6 +97,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
+from djsb.model.queue import JobQueue
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -151,16 +152,12 @@ class Simulation:
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
-        self.queue: list[SimJob] = []
+        self.queue = JobQueue(self.state, self.node_memory)
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
         self.limits = RunningLimits()
-        self.queued_cores = 0
-        self.need_counts: dict[int, dict[int, int]] = {}
-        self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
-        self.node_jobs = [0] * len(self.state.partitions)  # queued jobs planned node by node, per partition
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
@@ -201,7 +198,7 @@ class Simulation:
     def run(self) -> SimulationResult:
         """Process every event and return the result (a Simulation runs once)."""
         self.advance(math.inf)
-        for queued in self.queue:
+        for queued in self.queue.jobs:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
         if self.deps is not None:
             self.rejected += self.deps.unsatisfied()
@@ -307,8 +304,7 @@ class Simulation:
             return
         if job.start is None:
             if self.deps is None or self.deps.held.pop(job_id, None) is None:
-                self.queue.remove(job)
-                self._unqueue(job)
+                self.queue.cancel(job)
             job.cancelled = True
             if self.deps is not None:
                 self._parent_ended(job, now)
@@ -447,7 +443,7 @@ class Simulation:
         job.end_seq = self._push(end, END, job.job_id) if end < math.inf else -1
 
     def _schedule_ticks(self, now: float) -> None:
-        if not self.queue:
+        if not self.queue.jobs:
             return
         cfg = self.config
         intervals = {} if MAIN_TICK in self.given_passes else {MAIN_TICK: cfg.sched_interval}
@@ -459,7 +455,7 @@ class Simulation:
                 continue
             if self.dirty[kind]:
                 due = now
-            elif period > 0 and len(self.queue) > 1 and self._something_fits():
+            elif period > 0 and len(self.queue.jobs) > 1 and self.queue.something_fits():
                 due = max(now, self.last_calc + period)
             else:
                 continue
@@ -472,7 +468,7 @@ class Simulation:
                 self._push(tick, kind, 0)
 
     def _record(self, now: float) -> None:
-        self.util.record(now, self.state.busy_cores, len(self.queue), self.queued_cores)
+        self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
 
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
@@ -500,26 +496,11 @@ class Simulation:
 
     def _queue(self, job: SimJob, now: float) -> None:
         """An eligible job joins the queue: its priority, the queue counters, the next passes."""
-        part = job.part
         self.priority.on_submit(job, now)
-        self._enqueue(job)
-        self.queued_cores += job.trace.cpus
-        counts = self.need_counts.setdefault(part.index, {})
-        counts[job.need] = counts.get(job.need, 0) + 1
-        least = self.min_need.get(part.index)
-        if least is None or job.need < least:
-            self.min_need[part.index] = job.need
-        self.node_jobs[part.index] += self._plans_nodes(job)
+        self.queue.add(job)
         self._touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
-
-    def _enqueue(self, job: SimJob) -> None:
-        queue = self.queue
-        if not queue or queue[-1].sort_key <= job.sort_key:
-            queue.append(job)
-        else:
-            insort(queue, job, key=_sort_key)
 
     def _touch(self) -> None:
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
@@ -546,7 +527,7 @@ class Simulation:
         amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
-        self._unqueue(job)
+        self.queue.started(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
             self.checker.on_start(job, now, self._planned_end(job, now))
@@ -560,21 +541,6 @@ class Simulation:
         job.rate = 0.0
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
-
-    def _unqueue(self, job: SimJob) -> None:
-        """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
-        self.queued_cores -= job.trace.cpus
-        self.node_jobs[job.part.index] -= self._plans_nodes(job)
-        p = job.part.index
-        counts = self.need_counts[p]
-        counts[job.need] -= 1
-        if not counts[job.need]:
-            del counts[job.need]
-            if job.need == self.min_need[p]:
-                if counts:
-                    self.min_need[p] = min(counts)
-                else:
-                    del self.min_need[p]
 
     def _end(self, job: SimJob, now: float) -> None:
         trace = job.trace
@@ -600,24 +566,17 @@ class Simulation:
     # ----------------------------------------------------------------- priorities
     def _recompute_due(self, now: float) -> bool:
         period = self.priority.calc_period
-        return period > 0 and now >= self.last_calc + period and len(self.queue) > 1
+        return period > 0 and now >= self.last_calc + period and len(self.queue.jobs) > 1
 
     def _recompute(self, now: float) -> None:
         period = self.priority.calc_period
         self.last_calc = math.floor(now / period) * period
         self.stats["recomputes"] += 1
-        before = [j.job_id for j in self.queue]
-        self.priority.recompute(self.queue, now)
-        self.queue.sort(key=_sort_key)
-        if [j.job_id for j in self.queue] != before:
+        self.priority.recompute(self.queue.jobs, now)
+        if self.queue.reorder():
             self._touch()
             if self.checker is not None:
                 self.checker.on_reorder(now)
-
-    def _something_fits(self) -> bool:
-        """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
-        parts = self.state.partitions
-        return any(least <= parts[p].free for p, least in self.min_need.items())
 
     def _prepare(self, kind: int, now: float) -> bool:
         """Recompute priorities if due, and say whether the pass must run.
@@ -631,11 +590,11 @@ class Simulation:
         if self.dirty[kind]:
             if due:
                 self._recompute(now)
-        elif due and self._something_fits():
+        elif due and self.queue.something_fits():
             self._recompute(now)
         was_dirty = self.dirty[kind]
         self.dirty[kind] = False
-        return was_dirty and bool(self.queue)
+        return was_dirty and bool(self.queue.jobs)
 
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
@@ -643,12 +602,12 @@ class Simulation:
             return
         self.stats["main_passes"] += 1
         state = self.state
-        n_parts = len({j.part.index for j in self.queue}) if len(state.partitions) > 1 else 1
+        n_parts = len({j.part.index for j in self.queue.jobs}) if len(state.partitions) > 1 else 1
         blocked: set[int] = set()
         started: set[int] = set()
         depth = 0
         max_depth = math.inf if periodic else self.config.default_queue_depth
-        for job in self.queue:
+        for job in self.queue.jobs:
             if depth >= max_depth:
                 self.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
                 break
@@ -667,18 +626,8 @@ class Simulation:
             self._start(job, alloc, now, backfilled=False)
             started.add(job.job_id)
         if started:
-            self._remove_started(started)
+            self.queue.remove_started(started)
             self.dirty[BF_TICK] = True
-
-    def _remove_started(self, started: set[int]) -> None:
-        queue = self.queue
-        k = 0
-        while k < len(queue) and queue[k].job_id in started:
-            k += 1
-        if k == len(started):
-            del queue[:k]
-        else:
-            self.queue = [j for j in queue if j.job_id not in started]
 
     def _planned_end(self, job: SimJob, now: float) -> float:
         """When the backfill planner expects a running job to free its resources; one already due
@@ -712,7 +661,7 @@ class Simulation:
     def _backfill_pass(self, now: float) -> None:
         if not self._prepare(BF_TICK, now):
             return
-        if self.checker is None and not self._something_fits():
+        if self.checker is None and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
         if self.config.bf_will_run:
@@ -725,12 +674,12 @@ class Simulation:
         profiles: dict[int, Profile] = {}
         nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
         node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
-            self._node_level_partitions() if any(self.node_jobs) else set()
+            self.queue.node_level_partitions() if any(self.queue.node_jobs) else set()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
         parts_queued = 1 if len(state.partitions) == 1 else \
-            len(self.min_need)  # the queue is not empty here
+            len(self.queue.min_need)  # the queue is not empty here
         parts_done = 0  # partitions with no reservation left to make
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
@@ -740,7 +689,7 @@ class Simulation:
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
                 if startable is None:
-                    startable = self._something_fits()
+                    startable = self.queue.something_fits()
                 if not startable and parts_done >= parts_queued:
                     break  # no queued job fits anywhere and no partition has a reservation left to make
                 continue
@@ -803,7 +752,7 @@ class Simulation:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
         held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count)."""
         tested = 0
-        for job in self.queue:
+        for job in self.queue.jobs:
             if tested >= self.config.bf_max_job_test:
                 return
             if self.limits.allows(job):
@@ -814,7 +763,7 @@ class Simulation:
         """The end of a backfill pass that started ``started``: out of the queue, and the main pass
         has something new to see."""
         if started:
-            self._remove_started(started)
+            self.queue.remove_started(started)
             self.dirty[MAIN_TICK] = True
 
     def _will_run_pass(self, now: float) -> None:
@@ -881,22 +830,6 @@ class Simulation:
         held_from = math.floor(start / res) * res
         return held_from, math.floor((start + duration) / res) * res - held_from
 
-    def _node_level_partitions(self) -> set[int]:
-        """Partitions whose reservations are all planned node by node in this pass: those with a
-        queued job whose placement depends on its nodes, and the partitions sharing their nodes (a
-        unit-count reservation made there would not see which nodes the others keep)."""
-        parts = self.state.partitions
-        return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
-
-    def _plans_nodes(self, job: SimJob) -> bool:
-        """Whether a job's placement depends on more than its partition's unit count (see the module
-        docstring): then the reservations of its partition are planned node by node."""
-        part, trace = job.part, job.trace
-        if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
-            return True
-        memory = self.node_memory and bool(trace.memory_mb)
-        return not part.exclusive and (trace.nodes is not None or memory)
-
     @staticmethod
     def _kept_free(job: SimJob, alloc: Placement) -> Placement:
         """What a reservation keeps free on its nodes for the allocation rules to succeed again:
@@ -938,10 +871,6 @@ class Simulation:
                 if amount and not profiles[q].fits(now, duration, amount):
                     return False
         return True
-
-def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
-    return job.sort_key
-
 
 def _end_of(holding: Holding) -> float:
     return holding[0]
