@@ -79,30 +79,26 @@ import heapq
 import itertools
 import math
 import random
-from bisect import insort
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from djsb.errors import InputError, RunError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory
-from djsb.model.backfill import BACKFILL_POLICIES
-from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.cluster import ClusterSpec, ClusterState
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.invariants import InvariantChecker, Reservation
+from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
-from djsb.model.node_plan import NodePlan
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
-from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
 from djsb.model.queue import JobQueue
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.timeline import UtilisationTimeline
-from djsb.model.will_run import Holding, NodeSpace, will_run
 from djsb.workloads.job import TraceJob
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
@@ -137,6 +133,7 @@ class Simulation:
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
         self.backfill = BACKFILL_POLICIES.get(self.config.backfill)
+        self.planner = BACKFILL_PLANNERS.get(self.config.planner)(self)
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
@@ -346,7 +343,7 @@ class Simulation:
             job.stall_until = now + stall
             self._push(job.stall_until, WAKE, job.job_id)
         if self.checker is not None:
-            self.checker.on_resume(job, now, self._planned_end(job, now))
+            self.checker.on_resume(job, now, self.planner.planned_end(job, now))
         self.rates_dirty = True
         self._after_operation(now)
 
@@ -490,7 +487,7 @@ class Simulation:
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
                      eligible=now, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
-        job.plan = self._round(limit)
+        job.plan = self.planner.plan_duration(limit)
         if self.deps is None or not self.deps.hold(job):
             self._queue(job, now)
 
@@ -505,7 +502,9 @@ class Simulation:
     def _touch(self) -> None:
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
 
-    def _start(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
+    def start_job(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
+        """Start a queued job now on ``alloc``: a pass's decision. The pass takes the jobs it
+        started out of the queue's list when it ends (:meth:`JobQueue.remove_started`)."""
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
@@ -530,7 +529,7 @@ class Simulation:
         self.queue.started(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
-            self.checker.on_start(job, now, self._planned_end(job, now))
+            self.checker.on_start(job, now, self.planner.planned_end(job, now))
         if self.rates is not None:
             self.rates_dirty = True
 
@@ -623,40 +622,11 @@ class Simulation:
                 if len(blocked) >= n_parts:
                     break
                 continue
-            self._start(job, alloc, now, backfilled=False)
+            self.start_job(job, alloc, now, backfilled=False)
             started.add(job.job_id)
         if started:
             self.queue.remove_started(started)
             self.dirty[BF_TICK] = True
-
-    def _planned_end(self, job: SimJob, now: float) -> float:
-        """When the backfill planner expects a running job to free its resources; one already due
-        is expected a resolution from now. Under ``bf_will_run`` the start counts in whole seconds,
-        as slurmctld's ``time_t`` start plus the limit is the end its will-run test expects."""
-        planned = _planned(job)
-        if self.config.bf_will_run:
-            assert job.start is not None
-            planned -= job.start - math.floor(job.start)
-        return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
-
-    def _round(self, duration: float) -> float:
-        """A limit as the planner counts it: rounded up to bf_resolution, except under
-        ``bf_will_run`` (sched/backfill plans with the limit itself and rounds only reservations)."""
-        res = self.config.bf_resolution
-        if res <= 0 or not math.isfinite(duration) or self.config.bf_will_run:
-            return duration
-        return math.ceil(duration / res) * res
-
-    def _profile(self, part: PartitionState, now: float) -> Profile:
-        """``part``'s free units from now on: running jobs give theirs back at their planned end
-        (:meth:`_planned_end`, inlined: this runs at every backfill pass over every running job)."""
-        index, running = part.index, self.running
-        overdue = now + max(self.config.bf_resolution, 1.0)
-        releases = [(end if end > now else overdue, amount)
-                    for job_id, amounts in self.amounts.items()
-                    for end in (_planned(running[job_id]),)
-                    for p, amount in amounts if p == index]
-        return Profile(now, part.free, releases)
 
     def _backfill_pass(self, now: float) -> None:
         if not self._prepare(BF_TICK, now):
@@ -664,219 +634,7 @@ class Simulation:
         if self.checker is None and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
-        if self.config.bf_will_run:
-            self._will_run_pass(now)
-            return
-        cfg = self.config
-        state = self.state
-        horizon = now + cfg.bf_window
-        max_reservations = self.backfill.max_reservations
-        profiles: dict[int, Profile] = {}
-        nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
-        node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
-            self.queue.node_level_partitions() if any(self.queue.node_jobs) else set()
-        node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
-        reservations: list[Reservation] = []
-        reserved: dict[int, int] = {}  # reservations made per partition
-        parts_queued = 1 if len(state.partitions) == 1 else \
-            len(self.queue.min_need)  # the queue is not empty here
-        parts_done = 0  # partitions with no reservation left to make
-        earliest: dict[tuple[int, int, float], float] = {}
-        started: set[int] = set()
-        startable: bool | None = None  # whether some queued job fits now: asked only when it decides
-        for job in self._backfill_candidates():
-            part = job.part
-            may_reserve = reserved.get(part.index, 0) < max_reservations
-            if not may_reserve and job.need > part.free:
-                if startable is None:
-                    startable = self.queue.something_fits()
-                if not startable and parts_done >= parts_queued:
-                    break  # no queued job fits anywhere and no partition has a reservation left to make
-                continue
-            profile = profiles.get(part.index)
-            if profile is None:
-                profile = profiles[part.index] = self._profile(part, now)
-            duration = job.plan
-            if profile.fits(now, duration, job.need):
-                alloc = allocate(job, state)
-                if alloc is not None and nodes is not None and part.index in node_planned \
-                        and nodes.holds_reserved(alloc):
-                    alloc = allocate(job, nodes.view(part, now, duration))
-                if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
-                    profile.take(now, duration, job.need)
-                    for q in part.overlaps:
-                        if q in profiles:
-                            profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
-                    self._start(job, alloc, now, backfilled=True)
-                    if nodes is not None:
-                        nodes.take(alloc, job.memory, now, duration)
-                    started.add(job.job_id)
-                    startable = None
-                    continue
-            if not may_reserve:
-                continue
-            if part.index in node_level:
-                nodes = nodes or self._node_plan(now)
-                found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
-                if found is None:
-                    continue
-                start, alloc = found
-                kept = self._kept_free(job, alloc)
-                held_from, held_for = self._reserved_window(start, duration)
-                if cfg.bf_node_reservations:
-                    nodes.reserve_whole(kept, held_from, held_for)
-                else:
-                    nodes.reserve(kept, job_memory(job, kept) if self.node_memory else None,
-                                  held_from, held_for)
-                node_planned.update((part.index, *part.overlaps))
-                on = tuple(node for node, _ in alloc)
-                units = state.amount_in(part, kept)
-            else:
-                # Capacity only shrinks during a pass, so an equal request reserved earlier in the
-                # pass bounds this one's start from below: resume the search there.
-                shape = (part.index, job.need, duration)
-                found_start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
-                if found_start is None:
-                    continue
-                start = earliest[shape] = found_start
-                on, units = (), job.need
-            profile.take(*self._reserved_window(start, duration), units)
-            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
-            reserved[part.index] = reserved.get(part.index, 0) + 1
-            parts_done += reserved[part.index] >= max_reservations
-        self._backfilled(started)
-        if self.checker is not None:
-            self.checker.check_reservations(now, reservations)
-
-    def _backfill_candidates(self) -> Iterator[SimJob]:
-        """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count)."""
-        tested = 0
-        for job in self.queue.jobs:
-            if tested >= self.config.bf_max_job_test:
-                return
-            if self.limits.allows(job):
-                tested += 1
-                yield job
-
-    def _backfilled(self, started: set[int]) -> None:
-        """The end of a backfill pass that started ``started``: out of the queue, and the main pass
-        has something new to see."""
+        started = self.planner.run(now)
         if started:
             self.queue.remove_started(started)
             self.dirty[MAIN_TICK] = True
-
-    def _will_run_pass(self, now: float) -> None:
-        """A backfill pass as Slurm's sched/backfill makes it (:mod:`djsb.model.will_run`): each
-        job tested, in queue order, starts now if the will-run test says so on the nodes no
-        reservation keeps over its run, else reserves whole nodes from its planned start. Its
-        reservations are not given to the invariant checker, whose plan invariants this
-        heuristic does not keep (see the module); the checker still checks every start."""
-        cfg = self.config
-        space = NodeSpace(now, cfg.bf_resolution)
-        horizon = now + cfg.bf_window
-        running = (job for job in self.running.values() if job.suspended_since is None)
-        holdings: list[Holding] = sorted(
-            ((self._planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
-        reserved: dict[int, int] = {}
-        started: set[int] = set()
-        for job in self._backfill_candidates():
-            found = self._try_later(job, space, holdings, now, horizon)
-            if found is None:
-                continue
-            start, alloc = found
-            if start <= now:
-                self._start(job, alloc, now, backfilled=True)
-                started.add(job.job_id)
-                insort(holdings, (self._planned_end(job, now), job.alloc, job.memory), key=_end_of)
-            elif reserved.get(job.part.index, 0) < self.backfill.max_reservations:
-                reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
-                space.reserve((node for node, _ in alloc), start, start + job.plan)
-        self._backfilled(started)
-
-    def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
-                   horizon: float) -> tuple[float, Placement] | None:
-        """A job's start and nodes in a will-run pass, trying later starts past reserved slots
-        (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
-        nodes = job.part.node_ids
-        later: float | None = now
-        while later is not None:
-            start_res = later
-            usable, later = space.scan(nodes, start_res, start_res + job.plan)
-            found = will_run(self.state, usable, holdings, now, lambda view: allocate(job, view))
-            if found is None:
-                continue
-            start, alloc = max(found[0], start_res), found[1]
-            if start <= now:
-                return now, alloc
-            if later is not None and start > later:
-                continue
-            if start > horizon:
-                return None
-            if space.overlaps((node for node, _ in alloc), start, start + job.plan):
-                later = start if start > start_res else None
-                continue
-            return start, alloc
-        return None
-
-    def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
-        """What a reservation holds, as (from, for how long): its planned run, or with
-        ``bf_round_reservations`` both ends rounded down to ``bf_resolution`` boundaries as
-        Slurm's _attempt_backfill does before _add_reservation (backfill.c). A candidate whose run
-        overlaps the rounded window may not start, even when it would end before the exact start."""
-        res = self.config.bf_resolution
-        if not self.config.bf_round_reservations or res <= 0:
-            return start, duration
-        held_from = math.floor(start / res) * res
-        return held_from, math.floor((start + duration) / res) * res - held_from
-
-    @staticmethod
-    def _kept_free(job: SimJob, alloc: Placement) -> Placement:
-        """What a reservation keeps free on its nodes for the allocation rules to succeed again:
-        what they took, except that a trace job with a node count needs room for cpus / nodes
-        (rounded up) on each of its nodes, the one taking the remainder included
-        (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
-        trace = job.trace
-        if job.shape is not None or not trace.nodes:
-            return alloc
-        per_node = math.ceil(trace.cpus / trace.nodes)
-        return Placement.of((node, per_node) for node, _ in alloc)
-
-    def _node_plan(self, now: float) -> NodePlan:
-        """Every node's future free slots and memory; a suspended job holds its memory throughout."""
-        holdings = [(self._planned_end(job, now), job.alloc, job.memory)
-                    for job in self.running.values() if job.suspended_since is None]
-        return NodePlan(self.state, now, holdings)
-
-    def _earliest_on_nodes(self, job: SimJob, profile: Profile, nodes: NodePlan, now: float,
-                           horizon: float) -> tuple[float, Placement] | None:
-        """Earliest start (and nodes) of a job planned node by node: the first instant from which its
-        partition's units stay free for its plan (a necessary condition) and its allocation rules
-        succeed on every node's least availability over that plan."""
-        duration, need = job.plan, job.need
-        first = profile.earliest_start(need, duration, now, horizon)
-        if first is None:
-            return None
-        times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
-        starts = (t for t in times if profile.fits(t, duration, need))
-        return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts)
-
-    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
-                      profiles: dict[int, Profile], now: float, duration: float) -> bool:
-        """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
-        state = self.state
-        for q in part.overlaps:
-            if q in profiles:
-                amount = state.amount_in(state.partitions[q], alloc)
-                if amount and not profiles[q].fits(now, duration, amount):
-                    return False
-        return True
-
-def _end_of(holding: Holding) -> float:
-    return holding[0]
-
-
-def _planned(job: SimJob) -> float:
-    """A running job's planned end, ignoring overruns: start + time suspended + rounded limit."""
-    assert job.start is not None
-    return job.start + job.suspended_total + job.plan
