@@ -1,4 +1,11 @@
-"""The discrete-event core: a heap of events, a Slurm-like main pass and a backfill pass.
+"""The discrete-event core: a heap of events, starts and ends, a Slurm-like main pass, and the
+backfill pass handed to its planner.
+
+Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission
+(:mod:`djsb.model.admission`), QoS running limits (:mod:`djsb.model.limits`), job placement
+(:mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the backfill planners
+(djsb/model/backfill/), pass timing (:mod:`djsb.model.pass_timing`) and the result
+(:mod:`djsb.model.result`).
 
 Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
 
@@ -15,42 +22,21 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   every job end and on submission unless ``defer``, testing at most ``default_queue_depth`` jobs,
   and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
   passes consider default_queue_depth jobs, the periodic loop all of them).
-* The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
-  ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
-  starts those that fit now without taking capacity reserved for earlier jobs, and reserves
-  capacity for jobs that cannot start when their reserved start lies within ``bf_window``.
-  ``max_reservations`` of the policy counts per partition: EASY reserves for the first job of
-  each partition that cannot start, conservative for all (a job belongs to one partition).
-* Periodic passes run only when something changed since the same pass last ran (a submission, an
-  end, a start, or a priority recomputation that changed the queue order): an unchanged state
-  gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
-* Priorities are set at submission and recomputed at the first pass on or after each
-  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
-  alone (no other change) triggers a pass only if some queued job could fit the free capacity,
-  and none happens with fewer than two queued jobs: a new order cannot start a job that fits
-  nowhere, and one job has no order. Reported priorities are those of the last recomputation.
-* Node choice is first fit in partition order. The backfill planner counts capacity per partition
-  (cores x share, or whole nodes for exclusive partitions; :mod:`djsb.model.profile`), which is
-  exact for core allocation alone. Where a queued job's placement depends on more (node memory
-  when the nodes and the job give it, a node count on a non-exclusive partition, a task layout
-  or node list, a partition whose cores may be shared, or a partition sharing nodes with
-  another), the reservations of its partition and of the partitions sharing its nodes are
-  planned node by node as well (:mod:`djsb.model.node_plan`): each takes specific nodes, slots
-  and memory (and the units they hold), and once a partition holds such a reservation every
-  start in it or in a partition sharing its nodes must fit each node's least availability over
-  its plan, so no backfilled job delays a reserved one (checked by
-  :mod:`djsb.model.invariants`). The plain case keeps the cheap unit count. A start in one
-  partition is also checked against the unit counts of every partition sharing its nodes; as
-  those partitions plan node by node, their reservations never claim the same node twice.
+* The backfill pass runs every ``bf_interval`` (or at every event with 0) if the backfill policy
+  enables it (djsb/model/backfill/: how many reservations a partition gets); the planner named by
+  ``SchedulerConfig.planner`` makes it (``profile``, the model's own, or ``will_run``,
+  sched/backfill's), and says how long it plans each job for and when it expects a running job
+  to end.
+* When passes run, and priority recomputations: :mod:`djsb.model.pass_timing`.
+* Node choice is first fit in partition order, or as select/cons_tres makes it
+  (``node_select``); the same rules place a job now, on the empty cluster at admission and on a
+  planner's view of the future (:mod:`djsb.model.allocation`).
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
-* ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
-  dependencies, so every job is eligible at submission (``eligible`` = ``submit``). Dependencies
-  given explicitly (``dependencies``, :mod:`djsb.model.dependency`: a workflow's) are: a job
-  waiting on ``afterok`` stays out of the queue until its parents COMPLETED (``eligible`` is that
-  instant), one submitted on parent end is submitted then; a parent that fails cancels its
-  dependents (listed in ``rejected``). Jobs without a dependency cost nothing extra.
+* ``TraceJob.depends_on`` is not enforced (a trace's submit times already follow it); explicit
+  ``dependencies`` (a workflow's) are, by :mod:`djsb.model.dependency`. Jobs without a dependency
+  cost nothing extra.
 * Jobs that can never run are rejected at submission with a reason (:mod:`djsb.model.admission`),
   never left to stall the queue.
 
@@ -87,9 +73,11 @@ from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState
 from djsb.model.dependency import Dependency, DependencyTracker
+from djsb.model.events import BF_TICK, END, MAIN_TICK, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
+from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
@@ -101,7 +89,6 @@ from djsb.model.shape import JobShape
 from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob
 
-END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
 
 
@@ -137,13 +124,7 @@ class Simulation:
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
-        jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
-        self.jitter = jitter
-        self.phase = {kind: jitter.uniform(0.0, interval) if self.config.pass_jitter else 0.0
-                      for kind, interval in ((MAIN_TICK, self.config.sched_interval),
-                                             (BF_TICK, self.config.bf_interval))}
-        if self.config.bf_phase is not None:
-            self.phase[BF_TICK] = self.config.bf_phase
+        self.jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
         self.checker = checker
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
@@ -157,11 +138,10 @@ class Simulation:
         self.limits = RunningLimits()
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
-        self.dirty = {MAIN_TICK: True, BF_TICK: True}
-        self.pending_tick: dict[int, float] = {}
-        self.last_calc = -math.inf
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
+        self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
+                                 pass_times or {}, checker, self.stats)
         self.rates = rates
         self.now = start
         self.rates_dirty = False
@@ -180,11 +160,8 @@ class Simulation:
         for job in self.trace:
             if self.deps is None or job.job_id not in self.deps.on_parent_end:
                 self._push(job.submit, SUBMIT, job.job_id)
-        kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
-        self.given_passes = {kinds[name] for name in pass_times or {}}
-        for name, instants in (pass_times or {}).items():
-            for instant in instants:
-                self._push(instant, kinds[name], 0)
+        for instant, kind in self.passes.given_ticks:
+            self._push(instant, kind, 0)
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -207,8 +184,7 @@ class Simulation:
         heap = self.heap
         running = self.running
         cfg = self.config
-        event_bf = self.backfill.enabled and cfg.bf_interval == 0 and BF_TICK not in self.given_passes
-        event_main = MAIN_TICK not in self.given_passes
+        event_bf, event_main = self.passes.event_bf, self.passes.event_main
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -229,8 +205,7 @@ class Simulation:
                     self.rates_dirty = True
                 else:
                     ticks.add(kind)
-                    if self.pending_tick.get(kind) == now:
-                        del self.pending_tick[kind]
+                    self.passes.fired(kind, now)
             for key in ends:
                 self._end(running[key], now)
             if (ends and event_main) or MAIN_TICK in ticks:
@@ -384,7 +359,7 @@ class Simulation:
 
     def _after_operation(self, now: float) -> None:
         """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
-        self._touch()
+        self.passes.touch()
         self._main_pass(now, periodic=False)
         if self.backfill.enabled and self.config.bf_interval == 0:
             self._backfill_pass(now)
@@ -440,29 +415,8 @@ class Simulation:
         job.end_seq = self._push(end, END, job.job_id) if end < math.inf else -1
 
     def _schedule_ticks(self, now: float) -> None:
-        if not self.queue.jobs:
-            return
-        cfg = self.config
-        intervals = {} if MAIN_TICK in self.given_passes else {MAIN_TICK: cfg.sched_interval}
-        if self.backfill.enabled and BF_TICK not in self.given_passes:
-            intervals[BF_TICK] = cfg.bf_interval
-        period = self.priority.calc_period
-        for kind, interval in intervals.items():
-            if interval <= 0:
-                continue
-            if self.dirty[kind]:
-                due = now
-            elif period > 0 and len(self.queue.jobs) > 1 and self.queue.something_fits():
-                due = max(now, self.last_calc + period)
-            else:
-                continue
-            phase = self.phase[kind]
-            tick = phase + ((math.floor((due - phase) / interval) + 1) * interval if due == now else
-                            math.ceil((due - phase) / interval) * interval)
-            pending = self.pending_tick.get(kind)
-            if pending is None or pending > tick:
-                self.pending_tick[kind] = tick
-                self._push(tick, kind, 0)
+        for tick, kind in self.passes.next_ticks(now):
+            self._push(tick, kind, 0)
 
     def _record(self, now: float) -> None:
         self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
@@ -495,12 +449,9 @@ class Simulation:
         """An eligible job joins the queue: its priority, the queue counters, the next passes."""
         self.priority.on_submit(job, now)
         self.queue.add(job)
-        self._touch()
+        self.passes.touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
-
-    def _touch(self) -> None:
-        self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
 
     def start_job(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
         """Start a queued job now on ``alloc``: a pass's decision. The pass takes the jobs it
@@ -556,48 +507,15 @@ class Simulation:
         if self.checker is not None:
             self.checker.on_end(job, now)
         self.finished.append(job)
-        self._touch()
+        self.passes.touch()
         if self.rates is not None:
             self.rates_dirty = True
         if self.deps is not None:
             self._parent_ended(job, now)
 
-    # ----------------------------------------------------------------- priorities
-    def _recompute_due(self, now: float) -> bool:
-        period = self.priority.calc_period
-        return period > 0 and now >= self.last_calc + period and len(self.queue.jobs) > 1
-
-    def _recompute(self, now: float) -> None:
-        period = self.priority.calc_period
-        self.last_calc = math.floor(now / period) * period
-        self.stats["recomputes"] += 1
-        self.priority.recompute(self.queue.jobs, now)
-        if self.queue.reorder():
-            self._touch()
-            if self.checker is not None:
-                self.checker.on_reorder(now)
-
-    def _prepare(self, kind: int, now: float) -> bool:
-        """Recompute priorities if due, and say whether the pass must run.
-
-        A pass runs when something changed since it last ran. Without a change, only a priority
-        recomputation can matter, and only if some queued job could fit now (a new order cannot
-        start a job that fits nowhere); otherwise the recomputation waits for the next pass that
-        runs, which sees the priorities Slurm's decay thread would have set by then.
-        """
-        due = self._recompute_due(now)
-        if self.dirty[kind]:
-            if due:
-                self._recompute(now)
-        elif due and self.queue.something_fits():
-            self._recompute(now)
-        was_dirty = self.dirty[kind]
-        self.dirty[kind] = False
-        return was_dirty and bool(self.queue.jobs)
-
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
-        if not self._prepare(MAIN_TICK, now):
+        if not self.passes.prepare(MAIN_TICK, now):
             return
         self.stats["main_passes"] += 1
         state = self.state
@@ -608,7 +526,7 @@ class Simulation:
         max_depth = math.inf if periodic else self.config.default_queue_depth
         for job in self.queue.jobs:
             if depth >= max_depth:
-                self.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
+                self.passes.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
                 break
             p = job.part.index
             if p in blocked:
@@ -626,10 +544,10 @@ class Simulation:
             started.add(job.job_id)
         if started:
             self.queue.remove_started(started)
-            self.dirty[BF_TICK] = True
+            self.passes.dirty[BF_TICK] = True
 
     def _backfill_pass(self, now: float) -> None:
-        if not self._prepare(BF_TICK, now):
+        if not self.passes.prepare(BF_TICK, now):
             return
         if self.checker is None and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
@@ -637,4 +555,4 @@ class Simulation:
         started = self.planner.run(now)
         if started:
             self.queue.remove_started(started)
-            self.dirty[MAIN_TICK] = True
+            self.passes.dirty[MAIN_TICK] = True
