@@ -24,7 +24,7 @@ from djsb.model import (
     Simulation,
 )
 from djsb.model import backfill as package
-from djsb.model.backfill import BACKFILL_POLICIES
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.workloads.job import TraceJob
 
 
@@ -217,10 +217,13 @@ def test_event_passes_honour_default_queue_depth() -> None:
 
 
 def test_backfill_policies_register_by_file() -> None:
-    # one file per policy under djsb/model/backfill/ (besides the package and the base class),
-    # each selectable by name; EASY reserves for one job, conservative for every job tested
-    files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base"}
-    assert set(BACKFILL_POLICIES.names()) == files == {"none", "easy", "conservative"}
+    # one file per policy and per planner under djsb/model/backfill/ (besides the package and the
+    # two base classes), each selectable by name; EASY reserves for one job, conservative for every
+    # job tested
+    files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base", "planner"}
+    planners = {f"{name}_planner" for name in BACKFILL_PLANNERS.names()}
+    assert set(BACKFILL_POLICIES.names()) | planners == files
+    assert set(BACKFILL_POLICIES.names()) == {"none", "easy", "conservative"}
     assert BACKFILL_POLICIES.get("easy").max_reservations == 1
     assert BACKFILL_POLICIES.get("conservative").max_reservations == math.inf
     assert not BACKFILL_POLICIES.get("none").enabled

@@ -81,7 +81,7 @@ def test_pass_phase_is_seeded_and_ticks_follow_it() -> None:
     phases = []
     for seed in (1, 2):
         sim = Simulation(jobs, TWO_NODES, config, seed=seed)
-        phase = sim.phase[1]
+        phase = sim.passes.phase[1]
         assert 0 <= phase < 10
         result = sim.run()
         for start, submit in zip(result.jobs["start"], result.jobs["submit"], strict=True):
@@ -91,7 +91,7 @@ def test_pass_phase_is_seeded_and_ticks_follow_it() -> None:
         phases.append(phase)
     assert phases[0] != phases[1]
     again = Simulation(jobs, TWO_NODES, config, seed=1)
-    assert again.phase[1] == phases[0]
+    assert again.passes.phase[1] == phases[0]
 
 
 def test_start_latency_delays_the_start_and_keeps_the_run_time() -> None:

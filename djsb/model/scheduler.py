@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError
-from djsb.model.backfill import BACKFILL_POLICIES
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.registry import UnknownName
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
@@ -46,9 +47,11 @@ class SchedulerConfig:
     seeded uniform draw in ``[0, start_latency]`` seconds after the decision (slurmctld to
     slurmd launch), while the job holds its nodes from the decision.
 
-    ``bf_will_run`` plans each backfill pass as sched/backfill does, with the select plugin's
-    will-run test, whole-node rounded reservations and later tries (:mod:`djsb.model.will_run`;
-    the two options above are then implied); ``node_select: cons_tres`` chooses a job's nodes as
+    ``bf_planner`` names the planner that makes each backfill pass (djsb/model/backfill/; see
+    :attr:`planner`): ``profile``, the model's own, or ``will_run``, sched/backfill's pass with the
+    select plugin's will-run test, whole-node rounded reservations and later tries
+    (:mod:`djsb.model.will_run`; the two options above are then implied). ``bf_will_run: true`` is
+    the same as ``bf_planner: will_run``; ``node_select: cons_tres`` chooses a job's nodes as
     cons_tres does (:mod:`djsb.model.cons_tres`) instead of first fit; ``bf_phase`` puts the
     backfill passes at ``bf_phase + k * bf_interval`` seconds (Slurm's clock: read from a live
     slurmctld by ``djsb calibrate``), overriding ``pass_jitter`` for them.
@@ -71,11 +74,25 @@ class SchedulerConfig:
     bf_will_run: bool = False
     node_select: str = "first_fit"
     bf_phase: float | None = None
+    bf_planner: str = "profile"
+
+    @property
+    def planner(self) -> str:
+        """The registered name of the backfill planner: ``bf_planner``, or ``will_run`` when
+        ``bf_will_run`` (its alias) is set."""
+        return "will_run" if self.bf_will_run else self.bf_planner
 
     def __post_init__(self) -> None:
         if self.backfill not in BACKFILL_VARIANTS:
             raise ConfigError(f"unknown backfill variant {self.backfill!r}; choose one of "
                               f"{', '.join(BACKFILL_VARIANTS)}", key="policy.scheduler")
+        try:
+            planner = BACKFILL_PLANNERS.canonical(self.bf_planner)
+        except UnknownName as exc:
+            raise ConfigError(str(exc), key="policy.scheduler.bf_planner") from None
+        if self.bf_will_run and planner not in ("profile", "will_run"):
+            raise ConfigError(f"bf_will_run is bf_planner: will_run; it cannot go with bf_planner: "
+                              f"{self.bf_planner}", key="policy.scheduler.bf_will_run")
         for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
