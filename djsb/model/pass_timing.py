@@ -1,9 +1,19 @@
 """When the scheduler's passes run, and whether a pass that could run must.
 
-* The main pass runs on every job end and on submission unless ``defer``, and every
-  ``sched_interval`` seconds; the backfill pass every ``bf_interval`` (0: at every event). With
-  ``pass_times`` (the passes a live slurmctld ran, replayed by ``djsb calibrate``) a pass runs at
-  exactly the given instants instead.
+* The main pass runs on every job end and on submission, and every ``sched_interval`` seconds;
+  the backfill pass every ``bf_interval`` (0: at every event). With ``pass_times`` (the passes a
+  live slurmctld ran, replayed by ``djsb calibrate``) a pass runs at exactly the given instants
+  instead.
+* Under ``defer`` the event passes are not skipped but queued, as Slurm 22.05 does: a batch
+  submission (``_slurm_rpc_submit_batch_job``) and, under defer, a job's end
+  (``_slurm_rpc_epilog_complete``) call ``queue_job_scheduler()``, which only counts the request;
+  slurmctld's background thread (``_slurmctld_background``, controller.c) wakes about once a
+  second (ten 100 ms sleeps) and runs ``schedule(false)``, a pass over ``default_queue_depth``
+  jobs, when a request is counted and ``batch_sched_delay`` whole seconds passed since its last
+  pass (``last_sched_time``, also set by the periodic ``sched_interval`` pass). ``defer`` only
+  skips the attempt inside the submission (job_mgr.c ``job_allocate``) and the immediate pass at a
+  job's end. The wake-ups are on the periodic main pass's grid of whole seconds (the same loop
+  runs both); ``sched_min_interval`` (2 microseconds by default) is not modelled.
 * Periodic passes run only when something changed since the same pass last ran (a submission, an
   end, a start, or a priority recomputation that changed the queue order): an unchanged state
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval from
@@ -22,7 +32,7 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 
 from djsb.model.backfill import BackfillPolicy
-from djsb.model.events import BF_TICK, MAIN_TICK
+from djsb.model.events import BF_TICK, MAIN_TICK, QUEUED_TICK
 from djsb.model.invariants import InvariantChecker
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.queue import JobQueue
@@ -45,6 +55,10 @@ class PassTiming:
                                              (BF_TICK, config.bf_interval))}
         if config.bf_phase is not None:
             self.phase[BF_TICK] = config.bf_phase
+        self.wake_phase = self.phase[MAIN_TICK] % 1.0
+        """Phase of the background loop's once-a-second wake-ups (the queued passes): the periodic
+        main pass is run by the same loop, so both fall on one grid."""
+        self.batch_sched_delay = config.batch_sched_delay
         kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
         self.given = {kinds[name] for name in pass_times}
         self.given_ticks = [(instant, kinds[name]) for name, instants in pass_times.items()
@@ -56,6 +70,11 @@ class PassTiming:
         """Whether job ends (and submissions, unless ``defer``) trigger a main pass."""
         self.event_bf = backfill.enabled and config.bf_interval == 0 and BF_TICK not in self.given
         """Whether job ends and submissions trigger a backfill pass."""
+        self.queued_main = config.defer and self.event_main
+        """Whether the event passes are queued for the background loop (``defer``) instead of run at
+        the event."""
+        self.requested = False
+        self.last_sched = -math.inf
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
         self.pending: dict[int, float] = {}
         self.last_calc = -math.inf
@@ -69,12 +88,44 @@ class PassTiming:
         if self.pending.get(kind) == now:
             del self.pending[kind]
 
+    def request_main(self) -> None:
+        """An event queued a main pass for the background loop (``queue_job_scheduler``)."""
+        self.requested = True
+
+    def background_pass(self, kind: int, now: float) -> bool:
+        """Whether the background loop runs a main pass now for the tick ``kind`` that arrived: a
+        periodic one always, a queued one if ``batch_sched_delay`` whole seconds passed since the
+        loop's last pass (else it waits for a later wake-up). Either way the loop's pass clock is
+        reset and the request counter cleared, as ``_slurmctld_background`` does."""
+        if (kind == QUEUED_TICK and math.isfinite(self.last_sched)
+                and math.floor(now) - math.floor(self.last_sched) < self.batch_sched_delay):
+            return False
+        self.last_sched = now
+        self.requested = False
+        return True
+
+    def _queued_tick(self, now: float) -> float:
+        """The first background wake-up after ``now`` at which a queued pass may run."""
+        phase = self.wake_phase
+        wake = phase + math.floor(now - phase) + 1.0
+        if math.isfinite(self.last_sched):
+            earliest = math.floor(self.last_sched) + self.batch_sched_delay
+            if math.floor(wake) < earliest:
+                wake = phase + math.ceil(earliest - phase)
+                if math.floor(wake) < earliest:
+                    wake += 1.0
+        return wake
+
     def next_ticks(self, now: float) -> Iterator[tuple[float, int]]:
         """At the end of an instant: the periodic ticks (time, kind) to schedule, earlier than any
         pending one of their kind."""
         queue = self.queue
         if not queue.jobs:
             return
+        if self.requested and QUEUED_TICK not in self.pending:
+            tick = self._queued_tick(now)
+            self.pending[QUEUED_TICK] = tick
+            yield tick, QUEUED_TICK
         period = self.priority.calc_period
         for kind, interval in self.intervals.items():
             if interval <= 0:

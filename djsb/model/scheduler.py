@@ -2,8 +2,9 @@
 
 The defaults are Slurm's own (slurm.conf man page, sched_config): sched_interval 60 s,
 bf_interval 30 s, bf_window 1 day, bf_resolution 60 s, bf_max_job_test 500,
-default_queue_depth 100. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004; :data:`TEXTBOOK` is
-Mu'alem & Feitelson's EASY (IEEE TPDS 12(6), 2001), which Slurm's defaults only approximate.
+default_queue_depth 100, batch_sched_delay 3 s. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004;
+:data:`TEXTBOOK` is Mu'alem & Feitelson's EASY (IEEE TPDS 12(6), 2001), which Slurm's defaults only
+approximate.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ class SchedulerConfig:
     cannot start) or ``conservative`` (every job tested that cannot start gets a reservation;
     Slurm's sched/backfill plans this way for the jobs it tests). ``sched_interval`` /
     ``bf_interval`` 0 mean "run the pass at every instant where an event changed something"
-    instead of periodically. ``defer`` (Slurm option): no
-    main pass on submission. ``extend_limit``: let jobs run past their time limit instead of
+    instead of periodically. ``defer`` (Slurm option): no attempt to start a job inside its
+    submission, and no main pass right at a job end; both events then queue a main pass that
+    slurmctld's background loop runs at its next wake-up (once a second), at least
+    ``batch_sched_delay`` seconds after its previous pass (Slurm's default 3 s; see
+    :mod:`djsb.model.pass_timing`). ``extend_limit``: let jobs run past their time limit instead of
     killing them. ``bf_continue`` is accepted for fidelity to Table 3.3 but has no effect: passes
     take no simulated time, so the backfill pass never yields its locks mid-queue.
     ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
@@ -66,6 +70,7 @@ class SchedulerConfig:
     bf_continue: bool = False
     default_queue_depth: float = 100
     defer: bool = False
+    batch_sched_delay: float = 3.0
     extend_limit: bool = False
     bf_node_reservations: bool = False
     bf_round_reservations: bool = False
@@ -93,7 +98,8 @@ class SchedulerConfig:
         if self.bf_will_run and planner not in ("profile", "will_run"):
             raise ConfigError(f"bf_will_run is bf_planner: will_run; it cannot go with bf_planner: "
                               f"{self.bf_planner}", key="policy.scheduler.bf_will_run")
-        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency"):
+        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency",
+                     "batch_sched_delay"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
         if self.node_select not in NODE_SELECTS:
@@ -115,7 +121,8 @@ MARENOSTRUM4 = SchedulerConfig(
     bf_continue=True,
 )
 """Table 3.3 of paper 004 (MareNostrum 4, June 2023). bf_max_time (30 s of wall clock) has no
-meaning in simulated time; bf_max_job_test keeps Slurm's default."""
+meaning in simulated time; bf_max_job_test and batch_sched_delay (not in the table) keep Slurm's
+defaults."""
 
 
 TEXTBOOK = SchedulerConfig(

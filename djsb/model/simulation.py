@@ -19,9 +19,11 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
   (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
-  every job end and on submission unless ``defer``, testing at most ``default_queue_depth`` jobs,
-  and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
-  passes consider default_queue_depth jobs, the periodic loop all of them).
+  every job end and on submission (under ``defer`` queued for slurmctld's background loop, which
+  runs it within a second, ``batch_sched_delay`` after its previous pass), testing at most
+  ``default_queue_depth`` jobs, and every ``sched_interval`` seconds over the whole queue
+  (sched_config.html: event-triggered passes consider default_queue_depth jobs, the periodic loop
+  all of them).
 * The backfill pass runs every ``bf_interval`` (or at every event with 0) if the backfill policy
   enables it (djsb/model/backfill/: how many reservations a partition gets); the planner named by
   ``SchedulerConfig.planner`` makes it (``profile``, the model's own, or ``will_run``,
@@ -73,7 +75,7 @@ from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.model.cluster import ClusterSpec, ClusterState
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.events import BF_TICK, END, MAIN_TICK, SUBMIT, WAKE
+from djsb.model.events import BF_TICK, END, MAIN_TICK, QUEUED_TICK, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
@@ -183,8 +185,8 @@ class Simulation:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
         heap = self.heap
         running = self.running
-        cfg = self.config
         event_bf, event_main = self.passes.event_bf, self.passes.event_main
+        queued_main = self.passes.queued_main
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -208,14 +210,22 @@ class Simulation:
                     self.passes.fired(kind, now)
             for key in ends:
                 self._end(running[key], now)
-            if (ends and event_main) or MAIN_TICK in ticks:
-                self._main_pass(now, periodic=MAIN_TICK in ticks)
+            periodic = MAIN_TICK in ticks
+            if ends and queued_main:
+                self.passes.request_main()
+            if ((ends and event_main and not queued_main) or periodic
+                    or (QUEUED_TICK in ticks and self.passes.background_pass(QUEUED_TICK, now))):
+                if periodic:
+                    self.passes.background_pass(MAIN_TICK, now)
+                self._main_pass(now, periodic=periodic)
             if BF_TICK in ticks or (ends and event_bf):
                 self._backfill_pass(now)
             if submits:
                 for key in submits:
                     self._submit(self.by_id[key], now)
-                if not cfg.defer and event_main:
+                if queued_main:
+                    self.passes.request_main()
+                elif event_main:
                     self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
