@@ -29,6 +29,12 @@ def allocate(job: SimJob, state: ClusterState) -> Placement | None:
     return alloc
 
 
+def shares_cores(job: SimJob) -> bool:
+    """Whether a job may share its cores with other jobs: every job of an ``OverSubscribe=FORCE``
+    partition, and on a ``YES`` one a job that asks ``--oversubscribe`` (slurm.conf(5))."""
+    return job.part.forced or (job.shape is not None and job.shape.oversubscribe)
+
+
 def layout(state: ClusterState, part: PartitionState, shape: JobShape) -> tuple[list[int], Placement | None]:
     """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
     nodes = candidates(state, part, shape)

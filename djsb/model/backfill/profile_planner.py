@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from djsb.model.allocation import allocate, job_memory
+from djsb.model.allocation import allocate, job_memory, shares_cores
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, planned_end
 from djsb.model.cluster import PartitionState
 from djsb.model.invariants import Reservation
@@ -75,7 +75,7 @@ class ProfilePlanner(BackfillPlanner):
                 alloc = allocate(job, state)
                 if alloc is not None and nodes is not None and part.index in node_planned \
                         and nodes.holds_reserved(alloc):
-                    alloc = allocate(job, nodes.view(part, now, duration))
+                    alloc = allocate(job, nodes.view(part, now, duration, shares=shares_cores(job)))
                 if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
@@ -101,7 +101,7 @@ class ProfilePlanner(BackfillPlanner):
                     nodes.reserve_whole(kept, held_from, held_for)
                 else:
                     nodes.reserve(kept, job_memory(job, kept) if sim.node_memory else None,
-                                  held_from, held_for)
+                                  held_from, held_for, shares=shares_cores(job))
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
                 units = state.amount_in(part, kept)
@@ -162,7 +162,8 @@ class ProfilePlanner(BackfillPlanner):
             return None
         times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
         starts = (t for t in times if profile.fits(t, duration, need))
-        return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts)
+        return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts,
+                                    shares=shares_cores(job))
 
     def _overlaps_fit(self, part: PartitionState, alloc: Placement,
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
