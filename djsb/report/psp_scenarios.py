@@ -20,6 +20,7 @@ one column per swept key, the point's metrics.json scalars) and each point's job
 from __future__ import annotations
 
 from collections import deque
+from fractions import Fraction
 from pathlib import Path
 
 import matplotlib
@@ -29,7 +30,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from djsb.errors import InputError  # noqa: E402
-from djsb.model.priority.psp import GROUP_PRIORITY, group_priority  # noqa: E402
+from djsb.model.priority.psp import GROUP_PRIORITY, group_priority, job_accuracy, mean_accuracy  # noqa: E402
 
 POLICIES = ("fcfs", "psp", "psp_aging")
 ESTIMATES = {"runtime": "perfect", "requested": "real"}
@@ -89,16 +90,16 @@ def _ratio(trace: str, name: str, measured: float, paper: dict[str, tuple[float,
 def accuracy_groups(jobs: pd.DataFrame, window: int = 10) -> pd.Series:
     """Each job's Table 1 priority: its owner's mean accuracy over their previous ``window`` jobs.
 
-    Accuracy = min(1, run time / requested time) of each earlier job in submission order; a user's
-    first job (no history) is in g10 = 49, as in the PSP plugin.
+    Accuracy = min(1, run time / requested time) of each earlier job in submission order, exact as
+    in the PSP plugin; a user's first job (no history) is in g10 = 49, as there.
     """
-    history: dict[str, deque[float]] = {}
+    history: dict[str, deque[Fraction]] = {}
     groups = {}
     for job in jobs.sort_values(["submit", "job_id"]).itertuples():
         past = history.setdefault(str(job.user), deque(maxlen=window))
-        groups[job.Index] = group_priority(sum(past) / len(past)) if past else GROUP_PRIORITY[-1]
+        groups[job.Index] = group_priority(mean_accuracy(past)) if past else GROUP_PRIORITY[-1]
         if job.requested_time > 0:
-            past.append(min(1.0, job.run_time / job.requested_time))
+            past.append(job_accuracy(float(job.run_time), float(job.requested_time)))
     return pd.Series(groups).reindex(jobs.index)
 
 

@@ -7,8 +7,9 @@
       count: 7
       cpus: 96
       run_time: 1800
-      strategy: vertical           # one of none, vertical, horizontal, vertical-horizontal,
-                                   # horizontal-vertical; ``djsb wrappers`` takes a list (default: all)
+      strategy: vertical           # one of none, vertical, horizontal, vertical-horizontal (parallel
+                                   # chains), horizontal-vertical (sequential stages), 004 sec. 2.8;
+                                   # ``djsb wrappers`` takes a list (default: all)
       submit: 0                    # seconds on the workload's clock (default 0)
       submission: on_parent_end    # unwrapped dependents: on_parent_end (Autosubmit, default) or
                                    # afterok (all submitted at once, Slurm holds them)
