@@ -46,6 +46,14 @@ class Skip:
     malformed: bool = False
 
 
+# The reasons more than one format skips a record for, with one name across formats (report.html counts
+# skipped records by reason).
+FIELD_COUNT = Skip("malformed_field_count", malformed=True)
+CANCELLED_BEFORE_START = Skip("cancelled_before_start")
+SUBMIT_UNKNOWN = Skip("submit_unknown")
+NO_PROCESSORS = Skip("no_processors")
+DUPLICATE_JOB_ID = Skip("duplicate_job_id")
+
 Parser = Callable[[int, str], R | Skip | None]
 """A format's parser: (1-based line number, line as read) -> record, :class:`Skip` or None (no record)."""
 

@@ -64,7 +64,15 @@ from operator import attrgetter
 from djsb.errors import TraceError
 from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
 from djsb.workloads.job import TraceJob
-from djsb.workloads.records import Skip, read_records
+from djsb.workloads.records import (
+    CANCELLED_BEFORE_START,
+    DUPLICATE_JOB_ID,
+    FIELD_COUNT,
+    NO_PROCESSORS,
+    SUBMIT_UNKNOWN,
+    Skip,
+    read_records,
+)
 from djsb.workloads.swf import UNKNOWN, Workload
 
 _NO_TIME = {"", "unknown", "none"}
@@ -129,15 +137,10 @@ def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
     return mb if mb > 0 else None
 
 
-_FIELD_COUNT = Skip("malformed_field_count", malformed=True)
 _VALUE = Skip("malformed_value", malformed=True)
 _JOB_STEP = Skip("job_step")
-_CANCELLED_BEFORE_START = Skip("cancelled_before_start")
 _NOT_STARTED = Skip("not_started")
 _NOT_FINISHED = Skip("not_finished")
-_SUBMIT_UNKNOWN = Skip("submit_unknown")
-_NO_PROCESSORS = Skip("no_processors")
-_DUPLICATE_JOB_ID = Skip("duplicate_job_id")
 
 
 def _count(text: str) -> int:
@@ -205,7 +208,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         if len(row) == width + 1 and row[-1] == "":
             row.pop()
         if len(row) != width:
-            return _FIELD_COUNT
+            return FIELD_COUNT
         job_text = (g_jobid(row) or g_jobidraw(row)).strip()
         for text in (job_text, g_jobidraw(row)):
             digits = _LEADING_DIGITS.match(text.strip())
@@ -233,7 +236,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             return _VALUE
         started = upper_state != "PENDING" and (start is not None if "start" in col else True)
         if upper_state.startswith("CANCELLED") and (not started or not run or run <= 0):
-            return _CANCELLED_BEFORE_START
+            return CANCELLED_BEFORE_START
         if not started:
             return _NOT_STARTED
         if "end" in col:
@@ -243,7 +246,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         if not finished or run is None:
             return _NOT_FINISHED
         if submit is None:
-            return _SUBMIT_UNKNOWN
+            return SUBMIT_UNKNOWN
         try:
             cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
             nodes = _count(g_nnodes(row)) or None
@@ -264,10 +267,10 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         except ValueError:
             return _VALUE
         if cpus <= 0:
-            return _NO_PROCESSORS
+            return NO_PROCESSORS
         if job_id is not None:
             if job_id in seen:
-                return _DUPLICATE_JOB_ID
+                return DUPLICATE_JOB_ID
             seen.add(job_id)
         user = g_user(row).strip()
         if not user:

@@ -98,7 +98,17 @@ from operator import attrgetter
 from djsb.errors import TraceError
 from djsb.workloads._textio import atomic_output, open_trace_text
 from djsb.workloads.job import TraceJob
-from djsb.workloads.records import Parser, Skip, SkippedRecord, read_records
+from djsb.workloads.records import (
+    CANCELLED_BEFORE_START,
+    DUPLICATE_JOB_ID,
+    FIELD_COUNT,
+    NO_PROCESSORS,
+    SUBMIT_UNKNOWN,
+    Parser,
+    Skip,
+    SkippedRecord,
+    read_records,
+)
 
 SWF_FIELDS = 18
 EPOCH_THRESHOLD = 1e8  # submit times at or above this (1973-03-03) are absolute Unix times
@@ -231,14 +241,9 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
     return Workload(jobs, header, skipped, source, extra, time_origin)
 
 
-_FIELD_COUNT = Skip("malformed_field_count", malformed=True)
 _NUMBER = Skip("malformed_number", malformed=True)
 _INVALID_JOB_ID = Skip("invalid_job_id")
-_CANCELLED_BEFORE_START = Skip("cancelled_before_start")
-_SUBMIT_UNKNOWN = Skip("submit_unknown")
 _RUN_TIME_UNKNOWN = Skip("run_time_unknown")
-_NO_PROCESSORS = Skip("no_processors")
-_DUPLICATE_JOB_ID = Skip("duplicate_job_id")
 
 
 def _swf_parser(hp: _HeaderParser, extra: dict[int, dict[str, str]]) -> Parser[TraceJob]:
@@ -260,7 +265,7 @@ def _swf_parser(hp: _HeaderParser, extra: dict[int, dict[str, str]]) -> Parser[T
             return None
         n = len(f)
         if n < SWF_FIELDS:
-            return _FIELD_COUNT
+            return FIELD_COUNT
         try:
             try:
                 job_id = int(f[0])
@@ -286,16 +291,16 @@ def _swf_parser(hp: _HeaderParser, extra: dict[int, dict[str, str]]) -> Parser[T
         if job_id < 0:
             return _INVALID_JOB_ID
         if status == 5 and run <= 0:
-            return _CANCELLED_BEFORE_START
+            return CANCELLED_BEFORE_START
         if submit < 0:
-            return _SUBMIT_UNKNOWN
+            return SUBMIT_UNKNOWN
         if run < 0:
             return _RUN_TIME_UNKNOWN
         cpus = req if req > 0 else alloc
         if cpus <= 0:
-            return _NO_PROCESSORS
+            return NO_PROCESSORS
         if job_id in seen:
-            return _DUPLICATE_JOB_ID
+            return DUPLICATE_JOB_ID
         seen.add(job_id)
 
         user = users.get(uid)
