@@ -484,24 +484,21 @@ def _replay_line(metrics: dict[str, Any]) -> str:
 
 
 def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from djsb.plotting import ecdf_step, plt, save  # matplotlib is imported only when drawing
 
     waits = np.sort(jobs["wait"].to_numpy())
     fig, ax = plt.subplots(figsize=(6, 4))
     if len(waits):
-        ax.step(waits, np.arange(1, len(waits) + 1) / len(waits), where="post")
+        ecdf_step(ax, waits)
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("wait time (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_title("Wait time ECDF")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out_dir / "wait_ecdf.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "wait_ecdf.png")
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
     hours = util["time"] / 3600.0
@@ -513,5 +510,4 @@ def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
     bottom.set_xlabel("time (h)")
     top.set_title("Queue length and utilisation")
     fig.tight_layout()
-    fig.savefig(out_dir / "queue_utilisation.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "queue_utilisation.png")

@@ -23,14 +23,11 @@ from collections import deque
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.errors import InputError  # noqa: E402
-from djsb.model.priority.psp import GROUP_PRIORITY, group_priority, job_accuracy, mean_accuracy  # noqa: E402
+from djsb.errors import InputError
+from djsb.model.priority.psp import GROUP_PRIORITY, group_priority, job_accuracy, mean_accuracy
+from djsb.plotting import save
 
 POLICIES = ("fcfs", "psp", "psp_aging")
 ESTIMATES = {"runtime": "perfect", "requested": "real"}
@@ -134,8 +131,7 @@ def bar_charts(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
             ax.grid(True, axis="y", alpha=0.3)
             path = out_dir / f"{stem}_{trace}.png"
             ax.figure.tight_layout()
-            ax.figure.savefig(path, dpi=120)
-            plt.close(ax.figure)
+            save(ax.figure, path)
             written.append(path)
     return written
 

@@ -18,16 +18,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.workloads._textio import open_trace_text  # noqa: E402
-from djsb.workloads.job import TraceJob  # noqa: E402
-from djsb.yamlnodes import as_str, load_yaml  # noqa: E402
+from djsb.plotting import ecdf_step, plt, save
+from djsb.workloads._textio import open_trace_text
+from djsb.workloads.job import TraceJob
+from djsb.yamlnodes import as_str, load_yaml
 
 STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
 QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
@@ -93,8 +90,7 @@ def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> N
     """The queue wait ECDFs, recorded and simulated (003 Figure 5)."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, values in (("recorded", real), ("simulated", sim)):
-        v = np.sort(values.dropna().to_numpy(float))
-        ax.step(v, np.arange(1, len(v) + 1) / max(len(v), 1), where="post", label=label)
+        ecdf_step(ax, np.sort(values.dropna().to_numpy(float)), label=label)
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("queue wait (s)")
     ax.set_ylabel("fraction of jobs")
@@ -102,8 +98,7 @@ def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> N
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Path) -> dict[str, float]:
