@@ -40,6 +40,7 @@ from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
 from djsb.transport import LocalTransport, Transport
+from djsb.version import djsb_version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
@@ -357,6 +358,7 @@ def command_calibrate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
+    parser.add_argument("--version", action="version", version=f"djsb {djsb_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the DJSB benchmark (reference and execution stages)")
     run.add_argument("config", nargs="?", help="experiment YAML file")
