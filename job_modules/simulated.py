@@ -77,6 +77,7 @@ from djsb.clock import VirtualClock
 from djsb.config import as_size
 from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
@@ -266,19 +267,7 @@ def parse_options(options: Mapping[str, Any] | Located) -> ClusterOptions:
 
 def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
     """Node names in Slurm's compressed form: node[001-004,007] (indices are 0-based)."""
-    if not indices:
-        return ""
-    ordered = sorted(indices)
-    ranges: list[tuple[int, int]] = []
-    for index in ordered:
-        if ranges and index == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], index)
-        else:
-            ranges.append((index, index))
-    if len(ordered) == 1:
-        return f"{prefix}{ordered[0] + 1:0{width}d}"
-    parts = [f"{a + 1:0{width}d}" + (f"-{b + 1:0{width}d}" if b > a else "") for a, b in ranges]
-    return f"{prefix}[{','.join(parts)}]"
+    return compress_hostlist([f"{prefix}{index + 1:0{width}d}" for index in sorted(indices)])
 
 
 @dataclass

@@ -132,10 +132,11 @@ def test_grouped_first_fit_matches_per_node_oracle() -> None:
 
 
 def test_compress_hostlist_round_trips() -> None:
-    assert compress_hostlist(["n0", "n1", "n2", "n5"]) == "n[0-2],n5"
+    # as scontrol show hostlist writes them (tests/fixtures/slurm/scontrol_show_hostlist.txt)
+    assert compress_hostlist(["n0", "n1", "n2", "n5"]) == "n[0-2,5]"
     assert compress_hostlist(["n08", "n09", "n10"]) == "n[08-10]"
     assert compress_hostlist(["n9", "n10", "login", "n11"]) == "n[9-10],login,n11"
-    assert compress_hostlist(["n09", "n010"]) == "n09,n010"  # different widths: no common range
+    assert compress_hostlist(["n09", "n010"]) == "n[09,010]"  # different widths: no common range
     rng = random.Random(3)
     names = [f"r{rack}n{node:02d}" for rack in range(3) for node in range(12)]
     for _ in range(50):
