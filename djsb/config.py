@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import ConfigError
-from djsb.harness.scenarios import SCENARIOS, scenario, scenario_names
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.registry import module_class, runs_remotely
 from djsb.registry import UnknownName
+from djsb.scenarios import SCENARIOS, scenario, scenario_names
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",

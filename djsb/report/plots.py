@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from djsb.harness.scenarios import scenario, scenario_names  # noqa: E402
+from djsb.scenarios import scenario, scenario_names  # noqa: E402
 
 DODGE = 0.06
 """How far apart (in analytics) the scenarios' points at one n_a are drawn."""
