@@ -80,7 +80,7 @@ from djsb.model import (
     Simulation,
     SimulationResult,
 )
-from djsb.model.layouts import LAYOUTS
+from djsb.model.layouts import LAYOUTS, partition_limits
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -96,7 +96,6 @@ from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
 from djsb.workloads.shaping import (
     ShapingRecord,
-    partition_limits,
     read_shaping,
     records_frame,
     shape_workload,
