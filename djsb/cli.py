@@ -315,7 +315,7 @@ def command_simulate(args: argparse.Namespace) -> int:
 
 
 def command_pool(args: argparse.Namespace) -> int:
-    from djsb.pool.sweep import run_pool
+    from djsb.sweep.pool_command import run_pool
 
     config_path = Path(args.config)
     print(run_pool(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
