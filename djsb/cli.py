@@ -287,7 +287,7 @@ def command_psp_report(args: argparse.Namespace) -> int:
 
 
 def command_replay_stats(args: argparse.Namespace) -> int:
-    from djsb.report.replay_stats import replay_and_compare
+    from djsb.simulate import replay_and_compare
 
     config_path = Path(args.config)
     print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))

@@ -88,6 +88,7 @@ from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
+from djsb.report.replay_stats import write_replay_stats
 from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import fair_tree_priority, run_workflow
@@ -513,3 +514,18 @@ def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
     fig.tight_layout()
     fig.savefig(out_dir / "queue_utilisation.png", dpi=120)
     plt.close(fig)
+
+
+def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
+    """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
+    experiment = load_experiment(config_path)
+    workload = load_yaml(config_path).get("workload")
+    assert workload is not None  # load_experiment requires it
+    swf = workload.get("swf")
+    if swf is None:
+        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
+    trace = Path(as_str(swf))
+    run_simulate(config_path, out_dir)
+    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
+                       experiment.as_recorded(), out_dir)
+    return out_dir

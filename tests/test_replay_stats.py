@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from djsb.cli import main
-from djsb.report.replay_stats import describe, ks_statistic, replay_and_compare
+from djsb.report.replay_stats import describe, ks_statistic
+from djsb.simulate import replay_and_compare
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 
