@@ -323,7 +323,8 @@ def command_pool(args: argparse.Namespace) -> int:
 
 
 def command_wrappers(args: argparse.Namespace) -> int:
-    from djsb.workflows.compare import as_json, as_table, compare_strategies
+    from djsb.simulate import compare_strategies
+    from djsb.workflows.compare import as_json, as_table
 
     outcomes = compare_strategies(Path(args.config))
     print(as_json(outcomes) if args.json else as_table(outcomes))

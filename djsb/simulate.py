@@ -58,6 +58,7 @@ EASY's. It sets :attr:`SchedulerConfig.extend_limit` (``run`` = True).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -90,8 +91,9 @@ from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
 from djsb.report.replay_stats import write_replay_stats
 from djsb.workflows.busiest_week import Window, read_window, window_jobs
+from djsb.workflows.compare import ranked
 from djsb.workflows.plan import WorkflowPlan, read_plan
-from djsb.workflows.run import fair_tree_priority, run_workflow
+from djsb.workflows.run import WorkflowOutcome, fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
@@ -529,3 +531,16 @@ def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
     write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
                        experiment.as_recorded(), out_dir)
     return out_dir
+
+
+def compare_strategies(config_path: Path) -> list[WorkflowOutcome]:
+    """Run the config's workflow under each of its strategies; best first."""
+    experiment = load_experiment(config_path)
+    plan = experiment.workflow
+    if plan is None:
+        raise ConfigError("missing section 'workflow' (the workflow to evaluate)", source=str(config_path),
+                          line=1, key="workflow")
+    outcomes = [run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
+                             copy.deepcopy(experiment.priority), experiment.seed, plan, strategy)[1]
+                for strategy in plan.strategies]
+    return ranked(outcomes)
