@@ -104,7 +104,19 @@ from djsb.workloads.shaping import (
     shape_workload,
 )
 from djsb.workloads.swf import SkippedRecord, read_swf
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
+from djsb.yamlnodes import (
+    Located,
+    as_bool,
+    as_duration,
+    as_int,
+    as_number,
+    as_path,
+    as_str,
+    describe,
+    load_yaml,
+    one_of,
+    read_fields,
+)
 
 SIMULATE_FIGURES = (("wait_ecdf.png", "wait time ECDF"),
                     ("queue_utilisation.png", "queue length and utilisation"))
@@ -132,24 +144,9 @@ def _child(node: Located, key: str, what: str = "key") -> Located:
     return child
 
 
-def _choice(node: Located, options: tuple[str, ...]) -> str:
-    value = as_str(node)
-    if value not in options:
-        raise node.error(f"expected one of {', '.join(options)}, got {value!r}")
-    return value
-
-
 def _or_unlimited(reader: Callable[[Located], float]) -> Callable[[Located], float]:
     """``reader``, or ``math.inf`` for the word ``unlimited``."""
     return lambda node: math.inf if node.value == "unlimited" else reader(node)
-
-
-def _path(node: Located, base: Path) -> Path:
-    path = Path(as_str(node))
-    path = path if path.is_absolute() else base / path
-    if not path.exists():
-        raise node.error(f"file not found: {path}")
-    return path
 
 
 # ----------------------------------------------------------------------------- sections
@@ -168,8 +165,8 @@ class Replay:
 
 
 _WORKLOAD_REPLAY: dict[str, Callable[[Located], Any]] = {
-    "estimate": lambda n: _choice(n, ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
-    "at_time_limit": lambda n: _choice(n, AT_TIME_LIMIT),
+    "estimate": one_of(*ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
+    "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
 
 
@@ -199,7 +196,7 @@ def _workload(node: Located, base: Path,
               seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
     """The workload's jobs, the trace records the reader skipped (none for a generator) and the
     window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
-    fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
+    fields = read_fields(node, {"swf": lambda n: as_path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
                             "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
@@ -256,7 +253,7 @@ def _cluster(node: Located) -> ClusterSpec:
             f = read_fields(item, {
                 "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in _list(n)),
                 "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
-                "max_time": lambda n: as_number(n, 1), "priority_tier": as_int,
+                "max_time": lambda n: as_duration(n, 1), "priority_tier": as_int,
                 "priority_job_factor": as_int, "oversubscribe": lambda n: str(n.value).upper(),
             }, ("name",))
             spec = PartitionSpec(**f)
@@ -270,7 +267,7 @@ def _cluster(node: Located) -> ClusterSpec:
     if qos_node is not None:
         qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
                                         "max_jobs_per_user": lambda n: as_int(n, 1),
-                                        "max_wall": lambda n: as_number(n, 1)}, ("name",)))
+                                        "max_wall": lambda n: as_duration(n, 1)}, ("name",)))
                for item in _list(qos_node)]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
