@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("simulate",),
     ("sweep",),
     ("calibrate",),
+    ("validate",),
     ("cli",),
 )
 """The layers, lowest first: a node may import only nodes of lower layers (and nothing of its own

@@ -17,8 +17,9 @@ from djsb.config.experiment import (
     SSHConfig,
     config_from_tree,
     load_config,
+    open_module,
     read_ssh,
 )
 
 __all__ = ["DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig", "JobModuleConfig",
-           "OutputConfig", "SSHConfig", "config_from_tree", "load_config", "read_ssh"]
+           "OutputConfig", "SSHConfig", "config_from_tree", "load_config", "open_module", "read_ssh"]

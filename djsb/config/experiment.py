@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import ConfigError
+from djsb.jobs.api import JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
-from djsb.jobs.registry import module_class, runs_remotely
+from djsb.jobs.registry import load_job_module, module_class, runs_remotely
 from djsb.registry import UnknownName
 from djsb.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.transport import Transport
 from djsb.yamlnodes import (
     Located,
     as_bool,
@@ -325,3 +327,14 @@ def config_from_tree(root: Located) -> Config:
 def load_config(path: str | Path) -> Config:
     """Read and validate an experiment config file (raises ConfigError with file, line and key)."""
     return config_from_tree(load_yaml(Path(path)))
+
+
+def open_module(config: Config, transport: Transport) -> JobModule:
+    """The config's job module on ``transport``; its option errors are reported against the config file."""
+    try:
+        return load_job_module(config.job_module.name, config.job_module.options, transport,
+                               base_dir=Path(config.source).parent)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        raise ConfigError(exc.message, source=config.source, key=exc.key) from None
