@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from djsb.harness.scenarios import scenario as get_scenario
+from djsb.scenarios import scenario as get_scenario
 
 
 def wait_time(submit: float, start: float) -> float:
@@ -42,7 +42,7 @@ def weights(scenario: str, n_cpus_s: int, n_cpus_a: int, t_s: float, t_a: float,
 
     ``t_s`` is the simulation's execution time in the scenario and ``t_a`` the analytics' (the
     mean over the n_a analytics of the cell). Each scenario owns its formula
-    (djsb/harness/scenarios/); an unknown scenario is a ValueError.
+    (djsb/scenarios/); an unknown scenario is a ValueError.
     """
     return get_scenario(scenario).weights(n_cpus_s, n_cpus_a, t_s, t_a, n_a)
 

@@ -74,7 +74,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from djsb.clock import VirtualClock
-from djsb.config import as_size
 from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.hostlist import compress_hostlist
@@ -91,7 +90,7 @@ from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.synthetic import poisson_exponential
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, read_fields
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_size, as_str, describe, read_fields
 
 MIB = 2**20
 """The model's memory unit: Slurm's "MB" (--mem) are MiB."""

@@ -251,7 +251,7 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
     assert metrics["mean_overhead_minutes"] == pytest.approx(0.0)
     assert metrics["bad_task_hours_wasted"] == pytest.approx(3.0)
     # djsb pool without a sweep section writes the one run straight into OUT.
-    from djsb.pool.sweep import run_pool
+    from djsb.sweep.pool_command import run_pool
 
     assert "0 good tasks killed" in run_pool(config, tmp_path / "single")
     written = json.loads((tmp_path / "single" / "metrics.json").read_text())

@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import ks_2samp
 
 from djsb.cli import main
-from djsb.report.replay_stats import describe, ks_statistic, recorded_waits, replay_and_compare
+from djsb.report.replay_stats import describe, ks_statistic, recorded_waits
+from djsb.simulate import replay_and_compare
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 

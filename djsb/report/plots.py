@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from djsb.harness.scenarios import scenario, scenario_names
 from djsb.plotting import plt, save
+from djsb.scenarios import scenario, scenario_names
 
 DODGE = 0.06
 """How far apart (in analytics) the scenarios' points at one n_a are drawn."""

@@ -24,7 +24,6 @@ import pandas as pd
 from djsb.plotting import ecdf_step, plt, save
 from djsb.workloads._textio import open_trace_text
 from djsb.workloads.job import TraceJob
-from djsb.yamlnodes import as_str, load_yaml
 
 STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
 QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
@@ -116,23 +115,6 @@ def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Pa
     summary = {"ks_wait": ks, "recorded_jobs": float(len(trace_jobs)), "simulated_jobs": float(len(jobs))}
     (out_dir / "replay_stats.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
-
-
-def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
-    """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
-    from djsb.simulate import load_experiment, run_simulate
-
-    experiment = load_experiment(config_path)
-    workload = load_yaml(config_path).get("workload")
-    assert workload is not None  # load_experiment requires it
-    swf = workload.get("swf")
-    if swf is None:
-        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
-    trace = Path(as_str(swf))
-    run_simulate(config_path, out_dir)
-    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
-                       experiment.as_recorded(), out_dir)
-    return out_dir
 
 
 def _own_request(job: TraceJob) -> float | None:
