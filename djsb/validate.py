@@ -18,7 +18,7 @@ wrappers   a ``workflow`` section                         djsb.simulate's reader
 simulate   ``workload`` / ``cluster`` / ``policy``        djsb.simulate's reader
 ========== ============================================== =========================================
 
-It reads every kind, so it sits above every reader (docs/layering.md).
+It reads every kind, so it sits above every reader (docs/architecture.md).
 """
 
 from __future__ import annotations

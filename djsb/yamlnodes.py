@@ -5,7 +5,7 @@ walk it with :meth:`Located.get` and friends and raise :class:`ConfigError` at t
 so every error names the file, the line and the key path. Every command, job module and plugin
 reads its values with the readers below: whole numbers, numbers, booleans, strings, a choice
 (:func:`one_of`), a size (:func:`as_size`), a time (:func:`as_duration`) and a file
-(:func:`as_path`); they sit at the bottom of the layers (docs/layering.md) so that all can.
+(:func:`as_path`); they sit at the bottom of the layers (docs/architecture.md) so that all can.
 """
 
 from __future__ import annotations

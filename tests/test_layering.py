@@ -1,4 +1,4 @@
-"""djsb's packages form layers without cycles (docs/layering.md).
+"""djsb's packages form layers without cycles (docs/architecture.md).
 
 The graph's nodes are djsb's top-level subpackages and modules (``djsb/model/``, ``djsb/config/``,
 ``djsb/metrics.py``...); an edge is any ``import``/``from ... import`` in a module of one node
@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 """The layers, lowest first: a node may import only nodes of lower layers (and nothing of its own
-layer). The reason for each placement is in docs/layering.md."""
+layer). The reason for each placement is in docs/architecture.md ("Layers")."""
 
 
 @dataclass(frozen=True)
