@@ -88,3 +88,10 @@ def test_reproduce_000_end_to_end(tmp_path: Path) -> None:
     check_rows(rows, "000")
     curie = next(r for r in rows if r["item"].startswith("Table 5 of 000: mean wait 1/6"))
     assert float(curie["paper_value"]) == pytest.approx(4569 / 2336, abs=1e-3)
+
+
+def test_reproduce_001_reads_fig_3(tmp_path: Path) -> None:
+    assert main(["reproduce", "001", "-o", str(tmp_path)]) == 0
+    rows = read_rows(tmp_path / "reproduce.csv")
+    check_rows(rows, "001")
+    assert any(r["paper_value"] == "3.14" and "214%" in r["item"] for r in rows)
