@@ -344,8 +344,13 @@ def command_calibrate(args: argparse.Namespace) -> int:
 
 
 def command_reproduce(args: argparse.Namespace) -> int:
-    from djsb.reproduce import reproduce
+    from djsb.registry import UnknownName
+    from djsb.reproduce import PAPERS, reproduce
 
+    try:
+        PAPERS.canonical(args.paper)
+    except UnknownName as exc:
+        raise InputError(f"paper {args.paper} has no reproduction yet ({exc})", key="PAPER") from exc
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
     print(reproduce(args.paper, out, full=args.full))
