@@ -343,6 +343,20 @@ def command_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_reproduce(args: argparse.Namespace) -> int:
+    from djsb.registry import UnknownName
+    from djsb.reproduce import PAPERS, reproduce
+
+    try:
+        PAPERS.canonical(args.paper)
+    except UnknownName as exc:
+        raise InputError(f"paper {args.paper} has no reproduction yet ({exc})", key="PAPER") from exc
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
+    print(reproduce(args.paper, out, full=args.full))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
     parser.add_argument("--version", action="version", version=f"djsb {djsb_version()}")
@@ -408,6 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--runs", type=positive_int,
                            help="replays on Slurm (default: the file's slurm.runs)")
     calibrate.set_defaults(func=command_calibrate)
+    reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "
+                               "(reproduce.csv, report.html)")
+    reproduce.add_argument("paper", choices=("000", "001", "002", "003", "004"))
+    reproduce.add_argument("-o", "--output", help="output directory (default: runs/reproduce-PAPER-DATE)")
+    reproduce.add_argument("--full", action="store_true",
+                           help="at the paper's size (long) instead of a laptop's")
+    reproduce.set_defaults(func=command_reproduce)
     return parser
 
 

@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("simulate",),
     ("sweep",),
-    ("calibrate",),
+    ("calibrate", "reproduce"),
     ("validate",),
     ("cli",),
     ("__main__",),
