@@ -101,3 +101,7 @@ def model_starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerCo
     """Each job's start on the model, by job id."""
     result = Simulation(jobs, cluster, config, checker=checker).run()
     return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+
+
+TraceFile = Callable[[str], Path]
+"""The ``trace`` fixture of tests/conftest.py: a real trace's file name -> its path (or the test skips)."""

@@ -8,9 +8,9 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
+from support import TraceFile
 from support import exact_job as job
 from support import model_starts as starts
 
@@ -22,7 +22,6 @@ from djsb.model.will_run import NodeSpace, will_run
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 SLURM_LIKE = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=60,
                              bf_will_run=True, node_select="cons_tres")
 
@@ -198,10 +197,10 @@ def test_main_passes_at_given_instants_only() -> None:
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.7}
 
 
-def test_slurm_like_passes_never_oversubscribe_a_node() -> None:
+def test_slurm_like_passes_never_oversubscribe_a_node(trace: TraceFile) -> None:
     # 300 KTH-SP2 jobs (100 CPUs or fewer) on 25 nodes x 4 cores under bf_will_run and cons_tres:
     # the invariant checker sees every start and raises on a node holding more than its cores.
-    trace = read_swf(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz").jobs[:300]
+    trace = read_swf(trace("KTH-SP2-1996-2.1-cln.swf.gz")).jobs[:300]
     cluster = ClusterSpec.homogeneous(25, 4)
     checker = InvariantChecker(cluster)
     result = Simulation([j for j in trace if j.cpus <= 100], cluster, SLURM_LIKE, checker=checker).run()

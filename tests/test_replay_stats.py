@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import TraceFile
 
 from djsb.cli import main
 from djsb.report.replay_stats import describe, ks_statistic, replay_and_compare
-
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 
 
 def test_describe_by_hand() -> None:
@@ -32,10 +31,11 @@ def test_ks_statistic_by_hand() -> None:
     assert ks_statistic(pd.Series([1.0, 2.0, 3.0, 4.0]), pd.Series([3.0, 4.0, 5.0, 6.0])) == 0.5
 
 
-def meta_config(tmp_path: Path, cluster: str, shaping: str = "") -> Path:
+def meta_config(trace: TraceFile, tmp_path: Path, cluster: str, shaping: str = "") -> Path:
+    """1,500 MetaCentrum jobs on its two clusters under FCFS, with ``cluster`` and ``shaping`` lines."""
     path = tmp_path / "meta.yaml"
     path.write_text(f"""workload:
-  swf: {TRACES / "MetaCentrum-wagap-2013.swf.gz"}
+  swf: {trace("MetaCentrum-wagap-2013.swf.gz")}
   limit: 1500
   keep_partitions: true
 {shaping}cluster:
@@ -48,10 +48,10 @@ def meta_config(tmp_path: Path, cluster: str, shaping: str = "") -> Path:
     return path
 
 
-def test_replay_under_its_own_queues_reproduces_its_inputs(tmp_path: Path) -> None:
+def test_replay_under_its_own_queues_reproduces_its_inputs(trace: TraceFile, tmp_path: Path) -> None:
     # 003 sec. 5.2, Tables 2-3: the replay's requested CPUs, time limits, elapsed and inter-arrival
     # times are the trace's, statistic by statistic; only the queue wait is the model's own.
-    out = replay_and_compare(meta_config(tmp_path, "  layout: metacentrum_2013\n"), tmp_path / "own")
+    out = replay_and_compare(meta_config(trace, tmp_path, "  layout: metacentrum_2013\n"), tmp_path / "own")
     stats = pd.read_csv(out / "replay_stats.csv", header=[0, 1], index_col=0)
     for quantity in ("requested_cpus", "time_limit", "elapsed", "inter_arrival"):
         assert stats[(quantity, "recorded")].tolist() == stats[(quantity, "simulated")].tolist()
@@ -63,11 +63,11 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(tmp_path: Path) -> No
     assert (out / "wait_ecdf_recorded.png").stat().st_size > 0
 
 
-def test_replay_under_another_layout_without_shaping_loses_jobs(tmp_path: Path) -> None:
+def test_replay_under_another_layout_without_shaping_loses_jobs(trace: TraceFile, tmp_path: Path) -> None:
     # 003 sec. 5.3 (Table 4): jobs the new layout cannot take are not replayed, so the inputs change.
     # Only 1-8 CPUs up to 1 day here: wider or longer jobs are rejected and listed.
     layout = "  partitions:\n    - {name: small, max_cpus: 8, max_time: 86400}\n"
-    out = replay_and_compare(meta_config(tmp_path, layout, "  shaping: {policy: reject}\n"), tmp_path / "other")
+    out = replay_and_compare(meta_config(trace, tmp_path, layout, "  shaping: {policy: reject}\n"), tmp_path / "other")
     shaped = pd.read_csv(out / "shaped.csv")
     rejected = shaped[shaped["action"] == "rejected"]
     assert len(rejected) > 0 and rejected["reason"].str.startswith("fits no partition").all()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import TraceFile
 
 from djsb.cli import main
 from djsb.model import ClusterSpec, Simulation
@@ -15,7 +16,7 @@ from djsb.report.psp_scenarios import TABLE_4, accuracy_groups, wait_ratios, wri
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.swf import read_swf
 
-KTH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def test_table_4_numbering() -> None:
@@ -84,10 +85,10 @@ def test_psp_report_of_a_directory_without_sweep_is_one_line(tmp_path: Path,
                                               "directory of djsb sweep"
 
 
-def test_kth_psp_aging_with_real_estimates_waits_less_than_fcfs() -> None:
+def test_kth_psp_aging_with_real_estimates_waits_less_than_fcfs(trace: TraceFile) -> None:
     # 000 Tables 5-6, scenario 6 vs 4: PSP+AGING with real estimates cuts the mean wait of FCFS and
     # does not improve the makespan. KTH-SP2's first 5,000 jobs on its 100 processors.
-    jobs = with_estimates(read_swf(KTH, limit=5000).jobs, "requested", 1.0, lambda j: None)
+    jobs = with_estimates(read_swf(trace(KTH), limit=5000).jobs, "requested", 1.0, lambda j: None)
     results = {}
     for name in ("fcfs", "psp_aging"):
         priority, scheduler = preset(name)

@@ -13,21 +13,20 @@ import csv
 from pathlib import Path
 
 import pytest
+from support import TraceFile
 
 from djsb.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-TRACE = ROOT.parent / "shared" / "data" / "traces" / "LANL-CM5-1994-4.1-cln.swf.gz"
-
-pytestmark = pytest.mark.skipif(not TRACE.exists(), reason="the LANL-CM5 trace is not here")
 
 
-def run_busy(tmp_path: Path, policy: str) -> list[dict[str, str]]:
+def run_busy(trace: TraceFile, tmp_path: Path, policy: str) -> list[dict[str, str]]:
     """Run configs/simulated-busy-quick.yaml (one sample, n_a = 1) under ``policy``; its jobs.csv rows."""
     text = (ROOT / "configs" / "simulated-busy-quick.yaml").read_text()
     text = text.replace("policy: easy", f"policy: {policy}").replace("num_of_dyn_analysis: [1, 2]",
                                                                      "num_of_dyn_analysis: [1]")
-    text = text.replace("trace: ../shared/data/traces/LANL-CM5-1994-4.1-cln.swf.gz", f"trace: {TRACE}")
+    lanl = "LANL-CM5-1994-4.1-cln.swf.gz"
+    text = text.replace(f"trace: ../shared/data/traces/{lanl}", f"trace: {trace(lanl)}")
     config = tmp_path / f"{policy}.yaml"
     config.write_text(text)
     assert main(["run", str(config), "-o", str(tmp_path / policy)]) == 0  # no InvariantViolation
@@ -35,10 +34,10 @@ def run_busy(tmp_path: Path, policy: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_analytics_wait_in_a_busy_queue_and_the_policy_matters(tmp_path: Path) -> None:
+def test_analytics_wait_in_a_busy_queue_and_the_policy_matters(trace: TraceFile, tmp_path: Path) -> None:
     waits = {}
     for policy in ("fifo", "easy"):
-        rows = run_busy(tmp_path, policy)
+        rows = run_busy(trace, tmp_path, policy)
         assert {row["state"] for row in rows} == {"COMPLETED"}
         analytics = [row for row in rows if row["app"] == "analytics"]
         for row in analytics:  # response = wait + exec, and the slowdown is taken on the response
