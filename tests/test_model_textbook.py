@@ -135,9 +135,10 @@ def test_textbook_easy_on_kth_equals_the_independent_replayer(trace: TraceFile) 
 def test_the_kth_easy_config_is_the_replayed_textbook_easy(trace: TraceFile) -> None:
     # The shipped config runs exactly what the test above checks: FIFO, scheduler TEXTBOOK (with
     # at_time_limit: kill, i.e. extend_limit False), the trace's requested times as limits.
+    kth = trace(KTH)  # the config's trace
     experiment = load_experiment(Path(__file__).resolve().parents[1] / "configs/simulate-kth-easy.yaml")
     assert experiment.priority.name == "fifo" and experiment.scheduler == TEXTBOOK
-    assert experiment.jobs == [dataclasses.replace(j, partition=None) for j in read_swf(trace(KTH)).jobs]
+    assert experiment.jobs == [dataclasses.replace(j, partition=None) for j in read_swf(kth).jobs]
 
 
 def test_the_simulated_modules_easy_and_conservative_are_textbook() -> None:
