@@ -293,7 +293,7 @@ class Driver:
     def execution_stage(self, reference: Reference) -> None:
         general = self.config.general
         done = self.run_dir.finished_cells()
-        cells = [key for key in planned_cells(general) if key[0] == "execution"]
+        cells = [key for key in planned_cells(general) if key.stage == "execution"]
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
