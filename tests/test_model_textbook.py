@@ -1,4 +1,4 @@
-"""The ``textbook`` preset is Mu'alem & Feitelson's EASY (issue 9 item 6).
+"""The ``textbook`` preset is Mu'alem & Feitelson's EASY.
 
 Slurm's defaults drop the queue head's reservation when its start lies beyond bf_window (1 day)
 from now, so a long job lets later jobs jump it; textbook EASY keeps the reservation however far

@@ -1,4 +1,4 @@
-"""Issue 14: the backfill plan and node choice as Slurm makes them, worked by hand.
+"""The backfill plan and node choice as Slurm makes them, worked by hand.
 
 ``node_select: cons_tres`` is select/cons_tres's ``_eval_nodes`` (djsb/model/cons_tres.py);
 ``bf_will_run`` is sched/backfill's pass with the select plugin's will-run test
@@ -117,7 +117,7 @@ def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:
 
 
 # ---------------------------------------------------------------- a pass as Slurm makes it
-# The case of issue 14's calibration, in small. 4 nodes x 2 cores; at t=0 five 1-core jobs
+# The case of the live calibration (tests/test_calibrate_slurm.py), in small. 4 nodes x 2 cores; at t=0 five 1-core jobs
 # (limits = run times 100, 160, 110, 170, 175) go to n1, n1, n2, n2, n3. J (6 cores, limit 120)
 # arrives at t=1 and waits (3 free). K (1 core, limit 300) arrives at t=2.
 # Slurm: J's will-run start is 175 on n1-n3 (above), reserved over [120, 240) (rounded down); K's

@@ -1,4 +1,4 @@
-"""``djsb simulate`` replay keys (issue 9 items 2, 4, 5): estimates, at_time_limit, rejections.
+"""``djsb simulate`` replay keys: estimates, at_time_limit, rejections.
 
 Every expected value is worked by hand next to its case. The CLI cases run the real ``djsb
 simulate`` in a subprocess on a tiny SWF file written in tmp_path.

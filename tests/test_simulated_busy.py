@@ -1,8 +1,8 @@
-"""DJSB on a busy cluster (issue 7): the benchmark's jobs share the scheduler model with a window
+"""DJSB on a busy cluster: the benchmark's jobs share the scheduler model with a window
 of the LANL-CM5 trace, and the model's InvariantChecker runs along (check_invariants: true).
 
-No expected number here comes from the code: the assertions are the issue's acceptance
-properties. On a loaded machine the analytics queue (wait > 0) and the wait enters their
+No expected number here comes from the code: the assertions are the acceptance properties of a
+busy cluster. On a loaded machine the analytics queue (wait > 0) and the wait enters their
 slowdown as paper 001 defines it (eq. (1): response = wait + execution, over the execution time
 alone); FIFO and EASY order the same queue differently, so the waits differ.
 """
@@ -45,8 +45,8 @@ def test_analytics_wait_in_a_busy_queue_and_the_policy_matters(trace: TraceFile,
         waits[policy] = [float(row["wait"]) for row in analytics]
         assert sum(float(row["wait"]) for row in rows) > 0  # the benchmark's jobs queue
     # Under FIFO the analytics queue behind the trace's jobs. Under EASY they may backfill at once
-    # (10-minute limits, on their simulation's nodes): the one EASY analytics wait seen before
-    # issue 9 came from a backfill plan blind to nodes, which delayed reserved jobs (the
+    # (10-minute limits, on their simulation's nodes): an EASY analytics wait there would come
+    # from a backfill plan blind to nodes, which delays reserved jobs (the
     # reserved-start check of djsb/model/invariants.py fails that plan on this very config).
     assert sum(waits["fifo"]) > 0
     assert waits["fifo"] != waits["easy"]

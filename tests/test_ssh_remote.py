@@ -1,4 +1,4 @@
-"""Remote clusters the way users reach them (issue 11): host aliases from an OpenSSH config,
+"""Remote clusters the way users reach them: host aliases from an OpenSSH config,
 ProxyJump, the OpenSSH transport over one ControlMaster, reconnection after the server killed the
 session, staged apps, and the refusals that end a run with exit 2 before any job is submitted.
 

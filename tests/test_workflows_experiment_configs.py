@@ -1,4 +1,4 @@
-"""The thesis' experiments as sweep configs (issue 10 item 5): each base config loads as a simulate
+"""The thesis' experiments as sweep configs: each base config loads as a simulate
 config, every swept key exists in it, and the grids have the thesis' sizes."""
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ class RunDirectory:
         append_row(self.path / "cells.csv", CELL_RECORD_COLUMNS, row, self.durable)
 
     def cell_rows(self) -> list[dict[str, str]]:
-        """The rows of cells.csv (a run from before issue 8 lacks status, outage and reason)."""
+        """The rows of cells.csv (a run recorded by an older DJSB lacks status, outage and reason)."""
         return read_rows(self.path / "cells.csv")
 
     def add_outage(self, outage: Outage) -> None:

@@ -4,7 +4,7 @@ A trace's own ``TraceJob.depends_on`` stays informational (its submit times alre
 dependencies); a workflow hands the model explicit :class:`Dependency` records instead, so replaying
 a trace costs nothing extra.
 
-Two ways to wait for parents (issue 10 item 1, paper 004 sec. 3.3.2):
+Two ways to wait for parents (paper 004 sec. 3.3.2):
 
 * ``on_parent_end=False`` (Slurm, ``sbatch --dependency=afterok:...``): the job is submitted at its
   submit time but is not eligible, hence never considered by a pass, until every parent COMPLETED;

@@ -1,4 +1,4 @@
-"""Which execution cells the summary may trust (issue 8): failed cells, and cells that overlapped a
+"""Which execution cells the summary may trust: failed cells, and cells that overlapped a
 scheduler outage.
 
 cells.csv says for each finished cell whether it failed (and why) and whether it overlapped an

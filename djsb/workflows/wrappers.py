@@ -11,7 +11,7 @@ stages of the longest chain (a chain takes the sum of its jobs' time limits). He
 * ``vertical-horizontal``: n sequential stages of m parallel jobs (each stage one level of the DAG);
 * ``horizontal-vertical``: one stage of m parallel chains of n jobs.
 
-(The shared interface of issue 10 names the two mixed kinds this way; the thesis' prose, sec. 2.8,
+(The shared wrapper interface names the two mixed kinds this way; the thesis' prose, sec. 2.8,
 calls "vertical-horizontal" the parallel verticals. The geometry is what the model sees.)
 
 Packing follows the DAG: vertical wrappers take the workflow's chains (:attr:`Workflow.chains`),
@@ -40,7 +40,7 @@ Stage = tuple[Chain, ...]
 
 @dataclass(frozen=True, slots=True)
 class Wrapper:
-    """One packed submission (the shared interface of issue 10)."""
+    """One packed submission (the shared wrapper interface)."""
 
     strategy: str  # none | vertical | horizontal | vertical-horizontal | horizontal-vertical
     stages: tuple[Stage, ...]  # sequential stages of parallel chains of inner-job names
