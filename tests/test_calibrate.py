@@ -57,6 +57,7 @@ def test_show_config_gives_the_mini_clusters_scheduler() -> None:
     assert (priority().name, notes) == ("fifo", [])
     scheduler = scheduler_config(config)
     assert (scheduler.backfill, scheduler.sched_interval, scheduler.bf_interval) == ("conservative", 2.0, 5.0)
+    assert scheduler.batch_sched_delay == 0.0  # Slurm's default would be 3 s
     # the rest keeps Slurm's defaults (slurm.conf(5)): bf_window 1440 min = 86400 s, bf_resolution 60 s
     assert (scheduler.bf_window, scheduler.bf_resolution, scheduler.bf_max_job_test) == (86400.0, 60.0, 500)
     assert (scheduler.default_queue_depth, scheduler.defer, scheduler.bf_continue) == (100, False, False)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model.admission import NODE_CONFIG_UNAVAILABLE
 from djsb.model.shape import JobShape
-from djsb.model.simulation import NODE_CONFIG_UNAVAILABLE, ModelError
+from djsb.model.simulation import ModelError
 from djsb.workloads.job import TraceJob
 
 FIFO = SchedulerConfig(backfill="none", sched_interval=0, bf_interval=0)

@@ -24,7 +24,7 @@ from djsb.model import (
     Simulation,
 )
 from djsb.model import backfill as package
-from djsb.model.backfill import BACKFILL_POLICIES
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.workloads.job import TraceJob
 
 
@@ -162,11 +162,24 @@ def test_bf_resolution_rounds_limits_up() -> None:
     assert starts(jobs, one_node(4), backfill="easy", bf_resolution=5) == {1: 0, 2: 10, 3: 15}
 
 
-def test_defer_and_sched_interval() -> None:
-    # defer: no pass on submission; the main pass runs every 60 s: a job submitted at 5 on an
-    # idle machine starts at the 60 s tick.
-    assert starts([job(1, 5, 1, 10)], one_node(4), backfill="none", defer=True,
-                  sched_interval=60) == {1: 60}
+def test_defer_queues_the_pass_for_the_background_loop() -> None:
+    # Slurm 22.05 (proc_req.c, controller.c): a submission, and under defer a job's end, only count
+    # a request (queue_job_scheduler); slurmctld's background loop wakes once a second (here on
+    # whole seconds) and runs the main pass if batch_sched_delay (3 s by default) whole seconds
+    # passed since its previous pass. defer only skips the attempt inside the submission.
+    # J1 (1 core) at 5: first wake after 5 is 6, no pass before -> starts 6. J2 (1 core) at 6.5: the
+    # wakes 7 and 8 are within 3 s of the pass at 6 -> 9. J3 (4 cores) at 7 waits for both: J1 ends
+    # at 16 -> pass at 17 (>= 9 + 3), J3 does not fit (J2 holds a core to 19); J2's end at 19 ->
+    # pass at 20 (>= 17 + 3). The periodic 60 s pass comes later than all of them.
+    jobs = [job(1, 5, 1, 10), job(2, 6.5, 1, 10), job(3, 7, 4, 10)]
+    assert starts(jobs, one_node(4), backfill="none", defer=True, sched_interval=60) == {1: 6, 2: 9, 3: 20}
+    # batch_sched_delay=0 (the mini-cluster's): every wake after a request runs the pass; J2's end
+    # at 17 and the wake at 17 fall together (ends first): J3 starts at 17
+    assert starts(jobs, one_node(4), backfill="none", defer=True, sched_interval=60,
+                  batch_sched_delay=0) == {1: 6, 2: 7, 3: 17}
+    # without defer the submission itself starts the job, and an end runs the pass at once (J2 ends
+    # at 16.5)
+    assert starts(jobs, one_node(4), backfill="none", sched_interval=60) == {1: 5, 2: 6.5, 3: 16.5}
 
 
 def test_qos_max_jobs_per_user_skips_without_blocking() -> None:
@@ -217,10 +230,13 @@ def test_event_passes_honour_default_queue_depth() -> None:
 
 
 def test_backfill_policies_register_by_file() -> None:
-    # one file per policy under djsb/model/backfill/ (besides the package and the base class),
-    # each selectable by name; EASY reserves for one job, conservative for every job tested
-    files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base"}
-    assert set(BACKFILL_POLICIES.names()) == files == {"none", "easy", "conservative"}
+    # one file per policy and per planner under djsb/model/backfill/ (besides the package and the
+    # two base classes), each selectable by name; EASY reserves for one job, conservative for every
+    # job tested
+    files = {p.stem for p in Path(package.__file__).parent.glob("*.py")} - {"__init__", "base", "planner"}
+    planners = {f"{name}_planner" for name in BACKFILL_PLANNERS.names()}
+    assert set(BACKFILL_POLICIES.names()) | planners == files
+    assert set(BACKFILL_POLICIES.names()) == {"none", "easy", "conservative"}
     assert BACKFILL_POLICIES.get("easy").max_reservations == 1
     assert BACKFILL_POLICIES.get("conservative").max_reservations == math.inf
     assert not BACKFILL_POLICIES.get("none").enabled

@@ -185,6 +185,40 @@ def test_oversubscribe_yes_shares_only_with_jobs_that_ask(oversubscribe: str, th
         assert sim.job(4).state == "PENDING"
 
 
+def test_a_job_that_shares_does_not_take_the_core_a_reservation_keeps_idle() -> None:
+    # 1 node x 1 core, YES:2 (2 slots, 1 spare), EASY. Job 1 (t=1, no --oversubscribe, runs 3 s,
+    # limit 20) takes the core. Job 2 (t=2, does not ask either) needs an idle core: none until
+    # job 1's limit, so it is reserved at 1 + 20 = 21. Job 3 (t=3) asks --oversubscribe: sharing
+    # the core now, it would hold it until its limit 3 + 20 = 23 and job 2 would find no idle core
+    # at 21 (EASY: no backfilled job delays the reservation), so it waits. Job 1 ends at 4: job 2
+    # starts at 4 on the idle core and job 3, still asking, shares it at 4 (the model lets a job
+    # that asks share with one that did not, see djsb/model/cluster.py). Both end at 4 + 3 = 7.
+    spec = ClusterSpec((NodeSpec("n0", 1, 64.0),), (PartitionSpec("p", oversubscribe="YES:2"),))
+    sim = Simulation([], spec, EASY, checker=InvariantChecker(spec))
+    for job_id in (1, 2, 3):
+        sim.advance(float(job_id))
+        sim.submit(TraceJob(job_id, float(job_id), 3.0, 1, requested_time=20.0),
+                   JobShape(1, 1, memory_per_task=4.0, oversubscribe=job_id == 3))
+    sim.advance(100)
+    assert [(sim.job(j).start, sim.job(j).end) for j in (1, 2, 3)] == [(1.0, 4.0), (4.0, 7.0), (4.0, 7.0)]
+
+
+@pytest.mark.parametrize(("cpus", "start"), [(1, 0.0), (2, 3.0)])
+def test_a_job_that_shares_backfills_on_spare_slots_only(cpus: int, start: float) -> None:
+    # 1 node x 2 cores, YES:2 (4 slots, 2 spare), EASY. Job 1 (2 CPUs, no --oversubscribe, runs
+    # 3 s, limit 20) takes both cores; job 2 (1 CPU, does not ask) waits for an idle core, reserved
+    # at 20. Job 3 asks --oversubscribe (runs 3 s, limit 40, so it would still run at 20). With
+    # 1 CPU it starts at 0: at 20 it holds 1 of the 4 slots, 4 - 1 - 2 spare = 1 core stays idle
+    # for job 2. With 2 CPUs it would leave 4 - 2 - 2 = 0 idle cores at 20 and waits; job 1 ends
+    # at 3, job 2 starts at 3 and job 3 then shares: 4 - 1 = 3 free slots, 2 of them on its cores.
+    sim = model(cores=2, oversubscribe="YES:2", config=EASY)
+    sim.submit(job(1, 2, 3, limit=20), JobShape(1, 2))
+    sim.submit(job(2, 1, 3, limit=20), JobShape(1, 1))
+    sim.submit(job(3, cpus, 3, limit=40), JobShape(1, cpus, oversubscribe=True))
+    sim.advance(100)
+    assert [sim.job(j).start for j in (1, 2, 3)] == [0.0, 3.0, start]
+
+
 def test_trace_jobs_on_a_yes_partition_never_share() -> None:
     # trace jobs never ask: on YES:4 two 4-CPU jobs on a 4-core node run one after the other
     sim = model(oversubscribe="YES:4")

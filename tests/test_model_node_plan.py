@@ -24,6 +24,7 @@ from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.profile import Profile
+from djsb.model.queue import JobQueue
 from djsb.workloads.job import TraceJob
 
 EVERY_EVENT = SchedulerConfig(backfill="easy", sched_interval=0, bf_interval=0, bf_resolution=0)
@@ -66,7 +67,7 @@ def test_backfilled_job_does_not_take_memory_the_reserved_job_needs() -> None:
 
 def test_checker_catches_the_unit_count_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     # A plan by units only, blind to nodes: the delayed start above.
-    monkeypatch.setattr(Simulation, "_plans_nodes", lambda self, job: False)
+    monkeypatch.setattr(JobQueue, "plans_nodes", lambda self, job: False)
     assert starts(MEMORY_JOBS, MEMORY_CLUSTER) == {1: 0, 2: 0, 3: 100, 4: 2}
     # At 10 J2 ends, H still cannot start and the backfill pass of t=10 finds it waiting past its
     # reserved start (10).
@@ -151,7 +152,7 @@ def test_node_count_request_enters_the_plan(monkeypatch: pytest.MonkeyPatch) -> 
     cluster = ClusterSpec.homogeneous(2, 3)
     jobs = [job(1, 0, 2, 12), TraceJob(2, 1, 10, 5, requested_time=10, nodes=2), job(3, 2, 1, 20)]
     assert starts(jobs, cluster, InvariantChecker(cluster)) == {1: 0, 2: 12, 3: 12}
-    monkeypatch.setattr(Simulation, "_plans_nodes", lambda self, job: False)
+    monkeypatch.setattr(JobQueue, "plans_nodes", lambda self, job: False)
     assert starts(jobs, cluster) == {1: 0, 2: 22, 3: 2}
 
 

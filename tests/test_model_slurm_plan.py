@@ -73,25 +73,28 @@ def test_rounded_reservation_start_forbids_the_short_job() -> None:
 
 
 def test_pass_phase_is_seeded_and_ticks_follow_it() -> None:
-    # 7 one-core jobs on 8 cores, none ending before the last submission: only periodic main
-    # passes start them (defer: none on submission), so each start lies on phase + k * 10 for the
-    # run's phase, drawn in [0, 10).
-    config = SchedulerConfig(backfill="none", sched_interval=10, defer=True, pass_jitter=True)
+    # 7 one-core jobs on 8 cores, 7 s apart, none ending before the last submission. Under defer each
+    # submission queues a pass for slurmctld's background loop, which wakes once a second on the
+    # grid of the periodic pass (phase + k * 10 for the run's phase, drawn in [0, 10)): each job
+    # starts at the first wake-up after its submission (batch_sched_delay 0: with Slurm's 3 s a
+    # periodic pass less than 3 s before a submission would hold its pass back).
+    config = SchedulerConfig(backfill="none", sched_interval=10, defer=True, pass_jitter=True,
+                             batch_sched_delay=0)
     jobs = [job(k, 7 * k, 1, 1000) for k in range(1, 8)]
     phases = []
     for seed in (1, 2):
         sim = Simulation(jobs, TWO_NODES, config, seed=seed)
-        phase = sim.phase[1]
+        phase = sim.passes.phase[1]
         assert 0 <= phase < 10
         result = sim.run()
         for start, submit in zip(result.jobs["start"], result.jobs["submit"], strict=True):
-            k = (start - phase) / 10
-            assert abs(k - round(k)) < 1e-9  # on the phase's grid
-            assert submit <= start < submit + 10  # the first tick after submission
+            k = start - phase
+            assert abs(k - round(k)) < 1e-9  # on the phase's one-second grid
+            assert submit < start <= submit + 1  # the first wake-up after submission
         phases.append(phase)
     assert phases[0] != phases[1]
     again = Simulation(jobs, TWO_NODES, config, seed=1)
-    assert again.phase[1] == phases[0]
+    assert again.passes.phase[1] == phases[0]
 
 
 def test_start_latency_delays_the_start_and_keeps_the_run_time() -> None:

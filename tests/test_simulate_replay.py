@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from support import TraceFile
 
-from djsb.model.simulation import NODE_CONFIG_UNAVAILABLE
+from djsb.model.admission import NODE_CONFIG_UNAVAILABLE
 from djsb.simulate import load_experiment, run_simulate
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.job import TraceJob

@@ -25,7 +25,7 @@ from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeig
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
 RECORD_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w:/.]*)=")
 SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
-SECONDS = ("sched_interval", "bf_interval", "bf_resolution")
+SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
 FLAGS = ("bf_continue", "defer")
 PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFairShare",

@@ -6,9 +6,10 @@ DataFrames (see :mod:`djsb.simulate` for the experiment runner that reads and wr
 
 from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
+from djsb.model.result import SimulationResult
 from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig
 from djsb.model.shape import JobShape
-from djsb.model.simulation import ModelError, Simulation, SimulationResult
+from djsb.model.simulation import ModelError, Simulation
 
 __all__ = [
     "MARENOSTRUM4", "ClusterSpec", "InvariantChecker", "InvariantViolation", "JobShape", "ModelError",

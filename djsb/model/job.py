@@ -19,8 +19,8 @@ class SimJob:
 
     ``limit`` is the time limit the model enforces (requested time, else the partition MaxTime,
     else unlimited); ``need`` is its size in units of its partition (see ``ClusterState.need``);
-    ``plan`` is the limit rounded up to bf_resolution, the duration the backfill planner uses
-    (the limit itself under ``bf_will_run``).
+    ``plan`` is the duration the backfill planner plans it for (its ``plan_duration``: the limit
+    rounded up to bf_resolution, or the limit itself under the will-run planner).
     ``sort_key`` orders the queue like Slurm: partition PriorityTier, then priority (both
     descending), then submit time, then job id (priority_multifactor.html, "Jobs are selected to
     be evaluated by the scheduler in the following order").

@@ -12,6 +12,14 @@ planned on, so a later start that would eat into them does not fit. On the other
 availability only grows with time (running jobs end), so a start placed by the live state off
 every reserved node fits the whole window: only a start that lands on a reserved node is placed
 again on the window's minima.
+
+On an ``OverSubscribe=YES:N`` partition a job that does not ask ``--oversubscribe`` gets cores no
+other job uses (slurm.conf(5), OverSubscribe), so its reservation must find *idle* cores at its
+start: ``free slots - cores x (N - 1)`` (:mod:`djsb.model.cluster`). Taking its slots keeps them
+from a job that may not share either (it too needs idle cores), but a job that may share takes any
+free slot, and could take the spare slot of the very core kept idle. So over such a reservation's
+window a node offers a job that may share only what a job that may not offers: its free slots less
+its spare ones.
 """
 
 from __future__ import annotations
@@ -52,14 +60,21 @@ class NodePlan:
         # The per-node minima decide in a view; a partition's live total is no shortcut there.
         self.parts = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
         self.reserved: set[int] = set()
+        self.now = now
+        self.idle_kept: dict[int, Profile] = {}
+        """Per node with spare slots, how many reservations keep idle cores on it over time (those
+        of jobs that may not share cores; see the module docstring)."""
 
-    def view(self, part: PartitionState, start: float, duration: float) -> ClusterState:
+    def view(self, part: PartitionState, start: float, duration: float, *, shares: bool) -> ClusterState:
         """The cluster as a job of ``part`` running over ``[start, start + duration)`` may use it:
-        each node of the partition at its least free slots and memory over that window."""
+        each node of the partition at its least free slots and memory over that window. For a job
+        that ``shares`` cores a node offers no spare slot while a reservation keeps idle cores on it."""
         free = list(self.state.node_free)
         memory = list(self.state.node_mem_free)
         for node in part.node_ids:
             free[node] = int(self.slots[node].lowest(start, duration))
+            if shares and node in self.idle_kept:
+                free[node] = min(free[node], int(self._lowest_unkept(node, start, duration)))
             profile = self.memory[node]
             if profile is not None:
                 memory[node] = profile.lowest(start, duration)
@@ -67,6 +82,15 @@ class NodePlan:
         view.node_free, view.node_mem_free, view.partitions = free, memory, self.parts
         view.node_has_free = bytearray(slots > 0 for slots in free)  # first fit skips by these flags
         return view
+
+    def _lowest_unkept(self, node: int, start: float, duration: float) -> float:
+        """Least free slots of ``node`` over the window, less its spare slots wherever a
+        reservation keeps idle cores on it."""
+        slots, kept = self.slots[node], self.idle_kept[node]
+        end = start + duration
+        spare = self.state.node_spare[node]
+        instants = {start, *(t for t in (*slots.times, *kept.times) if start < t < end)}
+        return min(slots.free_at(t) - (spare if kept.free_at(t) > 0 else 0) for t in instants)
 
     def breakpoints(self, part: PartitionState) -> set[float]:
         """Instants where a node of ``part`` gains or loses availability (candidate starts)."""
@@ -79,10 +103,11 @@ class NodePlan:
         return times
 
     def earliest_start(self, part: PartitionState, duration: float, allocate: Allocate,
-                       starts: Iterable[float]) -> tuple[float, Placement] | None:
-        """The first of ``starts`` (ascending) where ``allocate`` succeeds over the window, and its nodes."""
+                       starts: Iterable[float], *, shares: bool) -> tuple[float, Placement] | None:
+        """The first of ``starts`` (ascending) where ``allocate`` succeeds over the window, and its
+        nodes, for a job that ``shares`` cores or not (see :meth:`view`)."""
         for start in starts:
-            alloc = allocate(self.view(part, start, duration))
+            alloc = allocate(self.view(part, start, duration, shares=shares))
             if alloc is not None:
                 return start, alloc
         return None
@@ -92,10 +117,17 @@ class NodePlan:
         return any(node in self.reserved for node, _ in alloc)
 
     def reserve(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
-                duration: float) -> None:
-        """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved."""
+                duration: float, *, shares: bool) -> None:
+        """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved;
+        unless its job ``shares`` cores, its cores are kept idle (see the module docstring)."""
         self.take(alloc, memory, start, duration)
         self.reserved.update(node for node, _ in alloc)
+        if shares:
+            return
+        for node, _ in alloc:
+            if self.state.node_spare[node]:
+                kept = self.idle_kept.setdefault(node, Profile(self.now, 0))
+                kept.take(start, duration, -1)  # one more reservation keeps idle cores there
 
     def reserve_whole(self, alloc: Sequence[tuple[int, int]], start: float, duration: float) -> None:
         """Keep a reservation's nodes whole over the window: no other job may use any slot of them,

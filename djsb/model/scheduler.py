@@ -2,8 +2,9 @@
 
 The defaults are Slurm's own (slurm.conf man page, sched_config): sched_interval 60 s,
 bf_interval 30 s, bf_window 1 day, bf_resolution 60 s, bf_max_job_test 500,
-default_queue_depth 100. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004; :data:`TEXTBOOK` is
-Mu'alem & Feitelson's EASY (IEEE TPDS 12(6), 2001), which Slurm's defaults only approximate.
+default_queue_depth 100, batch_sched_delay 3 s. :data:`MARENOSTRUM4` holds Table 3.3 of paper 004;
+:data:`TEXTBOOK` is Mu'alem & Feitelson's EASY (IEEE TPDS 12(6), 2001), which Slurm's defaults only
+approximate.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import math
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError
-from djsb.model.backfill import BACKFILL_POLICIES
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.registry import UnknownName
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
@@ -29,8 +31,11 @@ class SchedulerConfig:
     cannot start) or ``conservative`` (every job tested that cannot start gets a reservation;
     Slurm's sched/backfill plans this way for the jobs it tests). ``sched_interval`` /
     ``bf_interval`` 0 mean "run the pass at every instant where an event changed something"
-    instead of periodically. ``defer`` (Slurm option): no
-    main pass on submission. ``extend_limit``: let jobs run past their time limit instead of
+    instead of periodically. ``defer`` (Slurm option): no attempt to start a job inside its
+    submission, and no main pass right at a job end; both events then queue a main pass that
+    slurmctld's background loop runs at its next wake-up (once a second), at least
+    ``batch_sched_delay`` seconds after its previous pass (Slurm's default 3 s; see
+    :mod:`djsb.model.pass_timing`). ``extend_limit``: let jobs run past their time limit instead of
     killing them. ``bf_continue`` is accepted for fidelity to Table 3.3 but has no effect: passes
     take no simulated time, so the backfill pass never yields its locks mid-queue.
     ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
@@ -46,9 +51,11 @@ class SchedulerConfig:
     seeded uniform draw in ``[0, start_latency]`` seconds after the decision (slurmctld to
     slurmd launch), while the job holds its nodes from the decision.
 
-    ``bf_will_run`` plans each backfill pass as sched/backfill does, with the select plugin's
-    will-run test, whole-node rounded reservations and later tries (:mod:`djsb.model.will_run`;
-    the two options above are then implied); ``node_select: cons_tres`` chooses a job's nodes as
+    ``bf_planner`` names the planner that makes each backfill pass (djsb/model/backfill/; see
+    :attr:`planner`): ``profile``, the model's own, or ``will_run``, sched/backfill's pass with the
+    select plugin's will-run test, whole-node rounded reservations and later tries
+    (:mod:`djsb.model.will_run`; the two options above are then implied). ``bf_will_run: true`` is
+    the same as ``bf_planner: will_run``; ``node_select: cons_tres`` chooses a job's nodes as
     cons_tres does (:mod:`djsb.model.cons_tres`) instead of first fit; ``bf_phase`` puts the
     backfill passes at ``bf_phase + k * bf_interval`` seconds (Slurm's clock: read from a live
     slurmctld by ``djsb calibrate``), overriding ``pass_jitter`` for them.
@@ -63,6 +70,7 @@ class SchedulerConfig:
     bf_continue: bool = False
     default_queue_depth: float = 100
     defer: bool = False
+    batch_sched_delay: float = 3.0
     extend_limit: bool = False
     bf_node_reservations: bool = False
     bf_round_reservations: bool = False
@@ -71,12 +79,27 @@ class SchedulerConfig:
     bf_will_run: bool = False
     node_select: str = "first_fit"
     bf_phase: float | None = None
+    bf_planner: str = "profile"
+
+    @property
+    def planner(self) -> str:
+        """The registered name of the backfill planner: ``bf_planner``, or ``will_run`` when
+        ``bf_will_run`` (its alias) is set."""
+        return "will_run" if self.bf_will_run else self.bf_planner
 
     def __post_init__(self) -> None:
         if self.backfill not in BACKFILL_VARIANTS:
             raise ConfigError(f"unknown backfill variant {self.backfill!r}; choose one of "
                               f"{', '.join(BACKFILL_VARIANTS)}", key="policy.scheduler")
-        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency"):
+        try:
+            planner = BACKFILL_PLANNERS.canonical(self.bf_planner)
+        except UnknownName as exc:
+            raise ConfigError(str(exc), key="policy.scheduler.bf_planner") from None
+        if self.bf_will_run and planner not in ("profile", "will_run"):
+            raise ConfigError(f"bf_will_run is bf_planner: will_run; it cannot go with bf_planner: "
+                              f"{self.bf_planner}", key="policy.scheduler.bf_will_run")
+        for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency",
+                     "batch_sched_delay"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
         if self.node_select not in NODE_SELECTS:
@@ -98,7 +121,8 @@ MARENOSTRUM4 = SchedulerConfig(
     bf_continue=True,
 )
 """Table 3.3 of paper 004 (MareNostrum 4, June 2023). bf_max_time (30 s of wall clock) has no
-meaning in simulated time; bf_max_job_test keeps Slurm's default."""
+meaning in simulated time; bf_max_job_test and batch_sched_delay (not in the table) keep Slurm's
+defaults."""
 
 
 TEXTBOOK = SchedulerConfig(

@@ -1,4 +1,11 @@
-"""The discrete-event core: a heap of events, a Slurm-like main pass and a backfill pass.
+"""The discrete-event core: a heap of events, starts and ends, a Slurm-like main pass, and the
+backfill pass handed to its planner.
+
+Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission
+(:mod:`djsb.model.admission`), QoS running limits (:mod:`djsb.model.limits`), job placement
+(:mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the backfill planners
+(djsb/model/backfill/), pass timing (:mod:`djsb.model.pass_timing`) and the result
+(:mod:`djsb.model.result`).
 
 Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
 
@@ -12,56 +19,28 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
   (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
-  every job end and on submission unless ``defer``, testing at most ``default_queue_depth`` jobs,
-  and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
-  passes consider default_queue_depth jobs, the periodic loop all of them).
-* The backfill pass runs every ``bf_interval``; it plans with each job's time limit rounded up to
-  ``bf_resolution`` (running jobs end at start + limit), tests at most ``bf_max_job_test`` jobs,
-  starts those that fit now without taking capacity reserved for earlier jobs, and reserves
-  capacity for jobs that cannot start when their reserved start lies within ``bf_window``.
-  ``max_reservations`` of the policy counts per partition: EASY reserves for the first job of
-  each partition that cannot start, conservative for all (a job belongs to one partition).
-* Periodic passes run only when something changed since the same pass last ran (a submission, an
-  end, a start, or a priority recomputation that changed the queue order): an unchanged state
-  gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval.
-* Priorities are set at submission and recomputed at the first pass on or after each
-  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
-  alone (no other change) triggers a pass only if some queued job could fit the free capacity,
-  and none happens with fewer than two queued jobs: a new order cannot start a job that fits
-  nowhere, and one job has no order. Reported priorities are those of the last recomputation.
-* Node choice is first fit in partition order. The backfill planner counts capacity per partition
-  (cores x share, or whole nodes for exclusive partitions; :mod:`djsb.model.profile`), which is
-  exact for core allocation alone. Where a queued job's placement depends on more (node memory
-  when the nodes and the job give it, a node count on a non-exclusive partition, a task layout
-  or node list, a partition whose cores may be shared, or a partition sharing nodes with
-  another), the reservations of its partition and of the partitions sharing its nodes are
-  planned node by node as well (:mod:`djsb.model.node_plan`): each takes specific nodes, slots
-  and memory (and the units they hold), and once a partition holds such a reservation every
-  start in it or in a partition sharing its nodes must fit each node's least availability over
-  its plan, so no backfilled job delays a reserved one (checked by
-  :mod:`djsb.model.invariants`). The plain case keeps the cheap unit count. A start in one
-  partition is also checked against the unit counts of every partition sharing its nodes; as
-  those partitions plan node by node, their reservations never claim the same node twice.
+  every job end and on submission (under ``defer`` queued for slurmctld's background loop, which
+  runs it within a second, ``batch_sched_delay`` after its previous pass), testing at most
+  ``default_queue_depth`` jobs, and every ``sched_interval`` seconds over the whole queue
+  (sched_config.html: event-triggered passes consider default_queue_depth jobs, the periodic loop
+  all of them).
+* The backfill pass runs every ``bf_interval`` (or at every event with 0) if the backfill policy
+  enables it (djsb/model/backfill/: how many reservations a partition gets); the planner named by
+  ``SchedulerConfig.planner`` makes it (``profile``, the model's own, or ``will_run``,
+  sched/backfill's), and says how long it plans each job for and when it expects a running job
+  to end.
+* When passes run, and priority recomputations: :mod:`djsb.model.pass_timing`.
+* Node choice is first fit in partition order, or as select/cons_tres makes it
+  (``node_select``); the same rules place a job now, on the empty cluster at admission and on a
+  planner's view of the future (:mod:`djsb.model.allocation`).
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
-* ``TraceJob.depends_on`` is not enforced: in a trace, submit times already follow the
-  dependencies, so every job is eligible at submission (``eligible`` = ``submit``). Dependencies
-  given explicitly (``dependencies``, :mod:`djsb.model.dependency`: a workflow's) are: a job
-  waiting on ``afterok`` stays out of the queue until its parents COMPLETED (``eligible`` is that
-  instant), one submitted on parent end is submitted then; a parent that fails cancels its
-  dependents (listed in ``rejected``). Jobs without a dependency cost nothing extra.
-* Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
-  with a reason, never left to stall the queue. Slurm refuses at submission a job that no node
-  of its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested
-  node configuration is not available"), and with ``EnforcePartLimits=ALL`` (or ``ANY``) also a
-  job over the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition holds,
-  a time limit above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The
-  model rejects both kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating
-  the job on the empty cluster with the allocation code itself: per-node CPUs and memory of a
-  job asking N nodes, its memory per CPU, and a shaped job's tasks per node all count. Slurm
-  lets such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose
-  size could differ); the model has none.
+* ``TraceJob.depends_on`` is not enforced (a trace's submit times already follow it); explicit
+  ``dependencies`` (a workflow's) are, by :mod:`djsb.model.dependency`. Jobs without a dependency
+  cost nothing extra.
+* Jobs that can never run are rejected at submission with a reason (:mod:`djsb.model.admission`),
+  never left to stall the queue.
 
 Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
 a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
@@ -88,56 +67,35 @@ import heapq
 import itertools
 import math
 import random
-from bisect import insort
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from collections.abc import Callable, Mapping, Sequence
 
 from djsb.errors import InputError, RunError
-from djsb.jobs.hostlist import compress_hostlist
-from djsb.model.backfill import BACKFILL_POLICIES
-from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
-from djsb.model.dependency import Dependency
-from djsb.model.invariants import InvariantChecker, Reservation
-from djsb.model.job import FACTOR_NAMES, SimJob
-from djsb.model.node_plan import NodePlan
+from djsb.model.admission import Admission
+from djsb.model.allocation import allocate, held_units, job_memory
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.cluster import ClusterSpec, ClusterState
+from djsb.model.dependency import Dependency, DependencyTracker
+from djsb.model.events import BF_TICK, END, MAIN_TICK, QUEUED_TICK, SUBMIT, WAKE
+from djsb.model.invariants import InvariantChecker
+from djsb.model.job import SimJob
+from djsb.model.limits import RunningLimits
+from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
-from djsb.model.profile import Profile
 from djsb.model.progress import ProgressModel
+from djsb.model.queue import JobQueue
+from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.timeline import UtilisationTimeline
-from djsb.model.will_run import Holding, NodeSpace, will_run
 from djsb.workloads.job import TraceJob
 
-END, MAIN_TICK, BF_TICK, SUBMIT, WAKE = 0, 1, 2, 3, 4
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
-NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
-"""Why a job that fits no node of its partition is rejected: what sbatch prints for it."""
 
 
 class ModelError(RunError):
     """An operation the model cannot do (unknown job, suspending a pending job, ...)."""
-
-
-@dataclass
-class SimulationResult:
-    """What a run produced: one row per started job, the utilisation timeline, counters."""
-
-    jobs: pd.DataFrame
-    utilisation: pd.DataFrame
-    rejected: pd.DataFrame
-    total_cores: int
-    stats: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def killed(self) -> int:
-        """Number of jobs killed at their time limit."""
-        return int(self.jobs["killed"].sum()) if len(self.jobs) else 0
 
 
 class Simulation:
@@ -164,41 +122,28 @@ class Simulation:
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
         self.backfill = BACKFILL_POLICIES.get(self.config.backfill)
+        self.planner = BACKFILL_PLANNERS.get(self.config.planner)(self)
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
-        jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
-        self.jitter = jitter
-        self.phase = {kind: jitter.uniform(0.0, interval) if self.config.pass_jitter else 0.0
-                      for kind, interval in ((MAIN_TICK, self.config.sched_interval),
-                                             (BF_TICK, self.config.bf_interval))}
-        if self.config.bf_phase is not None:
-            self.phase[BF_TICK] = self.config.bf_phase
+        self.jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
         self.checker = checker
         self.on_progress = on_progress
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
-        self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
-        self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
-        self.qos = {q.name: q for q in cluster.qos}
-        self.default_qos = cluster.qos[0]
-        self.queue: list[SimJob] = []
+        self.admitter = Admission(cluster, self.state)
+        self.queue = JobQueue(self.state, self.node_memory)
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
-        self.user_qos_running: dict[tuple[str, str], int] = {}
-        self.queued_cores = 0
-        self.need_counts: dict[int, dict[int, int]] = {}
-        self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
-        self.node_jobs = [0] * len(self.state.partitions)  # queued jobs planned node by node, per partition
+        self.limits = RunningLimits()
         self.heap: list[tuple[float, int, int, int]] = []
         self.seq = itertools.count()
-        self.dirty = {MAIN_TICK: True, BF_TICK: True}
-        self.pending_tick: dict[int, float] = {}
-        self.last_calc = -math.inf
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
+        self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
+                                 pass_times or {}, checker, self.stats)
         self.rates = rates
         self.now = start
         self.rates_dirty = False
@@ -213,35 +158,12 @@ class Simulation:
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
         self.priority.setup(PriorityContext(cluster, tuple(users)))
-        self.children: dict[int, list[int]] = {}  # parent id -> ids of the jobs waiting for it
-        self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
-        self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
-        self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
-        self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
-        self._link(dependencies or {})
+        self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         for job in self.trace:
-            if job.job_id not in self.on_parent_end:
+            if self.deps is None or job.job_id not in self.deps.on_parent_end:
                 self._push(job.submit, SUBMIT, job.job_id)
-        kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
-        self.given_passes = {kinds[name] for name in pass_times or {}}
-        for name, instants in (pass_times or {}).items():
-            for instant in instants:
-                self._push(instant, kinds[name], 0)
-
-    def _link(self, dependencies: Mapping[int, Dependency]) -> None:
-        """Record who waits for whom; every id must be a job of the trace."""
-        for job_id, dependency in dependencies.items():
-            parents = set(dependency.parents)
-            unknown = sorted(p for p in (job_id, *parents) if p not in self.by_id)
-            if unknown:
-                raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
-            if not parents:
-                continue
-            self.missing[job_id] = len(parents)
-            for parent in parents:
-                self.children.setdefault(parent, []).append(job_id)
-            if dependency.on_parent_end:
-                self.on_parent_end.add(job_id)
+        for instant, kind in self.passes.given_ticks:
+            self._push(instant, kind, 0)
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -252,19 +174,19 @@ class Simulation:
     def run(self) -> SimulationResult:
         """Process every event and return the result (a Simulation runs once)."""
         self.advance(math.inf)
-        for queued in self.queue:
+        for queued in self.queue.jobs:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
-        self.rejected += [(job_id, "dependency never satisfied (its parents never all completed)")
-                          for job_id, count in self.missing.items() if count and job_id not in self.dropped]
-        return self._result()
+        if self.deps is not None:
+            self.rejected += self.deps.unsatisfied()
+        return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
+                            self.spec.total_cores, self.stats)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
         heap = self.heap
         running = self.running
-        cfg = self.config
-        event_bf = self.backfill.enabled and cfg.bf_interval == 0 and BF_TICK not in self.given_passes
-        event_main = MAIN_TICK not in self.given_passes
+        event_bf, event_main = self.passes.event_bf, self.passes.event_main
+        queued_main = self.passes.queued_main
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -285,18 +207,25 @@ class Simulation:
                     self.rates_dirty = True
                 else:
                     ticks.add(kind)
-                    if self.pending_tick.get(kind) == now:
-                        del self.pending_tick[kind]
+                    self.passes.fired(kind, now)
             for key in ends:
                 self._end(running[key], now)
-            if (ends and event_main) or MAIN_TICK in ticks:
-                self._main_pass(now, periodic=MAIN_TICK in ticks)
+            periodic = MAIN_TICK in ticks
+            if ends and queued_main:
+                self.passes.request_main()
+            if ((ends and event_main and not queued_main) or periodic
+                    or (QUEUED_TICK in ticks and self.passes.background_pass(QUEUED_TICK, now))):
+                if periodic:
+                    self.passes.background_pass(MAIN_TICK, now)
+                self._main_pass(now, periodic=periodic)
             if BF_TICK in ticks or (ends and event_bf):
                 self._backfill_pass(now)
             if submits:
                 for key in submits:
                     self._submit(self.by_id[key], now)
-                if not cfg.defer and event_main:
+                if queued_main:
+                    self.passes.request_main()
+                elif event_main:
                     self._main_pass(now, periodic=False)
                     if event_bf:
                         self._backfill_pass(now)
@@ -356,11 +285,10 @@ class Simulation:
         if job.finished or job.cancelled:
             return
         if job.start is None:
-            if self.held.pop(job_id, None) is None:
-                self.queue.remove(job)
-                self._unqueue(job)
+            if self.deps is None or self.deps.held.pop(job_id, None) is None:
+                self.queue.cancel(job)
             job.cancelled = True
-            if self.children:
+            if self.deps is not None:
                 self._parent_ended(job, now)
         else:
             job.cancelled = True
@@ -395,12 +323,12 @@ class Simulation:
         job.since = now
         job.rate = 0.0
         self.state.commit(job.alloc, job.cpus, None)
-        self.amounts[job.job_id] = self._amounts(job)
+        self.amounts[job.job_id] = held_units(self.state, job)
         if stall > 0:
             job.stall_until = now + stall
             self._push(job.stall_until, WAKE, job.job_id)
         if self.checker is not None:
-            self.checker.on_resume(job, now, self._planned_end(job, now))
+            self.checker.on_resume(job, now, self.planner.planned_end(job, now))
         self.rates_dirty = True
         self._after_operation(now)
 
@@ -424,7 +352,7 @@ class Simulation:
             self.state.commit(delta, delta.slots, None)
             job.cpus = sum(cpus_per_node)
             job.alloc = new
-            self.amounts[job.job_id] = self._amounts(job)
+            self.amounts[job.job_id] = held_units(self.state, job)
         else:
             job.alloc = new
             job.cpus = sum(cpus_per_node)
@@ -441,7 +369,7 @@ class Simulation:
 
     def _after_operation(self, now: float) -> None:
         """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
-        self._touch()
+        self.passes.touch()
         self._main_pass(now, periodic=False)
         if self.backfill.enabled and self.config.bf_interval == 0:
             self._backfill_pass(now)
@@ -449,41 +377,15 @@ class Simulation:
 
     # ----------------------------------------------------------------- dependencies
     def _parent_ended(self, parent: SimJob, now: float) -> None:
-        """A job with dependents left: release those it was the last parent of, or, unless it
-        COMPLETED, cancel them all."""
-        children = self.children.get(parent.job_id)
-        if children is None:
-            return
-        if parent.state != "COMPLETED":
-            self._drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
-            return
-        for child in children:
-            self.missing[child] -= 1
-            if self.missing[child]:
-                continue
-            if child in self.on_parent_end:
-                trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-                self._push(now, SUBMIT, trace.job_id)
-            elif child in self.held:
-                job = self.held.pop(child)
-                job.eligible = now
-                self._queue(job, now)
-
-    def _drop_dependents(self, parent_id: int, reason: str) -> None:
-        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
-        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
-        stack = list(self.children.get(parent_id, ()))
-        while stack:
-            child = stack.pop()
-            if child in self.dropped or not self.missing.get(child):
-                continue
-            why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
-            held = self.held.pop(child, None)
-            if held is not None:
-                held.cancelled = True
-            if held is not None or child in self.on_parent_end:
-                self.rejected.append((child, why))  # an afterok job not submitted yet is listed then
-            stack += self.children.get(child, ())
+        """A job with dependents left: submit or queue those it was the last parent of."""
+        assert self.deps is not None
+        submit, eligible = self.deps.parent_ended(parent)
+        for child in submit:
+            trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+            self._push(now, SUBMIT, trace.job_id)
+        for job in eligible:
+            job.eligible = now
+            self._queue(job, now)
 
     # ----------------------------------------------------------------- progress
     def _progress(self, job: SimJob, now: float) -> None:
@@ -523,172 +425,50 @@ class Simulation:
         job.end_seq = self._push(end, END, job.job_id) if end < math.inf else -1
 
     def _schedule_ticks(self, now: float) -> None:
-        if not self.queue:
-            return
-        cfg = self.config
-        intervals = {} if MAIN_TICK in self.given_passes else {MAIN_TICK: cfg.sched_interval}
-        if self.backfill.enabled and BF_TICK not in self.given_passes:
-            intervals[BF_TICK] = cfg.bf_interval
-        period = self.priority.calc_period
-        for kind, interval in intervals.items():
-            if interval <= 0:
-                continue
-            if self.dirty[kind]:
-                due = now
-            elif period > 0 and len(self.queue) > 1 and self._something_fits():
-                due = max(now, self.last_calc + period)
-            else:
-                continue
-            phase = self.phase[kind]
-            tick = phase + ((math.floor((due - phase) / interval) + 1) * interval if due == now else
-                            math.ceil((due - phase) / interval) * interval)
-            pending = self.pending_tick.get(kind)
-            if pending is None or pending > tick:
-                self.pending_tick[kind] = tick
-                self._push(tick, kind, 0)
+        for tick, kind in self.passes.next_ticks(now):
+            self._push(tick, kind, 0)
 
     def _record(self, now: float) -> None:
-        self.util.record(now, self.state.busy_cores, len(self.queue), self.queued_cores)
+        self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
 
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
         """Why the model would refuse ``trace`` laid out as ``shape`` if it were submitted now
         (what :meth:`submit` raises and rejected.csv lists), or "" if it would admit it."""
-        return self._admit(trace, shape)[0]
+        return self.admitter.admit(trace, shape)[0]
 
     def _submit(self, trace: TraceJob, now: float) -> None:
-        reason, part, qos = self._admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
+        reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
-            if self.children:
-                self._drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
+            if self.deps is not None:
+                self.deps.drop_dependents(trace.job_id, f"parent {trace.job_id} rejected")
             return
-        if self.dropped and trace.job_id in self.dropped:
-            self.rejected.append((trace.job_id, self.dropped[trace.job_id]))
+        if self.deps is not None and trace.job_id in self.deps.dropped:
+            self.rejected.append((trace.job_id, self.deps.dropped[trace.job_id]))
             return
-        limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
-            else (part.spec.max_time if part.spec.max_time is not None else math.inf)
-        if qos.max_wall is not None:
-            limit = min(limit, qos.max_wall)
+        limit = self.admitter.time_limit(trace, part, qos)
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
                      eligible=now, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
-        job.plan = self._round(limit)
-        if self.missing and self.missing.get(trace.job_id):
-            self.held[trace.job_id] = job  # afterok: pending (reason Dependency), in no pass
-            return
-        self._queue(job, now)
+        job.plan = self.planner.plan_duration(limit)
+        if self.deps is None or not self.deps.hold(job):
+            self._queue(job, now)
 
     def _queue(self, job: SimJob, now: float) -> None:
         """An eligible job joins the queue: its priority, the queue counters, the next passes."""
-        part = job.part
         self.priority.on_submit(job, now)
-        self._enqueue(job)
-        self.queued_cores += job.trace.cpus
-        counts = self.need_counts.setdefault(part.index, {})
-        counts[job.need] = counts.get(job.need, 0) + 1
-        least = self.min_need.get(part.index)
-        if least is None or job.need < least:
-            self.min_need[part.index] = job.need
-        self.node_jobs[part.index] += self._plans_nodes(job)
-        self._touch()
+        self.queue.add(job)
+        self.passes.touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
 
-    def _admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
-        parts = self.state.partitions
-        part = self.state.by_name.get(trace.partition) if trace.partition else parts[0]
-        qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
-        if part is None:
-            return f"unknown partition {trace.partition!r}", parts[0], qos or self.default_qos
-        if qos is None:
-            return f"unknown QoS {trace.qos!r}", part, self.default_qos
-        spec = part.spec
-        if trace.cpus < max(1, spec.min_cpus):
-            return f"{trace.cpus} CPUs below the partition minimum {spec.min_cpus}", part, qos
-        if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
-            return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
-        if self.state.need(part, trace.cpus, trace.nodes) > part.capacity or (
-                trace.cpus > part.cores):
-            return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
-        if spec.max_time is not None and trace.requested_time is not None \
-                and trace.requested_time > spec.max_time:
-            return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
-        if shape is not None and shape.node_list is not None:
-            unknown = set(shape.node_list) - set(self.state.node_names)
-            if unknown or not self._candidates(part, shape):
-                return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
-        if not self._fits_empty(trace, part, shape):
-            return self._unavailable(part, shape), part, qos
-        return "", part, qos
-
-    def _unavailable(self, part: PartitionState, shape: JobShape | None) -> str:
-        """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
-        needs that its partition's largest node lacks."""
-        if shape is None:
-            return NODE_CONFIG_UNAVAILABLE
-        candidates = self._candidates(part, shape)
-        memories = [self.empty.node_mem_free[i] for i in candidates]
-        memory = None if None in memories else max(m for m in memories if m is not None)
-        detail = shape.misfit(max(self.empty.node_cores[i] for i in candidates), memory, len(candidates),
-                              part.forced or shape.oversubscribe)
-        return f"{NODE_CONFIG_UNAVAILABLE} ({detail})" if detail else NODE_CONFIG_UNAVAILABLE
-
-    def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
-        """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
-        empty_part = self.empty.partitions[part.index]
-        if shape is not None:
-            return self._layout(self.empty, empty_part, shape)[1] is not None
-        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb)
-        fits = self.fits_empty.get(request)
-        if fits is None:
-            fits = self.fits_empty[request] = self.empty.allocate(
-                empty_part, trace.cpus, trace.nodes, trace.memory_mb) is not None
-        return fits
-
-    def _candidates(self, part: PartitionState, shape: JobShape) -> list[int]:
-        """The nodes a shaped job may use, in order: its node list, else its partition's nodes."""
-        if shape.node_list is None:
-            return list(part.node_ids)
-        index = {name: i for i, name in enumerate(self.state.node_names)}
-        return [index[name] for name in shape.node_list if index[name] in part.members]
-
-    def _allocation(self, job: SimJob, state: ClusterState) -> Placement | None:
-        """Nodes for a queued job on ``state`` (the live state, or a planning view of it), or None."""
-        if job.shape is None:
-            trace = job.trace
-            return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
-        return self._place(job, job.shape, state)
-
-    def _place(self, job: SimJob, shape: JobShape, state: ClusterState) -> Placement | None:
-        """Nodes for a queued shaped job on ``state`` (its task layout), or None."""
-        tasks, alloc = self._layout(state, job.part, shape)
-        if alloc is not None:
-            job.tasks = tasks
-        return alloc
-
-    def _layout(self, state: ClusterState, part: PartitionState,
-                shape: JobShape) -> tuple[list[int], Placement | None]:
-        """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
-        candidates = self._candidates(part, shape)
-        tasks = shape.tasks_on_nodes(part.cores_per_node, len(candidates))
-        return tasks, state.place(part, tasks, shape.cpus_per_task, shape.memory_per_task, candidates,
-                                  may_share=part.forced or shape.oversubscribe)
-
-    def _enqueue(self, job: SimJob) -> None:
-        queue = self.queue
-        if not queue or queue[-1].sort_key <= job.sort_key:
-            queue.append(job)
-        else:
-            insort(queue, job, key=_sort_key)
-
-    def _touch(self) -> None:
-        self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
-
-    def _start(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
+    def start_job(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
+        """Start a queued job now on ``alloc``: a pass's decision. The pass takes the jobs it
+        started out of the queue's list when it ends (:meth:`JobQueue.remove_started`)."""
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
-            job.memory = self._memory(job, alloc)
+            job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
         job.cpus = trace.cpus
         job.alloc = alloc
@@ -704,14 +484,13 @@ class Simulation:
         self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
-        amounts = self._amounts(job, job.need) if part.overlaps else [(part.index, job.need)]
+        amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
-        key = (trace.user, job.qos.name)
-        self.user_qos_running[key] = self.user_qos_running.get(key, 0) + 1
-        self._unqueue(job)
+        self.limits.started(job)
+        self.queue.started(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
-            self.checker.on_start(job, now, self._planned_end(job, now))
+            self.checker.on_start(job, now, self.planner.planned_end(job, now))
         if self.rates is not None:
             self.rates_dirty = True
 
@@ -723,43 +502,6 @@ class Simulation:
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
 
-    @staticmethod
-    def _memory(job: SimJob, alloc: Placement) -> list[float] | None:
-        """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
-        shape, trace = job.shape, job.trace
-        if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
-            return [tasks * shape.memory_per_task for tasks in job.tasks]
-        if trace.memory_mb and trace.cpus:
-            return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
-        return None
-
-    def _amounts(self, job: SimJob, own: int | None = None) -> list[tuple[int, int]]:
-        """Units a running job holds in its partition (``own`` if known) and in each partition
-        sharing its nodes."""
-        part = job.part
-        state = self.state
-        amounts = [(part.index, state.amount_in(part, job.alloc) if own is None else own)]
-        for q in part.overlaps:
-            amount = state.amount_in(state.partitions[q], job.alloc)
-            if amount:
-                amounts.append((q, amount))
-        return amounts
-
-    def _unqueue(self, job: SimJob) -> None:
-        """Drop a job that leaves the queue (started or cancelled) from the queue counters."""
-        self.queued_cores -= job.trace.cpus
-        self.node_jobs[job.part.index] -= self._plans_nodes(job)
-        p = job.part.index
-        counts = self.need_counts[p]
-        counts[job.need] -= 1
-        if not counts[job.need]:
-            del counts[job.need]
-            if job.need == self.min_need[p]:
-                if counts:
-                    self.min_need[p] = min(counts)
-                else:
-                    del self.min_need[p]
-
     def _end(self, job: SimJob, now: float) -> None:
         trace = job.trace
         del self.running[trace.job_id]
@@ -770,426 +512,57 @@ class Simulation:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         job.end_seq = -1
         job.finished = not job.cancelled
-        self.user_qos_running[(trace.user, job.qos.name)] -= 1
+        self.limits.ended(job)
         self.priority.on_end(job, now)
         if self.checker is not None:
             self.checker.on_end(job, now)
         self.finished.append(job)
-        self._touch()
+        self.passes.touch()
         if self.rates is not None:
             self.rates_dirty = True
-        if self.children:
+        if self.deps is not None:
             self._parent_ended(job, now)
-
-    def _limits_ok(self, job: SimJob) -> bool:
-        limit = job.qos.max_jobs_per_user
-        return limit is None or self.user_qos_running.get((job.trace.user, job.qos.name), 0) < limit
-
-    # ----------------------------------------------------------------- priorities
-    def _recompute_due(self, now: float) -> bool:
-        period = self.priority.calc_period
-        return period > 0 and now >= self.last_calc + period and len(self.queue) > 1
-
-    def _recompute(self, now: float) -> None:
-        period = self.priority.calc_period
-        self.last_calc = math.floor(now / period) * period
-        self.stats["recomputes"] += 1
-        before = [j.job_id for j in self.queue]
-        self.priority.recompute(self.queue, now)
-        self.queue.sort(key=_sort_key)
-        if [j.job_id for j in self.queue] != before:
-            self._touch()
-            if self.checker is not None:
-                self.checker.on_reorder(now)
-
-    def _something_fits(self) -> bool:
-        """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
-        parts = self.state.partitions
-        return any(least <= parts[p].free for p, least in self.min_need.items())
-
-    def _prepare(self, kind: int, now: float) -> bool:
-        """Recompute priorities if due, and say whether the pass must run.
-
-        A pass runs when something changed since it last ran. Without a change, only a priority
-        recomputation can matter, and only if some queued job could fit now (a new order cannot
-        start a job that fits nowhere); otherwise the recomputation waits for the next pass that
-        runs, which sees the priorities Slurm's decay thread would have set by then.
-        """
-        due = self._recompute_due(now)
-        if self.dirty[kind]:
-            if due:
-                self._recompute(now)
-        elif due and self._something_fits():
-            self._recompute(now)
-        was_dirty = self.dirty[kind]
-        self.dirty[kind] = False
-        return was_dirty and bool(self.queue)
 
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
-        if not self._prepare(MAIN_TICK, now):
+        if not self.passes.prepare(MAIN_TICK, now):
             return
         self.stats["main_passes"] += 1
         state = self.state
-        n_parts = len({j.part.index for j in self.queue}) if len(state.partitions) > 1 else 1
+        n_parts = len({j.part.index for j in self.queue.jobs}) if len(state.partitions) > 1 else 1
         blocked: set[int] = set()
         started: set[int] = set()
         depth = 0
         max_depth = math.inf if periodic else self.config.default_queue_depth
-        for job in self.queue:
+        for job in self.queue.jobs:
             if depth >= max_depth:
-                self.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
+                self.passes.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
                 break
             p = job.part.index
             if p in blocked:
                 continue
             depth += 1
-            if not self._limits_ok(job):
+            if not self.limits.allows(job):
                 continue
-            alloc = self._allocation(job, state)
+            alloc = allocate(job, state)
             if alloc is None:
                 blocked.add(p)
                 if len(blocked) >= n_parts:
                     break
                 continue
-            self._start(job, alloc, now, backfilled=False)
+            self.start_job(job, alloc, now, backfilled=False)
             started.add(job.job_id)
         if started:
-            self._remove_started(started)
-            self.dirty[BF_TICK] = True
-
-    def _remove_started(self, started: set[int]) -> None:
-        queue = self.queue
-        k = 0
-        while k < len(queue) and queue[k].job_id in started:
-            k += 1
-        if k == len(started):
-            del queue[:k]
-        else:
-            self.queue = [j for j in queue if j.job_id not in started]
-
-    def _planned_end(self, job: SimJob, now: float) -> float:
-        """When the backfill planner expects a running job to free its resources; one already due
-        is expected a resolution from now. Under ``bf_will_run`` the start counts in whole seconds,
-        as slurmctld's ``time_t`` start plus the limit is the end its will-run test expects."""
-        planned = _planned(job)
-        if self.config.bf_will_run:
-            assert job.start is not None
-            planned -= job.start - math.floor(job.start)
-        return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
-
-    def _round(self, duration: float) -> float:
-        """A limit as the planner counts it: rounded up to bf_resolution, except under
-        ``bf_will_run`` (sched/backfill plans with the limit itself and rounds only reservations)."""
-        res = self.config.bf_resolution
-        if res <= 0 or not math.isfinite(duration) or self.config.bf_will_run:
-            return duration
-        return math.ceil(duration / res) * res
-
-    def _profile(self, part: PartitionState, now: float) -> Profile:
-        """``part``'s free units from now on: running jobs give theirs back at their planned end
-        (:meth:`_planned_end`, inlined: this runs at every backfill pass over every running job)."""
-        index, running = part.index, self.running
-        overdue = now + max(self.config.bf_resolution, 1.0)
-        releases = [(end if end > now else overdue, amount)
-                    for job_id, amounts in self.amounts.items()
-                    for end in (_planned(running[job_id]),)
-                    for p, amount in amounts if p == index]
-        return Profile(now, part.free, releases)
+            self.queue.remove_started(started)
+            self.passes.dirty[BF_TICK] = True
 
     def _backfill_pass(self, now: float) -> None:
-        if not self._prepare(BF_TICK, now):
+        if not self.passes.prepare(BF_TICK, now):
             return
-        if self.checker is None and not self._something_fits():
+        if self.checker is None and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
-        if self.config.bf_will_run:
-            self._will_run_pass(now)
-            return
-        cfg = self.config
-        state = self.state
-        horizon = now + cfg.bf_window
-        max_reservations = self.backfill.max_reservations
-        profiles: dict[int, Profile] = {}
-        nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
-        node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
-            self._node_level_partitions() if any(self.node_jobs) else set()
-        node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
-        reservations: list[Reservation] = []
-        reserved: dict[int, int] = {}  # reservations made per partition
-        parts_queued = 1 if len(state.partitions) == 1 else \
-            len(self.min_need)  # the queue is not empty here
-        parts_done = 0  # partitions with no reservation left to make
-        earliest: dict[tuple[int, int, float], float] = {}
-        started: set[int] = set()
-        startable: bool | None = None  # whether some queued job fits now: asked only when it decides
-        for job in self._backfill_candidates():
-            part = job.part
-            may_reserve = reserved.get(part.index, 0) < max_reservations
-            if not may_reserve and job.need > part.free:
-                if startable is None:
-                    startable = self._something_fits()
-                if not startable and parts_done >= parts_queued:
-                    break  # no queued job fits anywhere and no partition has a reservation left to make
-                continue
-            profile = profiles.get(part.index)
-            if profile is None:
-                profile = profiles[part.index] = self._profile(part, now)
-            duration = job.plan
-            if profile.fits(now, duration, job.need):
-                alloc = self._allocation(job, state)
-                if alloc is not None and nodes is not None and part.index in node_planned \
-                        and nodes.holds_reserved(alloc):
-                    alloc = self._allocation(job, nodes.view(part, now, duration))
-                if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
-                    profile.take(now, duration, job.need)
-                    for q in part.overlaps:
-                        if q in profiles:
-                            profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
-                    self._start(job, alloc, now, backfilled=True)
-                    if nodes is not None:
-                        nodes.take(alloc, job.memory, now, duration)
-                    started.add(job.job_id)
-                    startable = None
-                    continue
-            if not may_reserve:
-                continue
-            if part.index in node_level:
-                nodes = nodes or self._node_plan(now)
-                found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
-                if found is None:
-                    continue
-                start, alloc = found
-                kept = self._kept_free(job, alloc)
-                held_from, held_for = self._reserved_window(start, duration)
-                if cfg.bf_node_reservations:
-                    nodes.reserve_whole(kept, held_from, held_for)
-                else:
-                    nodes.reserve(kept, self._memory(job, kept) if self.node_memory else None,
-                                  held_from, held_for)
-                node_planned.update((part.index, *part.overlaps))
-                on = tuple(node for node, _ in alloc)
-                units = state.amount_in(part, kept)
-            else:
-                # Capacity only shrinks during a pass, so an equal request reserved earlier in the
-                # pass bounds this one's start from below: resume the search there.
-                shape = (part.index, job.need, duration)
-                found_start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
-                if found_start is None:
-                    continue
-                start = earliest[shape] = found_start
-                on, units = (), job.need
-            profile.take(*self._reserved_window(start, duration), units)
-            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
-            reserved[part.index] = reserved.get(part.index, 0) + 1
-            parts_done += reserved[part.index] >= max_reservations
-        self._backfilled(started)
-        if self.checker is not None:
-            self.checker.check_reservations(now, reservations)
-
-    def _backfill_candidates(self) -> Iterator[SimJob]:
-        """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count)."""
-        tested = 0
-        for job in self.queue:
-            if tested >= self.config.bf_max_job_test:
-                return
-            if self._limits_ok(job):
-                tested += 1
-                yield job
-
-    def _backfilled(self, started: set[int]) -> None:
-        """The end of a backfill pass that started ``started``: out of the queue, and the main pass
-        has something new to see."""
+        started = self.planner.run(now)
         if started:
-            self._remove_started(started)
-            self.dirty[MAIN_TICK] = True
-
-    def _will_run_pass(self, now: float) -> None:
-        """A backfill pass as Slurm's sched/backfill makes it (:mod:`djsb.model.will_run`): each
-        job tested, in queue order, starts now if the will-run test says so on the nodes no
-        reservation keeps over its run, else reserves whole nodes from its planned start. Its
-        reservations are not given to the invariant checker, whose plan invariants this
-        heuristic does not keep (see the module); the checker still checks every start."""
-        cfg = self.config
-        space = NodeSpace(now, cfg.bf_resolution)
-        horizon = now + cfg.bf_window
-        running = (job for job in self.running.values() if job.suspended_since is None)
-        holdings: list[Holding] = sorted(
-            ((self._planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
-        reserved: dict[int, int] = {}
-        started: set[int] = set()
-        for job in self._backfill_candidates():
-            found = self._try_later(job, space, holdings, now, horizon)
-            if found is None:
-                continue
-            start, alloc = found
-            if start <= now:
-                self._start(job, alloc, now, backfilled=True)
-                started.add(job.job_id)
-                insort(holdings, (self._planned_end(job, now), job.alloc, job.memory), key=_end_of)
-            elif reserved.get(job.part.index, 0) < self.backfill.max_reservations:
-                reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
-                space.reserve((node for node, _ in alloc), start, start + job.plan)
-        self._backfilled(started)
-
-    def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
-                   horizon: float) -> tuple[float, Placement] | None:
-        """A job's start and nodes in a will-run pass, trying later starts past reserved slots
-        (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
-        nodes = job.part.node_ids
-        later: float | None = now
-        while later is not None:
-            start_res = later
-            usable, later = space.scan(nodes, start_res, start_res + job.plan)
-            found = will_run(self.state, usable, holdings, now, lambda view: self._allocation(job, view))
-            if found is None:
-                continue
-            start, alloc = max(found[0], start_res), found[1]
-            if start <= now:
-                return now, alloc
-            if later is not None and start > later:
-                continue
-            if start > horizon:
-                return None
-            if space.overlaps((node for node, _ in alloc), start, start + job.plan):
-                later = start if start > start_res else None
-                continue
-            return start, alloc
-        return None
-
-    def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
-        """What a reservation holds, as (from, for how long): its planned run, or with
-        ``bf_round_reservations`` both ends rounded down to ``bf_resolution`` boundaries as
-        Slurm's _attempt_backfill does before _add_reservation (backfill.c). A candidate whose run
-        overlaps the rounded window may not start, even when it would end before the exact start."""
-        res = self.config.bf_resolution
-        if not self.config.bf_round_reservations or res <= 0:
-            return start, duration
-        held_from = math.floor(start / res) * res
-        return held_from, math.floor((start + duration) / res) * res - held_from
-
-    def _node_level_partitions(self) -> set[int]:
-        """Partitions whose reservations are all planned node by node in this pass: those with a
-        queued job whose placement depends on its nodes, and the partitions sharing their nodes (a
-        unit-count reservation made there would not see which nodes the others keep)."""
-        parts = self.state.partitions
-        return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
-
-    def _plans_nodes(self, job: SimJob) -> bool:
-        """Whether a job's placement depends on more than its partition's unit count (see the module
-        docstring): then the reservations of its partition are planned node by node."""
-        part, trace = job.part, job.trace
-        if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
-            return True
-        memory = self.node_memory and bool(trace.memory_mb)
-        return not part.exclusive and (trace.nodes is not None or memory)
-
-    @staticmethod
-    def _kept_free(job: SimJob, alloc: Placement) -> Placement:
-        """What a reservation keeps free on its nodes for the allocation rules to succeed again:
-        what they took, except that a trace job with a node count needs room for cpus / nodes
-        (rounded up) on each of its nodes, the one taking the remainder included
-        (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
-        trace = job.trace
-        if job.shape is not None or not trace.nodes:
-            return alloc
-        per_node = math.ceil(trace.cpus / trace.nodes)
-        return Placement.of((node, per_node) for node, _ in alloc)
-
-    def _node_plan(self, now: float) -> NodePlan:
-        """Every node's future free slots and memory; a suspended job holds its memory throughout."""
-        holdings = [(self._planned_end(job, now), job.alloc, job.memory)
-                    for job in self.running.values() if job.suspended_since is None]
-        return NodePlan(self.state, now, holdings)
-
-    def _earliest_on_nodes(self, job: SimJob, profile: Profile, nodes: NodePlan, now: float,
-                           horizon: float) -> tuple[float, Placement] | None:
-        """Earliest start (and nodes) of a job planned node by node: the first instant from which its
-        partition's units stay free for its plan (a necessary condition) and its allocation rules
-        succeed on every node's least availability over that plan."""
-        duration, need = job.plan, job.need
-        first = profile.earliest_start(need, duration, now, horizon)
-        if first is None:
-            return None
-        times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
-        starts = (t for t in times if profile.fits(t, duration, need))
-        return nodes.earliest_start(job.part, duration, lambda view: self._allocation(job, view), starts)
-
-    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
-                      profiles: dict[int, Profile], now: float, duration: float) -> bool:
-        """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
-        state = self.state
-        for q in part.overlaps:
-            if q in profiles:
-                amount = state.amount_in(state.partitions[q], alloc)
-                if amount and not profiles[q].fits(now, duration, amount):
-                    return False
-        return True
-
-    # ----------------------------------------------------------------- output
-    def _hostlists(self, jobs: list[SimJob]) -> list[str]:
-        """Each job's nodes in Slurm's hostlist notation (``n[0-31],n40``), one item per run."""
-        names = self.state.node_names
-        pieces: dict[tuple[int, int], str] = {}  # the jobs of a trace reuse few runs
-        lists = []
-        for job in jobs:
-            items = []
-            for first, count, _ in job.alloc.runs:
-                piece = pieces.get((first, count))
-                if piece is None:
-                    piece = pieces[(first, count)] = compress_hostlist(list(names[first:first + count]))
-                items.append(piece)
-            lists.append(",".join(items))
-        return lists
-
-    def _job_columns(self, done: list[SimJob]) -> Iterator[tuple[str, list[Any]]]:
-        """The jobs table's columns in order, one list at a time (so only one is alive at once)."""
-        traces = [j.trace for j in done]
-        yield "job_id", [t.job_id for t in traces]
-        yield "user", [t.user for t in traces]
-        yield "account", [t.account for t in traces]
-        yield "partition", [j.part.spec.name for j in done]
-        yield "qos", [j.qos.name for j in done]
-        yield "cpus", [t.cpus for t in traces]
-        yield "nodes", self._hostlists(done)
-        submit = [t.submit for t in traces]
-        start: list[Any] = [j.start for j in done]  # a finished job has both times
-        end: list[Any] = [j.end for j in done]
-        yield "submit", submit
-        yield "eligible", [j.eligible for j in done]
-        yield "start", start
-        yield "end", end
-        yield "wait", [s - t for s, t in zip(start, submit, strict=True)]
-        yield "run_time", [e - s for e, s in zip(end, start, strict=True)]
-        yield "requested_time", [j.limit for j in done]
-        yield "priority_at_start", [j.priority_at_start for j in done]
-        for name in FACTOR_NAMES:
-            yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
-        yield "killed", [j.killed for j in done]
-        yield "backfilled", [j.backfilled for j in done]
-
-    def _result(self) -> SimulationResult:
-        done = sorted(self.finished, key=lambda j: j.job_id)
-        # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
-        # column together would double the result's peak memory on a full trace.
-        jobs = pd.DataFrame({name: pd.Series(values) if done else values
-                             for name, values in self._job_columns(done)})
-        rejected = pd.DataFrame(self.rejected, columns=["job_id", "reason"])
-        stats = dict(self.stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
-                     rejected=len(rejected))
-        return SimulationResult(jobs, self.util.frame(), rejected, self.spec.total_cores, stats)
-
-
-def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
-    return job.sort_key
-
-
-def _end_of(holding: Holding) -> float:
-    return holding[0]
-
-
-def _planned(job: SimJob) -> float:
-    """A running job's planned end, ignoring overruns: start + time suspended + rounded limit."""
-    assert job.start is not None
-    return job.start + job.suspended_total + job.plan
+            self.queue.remove_started(started)
+            self.passes.dirty[MAIN_TICK] = True

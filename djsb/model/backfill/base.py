@@ -1,11 +1,10 @@
 """What a backfill policy decides in the model's backfill pass.
 
-The pass itself is shared (djsb/model/simulation.py, ``_backfill_pass``): it walks the queue in
-priority order, plans with each job's rounded time limit on an availability profile
-(djsb/model/profile.py) and starts a job now when it fits without taking capacity reserved for
-an earlier one. A policy says whether the pass runs at all and how many of the jobs that cannot
-start get a reservation in each partition (Mu'alem & Feitelson, IEEE TPDS 12(6), 2001: EASY
-reserves for the first, conservative for all).
+The pass itself is the configured planner's (djsb/model/backfill/planner.py): it walks the queue in
+priority order and starts a job now when it fits without taking capacity reserved for an earlier
+one. A policy says whether the pass runs at all and how many of the jobs that cannot start get a
+reservation in each partition (Mu'alem & Feitelson, IEEE TPDS 12(6), 2001: EASY reserves for the
+first, conservative for all), whichever planner makes it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""Admission: whether a submitted job may ever run, and the time limit it runs under.
+
+Jobs that can never run are rejected at submission and listed in ``SimulationResult.rejected``
+with a reason, never left to stall the queue. Slurm refuses at submission a job that no node of
+its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested node
+configuration is not available"), and with ``EnforcePartLimits=ALL`` (or ``ANY``) also a job over
+the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition holds, a time limit
+above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The model rejects both
+kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating the job on the empty
+cluster with the allocation code itself (:mod:`djsb.model.allocation`): per-node CPUs and memory of
+a job asking N nodes, its memory per CPU, and a shaped job's tasks per node all count. Slurm lets
+such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose size could
+differ); the model has none.
+"""
+
+from __future__ import annotations
+
+import math
+
+from djsb.model.allocation import candidates, layout
+from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.shape import JobShape
+from djsb.workloads.job import TraceJob
+
+NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
+"""Why a job that fits no node of its partition is rejected: what sbatch prints for it."""
+
+
+class Admission:
+    """The submission checks of one replay on ``state`` (the live cluster state, for its partitions
+    and node names; capacity is judged on an empty copy of ``cluster``)."""
+
+    def __init__(self, cluster: ClusterSpec, state: ClusterState) -> None:
+        self.state = state
+        self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
+        self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
+        self.qos = {q.name: q for q in cluster.qos}
+        self.default_qos = cluster.qos[0]
+
+    def admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
+        """Why ``trace`` laid out as ``shape`` is refused ("" if it is admitted), its partition and QoS."""
+        state = self.state
+        parts = state.partitions
+        part = state.by_name.get(trace.partition) if trace.partition else parts[0]
+        qos = self.qos.get(trace.qos) if trace.qos else self.default_qos
+        if part is None:
+            return f"unknown partition {trace.partition!r}", parts[0], qos or self.default_qos
+        if qos is None:
+            return f"unknown QoS {trace.qos!r}", part, self.default_qos
+        spec = part.spec
+        if trace.cpus < max(1, spec.min_cpus):
+            return f"{trace.cpus} CPUs below the partition minimum {spec.min_cpus}", part, qos
+        if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
+            return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
+        if state.need(part, trace.cpus, trace.nodes) > part.capacity or (
+                trace.cpus > part.cores):
+            return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
+        if spec.max_time is not None and trace.requested_time is not None \
+                and trace.requested_time > spec.max_time:
+            return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
+        if shape is not None and shape.node_list is not None:
+            unknown = set(shape.node_list) - set(state.node_names)
+            if unknown or not candidates(state, part, shape):
+                return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
+        if not self._fits_empty(trace, part, shape):
+            return self._unavailable(part, shape), part, qos
+        return "", part, qos
+
+    @staticmethod
+    def time_limit(trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
+        """The limit an admitted job runs under: its requested time, else its partition's MaxTime,
+        else none; never above its QoS's MaxWall."""
+        limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
+            else (part.spec.max_time if part.spec.max_time is not None else math.inf)
+        if qos.max_wall is not None:
+            limit = min(limit, qos.max_wall)
+        return limit
+
+    def _unavailable(self, part: PartitionState, shape: JobShape | None) -> str:
+        """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
+        needs that its partition's largest node lacks."""
+        if shape is None:
+            return NODE_CONFIG_UNAVAILABLE
+        nodes = candidates(self.state, part, shape)
+        memories = [self.empty.node_mem_free[i] for i in nodes]
+        memory = None if None in memories else max(m for m in memories if m is not None)
+        detail = shape.misfit(max(self.empty.node_cores[i] for i in nodes), memory, len(nodes),
+                              part.forced or shape.oversubscribe)
+        return f"{NODE_CONFIG_UNAVAILABLE} ({detail})" if detail else NODE_CONFIG_UNAVAILABLE
+
+    def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
+        """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
+        empty_part = self.empty.partitions[part.index]
+        if shape is not None:
+            return layout(self.empty, empty_part, shape)[1] is not None
+        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb)
+        fits = self.fits_empty.get(request)
+        if fits is None:
+            fits = self.fits_empty[request] = self.empty.allocate(
+                empty_part, trace.cpus, trace.nodes, trace.memory_mb) is not None
+        return fits

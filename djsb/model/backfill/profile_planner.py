@@ -1,0 +1,189 @@
+"""The ``profile`` planner, the model's own backfill pass (the default).
+
+It plans with each job's time limit rounded up to ``bf_resolution`` (running jobs end at start +
+limit), tests at most ``bf_max_job_test`` jobs, starts those that fit now without taking capacity
+reserved for earlier jobs, and reserves capacity for jobs that cannot start when their reserved
+start lies within ``bf_window``. ``max_reservations`` of the backfill policy counts per partition:
+EASY reserves for the first job of each partition that cannot start, conservative for all (a job
+belongs to one partition; Mu'alem & Feitelson, IEEE TPDS 12(6), 2001).
+
+Capacity is counted per partition (cores x share, or whole nodes for exclusive partitions;
+:mod:`djsb.model.profile`), which is exact for core allocation alone. Where a queued job's placement
+depends on more (:meth:`~djsb.model.queue.JobQueue.plans_nodes`: node memory, a node count on a
+non-exclusive partition, a task layout or node list, shared cores, nodes shared with another
+partition), the reservations of its partition and of the partitions sharing its nodes are planned
+node by node as well (:mod:`djsb.model.node_plan`): each takes specific nodes, slots and memory (and
+the units they hold), and once a partition holds such a reservation every start in it or in a
+partition sharing its nodes must fit each node's least availability over its plan, so no backfilled
+job delays a reserved one (checked by :mod:`djsb.model.invariants`). The plain case keeps the cheap
+unit count. A start in one partition is also checked against the unit counts of every partition
+sharing its nodes; as those partitions plan node by node, their reservations never claim the same
+node twice. ``bf_node_reservations`` plans every reservation node by node, keeping its nodes whole;
+``bf_round_reservations`` rounds reservations as sched/backfill does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from djsb.model.allocation import allocate, job_memory, shares_cores
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, planned_end
+from djsb.model.cluster import PartitionState
+from djsb.model.invariants import Reservation
+from djsb.model.job import SimJob
+from djsb.model.node_plan import NodePlan
+from djsb.model.placement import Placement
+from djsb.model.profile import Profile
+
+
+@BACKFILL_PLANNERS.register("profile")
+class ProfilePlanner(BackfillPlanner):
+    """Availability profiles per partition, node-level plans where placement needs them."""
+
+    def run(self, now: float) -> set[int]:
+        sim, cfg = self.sim, self.config
+        state, queue = sim.state, sim.queue
+        horizon = now + cfg.bf_window
+        max_reservations = sim.backfill.max_reservations
+        profiles: dict[int, Profile] = {}
+        nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
+        node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
+            queue.node_level_partitions() if any(queue.node_jobs) else set()
+        node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
+        reservations: list[Reservation] = []
+        reserved: dict[int, int] = {}  # reservations made per partition
+        parts_queued = 1 if len(state.partitions) == 1 else \
+            len(queue.min_need)  # the queue is not empty here
+        parts_done = 0  # partitions with no reservation left to make
+        earliest: dict[tuple[int, int, float], float] = {}
+        started: set[int] = set()
+        startable: bool | None = None  # whether some queued job fits now: asked only when it decides
+        for job in self.candidates():
+            part = job.part
+            may_reserve = reserved.get(part.index, 0) < max_reservations
+            if not may_reserve and job.need > part.free:
+                if startable is None:
+                    startable = queue.something_fits()
+                if not startable and parts_done >= parts_queued:
+                    break  # no queued job fits anywhere and no partition has a reservation left to make
+                continue
+            profile = profiles.get(part.index)
+            if profile is None:
+                profile = profiles[part.index] = self._profile(part, now)
+            duration = job.plan
+            if profile.fits(now, duration, job.need):
+                alloc = allocate(job, state)
+                if alloc is not None and nodes is not None and part.index in node_planned \
+                        and nodes.holds_reserved(alloc):
+                    alloc = allocate(job, nodes.view(part, now, duration, shares=shares_cores(job)))
+                if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
+                    profile.take(now, duration, job.need)
+                    for q in part.overlaps:
+                        if q in profiles:
+                            profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
+                    sim.start_job(job, alloc, now, backfilled=True)
+                    if nodes is not None:
+                        nodes.take(alloc, job.memory, now, duration)
+                    started.add(job.job_id)
+                    startable = None
+                    continue
+            if not may_reserve:
+                continue
+            if part.index in node_level:
+                nodes = nodes or self._node_plan(now)
+                found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
+                if found is None:
+                    continue
+                start, alloc = found
+                kept = _kept_free(job, alloc)
+                held_from, held_for = self._reserved_window(start, duration)
+                if cfg.bf_node_reservations:
+                    nodes.reserve_whole(kept, held_from, held_for)
+                else:
+                    nodes.reserve(kept, job_memory(job, kept) if sim.node_memory else None,
+                                  held_from, held_for, shares=shares_cores(job))
+                node_planned.update((part.index, *part.overlaps))
+                on = tuple(node for node, _ in alloc)
+                units = state.amount_in(part, kept)
+            else:
+                # Capacity only shrinks during a pass, so an equal request reserved earlier in the
+                # pass bounds this one's start from below: resume the search there.
+                shape = (part.index, job.need, duration)
+                found_start = profile.earliest_start(job.need, duration, earliest.get(shape, now), horizon)
+                if found_start is None:
+                    continue
+                start = earliest[shape] = found_start
+                on, units = (), job.need
+            profile.take(*self._reserved_window(start, duration), units)
+            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
+            reserved[part.index] = reserved.get(part.index, 0) + 1
+            parts_done += reserved[part.index] >= max_reservations
+        if sim.checker is not None:
+            sim.checker.check_reservations(now, reservations)
+        return started
+
+    def _profile(self, part: PartitionState, now: float) -> Profile:
+        """``part``'s free units from now on: running jobs give theirs back at their planned end
+        (:meth:`planned_end`, inlined: this runs at every backfill pass over every running job)."""
+        index, running = part.index, self.sim.running
+        overdue = now + max(self.config.bf_resolution, 1.0)
+        releases = [(end if end > now else overdue, amount)
+                    for job_id, amounts in self.sim.amounts.items()
+                    for end in (planned_end(running[job_id]),)
+                    for p, amount in amounts if p == index]
+        return Profile(now, part.free, releases)
+
+    def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
+        """What a reservation holds, as (from, for how long): its planned run, or with
+        ``bf_round_reservations`` both ends rounded down to ``bf_resolution`` boundaries as
+        Slurm's _attempt_backfill does before _add_reservation (backfill.c). A candidate whose run
+        overlaps the rounded window may not start, even when it would end before the exact start."""
+        res = self.config.bf_resolution
+        if not self.config.bf_round_reservations or res <= 0:
+            return start, duration
+        held_from = math.floor(start / res) * res
+        return held_from, math.floor((start + duration) / res) * res - held_from
+
+    def _node_plan(self, now: float) -> NodePlan:
+        """Every node's future free slots and memory; a suspended job holds its memory throughout."""
+        holdings = [(self.planned_end(job, now), job.alloc, job.memory)
+                    for job in self.sim.running.values() if job.suspended_since is None]
+        return NodePlan(self.sim.state, now, holdings)
+
+    @staticmethod
+    def _earliest_on_nodes(job: SimJob, profile: Profile, nodes: NodePlan, now: float,
+                           horizon: float) -> tuple[float, Placement] | None:
+        """Earliest start (and nodes) of a job planned node by node: the first instant from which its
+        partition's units stay free for its plan (a necessary condition) and its allocation rules
+        succeed on every node's least availability over that plan."""
+        duration, need = job.plan, job.need
+        first = profile.earliest_start(need, duration, now, horizon)
+        if first is None:
+            return None
+        times = sorted(t for t in nodes.breakpoints(job.part).union(profile.times) if first <= t <= horizon)
+        starts = (t for t in times if profile.fits(t, duration, need))
+        return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts,
+                                    shares=shares_cores(job))
+
+    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
+                      profiles: dict[int, Profile], now: float, duration: float) -> bool:
+        """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
+        state = self.sim.state
+        for q in part.overlaps:
+            if q in profiles:
+                amount = state.amount_in(state.partitions[q], alloc)
+                if amount and not profiles[q].fits(now, duration, amount):
+                    return False
+        return True
+
+
+def _kept_free(job: SimJob, alloc: Placement) -> Placement:
+    """What a reservation keeps free on its nodes for the allocation rules to succeed again: what
+    they took, except that a trace job with a node count needs room for cpus / nodes (rounded up)
+    on each of its nodes, the one taking the remainder included
+    (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
+    trace = job.trace
+    if job.shape is not None or not trace.nodes:
+        return alloc
+    per_node = math.ceil(trace.cpus / trace.nodes)
+    return Placement.of((node, per_node) for node, _ in alloc)

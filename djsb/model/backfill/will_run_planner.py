@@ -1,0 +1,89 @@
+"""The ``will_run`` planner: a backfill pass as Slurm's sched/backfill makes it.
+
+Each job tested, in queue order, starts now if the select plugin's will-run test
+(:mod:`djsb.model.will_run`) says so on the nodes no reservation keeps over its run, else reserves
+whole nodes from its planned start, trying later starts past reserved slots (backfill.c
+``TRY_LATER``). It plans with each job's time limit itself (sched/backfill rounds only
+reservations, to ``bf_resolution``) and counts a running job's start in whole seconds, as
+slurmctld's ``time_t`` start plus the limit is the end its will-run test expects. Its reservations
+are not given to the invariant checker, whose plan invariants this heuristic does not keep (see
+:mod:`djsb.model.will_run`); the checker still checks every start. ``bf_will_run: true`` selects it.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import insort
+from collections.abc import Sequence
+
+from djsb.model.allocation import allocate
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner
+from djsb.model.job import SimJob
+from djsb.model.placement import Placement
+from djsb.model.will_run import Holding, NodeSpace, will_run
+
+
+@BACKFILL_PLANNERS.register("will_run")
+class WillRunPlanner(BackfillPlanner):
+    """sched/backfill's pass with the will-run test (see the module docstring)."""
+
+    def plan_duration(self, limit: float) -> float:
+        """The limit itself: sched/backfill plans with it and rounds only reservations."""
+        return limit
+
+    def expected_end(self, job: SimJob) -> float:
+        """The planned end with the start counted in whole seconds (slurmctld's ``time_t``)."""
+        assert job.start is not None
+        return super().expected_end(job) - (job.start - math.floor(job.start))
+
+    def run(self, now: float) -> set[int]:
+        sim, cfg = self.sim, self.config
+        space = NodeSpace(now, cfg.bf_resolution)
+        horizon = now + cfg.bf_window
+        running = (job for job in sim.running.values() if job.suspended_since is None)
+        holdings: list[Holding] = sorted(
+            ((self.planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
+        reserved: dict[int, int] = {}
+        started: set[int] = set()
+        for job in self.candidates():
+            found = self._try_later(job, space, holdings, now, horizon)
+            if found is None:
+                continue
+            start, alloc = found
+            if start <= now:
+                sim.start_job(job, alloc, now, backfilled=True)
+                started.add(job.job_id)
+                insort(holdings, (self.planned_end(job, now), job.alloc, job.memory), key=_end_of)
+            elif reserved.get(job.part.index, 0) < sim.backfill.max_reservations:
+                reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
+                space.reserve((node for node, _ in alloc), start, start + job.plan)
+        return started
+
+    def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
+                   horizon: float) -> tuple[float, Placement] | None:
+        """A job's start and nodes in a will-run pass, trying later starts past reserved slots
+        (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
+        nodes = job.part.node_ids
+        later: float | None = now
+        while later is not None:
+            start_res = later
+            usable, later = space.scan(nodes, start_res, start_res + job.plan)
+            found = will_run(self.sim.state, usable, holdings, now, lambda view: allocate(job, view))
+            if found is None:
+                continue
+            start, alloc = max(found[0], start_res), found[1]
+            if start <= now:
+                return now, alloc
+            if later is not None and start > later:
+                continue
+            if start > horizon:
+                return None
+            if space.overlaps((node for node, _ in alloc), start, start + job.plan):
+                later = start if start > start_res else None
+                continue
+            return start, alloc
+        return None
+
+
+def _end_of(holding: Holding) -> float:
+    return holding[0]

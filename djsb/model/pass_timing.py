@@ -1,0 +1,174 @@
+"""When the scheduler's passes run, and whether a pass that could run must.
+
+* The main pass runs on every job end and on submission, and every ``sched_interval`` seconds;
+  the backfill pass every ``bf_interval`` (0: at every event). With ``pass_times`` (the passes a
+  live slurmctld ran, replayed by ``djsb calibrate``) a pass runs at exactly the given instants
+  instead.
+* Under ``defer`` the event passes are not skipped but queued, as Slurm 22.05 does: a batch
+  submission (``_slurm_rpc_submit_batch_job``) and, under defer, a job's end
+  (``_slurm_rpc_epilog_complete``) call ``queue_job_scheduler()``, which only counts the request;
+  slurmctld's background thread (``_slurmctld_background``, controller.c) wakes about once a
+  second (ten 100 ms sleeps) and runs ``schedule(false)``, a pass over ``default_queue_depth``
+  jobs, when a request is counted and ``batch_sched_delay`` whole seconds passed since its last
+  pass (``last_sched_time``, also set by the periodic ``sched_interval`` pass). ``defer`` only
+  skips the attempt inside the submission (job_mgr.c ``job_allocate``) and the immediate pass at a
+  job's end. The wake-ups are on the periodic main pass's grid of whole seconds (the same loop
+  runs both); ``sched_min_interval`` (2 microseconds by default) is not modelled.
+* Periodic passes run only when something changed since the same pass last ran (a submission, an
+  end, a start, or a priority recomputation that changed the queue order): an unchanged state
+  gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval from
+  a phase: 0, a seeded draw (``pass_jitter``) or ``bf_phase`` (Slurm's clock, for backfill).
+* Priorities are set at submission and recomputed at the first pass on or after each
+  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
+  alone (no other change) triggers a pass only if some queued job could fit the free capacity,
+  and none happens with fewer than two queued jobs: a new order cannot start a job that fits
+  nowhere, and one job has no order. Reported priorities are those of the last recomputation.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator, Mapping, Sequence
+
+from djsb.model.backfill import BackfillPolicy
+from djsb.model.events import BF_TICK, MAIN_TICK, QUEUED_TICK
+from djsb.model.invariants import InvariantChecker
+from djsb.model.priority.base import PriorityPlugin
+from djsb.model.queue import JobQueue
+from djsb.model.scheduler import SchedulerConfig
+
+
+class PassTiming:
+    """The pass clocks of one replay over ``queue`` and the priority recomputations they trigger
+    (counted in ``stats["recomputes"]``); ``jitter`` draws the phases under ``pass_jitter``."""
+
+    def __init__(self, config: SchedulerConfig, backfill: BackfillPolicy, priority: PriorityPlugin,
+                 queue: JobQueue, jitter: random.Random, pass_times: Mapping[str, Sequence[float]],
+                 checker: InvariantChecker | None, stats: dict[str, int]) -> None:
+        self.priority = priority
+        self.queue = queue
+        self.checker = checker
+        self.stats = stats
+        self.phase = {kind: jitter.uniform(0.0, interval) if config.pass_jitter else 0.0
+                      for kind, interval in ((MAIN_TICK, config.sched_interval),
+                                             (BF_TICK, config.bf_interval))}
+        if config.bf_phase is not None:
+            self.phase[BF_TICK] = config.bf_phase
+        self.wake_phase = self.phase[MAIN_TICK] % 1.0
+        """Phase of the background loop's once-a-second wake-ups (the queued passes): the periodic
+        main pass is run by the same loop, so both fall on one grid."""
+        self.batch_sched_delay = config.batch_sched_delay
+        kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
+        self.given = {kinds[name] for name in pass_times}
+        self.given_ticks = [(instant, kinds[name]) for name, instants in pass_times.items()
+                            for instant in instants]
+        self.intervals = {} if MAIN_TICK in self.given else {MAIN_TICK: config.sched_interval}
+        if backfill.enabled and BF_TICK not in self.given:
+            self.intervals[BF_TICK] = config.bf_interval
+        self.event_main = MAIN_TICK not in self.given
+        """Whether job ends (and submissions, unless ``defer``) trigger a main pass."""
+        self.event_bf = backfill.enabled and config.bf_interval == 0 and BF_TICK not in self.given
+        """Whether job ends and submissions trigger a backfill pass."""
+        self.queued_main = config.defer and self.event_main
+        """Whether the event passes are queued for the background loop (``defer``) instead of run at
+        the event."""
+        self.requested = False
+        self.last_sched = -math.inf
+        self.dirty = {MAIN_TICK: True, BF_TICK: True}
+        self.pending: dict[int, float] = {}
+        self.last_calc = -math.inf
+
+    def touch(self) -> None:
+        """Something changed: both passes must run at their next chance."""
+        self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
+
+    def fired(self, kind: int, now: float) -> None:
+        """A tick of ``kind`` arrived now: the next one may be scheduled."""
+        if self.pending.get(kind) == now:
+            del self.pending[kind]
+
+    def request_main(self) -> None:
+        """An event queued a main pass for the background loop (``queue_job_scheduler``)."""
+        self.requested = True
+
+    def background_pass(self, kind: int, now: float) -> bool:
+        """Whether the background loop runs a main pass now for the tick ``kind`` that arrived: a
+        periodic one always, a queued one if ``batch_sched_delay`` whole seconds passed since the
+        loop's last pass (else it waits for a later wake-up). Either way the loop's pass clock is
+        reset and the request counter cleared, as ``_slurmctld_background`` does."""
+        if (kind == QUEUED_TICK and math.isfinite(self.last_sched)
+                and math.floor(now) - math.floor(self.last_sched) < self.batch_sched_delay):
+            return False
+        self.last_sched = now
+        self.requested = False
+        return True
+
+    def _queued_tick(self, now: float) -> float:
+        """The first background wake-up after ``now`` at which a queued pass may run."""
+        phase = self.wake_phase
+        wake = phase + math.floor(now - phase) + 1.0
+        if math.isfinite(self.last_sched):
+            earliest = math.floor(self.last_sched) + self.batch_sched_delay
+            if math.floor(wake) < earliest:
+                wake = phase + math.ceil(earliest - phase)
+                if math.floor(wake) < earliest:
+                    wake += 1.0
+        return wake
+
+    def next_ticks(self, now: float) -> Iterator[tuple[float, int]]:
+        """At the end of an instant: the periodic ticks (time, kind) to schedule, earlier than any
+        pending one of their kind."""
+        queue = self.queue
+        if not queue.jobs:
+            return
+        if self.requested and QUEUED_TICK not in self.pending:
+            tick = self._queued_tick(now)
+            self.pending[QUEUED_TICK] = tick
+            yield tick, QUEUED_TICK
+        period = self.priority.calc_period
+        for kind, interval in self.intervals.items():
+            if interval <= 0:
+                continue
+            if self.dirty[kind]:
+                due = now
+            elif period > 0 and len(queue.jobs) > 1 and queue.something_fits():
+                due = max(now, self.last_calc + period)
+            else:
+                continue
+            phase = self.phase[kind]
+            tick = phase + ((math.floor((due - phase) / interval) + 1) * interval if due == now else
+                            math.ceil((due - phase) / interval) * interval)
+            pending = self.pending.get(kind)
+            if pending is None or pending > tick:
+                self.pending[kind] = tick
+                yield tick, kind
+
+    def prepare(self, kind: int, now: float) -> bool:
+        """Recompute priorities if due, and say whether the pass must run.
+
+        A pass runs when something changed since it last ran. Without a change, only a priority
+        recomputation can matter, and only if some queued job could fit now (a new order cannot
+        start a job that fits nowhere); otherwise the recomputation waits for the next pass that
+        runs, which sees the priorities Slurm's decay thread would have set by then.
+        """
+        period = self.priority.calc_period
+        due = period > 0 and now >= self.last_calc + period and len(self.queue.jobs) > 1
+        if self.dirty[kind]:
+            if due:
+                self._recompute(now)
+        elif due and self.queue.something_fits():
+            self._recompute(now)
+        was_dirty = self.dirty[kind]
+        self.dirty[kind] = False
+        return was_dirty and bool(self.queue.jobs)
+
+    def _recompute(self, now: float) -> None:
+        period = self.priority.calc_period
+        self.last_calc = math.floor(now / period) * period
+        self.stats["recomputes"] += 1
+        self.priority.recompute(self.queue.jobs, now)
+        if self.queue.reorder():
+            self.touch()
+            if self.checker is not None:
+                self.checker.on_reorder(now)

@@ -1,0 +1,112 @@
+"""The pending jobs of a replay, in the order Slurm's passes walk them, with the counters the passes
+test without walking them.
+
+The order is each job's ``sort_key`` (partition PriorityTier, priority, submit time, job id; see
+:class:`~djsb.model.job.SimJob`). A job joins when it becomes eligible and leaves when it starts or
+is cancelled; a pass's starts are taken out of the list together at the end of the pass (the pass
+walks the list), their counters at once. The counters: the queued cores (the utilisation
+timeline's), each partition's least need among its queued jobs (whether any queued job could fit
+the free capacity, which decides whether a pass can start anything), and per partition the queued
+jobs whose placement depends on more than the partition's unit count (:meth:`JobQueue.plans_nodes`),
+whose partitions the profile planner plans node by node.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+
+from djsb.model.cluster import ClusterState
+from djsb.model.job import SimJob
+
+
+class JobQueue:
+    """The pending jobs on ``state``; ``node_memory``: whether the cluster's nodes give their memory
+    (then a job asking memory is placed by node memory too)."""
+
+    def __init__(self, state: ClusterState, node_memory: bool) -> None:
+        self.state = state
+        self.node_memory = node_memory
+        self.jobs: list[SimJob] = []
+        self.cores = 0
+        self.need_counts: dict[int, dict[int, int]] = {}
+        self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
+        self.node_jobs = [0] * len(state.partitions)  # queued jobs planned node by node, per partition
+
+    def add(self, job: SimJob) -> None:
+        """An eligible job joins the queue at its place in the order (its priority is set)."""
+        jobs = self.jobs
+        if not jobs or jobs[-1].sort_key <= job.sort_key:
+            jobs.append(job)
+        else:
+            insort(jobs, job, key=_sort_key)
+        self.cores += job.trace.cpus
+        p = job.part.index
+        counts = self.need_counts.setdefault(p, {})
+        counts[job.need] = counts.get(job.need, 0) + 1
+        least = self.min_need.get(p)
+        if least is None or job.need < least:
+            self.min_need[p] = job.need
+        self.node_jobs[p] += self.plans_nodes(job)
+
+    def cancel(self, job: SimJob) -> None:
+        """A pending job is cancelled: out of the list and the counters."""
+        self.jobs.remove(job)
+        self.started(job)
+
+    def started(self, job: SimJob) -> None:
+        """A job starts: out of the counters now, out of the list at :meth:`remove_started`."""
+        self.cores -= job.trace.cpus
+        p = job.part.index
+        self.node_jobs[p] -= self.plans_nodes(job)
+        counts = self.need_counts[p]
+        counts[job.need] -= 1
+        if not counts[job.need]:
+            del counts[job.need]
+            if job.need == self.min_need[p]:
+                if counts:
+                    self.min_need[p] = min(counts)
+                else:
+                    del self.min_need[p]
+
+    def remove_started(self, started: set[int]) -> None:
+        """Take the jobs a pass started (their ids) out of the list; they are mostly at its head."""
+        jobs = self.jobs
+        k = 0
+        while k < len(jobs) and jobs[k].job_id in started:
+            k += 1
+        if k == len(started):
+            del jobs[:k]
+        else:
+            self.jobs = [j for j in jobs if j.job_id not in started]
+
+    def reorder(self) -> bool:
+        """Sort the list again after a priority recomputation; say whether the order changed."""
+        before = [j.job_id for j in self.jobs]
+        self.jobs.sort(key=_sort_key)
+        return [j.job_id for j in self.jobs] != before
+
+    def something_fits(self) -> bool:
+        """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
+        parts = self.state.partitions
+        return any(least <= parts[p].free for p, least in self.min_need.items())
+
+    def plans_nodes(self, job: SimJob) -> bool:
+        """Whether a job's placement depends on more than its partition's unit count (node memory
+        when the nodes and the job give it, a node count on a non-exclusive partition, a task layout
+        or node list, a partition whose cores may be shared, keeps spare cores or shares nodes)."""
+        part, trace = job.part, job.trace
+        if job.shape is not None or part.forced or part.keeps_spare or part.overlaps:
+            return True
+        memory = self.node_memory and bool(trace.memory_mb)
+        return not part.exclusive and (trace.nodes is not None or memory)
+
+    def node_level_partitions(self) -> set[int]:
+        """Partitions whose reservations are all planned node by node: those with a queued job whose
+        placement depends on its nodes, and the partitions sharing their nodes (a unit-count
+        reservation made there would not see which nodes the others keep)."""
+        parts = self.state.partitions
+        return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
+
+
+def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
+    return job.sort_key
