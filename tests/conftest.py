@@ -30,13 +30,14 @@ def traces() -> Path:
 
 
 @pytest.fixture(scope="session")
-def trace() -> Callable[[str], Path]:
-    """``trace(name)``: the path of one real trace file, skipping the test when that file is missing.
-    The check is made at the call, so a test that needs a trace only in some cases runs the others."""
+def trace(request: pytest.FixtureRequest) -> Callable[[str], Path]:
+    """``trace(name)``: the path of one real trace file, skipping the test when ``traces`` is absent
+    or that file is missing. The check is made at the call, so a test that needs a trace only in some
+    cases runs the others."""
     def named(name: str) -> Path:
-        path = TRACES / name
+        path = request.getfixturevalue("traces") / name
         if not path.is_file():
-            pytest.skip(f"real traces: {name} not found in ../shared/data/traces beside the repository ({TRACES})")
+            pytest.skip(f"real traces: {name} not found in {path.parent}")
         return path
     return named
 
