@@ -21,8 +21,8 @@ from types import FrameType
 import pandas as pd
 
 from djsb.clock import VirtualClock, WallClock
-from djsb.config import Config, load_config
-from djsb.errors import ConfigError, DjsbError, InputError, RunError
+from djsb.config import Config, load_config, open_module
+from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
@@ -35,12 +35,12 @@ from djsb.harness.rundir import (
     row_cell,
 )
 from djsb.jobs import JobModule
-from djsb.jobs.registry import load_job_module
 from djsb.progress import Progress
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
 from djsb.transport import LocalTransport, Transport
+from djsb.version import djsb_version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
@@ -78,17 +78,6 @@ def open_transport(config: Config) -> Transport:
     """Where the module's commands run: this machine, or the login node of job_module.ssh (connected)."""
     ssh = config.job_module.ssh
     return open_remote(ssh, config.source) if ssh is not None else LocalTransport()
-
-
-def open_module(config: Config, transport: Transport) -> JobModule:
-    """The config's job module; its option errors are reported against the config file."""
-    try:
-        return load_job_module(config.job_module.name, config.job_module.options, transport,
-                               base_dir=Path(config.source).parent)
-    except ConfigError as exc:
-        if exc.source is not None:
-            raise
-        raise ConfigError(exc.message, source=config.source, key=exc.key) from None
 
 
 def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[PurePath, PurePath]:
@@ -265,12 +254,10 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 
 
 def command_validate(args: argparse.Namespace) -> int:
-    config = load_config(Path(args.config))
-    open_module(config, LocalTransport()).close()
-    general = config.general
-    cells = len(general.scenarios) * len(general.num_of_dyn_analysis) * general.num_of_samples
-    print(f"{args.config}: valid; job module {config.job_module.name}, {general.num_of_samples} sample(s), "
-          f"{cells} execution cell(s)")
+    from djsb.validate import validate
+
+    for name in args.config:
+        print(validate(Path(name)).line(Path(name)))
     return EXIT_OK
 
 
@@ -288,7 +275,7 @@ def command_psp_report(args: argparse.Namespace) -> int:
 
 
 def command_replay_stats(args: argparse.Namespace) -> int:
-    from djsb.report.replay_stats import replay_and_compare
+    from djsb.simulate import replay_and_compare
 
     config_path = Path(args.config)
     print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
@@ -316,7 +303,7 @@ def command_simulate(args: argparse.Namespace) -> int:
 
 
 def command_pool(args: argparse.Namespace) -> int:
-    from djsb.pool.sweep import run_pool
+    from djsb.sweep.pool_command import run_pool
 
     config_path = Path(args.config)
     print(run_pool(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
@@ -324,7 +311,8 @@ def command_pool(args: argparse.Namespace) -> int:
 
 
 def command_wrappers(args: argparse.Namespace) -> int:
-    from djsb.workflows.compare import as_json, as_table, compare_strategies
+    from djsb.simulate import compare_strategies
+    from djsb.workflows.compare import as_json, as_table
 
     outcomes = compare_strategies(Path(args.config))
     print(as_json(outcomes) if args.json else as_table(outcomes))
@@ -358,6 +346,7 @@ def command_calibrate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="djsb", description="Dynamic Job Scheduling Benchmark")
+    parser.add_argument("--version", action="version", version=f"djsb {djsb_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the DJSB benchmark (reference and execution stages)")
     run.add_argument("config", nargs="?", help="experiment YAML file")
@@ -369,8 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--include-outages", action="store_true",
                      help="keep cells that overlapped a scheduler outage in summary.csv")
     run.set_defaults(func=command_run)
-    validate = sub.add_parser("validate", help="check a config file and exit")
-    validate.add_argument("config")
+    validate = sub.add_parser("validate", help="check config files of any kind (run, simulate, wrappers, "
+                              "sweep, pool, calibrate) and exit")
+    validate.add_argument("config", nargs="+")
     validate.set_defaults(func=command_validate)
     report = sub.add_parser("report", help="recompute summary.csv and the figures from a run's jobs.csv")
     report.add_argument("run_dir")

@@ -11,7 +11,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from djsb.harness.scenarios import scenario as get_scenario
+import scipy.stats
+
+from djsb.scenarios import scenario as get_scenario
 
 
 def wait_time(submit: float, start: float) -> float:
@@ -42,7 +44,7 @@ def weights(scenario: str, n_cpus_s: int, n_cpus_a: int, t_s: float, t_a: float,
 
     ``t_s`` is the simulation's execution time in the scenario and ``t_a`` the analytics' (the
     mean over the n_a analytics of the cell). Each scenario owns its formula
-    (djsb/harness/scenarios/); an unknown scenario is a ValueError.
+    (djsb/scenarios/); an unknown scenario is a ValueError.
     """
     return get_scenario(scenario).weights(n_cpus_s, n_cpus_a, t_s, t_a, n_a)
 
@@ -85,12 +87,6 @@ def cell_metrics(scenario: str, *, n_cpus_s: int, n_cpus_a: int, sim_response: f
     return CellMetrics(sd_s, sd_a, sim_exec, t_a, w_s, w_a, dynamicity(w_s, w_a, sd_s, sd_a))
 
 
-# Two-sided 95% Student t quantiles t_{0.975, df} for df = 1..30 (standard tables).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-         2.052, 2.048, 2.045, 2.042)
-
-
 def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     """The mean and the half-width of its 95% confidence interval (Student t; 0 for one value)."""
     if not values:
@@ -98,6 +94,5 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     mean = statistics.fmean(values)
     if len(values) < 2:
         return mean, 0.0
-    df = len(values) - 1
-    t = _T975[df - 1] if df <= len(_T975) else 1.960
+    t = float(scipy.stats.t.ppf(0.975, len(values) - 1))  # two-sided 95 %
     return mean, t * statistics.stdev(values) / math.sqrt(len(values))

@@ -58,6 +58,7 @@ EASY's. It sets :attr:`SchedulerConfig.extend_limit` (``run`` = True).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -80,7 +81,7 @@ from djsb.model import (
     Simulation,
     SimulationResult,
 )
-from djsb.model.layouts import LAYOUTS
+from djsb.model.layouts import LAYOUTS, partition_limits
 from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -88,21 +89,34 @@ from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.progress import Progress
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
+from djsb.report.replay_stats import write_replay_stats
 from djsb.workflows.busiest_week import Window, read_window, window_jobs
+from djsb.workflows.compare import ranked
 from djsb.workflows.plan import WorkflowPlan, read_plan
-from djsb.workflows.run import fair_tree_priority, run_workflow
+from djsb.workflows.run import WorkflowOutcome, fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
 from djsb.workloads.shaping import (
     ShapingRecord,
-    partition_limits,
     read_shaping,
     records_frame,
     shape_workload,
 )
 from djsb.workloads.swf import SkippedRecord, read_swf
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
+from djsb.yamlnodes import (
+    Located,
+    as_bool,
+    as_duration,
+    as_int,
+    as_number,
+    as_path,
+    as_str,
+    describe,
+    load_yaml,
+    one_of,
+    read_fields,
+)
 
 SIMULATE_FIGURES = (("wait_ecdf.png", "wait time ECDF"),
                     ("queue_utilisation.png", "queue length and utilisation"))
@@ -130,24 +144,9 @@ def _child(node: Located, key: str, what: str = "key") -> Located:
     return child
 
 
-def _choice(node: Located, options: tuple[str, ...]) -> str:
-    value = as_str(node)
-    if value not in options:
-        raise node.error(f"expected one of {', '.join(options)}, got {value!r}")
-    return value
-
-
 def _or_unlimited(reader: Callable[[Located], float]) -> Callable[[Located], float]:
     """``reader``, or ``math.inf`` for the word ``unlimited``."""
     return lambda node: math.inf if node.value == "unlimited" else reader(node)
-
-
-def _path(node: Located, base: Path) -> Path:
-    path = Path(as_str(node))
-    path = path if path.is_absolute() else base / path
-    if not path.exists():
-        raise node.error(f"file not found: {path}")
-    return path
 
 
 # ----------------------------------------------------------------------------- sections
@@ -166,8 +165,8 @@ class Replay:
 
 
 _WORKLOAD_REPLAY: dict[str, Callable[[Located], Any]] = {
-    "estimate": lambda n: _choice(n, ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
-    "at_time_limit": lambda n: _choice(n, AT_TIME_LIMIT),
+    "estimate": one_of(*ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
+    "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
 
 
@@ -197,7 +196,7 @@ def _workload(node: Located, base: Path,
               seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
     """The workload's jobs, the trace records the reader skipped (none for a generator) and the
     window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
-    fields = read_fields(node, {"swf": lambda n: _path(n, base), "limit": lambda n: as_int(n, 1),
+    fields = read_fields(node, {"swf": lambda n: as_path(n, base), "limit": lambda n: as_int(n, 1),
                             "keep_partitions": as_bool, "generator": as_str, "params": lambda n: n,
                             "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     if ("swf" in fields) == ("generator" in fields):
@@ -254,7 +253,7 @@ def _cluster(node: Located) -> ClusterSpec:
             f = read_fields(item, {
                 "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in _list(n)),
                 "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
-                "max_time": lambda n: as_number(n, 1), "priority_tier": as_int,
+                "max_time": lambda n: as_duration(n, 1), "priority_tier": as_int,
                 "priority_job_factor": as_int, "oversubscribe": lambda n: str(n.value).upper(),
             }, ("name",))
             spec = PartitionSpec(**f)
@@ -268,7 +267,7 @@ def _cluster(node: Located) -> ClusterSpec:
     if qos_node is not None:
         qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
                                         "max_jobs_per_user": lambda n: as_int(n, 1),
-                                        "max_wall": lambda n: as_number(n, 1)}, ("name",)))
+                                        "max_wall": lambda n: as_duration(n, 1)}, ("name",)))
                for item in _list(qos_node)]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
@@ -484,24 +483,21 @@ def _replay_line(metrics: dict[str, Any]) -> str:
 
 
 def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from djsb.plotting import ecdf_step, plt, save  # matplotlib is imported only when drawing
 
     waits = np.sort(jobs["wait"].to_numpy())
     fig, ax = plt.subplots(figsize=(6, 4))
     if len(waits):
-        ax.step(waits, np.arange(1, len(waits) + 1) / len(waits), where="post")
+        ecdf_step(ax, waits)
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("wait time (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_title("Wait time ECDF")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out_dir / "wait_ecdf.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "wait_ecdf.png")
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
     hours = util["time"] / 3600.0
@@ -513,5 +509,32 @@ def _plots(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
     bottom.set_xlabel("time (h)")
     top.set_title("Queue length and utilisation")
     fig.tight_layout()
-    fig.savefig(out_dir / "queue_utilisation.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "queue_utilisation.png")
+
+
+def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
+    """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
+    experiment = load_experiment(config_path)
+    workload = load_yaml(config_path).get("workload")
+    assert workload is not None  # load_experiment requires it
+    swf = workload.get("swf")
+    if swf is None:
+        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
+    trace = Path(as_str(swf))
+    run_simulate(config_path, out_dir)
+    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
+                       experiment.as_recorded(), out_dir)
+    return out_dir
+
+
+def compare_strategies(config_path: Path) -> list[WorkflowOutcome]:
+    """Run the config's workflow under each of its strategies; best first."""
+    experiment = load_experiment(config_path)
+    plan = experiment.workflow
+    if plan is None:
+        raise ConfigError("missing section 'workflow' (the workflow to evaluate)", source=str(config_path),
+                          line=1, key="workflow")
+    outcomes = [run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
+                             copy.deepcopy(experiment.priority), experiment.seed, plan, strategy)[1]
+                for strategy in plan.strategies]
+    return ranked(outcomes)

@@ -1,12 +1,17 @@
-"""YAML read with line numbers, so every config error can name its file, line and key path.
+"""YAML read with line numbers, and the one reader of each kind of value every config holds.
 
 ``load_yaml`` returns a :class:`Located` tree: plain values plus the line each came from. Readers
-walk it with :meth:`Located.get` and friends and raise :class:`ConfigError` at the right place.
+walk it with :meth:`Located.get` and friends and raise :class:`ConfigError` at the right place,
+so every error names the file, the line and the key path. Every command, job module and plugin
+reads its values with the readers below: whole numbers, numbers, booleans, strings, a choice
+(:func:`one_of`), a size (:func:`as_size`), a time (:func:`as_duration`) and a file
+(:func:`as_path`); they sit at the bottom of the layers (docs/architecture.md) so that all can.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,3 +163,98 @@ def read_fields(node: Located, schema: dict[str, Callable[[Located], Any]],
         if node.get(name) is None:
             raise node.error(f"missing key {name!r}")
     return {name: schema[name](child) for name, child in node.items()}
+
+
+def one_of(*choices: Any) -> Callable[[Located], Any]:
+    """A reader accepting exactly one of ``choices``: strings (matched after stripping white space)
+    or YAML booleans; the error lists them."""
+    def read(node: Located) -> Any:
+        value = node.value.strip() if isinstance(node.value, str) else node.value
+        for choice in choices:
+            if value is choice or (isinstance(choice, str) and value == choice):
+                return choice
+        shown = ", ".join(str(c).lower() if isinstance(c, bool) else str(c) for c in choices)
+        got = repr(node.value) if isinstance(node.value, str) else describe(node.value)
+        raise node.error(f"expected one of {shown}, got {got}")
+    return read
+
+
+# K/M/G/T are powers of 1024 as in Slurm's --mem (and djsb-stream's --memory); KB/MB/GB/TB powers of 1000.
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4,
+               "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
+               "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str | int | float) -> int:
+    """Bytes in a size such as 4GiB, 50MiB, 1.5G (= 1.5 GiB, as Slurm reads it), 2GB or 1024 (bytes).
+
+    Raises ValueError with the accepted units when the text is not a size.
+    """
+    if isinstance(text, bool):
+        raise ValueError("expected a size such as 4GiB or 50MiB, got a boolean")
+    if isinstance(text, (int, float)):
+        if text <= 0:
+            raise ValueError("a size must be positive")
+        return int(text)
+    match = _SIZE_RE.match(str(text))
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in _SIZE_UNITS:
+        raise ValueError(f"expected a size such as 4GiB, 50MiB, 512M or 1024 (bytes), got {text!r}")
+    value = float(match.group(1)) * _SIZE_UNITS[unit]
+    if value < 1:
+        raise ValueError("a size must be at least one byte")
+    return int(value)
+
+
+def as_size(node: Located) -> int:
+    """A size in bytes (:func:`parse_size`)."""
+    try:
+        return parse_size(node.value)
+    except ValueError as exc:
+        raise node.error(str(exc)) from None
+
+
+# sbatch(1) --time: "minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
+# "days-hours:minutes" and "days-hours:minutes:seconds".
+_CLOCK_TIME = re.compile(r"(\d+)(?::(\d+))?(?::(\d+))?")
+_DAYS_TIME = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a time written as sbatch's --time reads it: ``MM``, ``MM:SS``, ``HH:MM:SS``,
+    ``D-HH``, ``D-HH:MM`` or ``D-HH:MM:SS`` (so ``"90"`` is 90 minutes). Raises ValueError."""
+    text = text.strip()
+    days = _DAYS_TIME.fullmatch(text)
+    if days:
+        d, h, m, s = (int(part or 0) for part in days.groups())
+        return float(((d * 24 + h) * 60 + m) * 60 + s)
+    clock = _CLOCK_TIME.fullmatch(text)
+    if not clock:
+        raise ValueError(f"expected seconds, or a time such as 90 (minutes), 1:30:00, 90:00, 2-12 or "
+                         f"2-12:00:00, got {text!r}")
+    parts = [int(part) for part in clock.groups() if part is not None]
+    if len(parts) == 3:
+        return float((parts[0] * 60 + parts[1]) * 60 + parts[2])
+    return float(parts[0] * 60 + (parts[1] if len(parts) == 2 else 0))
+
+
+def as_duration(node: Located, minimum: float = 0.0, strict: bool = False) -> float:
+    """A time in seconds >= ``minimum`` (> with ``strict``): a number of seconds, or a string in
+    one of Slurm's time formats (:func:`parse_duration`)."""
+    if not isinstance(node.value, str):
+        return as_number(node, minimum, strict)
+    try:
+        seconds = parse_duration(node.value)
+    except ValueError as exc:
+        raise node.error(str(exc)) from None
+    return as_number(Located(seconds, node.line, node.key, node.source), minimum, strict)
+
+
+def as_path(node: Located, base: Path) -> Path:
+    """An existing file: absolute, or relative to ``base`` (the config file's directory)."""
+    path = Path(as_str(node))
+    path = path if path.is_absolute() else base / path
+    if not path.exists():
+        raise node.error(f"file not found: {path}")
+    return path

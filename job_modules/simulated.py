@@ -74,9 +74,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from djsb.clock import VirtualClock
-from djsb.config import as_size
 from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
@@ -90,7 +90,7 @@ from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.synthetic import poisson_exponential
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, read_fields
+from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_size, as_str, describe, read_fields
 
 MIB = 2**20
 """The model's memory unit: Slurm's "MB" (--mem) are MiB."""
@@ -266,19 +266,7 @@ def parse_options(options: Mapping[str, Any] | Located) -> ClusterOptions:
 
 def hostlist(prefix: str, width: int, indices: Sequence[int]) -> str:
     """Node names in Slurm's compressed form: node[001-004,007] (indices are 0-based)."""
-    if not indices:
-        return ""
-    ordered = sorted(indices)
-    ranges: list[tuple[int, int]] = []
-    for index in ordered:
-        if ranges and index == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], index)
-        else:
-            ranges.append((index, index))
-    if len(ordered) == 1:
-        return f"{prefix}{ordered[0] + 1:0{width}d}"
-    parts = [f"{a + 1:0{width}d}" + (f"-{b + 1:0{width}d}" if b > a else "") for a, b in ranges]
-    return f"{prefix}[{','.join(parts)}]"
+    return compress_hostlist([f"{prefix}{index + 1:0{width}d}" for index in sorted(indices)])
 
 
 @dataclass

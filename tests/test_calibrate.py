@@ -181,14 +181,15 @@ def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
 
 
 def test_model_replays_on_slurms_clock() -> None:
-    # Two 1-core jobs on 1 node x 1 core, limits 60 s: job 1 (runs 50) at 0, job 2 at 10 waits
-    # until 50 whatever the clock. The replay's origin moves the model onto Slurm's clock and the
-    # table comes back in seconds from it; a non-round origin (+7 s) moves nothing but the phase.
+    # Two 1-core jobs on 1 node x 1 core, limits 60 s: job 1 (runs 50) at 0 starts at the background
+    # loop's first wake-up (1, on Slurm's whole seconds), job 2 at 10 waits until job 1 ends at 51
+    # whatever the clock. The replay's origin moves the model onto Slurm's clock and the table comes
+    # back in seconds from it; a non-round origin (+7 s) moves nothing but the phase.
     jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0), TraceJob(2, 10.0, 5.0, 1, requested_time=60.0)]
     cluster = ClusterSpec.homogeneous(1, 1)
     reference = replay([(1, 0.0, 0.0, 50.0), (2, 10.0, 50.0, 55.0)]).assign(origin=1795479007.0)
     model = model_replay(jobs, reference, SlurmModel(cluster, model_config({}, {}), FifoPriority), seed=1)
-    assert model[["submit", "start", "end"]].values.tolist() == [[0, 0, 50], [10, 50, 55]]
+    assert model[["submit", "start", "end"]].values.tolist() == [[0, 1, 51], [10, 51, 56]]
 
 
 def test_submissions_are_when_sbatch_returned_within_slurms_second() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from djsb.cli import main
-from djsb.config import load_config, parse_size
-from djsb.yamlnodes import load_yaml
+from djsb.config import load_config
+from djsb.yamlnodes import load_yaml, parse_size
 
 GOOD = """\
 general:

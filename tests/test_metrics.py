@@ -63,8 +63,14 @@ def test_mean_ci95_student_t() -> None:
     # [1, 2, 3]: mean 2, s = 1, t(0.975, 2) = 4.303 -> 4.303/sqrt(3) = 2.4843
     mean, half = metrics.mean_ci95([1.0, 2.0, 3.0])
     assert mean == 2.0
-    assert half == pytest.approx(4.303 / math.sqrt(3))
+    assert half == pytest.approx(4.303 / math.sqrt(3), abs=1e-3)  # the table rounds t to 3 decimals
     assert metrics.mean_ci95([5.0]) == (5.0, 0.0)
+    # beyond 30 degrees of freedom too: t_{0.975, 40} = 2.021 (standard tables), not the normal 1.960;
+    # 41 values alternating 0 and 1 (and a last 0): mean 20/41, s = sqrt(20 * 21 / (41 * 40))
+    values = [float(i % 2) for i in range(41)]
+    mean, half = metrics.mean_ci95(values)
+    assert mean == pytest.approx(20 / 41)
+    assert half == pytest.approx(2.021 * math.sqrt(20 * 21 / (41 * 40)) / math.sqrt(41), abs=1e-4)
 
 
 def test_cell_metrics_from_job_times() -> None:

@@ -162,24 +162,27 @@ def test_bf_resolution_rounds_limits_up() -> None:
     assert starts(jobs, one_node(4), backfill="easy", bf_resolution=5) == {1: 0, 2: 10, 3: 15}
 
 
-def test_defer_queues_the_pass_for_the_background_loop() -> None:
-    # Slurm 22.05 (proc_req.c, controller.c): a submission, and under defer a job's end, only count
-    # a request (queue_job_scheduler); slurmctld's background loop wakes once a second (here on
-    # whole seconds) and runs the main pass if batch_sched_delay (3 s by default) whole seconds
-    # passed since its previous pass. defer only skips the attempt inside the submission.
+def test_submissions_and_deferred_ends_queue_the_pass_for_the_background_loop() -> None:
+    # Slurm 22.05 (proc_req.c, controller.c): a batch submission never starts its job itself; it
+    # counts a request (queue_job_scheduler), and so does a job's end under defer; slurmctld's
+    # background loop wakes once a second (here on whole seconds) and runs the main pass if
+    # batch_sched_delay (3 s by default) whole seconds passed since its previous pass. Without
+    # defer a job's end runs the pass at once.
     # J1 (1 core) at 5: first wake after 5 is 6, no pass before -> starts 6. J2 (1 core) at 6.5: the
     # wakes 7 and 8 are within 3 s of the pass at 6 -> 9. J3 (4 cores) at 7 waits for both: J1 ends
     # at 16 -> pass at 17 (>= 9 + 3), J3 does not fit (J2 holds a core to 19); J2's end at 19 ->
     # pass at 20 (>= 17 + 3). The periodic 60 s pass comes later than all of them.
     jobs = [job(1, 5, 1, 10), job(2, 6.5, 1, 10), job(3, 7, 4, 10)]
     assert starts(jobs, one_node(4), backfill="none", defer=True, sched_interval=60) == {1: 6, 2: 9, 3: 20}
+    # without defer the submissions queue their passes the same way, but J2's end at 19 runs the
+    # pass at once: J3 starts at 19
+    assert starts(jobs, one_node(4), backfill="none", sched_interval=60) == {1: 6, 2: 9, 3: 19}
     # batch_sched_delay=0 (the mini-cluster's): every wake after a request runs the pass; J2's end
     # at 17 and the wake at 17 fall together (ends first): J3 starts at 17
     assert starts(jobs, one_node(4), backfill="none", defer=True, sched_interval=60,
                   batch_sched_delay=0) == {1: 6, 2: 7, 3: 17}
-    # without defer the submission itself starts the job, and an end runs the pass at once (J2 ends
-    # at 16.5)
-    assert starts(jobs, one_node(4), backfill="none", sched_interval=60) == {1: 5, 2: 6.5, 3: 16.5}
+    # the model's event-driven mode (sched_interval 0, textbook EASY): every event's pass at once
+    assert starts(jobs, one_node(4), backfill="none", sched_interval=0) == {1: 5, 2: 6.5, 3: 16.5}
 
 
 def test_qos_max_jobs_per_user_skips_without_blocking() -> None:
@@ -222,11 +225,12 @@ def test_a_job_never_shares_a_core_with_itself() -> None:
 
 
 def test_event_passes_honour_default_queue_depth() -> None:
-    # default_queue_depth 1: the pass triggered by the submissions at 0 tests only J1, so J2 (which
-    # fits) waits for the periodic pass over the whole queue at 60 s (sched_config.html).
+    # default_queue_depth 1: the pass the submissions at 0 queued (run by the background loop at its
+    # first wake-up, 1) tests only J1, so J2 (which fits) waits for the periodic pass over the
+    # whole queue at 60 s (sched_config.html).
     jobs = [job(1, 0, 2, 100), job(2, 0, 2, 100)]
     assert starts(jobs, one_node(4), backfill="none", sched_interval=60,
-                  default_queue_depth=1) == {1: 0, 2: 60}
+                  default_queue_depth=1) == {1: 1, 2: 60}
 
 
 def test_backfill_policies_register_by_file() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping
+from fractions import Fraction
 
 import pytest
 
@@ -143,7 +144,7 @@ def test_fair_share_reorders_the_queue() -> None:
 
 def test_psp_groups_and_aging_by_hand() -> None:
     # Table 1 of 000: accuracy 0.17 -> g4 -> 25 (the paper's own example); 0.0 -> 1; 1.0 -> 49.
-    assert [group_priority(a) for a in (0.17, 0.0, 0.05, 0.78, 1.0)] == [25, 1, 10, 49, 49]
+    assert [group_priority(Fraction(a)) for a in ("0.17", "0", "0.05", "0.78", "1")] == [25, 1, 10, 49, 49]
     # eq. (1) of 000, step 150 s, a job submitted at 0 asking 300 s, owner without history (g10,
     # 49): at 150 s p = 49 + 49 * 150/300 = 73.5; at 300 s p = 49 + 73.5 * 300/300 = 122.5.
     plugin = PspAgingPriority(time_step=150)

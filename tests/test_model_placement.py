@@ -132,10 +132,11 @@ def test_grouped_first_fit_matches_per_node_oracle() -> None:
 
 
 def test_compress_hostlist_round_trips() -> None:
-    assert compress_hostlist(["n0", "n1", "n2", "n5"]) == "n[0-2],n5"
+    # as scontrol show hostlist writes them (tests/fixtures/slurm/scontrol_show_hostlist.txt)
+    assert compress_hostlist(["n0", "n1", "n2", "n5"]) == "n[0-2,5]"
     assert compress_hostlist(["n08", "n09", "n10"]) == "n[08-10]"
     assert compress_hostlist(["n9", "n10", "login", "n11"]) == "n[9-10],login,n11"
-    assert compress_hostlist(["n09", "n010"]) == "n09,n010"  # different widths: no common range
+    assert compress_hostlist(["n09", "n010"]) == "n[09,010]"  # different widths: no common range
     rng = random.Random(3)
     names = [f"r{rack}n{node:02d}" for rack in range(3) for node in range(12)]
     for _ in range(50):
@@ -146,12 +147,13 @@ def test_compress_hostlist_round_trips() -> None:
 
 
 def test_jobs_table_lists_nodes_in_hostlist_notation() -> None:
-    # 6 one-core nodes: job 1 (4 CPUs) on n0-n3 from t=0 to 10; job 2 (2 CPUs) on n4-n5 from 0 to 5.
-    # Job 3 (3 CPUs, submitted at 1) finds 0 free cores, then 2 at t=5 (n4, n5), then 6 at t=10: it
-    # starts at 10 on the lowest nodes n0, n1, n2.
+    # 6 one-core nodes; the submissions at 0 are started by the background loop's first pass, at 1:
+    # job 1 (4 CPUs) on n0-n3 from 1 to 11; job 2 (2 CPUs) on n4-n5 from 1 to 6. Job 3 (3 CPUs,
+    # submitted at 1, before that pass) finds 0 free cores, then 2 at t=6 (n4, n5), then 6 at t=11:
+    # it starts at 11 on the lowest nodes n0, n1, n2.
     jobs = [TraceJob(1, 0.0, 10.0, 4, 10.0), TraceJob(2, 0.0, 5.0, 2, 5.0), TraceJob(3, 1.0, 5.0, 3, 5.0)]
     result = Simulation(jobs, ClusterSpec.homogeneous(6, 1), SchedulerConfig(backfill="none")).run()
-    assert list(result.jobs["start"]) == [0.0, 0.0, 10.0]
+    assert list(result.jobs["start"]) == [1.0, 1.0, 11.0]
     assert list(result.jobs["nodes"]) == ["n[0-3]", "n[4-5]", "n[0-2]"]
 
 

@@ -4,6 +4,8 @@ several 150 s steps."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
@@ -15,22 +17,25 @@ from djsb.model.priority.psp import group_priority
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.job import TraceJob
 
-# Table 1 of 000: (lower bound of the interval, priority of the group), g1 .. g10.
-TABLE_1 = [(0.00, 1), (0.05, 10), (0.10, 20), (0.15, 25), (0.20, 30), (0.30, 35), (0.40, 40),
-           (0.52, 43), (0.64, 46), (0.78, 49)]
+# Table 1 of 000: (lower bound of the interval, priority of the group), g1 .. g10, as exact decimals.
+TABLE_1 = [(Fraction(lower), priority) for lower, priority in (
+    ("0.00", 1), ("0.05", 10), ("0.10", 20), ("0.15", 25), ("0.20", 30), ("0.30", 35), ("0.40", 40),
+    ("0.52", 43), ("0.64", 46), ("0.78", 49))]
+BOUNDARIES = [(lower, below, priority) for (_, below), (lower, priority) in zip(TABLE_1[:-1], TABLE_1[1:], strict=True)]
+"""(boundary, priority of the group below it, priority of the group it opens) of Table 1 of 000."""
 
 
-@pytest.mark.parametrize(("lower", "priority"), TABLE_1[1:])
-def test_each_interval_is_closed_below_and_open_above(lower: float, priority: int) -> None:
-    # [lower, upper): the bound itself is in the group, a hair below it is in the previous group.
-    previous = dict(TABLE_1)[max(b for b, _ in TABLE_1 if b < lower)]
-    assert group_priority(lower) == priority
-    assert group_priority(lower - 1e-12) == previous
+@pytest.mark.parametrize(("bound", "below", "priority"), BOUNDARIES)
+def test_each_interval_is_closed_below_and_open_above(bound: Fraction, below: int, priority: int) -> None:
+    # [lower, upper): the bound itself is in the group, a billionth below it in the previous one.
+    hair = Fraction(1, 10**9)
+    assert [group_priority(bound - hair), group_priority(bound), group_priority(bound + hair)] == \
+        [below, priority, priority]
 
 
 def test_the_ends_of_table_1() -> None:
     # g1 = (0.00, 0.05) -> 1 (accuracy 0 is the worst possible, kept in g1); g10 = [0.78, 1.00] -> 49.
-    assert [group_priority(a) for a in (0.0, 0.001, 0.0499, 0.99, 1.0)] == [1, 1, 1, 49, 49]
+    assert [group_priority(Fraction(a)) for a in ("0", "0.001", "0.0499", "0.99", "1")] == [1, 1, 1, 49, 49]
 
 
 def sim_job(trace: TraceJob, limit: float) -> SimJob:
@@ -51,7 +56,7 @@ def test_worked_example_accuracy_017_starts_at_25() -> None:
     plugin = PspAgingPriority()
     for k in range(10):
         ran(plugin, "ana", 17.0, 100.0, k)
-    assert plugin.accuracy("ana") == pytest.approx(0.17)
+    assert plugin.accuracy("ana") == Fraction(17, 100)
     job = sim_job(TraceJob(99, 0.0, 50.0, 1, 100.0, user="ana"), 100.0)
     plugin.on_submit(job, 0.0)
     assert job.priority == 25
@@ -65,7 +70,23 @@ def test_only_the_last_ten_jobs_count() -> None:
         ran(plugin, "bo", 100.0, 100.0, k)
     for k in range(5, 15):
         ran(plugin, "bo", 2.0, 100.0, k)
-    assert plugin.accuracy("bo") == pytest.approx(0.02)
+    assert plugin.accuracy("bo") == Fraction(2, 100)
+
+
+@pytest.mark.parametrize(("bound", "below", "priority"), BOUNDARIES)
+def test_a_mean_accuracy_on_each_boundary(bound: Fraction, below: int, priority: int) -> None:
+    # Ten jobs asking 100 s each and running 100 x bound s: the mean is exactly the bound, in its group
+    # (in floating point ten 0.52's average 0.51999..., which put the user in g7 = 40, not g8 = 43).
+    # One second less on one job: mean bound - 0.001, the group below; one second more: bound + 0.001.
+    run = float(100 * bound)
+    for delta, expected in ((-1.0, below), (0.0, priority), (1.0, priority)):
+        plugin = PspAgingPriority()
+        for k in range(10):
+            ran(plugin, "ana", run + (delta if k == 0 else 0.0), 100.0, k)
+        assert plugin.accuracy("ana") == bound + Fraction(int(delta), 1000)
+        job = sim_job(TraceJob(99, 0.0, 50.0, 1, 100.0, user="ana"), 100.0)
+        plugin.on_submit(job, 0.0)
+        assert job.priority == expected
 
 
 def test_eq_1_over_five_steps_by_hand() -> None:

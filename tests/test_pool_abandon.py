@@ -40,7 +40,8 @@ def verdict(rule: dict[str, object], history: list[Run] = HISTORY, evidence: Evi
     ({"rule": "A2", "t_hours": 2.4}, Verdict.ABANDON),
     ({"rule": "A3", "t_hours": 2.0}, Verdict.RETRY),    # without the reboot's 2 h run: 1.5 h
     ({"rule": "A3", "t_hours": 1.4}, Verdict.ABANDON),
-    ({"rule": "I1", "t_hours": 2.0}, Verdict.ABANDON),  # longest single run 2 h reaches 2
+    ({"rule": "I1", "t_hours": 1.9}, Verdict.ABANDON),  # longest single run 2 h > 1.9
+    ({"rule": "I1", "t_hours": 2.0}, Verdict.RETRY),    # not > 2 (002: "individual time > t")
     ({"rule": "I1", "t_hours": 2.5}, Verdict.RETRY),    # ... though accrued 3.5 h > 2.5
     ({"rule": "X0"}, Verdict.RETRY),
     ({"rule": "R1", "p": 0.0}, Verdict.RETRY),
@@ -68,6 +69,15 @@ def test_i1_is_a_watchdog_on_each_run() -> None:
 
     assert build_abandon(located({"rule": "I1", "t_hours": 6})).run_limit() == 6 * HOUR
     assert math.isinf(build_abandon(located({"rule": "A1", "t_hours": 6})).run_limit())
+
+
+def test_i1_abandons_a_run_its_watchdog_stopped() -> None:
+    # The watchdog of I1(0.5 h) stopped the last run at 0.5 h: the task was still running, so its
+    # individual time goes past 0.5 h; the same 0.5 h run ended by a user is retried.
+    stopped = [Run(0.0, 0.25 * HOUR, EndCause.USER), Run(2 * HOUR, 2.5 * HOUR, EndCause.LIMIT)]
+    assert verdict({"rule": "I1", "t_hours": 0.5}, stopped) is Verdict.ABANDON
+    evicted = [Run(0.0, 0.5 * HOUR, EndCause.USER)]
+    assert verdict({"rule": "I1", "t_hours": 0.5}, evicted) is Verdict.RETRY
 
 
 def _abandon_share(rule: dict[str, object], draws: int = 20000) -> float:

@@ -69,6 +69,14 @@ def test_n1_kills_on_a_user_eviction_that_n2_forgives() -> None:
     assert one_computer_run({"rule": "I1", "t_hours": 0.5})["good_tasks_killed"] == 1
 
 
+def test_i1_retries_a_run_the_user_ends_at_exactly_t() -> None:
+    # I1(1 h), 002: "abandon if individual time > t". The user logs in at 1 h, the instant the
+    # watchdog would fire: the run [0, 1 h) lasted 1 h, not more, so the task is retried; the next
+    # run [2 h, 3 h) is stopped by the watchdog (the task needs 1.5 h) and abandoned there: 2 h wasted.
+    metrics = one_computer_run({"rule": "I1", "t_hours": 1.0})
+    assert (metrics["good_tasks_killed"], metrics["good_task_hours_wasted"]) == (1, pytest.approx(2.0))
+
+
 def test_dedicated_computers_take_a_miscreant_task() -> None:
     # D(n=1, m=1, d): the user evicts the 1.5 h task at 1 h; it moves to the dedicated high-end PC.
     # d = 2 h: it completes there at 2.5 h, overhead 2.5 - 0 - 1.5 = 1 h.
@@ -243,7 +251,7 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
     assert metrics["mean_overhead_minutes"] == pytest.approx(0.0)
     assert metrics["bad_task_hours_wasted"] == pytest.approx(3.0)
     # djsb pool without a sweep section writes the one run straight into OUT.
-    from djsb.pool.sweep import run_pool
+    from djsb.sweep.pool_command import run_pool
 
     assert "0 good tasks killed" in run_pool(config, tmp_path / "single")
     written = json.loads((tmp_path / "single" / "metrics.json").read_text())

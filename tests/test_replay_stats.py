@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy.stats import ks_2samp
 from support import TraceFile
 
 from djsb.cli import main
-from djsb.report.replay_stats import describe, ks_statistic, replay_and_compare
+from djsb.report.replay_stats import describe, ks_statistic, recorded_waits
+from djsb.simulate import replay_and_compare
 
 
 def test_describe_by_hand() -> None:
@@ -29,6 +31,13 @@ def test_ks_statistic_by_hand() -> None:
     assert ks_statistic(pd.Series([1.0, 2.0, 3.0]), pd.Series([4.0, 5.0])) == 1.0
     assert ks_statistic(pd.Series([3.0, 1.0, 2.0]), pd.Series([1.0, 2.0, 3.0])) == 0.0
     assert ks_statistic(pd.Series([1.0, 2.0, 3.0, 4.0]), pd.Series([3.0, 4.0, 5.0, 6.0])) == 0.5
+
+
+def test_ks_statistic_with_ties_and_unequal_sizes_by_hand() -> None:
+    # Waits in whole minutes with ties: a = {0, 0, 60, 120}, b = {0, 60, 60}. At 0: F_a = 2/4,
+    # F_b = 1/3 (1/6 apart); at 60: 3/4 and 3/3 (1/4 apart); at 120: 1 and 1. D = 1/4.
+    a, b = pd.Series([0.0, 0.0, 60.0, 120.0]), pd.Series([0.0, 60.0, 60.0])
+    assert ks_statistic(a, b) == pytest.approx(0.25, abs=1e-12)
 
 
 def meta_config(trace: TraceFile, tmp_path: Path, cluster: str, shaping: str = "") -> Path:
@@ -57,7 +66,12 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(trace: TraceFile, tmp
         assert stats[(quantity, "recorded")].tolist() == stats[(quantity, "simulated")].tolist()
     summary = json.loads((out / "replay_stats.json").read_text())
     assert summary["recorded_jobs"] == summary["simulated_jobs"] == 1500
-    assert 0.0 <= summary["ks_wait"] <= 1.0
+    # The KS D is scipy's two-sample statistic on the same samples: the recorded waits of the
+    # replayed jobs (SWF field 3) and the simulated ones of jobs.csv.
+    jobs = pd.read_csv(out / "jobs.csv")
+    waits = recorded_waits(trace("MetaCentrum-wagap-2013.swf.gz"))
+    recorded = [waits[job_id] for job_id in jobs["job_id"] if job_id in waits]
+    assert summary["ks_wait"] == pytest.approx(ks_2samp(recorded, jobs["wait"]).statistic, abs=1e-12)
     # The recorded waits are SWF field 3: the first job (line "0 1356996147 0 ...") waited 0 s.
     assert stats.loc["min", ("queue_wait", "recorded")] == 0.0
     assert (out / "wait_ecdf_recorded.png").stat().st_size > 0

@@ -3,6 +3,7 @@ and the paper's direction on a real trace (PSP+AGING with real estimates waits l
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ from support import TraceFile
 from djsb.cli import main
 from djsb.model import ClusterSpec, Simulation
 from djsb.model.priority.presets import preset
+from djsb.model.priority.psp import GROUP_BOUNDS, GROUP_PRIORITY
 from djsb.report.psp_scenarios import TABLE_4, accuracy_groups, wait_ratios, write_psp_report
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.swf import read_swf
@@ -63,6 +65,29 @@ def test_accuracy_group_of_each_job_by_hand() -> None:
                          "submit": [float(i) for i in range(13)], "run_time": [17.0] * 11 + [500.0, 1.0],
                          "requested_time": [100.0] * 13})
     assert accuracy_groups(jobs).tolist() == [49] + [25] * 10 + [49, 49]
+
+
+def test_kth_means_on_a_boundary_keep_their_group() -> None:
+    # KTH-SP2's first 5,000 jobs in submission order: the owners of jobs 446, 2545 and 3400 have a
+    # mean accuracy of exactly 1/5, 13/25 and 3/20, the lower bounds of g5 (30), g8 (43) and g4 (25)
+    # in Table 1 of 000. In floating point (mean of the float ratios) each sums to a hair below and
+    # lands in the group below (25, 40, 20) of the float bounds; no other job moves.
+    trace = read_swf(KTH, limit=5000).jobs
+    jobs = pd.DataFrame({"job_id": [j.job_id for j in trace], "user": [j.user for j in trace],
+                         "submit": [j.submit for j in trace], "run_time": [j.run_time for j in trace],
+                         "requested_time": [j.requested_time for j in trace]})
+    exact = dict(zip(jobs["job_id"], accuracy_groups(jobs), strict=True))
+    float_bounds = [float(bound) for bound in GROUP_BOUNDS]
+    history: dict[str, list[float]] = {}
+    moved = {}
+    for job in jobs.sort_values(["submit", "job_id"]).itertuples():
+        past = history.setdefault(str(job.user), [])[-10:]
+        in_float = GROUP_PRIORITY[bisect_right(float_bounds, sum(past) / len(past))] if past else 49
+        if in_float != exact[job.job_id]:
+            moved[job.job_id] = (in_float, exact[job.job_id])
+        if job.requested_time > 0:
+            history[str(job.user)].append(min(1.0, job.run_time / job.requested_time))
+    assert moved == {446: (25, 30), 2545: (40, 43), 3400: (20, 25)}
 
 
 def test_psp_report_writes_tables_groups_and_charts(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ import pytest
 
 from djsb.config import AppConfig
 from djsb.errors import ConfigError
-from djsb.harness.scenarios import CellState, scenario, scenario_names
 from djsb.registry import UnknownName
+from djsb.scenarios import CellState, scenario, scenario_names
 
 
 class RecordedSimulation:

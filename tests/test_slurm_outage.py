@@ -10,6 +10,7 @@ import csv
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import test_slurm_run as slurm_run
-from slurm_plugin import SlurmCluster
+from slurm_plugin import Run, SlurmCluster
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -49,7 +50,7 @@ def config(tmp_path: Path, scenarios: str, analytics_tasks: int = 2) -> Path:
 def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, tmp_path: Path,
                                                   apps_bin: Path) -> None:
     run_dir = tmp_path / "run"
-    run = slurm_run.Run(str(config(tmp_path, "[oversubscription, stopcont]")), "-o", str(run_dir))
+    run = Run(str(config(tmp_path, "[oversubscription, stopcont]")), "-o", str(run_dir))
     # 1. once the analytics runs: it (2 s) and the simulation (6 s) end while slurmctld is down, so
     #    Slurm stamps their ends late and lists them COMPLETING afterwards. (Stopped before the
     #    analytics' srun reached slurmctld, the job fails: "srun: error: Unable to confirm
@@ -91,7 +92,7 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
         assert any(line.startswith("djsb: cell overlapped a scheduler outage") and scenario in line
                    for line in run.lines), run.lines
     # `djsb report --include-outages` keeps them
-    subprocess.run([slurm_run.sys.executable, "-m", "djsb.cli", "report", "--include-outages", str(run_dir)],
+    subprocess.run([sys.executable, "-m", "djsb.cli", "report", "--include-outages", str(run_dir)],
                    check=True, capture_output=True, timeout=120)
     # (a cell whose job failed in the outage stays out: its sample is not a measurement)
     completed = {scenario: all(j["state"] == "COMPLETED" for j in jobs if j["scenario"] == scenario)
@@ -104,7 +105,7 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
 def test_sigint_during_an_outage_ends_within_5_s(slurm_cluster: SlurmCluster, tmp_path: Path,
                                                  apps_bin: Path) -> None:
     run_dir = tmp_path / "run"
-    run = slurm_run.Run(str(config(tmp_path, "[oversubscription]")), "-o", str(run_dir))
+    run = Run(str(config(tmp_path, "[oversubscription]")), "-o", str(run_dir))
     run.wait_for_line("submitted oversubscription-na1-s0-sim0")
     left: list[str] = []
     try:
@@ -136,7 +137,7 @@ def test_a_refused_submission_fails_only_its_cell(slurm_cluster: SlurmCluster, t
     # placement ("Requested node configuration is not available"), also after a fresh poll; the
     # cell fails with that reason and the run goes on to its end (rc 0)
     run_dir = tmp_path / "run"
-    run = slurm_run.Run(str(config(tmp_path, "[oversubscription]", analytics_tasks=3)), "-o", str(run_dir))
+    run = Run(str(config(tmp_path, "[oversubscription]", analytics_tasks=3)), "-o", str(run_dir))
     code = run.finish()
     assert code == 0, "\n".join(run.lines)
     cells = {c["stage"]: c for c in read_csv(run_dir / "cells.csv")}

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from djsb.jobs import JobState
+from djsb.jobs.hostlist import compress_hostlist, node_names
 from job_modules.slurm.parsers import (
     ENDING_REASON,
     STATE_TABLE,
-    expand_hostlist,
     is_transient,
     parse_config_value,
     parse_sacct,
@@ -221,17 +221,28 @@ def test_state_table_covers_every_harness_state() -> None:
     assert slurm_state("") is JobState.UNKNOWN
 
 
+def hostlist_captures(name: str) -> list[tuple[str, str]]:
+    """(argument, answer) of each line of a capture of ``scontrol show hostlist|hostnames ARG``
+    (tests/fixtures/slurm/scontrol_show_*.txt, Slurm 22.05)."""
+    return [tuple(line.split(" ", 1)) for line in (FIXTURES / name).read_text().splitlines()]  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(("text", "names"), [
-    ("n[1-3,7]", ("n1", "n2", "n3", "n7")),
-    ("gpu[01-02],login", ("gpu01", "gpu02", "login")),
-    ("rack[1-2]n[1-2]", ("rack1n1", "rack1n2", "rack2n1", "rack2n2")),
-    ("n4", ("n4",)),
-    ("", ()),
-    ("(null)", ()),
-    ("None assigned", ()),
+    *hostlist_captures("scontrol_show_hostnames.txt"),
+    *((answer, argument) for argument, answer in hostlist_captures("scontrol_show_hostlist.txt")),
 ])
-def test_expand_hostlist(text: str, names: tuple[str, ...]) -> None:
-    assert expand_hostlist(text) == names
+def test_node_lists_expand_as_scontrol_show_hostnames(text: str, names: str) -> None:
+    assert node_names(text) == tuple(names.split(","))
+
+
+@pytest.mark.parametrize(("names", "text"), hostlist_captures("scontrol_show_hostlist.txt"))
+def test_node_lists_compress_as_scontrol_show_hostlist(names: str, text: str) -> None:
+    assert compress_hostlist(names.split(",")) == text
+
+
+@pytest.mark.parametrize("text", ["", "(null)", "None", "None assigned"])
+def test_no_nodes(text: str) -> None:
+    assert node_names(text) == ()
 
 
 def test_config_value() -> None:

@@ -49,18 +49,18 @@ def test_horizontal_is_summed_cpus_and_max_time() -> None:
     assert wrapper_parents(wrappers, two_chains()) == [(), (0,)]
 
 
-def test_vertical_horizontal_is_sequential_stages_of_parallel_jobs() -> None:
-    # Stages {a0 | b0} then {a1 | b1}: CPUs max(10 + 5, 20 + 5) = 25, time max(100, 300) +
-    # max(50, 10) = 350 s.
-    (wrapper,) = pack(two_chains(), "vertical-horizontal")
+def test_horizontal_vertical_is_sequential_stages_of_parallel_jobs() -> None:
+    # 004 sec. 2.8: "horizontal jobs that run sequentially in lock-step". Stages {a0 | b0} then
+    # {a1 | b1}: CPUs max(10 + 5, 20 + 5) = 25, time max(100, 300) + max(50, 10) = 350 s.
+    (wrapper,) = pack(two_chains(), "horizontal-vertical")
     assert wrapper.stages == ((("a0",), ("b0",)), (("a1",), ("b1",)))
     assert (wrapper.cpus, wrapper.time_limit) == (25, 350.0)
 
 
-def test_horizontal_vertical_is_parallel_chains() -> None:
-    # Chains a0->a1 | b0->b1 side by side: CPUs max(10, 20) + max(5, 5) = 25, time max(100 + 50,
-    # 300 + 10) = 310 s.
-    (wrapper,) = pack(two_chains(), "horizontal-vertical")
+def test_vertical_horizontal_is_parallel_chains() -> None:
+    # 004 sec. 2.8: "multiple vertical wrappers joined in a single horizontal". Chains a0->a1 |
+    # b0->b1 side by side: CPUs max(10, 20) + max(5, 5) = 25, time max(100 + 50, 300 + 10) = 310 s.
+    (wrapper,) = pack(two_chains(), "vertical-horizontal")
     assert wrapper.stages == ((("a0", "a1"), ("b0", "b1")),)
     assert (wrapper.cpus, wrapper.time_limit) == (25, 310.0)
 
@@ -94,36 +94,36 @@ def test_horizontal_split_at_max_jobs() -> None:
     assert geometry(HORIZONTAL_004, "horizontal", WrapperLimits(max_jobs=4)) == [(4, 384, 1800.0)] * 3
 
 
-def test_vertical_horizontal_split_at_max_wallclock() -> None:
+def test_horizontal_vertical_split_at_max_wallclock() -> None:
     # 3 chains x 4 jobs of 10 CPUs x 100 s: 4 stages of 3 parallel jobs (30 CPUs, 100 s each). MaxTime
     # 250 s holds 2 stages (200 s): 2 wrappers of 6 jobs, the second after the first.
     workflow = grid(3, 4, 10, 100)
-    wrappers = pack(workflow, "vertical-horizontal", WrapperLimits(max_wallclock=250))
+    wrappers = pack(workflow, "horizontal-vertical", WrapperLimits(max_wallclock=250))
     assert [(len(w.jobs), w.cpus, w.time_limit) for w in wrappers] == [(6, 30, 200.0)] * 2
     assert wrapper_parents(wrappers, workflow) == [(), (0,)]
 
 
-def test_vertical_horizontal_split_at_max_cpus() -> None:
+def test_horizontal_vertical_split_at_max_cpus() -> None:
     # MaxCPUs 25: a level of 3 x 10 = 30 CPUs is cut into 2 + 1 jobs, run as two stages; the 8
     # stages (20, 10, 20, 10, ... CPUs, 100 s each) fit one wrapper of 20 CPUs and 800 s.
-    (wrapper,) = pack(grid(3, 4, 10, 100), "vertical-horizontal", WrapperLimits(max_cpus=25))
+    (wrapper,) = pack(grid(3, 4, 10, 100), "horizontal-vertical", WrapperLimits(max_cpus=25))
     assert [len(stage) for stage in wrapper.stages] == [2, 1] * 4
     assert (wrapper.cpus, wrapper.time_limit) == (20, 800.0)
 
 
-def test_horizontal_vertical_split_at_max_wallclock() -> None:
+def test_vertical_horizontal_split_at_max_wallclock() -> None:
     # MaxTime 250 s: each chain of 4 x 100 s is cut into two segments of 2 jobs (200 s); the first
     # segments of the 3 chains run in one wrapper (30 CPUs, 200 s), the second ones in another after it.
     workflow = grid(3, 4, 10, 100)
-    wrappers = pack(workflow, "horizontal-vertical", WrapperLimits(max_wallclock=250))
+    wrappers = pack(workflow, "vertical-horizontal", WrapperLimits(max_wallclock=250))
     assert [(len(w.jobs), w.cpus, w.time_limit) for w in wrappers] == [(6, 30, 200.0)] * 2
     assert wrappers[1].stages == ((("sim0_2", "sim0_3"), ("sim1_2", "sim1_3"), ("sim2_2", "sim2_3")),)
     assert wrapper_parents(wrappers, workflow) == [(), (0,)]
 
 
-def test_horizontal_vertical_split_at_max_cpus() -> None:
+def test_vertical_horizontal_split_at_max_cpus() -> None:
     # MaxCPUs 25: two chains side by side take 20 CPUs, a third would take 30: wrappers of 2 and 1 chains.
-    assert geometry(grid(3, 4, 10, 100), "horizontal-vertical", WrapperLimits(max_cpus=25)) == \
+    assert geometry(grid(3, 4, 10, 100), "vertical-horizontal", WrapperLimits(max_cpus=25)) == \
         [(8, 20, 400.0), (4, 10, 400.0)]
 
 

@@ -13,10 +13,10 @@ from support import TraceFile, assert_experiment_error
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec
-from djsb.model.layouts import LAYOUTS, METACENTRUM_QUEUES
+from djsb.model.layouts import LAYOUTS, METACENTRUM_QUEUES, partition_limits
 from djsb.simulate import load_experiment, run_simulate
 from djsb.workloads.job import TraceJob
-from djsb.workloads.shaping import ShapingPolicy, partition_limits, shape_workload
+from djsb.workloads.shaping import ShapingPolicy, shape_workload
 from djsb.workloads.shaping.geometry import geometry
 from djsb.workloads.swf import read_swf
 

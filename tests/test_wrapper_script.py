@@ -55,12 +55,12 @@ def test_a_horizontal_wrapper_runs_its_jobs_side_by_side() -> None:
 
 
 def test_mixed_wrappers_are_stages_of_parallel_chains() -> None:
-    # vertical-horizontal: 2 sequential stages (a | b), then (c); horizontal-vertical: chains a->b | c
-    vh = step_lines(render_wrapper_script("vertical-horizontal", [[["a"], ["b"]], [["c"]]], INNER, "/w"))
-    assert [line.split()[2] if line.startswith("(") else line for line in vh] == \
+    # horizontal-vertical: 2 sequential stages (a | b), then (c); vertical-horizontal: chains a->b | c
+    hv = step_lines(render_wrapper_script("horizontal-vertical", [[["a"], ["b"]], [["c"]]], INNER, "/w"))
+    assert [line.split()[2] if line.startswith("(") else line for line in hv] == \
         ["a", "b", "wait", "stop_if_failed 0", "c", "wait", "stop_if_failed 1"]
-    hv = step_lines(render_wrapper_script("horizontal-vertical", [[["a", "b"], ["c"]]], INNER, "/w"))
-    assert len(hv) == 4 and "run_inner a" in hv[0] and "&& run_inner b" in hv[0] and "run_inner c" in hv[1]
+    vh = step_lines(render_wrapper_script("vertical-horizontal", [[["a", "b"], ["c"]]], INNER, "/w"))
+    assert len(vh) == 4 and "run_inner a" in vh[0] and "&& run_inner b" in vh[0] and "run_inner c" in vh[1]
 
 
 def test_an_inner_job_without_a_command_is_refused() -> None:

@@ -48,15 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.calibrate.compare import Comparison, compare, per_job  # noqa: E402
-from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch  # noqa: E402
-from djsb.calibrate.slurm_config import (  # noqa: E402
+from djsb.calibrate.compare import Comparison, compare, per_job
+from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch
+from djsb.calibrate.slurm_config import (
     cluster_spec,
     last_backfill_cycle,
     parse_show_config,
@@ -64,20 +60,21 @@ from djsb.calibrate.slurm_config import (  # noqa: E402
     priority_plugin,
     scheduler_config,
 )
-from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready  # noqa: E402
-from djsb.config import SSHConfig, read_ssh  # noqa: E402
-from djsb.errors import ConfigError, RunError  # noqa: E402
-from djsb.jobs.registry import load_job_module  # noqa: E402
-from djsb.jobs.scheduler_base import SchedulerModule  # noqa: E402
-from djsb.model import ClusterSpec, SchedulerConfig, Simulation  # noqa: E402
-from djsb.model.priority.base import PriorityPlugin  # noqa: E402
-from djsb.remote.connect import open_remote  # noqa: E402
-from djsb.simulate import GENERATORS, scheduler_overrides  # noqa: E402
-from djsb.transport import LocalTransport, Transport  # noqa: E402
-from djsb.workloads.job import TraceJob  # noqa: E402
-from djsb.workloads.swf import read_swf  # noqa: E402
-from djsb.workloads.window import background_window  # noqa: E402
-from djsb.yamlnodes import Located, as_int, as_number, as_str, load_yaml, read_fields  # noqa: E402
+from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready
+from djsb.config import SSHConfig, read_ssh
+from djsb.errors import ConfigError, RunError
+from djsb.jobs.registry import load_job_module
+from djsb.jobs.scheduler_base import SchedulerModule
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model.priority.base import PriorityPlugin
+from djsb.plotting import plt, save
+from djsb.remote.connect import open_remote
+from djsb.simulate import GENERATORS, scheduler_overrides
+from djsb.transport import LocalTransport, Transport
+from djsb.workloads.job import TraceJob
+from djsb.workloads.swf import read_swf
+from djsb.workloads.window import background_window
+from djsb.yamlnodes import Located, as_int, as_number, as_str, load_yaml, read_fields
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
@@ -251,8 +248,7 @@ def plot_timelines(replays: dict[str, pd.DataFrame], path: Path) -> None:
         ax.invert_yaxis()
     axes[-1, 0].set_xlabel("seconds from the replay's start (bars: run; ticks: submission)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path, dpi=110)
 
 
 def describe(label: str, comparison: Comparison) -> str:

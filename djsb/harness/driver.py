@@ -9,7 +9,7 @@ application is the mean of its execution times (sec. 2.4).
 Execution stage, per scenario, per n_a, per sample (a *cell*): start the simulation; once it runs,
 n_a times sleep U(sleep_min_time, sleep_max_time) and launch an analytics on its resources; wait
 for everything. The scenarios differ only in what happens around each analytics, which each
-scenario owns (djsb/harness/scenarios/, one file each): oversubscription does nothing, stopcont
+scenario owns (djsb/scenarios/, one file each): oversubscription does nothing, stopcont
 suspends the simulation and resumes it when no analytics runs any more, dynamic shrinks it through
 its control file and grows it back.
 
@@ -38,10 +38,10 @@ from djsb.harness.app_output import AppOutput, parse_app_output, reports_expecte
 from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell, row_cell
-from djsb.harness.scenarios import CellState
-from djsb.harness.scenarios import scenario as get_scenario
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.outage import Outage, spans_outage
+from djsb.scenarios import CellState
+from djsb.scenarios import scenario as get_scenario
 from djsb.transport import Transport
 
 APPS = ("simulation", "analytics")

@@ -27,7 +27,6 @@ old ones.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import platform
@@ -46,6 +45,7 @@ from djsb.errors import InputError
 from djsb.harness.ledger import LEDGER_FILE, SUBMITTING, LedgerEntry, append_entry, next_attempt, read_entries
 from djsb.harness.runlock import LOCK_FILE, RunLock
 from djsb.jobs.outage import Outage
+from djsb.version import djsb_version
 
 
 @dataclass(frozen=True)
@@ -135,13 +135,6 @@ def _os_name() -> str:
     return f"{platform.system()} {platform.release()}"
 
 
-def _djsb_version() -> str:
-    try:
-        return importlib.metadata.version("djsb")
-    except importlib.metadata.PackageNotFoundError:
-        return ""
-
-
 def machine_metadata() -> dict[str, Any]:
     """What an administrator needs to know to compare two runs: machine, OS, software."""
     cpu_model = ""
@@ -156,7 +149,7 @@ def machine_metadata() -> dict[str, Any]:
             "cpu_model": cpu_model,
             "cpus_online": os.cpu_count(), "cpus_allowed": sorted(os.sched_getaffinity(0)),
             "memory_bytes": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-            "python": sys.version.split()[0], "djsb_version": _djsb_version(), "djsb_commit": _git_commit()}
+            "python": sys.version.split()[0], "djsb_version": djsb_version(), "djsb_commit": _git_commit()}
 
 
 RUN_ENTRIES = frozenset({"config.yaml", "meta.json", LEDGER_FILE, LOCK_FILE, "jobs", "control", "figures"})

@@ -48,10 +48,10 @@ def _range_values(text: str, expression: str) -> list[str]:
     return values
 
 
-def expand_hostlist(expression: str) -> list[str]:
+def expand_hostlist(expression: str, *, check: bool = True) -> list[str]:
     """The host names of one hostname or hostlist expression (``n[1-3]`` -> n1 n2 n3); ValueError when
-    a bracket is malformed or unbalanced, a range is not numeric or runs backwards, or a resulting
-    name is not a host name."""
+    a bracket is malformed or unbalanced, a range is not numeric or runs backwards, or (``check``) a
+    resulting name is not a host name."""
     literals = _PIECES.split(expression)  # even indices: text between brackets; odd: bracket contents
     if any("[" in text or "]" in text for text in literals[::2]):
         raise ValueError(f"{expression!r}: unbalanced or nested brackets in a hostlist expression")
@@ -62,7 +62,22 @@ def expand_hostlist(expression: str) -> list[str]:
         total *= len(choice)
     if total > MAX_HOSTS:
         raise ValueError(f"{expression!r} names more than {MAX_HOSTS} hosts")
-    return [check_hostname("".join(parts)) for parts in itertools.product(*choices)]
+    names = ["".join(parts) for parts in itertools.product(*choices)]
+    return [check_hostname(name) for name in names] if check else names
+
+
+NO_NODES = frozenset({"", "(null)", "None", "None assigned"})
+"""What Slurm's commands print for a job without nodes (squeue, sacct)."""
+
+
+def node_names(text: str) -> tuple[str, ...]:
+    """The node names of a node list a scheduler printed (``n[1-3,7],gpu[01-02],login``), in order;
+    none for Slurm's empty forms (:data:`NO_NODES`). Names are taken as the scheduler wrote them,
+    not checked as host names."""
+    text = text.strip()
+    if text in NO_NODES:
+        return ()
+    return tuple(name for item in split_host_list(text) for name in expand_hostlist(item, check=False))
 
 
 def split_host_list(text: str) -> list[str]:
@@ -85,28 +100,46 @@ def split_host_list(text: str) -> list[str]:
 _NUMBERED = re.compile(r"(.*?)([0-9]+)")
 
 
+def _follows(previous: str, number: str) -> bool:
+    """Whether ``number`` continues a range ending at ``previous``: one more, and written the same
+    way (the same width, or neither zero-padded: n9 n10 is a range, n09 n010 is not)."""
+    same_form = len(number) == len(previous) or not (previous.startswith("0") or number.startswith("0"))
+    return int(number) == int(previous) + 1 and same_form
+
+
 def compress_hostlist(names: list[str]) -> str:
-    """``names`` as Slurm writes a node list: consecutive numbered names with a common prefix and
-    width become one bracketed range (n0 n1 n2 n5 -> ``n[0-2],n5``), others stay as they are, in order.
-    Expanding each comma-separated item (:func:`split_host_list`, :func:`expand_hostlist`) gives
-    ``names`` back."""
+    """``names`` as Slurm writes a node list (``scontrol show hostlist``): consecutive names with a
+    common prefix before their number share one bracket, in which consecutive numbers written the
+    same way make a range: n0 n1 n2 n5 m1 -> ``n[0-2,5],m1``; order and repeats are kept (n2 n1 ->
+    ``n[2,1]``), a name without a number stays as it is. Expanding each item (:func:`split_host_list`,
+    :func:`expand_hostlist`) gives ``names`` back."""
     items: list[str] = []
-    run: tuple[str, str, str] | None = None  # prefix, first number, last number of the open range
-    for name in [*names, ""]:
+    prefix: str | None = None
+    ranges: list[list[str]] = []  # [first, last] numbers as written
+
+    def close() -> None:
+        if prefix is None:
+            return
+        if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+            items.append(prefix + ranges[0][0])
+        else:
+            items.append(prefix + "[" + ",".join(low if low == high else f"{low}-{high}"
+                                                 for low, high in ranges) + "]")
+
+    for name in names:
         match = _NUMBERED.fullmatch(name)
-        if run is not None and match is not None:
-            prefix, last = run[0], run[2]
-            number = match.group(2)
-            if match.group(1) == prefix and int(number) == int(last) + 1 and \
-                    len(str(int(number)).zfill(len(last))) == len(number):
-                run = (prefix, run[1], number)
-                continue
-        if run is not None:
-            prefix, low, high = run
-            items.append(f"{prefix}{low}" if low == high else f"{prefix}[{low}-{high}]")
-            run = None
-        if match is not None:
-            run = (match.group(1), match.group(2), match.group(2))
-        elif name:
+        if match is None:
+            close()
+            prefix, ranges = None, []
             items.append(name)
+            continue
+        head, number = match.group(1), match.group(2)
+        if head != prefix:
+            close()
+            prefix, ranges = head, [[number, number]]
+        elif _follows(ranges[-1][1], number):
+            ranges[-1][1] = number
+        else:
+            ranges.append([number, number])
+    close()
     return ",".join(items)

@@ -17,6 +17,7 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.yamlnodes import Located, as_int, describe, read_fields
+from djsb.yamlnodes import one_of as one_of  # the choice reader, part of the job-module API
 
 OPTIONS_KEY = "job_module.options"
 
@@ -148,16 +149,6 @@ def as_arguments(node: Located) -> tuple[str, ...]:
         return check_arguments(words)
     except ValueError as exc:
         raise node.error(str(exc)) from None
-
-
-def one_of(*choices: Any) -> Reader:
-    """A reader accepting exactly one of ``choices`` (strings or YAML booleans)."""
-    def read(node: Located) -> Any:
-        if not any(node.value is c or (isinstance(c, str) and node.value == c) for c in choices):
-            shown = ", ".join(str(c).lower() if isinstance(c, bool) else c for c in choices)
-            raise node.error(f"expected one of {shown}, got {describe(node.value)}")
-        return node.value
-    return read
 
 
 def as_tasks_per_node(node: Located) -> int | dict[str, int]:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from djsb.model.cluster import PartitionSpec
+from djsb.model.cluster import ClusterSpec, PartitionSpec
 from djsb.registry import Registry
+from djsb.workloads.shaping.geometry import Limits
 
 HOUR = 3600.0
 Layout = Callable[[], tuple[PartitionSpec, ...]]
@@ -51,3 +52,16 @@ METACENTRUM_QUEUES = {"q_2h": 7200, "q_4h": 14400, "q_1d": 86400, "q_2d": 172800
 def metacentrum_2013() -> tuple[PartitionSpec, ...]:
     """The wagap trace's queues, time limits only."""
     return tuple(PartitionSpec(name, max_time=float(limit)) for name, limit in METACENTRUM_QUEUES.items())
+
+
+def partition_limits(cluster: ClusterSpec) -> tuple[Limits, ...]:
+    """The geometry limits (djsb.workloads.shaping) of every partition of ``cluster``, in its order:
+    what shaping fits a trace's jobs to, with max_cpus capped by the cores of the partition's nodes."""
+    cores = {n.name: n.cores for n in cluster.nodes}
+    return tuple(_limits(p, sum(cores[n] for n in p.nodes) if p.nodes is not None else cluster.total_cores)
+                 for p in cluster.partitions)
+
+
+def _limits(spec: PartitionSpec, size: int) -> Limits:
+    top = min(spec.max_cpus, size) if spec.max_cpus is not None else size
+    return Limits(spec.name, max(1, spec.min_cpus), top, spec.max_time)

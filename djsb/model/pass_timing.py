@@ -4,16 +4,18 @@
   the backfill pass every ``bf_interval`` (0: at every event). With ``pass_times`` (the passes a
   live slurmctld ran, replayed by ``djsb calibrate``) a pass runs at exactly the given instants
   instead.
-* Under ``defer`` the event passes are not skipped but queued, as Slurm 22.05 does: a batch
-  submission (``_slurm_rpc_submit_batch_job``) and, under defer, a job's end
-  (``_slurm_rpc_epilog_complete``) call ``queue_job_scheduler()``, which only counts the request;
-  slurmctld's background thread (``_slurmctld_background``, controller.c) wakes about once a
-  second (ten 100 ms sleeps) and runs ``schedule(false)``, a pass over ``default_queue_depth``
-  jobs, when a request is counted and ``batch_sched_delay`` whole seconds passed since its last
-  pass (``last_sched_time``, also set by the periodic ``sched_interval`` pass). ``defer`` only
-  skips the attempt inside the submission (job_mgr.c ``job_allocate``) and the immediate pass at a
-  job's end. The wake-ups are on the periodic main pass's grid of whole seconds (the same loop
-  runs both); ``sched_min_interval`` (2 microseconds by default) is not modelled.
+* Event passes run as Slurm 22.05 runs them. A batch job is never started inside its submission
+  (``_slurm_rpc_submit_batch_job`` calls ``job_allocate`` with ``allocate`` 0: test only, defer or
+  not); the submission calls ``queue_job_scheduler()``, which only counts a request, and so does a
+  job's end under ``defer`` (``_slurm_rpc_epilog_complete``; without defer the end calls
+  ``schedule()`` and the pass runs at once). slurmctld's background thread
+  (``_slurmctld_background``, controller.c) wakes about once a second (ten 100 ms sleeps) and runs
+  ``schedule(false)``, a pass over ``default_queue_depth`` jobs, when a request is counted and
+  ``batch_sched_delay`` whole seconds passed since its last pass (``last_sched_time``, also set
+  by the periodic ``sched_interval`` pass). The wake-ups are on the periodic main pass's grid of
+  whole seconds (the same loop runs both); ``sched_min_interval`` (2 microseconds by default) is
+  not modelled. With ``sched_interval`` 0 (the model's event-driven mode, as textbook EASY: no
+  Slurm setting) every event runs its passes at once.
 * Periodic passes run only when something changed since the same pass last ran (a submission, an
   end, a start, or a priority recomputation that changed the queue order): an unchanged state
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval from
@@ -70,9 +72,10 @@ class PassTiming:
         """Whether job ends (and submissions, unless ``defer``) trigger a main pass."""
         self.event_bf = backfill.enabled and config.bf_interval == 0 and BF_TICK not in self.given
         """Whether job ends and submissions trigger a backfill pass."""
-        self.queued_main = config.defer and self.event_main
-        """Whether the event passes are queued for the background loop (``defer``) instead of run at
-        the event."""
+        self.queued_submit = self.event_main and config.sched_interval > 0
+        """Whether a submission queues its pass for the background loop instead of running it."""
+        self.queued_end = self.queued_submit and config.defer
+        """Whether a job's end queues its pass for the background loop (``defer``)."""
         self.requested = False
         self.last_sched = -math.inf
         self.dirty = {MAIN_TICK: True, BF_TICK: True}

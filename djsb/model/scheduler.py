@@ -31,13 +31,13 @@ class SchedulerConfig:
     cannot start) or ``conservative`` (every job tested that cannot start gets a reservation;
     Slurm's sched/backfill plans this way for the jobs it tests). ``sched_interval`` /
     ``bf_interval`` 0 mean "run the pass at every instant where an event changed something"
-    instead of periodically. ``defer`` (Slurm option): no attempt to start a job inside its
-    submission, and no main pass right at a job end; both events then queue a main pass that
-    slurmctld's background loop runs at its next wake-up (once a second), at least
-    ``batch_sched_delay`` seconds after its previous pass (Slurm's default 3 s; see
-    :mod:`djsb.model.pass_timing`). ``extend_limit``: let jobs run past their time limit instead of
-    killing them. ``bf_continue`` is accepted for fidelity to Table 3.3 but has no effect: passes
-    take no simulated time, so the backfill pass never yields its locks mid-queue.
+    instead of periodically. A submission queues a main pass that slurmctld's background loop runs
+    at its next wake-up (once a second), at least ``batch_sched_delay`` seconds after its previous
+    pass (Slurm's default 3 s); ``defer`` (Slurm option) queues a job end's pass the same way
+    instead of running it at once (:mod:`djsb.model.pass_timing`). ``extend_limit``: let jobs run
+    past their time limit instead of killing them. ``bf_continue`` is accepted for fidelity to
+    Table 3.3 but has no effect: passes take no simulated time, so the backfill pass never yields
+    its locks mid-queue.
     ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
     (unlimited), which Slurm cannot express but textbook backfilling assumes.
 

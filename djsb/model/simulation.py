@@ -19,8 +19,9 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
 * The main pass walks the queue in priority order and starts jobs until the first job that does
   not fit; that job blocks its partition and the pass carries on only for other partitions
   (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
-  every job end and on submission (under ``defer`` queued for slurmctld's background loop, which
-  runs it within a second, ``batch_sched_delay`` after its previous pass), testing at most
+  every job end and on submission (a submission's, and under ``defer`` an end's, queued for
+  slurmctld's background loop, which runs it within a second, ``batch_sched_delay`` after its
+  previous pass), testing at most
   ``default_queue_depth`` jobs, and every ``sched_interval`` seconds over the whole queue
   (sched_config.html: event-triggered passes consider default_queue_depth jobs, the periodic loop
   all of them).
@@ -186,7 +187,7 @@ class Simulation:
         heap = self.heap
         running = self.running
         event_bf, event_main = self.passes.event_bf, self.passes.event_main
-        queued_main = self.passes.queued_main
+        queued_submit, queued_end = self.passes.queued_submit, self.passes.queued_end
         next_progress = self.stats["events"] + PROGRESS_EVERY
         while heap and heap[0][0] <= until:
             now = heap[0][0]
@@ -211,9 +212,9 @@ class Simulation:
             for key in ends:
                 self._end(running[key], now)
             periodic = MAIN_TICK in ticks
-            if ends and queued_main:
+            if ends and queued_end:
                 self.passes.request_main()
-            if ((ends and event_main and not queued_main) or periodic
+            if ((ends and event_main and not queued_end) or periodic
                     or (QUEUED_TICK in ticks and self.passes.background_pass(QUEUED_TICK, now))):
                 if periodic:
                     self.passes.background_pass(MAIN_TICK, now)
@@ -223,7 +224,7 @@ class Simulation:
             if submits:
                 for key in submits:
                     self._submit(self.by_id[key], now)
-                if queued_main:
+                if queued_submit:
                     self.passes.request_main()
                 elif event_main:
                     self._main_pass(now, periodic=False)

@@ -6,6 +6,6 @@ hours), :mod:`~djsb.pool.interactive` (users, reboots, failures), :mod:`~djsb.po
 :mod:`~djsb.pool.placement` (C1-C3), :mod:`~djsb.pool.simulation` (the event loop),
 :mod:`~djsb.pool.metrics`, :mod:`~djsb.pool.generator` and :mod:`~djsb.pool.history_csv`
 (workloads), :mod:`~djsb.pool.config` with :mod:`~djsb.pool.readers`, :mod:`~djsb.pool.units`,
-:mod:`~djsb.pool.runner` (``run_point``, ``run_tree``),
-:mod:`~djsb.pool.sweep` and :mod:`~djsb.pool.plots` (``djsb pool``).
+:mod:`~djsb.pool.runner` (``run_point``, ``run_tree``) and :mod:`~djsb.pool.plots`; the
+``djsb pool`` command, which may run a config's sweep, is :mod:`djsb.sweep.pool_command`.
 """

@@ -19,10 +19,7 @@ def x_key(table: pd.DataFrame, swept: list[str]) -> str:
 
 def plot_sweep(table: pd.DataFrame, swept: list[str], path: Path) -> None:
     """Write the three panels of one sweep into ``path`` (PNG)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from djsb.plotting import plt, save  # matplotlib is imported only when drawing
 
     x = x_key(table, swept)
     numeric_x = pd.api.types.is_numeric_dtype(table[x])
@@ -41,5 +38,4 @@ def plot_sweep(table: pd.DataFrame, swept: list[str], path: Path) -> None:
         ax.grid(alpha=0.3)
     axes[0].legend(title=", ".join(others) or None, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path, dpi=110)

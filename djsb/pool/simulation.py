@@ -189,7 +189,7 @@ class PoolSimulation:
         end, cause = self._task_end(task_id, now, self.abandon.run_limit())
         spans = self.interruptions[computer]
         nxt = spans.next_start(now)
-        if nxt is not None and spans.starts[nxt] < end:
+        if nxt is not None and (spans.starts[nxt], _END_ORDER[spans.causes[nxt]]) < (end, _END_ORDER[cause]):
             return spans.starts[nxt], spans.causes[nxt]
         return end, cause
 
@@ -255,5 +255,8 @@ def _computer(item: int) -> int:
     return -1 - item if item < 0 else item
 
 
-_END_ORDER = {EndCause.COMPLETED: 0, EndCause.REMOVED: 1, EndCause.LIMIT: 2}
-"""On a tie, a task that completes completes; one removed is not abandoned."""
+_END_ORDER = {EndCause.COMPLETED: 0, EndCause.REMOVED: 1, EndCause.USER: 2, EndCause.REBOOT: 2,
+              EndCause.OTHER: 2, EndCause.LIMIT: 3}
+"""On a tie, a task that completes completes; one removed is not abandoned; a run its computer's
+interruption ends at the instant of the run limit lasted the limit, not more, so I1(t) of 002
+("abandon if individual time > t") retries it rather than the watchdog stopping it."""

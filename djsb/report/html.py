@@ -18,10 +18,10 @@ import jinja2
 import pandas as pd
 
 from djsb.harness.rundir import describe_cell
-from djsb.harness.scenarios import scenario
 from djsb.registry import UnknownName
 from djsb.report.cells import failure_reasons
 from djsb.report.summary import summary_warnings
+from djsb.scenarios import scenario
 
 RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
                ("figures/slowdown_s.png", "slowdown of the simulation"),

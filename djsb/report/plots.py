@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.harness.scenarios import scenario, scenario_names  # noqa: E402
+from djsb.plotting import plt, save
+from djsb.scenarios import scenario, scenario_names
 
 DODGE = 0.06
 """How far apart (in analytics) the scenarios' points at one n_a are drawn."""
@@ -33,17 +30,14 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
         _panel(ax, summary, metric, label, samples)
     if title:
         fig.suptitle(title)
-    for suffix in ("png", "pdf"):
-        path = out_dir / f"djsb.{suffix}"
-        fig.savefig(path, dpi=120)
-        written.append(path)
-    plt.close(fig)
+    paths = [out_dir / f"djsb.{suffix}" for suffix in ("png", "pdf")]
+    save(fig, *paths)
+    written.extend(paths)
     for metric, label in PANELS:
         fig, ax = plt.subplots(figsize=(4.6, 3.8), constrained_layout=True)
         _panel(ax, summary, metric, label, samples)
         path = out_dir / f"{metric}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        save(fig, path)
         written.append(path)
     return written
 

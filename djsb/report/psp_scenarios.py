@@ -20,16 +20,14 @@ one column per swept key, the point's metrics.json scalars) and each point's job
 from __future__ import annotations
 
 from collections import deque
+from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.errors import InputError  # noqa: E402
-from djsb.model.priority.psp import GROUP_PRIORITY, group_priority  # noqa: E402
+from djsb.errors import InputError
+from djsb.model.priority.psp import GROUP_PRIORITY, group_priority, job_accuracy, mean_accuracy
+from djsb.plotting import save
 
 POLICIES = ("fcfs", "psp", "psp_aging")
 ESTIMATES = {"runtime": "perfect", "requested": "real"}
@@ -89,16 +87,16 @@ def _ratio(trace: str, name: str, measured: float, paper: dict[str, tuple[float,
 def accuracy_groups(jobs: pd.DataFrame, window: int = 10) -> pd.Series:
     """Each job's Table 1 priority: its owner's mean accuracy over their previous ``window`` jobs.
 
-    Accuracy = min(1, run time / requested time) of each earlier job in submission order; a user's
-    first job (no history) is in g10 = 49, as in the PSP plugin.
+    Accuracy = min(1, run time / requested time) of each earlier job in submission order, exact as
+    in the PSP plugin; a user's first job (no history) is in g10 = 49, as there.
     """
-    history: dict[str, deque[float]] = {}
+    history: dict[str, deque[Fraction]] = {}
     groups = {}
     for job in jobs.sort_values(["submit", "job_id"]).itertuples():
         past = history.setdefault(str(job.user), deque(maxlen=window))
-        groups[job.Index] = group_priority(sum(past) / len(past)) if past else GROUP_PRIORITY[-1]
+        groups[job.Index] = group_priority(mean_accuracy(past)) if past else GROUP_PRIORITY[-1]
         if job.requested_time > 0:
-            past.append(min(1.0, job.run_time / job.requested_time))
+            past.append(job_accuracy(float(job.run_time), float(job.requested_time)))
     return pd.Series(groups).reindex(jobs.index)
 
 
@@ -133,8 +131,7 @@ def bar_charts(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
             ax.grid(True, axis="y", alpha=0.3)
             path = out_dir / f"{stem}_{trace}.png"
             ax.figure.tight_layout()
-            ax.figure.savefig(path, dpi=120)
-            plt.close(ax.figure)
+            save(ax.figure, path)
             written.append(path)
     return written
 

@@ -18,16 +18,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import scipy.stats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from djsb.workloads._textio import open_trace_text  # noqa: E402
-from djsb.workloads.job import TraceJob  # noqa: E402
-from djsb.yamlnodes import as_str, load_yaml  # noqa: E402
+from djsb.plotting import ecdf_step, plt, save
+from djsb.workloads._textio import open_trace_text
+from djsb.workloads.job import TraceJob
 
 STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
 QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
@@ -81,20 +78,16 @@ def side_by_side(real: dict[str, pd.Series], sim: dict[str, pd.Series]) -> pd.Da
 
 
 def ks_statistic(a: pd.Series, b: pd.Series) -> float:
-    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``."""
-    x, y = np.sort(a.dropna().to_numpy(float)), np.sort(b.dropna().to_numpy(float))
-    points = np.concatenate([x, y])
-    fx = np.searchsorted(x, points, side="right") / len(x)
-    fy = np.searchsorted(y, points, side="right") / len(y)
-    return float(np.max(np.abs(fx - fy)))
+    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``
+    (scipy.stats.ks_2samp), missing values left out."""
+    return float(scipy.stats.ks_2samp(a.dropna().to_numpy(float), b.dropna().to_numpy(float)).statistic)
 
 
 def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> None:
     """The queue wait ECDFs, recorded and simulated (003 Figure 5)."""
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, values in (("recorded", real), ("simulated", sim)):
-        v = np.sort(values.dropna().to_numpy(float))
-        ax.step(v, np.arange(1, len(v) + 1) / max(len(v), 1), where="post", label=label)
+        ecdf_step(ax, np.sort(values.dropna().to_numpy(float)), label=label)
     ax.set_xscale("symlog", linthresh=1.0)
     ax.set_xlabel("queue wait (s)")
     ax.set_ylabel("fraction of jobs")
@@ -102,8 +95,7 @@ def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> N
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Path) -> dict[str, float]:
@@ -121,23 +113,6 @@ def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Pa
     summary = {"ks_wait": ks, "recorded_jobs": float(len(trace_jobs)), "simulated_jobs": float(len(jobs))}
     (out_dir / "replay_stats.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
-
-
-def replay_and_compare(config_path: Path, out_dir: Path) -> Path:
-    """``djsb replay-stats``: run ``djsb simulate`` on an SWF replay, then compare it with the trace."""
-    from djsb.simulate import load_experiment, run_simulate
-
-    experiment = load_experiment(config_path)
-    workload = load_yaml(config_path).get("workload")
-    assert workload is not None  # load_experiment requires it
-    swf = workload.get("swf")
-    if swf is None:
-        raise workload.error("replay-stats compares a replay with its trace: give workload.swf")
-    trace = Path(as_str(swf))
-    run_simulate(config_path, out_dir)
-    write_replay_stats(trace if trace.is_absolute() else config_path.resolve().parent / trace,
-                       experiment.as_recorded(), out_dir)
-    return out_dir
 
 
 def _own_request(job: TraceJob) -> float | None:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from djsb import metrics, noise
-from djsb.harness.scenarios import scenario_names
+from djsb.scenarios import scenario_names
 
 SAMPLE_COLUMNS = ("scenario", "n_a", "sample", "slowdown_s", "slowdown_a", "t_s", "t_a", "w_s", "w_a",
                   "dynamicity")
@@ -50,7 +50,7 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
     The CI is left empty (NaN) with fewer than noise.MIN_CI_SAMPLES samples. ``warnings`` joins the
     row's own noise warnings (slowdowns < 1, dynamicity > 1: djsb.noise) and the run's ``notes``
     (reference spread, machine load) with "; ", so each row says when it is not to be trusted.
-    Rows come in the scenarios' fixed order (djsb/harness/scenarios/), then by n_a.
+    Rows come in the scenarios' fixed order (djsb/scenarios/), then by n_a.
     """
     rows = []
     for (scenario, _), group in samples.groupby(["scenario", "n_a"], sort=True):
@@ -70,7 +70,7 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
 
 
 def in_scenario_order(table: pd.DataFrame) -> pd.DataFrame:
-    """``table``'s rows in the scenarios' fixed order (djsb/harness/scenarios/), then by n_a."""
+    """``table``'s rows in the scenarios' fixed order (djsb/scenarios/), then by n_a."""
     order = {name: rank for rank, name in enumerate(scenario_names())}
     table = table.sort_values(["scenario", "n_a"], kind="stable",
                               key=lambda column: column.map(order) if column.name == "scenario" else column)

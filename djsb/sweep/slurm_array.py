@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any, Protocol
 
-from djsb.config import SSHConfig, as_size, read_ssh
+from djsb.config import SSHConfig, read_ssh
 from djsb.errors import RunError
 from djsb.jobs.api import JobRequest, JobState
 from djsb.jobs.batch import render_batch_script
@@ -47,7 +47,7 @@ from djsb.sweep.local import Outcome, stop_signals
 from djsb.sweep.spec import SweepSpec
 from djsb.sweep.sweep_dir import METRICS, POINTS, SweepDirectory
 from djsb.transport import LocalTransport, Transport
-from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_duration, as_int, as_number, as_size, as_str, read_fields
 
 TEMPLATE = Path(__file__).with_name("templates") / "array_task.sh.j2"
 GIB = 1 << 30
@@ -97,7 +97,7 @@ def read_settings(node: Located | None) -> ArraySettings:
         "options": lambda n: n, "ssh": read_ssh,
         "djsb": lambda n: tuple(as_str(word) for word in (n.value if isinstance(n.value, list) else [n])),
         "cpus_per_task": lambda n: as_int(n, 1), "memory": as_size,
-        "time_per_point": lambda n: as_number(n, 0.0, strict=True), "max_parallel": lambda n: as_int(n, 1),
+        "time_per_point": lambda n: as_duration(n, 0.0, strict=True), "max_parallel": lambda n: as_int(n, 1),
         "poll_interval": lambda n: as_number(n, 0.0, strict=True)})
     settings = ArraySettings(**{"options": {}, **fields})
     module_class(MODULE).read_options(settings.options)  # a bad option is reported at its line now

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import Workload
-from djsb.yamlnodes import Located, as_number, read_fields
+from djsb.yamlnodes import Located, as_duration, as_number, read_fields
 
 DAY = 86400.0
 WEEK = 7 * DAY
@@ -80,8 +80,8 @@ def window_jobs(jobs: Sequence[TraceJob], window: Window) -> list[TraceJob]:
 
 def read_window(node: Located, workload: Workload) -> Window:
     """A ``window: {start: busiest | SECONDS, length: 604800, warmup: 172800}`` section."""
-    fields = read_fields(node, {"start": lambda n: n, "length": lambda n: as_number(n, 1.0),
-                                "warmup": as_number})
+    fields = read_fields(node, {"start": lambda n: n, "length": lambda n: as_duration(n, 1.0),
+                                "warmup": as_duration})
     length = fields.get("length", WEEK)
     start_node = fields.get("start")
     if start_node is None or start_node.value == "busiest":

@@ -1,38 +1,22 @@
-"""``djsb wrappers CONFIG [--json]``: one workflow under each requested strategy, ranked.
+"""The outcomes of one workflow under each requested strategy, ranked (``djsb wrappers CONFIG [--json]``).
 
 CONFIG is a ``djsb simulate`` config with a ``workflow`` section (djsb/workflows/plan.py): the machine
 and its state are its cluster, policy and workload (``generator: empty`` for an empty machine, a
-synthetic workload, or a trace). Each strategy runs the same workload in its own model run. Strategies
-are ranked by the workflow's makespan (queue plus run time: what the thesis' conclusion weighs, 004
-ch. 6), then queue time, then submissions; a strategy whose wrappers did not all complete ranks last.
+synthetic workload, or a trace). Each strategy runs the same workload in its own model run
+(djsb.simulate.compare_strategies). Strategies are ranked by the workflow's makespan (queue plus run
+time: what the thesis' conclusion weighs, 004 ch. 6), then queue time, then submissions; a strategy
+whose wrappers did not all complete ranks last.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 
-from djsb.errors import ConfigError
-from djsb.simulate import load_experiment
-from djsb.workflows.run import WorkflowOutcome, run_workflow
+from djsb.workflows.run import WorkflowOutcome
 
 COLUMNS = ("strategy", "submissions", "cpus_max", "runtime_s", "queue_time_s", "makespan_s", "fairshare")
-
-
-def compare_strategies(config_path: Path) -> list[WorkflowOutcome]:
-    """Run the config's workflow under each of its strategies; best first."""
-    experiment = load_experiment(config_path)
-    plan = experiment.workflow
-    if plan is None:
-        raise ConfigError("missing section 'workflow' (the workflow to evaluate)", source=str(config_path),
-                          line=1, key="workflow")
-    outcomes = [run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler,
-                             copy.deepcopy(experiment.priority), experiment.seed, plan, strategy)[1]
-                for strategy in plan.strategies]
-    return ranked(outcomes)
 
 
 def ranked(outcomes: Sequence[WorkflowOutcome]) -> list[WorkflowOutcome]:

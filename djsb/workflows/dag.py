@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import Any
 
 from djsb.errors import ConfigError
-from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_duration, as_int, as_str, one_of, read_fields
 
 SHAPES = ("vertical", "horizontal", "grid")
 
@@ -163,10 +163,10 @@ DAG_KEYS = frozenset({"shape", "count", "chains", "length", "cpus", "run_time", 
 """The keys of a ``workflow`` section that describe its DAG (the section holds more: see config)."""
 
 _SHAPE_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "shape": as_str, "count": lambda n: as_int(n, 1), "chains": lambda n: as_int(n, 1),
+    "shape": one_of(*SHAPES), "count": lambda n: as_int(n, 1), "chains": lambda n: as_int(n, 1),
     "length": lambda n: as_int(n, 1), "cpus": lambda n: as_int(n, 1),
-    "run_time": lambda n: as_number(n, 0.0, strict=True),
-    "requested_time": lambda n: as_number(n, 0.0, strict=True),
+    "run_time": lambda n: as_duration(n, 0.0, strict=True),
+    "requested_time": lambda n: as_duration(n, 0.0, strict=True),
 }
 _SHAPE_NEEDS = {"vertical": ("count",), "horizontal": ("count",), "grid": ("chains", "length")}
 
@@ -183,8 +183,6 @@ def read_workflow(node: Located) -> Workflow:
         return _read_jobs(fields["jobs"])
     values = {name: _SHAPE_FIELDS[name](child) for name, child in fields.items()}
     shape = values["shape"]
-    if shape not in SHAPES:
-        raise fields["shape"].error(f"expected one of {', '.join(SHAPES)}, got {shape!r}")
     allowed = {"shape", "cpus", "run_time", "requested_time", *_SHAPE_NEEDS[shape]}
     for name in fields:
         if name not in allowed:
@@ -203,8 +201,8 @@ def _read_jobs(node: Located) -> Workflow:
     jobs = []
     for item in node.value:
         f = read_fields(item, {"name": as_str, "cpus": lambda n: as_int(n, 1),
-                               "run_time": lambda n: as_number(n, 0.0, strict=True),
-                               "requested_time": lambda n: as_number(n, 0.0, strict=True),
+                               "run_time": lambda n: as_duration(n, 0.0, strict=True),
+                               "requested_time": lambda n: as_duration(n, 0.0, strict=True),
                                "after": _names}, ("name", "cpus", "run_time"))
         jobs.append(WorkflowJob(f["name"], f["cpus"], f["run_time"], f.get("requested_time", f["run_time"]),
                                 f.get("after", ())))

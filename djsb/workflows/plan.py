@@ -7,8 +7,9 @@
       count: 7
       cpus: 96
       run_time: 1800
-      strategy: vertical           # one of none, vertical, horizontal, vertical-horizontal,
-                                   # horizontal-vertical; ``djsb wrappers`` takes a list (default: all)
+      strategy: vertical           # one of none, vertical, horizontal, vertical-horizontal (parallel
+                                   # chains), horizontal-vertical (sequential stages), 004 sec. 2.8;
+                                   # ``djsb wrappers`` takes a list (default: all)
       submit: 0                    # seconds on the workload's clock (default 0)
       submission: on_parent_end    # unwrapped dependents: on_parent_end (Autosubmit, default) or
                                    # afterok (all submitted at once, Slurm holds them)
@@ -34,7 +35,7 @@ from djsb.model import ClusterSpec
 from djsb.model.cluster import ClusterState
 from djsb.workflows.dag import DAG_KEYS, Workflow, read_workflow
 from djsb.workflows.wrappers import STRATEGIES, WrapperLimits, pack
-from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_duration, as_int, as_number, as_str, one_of, read_fields
 
 SUBMISSIONS = ("on_parent_end", "afterok")
 PRIOR_USAGES = ("none", "workload")
@@ -57,26 +58,17 @@ class WorkflowPlan:
     strategy_line: int | None = None
 
 
-def _choice(options: tuple[str, ...]) -> Callable[[Located], str]:
-    def read(node: Located) -> str:
-        value = as_str(node)
-        if value not in options:
-            raise node.error(f"expected one of {', '.join(options)}, got {value!r}")
-        return value
-    return read
-
-
 def _strategies(node: Located) -> tuple[str, ...]:
     items = node.value if isinstance(node.value, list) else [node]
     if not items:
         raise node.error("expected a strategy or a non-empty list of strategies")
-    return tuple(_choice(STRATEGIES)(item) for item in items)
+    return tuple(one_of(*STRATEGIES)(item) for item in items)
 
 
 _PLAN_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "strategy": _strategies, "submit": as_number, "submission": _choice(SUBMISSIONS), "user": as_str,
+    "strategy": _strategies, "submit": as_number, "submission": one_of(*SUBMISSIONS), "user": as_str,
     "account": as_str, "partition": as_str, "fairshare_target": lambda n: _target(n),
-    "limits": lambda n: n, "prior_usage": _choice(PRIOR_USAGES),
+    "limits": lambda n: n, "prior_usage": one_of(*PRIOR_USAGES),
 }
 
 
@@ -112,7 +104,8 @@ def _limits(node: Located | None, cluster: ClusterSpec, partition: str | None) -
     state = ClusterState(cluster)
     part = state.by_name[partition] if partition is not None else state.partitions[0]
     spec = part.spec
-    given = read_fields(node, {"max_jobs": lambda n: as_int(n, 1), "max_wallclock": lambda n: as_number(n, 1),
+    given = read_fields(node, {"max_jobs": lambda n: as_int(n, 1),
+                               "max_wallclock": lambda n: as_duration(n, 1),
                                "max_cpus": lambda n: as_int(n, 1)}) if node is not None else {}
     max_cpus = min(given.get("max_cpus", part.cores), spec.max_cpus or part.cores, part.cores)
     times = [t for t in (given.get("max_wallclock"), spec.max_time) if t is not None]

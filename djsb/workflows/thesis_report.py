@@ -109,10 +109,7 @@ def write_static_report(sweep_csv: Path, out_dir: Path) -> Path:
 
 
 def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from djsb.plotting import plt, save  # matplotlib is imported only when drawing
 
     fig, ax = plt.subplots(figsize=(8, 5))
     for (run_time, cpus), cell in cells.groupby([RUN_TIME, CPUS]):
@@ -126,8 +123,7 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     ax.set_title("Average wait against fair share (004 fig. 4.1)")
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
-    fig.savefig(out_dir / "wait_vs_fairshare.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "wait_vs_fairshare.png")
 
     shares = sorted(sweep[FAIRSHARE].unique())
     fig, ax = plt.subplots(figsize=(9, 4))
@@ -137,8 +133,7 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     ax.set_ylabel("wait time (s)")
     ax.set_title("Wait per fair share, all job configurations (004 fig. 4.3)")
     fig.tight_layout()
-    fig.savefig(out_dir / "wait_boxplots.png", dpi=120)
-    plt.close(fig)
+    save(fig, out_dir / "wait_boxplots.png")
 
 
 def dynamic_tables(sweep: pd.DataFrame) -> pd.DataFrame:

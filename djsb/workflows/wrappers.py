@@ -8,15 +8,16 @@ stages of the longest chain (a chain takes the sum of its jobs' time limits). He
 * ``none``: one submission per job;
 * ``vertical``: a chain of jobs run in sequence: CPUs = max of the inner jobs, time = sum;
 * ``horizontal``: independent jobs run in parallel: CPUs = sum, time = max;
-* ``vertical-horizontal``: n sequential stages of m parallel jobs (each stage one level of the DAG);
-* ``horizontal-vertical``: one stage of m parallel chains of n jobs.
+* ``vertical-horizontal``: one stage of m parallel chains of n jobs (vertical wrappers side by side);
+* ``horizontal-vertical``: n sequential stages of m parallel jobs (each stage one level of the DAG).
 
-(The shared wrapper interface names the two mixed kinds this way; the thesis' prose, sec. 2.8,
-calls "vertical-horizontal" the parallel verticals. The geometry is what the model sees.)
+The mixed names follow the thesis, sec. 2.8: "vertical-horizontal and horizontal-vertical. The first
+one is made up of multiple vertical wrappers joined in a single horizontal. Analogously, the latter is
+build from various horizontal jobs that run sequentially in lock-step."
 
 Packing follows the DAG: vertical wrappers take the workflow's chains (:attr:`Workflow.chains`),
-horizontal ones its levels (jobs at the same depth are independent), vertical-horizontal runs of
-consecutive levels, horizontal-vertical the chains starting at the same level. Autosubmit's limits
+horizontal ones its levels (jobs at the same depth are independent), vertical-horizontal the chains
+starting at the same level, horizontal-vertical runs of consecutive levels. Autosubmit's limits
 (:class:`WrapperLimits`: jobs per wrapper, the partition's MaxTime and MaxCPUs) are never exceeded: a
 wrapper that would exceed one is split, greedily in DAG order, into several valid wrappers; a job that
 alone exceeds the partition's limits cannot be submitted at all and is an input error. A wrapper
@@ -40,7 +41,7 @@ Stage = tuple[Chain, ...]
 
 @dataclass(frozen=True, slots=True)
 class Wrapper:
-    """One packed submission (the shared wrapper interface)."""
+    """One packed submission: what the model schedules and the batch script runs."""
 
     strategy: str  # none | vertical | horizontal | vertical-horizontal | horizontal-vertical
     stages: tuple[Stage, ...]  # sequential stages of parallel chains of inner-job names
@@ -189,13 +190,13 @@ def _horizontal_pieces(workflow: Workflow, limits: WrapperLimits) -> list[list[S
             for run in _greedy([((name,),) for name in level], fits, _as_one_stage)]
 
 
-def _vertical_horizontal(workflow: Workflow, limits: WrapperLimits) -> list[list[Stage]]:
+def _horizontal_vertical(workflow: Workflow, limits: WrapperLimits) -> list[list[Stage]]:
     """Consecutive level pieces as sequential stages, as many as the limits allow."""
     pieces = [piece[0] for piece in _horizontal_pieces(workflow, limits)]
     return _greedy(pieces, _fits(workflow, limits), _as_stages)
 
 
-def _horizontal_vertical(workflow: Workflow, limits: WrapperLimits) -> list[list[Stage]]:
+def _vertical_horizontal(workflow: Workflow, limits: WrapperLimits) -> list[list[Stage]]:
     """Chains starting at the same level run in parallel; a chain too long for the limits is cut into
     segments, and the k-th segments of those chains are packed together (they follow the (k-1)-th)."""
     fits = _fits(workflow, limits)

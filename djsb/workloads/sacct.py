@@ -64,7 +64,16 @@ from operator import attrgetter
 from djsb.errors import TraceError
 from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
 from djsb.workloads.job import TraceJob
-from djsb.workloads.swf import UNKNOWN, SkippedRecord, Workload
+from djsb.workloads.records import (
+    CANCELLED_BEFORE_START,
+    DUPLICATE_JOB_ID,
+    FIELD_COUNT,
+    NO_PROCESSORS,
+    SUBMIT_UNKNOWN,
+    Skip,
+    read_records,
+)
+from djsb.workloads.swf import UNKNOWN, Workload
 
 _NO_TIME = {"", "unknown", "none"}
 _NO_LIMIT = {"", "unlimited", "partition_limit", "invalid", "none", "unknown"}
@@ -128,6 +137,12 @@ def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
     return mb if mb > 0 else None
 
 
+_VALUE = Skip("malformed_value", malformed=True)
+_JOB_STEP = Skip("job_step")
+_NOT_STARTED = Skip("not_started")
+_NOT_FINISHED = Skip("not_finished")
+
+
 def _count(text: str) -> int:
     value = text.strip()
     return int(value) if value else 0
@@ -180,40 +195,27 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     g_nnodes, g_reqmem = getter("nnodes"), getter("reqmem")
     g_user, g_uid, g_account = getter("user"), getter("uid"), getter("account")
     g_partition, g_qos = getter("partition"), getter("qos")
-    skipped: list[SkippedRecord] = []
-    accepted: list[tuple[int | None, str, TraceJob, str]] = []  # (id or None, JobID text, job, state)
     seen: set[int] = set()
     max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
-    data_lines = 0
-    malformed = 0
-    first_malformed: int | None = None
     width = len(names)
-    for index in range(header_index + 1, len(lines)):
-        raw = lines[index].rstrip("\r")
+
+    def parse(lineno: int, raw: str) -> tuple[int | None, str, TraceJob, str] | Skip | None:
+        """(id or None for a fresh one, JobID text, job, state) of one line, or why it is skipped."""
+        nonlocal max_numeric
         if not raw.strip():
-            continue
-        lineno = index + 1
-        data_lines += 1
-
-        def skip(reason: str, lineno: int = lineno, raw: str = raw) -> None:
-            skipped.append(SkippedRecord(lineno, reason, raw))
-
+            return None
         row = raw.split("|")
         if len(row) == width + 1 and row[-1] == "":
             row.pop()
         if len(row) != width:
-            malformed += 1
-            first_malformed = first_malformed or lineno
-            skip("malformed_field_count")
-            continue
+            return FIELD_COUNT
         job_text = (g_jobid(row) or g_jobidraw(row)).strip()
         for text in (job_text, g_jobidraw(row)):
             digits = _LEADING_DIGITS.match(text.strip())
             if digits:
                 max_numeric = max(max_numeric, int(digits.group()))
         if "." in job_text or "." in g_jobidraw(row):
-            skip("job_step")
-            continue
+            return _JOB_STEP
         state = g_state(row).strip()
         upper_state = state.upper()
         try:
@@ -229,29 +231,22 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             else:
                 run = None
             if run is not None and not math.isfinite(run):
-                raise ValueError(run)
+                return _VALUE
         except ValueError:
-            malformed += 1
-            first_malformed = first_malformed or lineno
-            skip("malformed_value")
-            continue
+            return _VALUE
         started = upper_state != "PENDING" and (start is not None if "start" in col else True)
         if upper_state.startswith("CANCELLED") and (not started or not run or run <= 0):
-            skip("cancelled_before_start")
-            continue
+            return CANCELLED_BEFORE_START
         if not started:
-            skip("not_started")
-            continue
+            return _NOT_STARTED
         if "end" in col:
             finished = end is not None
         else:
             finished = upper_state not in ("RUNNING", "SUSPENDED", "REQUEUED", "RESIZING")
         if not finished or run is None:
-            skip("not_finished")
-            continue
+            return _NOT_FINISHED
         if submit is None:
-            skip("submit_unknown")
-            continue
+            return SUBMIT_UNKNOWN
         try:
             cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
             nodes = _count(g_nnodes(row)) or None
@@ -268,19 +263,14 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             elif _ARRAY_OR_HET.match(job_text):
                 job_id = None  # a fresh id is given below
             else:
-                raise ValueError(job_text)
+                return _VALUE
         except ValueError:
-            malformed += 1
-            first_malformed = first_malformed or lineno
-            skip("malformed_value")
-            continue
+            return _VALUE
         if cpus <= 0:
-            skip("no_processors")
-            continue
+            return NO_PROCESSORS
         if job_id is not None:
             if job_id in seen:
-                skip("duplicate_job_id")
-                continue
+                return DUPLICATE_JOB_ID
             seen.add(job_id)
         user = g_user(row).strip()
         if not user:
@@ -289,11 +279,10 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         account = g_account(row).strip() or UNKNOWN
         job = TraceJob(-1 if job_id is None else job_id, submit, max(run, 0.0), cpus, limit, memory, nodes,
                        user, account, g_partition(row).strip() or None, g_qos(row).strip() or None)
-        accepted.append((job_id, job_text, job, state))
+        return job_id, job_text, job, state
 
-    if malformed and (not accepted or malformed * 2 > data_lines):
-        raise TraceError(f"not sacct --parsable2 output: {malformed} of {data_lines} data lines are "
-                         "malformed; first here", source=source, line=first_malformed)
+    accepted, skipped = read_records(lines[header_index + 1:], parse, source=source,
+                                     kind="sacct --parsable2 output", start=header_index + 2)
 
     next_id = max_numeric + 1
     origin = min((job.submit for *_, job, _ in accepted), default=0.0)

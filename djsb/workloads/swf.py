@@ -96,8 +96,19 @@ from math import isfinite
 from operator import attrgetter
 
 from djsb.errors import TraceError
-from djsb.workloads._textio import STREAM_ERRORS, atomic_output, open_trace_text
+from djsb.workloads._textio import atomic_output, open_trace_text
 from djsb.workloads.job import TraceJob
+from djsb.workloads.records import (
+    CANCELLED_BEFORE_START,
+    DUPLICATE_JOB_ID,
+    FIELD_COUNT,
+    NO_PROCESSORS,
+    SUBMIT_UNKNOWN,
+    Parser,
+    Skip,
+    SkippedRecord,
+    read_records,
+)
 
 SWF_FIELDS = 18
 EPOCH_THRESHOLD = 1e8  # submit times at or above this (1973-03-03) are absolute Unix times
@@ -110,15 +121,6 @@ NAME_MAP_KEYS = ("Partition", "Queue", "User", "Group")
 
 _QUEUE_NAME = re.compile(r"q\d+")
 _HEADER_LINE = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*)\s*:(?:\s+(.*?))?\s*$")
-
-
-@dataclass(frozen=True)
-class SkippedRecord:
-    """A record not turned into a TraceJob: its 1-based line number, why, and the line itself."""
-
-    line: int
-    reason: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -218,136 +220,14 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
     source = os.fspath(path)
     if limit is not None and limit < 0:
         raise TraceError(f"limit must be >= 0, got {limit}", source=source)
-    hp = _HeaderParser()
-    jobs: list[TraceJob] = []
-    skipped: list[SkippedRecord] = []
-    extra: dict[int, dict[str, str]] = {}
-    seen: set[int] = set()
-    users: dict[int, str] = {}
-    groups: dict[int, str] = {}
-    parts: dict[int, str] = {}
-    queues: dict[int, str] = {}
-    data_lines = 0
-    malformed = 0
-    first_malformed: int | None = None
-    lineno = 0
-    append = jobs.append
-    new_job = TraceJob
-
-    def skip(reason: str, text: str) -> None:
-        skipped.append(SkippedRecord(lineno, reason, text.rstrip("\r\n")))
-
     if limit == 0:
         with open_trace_text(source):
             return Workload([], {}, [], source)
+    hp = _HeaderParser()
+    extra: dict[int, dict[str, str]] = {}
     with open_trace_text(source) as stream:
-        try:
-            for lineno, line in enumerate(stream, 1):  # noqa: B007 - lineno is read by skip()
-                f = line.split()
-                if not f:
-                    continue
-                if f[0][0] == ";":
-                    hp.feed(line.strip())
-                    continue
-                data_lines += 1
-                n = len(f)
-                if n < SWF_FIELDS:
-                    malformed += 1
-                    first_malformed = first_malformed or lineno
-                    skip("malformed_field_count", line)
-                    continue
-                try:
-                    try:
-                        job_id = int(f[0])
-                        alloc = int(f[4])
-                        req = int(f[7])
-                        status = int(f[10])
-                        uid = int(f[11])
-                        gid = int(f[12])
-                        queue = int(f[14])
-                        part = int(f[15])
-                        prec = int(f[16])
-                    except ValueError:  # slow path: counts written as floats ("4.0")
-                        job_id, alloc, req, status, uid, gid, queue, part, prec = (
-                            _as_int(f[i]) for i in (0, 4, 7, 10, 11, 12, 14, 15, 16))
-                    submit = float(f[1])
-                    run = float(f[3])
-                    rtime = float(f[8])
-                    rmem = float(f[9])
-                    if not isfinite(submit + run + rtime + rmem):  # "nan", "inf"
-                        raise ValueError(line)
-                except ValueError:
-                    malformed += 1
-                    first_malformed = first_malformed or lineno
-                    skip("malformed_number", line)
-                    continue
-                if job_id < 0:
-                    skip("invalid_job_id", line)
-                    continue
-                if status == 5 and run <= 0:
-                    skip("cancelled_before_start", line)
-                    continue
-                if submit < 0:
-                    skip("submit_unknown", line)
-                    continue
-                if run < 0:
-                    skip("run_time_unknown", line)
-                    continue
-                cpus = req if req > 0 else alloc
-                if cpus <= 0:
-                    skip("no_processors", line)
-                    continue
-                if job_id in seen:
-                    skip("duplicate_job_id", line)
-                    continue
-                seen.add(job_id)
-
-                user = users.get(uid)
-                if user is None:
-                    user = users[uid] = f"u{uid}" if uid >= 0 else UNKNOWN
-                account = groups.get(gid)
-                if account is None:
-                    account = groups[gid] = f"g{gid}" if gid >= 0 else UNKNOWN
-                nodes = None
-                if n > SWF_FIELDS and f[18][0] == "{":
-                    # Alea / MetaCentrum extended dialect (module docstring).
-                    memory = rmem / _BYTES_PER_MB if rmem > 0 else None
-                    queue_name = f[19] if n > 19 else ""
-                    partition = queue_name if queue_name not in ("", "-") else None
-                    try:
-                        nodes = len(set(parse_node_list(f[18]))) or None
-                    except ValueError:
-                        nodes = None
-                    depends: tuple[int, ...] = ()
-                    extra[job_id] = {"node_list": f[18], "queue": queue_name,
-                                     "resources": " ".join(f[20:])}
-                else:
-                    memory = rmem * cpus / _KB_PER_MB if rmem > 0 else None
-                    if part > 0:
-                        partition = parts.get(part)
-                        if partition is None:
-                            partition = parts[part] = f"p{part}"
-                    elif queue > 0:
-                        partition = queues.get(queue)
-                        if partition is None:
-                            partition = queues[queue] = f"q{queue}"
-                    else:
-                        partition = None
-                    depends = (prec,) if prec >= 0 and prec != job_id else ()
-                    if n > SWF_FIELDS:
-                        extra[job_id] = {"extra_fields": " ".join(f[SWF_FIELDS:])}
-                append(new_job(job_id, submit, run, cpus, rtime if rtime > 0 else None, memory, nodes,
-                               user, account, partition, None, depends))
-                if limit is not None and len(jobs) >= limit:
-                    break
-        except STREAM_ERRORS as exc:
-            raise TraceError(f"cannot read trace (corrupt or truncated?): {exc}", source=source,
-                             line=lineno + 1) from exc
-
-    if malformed and (not jobs or malformed * 2 > data_lines):
-        raise TraceError(f"not an SWF trace: {malformed} of {data_lines} data lines are malformed "
-                         f"(need {SWF_FIELDS} numeric fields); first here", source=source,
-                         line=first_malformed)
+        jobs, skipped = read_records(stream, _swf_parser(hp, extra), source=source, kind="an SWF trace",
+                                     need=f" (need {SWF_FIELDS} numeric fields)", limit=limit)
     header = hp.header
     time_origin = 0.0
     if jobs and "UnixStartTime" not in header and "Version" not in header:
@@ -359,6 +239,107 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
         jobs = _apply_header_names(jobs, header)
     jobs.sort(key=attrgetter("submit", "job_id"))
     return Workload(jobs, header, skipped, source, extra, time_origin)
+
+
+_NUMBER = Skip("malformed_number", malformed=True)
+_INVALID_JOB_ID = Skip("invalid_job_id")
+_RUN_TIME_UNKNOWN = Skip("run_time_unknown")
+
+
+def _swf_parser(hp: _HeaderParser, extra: dict[int, dict[str, str]]) -> Parser[TraceJob]:
+    """The parser of one SWF file for :func:`read_records`: header lines go to ``hp``, the extended
+    columns of each job to ``extra``; the skip rules are the module docstring's, in its order."""
+    seen: set[int] = set()
+    users: dict[int, str] = {}
+    groups: dict[int, str] = {}
+    parts: dict[int, str] = {}
+    queues: dict[int, str] = {}
+    new_job = TraceJob
+
+    def parse(lineno: int, line: str) -> TraceJob | Skip | None:
+        f = line.split()
+        if not f:
+            return None
+        if f[0][0] == ";":
+            hp.feed(line.strip())
+            return None
+        n = len(f)
+        if n < SWF_FIELDS:
+            return FIELD_COUNT
+        try:
+            try:
+                job_id = int(f[0])
+                alloc = int(f[4])
+                req = int(f[7])
+                status = int(f[10])
+                uid = int(f[11])
+                gid = int(f[12])
+                queue = int(f[14])
+                part = int(f[15])
+                prec = int(f[16])
+            except ValueError:  # slow path: counts written as floats ("4.0")
+                job_id, alloc, req, status, uid, gid, queue, part, prec = (
+                    _as_int(f[i]) for i in (0, 4, 7, 10, 11, 12, 14, 15, 16))
+            submit = float(f[1])
+            run = float(f[3])
+            rtime = float(f[8])
+            rmem = float(f[9])
+            if not isfinite(submit + run + rtime + rmem):  # "nan", "inf"
+                return _NUMBER
+        except ValueError:
+            return _NUMBER
+        if job_id < 0:
+            return _INVALID_JOB_ID
+        if status == 5 and run <= 0:
+            return CANCELLED_BEFORE_START
+        if submit < 0:
+            return SUBMIT_UNKNOWN
+        if run < 0:
+            return _RUN_TIME_UNKNOWN
+        cpus = req if req > 0 else alloc
+        if cpus <= 0:
+            return NO_PROCESSORS
+        if job_id in seen:
+            return DUPLICATE_JOB_ID
+        seen.add(job_id)
+
+        user = users.get(uid)
+        if user is None:
+            user = users[uid] = f"u{uid}" if uid >= 0 else UNKNOWN
+        account = groups.get(gid)
+        if account is None:
+            account = groups[gid] = f"g{gid}" if gid >= 0 else UNKNOWN
+        nodes = None
+        if n > SWF_FIELDS and f[18][0] == "{":
+            # Alea / MetaCentrum extended dialect (module docstring).
+            memory = rmem / _BYTES_PER_MB if rmem > 0 else None
+            queue_name = f[19] if n > 19 else ""
+            partition = queue_name if queue_name not in ("", "-") else None
+            try:
+                nodes = len(set(parse_node_list(f[18]))) or None
+            except ValueError:
+                nodes = None
+            depends: tuple[int, ...] = ()
+            extra[job_id] = {"node_list": f[18], "queue": queue_name, "resources": " ".join(f[20:])}
+        else:
+            memory = rmem * cpus / _KB_PER_MB if rmem > 0 else None
+            if part > 0:
+                partition = parts.get(part)
+                if partition is None:
+                    partition = parts[part] = f"p{part}"
+            elif queue > 0:
+                partition = queues.get(queue)
+                if partition is None:
+                    partition = queues[queue] = f"q{queue}"
+            else:
+                partition = None
+            depends = (prec,) if prec >= 0 and prec != job_id else ()
+            if n > SWF_FIELDS:
+                extra[job_id] = {"extra_fields": " ".join(f[SWF_FIELDS:])}
+        return new_job(job_id, submit, run, cpus, rtime if rtime > 0 else None, memory, nodes, user,
+                       account, partition, None, depends)
+
+    return parse
 
 
 def _apply_header_names(jobs: list[TraceJob], header: Mapping[str, str]) -> list[TraceJob]:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from djsb.jobs.api import JobState, JobStatus
+from djsb.jobs.hostlist import node_names
 from djsb.jobs.scheduler_base import TOKEN_PREFIX, TaggedJob
 
 # The squeue --Format fields, by the name the parser gives them, in the order parse_squeue reads
@@ -114,36 +115,6 @@ def sacct_exit_code(text: str) -> int | None:
     return 128 + int(signal) if int(signal) else int(code)
 
 
-def expand_hostlist(text: str) -> tuple[str, ...]:
-    """Node names of a Slurm hostlist: 'n[1-3,7],gpu[01-02],login' -> n1 n2 n3 n7 gpu01 gpu02 login.
-
-    Ranges keep their zero padding (gpu[01-02]); an empty list, '(null)' or sacct's 'None assigned'
-    gives no nodes.
-    """
-    text = text.strip()
-    if not text or text in ("(null)", "None", "None assigned"):
-        return ()
-    names: list[str] = []
-    for item in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):
-        names.extend(_expand_item(item))
-    return tuple(names)
-
-
-def _expand_item(item: str) -> list[str]:
-    """One hostlist item, possibly with several bracketed ranges ('rack[1-2]n[1-2]')."""
-    match = re.search(r"\[([^\]]*)\]", item)
-    if match is None:
-        return [item]
-    head, tail = item[:match.start()], item[match.end():]
-    expanded: list[str] = []
-    for part in match.group(1).split(","):
-        low, _, high = part.partition("-")
-        width = len(low)
-        for number in range(int(low), int(high or low) + 1):
-            expanded.extend(head + str(number).zfill(width) + rest for rest in _expand_item(tail))
-    return expanded
-
-
 def _status(fields: dict[str, str], exit_code: int | None) -> JobStatus:
     """A JobStatus from one job's fields (named as the keys of SQUEUE_COLUMNS), keeping only the
     times that are facts.
@@ -167,7 +138,7 @@ def _status(fields: dict[str, str], exit_code: int | None) -> JobStatus:
         start=slurm_epoch(fields["start"]) if started else None,
         end=slurm_epoch(fields["end"]) if state.finished else None,
         exit_code=exit_code if state.finished else None,
-        nodes=expand_hostlist(fields["nodes"]) if started else (),
+        nodes=node_names(fields["nodes"]) if started else (),
         reason=reason,
         final=final,
         restarts=int(restarts) if restarts.isdigit() else 0,

@@ -1,8 +1,11 @@
 """Penalty Scheduling Policy with aging, PSP+AGING (Rocchetti et al., paper 000 sec. 3).
 
-A user's accuracy is the mean of A = t_run / t_req over their last ten completed jobs; it maps
-to one of ten groups with an initial priority g (Table 1 of 000: g1 (0, 0.05) -> 1 ...
-g10 [0.78, 1] -> 49). Every time step (150 s in 000) a pending job's priority ages by eq. (1):
+A user's accuracy is the mean of A = t_run / t_req (sec. 3 of 000: the job's real run time over
+the time the user requested) over their last ten completed jobs; it maps to one of ten groups with
+an initial priority g (Table 1 of 000: g1 (0, 0.05) -> 1 ... g10 [0.78, 1] -> 49). The accuracies
+and their mean are exact fractions and the bounds the decimals of Table 1: in floating point a mean
+of exactly 0.52 can come out as 0.51999... and land in g7 (40) instead of g8 (43), which moves 3 of
+KTH-SP2's first 5,000 jobs. Every time step (150 s in 000) a pending job's priority ages by eq. (1):
 p_{i+1} = g + p_i * t_wait / t_estimated, with p_1 = g, t_wait the time waited so far and
 t_estimated the requested time. Steps fall on multiples of the time step (the plugin's
 calc_period, like Slurm's priority recalculation into which 000 coded it); a recomputation
@@ -30,19 +33,31 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from fractions import Fraction
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
 from djsb.yamlnodes import Located, as_number
 
-GROUP_BOUNDS = (0.05, 0.10, 0.15, 0.20, 0.30, 0.40, 0.52, 0.64, 0.78)  # Table 1 of 000
+GROUP_BOUNDS = tuple(Fraction(bound) for bound in ("0.05", "0.10", "0.15", "0.20", "0.30", "0.40",
+                                                    "0.52", "0.64", "0.78"))  # Table 1 of 000
 GROUP_PRIORITY = (1, 10, 20, 25, 30, 35, 40, 43, 46, 49)
 CAP = 1e300
 
 
-def group_priority(accuracy: float) -> int:
+def job_accuracy(run_time: float, requested: float) -> Fraction:
+    """A = t_run / t_req of sec. 3 of 000, capped at 1, as the exact ratio of the two times."""
+    return min(Fraction(1), Fraction(run_time) / Fraction(requested))
+
+
+def mean_accuracy(accuracies: Collection[Fraction]) -> Fraction:
+    """The exact mean of a user's job accuracies (at least one)."""
+    return sum(accuracies, Fraction(0)) / len(accuracies)
+
+
+def group_priority(accuracy: Fraction) -> int:
     """Initial priority g of Table 1 of paper 000 for a mean accuracy in [0, 1]."""
     return GROUP_PRIORITY[bisect_right(GROUP_BOUNDS, accuracy)]
 
@@ -57,14 +72,14 @@ class PspAgingPriority(PriorityPlugin):
         self.calc_period = time_step if aging else 0.0
         self.name = "psp_aging" if aging else "psp"
         self.window = window
-        self.history: dict[str, deque[float]] = {}
+        self.history: dict[str, deque[Fraction]] = {}
         self.base: dict[int, int] = {}
         self.aged_until: dict[int, float] = {}
 
-    def accuracy(self, user: str) -> float | None:
+    def accuracy(self, user: str) -> Fraction | None:
         """Mean accuracy of the user's last ``window`` completed jobs (None without history)."""
         history = self.history.get(user)
-        return sum(history) / len(history) if history else None
+        return mean_accuracy(history) if history else None
 
     def on_submit(self, job: SimJob, now: float) -> None:
         """p_1 = g of the owner's accuracy group."""
@@ -80,8 +95,8 @@ class PspAgingPriority(PriorityPlugin):
         """Record the accuracy t_run / t_req of a completed job."""
         requested = job.trace.user_estimate if job.trace.user_estimate is not None else job.limit
         if math.isfinite(requested) and requested > 0 and job.start is not None:
-            accuracy = min(1.0, (now - job.start) / requested)
-            self.history.setdefault(job.trace.user, deque(maxlen=self.window)).append(accuracy)
+            self.history.setdefault(job.trace.user, deque(maxlen=self.window)).append(
+                job_accuracy(now - job.start, requested))
         self.base.pop(job.job_id, None)
         self.aged_until.pop(job.job_id, None)
 

@@ -5,7 +5,10 @@ deallocated and over this bound. Furthermore, we investigate the impact of disco
 deallocations due to interactive users and reboots from a task's accrued execution time": A2 and
 A3 leave out of the accrued time the runs that ended by an interactive user (A2) or by a reboot
 (A3). I1 bounds each single run ("individual time"); like a system-provided run-time estimate
-(sec. IV of 002) it is enforced while the task runs: a watchdog ends the run at t.
+(sec. IV of 002) it is enforced while the task runs: a watchdog ends the run at t. The bound is
+strict, as 002 writes it: "I1(t): Abandon if individual time > t". A run the watchdog stopped was
+still going at t (a task that completes at t completes), so its time exceeds t and it is
+abandoned; a run a user, a reboot or a failure ended after exactly t hours is retried.
 """
 
 from __future__ import annotations
@@ -63,14 +66,14 @@ class AccruedTimeButReboots(_AccruedBound):
 @ABANDON_POLICIES.register("I1")
 @dataclass(frozen=True, slots=True)
 class IndividualTime(AbandonPolicy):
-    """I1(t): abandon a task once one of its runs lasts t hours (the watchdog stops it there)."""
+    """I1(t): abandon a task once one of its runs goes past t hours (the watchdog stops it at t)."""
 
     t_hours: float
     PARAMS = {"t_hours": hours}
     REQUIRED = ("t_hours",)
 
     def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(longest_run(history) >= self.t_hours * HOUR)
+        return abandon_if(history[-1].cause is EndCause.LIMIT or longest_run(history) > self.t_hours * HOUR)
 
     def run_limit(self) -> float:
         return self.t_hours * HOUR

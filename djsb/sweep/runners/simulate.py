@@ -6,16 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
+# The points draw their figures with pyplot: imported once here, before the sweep forks its
+# workers, each worker has it already instead of importing it for its first point (about 1 s each).
+import djsb.plotting  # noqa: F401
 from djsb.simulate import run_simulate
 from djsb.sweep.runners import POINT_RUNNERS
 from djsb.yamlnodes import Located
-
-# The points draw their figures with pyplot: imported once here, before the sweep forks its
-# workers, each worker has it already instead of importing it for its first point (about 1 s each).
-matplotlib.use("Agg")
-import matplotlib.pyplot  # noqa: E402,F401
 
 
 @POINT_RUNNERS.register("simulate")

@@ -10,8 +10,8 @@ time by F. Every job moved, shaped or rejected is listed with its geometry befor
 """
 
 from djsb.workloads.shaping.apply import ShapingRecord, records_frame, shape_workload
-from djsb.workloads.shaping.geometry import Limits, partition_limits
+from djsb.workloads.shaping.geometry import Limits
 from djsb.workloads.shaping.policy import SHAPING_POLICIES, ShapingPolicy, read_shaping
 
-__all__ = ["SHAPING_POLICIES", "Limits", "ShapingPolicy", "ShapingRecord", "partition_limits", "read_shaping",
-           "records_frame", "shape_workload"]
+__all__ = ["SHAPING_POLICIES", "Limits", "ShapingPolicy", "ShapingRecord", "read_shaping", "records_frame",
+           "shape_workload"]

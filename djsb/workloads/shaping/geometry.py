@@ -13,7 +13,6 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from djsb.model.cluster import ClusterSpec, PartitionSpec
 from djsb.workloads.job import TraceJob
 
 
@@ -39,18 +38,6 @@ class Limits:
     def fits(self, cpus: int, time: float | None) -> bool:
         """Does a request of ``cpus`` cores and ``time`` s fit?"""
         return not self.why_not(cpus, time)
-
-
-def partition_limits(cluster: ClusterSpec) -> tuple[Limits, ...]:
-    """The geometry limits of every partition of ``cluster``, in its order."""
-    cores = {n.name: n.cores for n in cluster.nodes}
-    return tuple(_limits(p, sum(cores[n] for n in p.nodes) if p.nodes is not None else cluster.total_cores)
-                 for p in cluster.partitions)
-
-
-def _limits(spec: PartitionSpec, size: int) -> Limits:
-    top = min(spec.max_cpus, size) if spec.max_cpus is not None else size
-    return Limits(spec.name, max(1, spec.min_cpus), top, spec.max_time)
 
 
 def geometry(job: TraceJob) -> float:

@@ -3,7 +3,7 @@ arbitrates; nothing is done to the simulation."""
 
 from __future__ import annotations
 
-from djsb.harness.scenarios.base import PlotStyle, Scenario, register
+from djsb.scenarios.base import PlotStyle, Scenario, register
 
 
 @register

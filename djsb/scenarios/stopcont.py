@@ -3,7 +3,7 @@ analytics is submitted, and resumed when no analytics runs any more."""
 
 from __future__ import annotations
 
-from djsb.harness.scenarios.base import CellState, PlotStyle, Scenario, SimulationHandle, register
+from djsb.scenarios.base import CellState, PlotStyle, Scenario, SimulationHandle, register
 
 
 @register

@@ -17,12 +17,25 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from djsb.registry import Registry
 
-if TYPE_CHECKING:
-    from djsb.config import AppConfig
+
+class Application(Protocol):
+    """What a scenario reads of an application's config (djsb.config.AppConfig is one)."""
+
+    @property
+    def total_tasks(self) -> int:
+        """The application's tasks."""
+
+    @property
+    def cpus_per_task(self) -> int:
+        """The CPUs of each task."""
+
+    @property
+    def total_cpus(self) -> int:
+        """total_tasks x cpus_per_task."""
 
 
 class SimulationHandle(Protocol):
@@ -50,8 +63,8 @@ class CellState:
     analytics about to be submitted.
     """
 
-    simulation: AppConfig
-    analytics: AppConfig
+    simulation: Application
+    analytics: Application
     running: int
 
 
@@ -73,7 +86,7 @@ class Scenario(ABC):
     style: ClassVar[PlotStyle]
     analytics_oversubscribes: ClassVar[bool]
 
-    def check(self, simulation: AppConfig, analytics: AppConfig) -> None:  # noqa: B027 - optional hook
+    def check(self, simulation: Application, analytics: Application) -> None:  # noqa: B027 - optional hook
         """Raise ConfigError(message, key=section) when the applications cannot run this scenario."""
 
     def before_analytics(self, sim: SimulationHandle, cell: CellState) -> None:  # noqa: B027 - optional
@@ -92,7 +105,7 @@ class Scenario(ABC):
         """
 
 
-SCENARIOS: Registry[type[Scenario]] = Registry("scenario", "djsb.harness.scenarios")
+SCENARIOS: Registry[type[Scenario]] = Registry("scenario", "djsb.scenarios")
 
 
 def register(cls: type[Scenario]) -> type[Scenario]:

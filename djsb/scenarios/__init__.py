@@ -1,7 +1,8 @@
 """The scenarios of the execution stage (paper 001 sec. 4.1), one file each, found by name."""
 
-from djsb.harness.scenarios.base import (
+from djsb.scenarios.base import (
     SCENARIOS,
+    Application,
     CellState,
     PlotStyle,
     Scenario,
@@ -11,5 +12,5 @@ from djsb.harness.scenarios.base import (
     scenario_names,
 )
 
-__all__ = ["SCENARIOS", "CellState", "PlotStyle", "Scenario", "SimulationHandle", "register", "scenario",
-           "scenario_names"]
+__all__ = ["SCENARIOS", "Application", "CellState", "PlotStyle", "Scenario", "SimulationHandle", "register",
+           "scenario", "scenario_names"]

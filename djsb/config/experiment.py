@@ -15,42 +15,27 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import ConfigError
-from djsb.harness.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.jobs.api import JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
-from djsb.jobs.registry import module_class, runs_remotely
+from djsb.jobs.registry import load_job_module, module_class, runs_remotely
 from djsb.registry import UnknownName
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_str, describe, load_yaml, read_fields
+from djsb.scenarios import SCENARIOS, scenario, scenario_names
+from djsb.transport import Transport
+from djsb.yamlnodes import (
+    Located,
+    as_bool,
+    as_duration,
+    as_int,
+    as_size,
+    as_str,
+    describe,
+    load_yaml,
+    one_of,
+    read_fields,
+)
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
-
-# K/M/G/T are powers of 1024 as in Slurm's --mem (and djsb-stream's --memory); KB/MB/GB/TB powers of 1000.
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4,
-               "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
-               "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4}
-_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
-
-
-def parse_size(text: str | int | float) -> int:
-    """Bytes in a size such as 4GiB, 50MiB, 1.5G (= 1.5 GiB, as Slurm reads it), 2GB or 1024 (bytes).
-
-    Raises ValueError with the accepted units when the text is not a size.
-    """
-    if isinstance(text, bool):
-        raise ValueError("expected a size such as 4GiB or 50MiB, got a boolean")
-    if isinstance(text, (int, float)):
-        if text <= 0:
-            raise ValueError("a size must be positive")
-        return int(text)
-    match = _SIZE_RE.match(str(text))
-    unit = match.group(2).lower() if match else ""
-    if not match or unit not in _SIZE_UNITS:
-        raise ValueError(f"expected a size such as 4GiB, 50MiB, 512M or 1024 (bytes), got {text!r}")
-    value = float(match.group(1)) * _SIZE_UNITS[unit]
-    if value < 1:
-        raise ValueError("a size must be at least one byte")
-    return int(value)
-
 
 @dataclass(frozen=True)
 class GeneralConfig:
@@ -211,14 +196,6 @@ def _dyn_analysis(node: Located) -> tuple[int, ...]:
     return (as_int(node, 1),)
 
 
-def as_size(node: Located) -> int:
-    """A size (parse_size) at a config node; a bad one is that node's error."""
-    try:
-        return parse_size(node.value)
-    except ValueError as exc:
-        raise node.error(str(exc)) from None
-
-
 def _command(node: Located) -> tuple[str, ...]:
     if isinstance(node.value, str):
         try:
@@ -234,13 +211,13 @@ def _command(node: Located) -> tuple[str, ...]:
 def _general(node: Located) -> GeneralConfig:
     values = read_fields(node, {
         "num_of_samples": lambda n: as_int(n, 1),
-        "sleep_min_time": lambda n: as_number(n, 0.0),
-        "sleep_max_time": lambda n: as_number(n, 0.0),
+        "sleep_min_time": as_duration,
+        "sleep_max_time": as_duration,
         "num_of_ref_analysis": lambda n: as_int(n, 1),
         "num_of_dyn_analysis": _dyn_analysis,
         "scenarios": _scenarios,
         "seed": lambda n: as_int(n, 0),
-        "poll_interval": lambda n: as_number(n, 0.0, strict=True),
+        "poll_interval": lambda n: as_duration(n, 0.0, strict=True),
     })
     general = GeneralConfig(**values)
     if general.sleep_min_time > general.sleep_max_time:
@@ -255,7 +232,7 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
         "total_tasks": lambda n: as_int(n, 1),
         "cpus_per_task": lambda n: as_int(n, 1),
         "total_memory": as_size,
-        "exec_time": lambda n: as_number(n, 0.0, strict=True),
+        "exec_time": lambda n: as_duration(n, 0.0, strict=True),
         "node_host_names": _host_names,
         "command": _command,
     }
@@ -283,13 +260,11 @@ def read_ssh(node: Located) -> SSHConfig:
     """A job_module.ssh section (or the same keys elsewhere: sweep.slurm.ssh)."""
     values = read_fields(node, {"host": as_str, "port": lambda n: as_int(n, 1), "user": as_str,
                           "key_file": as_str, "known_hosts": as_str, "remote_dir": as_str,
-                          "apps_dir": as_str, "connect_timeout": lambda n: as_number(n, 0.0, strict=True),
-                          "transport": as_str, "ssh_config": as_str, "modules": _names,
-                          "reconnect_for": lambda n: as_number(n, 0.0)})
+                          "apps_dir": as_str, "connect_timeout": lambda n: as_duration(n, 0.0, strict=True),
+                          "transport": one_of(*SSH_TRANSPORTS), "ssh_config": as_str, "modules": _names,
+                          "reconnect_for": as_duration})
     if "host" not in values:
         raise node.error("missing key 'host'")
-    if values.get("transport", "paramiko") not in SSH_TRANSPORTS:
-        raise node.mapping()["transport"].error(f"one of {', '.join(SSH_TRANSPORTS)}")
     if values.get("port", 22) > 65535:
         raise node.mapping()["port"].error("a port is at most 65535")
     return SSHConfig(**values)
@@ -352,3 +327,14 @@ def config_from_tree(root: Located) -> Config:
 def load_config(path: str | Path) -> Config:
     """Read and validate an experiment config file (raises ConfigError with file, line and key)."""
     return config_from_tree(load_yaml(Path(path)))
+
+
+def open_module(config: Config, transport: Transport) -> JobModule:
+    """The config's job module on ``transport``; its option errors are reported against the config file."""
+    try:
+        return load_job_module(config.job_module.name, config.job_module.options, transport,
+                               base_dir=Path(config.source).parent)
+    except ConfigError as exc:
+        if exc.source is not None:
+            raise
+        raise ConfigError(exc.message, source=config.source, key=exc.key) from None

@@ -5,21 +5,17 @@ ends (DLB-DROM in the paper)."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from djsb.errors import ConfigError
-from djsb.harness.scenarios.base import CellState, PlotStyle, Scenario, SimulationHandle, register
-
-if TYPE_CHECKING:
-    from djsb.config import AppConfig
+from djsb.scenarios.base import Application, CellState, PlotStyle, Scenario, SimulationHandle, register
 
 
-def lent_per_task(simulation: AppConfig, analytics: AppConfig) -> int:
+def lent_per_task(simulation: Application, analytics: Application) -> int:
     """CPUs each simulation task lends to one analytics: its CPUs spread over the simulation's tasks."""
     return math.ceil(analytics.total_cpus / simulation.total_tasks)
 
 
-def threads_left(simulation: AppConfig, analytics: AppConfig, lending_to: int) -> int:
+def threads_left(simulation: Application, analytics: Application, lending_to: int) -> int:
     """Threads per simulation task while it lends to ``lending_to`` analytics (always at least one)."""
     return max(1, simulation.cpus_per_task - lent_per_task(simulation, analytics) * lending_to)
 
@@ -34,7 +30,7 @@ class Dynamic(Scenario):
     # The shrink happens inside the job (DLB): the scheduler still sees the simulation's CPUs allocated.
     analytics_oversubscribes = True
 
-    def check(self, simulation: AppConfig, analytics: AppConfig) -> None:
+    def check(self, simulation: Application, analytics: Application) -> None:
         """Each simulation task must be able to lend an analytics' share and keep one CPU."""
         lent = lent_per_task(simulation, analytics)
         if lent >= simulation.cpus_per_task:

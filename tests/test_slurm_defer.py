@@ -1,0 +1,154 @@
+"""When Slurm starts a batch job, with and without ``defer``, on the real mini-cluster, against the
+model's queued passes (djsb/model/pass_timing.py), worked by hand.
+
+Slurm 22.05 never starts a batch job inside its submission (``job_allocate`` is called with
+``allocate`` 0 for sbatch): the submission queues a request, and slurmctld's background loop
+(about once a second) runs a main pass when ``batch_sched_delay`` whole seconds passed since its
+previous pass, defer or not. So on an idle cluster a job starts within a second or two (not at the
+60 s periodic ``sched_interval`` pass), and jobs submitted back to back start ``batch_sched_delay``
+apart. What ``defer`` changes for batch jobs is a job's end: without it the end runs a pass at once,
+with it the end only queues a request for the loop (tests/test_model_backfill.py works that case
+by hand; live it depends on when slurmctld's epilog handler refreshes its cached defer flag after a
+reconfigure, which this test cannot control). sdiag's main-scheduler "Total cycles" counts the
+passes. The test sets SchedulerParameters through slurm.conf and ``scontrol reconfigure``, and
+restores them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from slurm_plugin import SlurmCluster
+
+from djsb.calibrate.slurm_config import scheduler_cycles
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.workloads.job import TraceJob
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+CONF = Path("/etc/slurm/slurm.conf")
+PARAMS = re.compile(r"^SchedulerParameters=.*$", re.MULTILINE)
+
+
+def slurm(*args: str) -> str:
+    done = subprocess.run(list(args), capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "SLURM_TIME_FORMAT": "%s"})
+    assert done.returncode == 0, f"{' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def wait_until(what: str, check: object, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.1)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace the file ``path`` resolves to at once: a daemon re-reading it (every slurmd does on a
+    reconfigure) never sees it empty or half written."""
+    target = path.resolve()
+    scratch = target.with_name(target.name + ".djsb-test")
+    scratch.write_text(text)
+    scratch.replace(target)
+
+
+@contextmanager
+def scheduler_parameters(value: str) -> Iterator[None]:
+    """slurm.conf's SchedulerParameters set to ``value`` for the block (scontrol reconfigure)."""
+    original = CONF.read_text()
+    write_atomically(CONF, PARAMS.sub(f"SchedulerParameters={value}", original))
+    try:
+        reconfigure(value)
+        yield
+    finally:
+        write_atomically(CONF, original)
+        reconfigure(PARAMS.search(original).group(0).partition("=")[2])  # type: ignore[union-attr]
+
+
+RECONFIGURED = [0]
+"""The Unix second of the last reconfigure."""
+
+
+def reconfigure(value: str) -> None:
+    """``scontrol reconfigure``, then wait until the main scheduler ran a pass with ``value``: it
+    reads its parameters (batch_sched_delay among them) only when it runs, so a case started before
+    would be timed by the previous ones. The reconfigure queues that pass itself. Two reconfigures
+    are never made within one second: slurmctld's caches of the parameters (the main scheduler's,
+    the epilog handler's defer flag) compare the configuration's last_update, in whole seconds, and
+    would keep the first one's values."""
+    wait_until("a new second", lambda: int(time.time()) > RECONFIGURED[0], 2)
+    before = scheduler_cycles(slurm("sdiag"))["main"]
+    slurm("scontrol", "reconfigure")
+    RECONFIGURED[0] = int(time.time())
+    wait_until("slurmctld took the new parameters", lambda: f"= {value}" in slurm("scontrol", "show", "config"), 60)
+    wait_until("a pass ran with them", lambda: scheduler_cycles(slurm("sdiag"))["main"] > before, 30)
+
+
+def submit_one() -> str:
+    """A 60 s sleep job of one node (2 CPUs) on the partition whose CPUs are shared only on request
+    (OverSubscribe=YES: dedicated, as the model gives them); its id."""
+    return slurm("sbatch", "--parsable", "--partition=oversub", "--ntasks=1", "--cpus-per-task=2",
+                 "--mem-per-cpu=64", "--time=1", "--job-name=djsb-defer", "--output=/dev/null",
+                 "--wrap=sleep 60").strip()
+
+
+def times_of(job_id: str) -> tuple[int, int | None, int | None]:
+    """Slurm's submit, start (None while pending) and end (None while not ended), whole seconds."""
+    submit, start, end, state = slurm("squeue", "--noheader", "--states=all", f"--jobs={job_id}",
+                                      "--format=%V|%S|%e|%T").strip().split("|")
+    started = state not in ("PENDING", "CONFIGURING")
+    ended = state not in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
+    return int(submit), int(start) if started else None, int(end) if ended else None
+
+
+def idle_for(seconds: float) -> None:
+    """Wait until none of the cluster's jobs is queued or running, then ``seconds`` more (the loop's
+    previous pass, the reconfigure's own, must lie further back than batch_sched_delay)."""
+    busy = ("squeue", "--noheader", "--states=PENDING,CONFIGURING,RUNNING,SUSPENDED,COMPLETING", "--format=%i")
+    wait_until("the cluster is idle", lambda: not slurm(*busy).strip(), 60)
+    time.sleep(seconds)
+
+
+def model_starts(jobs: list[TraceJob], config: SchedulerConfig) -> list[float]:
+    """The model's starts of ``jobs`` on the mini-cluster's size (4 nodes x 2 CPUs), on Slurm's
+    clock: the background loop's wake-ups fall on its whole seconds."""
+    result = Simulation(jobs, ClusterSpec.homogeneous(4, 2), config).run()
+    return [float(v) for v in result.jobs.sort_values("job_id")["start"]]
+
+
+@pytest.mark.parametrize("defer", [False, True], ids=["no-defer", "defer"])
+def test_submissions_wait_for_the_background_loop_defer_or_not(slurm_cluster: SlurmCluster,
+                                                               defer: bool) -> None:
+    # Three one-node jobs 1.2 s apart, batch_sched_delay 3: the first starts at the loop's next wake-up
+    # (0-1 s, whole seconds: at most 2); the two others were submitted while the 3 s ran, and start
+    # together at the first wake-up 3 s after the first pass (3-4 s later).
+    params = ("defer," if defer else "") + "batch_sched_delay=3,sched_interval=60,bf_interval=60"
+    with scheduler_parameters(params):
+        idle_for(4)
+        before = scheduler_cycles(slurm("sdiag"))["main"]
+        ids = []
+        for _ in range(3):
+            ids.append(submit_one())
+            time.sleep(1.2)
+        try:
+            wait_until("every job started", lambda: all(times_of(i)[1] is not None for i in ids), 30)
+            times = [times_of(i) for i in ids]
+            passes = scheduler_cycles(slurm("sdiag"))["main"] - before
+        finally:
+            slurm("scancel", *ids)
+    submits = [submit for submit, _, _ in times]
+    starts = [int(start or 0) for _, start, _ in times]
+    assert 0 <= starts[0] - submits[0] <= 2, times
+    assert starts[1] == starts[2] and 3 <= starts[1] - starts[0] <= 4, times
+    assert passes >= 2
+    config = SchedulerConfig(backfill="conservative", sched_interval=60, bf_interval=60, defer=defer)
+    predicted = model_starts([TraceJob(k + 1, float(s), 60.0, 2, requested_time=60.0)
+                              for k, s in enumerate(submits)], config)
+    assert all(abs(p - s) <= 1 for p, s in zip(predicted, starts, strict=True)), (predicted, starts)
