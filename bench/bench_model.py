@@ -9,7 +9,7 @@ Replays LANL-CM5-1994-4.1-cln (122,057 usable jobs, 1,024 processors) with
 on a layout of the machine: ``1024x1`` (default), the CM-5's real 1,024 one-core nodes, or ``32x32``,
 32 nodes of 32 processors (every LANL job asks for a multiple of 32 processors, the CM-5 allocating
 32-node partitions, so both layouts give the same start times; the first costs more if the model's
-cost grows with the node count, issue 9 item 7). Jobs without a requested time get the trace's
+cost grows with the node count). Jobs without a requested time get the trace's
 largest request as limit (the partition MaxTime).
 
 Each configuration runs on the first quarter of the trace's jobs and on all of them, every run in a

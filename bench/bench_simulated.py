@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Time paper 001's whole experiment on the simulated cluster (issue 4, deliverable 7).
+"""Time paper 001's whole experiment on the simulated cluster.
 
 Runs ``djsb run configs/paper-simulated.yaml -o <tmp>`` as a subprocess (the user's command, CLI
 start-up, reference and execution stages, report and figures included), ``--reps`` times, and
 prints the wall seconds of each run, the best, the CPU seconds of the best, the load average
 before and after (the machine may be shared: other load only ever lengthens a run), and the
 summary table of the last run. Exits 1 when the best run exceeds ``--limit`` seconds (5 by
-default: the issue's bound).
+default: the target for the whole experiment).
 
 Usage: python3 bench/bench_simulated.py [--config configs/paper-simulated.yaml] [--reps 3]
        [--limit 5]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Paper 001's experiment on a busy cluster under three scheduling policies (issue 7, deliverable 3).
+"""Paper 001's experiment on a busy cluster under three scheduling policies.
 
 Runs ``djsb run`` on configs/paper-simulated-busy.yaml (or ``--config``) once per policy, the
 file's ``job_module.options.policy`` replaced by each of ``--policies`` (default: fifo, easy,

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The harness's own CPU use while it waits on Slurm jobs (issue 3): under 1% of a core.
+"""The harness's own CPU use while it waits on Slurm jobs: under 1% of a core.
 
 Submits ``--jobs`` sleeping jobs (1 task, 1 CPU each) through job_modules/slurm/module.py on the running
 mini-cluster (bash .ci/slurm.sh start), waits until they all run, then polls them with the
 module every ``--interval`` seconds for ``--seconds`` seconds, as the driver does, and measures:
 
 - the harness process's CPU time (``time.process_time``: user + system of this process, the
-  module's parsing and bookkeeping) per wall second, in % of one core: the issue's bound;
+  module's parsing and bookkeeping) per wall second, in % of one core: the bound is 1%;
 - the CPU time of the children it ran (``resource.getrusage(RUSAGE_CHILDREN)``: the squeue
   processes themselves), reported apart: it is the scheduler client's cost, not the harness's;
 - the number of Slurm commands per poll, through a counting transport: one for all the jobs.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speed-up of ``djsb sweep`` with worker processes (issue 10 item 6).
+"""Speed-up of ``djsb sweep`` with worker processes.
 
 Writes a sweep of ``--points`` small ``djsb simulate`` points (a Poisson workload of ``--n-jobs``
 jobs on 4 nodes of 4 cores, one seed per point), runs it with ``--jobs 1`` and with ``--jobs 2``

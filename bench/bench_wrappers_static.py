@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Wall time of paper 004's static experiment on the model (issue 10 item 5), and its report.
+"""Wall time of paper 004's static experiment on the model, and its report.
 
 Runs configs/wrappers-static-sweep.yaml as ``djsb sweep`` does (its 2,000 points, the ``workflow``
 runner: numbers only) on ``--jobs`` worker processes (default: every core) into OUT (finished

@@ -26,6 +26,7 @@ from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
+    CellKey,
     RunDirectory,
     describe_cell,
     machine_metadata,
@@ -193,7 +194,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     fetcher = (ResultFetcher(transport, PurePosixPath(files_dir), run.path)
                if config.job_module.ssh is not None else None)
 
-    def cell_finished(key: object) -> None:
+    def cell_finished(key: CellKey) -> None:
         bar.advance()
         if fetcher is not None:
             fetcher.fetch()

@@ -58,6 +58,3 @@ class VirtualClock:
 
     def sleep(self, seconds: float) -> None:
         self._t += max(0.0, seconds)
-
-    def advance_to(self, t: float) -> None:
-        self._t = max(self._t, t)

@@ -1,21 +1,45 @@
-"""Shared fixtures: the compiled apps, the Grid Engine cell, and a tiny experiment config on the local
-job module."""
+"""Shared fixtures: the real traces, the compiled apps, the Grid Engine cell, and a tiny experiment
+config on the local job module."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT.parent / "shared" / "data" / "traces"
+"""The Parallel Workloads Archive traces, read in place beside the repository (never copied into it)."""
 
 # the Slurm mini-cluster and sshd fixtures (tests/slurm_plugin.py, tests/sshd_plugin.py; tests/ is on sys.path as pytest's rootdir-relative
 # test directory, so it is imported by its module name)
 pytest_plugins = ["slurm_plugin", "sshd_plugin"]
+
+
+@pytest.fixture(scope="session")
+def traces() -> Path:
+    """The directory of the real traces; a test that needs it is skipped, with the reason, on a
+    clone that has no ../shared/data/traces beside it."""
+    if not TRACES.is_dir():
+        pytest.skip(f"real traces: ../shared/data/traces not found beside the repository ({TRACES})")
+    return TRACES
+
+
+@pytest.fixture(scope="session")
+def trace(request: pytest.FixtureRequest) -> Callable[[str], Path]:
+    """``trace(name)``: the path of one real trace file, skipping the test when ``traces`` is absent
+    or that file is missing. The check is made at the call, so a test that needs a trace only in some
+    cases runs the others."""
+    def named(name: str) -> Path:
+        path = request.getfixturevalue("traces") / name
+        if not path.is_file():
+            pytest.skip(f"real traces: {name} not found in {path.parent}")
+        return path
+    return named
 
 
 @pytest.fixture(scope="session")

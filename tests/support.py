@@ -1,5 +1,6 @@
-"""Test support shared by the job-module tests: a scripted transport and a request factory; and
-for the config tests, the check that a bad experiment file fails with its file, line and key.
+"""Test support shared by the job-module tests: a scripted transport and a request factory; for
+the config tests, the check that a bad experiment file fails with its file, line and key; and for
+tests on real processes, polls with a timeout (a condition waited for, never a fixed sleep).
 
 The scripted transport replays canned command output (for LSF, which cannot run here: output in
 IBM's documented formats, tests/fixtures/lsf) and records every command and every file a module
@@ -8,8 +9,11 @@ wrote through it, so a test can check the exact command lines and batch scripts.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -21,6 +25,7 @@ from djsb.workloads.job import TraceJob
 
 MIB = 1 << 20
 GIB = 1 << 30
+T = TypeVar("T")
 
 Answer = Callable[[str], CommandResult | Exception]
 
@@ -101,3 +106,29 @@ def model_starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerCo
     """Each job's start on the model, by job id."""
     result = Simulation(jobs, cluster, config, checker=checker).run()
     return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+
+
+TraceFile = Callable[[str], Path]
+"""The ``trace`` fixture of tests/conftest.py: a real trace's file name -> its path (or the test skips)."""
+
+
+def wait_until(predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.05) -> T:
+    """Poll ``predicate`` until it returns a true value, and return that value; fail the test naming
+    ``what`` was awaited if ``timeout`` seconds pass first. A test waits for the condition it needs,
+    so it is as fast as the machine allows and does not flake when the machine is loaded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time used so far by every thread of process ``pid`` (proc(5) stat fields
+    14 and 15, in clock ticks): it advances only while the process runs, whatever the machine's load."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

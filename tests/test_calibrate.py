@@ -1,4 +1,4 @@
-"""Issue 14, ``djsb calibrate`` without a cluster: the parsers of ``scontrol show`` (on output captured
+"""``djsb calibrate`` without a cluster: the parsers of ``scontrol show`` (on output captured
 from the mini-cluster, tests/fixtures/slurm_show/), the model config derived from it, and the
 comparison figures worked by hand."""
 
@@ -166,7 +166,7 @@ def test_slurm_ready_limits_in_whole_minutes() -> None:
 
 
 def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
-    # The workload kept for the live comparison (>= 30 jobs, >= 10 backfilled, issue 14), replayed
+    # The workload kept for the live comparison (>= 30 jobs, >= 10 backfilled), replayed
     # on the model of the captured mini-cluster as written (no Slurm times yet).
     calibration = load_calibration(CALIBRATE)
     assert len(calibration.jobs) >= 30

@@ -1,7 +1,7 @@
-"""Issue 14 item 3: ``djsb calibrate`` on the live mini-cluster. The 32-job KTH-SP2 window of
+"""``djsb calibrate`` on the live mini-cluster. The 32-job KTH-SP2 window of
 tests/fixtures/calibrate/ runs on Slurm once and on the model built from Slurm's own
 ``scontrol show`` answers (plus sdiag's backfill phase), on a run with real queueing (>= 10 jobs
-backfilled by Slurm), and the model is held to issue 14's figures: mean wait within 10 % and start
+backfilled by Slurm), and the model is held to the calibration's targets: mean wait within 10 % and start
 order Kendall tau >= 0.8. Measured figures, next to Slurm's own run-to-run spread, are in the
 README ("djsb calibrate").
 """
@@ -56,5 +56,5 @@ slurm:
     assert figures["jobs"] == 4
     assert figures["backfilled_a"] == figures["backfilled_b"] == [4]
     # over SSH each pass is bracketed to about +-0.2 s (one CI run: jobs 2 and 4 a second apart
-    # on Slurm, at one pass in the model, a tie: tau-b 0.91): the issue's bar, and starts within 3 s
+    # on Slurm, at one pass in the model, a tie: tau-b 0.91): the calibration's bar, and starts within 3 s
     assert figures["tau"] >= 0.8 and figures["start_error_max"] <= 3.0, figures

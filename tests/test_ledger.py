@@ -1,5 +1,5 @@
 """The write-ahead ledger, the run directory's lock, and run directories created only once a run can
-start (issue 8, parts c and f): pure logic, real files, real flocks held by real processes."""
+start: pure logic, real files, real flocks held by real processes."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def test_a_failed_connection_leaves_no_run_directory(tmp_path: Path) -> None:
     for _ in range(2):  # and so the same command can simply be run again
         done = subprocess.run([sys.executable, "-m", "djsb.cli", "run", str(config), "-o", str(run_dir)],
                               capture_output=True, text=True, timeout=60)
-        # a login node that cannot be reached is refused before the run, as bad input (issue 11)
+        # a login node that cannot be reached is refused before the run, as bad input
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith(f"djsb: error: {config}: job_module.ssh.host: ") and \
             "cannot connect" in done.stderr and done.stderr.count("\n") == 1

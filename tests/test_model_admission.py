@@ -1,4 +1,4 @@
-"""Submission-time rejection of jobs that fit no node of their partition (issue 9 item 2).
+"""Submission-time rejection of jobs that fit no node of their partition.
 
 Slurm refuses such a job at submission; sbatch prints "Requested node configuration is not
 available". Before the fix, the model admitted the cases below and, under FIFO, the job blocked

@@ -1,4 +1,4 @@
-"""Dependencies in the model (issue 10 item 1): afterok holds, submit on parent end, failed parents.
+"""Dependencies in the model: afterok holds, submit on parent end, failed parents.
 
 Every case runs textbook EASY (``TEXTBOOK``: passes at every event, no rounding) on one node, so
 every start time is worked by hand below.

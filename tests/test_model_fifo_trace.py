@@ -12,15 +12,14 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
-from pathlib import Path
 
-import pytest
+from support import TraceFile
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 
-KTH = Path(__file__).resolve().parents[1] / "../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 PROCESSORS = 100  # KTH-SP2: 100 nodes of one processor (header MaxProcs)
 
 
@@ -54,9 +53,8 @@ def test_oracle_on_a_hand_case() -> None:
     assert strict_fifo(jobs, 4) == {1: 0, 2: 10, 3: 10}
 
 
-@pytest.mark.skipif(not KTH.exists(), reason="KTH-SP2 trace not present in ../shared/data/traces")
-def test_fifo_on_kth_equals_strict_fifo_replay() -> None:
-    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(KTH).jobs]
+def test_fifo_on_kth_equals_strict_fifo_replay(trace: TraceFile) -> None:
+    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(trace(KTH)).jobs]
     cluster = ClusterSpec.homogeneous(PROCESSORS, 1)
     config = SchedulerConfig(backfill="none", sched_interval=0, default_queue_depth=10**9)
     result = Simulation(jobs, cluster, config).run()

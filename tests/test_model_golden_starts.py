@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 
 import pytest
+from support import TraceFile
 
 ROOT = Path(__file__).resolve().parents[1]
-KTH = ROOT.parent / "shared" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "kth-2500-starts.csv.gz"
 JOBS = 2500
 COLUMNS = ("config", "job_id", "start", "end", "nodes", "backfilled")
@@ -43,13 +44,13 @@ CONFIGS: dict[str, tuple[str, int, int, str]] = {
 """Each policy on KTH-SP2 (100 one-processor nodes; its largest request, 60 h, is MaxTime)."""
 
 
-def experiment_file(name: str, directory: Path) -> Path:
-    """The ``djsb simulate`` file of configuration ``name``, written into ``directory``."""
+def experiment_file(name: str, directory: Path, kth: Path) -> Path:
+    """The ``djsb simulate`` file of configuration ``name`` on the trace ``kth``, written into ``directory``."""
     at_time_limit, nodes, cores, policy = CONFIGS[name]
     path = directory / f"{name}.yaml"
     path.write_text(f"""\
 seed: 1
-workload: {{swf: {KTH}, limit: {JOBS}, estimate: requested, at_time_limit: {at_time_limit}}}
+workload: {{swf: {kth}, limit: {JOBS}, estimate: requested, at_time_limit: {at_time_limit}}}
 cluster:
   nodes: [{{count: {nodes}, cores: {cores}, prefix: sp}}]
   partitions: [{{name: batch, max_time: 216000}}]
@@ -58,13 +59,13 @@ policy: {policy}
     return path
 
 
-def replay(name: str, directory: Path) -> list[tuple[str, ...]]:
+def replay(name: str, directory: Path, kth: Path) -> list[tuple[str, ...]]:
     """One row per started job of configuration ``name``, as the golden file stores it (floats by
     ``repr``, which reads back exactly)."""
     from djsb.model import Simulation
     from djsb.simulate import load_experiment
 
-    experiment = load_experiment(experiment_file(name, directory))
+    experiment = load_experiment(experiment_file(name, directory, kth))
     result = Simulation(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
                         seed=experiment.seed).run()
     assert len(result.rejected) == 0
@@ -82,17 +83,16 @@ def golden_rows(name: str) -> list[tuple[str, ...]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_every_start_is_the_recorded_one(name: str, tmp_path: Path) -> None:
-    if not KTH.exists():
-        pytest.skip(f"KTH-SP2 trace not present: {KTH}")
+def test_every_start_is_the_recorded_one(name: str, tmp_path: Path, trace: TraceFile) -> None:
+    kth = trace(KTH)
     expected = golden_rows(name)
     assert len(expected) == JOBS
-    actual = replay(name, tmp_path)
+    actual = replay(name, tmp_path, kth)
     changed = [(want, got) for want, got in zip(expected, actual, strict=True) if want != got]
     assert not changed, f"{len(changed)} jobs differ under {name}; first: {changed[0]}"
 
 
-def write_golden(directory: Path) -> None:
+def write_golden(directory: Path, kth: Path) -> None:
     """Replay every configuration and write the golden file (timing each replay); the same runs
     give the same bytes (no time stamp in the gzip header)."""
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +101,7 @@ def write_golden(directory: Path) -> None:
         writer.writerow(COLUMNS)
         for name in CONFIGS:
             began = time.perf_counter()
-            writer.writerows(replay(name, directory))
+            writer.writerows(replay(name, directory, kth))
             print(f"{name}: {time.perf_counter() - began:.1f} s")
 
 
@@ -109,5 +109,7 @@ if __name__ == "__main__":
     import tempfile
 
     sys.path.insert(0, str(ROOT))
+    from conftest import TRACES  # tests/ is this script's directory, first on sys.path
+
     with tempfile.TemporaryDirectory() as tmp:
-        write_golden(Path(tmp))
+        write_golden(Path(tmp), TRACES / KTH)

@@ -5,7 +5,7 @@ The InvariantChecker (independent brute-force tallies) raises inside the run if 
 oversubscribed beyond its partition's OverSubscribe setting, if a backfill start makes a
 reservation of a higher-priority job infeasible, or if a reserved job starts after its reserved
 start without an event that may move it (node memory, memory requests and node counts are drawn
-too: issue 9 item 1).
+too).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def scenarios(draw: st.DrawFn) -> tuple[list[TraceJob], ClusterSpec, SchedulerCo
         run = draw(st.integers(0, 30))
         cpus = draw(st.integers(1, n_nodes * cores))
         # at most 250 MB per CPU and enough nodes for the CPUs: every job fits an empty partition
-        # (jobs that never fit are issue 9 item 2, admission)
+        # (jobs that never fit are admission's case, tests/test_model_admission.py)
         per_cpu = draw(st.sampled_from([None, 100, 250]))
         partition = draw(st.sampled_from(partitions))
         part_nodes = 1 if partition.nodes else n_nodes

@@ -1,4 +1,4 @@
-"""Issue 9 items 1 and 3: the backfill plan respects node memory, and EASY keeps one reservation per
+"""The backfill plan respects node memory, and EASY keeps one reservation per
 partition; the invariant checker catches a reserved job started after its reserved start.
 
 Every expected start is worked out in the comment next to the case, from the rules of
@@ -40,7 +40,7 @@ def starts(jobs: list[TraceJob], cluster: ClusterSpec, checker: InvariantChecker
     return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
 
 
-# Issue 9 item 1. 2 nodes x 4 cores x 1000 MB.
+# Node memory. 2 nodes x 4 cores x 1000 MB.
 # J1 (4 cores, runs 100) takes all of n0; J2 (3 cores, no memory, runs 10) takes 3 cores of n1.
 # H (t=1, 2 cores, 800 MB = 400 MB per CPU, runs 50) cannot start: 1 core is free. It is the head
 # of the queue: its reservation starts at 10, when J2 ends and n1 has 4 cores and 1000 MB
@@ -48,7 +48,7 @@ def starts(jobs: list[TraceJob], cluster: ClusterSpec, checker: InvariantChecker
 # B (t=2, 1 core, 800 MB, runs 100) fits the unit count: 1 core free in [2, 10), then
 # 4 - 2 (H) = 2 in [10, 60). But its only possible node now is n1, and 800 MB there would leave
 # 1000 - 800 = 200 MB < H's 800 MB at 10.
-# Counting units only (the model before issue 9): B starts at 2 on n1; at 10 n1 has 3 cores but
+# Counting units only (a plan blind to nodes): B starts at 2 on n1; at 10 n1 has 3 cores but
 # 200 MB, so H waits for n0 (J1 ends at 100): H starts at 100, 90 s after its reserved start.
 # Node-level plan: B does not fit (n1's least memory over [2, 102) is 200 MB, n0 has no core);
 # H starts at 10 on n1 and ends at 60; B, then reserved on n1 at 60 (4 cores and 1000 MB free),
@@ -66,7 +66,7 @@ def test_backfilled_job_does_not_take_memory_the_reserved_job_needs() -> None:
 
 
 def test_checker_catches_the_unit_count_plan(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The model before issue 9 planned every job by units only: the delayed start above.
+    # A plan by units only, blind to nodes: the delayed start above.
     monkeypatch.setattr(JobQueue, "plans_nodes", lambda self, job: False)
     assert starts(MEMORY_JOBS, MEMORY_CLUSTER) == {1: 0, 2: 0, 3: 100, 4: 2}
     # At 10 J2 ends, H still cannot start and the backfill pass of t=10 finds it waiting past its
@@ -123,13 +123,13 @@ def test_a_higher_priority_submission_may_move_a_reserved_start() -> None:
 
 
 def test_one_reservation_per_partition() -> None:
-    # Issue 9 item 3. Partition a = n0, partition b = n1, 4 cores each; EASY.
+    # One reservation per partition. Partition a = n0, partition b = n1, 4 cores each; EASY.
     # a: J1 (4 cores, runs 100) fills n0; J3 (t=1, 4 cores, runs 10) waits, reserved at 100.
     # b: J2 (2 cores, runs 10) on n1; J4 (t=1, 4 cores, runs 10) waits: b's own reservation at 10
     # (J2's end). J5 (t=2, b, 2 cores, runs 50) fits now but would hold 2 cores over [10, 20)
     # where J4 needs all 4: it waits. J4 runs [10, 20), J5 starts at 20.
-    # With one reservation for the whole machine (the model before issue 9) J3 took it, J5 started
-    # at 2 and J4 waited for J5's end at 52.
+    # With one reservation for the whole machine J3 would take it, J5 would start
+    # at 2 and J4 would wait for J5's end at 52.
     cluster = ClusterSpec((NodeSpec("n0", 4), NodeSpec("n1", 4)),
                           (PartitionSpec("a", nodes=("n0",)), PartitionSpec("b", nodes=("n1",))))
     jobs = [job(1, 0, 4, 100, partition="a"), job(2, 0, 2, 10, partition="b"), job(3, 1, 4, 10, partition="a"),

@@ -1,4 +1,4 @@
-"""Compact placements (issue 9 item 7): node runs, first fit by groups of nodes, hostlist output.
+"""Compact placements: node runs, first fit by groups of nodes, hostlist output.
 
 The grouped first fit is checked against an independent oracle: the per-node first fit the model used
 before (Slurm cons_tres CR_Core, lowest usable nodes first), written out here node by node.

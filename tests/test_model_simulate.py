@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import TraceFile
 
 from djsb.errors import ConfigError
 from djsb.model.metrics import bounded_slowdown, makespan, summary, utilisation, wait_stats
@@ -81,11 +82,9 @@ def test_config_errors_name_the_key_and_line(tmp_path: Path, text: str, line: in
     assert info.value.line == line and info.value.key == key and info.value.source == str(path)
 
 
-def test_shipped_configs_validate() -> None:
+def test_shipped_configs_validate(trace: TraceFile) -> None:
+    trace("KTH-SP2-1996-2.1-cln.swf.gz"), trace("LANL-CM5-1994-4.1-cln.swf.gz")  # the configs' traces
     for name in ("simulate-kth-easy.yaml", "simulate-lanl-mn4.yaml"):
-        path = REPO / "configs" / name
-        if not (REPO / "../shared/data/traces").exists():
-            pytest.skip("traces not present")
-        experiment = load_experiment(path)
+        experiment = load_experiment(REPO / "configs" / name)
         assert experiment.jobs and experiment.cluster.total_cores in (100, 1024)
     assert experiment.priority.name == "multifactor" and experiment.scheduler.bf_resolution == 1800

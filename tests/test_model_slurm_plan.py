@@ -1,4 +1,4 @@
-"""Issue 14 item 2: the backfill plan as Slurm's sched/backfill makes it.
+"""The backfill plan as Slurm's sched/backfill makes it.
 
 ``bf_node_reservations`` keeps a reservation's nodes whole (backfill.c's _add_reservation clears
 them from the node_space bitmap); ``bf_round_reservations`` rounds a reservation's start and end

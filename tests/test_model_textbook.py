@@ -1,4 +1,4 @@
-"""The ``textbook`` preset is Mu'alem & Feitelson's EASY (issue 9 item 6).
+"""The ``textbook`` preset is Mu'alem & Feitelson's EASY.
 
 Slurm's defaults drop the queue head's reservation when its start lies beyond bf_window (1 day)
 from now, so a long job lets later jobs jump it; textbook EASY keeps the reservation however far
@@ -12,7 +12,7 @@ import math
 from collections import deque
 from pathlib import Path
 
-import pytest
+from support import TraceFile
 
 from djsb.model import TEXTBOOK, ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
 from djsb.model.priority import preset
@@ -58,7 +58,7 @@ def test_slurms_one_day_window_loses_it() -> None:
 
 # -- the whole KTH-SP2 trace against an independent textbook EASY replayer ----------------------------
 
-KTH = Path(__file__).resolve().parents[1] / "../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 PROCESSORS = 100  # KTH-SP2: 100 nodes of one processor (header MaxProcs)
 
 
@@ -122,9 +122,8 @@ def test_the_replayer_on_the_hand_case() -> None:
     assert textbook_easy(JOBS, 4) == {1: 0.0, 2: 108_000.0, 3: 324_000.0}
 
 
-@pytest.mark.skipif(not KTH.exists(), reason="KTH-SP2 trace not present in ../shared/data/traces")
-def test_textbook_easy_on_kth_equals_the_independent_replayer() -> None:
-    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(KTH).jobs]
+def test_textbook_easy_on_kth_equals_the_independent_replayer(trace: TraceFile) -> None:
+    jobs = [dataclasses.replace(j, partition=None) for j in read_swf(trace(KTH)).jobs]
     result = Simulation(jobs, ClusterSpec.homogeneous(PROCESSORS, 1), preset("textbook")[1]).run()
     got = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
     expected = textbook_easy(jobs, PROCESSORS)
@@ -133,13 +132,13 @@ def test_textbook_easy_on_kth_equals_the_independent_replayer() -> None:
     assert not mismatches[:5]
 
 
-@pytest.mark.skipif(not KTH.exists(), reason="KTH-SP2 trace not present in ../shared/data/traces")
-def test_the_kth_easy_config_is_the_replayed_textbook_easy() -> None:
+def test_the_kth_easy_config_is_the_replayed_textbook_easy(trace: TraceFile) -> None:
     # The shipped config runs exactly what the test above checks: FIFO, scheduler TEXTBOOK (with
     # at_time_limit: kill, i.e. extend_limit False), the trace's requested times as limits.
+    kth = trace(KTH)  # the config's trace
     experiment = load_experiment(Path(__file__).resolve().parents[1] / "configs/simulate-kth-easy.yaml")
     assert experiment.priority.name == "fifo" and experiment.scheduler == TEXTBOOK
-    assert experiment.jobs == [dataclasses.replace(j, partition=None) for j in read_swf(KTH).jobs]
+    assert experiment.jobs == [dataclasses.replace(j, partition=None) for j in read_swf(kth).jobs]
 
 
 def test_the_simulated_modules_easy_and_conservative_are_textbook() -> None:

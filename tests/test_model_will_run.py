@@ -1,4 +1,4 @@
-"""Issue 14: the backfill plan and node choice as Slurm makes them, worked by hand.
+"""The backfill plan and node choice as Slurm makes them, worked by hand.
 
 ``node_select: cons_tres`` is select/cons_tres's ``_eval_nodes`` (djsb/model/cons_tres.py);
 ``bf_will_run`` is sched/backfill's pass with the select plugin's will-run test
@@ -8,9 +8,9 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
+from support import TraceFile
 from support import exact_job as job
 from support import model_starts as starts
 
@@ -22,7 +22,6 @@ from djsb.model.will_run import NodeSpace, will_run
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 SLURM_LIKE = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=60,
                              bf_will_run=True, node_select="cons_tres")
 
@@ -118,7 +117,7 @@ def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:
 
 
 # ---------------------------------------------------------------- a pass as Slurm makes it
-# The case of issue 14's calibration, in small. 4 nodes x 2 cores; at t=0 five 1-core jobs
+# The case of the live calibration (tests/test_calibrate_slurm.py), in small. 4 nodes x 2 cores; at t=0 five 1-core jobs
 # (limits = run times 100, 160, 110, 170, 175) go to n1, n1, n2, n2, n3. J (6 cores, limit 120)
 # arrives at t=1 and waits (3 free). K (1 core, limit 300) arrives at t=2.
 # Slurm: J's will-run start is 175 on n1-n3 (above), reserved over [120, 240) (rounded down); K's
@@ -198,10 +197,10 @@ def test_main_passes_at_given_instants_only() -> None:
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.7}
 
 
-def test_slurm_like_passes_never_oversubscribe_a_node() -> None:
+def test_slurm_like_passes_never_oversubscribe_a_node(trace: TraceFile) -> None:
     # 300 KTH-SP2 jobs (100 CPUs or fewer) on 25 nodes x 4 cores under bf_will_run and cons_tres:
     # the invariant checker sees every start and raises on a node holding more than its cores.
-    trace = read_swf(TRACES / "KTH-SP2-1996-2.1-cln.swf.gz").jobs[:300]
+    trace = read_swf(trace("KTH-SP2-1996-2.1-cln.swf.gz")).jobs[:300]
     cluster = ClusterSpec.homogeneous(25, 4)
     checker = InvariantChecker(cluster)
     result = Simulation([j for j in trace if j.cpus <= 100], cluster, SLURM_LIKE, checker=checker).run()

@@ -1,4 +1,4 @@
-"""Measurement noise made visible (issue 8 g): the pure checks worked by hand, summary.csv's warnings
+"""Measurement noise made visible: the pure checks worked by hand, summary.csv's warnings
 and empty CIs, and the figure's individual samples where a CI is missing."""
 
 from __future__ import annotations

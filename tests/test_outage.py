@@ -1,4 +1,4 @@
-"""Outage accounting and stopping (issue 8, parts b and d) on real local commands: the retrying
+"""Outage accounting and stopping on real local commands: the retrying
 transport records each interval a scheduler did not answer, gives up at once when the run stops
 (cutting a hanging command short), and the report leaves out cells that overlapped an outage."""
 

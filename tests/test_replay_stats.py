@@ -10,12 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from scipy.stats import ks_2samp
+from support import TraceFile
 
 from djsb.cli import main
 from djsb.report.replay_stats import describe, ks_statistic, recorded_waits
 from djsb.simulate import replay_and_compare
-
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 
 
 def test_describe_by_hand() -> None:
@@ -41,10 +40,11 @@ def test_ks_statistic_with_ties_and_unequal_sizes_by_hand() -> None:
     assert ks_statistic(a, b) == pytest.approx(0.25, abs=1e-12)
 
 
-def meta_config(tmp_path: Path, cluster: str, shaping: str = "") -> Path:
+def meta_config(trace: TraceFile, tmp_path: Path, cluster: str, shaping: str = "") -> Path:
+    """1,500 MetaCentrum jobs on its two clusters under FCFS, with ``cluster`` and ``shaping`` lines."""
     path = tmp_path / "meta.yaml"
     path.write_text(f"""workload:
-  swf: {TRACES / "MetaCentrum-wagap-2013.swf.gz"}
+  swf: {trace("MetaCentrum-wagap-2013.swf.gz")}
   limit: 1500
   keep_partitions: true
 {shaping}cluster:
@@ -57,10 +57,10 @@ def meta_config(tmp_path: Path, cluster: str, shaping: str = "") -> Path:
     return path
 
 
-def test_replay_under_its_own_queues_reproduces_its_inputs(tmp_path: Path) -> None:
+def test_replay_under_its_own_queues_reproduces_its_inputs(trace: TraceFile, tmp_path: Path) -> None:
     # 003 sec. 5.2, Tables 2-3: the replay's requested CPUs, time limits, elapsed and inter-arrival
     # times are the trace's, statistic by statistic; only the queue wait is the model's own.
-    out = replay_and_compare(meta_config(tmp_path, "  layout: metacentrum_2013\n"), tmp_path / "own")
+    out = replay_and_compare(meta_config(trace, tmp_path, "  layout: metacentrum_2013\n"), tmp_path / "own")
     stats = pd.read_csv(out / "replay_stats.csv", header=[0, 1], index_col=0)
     for quantity in ("requested_cpus", "time_limit", "elapsed", "inter_arrival"):
         assert stats[(quantity, "recorded")].tolist() == stats[(quantity, "simulated")].tolist()
@@ -69,7 +69,7 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(tmp_path: Path) -> No
     # The KS D is scipy's two-sample statistic on the same samples: the recorded waits of the
     # replayed jobs (SWF field 3) and the simulated ones of jobs.csv.
     jobs = pd.read_csv(out / "jobs.csv")
-    waits = recorded_waits(TRACES / "MetaCentrum-wagap-2013.swf.gz")
+    waits = recorded_waits(trace("MetaCentrum-wagap-2013.swf.gz"))
     recorded = [waits[job_id] for job_id in jobs["job_id"] if job_id in waits]
     assert summary["ks_wait"] == pytest.approx(ks_2samp(recorded, jobs["wait"]).statistic, abs=1e-12)
     # The recorded waits are SWF field 3: the first job (line "0 1356996147 0 ...") waited 0 s.
@@ -77,11 +77,11 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(tmp_path: Path) -> No
     assert (out / "wait_ecdf_recorded.png").stat().st_size > 0
 
 
-def test_replay_under_another_layout_without_shaping_loses_jobs(tmp_path: Path) -> None:
+def test_replay_under_another_layout_without_shaping_loses_jobs(trace: TraceFile, tmp_path: Path) -> None:
     # 003 sec. 5.3 (Table 4): jobs the new layout cannot take are not replayed, so the inputs change.
     # Only 1-8 CPUs up to 1 day here: wider or longer jobs are rejected and listed.
     layout = "  partitions:\n    - {name: small, max_cpus: 8, max_time: 86400}\n"
-    out = replay_and_compare(meta_config(tmp_path, layout, "  shaping: {policy: reject}\n"), tmp_path / "other")
+    out = replay_and_compare(meta_config(trace, tmp_path, layout, "  shaping: {policy: reject}\n"), tmp_path / "other")
     shaped = pd.read_csv(out / "shaped.csv")
     rejected = shaped[shaped["action"] == "rejected"]
     assert len(rejected) > 0 and rejected["reason"].str.startswith("fits no partition").all()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import TraceFile
 
 from djsb.cli import main
 from djsb.model import ClusterSpec, Simulation
@@ -17,7 +18,7 @@ from djsb.report.psp_scenarios import TABLE_4, accuracy_groups, wait_ratios, wri
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.swf import read_swf
 
-KTH = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 def test_table_4_numbering() -> None:
@@ -66,15 +67,15 @@ def test_accuracy_group_of_each_job_by_hand() -> None:
     assert accuracy_groups(jobs).tolist() == [49] + [25] * 10 + [49, 49]
 
 
-def test_kth_means_on_a_boundary_keep_their_group() -> None:
+def test_kth_means_on_a_boundary_keep_their_group(trace: TraceFile) -> None:
     # KTH-SP2's first 5,000 jobs in submission order: the owners of jobs 446, 2545 and 3400 have a
     # mean accuracy of exactly 1/5, 13/25 and 3/20, the lower bounds of g5 (30), g8 (43) and g4 (25)
     # in Table 1 of 000. In floating point (mean of the float ratios) each sums to a hair below and
     # lands in the group below (25, 40, 20) of the float bounds; no other job moves.
-    trace = read_swf(KTH, limit=5000).jobs
-    jobs = pd.DataFrame({"job_id": [j.job_id for j in trace], "user": [j.user for j in trace],
-                         "submit": [j.submit for j in trace], "run_time": [j.run_time for j in trace],
-                         "requested_time": [j.requested_time for j in trace]})
+    kth = read_swf(trace(KTH), limit=5000).jobs
+    jobs = pd.DataFrame({"job_id": [j.job_id for j in kth], "user": [j.user for j in kth],
+                         "submit": [j.submit for j in kth], "run_time": [j.run_time for j in kth],
+                         "requested_time": [j.requested_time for j in kth]})
     exact = dict(zip(jobs["job_id"], accuracy_groups(jobs), strict=True))
     float_bounds = [float(bound) for bound in GROUP_BOUNDS]
     history: dict[str, list[float]] = {}
@@ -109,10 +110,10 @@ def test_psp_report_of_a_directory_without_sweep_is_one_line(tmp_path: Path,
                                               "directory of djsb sweep"
 
 
-def test_kth_psp_aging_with_real_estimates_waits_less_than_fcfs() -> None:
+def test_kth_psp_aging_with_real_estimates_waits_less_than_fcfs(trace: TraceFile) -> None:
     # 000 Tables 5-6, scenario 6 vs 4: PSP+AGING with real estimates cuts the mean wait of FCFS and
     # does not improve the makespan. KTH-SP2's first 5,000 jobs on its 100 processors.
-    jobs = with_estimates(read_swf(KTH, limit=5000).jobs, "requested", 1.0, lambda j: None)
+    jobs = with_estimates(read_swf(trace(KTH), limit=5000).jobs, "requested", 1.0, lambda j: None)
     results = {}
     for name in ("fcfs", "psp_aging"):
         priority, scheduler = preset(name)

@@ -1,4 +1,4 @@
-"""Scheduler-bound values (names, node lists, extra arguments) checked at ``djsb validate`` time (issue 8 e).
+"""Scheduler-bound values (names, node lists, extra arguments) checked at ``djsb validate`` time.
 
 Each hostile value is rejected by the real ``djsb validate`` in a subprocess with one line
 ``file:line: key: message`` and exit status 2; the values would ``touch`` a sentinel file if any

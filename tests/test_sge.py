@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import ScriptedTransport, fail, ok, sim_request
+from support import ScriptedTransport, fail, ok, sim_request, wait_until
 
 from djsb.cli import main
 from djsb.errors import ConfigError
@@ -313,13 +313,9 @@ def proc_state(pid: int) -> str:
 
 
 def wait_for(predicate: Callable[[], bool], seconds: float, what: str) -> float:
-    """Poll ``predicate`` every 0.2 s; return the time it first held, or fail saying ``what``."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if predicate():
-            return time.time()
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not within {seconds} s")
+    """Poll ``predicate`` every 0.2 s; return the time (epoch) it first held, or fail saying ``what``."""
+    wait_until(predicate, seconds, what, interval=0.2)
+    return time.time()
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""``djsb simulate`` replay keys (issue 9 items 2, 4, 5): estimates, at_time_limit, rejections.
+"""``djsb simulate`` replay keys: estimates, at_time_limit, rejections.
 
 Every expected value is worked by hand next to its case. The CLI cases run the real ``djsb
 simulate`` in a subprocess on a tiny SWF file written in tmp_path.
@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import TraceFile
 
 from djsb.model.admission import NODE_CONFIG_UNAVAILABLE
 from djsb.simulate import load_experiment, run_simulate
 from djsb.workloads.estimate import with_estimates
 from djsb.workloads.job import TraceJob
 
-NASA = Path(__file__).resolve().parents[1] / "../shared/data/traces/NASA-iPSC-1993-3.1-cln.swf.gz"
+NASA = "NASA-iPSC-1993-3.1-cln.swf.gz"
 
 
 def simulate(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
@@ -90,8 +91,8 @@ def test_a_trace_without_requested_times_under_each_estimate(
     assert metrics["no_requested_time"] == (3 if limits == [1000] * 3 else 0)
 
 
-@pytest.mark.skipif(not NASA.exists(), reason="NASA-iPSC trace not present in ../shared/data/traces")
-def test_nasa_ipsc_has_no_requested_times_and_replays_with_perfect_estimates(tmp_path: Path) -> None:
+def test_nasa_ipsc_has_no_requested_times_and_replays_with_perfect_estimates(trace: TraceFile,
+                                                                            tmp_path: Path) -> None:
     # NASA-iPSC (128 nodes) records no requested time (field 9 = -1 throughout). With estimate:
     # runtime every limit is max(run time, 1 s) (MaxTime is not set), so under at_time_limit: kill
     # no job is killed and every job's planned end is its real end.
@@ -107,9 +108,9 @@ policy:
   preset: textbook
 """
     path = tmp_path / "experiment.yaml"
-    path.write_text(config.format(trace=NASA, estimate="requested"))
+    path.write_text(config.format(trace=trace(NASA), estimate="requested"))
     assert all(j.requested_time is None for j in load_experiment(path).jobs)
-    path.write_text(config.format(trace=NASA, estimate="runtime"))
+    path.write_text(config.format(trace=trace(NASA), estimate="runtime"))
     experiment = load_experiment(path)
     assert [j.requested_time for j in experiment.jobs] == [max(j.run_time, 1.0) for j in experiment.jobs]
     out = run_simulate(path, tmp_path / "out")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from slurm_plugin import SlurmCluster, job_process_states
+from support import wait_until
 
 from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import CommandResult, LocalTransport
@@ -24,6 +25,17 @@ def request(tmp_path: Path, name: str, tasks: int, cpus: int, seconds: float, **
                       total_memory=tasks * 32 * MIB, exec_time=seconds, argv=("sleep", f"{seconds:g}"),
                       stdout_path=str(tmp_path / f"{name}.out"), stderr_path=str(tmp_path / f"{name}.err"),
                       **extra)  # type: ignore[arg-type]
+
+
+def running_tasks(job_id: str) -> int:
+    """How many of the job's processes are its tasks (``sleep``, the argv of :func:`request`)."""
+    count = 0
+    for pid in job_process_states(job_id):
+        try:
+            count += Path(f"/proc/{pid}/comm").read_text().strip() == "sleep"
+        except OSError:
+            continue  # it ended while we looked
+    return count
 
 
 def wait_for(module: SlurmJobModule, job_id: str, *states: JobState, timeout: float = 60) -> JobStatus:
@@ -51,7 +63,7 @@ def test_stop_and_continue_with_a_colocated_analytics(module: SlurmJobModule, tm
     assert math.floor(before) <= sim.submit <= math.ceil(after)
     assert sim.submit <= sim.start <= time.time() and sim.end is None
     assert len(sim.nodes) >= 1
-    time.sleep(1)  # let srun start the tasks
+    wait_until(lambda: running_tasks(sim_id) == 2, 60, "srun to start the job's 2 tasks")
     assert all(not stat == "T" for stat in job_process_states(sim_id).values())
 
     module.suspend(sim_id)

@@ -126,7 +126,7 @@ def test_colocation_with_a_pending_simulation_is_an_error() -> None:
 def test_colocation_never_targets_an_ending_simulation() -> None:
     # the real COMPLETING line of tests/fixtures/slurm/squeue_completing.txt (`capture.sh completing`):
     # the job has ended, its nodes are being cleaned; an analytics placed there is refused before
-    # sbatch, as a refusal the driver corrects (issue 8)
+    # sbatch, as a refusal the driver corrects
     line = (FIXTURES / "squeue_completing.txt").read_text().splitlines()[0]
     job_id = line.split("|")[0]
     slurm, transport = module([("squeue", ok(line + "\n"))], accounting=False)

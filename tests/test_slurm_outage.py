@@ -1,4 +1,4 @@
-"""`djsb run` on the real Slurm mini-cluster through what real clusters do (issue 8): slurmctld
+"""`djsb run` on the real Slurm mini-cluster through what real clusters do: slurmctld
 stopped for 20 s at several points of a run (the simulation ending during the outage included),
 SIGINT during an outage, and a submission Slurm refuses. Run under the shared lock:
 flock /tmp/djsb-slurm.lock .venv/bin/pytest -q tests/test_slurm_outage.py

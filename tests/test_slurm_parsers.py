@@ -268,7 +268,7 @@ def test_completing_job_has_ended() -> None:
     assert completing.submit is not None and completing.start is not None and completing.end is not None
     assert int(before) <= completing.submit <= int(after)
     # the end was stamped when slurmctld came back: the 4 s job is recorded far longer than 4 s,
-    # at least the 12 s outage it spanned (which is why such a job must be marked, issue 8)
+    # at least the 12 s outage it spanned (which is why such a job must be marked)
     assert completing.end - completing.start >= 12
 
 

@@ -1,4 +1,4 @@
-"""A Slurm run over SSH from a config that names only a host alias (issue 11): the login node
+"""A Slurm run over SSH from a config that names only a host alias: the login node
 reached through a ProxyJump bastion, the apps staged and built there, and the server killing the
 SSH session twice mid-run without ending the run or submitting any job twice."""
 

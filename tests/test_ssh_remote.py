@@ -1,4 +1,4 @@
-"""Remote clusters the way users reach them (issue 11): host aliases from an OpenSSH config,
+"""Remote clusters the way users reach them: host aliases from an OpenSSH config,
 ProxyJump, the OpenSSH transport over one ControlMaster, reconnection after the server killed the
 session, staged apps, and the refusals that end a run with exit 2 before any job is submitted.
 
@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 import pytest
 from sshd_plugin import REMOTE_USER, SHELL_MODULE, SshdPair, write_remote_experiment
+from support import wait_until
 
 from djsb.cli import main
 from djsb.config import SSHConfig, load_config
@@ -308,7 +309,8 @@ def test_openssh_reuses_the_users_control_master(sshd_pair: SshdPair, tmp_path: 
 
 @pytest.mark.ssh
 @pytest.mark.parametrize("transport", ["paramiko", "openssh"])
-def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, transport: str) -> None:
+def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, remote_dir: str,
+                                          transport: str) -> None:
     """Between commands the transport reconnects and reports the gap; during one it raises
     ConnectionLost (the command may have run) and reconnects on the next use."""
     config = sshd_pair.alias_config(tmp_path)
@@ -320,11 +322,24 @@ def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, t
         assert sshd_pair.target.kill_sessions() >= 1
         assert remote.run("echo 2").stdout == "2\n"
         assert [(o.scheduler, o.attempts, o.command) for o in outages] == [("ssh cluster", 1, "echo 2")]
-        killer = threading.Timer(1.0, sshd_pair.target.kill_sessions)  # lands while `sleep 3` runs
+        # the second kill lands while the command runs: once its marker file exists, not after a
+        # guessed delay; the command runs until the marker is removed (at most 120 s)
+        marker = REMOTE_HOME / remote_dir / "running"
+        killed: list[int] = []
+
+        def kill_once_running() -> None:
+            wait_until(marker.exists, 60, "the remote command to start")
+            killed.append(sshd_pair.target.kill_sessions())
+
+        killer = threading.Thread(target=kill_once_running)
         killer.start()
         with pytest.raises(ConnectionLost):
-            remote.run("sleep 3; echo late", timeout=20)
+            remote.run(f"mkdir -p {remote_dir} && touch {remote_dir}/running && "
+                       f"while [ -e {remote_dir}/running ] && [ $SECONDS -lt 120 ]; do sleep 0.1; done; echo late",
+                       timeout=180)
         killer.join()
+        marker.unlink(missing_ok=True)  # ends the command if the lost session left it running
+        assert killed and killed[0] >= 1
         assert remote.run("echo 3").stdout == "3\n"
         assert len(outages) == 1  # the caller of a lost command records that outage itself
     finally:

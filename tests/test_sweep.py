@@ -1,4 +1,4 @@
-"""``djsb sweep`` (issue 10 item 6): points from grid x zip, resume, sweep.csv, bad keys, stopping.
+"""``djsb sweep``: points from grid x zip, resume, sweep.csv, bad keys, stopping.
 
 Point counts and values are worked by hand next to each case. The runs are real ``djsb simulate``
 points (a Poisson workload of a few jobs); the oracle of a point's results is ``djsb simulate`` of a

@@ -1,4 +1,4 @@
-"""``djsb sweep --executor slurm`` on the real Slurm mini-cluster (issue 10 item 6): a 20-point sweep
+"""``djsb sweep --executor slurm`` on the real Slurm mini-cluster: a 20-point sweep
 runs as ONE job array whose task K runs point K, and its sweep.csv equals the local executor's."""
 
 from __future__ import annotations

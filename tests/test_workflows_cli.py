@@ -1,4 +1,4 @@
-"""``djsb wrappers`` and the ``workflow`` section of ``djsb simulate`` (issue 10 item 4), end to end."""
+"""``djsb wrappers`` and the ``workflow`` section of ``djsb simulate``, end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Workflow DAGs: the thesis' shapes, levels and chains, and one-line errors for bad YAML (issue 10 item 1)."""
+"""Workflow DAGs: the thesis' shapes, levels and chains, and one-line errors for bad YAML."""
 
 from __future__ import annotations
 

@@ -12,12 +12,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from support import TraceFile
 
 from djsb.errors import TraceError
 from djsb.workloads.records import Skip, SkippedRecord, read_records
 from djsb.workloads.swf import read_swf
-
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
 
 DIGESTS = {
     "KTH-SP2-1996-2.1-cln.swf.gz": "984227f5e61c1e8eca49dc757b8577019af211047134b52d2606b283c41bf483",
@@ -28,10 +27,9 @@ DIGESTS = {
 }
 
 
-@pytest.mark.skipif(not TRACES.is_dir(), reason=f"real traces not found at {TRACES}")
 @pytest.mark.parametrize("name", sorted(DIGESTS))
-def test_real_traces_read_as_before(name: str) -> None:
-    w = read_swf(TRACES / name)
+def test_real_traces_read_as_before(trace: TraceFile, name: str) -> None:
+    w = read_swf(trace(name))
     text = repr((w.jobs, w.skipped, w.header, w.extra, w.time_origin))
     assert hashlib.sha256(text.encode()).hexdigest() == DIGESTS[name]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from support import assert_experiment_error
+from support import TraceFile, assert_experiment_error
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, NodeSpec
@@ -21,7 +21,6 @@ from djsb.workloads.shaping.geometry import geometry
 from djsb.workloads.swf import read_swf
 
 HOUR = 3600.0
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 # Santos Dumont's thin nodes, 504 x 24 cores (003 sec. 4.1), under the after-change layout (Fig. 1(b)).
 AFTER = partition_limits(ClusterSpec(tuple(NodeSpec(f"n{i}", 24) for i in range(504)), LAYOUTS.get("sdumont_2018")()))
 BEFORE = partition_limits(ClusterSpec(tuple(NodeSpec(f"n{i}", 24) for i in range(504)), LAYOUTS.get("sdumont_2017")()))
@@ -114,13 +113,13 @@ def test_random_jobs_keep_their_geometry_and_fit_their_target() -> None:
     assert checked > 100  # most draws miss cpu's 480-core minimum and are shaped
 
 
-def test_metacentrum_jobs_all_fit_their_own_queue() -> None:
+def test_metacentrum_jobs_all_fit_their_own_queue(trace: TraceFile) -> None:
     # The layout takes each queue's largest request, so the whole trace stays as recorded.
-    trace = read_swf(TRACES / "MetaCentrum-wagap-2013.swf.gz")
+    meta = read_swf(trace("MetaCentrum-wagap-2013.swf.gz"))
     cluster = ClusterSpec(tuple(NodeSpec(f"z{i}", 80) for i in range(20)), LAYOUTS.get("metacentrum_2013")())
-    jobs, records = shape_workload(trace.jobs, partition_limits(cluster), ShapingPolicy("reject"))
-    assert records == [] and len(jobs) == len(trace.jobs)
-    assert {j.partition for j in trace.jobs} == set(METACENTRUM_QUEUES)
+    jobs, records = shape_workload(meta.jobs, partition_limits(cluster), ShapingPolicy("reject"))
+    assert records == [] and len(jobs) == len(meta.jobs)
+    assert {j.partition for j in meta.jobs} == set(METACENTRUM_QUEUES)
 
 
 SWF = "\n".join([

@@ -1,4 +1,4 @@
-"""SWF reader/writer against the five real traces in ../shared/data/traces (read in place) and small files.
+"""SWF reader/writer against the five real traces (read in place, from ../shared/data/traces) and small files.
 
 Expected values come from the raw trace lines (read here with a plain loop, independently of the reader)
 and from the mapping rules documented in djsb/workloads/swf.py, worked by hand below.
@@ -13,22 +13,20 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import TraceFile
 
 from djsb.errors import TraceError
 from djsb.workloads.job import TraceJob
 from djsb.workloads.machines import read_machines
 from djsb.workloads.swf import parse_node_list, read_swf, write_swf
 
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "traces"
-KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
-LANL = TRACES / "LANL-CM5-1994-4.1-cln.swf.gz"
-LLNL = TRACES / "LLNL-Atlas-2006-2.1-cln.swf.gz"
-NASA = TRACES / "NASA-iPSC-1993-3.1-cln.swf.gz"
-META = TRACES / "MetaCentrum-wagap-2013.swf.gz"
-META_MACHINES = TRACES / "MetaCentrum-wagap-2013.swf.machines"
+KTH = "KTH-SP2-1996-2.1-cln.swf.gz"
+LANL = "LANL-CM5-1994-4.1-cln.swf.gz"
+LLNL = "LLNL-Atlas-2006-2.1-cln.swf.gz"
+NASA = "NASA-iPSC-1993-3.1-cln.swf.gz"
+META = "MetaCentrum-wagap-2013.swf.gz"
+META_MACHINES = "MetaCentrum-wagap-2013.swf.machines"
 ALL = [KTH, LANL, LLNL, NASA, META]
-
-needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"real traces not found at {TRACES}")
 
 
 def data_lines(path: Path) -> int:
@@ -67,9 +65,9 @@ def job_by_id(jobs: list[TraceJob], job_id: int) -> TraceJob:
 # ------------------------------------------------------------------------------------ real traces
 
 
-@needs_traces
-@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name.split("-")[0])
-def test_every_data_line_is_a_job_or_a_skipped_record(path: Path) -> None:
+@pytest.mark.parametrize("name", ALL, ids=lambda name: name.split("-")[0])
+def test_every_data_line_is_a_job_or_a_skipped_record(trace: TraceFile, name: str) -> None:
+    path = trace(name)
     w = read_swf(path)
     assert len(w.jobs) + len(w.skipped) == data_lines(path)
     assert all(s.reason and s.line > 0 and s.text for s in w.skipped)
@@ -80,9 +78,9 @@ def test_every_data_line_is_a_job_or_a_skipped_record(path: Path) -> None:
     assert all(j.cpus > 0 and j.run_time >= 0 and j.submit >= 0 for j in w.jobs)
 
 
-@needs_traces
-@pytest.mark.parametrize("path", [KTH, LANL, LLNL, NASA], ids=lambda p: p.name.split("-")[0])
-def test_header_values_match_the_raw_header(path: Path) -> None:
+@pytest.mark.parametrize("name", [KTH, LANL, LLNL, NASA], ids=lambda name: name.split("-")[0])
+def test_header_values_match_the_raw_header(trace: TraceFile, name: str) -> None:
+    path = trace(name)
     w = read_swf(path)
     for key in ("Version", "Computer", "MaxJobs", "MaxRecords", "MaxProcs", "MaxNodes", "UnixStartTime"):
         assert w.header[key] == raw_header(path, key)
@@ -95,39 +93,39 @@ def test_header_values_match_the_raw_header(path: Path) -> None:
     assert data_lines(path) <= int(raw_header(path, "MaxRecords"))
 
 
-@needs_traces
-def test_header_multi_line_and_repeated_keys() -> None:
-    w = read_swf(LANL)
+def test_header_multi_line_and_repeated_keys(trace: TraceFile) -> None:
+    lanl = trace(LANL)
+    w = read_swf(lanl)
     queues = w.header["Queue"].split("\n")
-    assert len(queues) == int(raw_header(LANL, "MaxQueues")) == 18
+    assert len(queues) == int(raw_header(lanl, "MaxQueues")) == 18
     assert queues[0].split() == ["0", "interactive"] and queues[17].split() == ["17", "iway"]
     # "; Information: http://..." continues on a line that itself contains "http://": not a new key.
     assert w.header["Information"].split("\n") == ["http://www.lanl.gov/",
                                                    "http://www.cs.huji.ac.il/labs/parallel/workload/"]
     assert "http" not in w.header
     assert w.header["Note"].startswith("uses DJM for job management\nmany jobs")
-    nasa = read_swf(NASA)
+    nasa = read_swf(trace(NASA))
     assert nasa.header["Note"].split("\n")[:2] == ["There is no information on wait times - the given submit",
                                                    "times are actually start times"]
 
 
-@needs_traces
-def test_kth_fully_read() -> None:
-    w = read_swf(KTH)
-    lines = data_lines(KTH)
-    assert lines == int(raw_header(KTH, "MaxRecords")) == 28476
+def test_kth_fully_read(trace: TraceFile) -> None:
+    kth = trace(KTH)
+    w = read_swf(kth)
+    lines = data_lines(kth)
+    assert lines == int(raw_header(kth, "MaxRecords")) == 28476
     # One record has neither requested nor allocated processors (job 27313, "-1" in fields 5 and 8).
-    lineno, fields = raw_record(KTH, 27313)
+    lineno, fields = raw_record(kth, 27313)
     assert fields[4] == "-1" and fields[7] == "-1"
     assert [(s.line, s.reason) for s in w.skipped] == [(lineno, "no_processors")]
     assert len(w.jobs) == lines - 1
     # First and last jobs, from the raw lines:
     #   15   599850 192180   3477    4     -1    -1    4  53940    -1  1  12  12  -1 -1 -1 -1 -1
-    _, first = raw_record(KTH, 15)
+    _, first = raw_record(kth, 15)
     assert first == "15 599850 192180 3477 4 -1 -1 4 53940 -1 1 12 12 -1 -1 -1 -1 -1".split()
     assert w.jobs[0] == TraceJob(15, 599850.0, 3477.0, 4, 53940.0, None, None, "u12", "g12", None)
     last_line = None
-    with gzip.open(KTH, "rt") as fh:
+    with gzip.open(kth, "rt") as fh:
         for line in fh:
             if line.strip() and not line.startswith(";"):
                 last_line = line.split()
@@ -139,82 +137,82 @@ def test_kth_fully_read() -> None:
     assert last.user == f"u{last_line[11]}" and last.account == f"g{last_line[12]}"
 
 
-@needs_traces
-def test_lanl_spot_checks() -> None:
-    w = read_swf(LANL)
+def test_lanl_spot_checks(trace: TraceFile) -> None:
+    lanl = trace(LANL)
+    w = read_swf(lanl)
     assert w.skip_summary() == {"no_processors": 3}
     # "1 0 0 3691 128 3436 6676 -1 3600 5904 1 2 2 2 -1 -1 -1 -1": requested procs unknown -> the 128
     # allocated; memory 5904 KB/proc * 128 procs / 1024 = 738 MB; no queue, no partition.
-    _, f1 = raw_record(LANL, 1)
+    _, f1 = raw_record(lanl, 1)
     assert f1 == "1 0 0 3691 128 3436 6676 -1 3600 5904 1 2 2 2 -1 -1 -1 -1".split()
     assert job_by_id(w.jobs, 1) == TraceJob(1, 0.0, 3691.0, 128, 3600.0, 738.0, None, "u2", "g2", None)
     # "2 465 5 3362 32 489.00 988 32 900 1024 1 3 3 3 1 -1 -1 -1": queue 1 -> "q1";
     # memory 1024 KB/proc * 32 / 1024 = 32 MB (used memory 988 is ignored).
-    _, f2 = raw_record(LANL, 2)
+    _, f2 = raw_record(lanl, 2)
     assert f2 == "2 465 5 3362 32 489.00 988 32 900 1024 1 3 3 3 1 -1 -1 -1".split()
     assert job_by_id(w.jobs, 2) == TraceJob(2, 465.0, 3362.0, 32, 900.0, 32.0, None, "u3", "g3", "q1")
     # Job 90304 has -1 in both processor fields: skipped, on its own line.
-    lineno, f = raw_record(LANL, 90304)
+    lineno, f = raw_record(lanl, 90304)
     assert f[4] == f[7] == "-1"
     assert any(s.line == lineno and s.reason == "no_processors" for s in w.skipped)
 
 
-@needs_traces
-def test_lanl_read_speed() -> None:
+def test_lanl_read_speed(trace: TraceFile) -> None:
+    lanl = trace(LANL)
     start = time.perf_counter()
-    w = read_swf(LANL)
+    w = read_swf(lanl)
     elapsed = time.perf_counter() - start
     assert len(w.jobs) == 122057
     # Measured about 1.1 s (110k jobs/s) on the development machine; the bound leaves room for slow CI.
     assert elapsed < 6.0, f"reading LANL-CM5 took {elapsed:.2f} s"
 
 
-@needs_traces
-def test_llnl_cancelled_partitions_and_unknown_users() -> None:
-    w = read_swf(LLNL)
+def test_llnl_cancelled_partitions_and_unknown_users(trace: TraceFile) -> None:
+    llnl = trace(LLNL)
+    w = read_swf(llnl)
     summary = w.skip_summary()
     # Independent count: status 5 with run time <= 0 (fields 11 and 4).
     cancelled = 0
-    with gzip.open(LLNL, "rt") as fh:
+    with gzip.open(llnl, "rt") as fh:
         for line in fh:
             f = line.split()
             if f and not f[0].startswith(";") and f[10] == "5" and float(f[3]) <= 0:
                 cancelled += 1
     assert summary["cancelled_before_start"] == cancelled == 4601
-    lineno, f = raw_record(LLNL, 1435)  # "1435 3273240 -1 0 -1 ... 5 14 -1 184 -1 1 -1 -1"
+    lineno, f = raw_record(llnl, 1435)  # "1435 3273240 -1 0 -1 ... 5 14 -1 184 -1 1 -1 -1"
     assert f[10] == "5" and f[3] == "0"
     assert any(s.line == lineno and s.reason == "cancelled_before_start" for s in w.skipped)
     # "1988 3704798 -1 10 8 -1 -1 8 -1 -1 1 17 -1 255 -1 2 -1 -1": partition 2, group unknown.
-    _, f = raw_record(LLNL, 1988)
+    _, f = raw_record(llnl, 1988)
     assert f == "1988 3704798 -1 10 8 -1 -1 8 -1 -1 1 17 -1 255 -1 2 -1 -1".split()
     assert job_by_id(w.jobs, 1988) == TraceJob(1988, 3704798.0, 10.0, 8, None, None, None, "u17",
                                                "unknown", "p2")
     # "2736 ... 1 -1 -1 8 -1 1 -1 -1": user unknown.
     assert job_by_id(w.jobs, 2736).user == "unknown"
-    named = read_swf(LLNL, names_from_header=True)
+    named = read_swf(llnl, names_from_header=True)
     assert job_by_id(named.jobs, 1988).partition == "pdebug"  # "; Partition:  2  pdebug"
     assert {j.partition for j in named.jobs} <= {"pbatch", "pdebug", "pbroke", "moody20"}
 
 
-@needs_traces
-def test_nasa_uses_allocated_processors_and_keeps_zero_run_times() -> None:
-    w = read_swf(NASA)
+def test_nasa_uses_allocated_processors_and_keeps_zero_run_times(trace: TraceFile) -> None:
+    nasa = trace(NASA)
+    w = read_swf(nasa)
     assert w.skipped == []
     # "1 0 -1 1451 128 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1"
-    _, f = raw_record(NASA, 1)
+    _, f = raw_record(nasa, 1)
     assert f[7] == "-1" and f[4] == "128"
     assert w.jobs[0] == TraceJob(1, 0.0, 1451.0, 128, None, None, None, "u1", "g1", None)
-    _, f = raw_record(NASA, 658)  # run time 0, status -1: a job that ended at once, kept
+    _, f = raw_record(nasa, 658)  # run time 0, status -1: a job that ended at once, kept
     assert f[3] == "0"
     assert job_by_id(w.jobs, 658).run_time == 0.0
 
 
-@needs_traces
-def test_metacentrum_extended_fields() -> None:
-    w = read_swf(META)
+def test_metacentrum_extended_fields(trace: TraceFile) -> None:
+    meta = trace(META)
+    w = read_swf(meta)
     assert w.header == {}  # the trace has no header comments
     # Submit times are Unix times there: rebased to the first submit (job 0, 1356996147 = 2013-01-01).
-    _, f0 = raw_record(META, 0)
+    _, f0 = raw_record(meta, 0)
     assert len(f0) == 21 and f0[1] == "1356996147"
     assert w.time_origin == 1356996147.0
     j0 = job_by_id(w.jobs, 0)
@@ -224,13 +222,13 @@ def test_metacentrum_extended_fields() -> None:
     assert j0 == TraceJob(0, 0.0, 56011.0, 64, 86400.0, 65536.0, 1, "u62", "g1", "q_1d")
     assert w.extra[0] == {"node_list": f0[18], "queue": "q_1d", "resources": "1:ppn=64:x86_64:cl_zewura#excl"}
     assert parse_node_list(w.extra[0]["node_list"]) == (1241,) * 64
-    _, f1 = raw_record(META, 1)
+    _, f1 = raw_record(meta, 1)
     j1 = job_by_id(w.jobs, 1)
     assert j1.submit == float(f1[1]) - 1356996147 == 548.0
     assert j1.memory_mb == 91268055040 / 2**20 and j1.partition == "q_2w"
     assert all(j.depends_on == () for j in w.jobs)
     queues = set()
-    with gzip.open(META, "rt") as fh:
+    with gzip.open(meta, "rt") as fh:
         for line in fh:
             queues.add(line.split()[19])
     assert {j.partition for j in w.jobs} == queues
@@ -244,22 +242,23 @@ def test_metacentrum_extended_fields() -> None:
     assert eight and all(j.nodes == 8 and j.cpus == 64 for j in eight)
 
 
-@needs_traces
-def test_metacentrum_machines() -> None:
-    machines = read_machines(META_MACHINES)
+def test_metacentrum_machines(trace: TraceFile) -> None:
+    meta_machines = trace(META_MACHINES)
+    meta = trace(META)
+    machines = read_machines(meta_machines)
     # README: 2 clusters, 20x80 + 48x12; memory per node in KB (529426432 KB = 517018 MB).
     assert [(m.name, m.nodes, m.cores_per_node) for m in machines] == [("zewura", 20, 80), ("zegox", 48, 12)]
     assert machines[0].memory_mb_per_node == 529426432 / 1024 == 517018.0
     assert machines[1].memory_mb_per_node == 94035968 / 1024
     assert sum(m.cores for m in machines) == 20 * 80 + 48 * 12 == 2176
-    w = read_swf(META)
+    w = read_swf(meta)
     assert max(j.cpus for j in w.jobs) <= max(m.cores for m in machines)
 
 
-@needs_traces
-@pytest.mark.parametrize("path", [KTH, pytest.param(LANL, marks=pytest.mark.slow), LLNL, NASA],
-                         ids=lambda p: p.name.split("-")[0])
-def test_round_trip_real_traces(path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", [KTH, pytest.param(LANL, marks=pytest.mark.slow), LLNL, NASA],
+                         ids=lambda name: name.split("-")[0])
+def test_round_trip_real_traces(trace: TraceFile, name: str, tmp_path: Path) -> None:
+    path = trace(name)
     w = read_swf(path)
     out = tmp_path / "copy.swf.gz"
     write_swf(w.jobs, out, w.header)
@@ -269,9 +268,9 @@ def test_round_trip_real_traces(path: Path, tmp_path: Path) -> None:
     assert again.skipped == []
 
 
-@needs_traces
-def test_round_trip_metacentrum_with_extended_fields(tmp_path: Path) -> None:
-    w = read_swf(META)
+def test_round_trip_metacentrum_with_extended_fields(trace: TraceFile, tmp_path: Path) -> None:
+    meta = trace(META)
+    w = read_swf(meta)
     out = tmp_path / "meta.swf"
     write_swf(w.jobs, out, w.header, extra=w.extra)
     again = read_swf(out)
@@ -280,11 +279,11 @@ def test_round_trip_metacentrum_with_extended_fields(tmp_path: Path) -> None:
     assert again.time_origin == 0.0  # already rebased
 
 
-@needs_traces
-def test_limit() -> None:
-    w = read_swf(KTH, limit=10)
+def test_limit(trace: TraceFile) -> None:
+    kth = trace(KTH)
+    w = read_swf(kth, limit=10)
     assert [j.job_id for j in w.jobs] == list(range(15, 25))
-    assert read_swf(KTH, limit=0).jobs == []
+    assert read_swf(kth, limit=0).jobs == []
 
 
 # ------------------------------------------------------------------------------------ small files

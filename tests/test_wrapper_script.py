@@ -1,4 +1,4 @@
-"""Wrapper batch scripts and Slurm job arrays, without a cluster (issue 10 items 6 and 7).
+"""Wrapper batch scripts and Slurm job arrays, without a cluster.
 
 The scripts' behaviour on a real Slurm is tested in test_wrapper_slurm.py and test_sweep_slurm.py;
 here their text (the order of the steps, the quoting), the allocation a wrapper asks for, the

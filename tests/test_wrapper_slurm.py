@@ -1,4 +1,4 @@
-"""Wrapper batch scripts on the real Slurm mini-cluster (issue 10 item 7): a vertical wrapper runs its
+"""Wrapper batch scripts on the real Slurm mini-cluster: a vertical wrapper runs its
 inner jobs one after the other, a horizontal one side by side, as srun steps of one job; each inner
 job's output and exit status are checked, a failed inner job fails the wrapper and is named; and the
 workflow's queue time and makespan are measured wrapped vs unwrapped from Slurm's own records."""

@@ -1,1 +1,1 @@
-"""``djsb calibrate``: replay one workload on a real Slurm and on the model and measure the gap (issue 14)."""
+"""``djsb calibrate``: replay one workload on a real Slurm and on the model and measure the gap."""

@@ -1,7 +1,7 @@
 """How far two replays of one workload lie apart: a real Slurm's and the model's, or two Slurm runs.
 
 A replay is a table indexed by job id with ``submit``, ``start`` and ``end`` in seconds from the
-replay's origin. The figures (issue 14):
+replay's origin. The figures:
 
 * start order: Kendall's tau-b between the two sides' start times (ties on either side count as
   neither concordant nor discordant; tau-b's denominator corrects for them);

@@ -1,4 +1,4 @@
-"""When a live slurmctld ran its scheduling passes, seen through ``sdiag`` (issue 14).
+"""When a live slurmctld ran its scheduling passes, seen through ``sdiag``.
 
 Whether a job is placed just before or just after another one ends, or is backfilled at once or
 five seconds later, decides much of a small replay, so the model must pass when Slurm passed, to

@@ -1,4 +1,4 @@
-"""``djsb calibrate CONFIG``: one workload on a real Slurm and on the model, side by side (issue 14).
+"""``djsb calibrate CONFIG``: one workload on a real Slurm and on the model, side by side.
 
 The file::
 

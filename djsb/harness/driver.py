@@ -52,7 +52,7 @@ LOST_AFTER_POLLS = 30
 # (300 s by default) before Slurm decides their fate.
 FINAL_STATE_WAIT_S = 900.0
 # Once asked to stop, scheduler commands (the running one, then the cancellations) get this long, so
-# that the run ends within 5 s of SIGINT/SIGTERM even while the scheduler does not answer (issue 8).
+# that the run ends within 5 s of SIGINT/SIGTERM even while the scheduler does not answer.
 STOP_GRACE_S = 2.5
 
 
@@ -293,7 +293,7 @@ class Driver:
     def execution_stage(self, reference: Reference) -> None:
         general = self.config.general
         done = self.run_dir.finished_cells()
-        cells = [key for key in planned_cells(general) if key[0] == "execution"]
+        cells = [key for key in planned_cells(general) if key.stage == "execution"]
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")

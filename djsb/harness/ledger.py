@@ -2,7 +2,7 @@
 
 jobs.csv only learns of a job when it ends; a harness killed (SIGKILL, a crash, a lost login node)
 while jobs run would leave them to the scheduler with nobody to cancel them: a simulation it had
-suspended stays SUSPENDED for ever (issue 8). So before each submission the driver appends the
+suspended stays SUSPENDED for ever. So before each submission the driver appends the
 job's name and a fresh submission token (``submitting``), and after it the id the scheduler gave
 (``submitted``), each row flushed and fsync'd like jobs.csv. Whatever moment the harness dies at,
 every job it may have created is in the ledger, by id or, if the id never came back, by token: a

@@ -1,7 +1,7 @@
 """What ``djsb run --resume`` does before it redoes the unfinished cells: end the earlier attempts' jobs.
 
 A harness that was killed (SIGKILL, a crash) cancelled nothing: its jobs still run, or wait, or
-stay suspended for ever (issue 8). Redoing their cells beside them would measure both attempts
+stay suspended for ever. Redoing their cells beside them would measure both attempts
 competing for the same CPUs. So the resume reads the run's write-ahead ledger
 (djsb.harness.ledger), asks the module which of the jobs whose end was never recorded are still
 alive (by submission token where the module can tag jobs, by the recorded id otherwise), cancels

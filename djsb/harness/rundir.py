@@ -36,7 +36,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -88,11 +88,18 @@ CELL_COLUMNS = ("stage", "scenario", "n_a", "sample")
 CELL_RECORD_COLUMNS = (*CELL_COLUMNS, "status", "outage", "reason")
 OUTAGE_COLUMNS = tuple(f.name for f in fields(Outage))
 CELL_COMPLETED, CELL_FAILED = "completed", "failed"
-CellKey = tuple[str, str, int, int]
+class CellKey(NamedTuple):
+    """A cell as cells.csv and jobs.csv number it (CELL_COLUMNS); a tuple, so it unpacks, compares
+    and hashes as one."""
+
+    stage: str
+    scenario: str
+    n_a: int
+    sample: int
 
 
 def cell_key(stage: str, scenario: str, n_a: int, sample: int) -> CellKey:
-    return (stage, scenario, int(n_a), int(sample))
+    return CellKey(stage, scenario, int(n_a), int(sample))
 
 
 def describe_cell(key: CellKey) -> str:
@@ -232,7 +239,7 @@ class RunDirectory:
         append_row(self.path / "cells.csv", CELL_RECORD_COLUMNS, row, self.durable)
 
     def cell_rows(self) -> list[dict[str, str]]:
-        """The rows of cells.csv (a run from before issue 8 lacks status, outage and reason)."""
+        """The rows of cells.csv (a run recorded by an older DJSB lacks status, outage and reason)."""
         return read_rows(self.path / "cells.csv")
 
     def add_outage(self, outage: Outage) -> None:

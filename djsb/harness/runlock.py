@@ -1,7 +1,7 @@
 """The lock of a run directory: one `djsb run` (or `--resume`) at a time may use it.
 
 Two runs in one directory would both redo the same unfinished cells and interleave their records
-(issue 8: two `--resume` at once duplicated a cell and left an empty summary). The lock is an
+(two `--resume` at once would duplicate a cell and leave an empty summary). The lock is an
 exclusive flock (djsb.filelock) on ``RUN_DIR/run.lock``, which holds the holder's pid for the
 message the second run prints; a holder's death, even by SIGKILL, drops it.
 """

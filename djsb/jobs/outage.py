@@ -4,7 +4,7 @@ A controller that is down or restarting makes every command fail or hang; the re
 (djsb.jobs.scheduler_base) keeps trying and, once a command answers again, reports the whole
 interval as one :class:`Outage`. Measurements taken across one are not to be trusted: Slurm, for
 example, stamps the end of a job that finished during an outage when the controller comes back, so
-a 4 s job can be recorded as running 31 s (issue 8). The driver writes every outage to the run
+a 4 s job can be recorded as running 31 s. The driver writes every outage to the run
 directory and marks the jobs and cells that overlap one.
 """
 

@@ -125,7 +125,7 @@ def placement_hosts(module: CommandJobModule, request: JobRequest,
     sim = last.get(request.colocate_with)
     if sim is None or not sim.nodes:
         sim = module.poll([request.colocate_with]).get(request.colocate_with, JobStatus(JobState.UNKNOWN))
-    if sim.state.finished:  # e.g. COMPLETING: what is left of it is being torn down (issue 8)
+    if sim.state.finished:  # e.g. COMPLETING: what is left of it is being torn down
         raise SubmitRejected(f"{module.name}: cannot place {request.name} with job {request.colocate_with}: "
                              f"it has ended ({sim.state.value})")
     if not sim.nodes:
@@ -141,7 +141,7 @@ class RetryingTransport:
     non-zero exit of a command that did answer means.
 
     Each interval without an answer (failed attempts, or one answer slower than ``slow_answer``)
-    is reported once it ends to ``on_outage`` (issue 8: the measurements across it are suspect).
+    is reported once it ends to ``on_outage``: the measurements across it are suspect.
     After ``request_stop`` (a signal handler may call it) nothing waits or retries any more: every
     command, the running one included, gets until the stop deadline, and one that cannot answer by
     then raises :class:`SchedulerStopped`.

@@ -19,8 +19,8 @@ Memory, when both the node and the job give it, is a per-node constraint.
 
 Allocations are :class:`~djsb.model.placement.Placement` runs of consecutive nodes, and first fit
 skips nodes without a free slot and takes groups of consecutive nodes in equal state at once, so
-replaying a trace on 1,024 one-core nodes costs about what it costs on 32 nodes of 32 cores (issue 9
-item 7). The per-node lists (``node_free``, ``node_mem_free``) stay the state every reader sees; only
+replaying a trace on 1,024 one-core nodes costs about what it costs on 32 nodes of 32 cores (LANL-CM5
+is such a trace). The per-node lists (``node_free``, ``node_mem_free``) stay the state every reader sees; only
 :meth:`ClusterState.commit` changes ``node_free``, which keeps the free-slot flags in step.
 
 Slots may go negative: a resumed job (``scontrol resume``) or a job growing back to its CPUs

@@ -3,7 +3,7 @@
 The model's default is first fit in node order, which is what Slurm does on an idle cluster. On
 a partly busy one Slurm's generic ``_eval_nodes`` (src/plugins/select/cons_tres/job_test.c,
 22.05) chooses differently, and which nodes a job takes decides which nodes a later reservation
-leaves free to backfill (issue 14). Its rule, with all node weights equal:
+leaves free to backfill. Its rule, with all node weights equal:
 
 1. Nodes offering at least one CPU form *sets* of consecutive node indices (a node offering none,
    or a gap in the partition's nodes, ends a set).

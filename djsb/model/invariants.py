@@ -108,7 +108,6 @@ class InvariantChecker:
         self.jobs_on: list[set[int]] = [set() for _ in cluster.nodes]
         self.running: dict[int, tuple[SimJob, float]] = {}
         self.held: dict[int, list[tuple[int, int]]] = {}
-        self.reservations_checked = 0
         self.queued: dict[int, SimJob] = {}
         self.promises: dict[int, Promise] = {}
         self.promises_kept = 0
@@ -286,4 +285,3 @@ class InvariantChecker:
                     raise InvariantViolation(
                         f"reservation of job {r.job_id} at t={r.start} no longer fits at t={t} "
                         f"(pass at t={now})")
-            self.reservations_checked += 1

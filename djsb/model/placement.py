@@ -3,7 +3,7 @@
 A job on 512 one-core nodes holds one slot on each of 512 consecutive nodes; storing that as one
 ``(first node, node count, slots on each)`` run instead of 512 ``(node, slots)`` pairs keeps a
 replay's memory and the cost of taking and giving back resources independent of the node count
-(issue 9 item 7: LANL-CM5 on its real 1,024 one-core nodes). Consumers that want the nodes one by
+(LANL-CM5 replays on its real 1,024 one-core nodes). Consumers that want the nodes one by
 one iterate a :class:`Placement` as the sequence of ``(node, slots)`` pairs it stands for.
 """
 

@@ -41,7 +41,7 @@ class SchedulerConfig:
     ``bf_window``, ``bf_max_job_test`` and ``default_queue_depth`` may be ``math.inf``
     (unlimited), which Slurm cannot express but textbook backfilling assumes.
 
-    Closer to a real Slurm (issue 14; all off by default, so EASY and the presets are unchanged):
+    Closer to a real Slurm (all off by default, so EASY and the presets are unchanged):
     ``bf_node_reservations`` plans every reservation node by node and keeps its nodes whole, as
     sched/backfill's ``_add_reservation`` clears them from the ``node_space`` bitmap (backfill.c);
     ``bf_round_reservations`` rounds a reservation's start and end down to ``bf_resolution``

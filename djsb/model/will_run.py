@@ -1,4 +1,4 @@
-"""A backfill pass's plan as Slurm makes it: the will-run test and whole-node reservations (issue 14).
+"""A backfill pass's plan as Slurm makes it: the will-run test and whole-node reservations.
 
 The model's own planner finds a waiting job's earliest start on future free capacity. Slurm's
 sched/backfill plans differently, and on a small cluster the difference decides which jobs

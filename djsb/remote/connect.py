@@ -1,4 +1,4 @@
-"""The transport to the login node of ``job_module.ssh``, connected (issue 11).
+"""The transport to the login node of ``job_module.ssh``, connected.
 
 ``transport: paramiko`` (the default: nothing but Python needed) resolves the host alias from the
 OpenSSH config itself; ``transport: openssh`` leaves that to the system ``ssh``, passing only the

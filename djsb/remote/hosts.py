@@ -1,4 +1,4 @@
-"""A host alias resolved the way OpenSSH reads ``~/.ssh/config`` (issue 11).
+"""A host alias resolved the way OpenSSH reads ``~/.ssh/config``.
 
 The experiment config may name only an alias (``job_module.ssh.host: cluster``): the host name, port,
 user, identity files, known_hosts files and ProxyJump hops then come from the OpenSSH client config,

@@ -1,4 +1,4 @@
-"""Commands and files on a login node through the system OpenSSH client (issue 11).
+"""Commands and files on a login node through the system OpenSSH client.
 
 ``ssh`` reads ``~/.ssh/config`` itself (aliases, ProxyJump, certificates, GSSAPI, whatever the site
 needs), through a config file DJSB writes for the run that sets ``BatchMode yes`` (it never prompts)

@@ -1,5 +1,5 @@
 """Commands and files on a login node through paramiko: exec channels and SFTP over one connection,
-through ProxyJump hops (issue 11).
+through ProxyJump hops.
 
 Each ProxyJump hop is a paramiko connection of its own; the next hop's connection runs inside a
 ``direct-tcpip`` channel of the previous one, and every hop's host key is checked strictly against

@@ -1,4 +1,4 @@
-"""Re-establishing a dropped SSH connection with exponential back-off (issue 11).
+"""Re-establishing a dropped SSH connection with exponential back-off.
 
 A connection held for hours drops (the server-side session killed, a network blip, a login node
 rebooting). A transport that finds its connection gone before it sends a command reconnects here

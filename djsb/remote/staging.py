@@ -1,4 +1,4 @@
-"""Staging the benchmark apps on a remote host and bringing the job files back (issue 11).
+"""Staging the benchmark apps on a remote host and bringing the job files back.
 
 ``djsb run`` over SSH copies the apps' sources (apps/Makefile and its C sources) to
 ``REMOTE_DIR/apps-HASH/apps`` and builds them there with the cluster's compiler (``make -C apps``:

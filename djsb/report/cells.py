@@ -1,4 +1,4 @@
-"""Which execution cells the summary may trust (issue 8): failed cells, and cells that overlapped a
+"""Which execution cells the summary may trust: failed cells, and cells that overlapped a
 scheduler outage.
 
 cells.csv says for each finished cell whether it failed (and why) and whether it overlapped an
@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.harness.rundir import CellKey
 from djsb.report.summary import in_scenario_order
 
-CellId = tuple[str, str, int, int]
-"""stage, scenario, n_a, sample: a cell as in cells.csv and jobs.csv."""
 NOTE_COLUMNS = ("failed_samples", "outage_samples")
 
 
@@ -36,13 +35,14 @@ def read_cells(path: Path) -> pd.DataFrame:
     return cells[columns].reset_index(drop=True)
 
 
-def cell_ids(table: pd.DataFrame) -> list[CellId]:
+def cell_ids(table: pd.DataFrame) -> list[CellKey]:
     """The cell of each row of ``table`` (cells.csv or jobs.csv rows)."""
-    return list(zip(table["stage"].astype(str), table["scenario"].astype(str), table["n_a"].astype(int),
-                    table["sample"].astype(int), strict=True))
+    columns = zip(table["stage"].astype(str), table["scenario"].astype(str), table["n_a"].astype(int),
+                  table["sample"].astype(int), strict=True)
+    return [CellKey(*cell) for cell in columns]
 
 
-def outage_cells(cells: pd.DataFrame) -> set[CellId]:
+def outage_cells(cells: pd.DataFrame) -> set[CellKey]:
     """The cells to leave out for an outage: every such execution cell, and such reference
     samples unless none without one would be left."""
     marked = cells[cells["outage"] & (cells["stage"] != "calibration")]
@@ -52,18 +52,18 @@ def outage_cells(cells: pd.DataFrame) -> set[CellId]:
     return set(cell_ids(marked))
 
 
-def failed_cells(cells: pd.DataFrame) -> set[CellId]:
+def failed_cells(cells: pd.DataFrame) -> set[CellKey]:
     """The cells recorded failed: none of their numbers is a measurement of the benchmark."""
     return set(cell_ids(cells[cells["status"] == "failed"]))
 
 
-def failure_reasons(cells: pd.DataFrame) -> list[tuple[CellId, str]]:
+def failure_reasons(cells: pd.DataFrame) -> list[tuple[CellKey, str]]:
     """Each failed cell with its one-line reason, in the order they were recorded."""
     failed = cells[cells["status"] == "failed"]
     return list(zip(cell_ids(failed), failed["reason"].astype(str), strict=True))
 
 
-def without_cells(jobs: pd.DataFrame, cells: set[CellId]) -> pd.DataFrame:
+def without_cells(jobs: pd.DataFrame, cells: set[CellKey]) -> pd.DataFrame:
     """``jobs`` minus the jobs of ``cells``."""
     if not cells:
         return jobs

@@ -82,7 +82,7 @@ def cell_notes(summary: pd.DataFrame, cells: pd.DataFrame, include_outages: bool
     overlapped a scheduler outage (summary.csv's ``outage_samples``), saying what the summary did
     with them."""
     notes = [f"{describe_cell(cell)} failed and is not in the summary: {reason}"
-             for cell, reason in failure_reasons(cells) if cell[0] != "execution"]
+             for cell, reason in failure_reasons(cells) if cell.stage != "execution"]
     for _, row in summary.iterrows():
         if row.get("outage_samples", ""):
             where = f"{scenario_label(str(row['scenario']))}, n_a={int(row['n_a'])}"

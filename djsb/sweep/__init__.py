@@ -1,4 +1,4 @@
-"""``djsb sweep``: one experiment config run at every point of a parameter grid (issue 10 item 6).
+"""``djsb sweep``: one experiment config run at every point of a parameter grid.
 
 - :mod:`djsb.sweep.spec` reads the config's ``sweep:`` section and expands it into points;
 - :mod:`djsb.sweep.runners` names what runs one point (``djsb simulate`` by default);

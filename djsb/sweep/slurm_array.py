@@ -1,4 +1,4 @@
-"""The Slurm executor: a sweep's unfinished points as ONE Slurm job array (issue 10 item 6).
+"""The Slurm executor: a sweep's unfinished points as ONE Slurm job array.
 
 The array is submitted through DJSB's own Slurm job module (job_modules/slurm: sbatch built with
 shlex, retried, tagged with a token), on this machine or on a login node over SSH (its transport).

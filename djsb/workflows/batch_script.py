@@ -1,4 +1,4 @@
-"""A wrapper's batch script for a real Slurm: its inner jobs as srun steps (issue 10 item 7).
+"""A wrapper's batch script for a real Slurm: its inner jobs as srun steps.
 
 A wrapper (djsb/workflows/wrappers.py, paper 004 sec. 2.8) is sequential *stages*, each a set of
 *chains* run in parallel, each chain inner jobs run one after the other: vertical is one chain,

@@ -4,7 +4,7 @@ The wrappers become model jobs after the workload's (new ids, in an order where 
 each waiting for the wrappers holding its inner jobs' parents (:mod:`djsb.model.dependency`): either
 submitted when they end (Autosubmit) or all at ``submit`` with afterok. A fair-share target is set
 just before the first submission (:mod:`djsb.workflows.fairshare_control`). The outcome carries the
-numbers ``djsb wrappers`` ranks strategies by (issue 10 item 4):
+numbers ``djsb wrappers`` ranks strategies by:
 
 * ``submissions``: wrappers submitted; ``cpus_max``: the largest of them;
 * ``runtime_s``: the sum of their run times (end - start);

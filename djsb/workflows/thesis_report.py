@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 SHAPE, STRATEGY, SUBMIT = "workflow.shape", "workflow.strategy", "workflow.submit"
-SEED, RUN_TIME, CPUS, FAIRSHARE = "seed", "workflow.run_time", "workflow.cpus", "workflow.fairshare_target"
+RUN_TIME, CPUS, FAIRSHARE = "workflow.run_time", "workflow.cpus", "workflow.fairshare_target"
 WAIT, PRIORITY = "workflow_queue_time_s", "workflow_priority_at_start"
 STATS = ("Tq_mean", "Tq_max", "Tq_min", "P_mean", "P_max", "P_min")
 FIT_FROM = 0.1

@@ -1,4 +1,4 @@
-"""Which time limit a replayed job gets: the estimate the scheduler plans with (issue 9 item 4).
+"""Which time limit a replayed job gets: the estimate the scheduler plans with.
 
 Traces record each job's run time and, usually, the user's requested time (SWF field 9; -1 when the
 machine did not record it, e.g. NASA-iPSC, OSC-Clust, SDSC-Par-1996). The choices:

@@ -1,6 +1,6 @@
 """A window of a workload, shifted and scaled to run as background load next to a benchmark.
 
-The simulated job module runs DJSB's jobs on a busy cluster (issue 7): it takes ``count`` jobs
+The simulated job module runs DJSB's jobs on a busy cluster: it takes ``count`` jobs
 of a trace from the first one submitted at or after ``start`` seconds, shifts them so that this
 instant becomes ``-warmup`` (the benchmark starts at 0, on a cluster already loaded by
 ``warmup`` seconds of arrivals), and optionally scales CPU counts and memory together (a trace

@@ -35,7 +35,7 @@ SACCT_FORMAT = ",".join(SACCT_FIELDS)
 # Jobs on their way in (configuring, requeued, held for a reservation) count as pending. A job that
 # is COMPLETING (or STAGE_OUT) has ended: its processes are gone or going, its end time is stamped,
 # and it may hold only some of its nodes while they finish tearing it down, minutes long when
-# slurmctld was down as it ended (issue 8): counting it as running would colocate the next job on
+# slurmctld was down as it ended: counting it as running would colocate the next job on
 # what is left of it. Its exit code tells a success from a failure (see ENDING_STATES). SIGNALING
 # (signals being delivered) still runs. STOPPED (SIGSTOP through scancel) is a suspension the
 # scheduler did not do; the harness treats it as SUSPENDED all the same.

@@ -5,7 +5,7 @@ located tree: :meth:`Located.plain` is the plain mapping, ``point.source`` the s
 whose directory relative paths resolve) and the empty directory to write the point's outputs in; it
 returns the point's metrics. If it wrote no ``metrics.json`` there, the sweep writes the returned
 mapping as one. An experiment command whose function is ``run_point(config_mapping, out_dir)``
-(issue 10's shared interface) registers it with :func:`register_mapping_runner` in a file of this
+(the shared point-runner interface) registers it with :func:`register_mapping_runner` in a file of this
 package: adding a runner is adding one file (djsb.registry).
 """
 
