@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from slurm_plugin import SlurmCluster
+from support import wait_until
 
 from djsb.calibrate.slurm_config import scheduler_cycles
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
@@ -41,13 +42,6 @@ def slurm(*args: str) -> str:
                           env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "SLURM_TIME_FORMAT": "%s"})
     assert done.returncode == 0, f"{' '.join(args)}: {done.stderr}"
     return done.stdout
-
-
-def wait_until(what: str, check: object, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.1)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -83,12 +77,12 @@ def reconfigure(value: str) -> None:
     are never made within one second: slurmctld's caches of the parameters (the main scheduler's,
     the epilog handler's defer flag) compare the configuration's last_update, in whole seconds, and
     would keep the first one's values."""
-    wait_until("a new second", lambda: int(time.time()) > RECONFIGURED[0], 2)
+    wait_until(lambda: int(time.time()) > RECONFIGURED[0], 2, "a new second")
     before = scheduler_cycles(slurm("sdiag"))["main"]
     slurm("scontrol", "reconfigure")
     RECONFIGURED[0] = int(time.time())
-    wait_until("slurmctld took the new parameters", lambda: f"= {value}" in slurm("scontrol", "show", "config"), 60)
-    wait_until("a pass ran with them", lambda: scheduler_cycles(slurm("sdiag"))["main"] > before, 30)
+    wait_until(lambda: f"= {value}" in slurm("scontrol", "show", "config"), 60, "slurmctld took the new parameters")
+    wait_until(lambda: scheduler_cycles(slurm("sdiag"))["main"] > before, 30, "a pass ran with them")
 
 
 def submit_one() -> str:
@@ -112,7 +106,7 @@ def idle_for(seconds: float) -> None:
     """Wait until none of the cluster's jobs is queued or running, then ``seconds`` more (the loop's
     previous pass, the reconfigure's own, must lie further back than batch_sched_delay)."""
     busy = ("squeue", "--noheader", "--states=PENDING,CONFIGURING,RUNNING,SUSPENDED,COMPLETING", "--format=%i")
-    wait_until("the cluster is idle", lambda: not slurm(*busy).strip(), 60)
+    wait_until(lambda: not slurm(*busy).strip(), 60, "the cluster is idle")
     time.sleep(seconds)
 
 
@@ -138,7 +132,7 @@ def test_submissions_wait_for_the_background_loop_defer_or_not(slurm_cluster: Sl
             ids.append(submit_one())
             time.sleep(1.2)
         try:
-            wait_until("every job started", lambda: all(times_of(i)[1] is not None for i in ids), 30)
+            wait_until(lambda: all(times_of(i)[1] is not None for i in ids), 30, "every job started")
             times = [times_of(i) for i in ids]
             passes = scheduler_cycles(slurm("sdiag"))["main"] - before
         finally:

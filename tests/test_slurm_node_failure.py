@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from slurm_plugin import Run, SlurmCluster, job_process_states
+from support import wait_until
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -46,13 +47,6 @@ analytics: {{total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 3
 def squeue_state(job_id: str) -> str:
     return subprocess.run(["squeue", "--noheader", "--states=all", f"--jobs={job_id}", "--format=%T"],
                           capture_output=True, text=True, timeout=60).stdout.strip()
-
-
-def wait_until(what: str, check: object, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.1)
 
 
 def kill_node(node: str, job_id: str) -> None:
@@ -85,7 +79,7 @@ def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster
         run.wait_for_line("submitted oversubscription-na1-s0-ana0 as job", timeout=240)
         job_id = next(line.rsplit(" ", 1)[1] for line in run.lines
                       if "submitted oversubscription-na1-s0-ana0 as job" in line)
-        wait_until("the analytics runs", lambda: squeue_state(job_id) == "RUNNING", 60)
+        wait_until(lambda: squeue_state(job_id) == "RUNNING", 60, "the analytics runs")
         killed_at = time.monotonic()
         kill_node(ANALYTICS_NODE, job_id)
         status = run.finish(timeout=400)
