@@ -23,10 +23,8 @@ from djsb.report.cells import failure_reasons
 from djsb.report.summary import summary_warnings
 from djsb.scenarios import scenario
 
-RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
-               ("figures/slowdown_s.png", "slowdown of the simulation"),
-               ("figures/slowdown_a.png", "slowdown of the analytics"),
-               ("figures/dynamicity.png", "dynamicity"))
+RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),)
+"""The page shows each figure once: the three panels together (figures/ also holds each panel alone)."""
 SUMMARY_COLUMNS = (("slowdown_s", "slowdown sim."), ("slowdown_a", "slowdown analytics"),
                    ("dynamicity", "dynamicity"), ("w_s", "w_s"), ("w_a", "w_a"), ("t_s", "T_s (s)"),
                    ("t_a", "T_a (s)"))

@@ -25,17 +25,21 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
     ``samples`` (samples.csv) gives the individual values drawn where a CI is missing."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
+    what = "mean and 95% CI over samples; dots: samples of a point without a CI"
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
     for ax, (metric, label) in zip(axes, PANELS, strict=True):
         _panel(ax, summary, metric, label, samples)
-    if title:
-        fig.suptitle(title)
+    _legend(fig, axes[0], summary)
+    fig.suptitle(f"Run {title}: {what}" if title else what)
     paths = [out_dir / f"djsb.{suffix}" for suffix in ("png", "pdf")]
     save(fig, *paths)
     written.extend(paths)
     for metric, label in PANELS:
-        fig, ax = plt.subplots(figsize=(4.6, 3.8), constrained_layout=True)
-        _panel(ax, summary, metric, label, samples)
+        fig, ax = plt.subplots(figsize=(4.8, 4.4), constrained_layout=True)
+        _panel(ax, summary, metric, label.split(") ", 1)[-1], samples)
+        _legend(fig, ax, summary)
+        if title:
+            fig.suptitle(f"Run {title}", fontsize="medium")
         path = out_dir / f"{metric}.png"
         save(fig, path)
         written.append(path)
@@ -65,8 +69,13 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
     ax.set_ylabel(metric)
     if not summary.empty:
         ax.set_xticks(sorted(summary["n_a"].unique()))
-        ax.legend()
     ax.grid(alpha=0.3)
+
+
+def _legend(fig: plt.Figure, ax: plt.Axes, summary: pd.DataFrame) -> None:
+    """The scenarios' legend under the panels, where it hides no point or error bar."""
+    if not summary.empty:
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3)
 
 
 def plot_comparison(compare: pd.DataFrame, out_dir: Path) -> list[tuple[Path, str]]:
