@@ -6,6 +6,7 @@ base template), so the DOM Chromium dumps tells whether every figure really disp
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -16,6 +17,7 @@ import pytest
 
 from djsb.cli import main
 from djsb.harness.rundir import machine_metadata
+from djsb.report.html import human_size
 from djsb.simulate import run_simulate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,6 +88,9 @@ def test_run_report_holds_summary_with_ci_metadata_and_config(small_run: Path) -
     assert f"<td>{machine_metadata()['hostname']}</td>" in page
     assert "<th>djsb_version</th>" in page and "<th>cpu_model</th>" in page and "<th>os</th>" in page
     assert "num_of_dyn_analysis:" in page  # the resolved config
+    # sizes for people: config.yaml holds 4294967296 and 209715200 bytes, 4 x 1024^3 and 200 x 1024^2
+    assert "total_memory: 4GiB" in page and "total_memory: 200MiB" in page and "4294967296" not in page
+    assert re.search(r"<th>memory_bytes</th><td>[0-9.]+GiB</td>", page)
 
 
 @needs_chromium
@@ -139,3 +144,12 @@ def test_simulate_report_lists_skipped_and_rejected_records(tmp_path: Path) -> N
     if CHROMIUM is not None:
         images = opened_in_chromium(out / "report.html")
         assert images.states == {"wait_ecdf.png": "loaded", "queue_utilisation.png": "loaded"}
+
+
+def test_human_sizes_are_exact_where_they_can_be() -> None:
+    assert human_size(4 * 1024**3) == "4GiB"
+    assert human_size(200 * 1024**2) == "200MiB"
+    assert human_size(3 * 1024**3 // 2) == "1536MiB"  # 1.5 GiB is a whole number of MiB
+    assert human_size(16 * 1000**3) == "14.9GiB"  # 16e9 / 2^30 = 14.901
+    assert human_size(1000) == "1000B"
+    assert human_size(1536) == "1.5KiB"

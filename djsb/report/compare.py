@@ -29,7 +29,7 @@ import yaml
 from djsb import metrics, noise
 from djsb.errors import InputError
 from djsb.harness.rundir import RunDirectory
-from djsb.report.html import plus_minus, render
+from djsb.report.html import plus_minus, render, with_human_sizes
 from djsb.report.summary import SUMMARY_METRICS, in_scenario_order
 
 ALPHA = 0.05
@@ -217,7 +217,7 @@ def write_comparison(paths: Sequence[Path], out_dir: Path, *, plots: bool = True
         figures = [(str(path.relative_to(out_dir)), caption)
                    for path, caption in plot_comparison(compare, out_dir / "figures")]
     side = side_by_side(compare, labels)
-    differences = config_differences([run.config for run in runs])
+    differences = config_differences([with_human_sizes(run.config) for run in runs])
     render("compare.html.j2", out_dir / "report.html", title=f"DJSB compare: {' vs '.join(labels)}",
            runs=[[run.label, str(run.path.resolve()), job_module(run.config),
                   str(run.samples[["scenario", "n_a"]].drop_duplicates().shape[0])] for run in runs],
