@@ -17,7 +17,7 @@ import pytest
 
 from djsb.cli import main
 from djsb.harness.rundir import machine_metadata
-from djsb.report.html import human_size
+from djsb.report.html import human_size, with_human_sizes
 from djsb.simulate import run_simulate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,3 +153,7 @@ def test_human_sizes_are_exact_where_they_can_be() -> None:
     assert human_size(16 * 1000**3) == "14.9GiB"  # 16e9 / 2^30 = 14.901
     assert human_size(1000) == "1000B"
     assert human_size(1536) == "1.5KiB"
+    options = {"memory_per_node": 16 * 1024**3, "memory_bandwidth_per_node": 40, "cores_per_node": 8}
+    assert with_human_sizes({"job_module": {"options": options}, "analytics": {"total_memory": 48 * 1024**2}}) == {
+        "job_module": {"options": {"memory_per_node": "16GiB", "memory_bandwidth_per_node": 40, "cores_per_node": 8}},
+        "analytics": {"total_memory": "48MiB"}}

@@ -79,12 +79,18 @@ def human_size(size: int) -> str:
     return f"{size / scale:.1f}{unit}" if size >= scale else f"{size}B"
 
 
+SIZE_KEYS = frozenset({"memory_per_node", "memory_bytes"})
+"""Keys of sizes in bytes besides those ending in ``memory`` (``total_memory``); not
+``memory_bandwidth_per_node``, a bandwidth."""
+
+
 def with_human_sizes(value: Any, key: str = "") -> Any:
-    """``value`` (config or metadata) with every whole number under a key naming memory in
-    :func:`human_size` units: people read 4GiB, not 4294967296."""
+    """``value`` (config or metadata) with every whole number under a size key (``*memory``,
+    SIZE_KEYS) in :func:`human_size` units: people read 4GiB, not 4294967296."""
     if isinstance(value, dict):
         return {k: with_human_sizes(v, str(k)) for k, v in value.items()}
-    if "memory" in key and isinstance(value, int) and not isinstance(value, bool):
+    size_key = key.endswith("memory") or key in SIZE_KEYS
+    if size_key and isinstance(value, int) and not isinstance(value, bool):
         return human_size(value)
     return value
 
