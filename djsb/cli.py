@@ -267,6 +267,17 @@ def command_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_compare(args: argparse.Namespace) -> int:
+    from djsb.report.compare import text_table, write_comparison
+
+    out_dir = Path(args.output) if args.output else Path("runs") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
+    print(text_table(side))
+    print(f"djsb: * significant at 0.05 (Welch's t-test against {side.columns[3]}); "
+          f"{out_dir / 'compare.csv'}, {out_dir / 'report.html'}")
+    return EXIT_OK
+
+
 def command_psp_report(args: argparse.Namespace) -> int:
     from djsb.report.psp_scenarios import write_psp_report
 
@@ -381,6 +392,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--include-outages", action="store_true",
                         help="keep cells that overlapped a scheduler outage in summary.csv")
     report.set_defaults(func=command_report)
+    compare = sub.add_parser("compare", help="the cells of two or more runs side by side, with Welch's "
+                             "t-test of each against the first")
+    compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                         help="run directories; the first is the base")
+    compare.add_argument("-o", "--output", help="output directory (default: runs/compare-DATE-TIME)")
+    compare.set_defaults(func=command_compare)
     psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
     psp_report.add_argument("sweep_dir")
     psp_report.set_defaults(func=command_psp_report)

@@ -11,7 +11,7 @@ from support import TraceFile
 
 from djsb.errors import ConfigError
 from djsb.model.metrics import bounded_slowdown, makespan, summary, utilisation, wait_stats
-from djsb.simulate import load_experiment, run_simulate
+from djsb.simulate import load_experiment, run_simulate, step_bins
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,3 +88,12 @@ def test_shipped_configs_validate(trace: TraceFile) -> None:
         experiment = load_experiment(REPO / "configs" / name)
         assert experiment.jobs and experiment.cluster.total_cores in (100, 1024)
     assert experiment.priority.name == "multifactor" and experiment.scheduler.bf_resolution == 1800
+
+
+def test_step_bins_weigh_each_value_by_how_long_it_held() -> None:
+    # 2 from 0 to 10, 4 from 10 to 30; bins [0, 15) and [15, 30]: (2 x 10 + 4 x 5) / 15 = 8/3, then 4
+    binned = step_bins([0.0, 10.0, 30.0], [2.0, 4.0, 0.0], 2)
+    assert binned["start"].tolist() == [0.0, 15.0] and binned["end"].tolist() == [15.0, 30.0]
+    assert binned["mean"].tolist() == pytest.approx([8 / 3, 4.0])
+    assert binned["low"].tolist() == [2.0, 4.0] and binned["high"].tolist() == [4.0, 4.0]
+    assert step_bins([0.0, 10.0, 30.0], [2.0, 4.0, 0.0], 1)["mean"].tolist() == pytest.approx([(20 + 80) / 30])

@@ -19,6 +19,7 @@ from djsb.pool.history_csv import read_history
 from djsb.pool.interactive import Interruptions
 from djsb.pool.metrics import pool_metrics
 from djsb.pool.placement import PLACEMENTS, PlacementContext, cluster_ranks, idle_share
+from djsb.pool.plots import replicate_keys, x_key
 from djsb.pool.power import COMPUTER_TYPES, timeline_energy_kwh
 from djsb.pool.runner import run_point
 from djsb.pool.simulation import PoolSimulation
@@ -290,3 +291,14 @@ def test_idle_gaps_have_the_papers_mean_and_percentiles() -> None:
     assert sum(gaps) / len(gaps) == pytest.approx(371.0, rel=0.03)
     assert sum(g < 2.0 for g in gaps) / len(gaps) == pytest.approx(0.05, abs=0.004)
     assert sum(g < 1.0 for g in gaps) / len(gaps) == pytest.approx(0.01, abs=0.002)
+
+
+def test_a_swept_seed_is_never_the_x_axis_of_a_policy_sweep() -> None:
+    import pandas as pd
+
+    table = pd.DataFrame({"policy.placement": ["C1", "C1", "C3", "C3"], "seed": [1, 2, 1, 2],
+                          "policy.abandon.n": [1, 1, 1, 1]})
+    assert replicate_keys(["policy.placement", "seed", "workload.seed"]) == ["seed", "workload.seed"]
+    assert x_key(table, ["policy.placement", "seed"]) == "policy.placement"  # the seed is numeric, not policy
+    assert x_key(table, ["seed", "policy.placement", "policy.abandon.n"]) == "policy.abandon.n"
+    assert x_key(table, ["seed"]) == "seed"

@@ -16,6 +16,7 @@ from typing import Any
 
 import jinja2
 import pandas as pd
+import yaml
 
 from djsb.harness.rundir import describe_cell
 from djsb.registry import UnknownName
@@ -23,10 +24,8 @@ from djsb.report.cells import failure_reasons
 from djsb.report.summary import summary_warnings
 from djsb.scenarios import scenario
 
-RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),
-               ("figures/slowdown_s.png", "slowdown of the simulation"),
-               ("figures/slowdown_a.png", "slowdown of the analytics"),
-               ("figures/dynamicity.png", "dynamicity"))
+RUN_FIGURES = (("figures/djsb.png", "slowdown of the simulation, of the analytics, and dynamicity"),)
+"""The page shows each figure once: the three panels together (figures/ also holds each panel alone)."""
 SUMMARY_COLUMNS = (("slowdown_s", "slowdown sim."), ("slowdown_a", "slowdown analytics"),
                    ("dynamicity", "dynamicity"), ("w_s", "w_s"), ("w_a", "w_a"), ("t_s", "T_s (s)"),
                    ("t_a", "T_a (s)"))
@@ -69,6 +68,33 @@ def summary_rows(summary: pd.DataFrame) -> list[list[str]]:
             for _, row in summary.iterrows()]
 
 
+def human_size(size: int) -> str:
+    """Bytes in GiB or MiB, whole where they are (``4GiB``, ``200MiB``: a size the config reader reads
+    back), else to a tenth of the largest unit they reach (``14.9GiB``); below 1 MiB, in KiB or bytes."""
+    units = (("GiB", 1024**3), ("MiB", 1024**2))
+    for unit, scale in units:
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{unit}"
+    unit, scale = next(((unit, scale) for unit, scale in units if size >= scale), ("KiB", 1024))
+    return f"{size / scale:.1f}{unit}" if size >= scale else f"{size}B"
+
+
+SIZE_KEYS = frozenset({"memory_per_node", "memory_bytes"})
+"""Keys of sizes in bytes besides those ending in ``memory`` (``total_memory``); not
+``memory_bandwidth_per_node``, a bandwidth."""
+
+
+def with_human_sizes(value: Any, key: str = "") -> Any:
+    """``value`` (config or metadata) with every whole number under a size key (``*memory``,
+    SIZE_KEYS) in :func:`human_size` units: people read 4GiB, not 4294967296."""
+    if isinstance(value, dict):
+        return {k: with_human_sizes(v, str(k)) for k, v in value.items()}
+    size_key = key.endswith("memory") or key in SIZE_KEYS
+    if size_key and isinstance(value, int) and not isinstance(value, bool):
+        return human_size(value)
+    return value
+
+
 def _display(value: Any) -> str:
     """A metadata or metric value for people: six significant digits, nested values as JSON."""
     if isinstance(value, float):
@@ -106,8 +132,9 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame, cells: pd.DataFrame,
         summary_rows=summary_rows(summary), warnings=summary_warnings(summary),
         cell_notes=cell_notes(summary, cells, include_outages),
         figure_items=existing_figures(run_dir, RUN_FIGURES),
-        meta={key: _display(value) for key, value in meta.items()},
-        config_text=config_path.read_text() if config_path.is_file() else "(no config.yaml)")
+        meta={key: _display(value) for key, value in with_human_sizes(meta).items()},
+        config_text=yaml.safe_dump(with_human_sizes(yaml.safe_load(config_path.read_text())), sort_keys=False)
+        if config_path.is_file() else "(no config.yaml)")
 
 
 def write_simulate_html(out_dir: Path, *, config_text: str, metrics: Mapping[str, Any],

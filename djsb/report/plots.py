@@ -25,17 +25,21 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
     ``samples`` (samples.csv) gives the individual values drawn where a CI is missing."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), constrained_layout=True)
+    what = "mean and 95% CI over samples; dots: samples of a point without a CI"
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
     for ax, (metric, label) in zip(axes, PANELS, strict=True):
         _panel(ax, summary, metric, label, samples)
-    if title:
-        fig.suptitle(title)
+    _legend(fig, axes[0], summary)
+    fig.suptitle(f"Run {title}: {what}" if title else what)
     paths = [out_dir / f"djsb.{suffix}" for suffix in ("png", "pdf")]
     save(fig, *paths)
     written.extend(paths)
     for metric, label in PANELS:
-        fig, ax = plt.subplots(figsize=(4.6, 3.8), constrained_layout=True)
-        _panel(ax, summary, metric, label, samples)
+        fig, ax = plt.subplots(figsize=(4.8, 4.4), constrained_layout=True)
+        _panel(ax, summary, metric, label.split(") ", 1)[-1], samples)
+        _legend(fig, ax, summary)
+        if title:
+            fig.suptitle(f"Run {title}", fontsize="medium")
         path = out_dir / f"{metric}.png"
         save(fig, path)
         written.append(path)
@@ -65,5 +69,44 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
     ax.set_ylabel(metric)
     if not summary.empty:
         ax.set_xticks(sorted(summary["n_a"].unique()))
-        ax.legend()
     ax.grid(alpha=0.3)
+
+
+def _legend(fig: plt.Figure, ax: plt.Axes, summary: pd.DataFrame) -> None:
+    """The scenarios' legend under the panels, where it hides no point or error bar."""
+    if not summary.empty:
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3)
+
+
+def plot_comparison(compare: pd.DataFrame, out_dir: Path) -> list[tuple[Path, str]]:
+    """One PNG per metric of PANELS from compare.csv's tidy rows (djsb.report.compare): a panel per
+    scenario, each run's means against n_a with their 95% CIs, runs in their order and colours, shifted
+    by DODGE so their bars stay apart. Returns (path, caption) of each figure."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = list(dict.fromkeys(compare["run"]))
+    present = [name for name in scenario_names() if name in set(compare["scenario"])]
+    written = []
+    for metric, label in PANELS:
+        rows = compare[compare["metric"] == metric]
+        fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present) + 0.8, 3.8), sharey=True,
+                                 constrained_layout=True, squeeze=False)
+        for ax, name in zip(axes[0], present, strict=True):
+            for rank, run in enumerate(runs):
+                group = rows[(rows["scenario"] == name) & (rows["run"] == run)].sort_values("n_a")
+                ax.errorbar(group["n_a"] + (rank - (len(runs) - 1) / 2) * DODGE, group["mean"],
+                            yerr=group["ci95"], marker="o", capsize=3, label=run, color=f"C{rank % 10}")
+            if metric.startswith("slowdown"):
+                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+            ax.set_title(scenario(name).style.label)
+            ax.set_xlabel("number of analytics")
+            ax.set_xticks(sorted(rows["n_a"].unique()))
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel(metric)
+        fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center",
+                   ncol=min(len(runs), 4))
+        caption = f"{label.split(') ', 1)[-1]}: {' vs '.join(runs)} (mean, 95% CI)"
+        fig.suptitle(caption)
+        path = out_dir / f"compare_{metric}.png"
+        save(fig, path)
+        written.append((path, caption))
+    return written

@@ -39,5 +39,5 @@ def run_pool(config_path: Path, out_dir: Path) -> str:
     if status:
         raise RunError(f"pool sweep ended with status {status}: see the messages above ({out_dir})")
     table = pd.read_csv(out_dir / "sweep.csv")
-    plot_sweep(table, list(spec.keys), out_dir / "policy_sweep.png")
+    plot_sweep(table, list(spec.keys), out_dir / "policy_sweep.png", run=out_dir.name)
     return f"pool: {len(spec.points)} points -> {out_dir / 'sweep.csv'}"

@@ -104,25 +104,38 @@ def write_static_report(sweep_csv: Path, out_dir: Path) -> Path:
     a, b = fit_exponential(fitted[FAIRSHARE], fitted["Tq_mean"])
     fit = {"a": a, "b": b, "from_fairshare": FIT_FROM}
     (out_dir / "fit.json").write_text(json.dumps(fit, indent=2) + "\n")
-    _plots(sweep, cells, a, b, out_dir)
+    _plots(sweep, cells, a, b, out_dir, run=Path(sweep_csv).resolve().parent.name)
     return out_dir
 
 
-def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir: Path) -> None:
+def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir: Path, run: str) -> None:
+    """Figs. 4.1 and 4.3 of 004 into ``out_dir``, titled with the sweep's name ``run``."""
     from djsb.plotting import plt, save  # matplotlib is imported only when drawing
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for (run_time, cpus), cell in cells.groupby([RUN_TIME, CPUS]):
-        ax.plot(cell[FAIRSHARE], cell["Tq_mean"], marker=".", linewidth=0.8,
-                label=f"{run_time:g} s {cpus:g} CPUs")
+    # One panel per run time and one line per CPU count (20 lines in one panel hid each other), the
+    # fit in every panel, the legend beside the panels rather than over the data.
+    run_times, cpu_counts = sorted(cells[RUN_TIME].unique()), sorted(cells[CPUS].unique())
+    colours = plt.get_cmap("viridis")([k / max(len(cpu_counts) - 1, 1) for k in range(len(cpu_counts))])
+    fig, axes = plt.subplots(1, len(run_times), figsize=(3.4 * len(run_times) + 1.6, 4), sharey=True,
+                             constrained_layout=True, squeeze=False)
     xs = [FIT_FROM + k * (1 - FIT_FROM) / 100 for k in range(101)]
-    ax.plot(xs, [b * math.exp(-a * x) for x in xs], "k--", linewidth=2,
-            label=f"exp model a={a:.4g} b={b:.5g}")
-    ax.set_xlabel("fair share")
-    ax.set_ylabel("average wait time (s)")
-    ax.set_title("Average wait against fair share (004 fig. 4.1)")
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
+    for ax, run_time in zip(axes[0], run_times, strict=True):
+        for rank, cpus in enumerate(cpu_counts):
+            cell = cells[(cells[RUN_TIME] == run_time) & (cells[CPUS] == cpus)].sort_values(FAIRSHARE)
+            ax.plot(cell[FAIRSHARE], cell["Tq_mean"], marker="os^Dv"[rank % 5], markersize=4, linewidth=0.9,
+                    color=colours[rank], label=f"{cpus:g} CPUs")
+        ax.plot(xs, [b * math.exp(-a * x) for x in xs], "k--", linewidth=1.2,
+                label=f"eq. 4.1 fit: {b:.5g} e^(-{a:.4g} x)")
+        waits = cells[cells[RUN_TIME] == run_time].groupby(FAIRSHARE)["Tq_mean"]
+        spread = waits.max() - waits.min()
+        ax.text(0.97, 0.95, f"CPU counts differ by\nat most {spread.max():.3g} s", transform=ax.transAxes,
+                ha="right", va="top", fontsize=8)
+        ax.set_title(f"run time {run_time:g} s")
+        ax.set_xlabel("fair share")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean wait over the workloads (s)")
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside right center", fontsize=8)
+    fig.suptitle(f"{run}: the workflow's mean wait against its fair share (004 fig. 4.1)")
     save(fig, out_dir / "wait_vs_fairshare.png")
 
     shares = sorted(sweep[FAIRSHARE].unique())
@@ -131,7 +144,7 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     ax.set_xticks(range(1, len(shares) + 1), [f"{s:g}" for s in shares])
     ax.set_xlabel("fair share")
     ax.set_ylabel("wait time (s)")
-    ax.set_title("Wait per fair share, all job configurations (004 fig. 4.3)")
+    ax.set_title(f"{run}: wait per fair share, all job configurations (004 fig. 4.3)")
     fig.tight_layout()
     save(fig, out_dir / "wait_boxplots.png")
 
