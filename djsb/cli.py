@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shlex
 import signal
 import sys
@@ -21,7 +20,7 @@ from types import FrameType
 import pandas as pd
 
 from djsb.clock import VirtualClock, WallClock
-from djsb.config import Config, load_config, open_module
+from djsb.config import APPS_SOURCE, Config, default_apps_dir, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
@@ -43,12 +42,6 @@ from djsb.version import djsb_version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def default_apps_dir() -> Path:
-    """Where the compiled apps are: $DJSB_APPS_DIR, else apps/bin of this checkout."""
-    return Path(os.environ.get("DJSB_APPS_DIR", REPO_ROOT / "apps" / "bin"))
 
 
 def resolved_config(config: Config, config_path: Path) -> dict:
@@ -93,7 +86,7 @@ def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[Pur
     if ssh.apps_dir is not None:
         return PurePosixPath(ssh.apps_dir), files_dir
     try:
-        return stage_apps(transport, ssh.remote_dir, REPO_ROOT / "apps", ssh.modules), files_dir
+        return stage_apps(transport, ssh.remote_dir, APPS_SOURCE, ssh.modules), files_dir
     except InputError as exc:
         exc.source = config.source
         raise

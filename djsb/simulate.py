@@ -112,6 +112,7 @@ from djsb.yamlnodes import (
     as_number,
     as_path,
     as_str,
+    check_arguments,
     describe,
     load_yaml,
     one_of,
@@ -217,6 +218,8 @@ def _workload(node: Located, base: Path,
     params = params_node.plain() if params_node is not None else {}
     if params_node is not None and not isinstance(params, dict):
         raise params_node.error("expected a mapping of generator parameters")
+    if params_node is not None:
+        check_arguments(params_node, GENERATORS[name], params)
     params.setdefault("seed", seed)
     try:
         return GENERATORS[name](**params), [], None

@@ -428,7 +428,7 @@ class Driver:
                   "total_tasks": str(app_config.total_tasks),
                   "memory_per_task": str(app_config.total_memory // app_config.total_tasks),
                   "exec_time": f"{app_config.exec_time:g}", "control_file": str(control), "name": name}
-        argv = expand_command(app_config.command, values, work, key=f"{app}.command")
+        argv = expand_command(app_config.command, values, work)
         request = JobRequest(
             name=name, app=app, total_tasks=app_config.total_tasks, cpus_per_task=app_config.cpus_per_task,
             total_memory=app_config.total_memory, exec_time=app_config.exec_time, argv=argv,
