@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
+import shutil
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
@@ -64,6 +66,48 @@ def new_run_dir(config: Config, config_path: Path, override: str | None) -> Path
 def default_out_dir(config_path: Path) -> Path:
     """runs/NAME-DATE-TIME under the current directory."""
     return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def outermost_missing(path: Path) -> Path | None:
+    """The outermost directory of ``path`` (itself or a parent) that does not exist yet."""
+    missing = None
+    for directory in (path.absolute(), *path.absolute().parents):
+        if directory.exists():
+            break
+        missing = directory
+    return missing
+
+
+def make_output_directory(path: Path) -> Path | None:
+    """Make the directory a command writes into, before anything runs, so an impossible or
+    unwritable one (``-o /proc/x``) is one line and exit 2; return the outermost directory made."""
+    made = outermost_missing(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output directory {path}: {exc.strerror}", key="-o") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write into the output directory {path}: permission denied", key="-o")
+    return made
+
+
+@contextlib.contextmanager
+def output_directory(path: Path) -> Iterator[Path]:
+    """The output directory of a command, made first (:func:`make_output_directory`) and removed,
+    with whatever was written in it, if the command fails: a failed command leaves no directory
+    behind (one that existed before is left alone)."""
+    made = make_output_directory(path)
+    try:
+        yield path
+    except DjsbError:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+    except OSError as exc:  # a full disk names no file: say where the command was writing
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise RunError(f"{os_error_line(exc)} (output directory {path}"
+                       f"{', removed' if made is not None else ''})") from exc
 
 
 def open_transport(config: Config) -> Transport:
@@ -130,7 +174,7 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
         raise not_reusable(path)
     meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
             "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    with contextlib.ExitStack() as opened:
+    with output_directory(path), contextlib.ExitStack() as opened:
         session = open_session(config, path)
         opened.callback(session.close)
         run = RunDirectory.create(path, resolved_config(config, config_path), meta)
@@ -270,7 +314,8 @@ def command_replay_stats(args: argparse.Namespace) -> int:
     from djsb.simulate import replay_and_compare
 
     config_path = Path(args.config)
-    print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(replay_and_compare(config_path, out))
     return EXIT_OK
 
 
@@ -289,16 +334,19 @@ def command_simulate(args: argparse.Namespace) -> int:
     from djsb.simulate import run_simulate
 
     config_path = Path(args.config)
-    out = Path(args.output) if args.output else default_out_dir(config_path)
-    print(run_simulate(config_path, out))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_simulate(config_path, out))
     return EXIT_OK
 
 
 def command_pool(args: argparse.Namespace) -> int:
     from djsb.sweep.pool_command import run_pool
+    from djsb.validate import validate
 
     config_path = Path(args.config)
-    print(run_pool(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    validate(config_path)  # every value of a sweep checked before its directory exists
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_pool(config_path, out))
     return EXIT_OK
 
 
@@ -313,10 +361,15 @@ def command_wrappers(args: argparse.Namespace) -> int:
 
 def command_sweep(args: argparse.Namespace) -> int:
     from djsb.sweep.command import SweepRequest, run_sweep
+    from djsb.validate import validate
 
     config_path = Path(args.config)
     request = SweepRequest(config_path, Path(args.output) if args.output else None, args.jobs, args.executor,
                            args.resume, args.point, args.array_task)
+    if args.point is None and not args.array_task:  # a point (an array task) is checked when it runs
+        validate(config_path)
+        if not args.resume:
+            make_output_directory(request.out or default_out_dir(config_path))
     return run_sweep(request, default_out_dir(config_path))
 
 
@@ -331,8 +384,8 @@ def command_calibrate(args: argparse.Namespace) -> int:
     from djsb.calibrate.run import run_calibration
 
     config_path = Path(args.config)
-    out = Path(args.output) if args.output else default_out_dir(config_path)
-    print(run_calibration(config_path, out, runs=args.runs))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_calibration(config_path, out, runs=args.runs))
     return EXIT_OK
 
 
@@ -417,6 +470,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DjsbError as exc:
         print(f"djsb: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as exc:  # the system refused a write or a connection: a full disk, a dead host
+        print(f"djsb: run failed: {os_error_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line: the file (or address) it concerns, then the system's reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 if __name__ == "__main__":

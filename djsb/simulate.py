@@ -71,7 +71,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from djsb.errors import ConfigError
+from djsb.errors import ConfigError, InputError
 from djsb.model import (
     ClusterSpec,
     NodeSpec,
@@ -225,7 +225,10 @@ def _workload(node: Located, base: Path,
         return GENERATORS[name](**params), [], None
     except TypeError as exc:
         raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
-    except ConfigError as exc:
+    except InputError as exc:
+        given = params_node.get(exc.key) if params_node is not None and exc.key else None
+        if given is not None:
+            raise given.error(exc.message) from None
         key = f"{(params_node or node).key}.{exc.key}" if exc.key else (params_node or node).key
         raise ConfigError(exc.message, source=node.source, line=(params_node or node).line, key=key) from None
 

@@ -228,6 +228,8 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
     with open_trace_text(source) as stream:
         jobs, skipped = read_records(stream, _swf_parser(hp, extra), source=source, kind="an SWF trace",
                                      need=f" (need {SWF_FIELDS} numeric fields)", limit=limit)
+    if not jobs:
+        raise TraceError(no_job_message(skipped), source=source)
     header = hp.header
     time_origin = 0.0
     if jobs and "UnixStartTime" not in header and "Version" not in header:
@@ -239,6 +241,16 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
         jobs = _apply_header_names(jobs, header)
     jobs.sort(key=attrgetter("submit", "job_id"))
     return Workload(jobs, header, skipped, source, extra, time_origin)
+
+
+def no_job_message(skipped: list[SkippedRecord]) -> str:
+    """Why a trace gave no job: it has no record (empty, or a header alone), or every record was
+    skipped, for these reasons (a replay of nothing would run silently and measure nothing)."""
+    if not skipped:
+        return "no job in the trace: it has no record (empty, or a header alone)"
+    reasons = Counter(record.reason for record in skipped)
+    return (f"no usable job in the trace: all {len(skipped)} record(s) skipped ("
+            + ", ".join(f"{count} {reason}" for reason, count in reasons.most_common()) + ")")
 
 
 _NUMBER = Skip("malformed_number", malformed=True)
