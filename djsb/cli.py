@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import time
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
@@ -22,6 +23,8 @@ from types import FrameType
 import pandas as pd
 
 from djsb.clock import VirtualClock, WallClock
+from djsb.completion import SHELLS, subcommands
+from djsb.completion import script as completion_script
 from djsb.config import APPS_SOURCE, Config, default_apps_dir, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
@@ -35,7 +38,7 @@ from djsb.harness.rundir import (
     row_cell,
 )
 from djsb.jobs import JobModule
-from djsb.progress import Progress
+from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
@@ -249,7 +252,8 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     try:
         driver.run()
     except Interrupted as exc:
-        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}")
+        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}",
+            QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
@@ -262,7 +266,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
     print_summary(summary)
     for line in untrusted_cells(run, include_outages):
-        log(line)
+        log(line, QUIET)
     log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
     return EXIT_OK
 
@@ -327,7 +331,7 @@ def print_summary(summary: pd.DataFrame) -> None:
     print(summary.drop(columns="warnings").to_string(index=False, float_format=lambda v: f"{v:.3f}",
                                                      na_rep="-"))
     for warning in summary_warnings(summary):
-        log(f"warning: {warning}")
+        log(f"warning: {warning}", QUIET)
 
 
 def command_simulate(args: argparse.Namespace) -> int:
@@ -386,6 +390,11 @@ def command_calibrate(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
         print(run_calibration(config_path, out, runs=args.runs))
+    return EXIT_OK
+
+
+def command_completion(args: argparse.Namespace) -> int:
+    print(completion_script(build_parser(), args.shell), end="")
     return EXIT_OK
 
 
@@ -454,25 +463,47 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--runs", type=positive_int,
                            help="replays on Slurm (default: the file's slurm.runs)")
     calibrate.set_defaults(func=command_calibrate)
+    completion = sub.add_parser("completion", help="print a shell completion script (source <(djsb "
+                                "completion bash); zsh: the same, or save it as _djsb on $fpath)")
+    completion.add_argument("shell", choices=SHELLS)
+    completion.set_defaults(func=command_completion)
+    add_verbosity(parser)
     return parser
+
+
+def add_verbosity(parser: argparse.ArgumentParser) -> None:
+    """-v/--verbose and -q/--quiet on every subcommand (djsb.progress: what each level shows)."""
+    for sub in subcommands(parser).values():
+        chosen = sub.parser.add_mutually_exclusive_group()
+        chosen.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=VERBOSE,
+                            default=NORMAL, help="every progress update as a line; a traceback with an error")
+        chosen.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                            help="no progress on stderr: only errors and what needs attention")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_verbosity(args.verbosity)
     try:
         return int(args.func(args))
-    except InputError as exc:
-        print(f"djsb: error: {exc.one_line()}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except RunError as exc:
-        print(f"djsb: run failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except DjsbError as exc:
-        print(f"djsb: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except OSError as exc:  # the system refused a write or a connection: a full disk, a dead host
-        print(f"djsb: run failed: {os_error_line(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+    except (DjsbError, OSError) as exc:
+        if args.verbosity == VERBOSE:
+            traceback.print_exc()
+        status, line = failure(exc)
+        print(f"djsb: {line}", file=sys.stderr)
+        return status
+
+
+def failure(exc: DjsbError | OSError) -> tuple[int, str]:
+    """An error's exit status and its one line: bad input (2) names file, line and key; a failed
+    run or a refused write or connection (a full disk, a dead host) is 1."""
+    if isinstance(exc, InputError):
+        return EXIT_BAD_INPUT, f"error: {exc.one_line()}"
+    if isinstance(exc, RunError):
+        return EXIT_FAILED, f"run failed: {exc}"
+    if isinstance(exc, OSError):
+        return EXIT_FAILED, f"run failed: {os_error_line(exc)}"
+    return EXIT_FAILED, f"error: {exc}"
 
 
 def os_error_line(exc: OSError) -> str:

@@ -62,7 +62,6 @@ import copy
 import dataclasses
 import json
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +85,7 @@ from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
-from djsb.progress import Progress
+from djsb.progress import Progress, say
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
 from djsb.report.replay_stats import write_replay_stats
@@ -205,7 +204,7 @@ def _workload(node: Located, base: Path,
     if "swf" in fields:
         trace = read_swf(fields["swf"], limit=fields.get("limit"))
         window = read_window(fields["window"], trace) if "window" in fields else None
-        jobs = trace.jobs if window is None else window_jobs(trace.jobs, window)
+        jobs = trace.replayable_jobs() if window is None else window_jobs(trace.replayable_jobs(), window)
         if fields.get("keep_partitions", False):
             return jobs, trace.skipped, window
         return [dataclasses.replace(j, partition=None) for j in jobs], trace.skipped, window
@@ -440,7 +439,7 @@ def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) 
     if experiment.window is not None:
         metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    print(_replay_line(metrics), file=sys.stderr)
+    say(_replay_line(metrics))
     if experiment.plots:
         _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     config_text = yaml.safe_dump(tree.plain(), sort_keys=False) if tree else Path(config_path).read_text()

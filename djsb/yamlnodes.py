@@ -69,7 +69,7 @@ def unknown_key(name: str, allowed: Iterable[str]) -> str:
     """The message for a key the schema does not know: the closest known key when one is near
     (a misspelling), else every known key."""
     known = sorted(allowed)
-    close = difflib.get_close_matches(name, known, n=1)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     if close:
         return f"unknown key: did you mean {close[0]!r}?"
     return f"unknown key (known keys here: {', '.join(known)})"

@@ -243,7 +243,7 @@ class ClusterOptions:
             return []
         if "trace" in options:
             try:
-                jobs = read_swf(options["trace"]).jobs
+                jobs = read_swf(options["trace"]).replayable_jobs()
             except InputError as exc:
                 raise option_error("background.trace", exc.one_line()) from None
         else:

@@ -134,7 +134,7 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
-        jobs = read_swf(base / fields["swf"]).jobs
+        jobs = read_swf(base / fields["swf"]).replayable_jobs()
     else:
         name = fields["generator"]
         if name not in GENERATORS:

@@ -136,6 +136,18 @@ class Workload:
     time_origin: float = 0.0
     """Absolute Unix time subtracted from the trace's submit times (0.0 when none was)."""
 
+    def replayable_jobs(self) -> list[TraceJob]:
+        """The jobs, for a replay: a trace with none (empty, a header alone, every record skipped) is
+        a TraceError, since a replay of nothing would run silently and measure nothing."""
+        if self.jobs:
+            return self.jobs
+        if not self.skipped:
+            raise TraceError("no job in the trace: it has no record (empty, or a header alone)",
+                             source=self.source)
+        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skip_summary().items())
+        raise TraceError(f"no usable job in the trace: all {len(self.skipped)} record(s) skipped ({reasons})",
+                         source=self.source)
+
     def skip_summary(self) -> dict[str, int]:
         """Reason -> number of skipped records, most frequent first."""
         return dict(Counter(r.reason for r in self.skipped).most_common())
@@ -228,8 +240,6 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
     with open_trace_text(source) as stream:
         jobs, skipped = read_records(stream, _swf_parser(hp, extra), source=source, kind="an SWF trace",
                                      need=f" (need {SWF_FIELDS} numeric fields)", limit=limit)
-    if not jobs:
-        raise TraceError(no_job_message(skipped), source=source)
     header = hp.header
     time_origin = 0.0
     if jobs and "UnixStartTime" not in header and "Version" not in header:
@@ -241,16 +251,6 @@ def read_swf(path: str | os.PathLike, *, limit: int | None = None,
         jobs = _apply_header_names(jobs, header)
     jobs.sort(key=attrgetter("submit", "job_id"))
     return Workload(jobs, header, skipped, source, extra, time_origin)
-
-
-def no_job_message(skipped: list[SkippedRecord]) -> str:
-    """Why a trace gave no job: it has no record (empty, or a header alone), or every record was
-    skipped, for these reasons (a replay of nothing would run silently and measure nothing)."""
-    if not skipped:
-        return "no job in the trace: it has no record (empty, or a header alone)"
-    reasons = Counter(record.reason for record in skipped)
-    return (f"no usable job in the trace: all {len(skipped)} record(s) skipped ("
-            + ", ".join(f"{count} {reason}" for reason, count in reasons.most_common()) + ")")
 
 
 _NUMBER = Skip("malformed_number", malformed=True)
