@@ -10,10 +10,12 @@ import argparse
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
@@ -21,7 +23,9 @@ from types import FrameType
 import pandas as pd
 
 from djsb.clock import VirtualClock, WallClock
-from djsb.config import Config, load_config, open_module
+from djsb.completion import SHELLS, subcommands
+from djsb.completion import script as completion_script
+from djsb.config import APPS_SOURCE, Config, default_apps_dir, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
@@ -35,7 +39,7 @@ from djsb.harness.rundir import (
     row_cell,
 )
 from djsb.jobs import JobModule
-from djsb.progress import Progress
+from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
@@ -44,12 +48,6 @@ from djsb.version import djsb_version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def default_apps_dir() -> Path:
-    """Where the compiled apps are: $DJSB_APPS_DIR, else apps/bin of this checkout."""
-    return Path(os.environ.get("DJSB_APPS_DIR", REPO_ROOT / "apps" / "bin"))
 
 
 def resolved_config(config: Config, config_path: Path) -> dict:
@@ -74,6 +72,48 @@ def default_out_dir(config_path: Path) -> Path:
     return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def outermost_missing(path: Path) -> Path | None:
+    """The outermost directory of ``path`` (itself or a parent) that does not exist yet."""
+    missing = None
+    for directory in (path.absolute(), *path.absolute().parents):
+        if directory.exists():
+            break
+        missing = directory
+    return missing
+
+
+def make_output_directory(path: Path) -> Path | None:
+    """Make the directory a command writes into, before anything runs, so an impossible or
+    unwritable one (``-o /proc/x``) is one line and exit 2; return the outermost directory made."""
+    made = outermost_missing(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the output directory {path}: {exc.strerror}", key="-o") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write into the output directory {path}: permission denied", key="-o")
+    return made
+
+
+@contextlib.contextmanager
+def output_directory(path: Path) -> Iterator[Path]:
+    """The output directory of a command, made first (:func:`make_output_directory`) and removed,
+    with whatever was written in it, if the command fails: a failed command leaves no directory
+    behind (one that existed before is left alone)."""
+    made = make_output_directory(path)
+    try:
+        yield path
+    except DjsbError:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise
+    except OSError as exc:  # a full disk names no file: say where the command was writing
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise RunError(f"{os_error_line(exc)} (output directory {path}"
+                       f"{', removed' if made is not None else ''})") from exc
+
+
 def open_transport(config: Config) -> Transport:
     """Where the module's commands run: this machine, or the login node of job_module.ssh (connected)."""
     ssh = config.job_module.ssh
@@ -94,7 +134,7 @@ def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[Pur
     if ssh.apps_dir is not None:
         return PurePosixPath(ssh.apps_dir), files_dir
     try:
-        return stage_apps(transport, ssh.remote_dir, REPO_ROOT / "apps", ssh.modules), files_dir
+        return stage_apps(transport, ssh.remote_dir, APPS_SOURCE, ssh.modules), files_dir
     except InputError as exc:
         exc.source = config.source
         raise
@@ -138,7 +178,7 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
         raise not_reusable(path)
     meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
             "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    with contextlib.ExitStack() as opened:
+    with output_directory(path), contextlib.ExitStack() as opened:
         session = open_session(config, path)
         opened.callback(session.close)
         run = RunDirectory.create(path, resolved_config(config, config_path), meta)
@@ -213,7 +253,8 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     try:
         driver.run()
     except Interrupted as exc:
-        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}")
+        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}",
+            QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
@@ -226,7 +267,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
     summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
     print_summary(summary)
     for line in untrusted_cells(run, include_outages):
-        log(line)
+        log(line, QUIET)
     log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
     return EXIT_OK
 
@@ -289,7 +330,8 @@ def command_replay_stats(args: argparse.Namespace) -> int:
     from djsb.simulate import replay_and_compare
 
     config_path = Path(args.config)
-    print(replay_and_compare(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(replay_and_compare(config_path, out))
     return EXIT_OK
 
 
@@ -301,23 +343,26 @@ def print_summary(summary: pd.DataFrame) -> None:
     print(summary.drop(columns="warnings").to_string(index=False, float_format=lambda v: f"{v:.3f}",
                                                      na_rep="-"))
     for warning in summary_warnings(summary):
-        log(f"warning: {warning}")
+        log(f"warning: {warning}", QUIET)
 
 
 def command_simulate(args: argparse.Namespace) -> int:
     from djsb.simulate import run_simulate
 
     config_path = Path(args.config)
-    out = Path(args.output) if args.output else default_out_dir(config_path)
-    print(run_simulate(config_path, out))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_simulate(config_path, out))
     return EXIT_OK
 
 
 def command_pool(args: argparse.Namespace) -> int:
     from djsb.sweep.pool_command import run_pool
+    from djsb.validate import validate
 
     config_path = Path(args.config)
-    print(run_pool(config_path, Path(args.output) if args.output else default_out_dir(config_path)))
+    validate(config_path)  # every value of a sweep checked before its directory exists
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_pool(config_path, out))
     return EXIT_OK
 
 
@@ -332,10 +377,15 @@ def command_wrappers(args: argparse.Namespace) -> int:
 
 def command_sweep(args: argparse.Namespace) -> int:
     from djsb.sweep.command import SweepRequest, run_sweep
+    from djsb.validate import validate
 
     config_path = Path(args.config)
     request = SweepRequest(config_path, Path(args.output) if args.output else None, args.jobs, args.executor,
                            args.resume, args.point, args.array_task)
+    if args.point is None and not args.array_task:  # a point (an array task) is checked when it runs
+        validate(config_path)
+        if not args.resume:
+            make_output_directory(request.out or default_out_dir(config_path))
     return run_sweep(request, default_out_dir(config_path))
 
 
@@ -350,8 +400,13 @@ def command_calibrate(args: argparse.Namespace) -> int:
     from djsb.calibrate.run import run_calibration
 
     config_path = Path(args.config)
-    out = Path(args.output) if args.output else default_out_dir(config_path)
-    print(run_calibration(config_path, out, runs=args.runs))
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+        print(run_calibration(config_path, out, runs=args.runs))
+    return EXIT_OK
+
+
+def command_completion(args: argparse.Namespace) -> int:
+    print(completion_script(build_parser(), args.shell), end="")
     return EXIT_OK
 
 
@@ -447,22 +502,53 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--full", action="store_true",
                            help="at the paper's size (long) instead of a laptop's")
     reproduce.set_defaults(func=command_reproduce)
+    completion = sub.add_parser("completion", help="print a shell completion script (source <(djsb "
+                                "completion bash); zsh: the same, or save it as _djsb on $fpath)")
+    completion.add_argument("shell", choices=SHELLS)
+    completion.set_defaults(func=command_completion)
+    add_verbosity(parser)
     return parser
+
+
+def add_verbosity(parser: argparse.ArgumentParser) -> None:
+    """-v/--verbose and -q/--quiet on every subcommand (djsb.progress: what each level shows)."""
+    for sub in subcommands(parser).values():
+        chosen = sub.parser.add_mutually_exclusive_group()
+        chosen.add_argument("-v", "--verbose", dest="verbosity", action="store_const", const=VERBOSE,
+                            default=NORMAL, help="every progress update as a line; a traceback with an error")
+        chosen.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                            help="no progress on stderr: only errors and what needs attention")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_verbosity(args.verbosity)
     try:
         return int(args.func(args))
-    except InputError as exc:
-        print(f"djsb: error: {exc.one_line()}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except RunError as exc:
-        print(f"djsb: run failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except DjsbError as exc:
-        print(f"djsb: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+    except (DjsbError, OSError) as exc:
+        if args.verbosity == VERBOSE:
+            traceback.print_exc()
+        status, line = failure(exc)
+        print(f"djsb: {line}", file=sys.stderr)
+        return status
+
+
+def failure(exc: DjsbError | OSError) -> tuple[int, str]:
+    """An error's exit status and its one line: bad input (2) names file, line and key; a failed
+    run or a refused write or connection (a full disk, a dead host) is 1."""
+    if isinstance(exc, InputError):
+        return EXIT_BAD_INPUT, f"error: {exc.one_line()}"
+    if isinstance(exc, RunError):
+        return EXIT_FAILED, f"run failed: {exc}"
+    if isinstance(exc, OSError):
+        return EXIT_FAILED, f"run failed: {os_error_line(exc)}"
+    return EXIT_FAILED, f"error: {exc}"
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line: the file (or address) it concerns, then the system's reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 if __name__ == "__main__":

@@ -8,12 +8,42 @@ work done before it (a resumed run's finished cells) does not count as fast prog
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
 
 PREFIX = "djsb: "
+
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+"""How much a command says on stderr (``-q``, default, ``-v``): quiet keeps only errors and what
+needs the user's attention (failed points, jobs left behind); verbose prints every progress update
+as a line and, on an error, the traceback behind its one-line message."""
+_verbosity = NORMAL
+
+
+def set_verbosity(level: int) -> None:
+    """Set how much every command of this process says (the CLI's -q/-v)."""
+    global _verbosity
+    _verbosity = level
+
+
+def verbosity() -> int:
+    return _verbosity
+
+
+def say(message: str, level: int = NORMAL) -> None:
+    """``djsb: message`` on stderr when the verbosity is at least ``level`` (QUIET: always)."""
+    if _verbosity >= level:
+        print(PREFIX + message, file=sys.stderr, flush=True)
+
+
+class _Discard(io.TextIOBase):
+    """Where a quiet command's progress goes."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def estimate_finish(done: float, total: float, started: float, now: float,
@@ -50,10 +80,11 @@ class Progress:
         self.total = total
         self.done = done
         self.done_at_start = done
-        self.stream = stream if stream is not None else sys.stderr
+        quiet = stream is None and _verbosity == QUIET
+        self.stream = stream if stream is not None else _Discard() if quiet else sys.stderr
         self.clock = clock
         self.tty = self.stream.isatty() if tty is None else tty
-        self.line_every = line_every
+        self.line_every = 0.0 if _verbosity == VERBOSE else line_every
         self.redraw_every = redraw_every
         self.width = width
         self.started = clock()

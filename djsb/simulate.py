@@ -62,7 +62,6 @@ import copy
 import dataclasses
 import json
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +70,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from djsb.errors import ConfigError
+from djsb.errors import ConfigError, InputError
 from djsb.model import (
     ClusterSpec,
     NodeSpec,
@@ -86,7 +85,7 @@ from djsb.model.metrics import summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
-from djsb.progress import Progress
+from djsb.progress import Progress, say
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
 from djsb.report.replay_stats import write_replay_stats
@@ -112,6 +111,7 @@ from djsb.yamlnodes import (
     as_number,
     as_path,
     as_str,
+    check_arguments,
     describe,
     load_yaml,
     one_of,
@@ -204,7 +204,7 @@ def _workload(node: Located, base: Path,
     if "swf" in fields:
         trace = read_swf(fields["swf"], limit=fields.get("limit"))
         window = read_window(fields["window"], trace) if "window" in fields else None
-        jobs = trace.jobs if window is None else window_jobs(trace.jobs, window)
+        jobs = trace.replayable_jobs() if window is None else window_jobs(trace.replayable_jobs(), window)
         if fields.get("keep_partitions", False):
             return jobs, trace.skipped, window
         return [dataclasses.replace(j, partition=None) for j in jobs], trace.skipped, window
@@ -217,12 +217,17 @@ def _workload(node: Located, base: Path,
     params = params_node.plain() if params_node is not None else {}
     if params_node is not None and not isinstance(params, dict):
         raise params_node.error("expected a mapping of generator parameters")
+    if params_node is not None:
+        check_arguments(params_node, GENERATORS[name], params)
     params.setdefault("seed", seed)
     try:
         return GENERATORS[name](**params), [], None
     except TypeError as exc:
         raise (params_node or node).error(f"bad parameters for {name}: {exc}") from None
-    except ConfigError as exc:
+    except InputError as exc:
+        given = params_node.get(exc.key) if params_node is not None and exc.key else None
+        if given is not None:
+            raise given.error(exc.message) from None
         key = f"{(params_node or node).key}.{exc.key}" if exc.key else (params_node or node).key
         raise ConfigError(exc.message, source=node.source, line=(params_node or node).line, key=key) from None
 
@@ -434,7 +439,7 @@ def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) 
     if experiment.window is not None:
         metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    print(_replay_line(metrics), file=sys.stderr)
+    say(_replay_line(metrics))
     if experiment.plots:
         _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
     config_text = yaml.safe_dump(tree.plain(), sort_keys=False) if tree else Path(config_path).read_text()

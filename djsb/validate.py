@@ -91,18 +91,20 @@ def validate_calibrate(path: Path, root: Located) -> Validated:
 
 POINT_KINDS: dict[str, Callable[[Path, Located], Validated]] = {
     "simulate": validate_simulate, "workflow": validate_wrappers, "pool": validate_pool}
-"""How a sweep runner's point is checked (a runner not listed: the sweep spec only). Only the first
-point is: a point loads its workload, and a sweep may have thousands; each point is checked again
-when it runs, and a bad one fails alone."""
+"""How a sweep runner's point is checked (a runner not listed: the sweep spec only). Not every
+point is: a point loads its workload, and a grid may have thousands; the first point with each value
+of each swept key is (SweepSpec.first_points_of_each_value), so every value the sweep sets is."""
 
 
 def validate_sweep(path: Path, root: Located) -> Validated:
-    """A ``djsb sweep`` (or ``djsb pool``) config: the spec, its Slurm settings, then its first point."""
+    """A ``djsb sweep`` (or ``djsb pool``) config: the spec, its Slurm settings, then the first
+    point with each value of each swept key."""
     spec = sweep_from_tree(root)
     read_settings(spec.slurm)
     point = POINT_KINDS.get(spec.runner)
     if point is not None:
-        point(path, spec.point_tree(0))
+        for index in spec.first_points_of_each_value():
+            point(path, spec.point_tree(index))
     return Validated("sweep", f"runner {spec.runner}, {len(spec.points)} point(s) over "
                               f"{', '.join(spec.keys)}")
 

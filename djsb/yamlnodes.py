@@ -10,9 +10,11 @@ reads its values with the readers below: whole numbers, numbers, booleans, strin
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +54,7 @@ class Located:
         """Reject keys the schema does not know: a typo must not be silently ignored."""
         for name, child in self.mapping().items():
             if name not in allowed:
-                known = ", ".join(sorted(allowed))
-                raise child.error(f"unknown key (known keys here: {known})")
+                raise child.error(unknown_key(name, allowed))
 
     def plain(self) -> Any:
         """The value with the line information stripped."""
@@ -62,6 +63,26 @@ class Located:
         if isinstance(self.value, list):
             return [v.plain() for v in self.value]
         return self.value
+
+
+def unknown_key(name: str, allowed: Iterable[str]) -> str:
+    """The message for a key the schema does not know: the closest known key when one is near
+    (a misspelling), else every known key."""
+    known = sorted(allowed)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    if close:
+        return f"unknown key: did you mean {close[0]!r}?"
+    return f"unknown key (known keys here: {', '.join(known)})"
+
+
+def check_arguments(node: Located, function: Callable[..., Any], given: Iterable[str]) -> None:
+    """Keys of ``node`` that will be passed to ``function`` as keyword arguments, checked against
+    its parameters first, so a misspelt one gets :func:`unknown_key`'s message at its line instead
+    of Python's TypeError."""
+    parameters = inspect.signature(function).parameters
+    for name in given:
+        if name not in parameters:
+            raise (node.get(name) or node).error(unknown_key(name, parameters))
 
 
 def describe(value: Any) -> str:
@@ -106,9 +127,13 @@ def load_yaml(path: Path) -> Located:
     """Parse ``path`` into a located tree; unreadable or malformed YAML is a ConfigError."""
     source = str(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the file ({exc.strerror})", source=source) from exc
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}): "
+                          "save the file as UTF-8", source=source, line=line) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

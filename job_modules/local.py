@@ -34,8 +34,8 @@ from typing import Any
 
 from djsb.clock import WallClock
 from djsb.errors import JobModuleError
-from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
-from djsb.jobs.options import Option
+from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.options import Option, OptionValues
 from djsb.jobs.registry import register
 from djsb.transport import Transport
 from djsb.yamlnodes import Located, as_number
@@ -135,6 +135,11 @@ class _Job:
     cancelled: bool = False
 
 
+def cpu_pool(options: OptionValues) -> tuple[int, ...]:
+    """The CPUs jobs may use: the ``cpus`` option, else this process's affinity mask."""
+    return options["cpus"] or tuple(sorted(os.sched_getaffinity(0)))
+
+
 @register("local")
 class LocalJobModule(JobModule):
     """Runs jobs as pinned process groups on this machine (options: see ``OPTIONS``)."""
@@ -148,13 +153,20 @@ class LocalJobModule(JobModule):
 
     def __init__(self, options: Mapping[str, Any] | Located, transport: Transport | None = None) -> None:
         values = self.read_options(options)
-        self.pool: tuple[int, ...] = values["cpus"] or tuple(sorted(os.sched_getaffinity(0)))
+        self.pool = cpu_pool(values)
         self.kill_grace: float = values["kill_grace"]
         self.wall = WallClock()
         self.clock = self.wall
         self._jobs: dict[str, _Job] = {}
         self._found: dict[str, str] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def cpu_capacity(cls, options: OptionValues) -> CpuCapacity:
+        """A job's tasks share the CPU pool: no task, and no job, can have more CPUs than it holds."""
+        pool = cpu_pool(options)
+        return CpuCapacity(len(pool), len(pool), f"this machine has {len(pool)} for jobs "
+                                                 f"(CPUs {','.join(map(str, pool))})")
 
     def _slices(self, request: JobRequest) -> list[tuple[int, ...]]:
         if request.cpu_list is not None:

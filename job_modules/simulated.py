@@ -75,7 +75,7 @@ from typing import Any
 
 from djsb.clock import VirtualClock
 from djsb.errors import ConfigError, InputError, JobModuleError
-from djsb.jobs.api import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
@@ -243,7 +243,7 @@ class ClusterOptions:
             return []
         if "trace" in options:
             try:
-                jobs = read_swf(options["trace"]).jobs
+                jobs = read_swf(options["trace"]).replayable_jobs()
             except InputError as exc:
                 raise option_error("background.trace", exc.one_line()) from None
         else:
@@ -321,6 +321,12 @@ class SimulatedJobModule(JobModule):
         except ConfigError as exc:
             raise values.error("scheduler", exc.message) from None
         return values
+
+    @classmethod
+    def cpu_capacity(cls, options: OptionValues) -> CpuCapacity:
+        """A task runs on one node: it cannot have more cores than a node."""
+        cores = options["cores_per_node"]
+        return CpuCapacity(cores, None, f"a node of the simulated cluster has {cores} (cores_per_node)")
 
     def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
         self.options = o = parse_options(options)

@@ -51,6 +51,14 @@ def apps_bin() -> Path:
     return ROOT / "apps" / "bin"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def built_apps() -> None:
+    """Build apps/bin for every test when a compiler is here: reading a run config checks that its
+    command's program exists, the bundled djsb-stream by default."""
+    if shutil.which("gcc") is not None and shutil.which("make") is not None:
+        subprocess.run(["make", "-C", str(ROOT / "apps")], check=True, capture_output=True, timeout=300)
+
+
 SGE_ENV = {"SGE_ROOT": "/var/lib/gridengine", "SGE_CELL": "default"}
 
 

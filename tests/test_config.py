@@ -82,7 +82,7 @@ BAD = [
     ("misspelt section", ("analytics:\n", "analytix:\n"), 15, "analytix: unknown key"),
     ("unknown module", ("{name: local}", "{name: pbs}"), 9, "job_module.name: unknown job module 'pbs'"),
     ("bad local module option", ("{name: local}", "{name: local, options: {cpu: 1}}"), 9,
-     "job_module.options.cpu: unknown key (known keys here: cpus, kill_grace)"),
+     "job_module.options.cpu: unknown key: did you mean 'cpus'?"),
     ("bad slurm option value", ("job_module: {name: local}", "job_module:\n  name: slurm\n  options:\n"
                                 "    partition: shared\n    time_factor: three"), 13,
      "job_module.options.time_factor: expected a number, got str 'three'"),

@@ -117,7 +117,7 @@ def test_grid_only_and_zip_only_counts(tmp_path: Path) -> None:
      "sweep.zip.seed: this key path is varied by the grid too: give it in one of them"),
     ("  grid:\n    seed: [1]\n  runner: simulat\n", 13,
      "sweep.runner: unknown sweep runner 'simulat' (choose from "),
-    ("  grids:\n    seed: [1]\n", 11, "sweep.grids: unknown key (known keys here: grid, runner, slurm, zip)"),
+    ("  grids:\n    seed: [1]\n", 11, "sweep.grids: unknown key: did you mean 'grid'?"),
 ])
 def test_a_bad_sweep_key_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                 sweep: str, line: int, message: str) -> None:

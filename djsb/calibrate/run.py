@@ -74,7 +74,7 @@ from djsb.transport import LocalTransport, Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_int, as_number, as_str, load_yaml, read_fields
+from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, load_yaml, read_fields
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
@@ -134,13 +134,15 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
     if ("swf" in fields) == ("generator" in fields):
         raise node.error("give exactly one of 'swf' (a trace) or 'generator'")
     if "swf" in fields:
-        jobs = read_swf(base / fields["swf"]).jobs
+        jobs = read_swf(base / fields["swf"]).replayable_jobs()
     else:
         name = fields["generator"]
         if name not in GENERATORS:
             raise node.error(f"unknown generator {name!r} (choose from {', '.join(GENERATORS)})")
         params_node = fields.get("params")
         params = params_node.plain() if params_node is not None else {}
+        if params_node is not None:
+            check_arguments(params_node, GENERATORS[name], params)
         try:
             jobs = GENERATORS[name](**{"seed": seed, **params})
         except (TypeError, ConfigError) as exc:

@@ -7,6 +7,7 @@ tells which kind of config a file is and checks it with that kind's reader.
 """
 
 from djsb.config.experiment import (
+    APPS_SOURCE,
     DEFAULT_COMMAND,
     SSH_TRANSPORTS,
     AppConfig,
@@ -16,10 +17,12 @@ from djsb.config.experiment import (
     OutputConfig,
     SSHConfig,
     config_from_tree,
+    default_apps_dir,
     load_config,
     open_module,
     read_ssh,
 )
 
-__all__ = ["DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig", "JobModuleConfig",
-           "OutputConfig", "SSHConfig", "config_from_tree", "load_config", "open_module", "read_ssh"]
+__all__ = ["APPS_SOURCE", "DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig",
+           "JobModuleConfig", "OutputConfig", "SSHConfig", "config_from_tree", "default_apps_dir",
+           "load_config", "open_module", "read_ssh"]

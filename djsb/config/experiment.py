@@ -7,15 +7,18 @@ Every error names the file, the line and the key path, and says what would be ri
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
+import string
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from djsb.errors import ConfigError
-from djsb.jobs.api import JobModule
+from djsb.jobs.api import CpuCapacity, JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.registry import load_job_module, module_class, runs_remotely
 from djsb.registry import UnknownName
@@ -36,6 +39,12 @@ from djsb.yamlnodes import (
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
+APPS_SOURCE = Path(__file__).resolve().parents[2] / "apps"
+"""The bundled applications' sources (apps/ of this checkout), built into its bin/."""
+PLACEHOLDERS = ("apps", "cpus_per_task", "total_tasks", "memory_per_task", "exec_time", "control_file",
+                "name")
+"""The ``{name}`` a command argument may hold (filled in per job by djsb/harness/commands.py);
+``{work}``, the amount of work, is not one of them: it is a whole argument, replaced by two."""
 
 @dataclass(frozen=True)
 class GeneralConfig:
@@ -197,6 +206,7 @@ def _dyn_analysis(node: Located) -> tuple[int, ...]:
 
 
 def _command(node: Located) -> tuple[str, ...]:
+    """An argv template: a string split as a shell would, or a list; its placeholders checked."""
     if isinstance(node.value, str):
         try:
             parts = tuple(shlex.split(node.value))
@@ -204,8 +214,31 @@ def _command(node: Located) -> tuple[str, ...]:
             raise node.error(f"cannot split the command: {exc}") from None
         if not parts:
             raise node.error("the command is empty")
+        for arg in parts:
+            _check_placeholders(node, arg)
         return parts
-    return _string_list(node)
+    parts = _string_list(node)
+    for item, arg in zip(node.value, parts, strict=True):
+        _check_placeholders(item, arg)
+    return parts
+
+
+def _check_placeholders(node: Located, arg: str) -> None:
+    """Every ``{name}`` of one argument known, and ``{work}`` only as the whole argument."""
+    if arg == "{work}":
+        return
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(arg) if name is not None]
+    except ValueError as exc:
+        raise node.error(f"bad braces in {arg!r}: {exc} (write {{{{ and }}}} for literal braces)") from None
+    for name in fields:
+        if name == "work":
+            raise node.error(f"{{work}} must be a whole argument (it becomes two: --time SECONDS or "
+                             f"--iterations N), not part of {arg!r}")
+        if name not in PLACEHOLDERS:
+            raise node.error(f"unknown placeholder {{{name}}} in {arg!r} (known: "
+                             f"{', '.join('{' + known + '}' for known in PLACEHOLDERS)}, "
+                             "and {work} as a whole argument)")
 
 
 def _general(node: Located) -> GeneralConfig:
@@ -270,9 +303,18 @@ def read_ssh(node: Located) -> SSHConfig:
     return SSHConfig(**values)
 
 
-def _job_module(node: Located) -> JobModuleConfig:
+@dataclass(frozen=True)
+class _ModuleFacts:
+    """What the config reader learns from the module's class to check the applications against:
+    the CPUs it can give, and whether it starts the applications' commands on this machine."""
+
+    capacity: CpuCapacity | None
+    runs_here: bool
+
+
+def _job_module(node: Located) -> tuple[JobModuleConfig, _ModuleFacts]:
     """The module's name (registered, or a file path relative to the config) and its options, checked
-    by the module's own option readers so a bad option names its line."""
+    by the module's own option readers so a bad option names its line; and what it can run."""
     node.check_keys(frozenset({"name", "options", "ssh"}))
     name_node = node.get("name")
     name = as_str(name_node) if name_node else "local"
@@ -281,17 +323,53 @@ def _job_module(node: Located) -> JobModuleConfig:
     except ConfigError as exc:
         raise (name_node or node).error(exc.message) from None
     options_node = node.get("options") or Located({}, node.line, "job_module.options", node.source)
-    cls.read_options(options_node)
+    capacity = cls.cpu_capacity(cls.read_options(options_node))
     ssh_node = node.get("ssh")
     ssh = read_ssh(ssh_node) if ssh_node else None
     if ssh_node is not None and not runs_remotely(cls):
         raise ssh_node.error(f"the {name} module runs jobs in this process and cannot run over SSH; "
                              "use a command-based module such as slurm")
-    return JobModuleConfig(name=name, options=options_node.plain(), ssh=ssh)
+    facts = _ModuleFacts(capacity, runs_here=cls.runs_commands and ssh is None)
+    return JobModuleConfig(name=name, options=options_node.plain(), ssh=ssh), facts
 
 
 def _output(node: Located) -> OutputConfig:
     return OutputConfig(**read_fields(node, {"directory": as_str, "plots": as_bool}))
+
+
+def default_apps_dir() -> Path:
+    """Where the compiled apps are (``{apps}`` in a command run on this machine): $DJSB_APPS_DIR,
+    else apps/bin of this checkout."""
+    return Path(os.environ.get("DJSB_APPS_DIR", APPS_SOURCE / "bin"))
+
+
+def _check_program(node: Located, app: AppConfig) -> None:
+    """The program an application's command starts exists here and is executable (else every job
+    of the run fails). A program named through another placeholder than ``{apps}`` is known only
+    per job, and is not checked."""
+    template = app.command[0]
+    if {name for _, name, _, _ in string.Formatter().parse(template) if name} - {"apps"}:
+        return
+    program = template.format(apps=default_apps_dir())
+    if shutil.which(program) is not None:
+        return
+    where = node.get("command") or node
+    if "/" not in program:
+        raise where.error(f"command not found: no {program!r} on PATH")
+    problem = "is not an executable file" if Path(program).exists() else "does not exist"
+    build = " (build the apps with make -C apps, or set DJSB_APPS_DIR)" if "{apps}" in template else ""
+    raise where.error(f"the command's program {program} {problem}{build}")
+
+
+def _check_capacity(node: Located, app: AppConfig, capacity: CpuCapacity) -> None:
+    """An application asks for no more CPUs than the module can give (else every job of it fails
+    when submitted, in the middle of a run)."""
+    sections = node.mapping()
+    if app.cpus_per_task > capacity.per_task:
+        raise sections["cpus_per_task"].error(f"{app.cpus_per_task} CPUs per task, but {capacity.where}")
+    if capacity.per_job is not None and app.total_cpus > capacity.per_job:
+        raise sections["total_tasks"].error(f"{app.total_tasks} tasks x {app.cpus_per_task} CPUs = "
+                                            f"{app.total_cpus} CPUs, but {capacity.where}")
 
 
 def _cross_checks(root: Located, general: GeneralConfig, sim: AppConfig, ana: AppConfig) -> None:
@@ -316,11 +394,17 @@ def config_from_tree(root: Located) -> Config:
             raise root.error(f"missing section {required!r}")
     sections = root.mapping()
     general = _general(sections["general"]) if "general" in sections else GeneralConfig()
-    job_module = _job_module(sections["job_module"]) if "job_module" in sections else JobModuleConfig()
+    job_module, facts = _job_module(sections.get("job_module")
+                                    or Located({}, root.line, "job_module", root.source))
     simulation = _app(sections["simulation"], analytics=False)
     analytics = _app(sections["analytics"], analytics=True)
     output = _output(sections["output"]) if "output" in sections else OutputConfig()
     _cross_checks(root, general, simulation, analytics)
+    for name, app in (("simulation", simulation), ("analytics", analytics)):
+        if facts.capacity is not None:
+            _check_capacity(sections[name], app, facts.capacity)
+        if facts.runs_here:
+            _check_program(sections[name], app)
     return Config(general, job_module, simulation, analytics, output, source=root.source)
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import random
 import statistics
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -40,6 +39,7 @@ from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell, row_cell
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.outage import Outage, spans_outage
+from djsb.progress import NORMAL, say
 from djsb.scenarios import CellState
 from djsb.scenarios import scenario as get_scenario
 from djsb.transport import Transport
@@ -117,9 +117,10 @@ class CellSimulation:
         self.driver.set_threads(self.job, threads)
 
 
-def log(message: str) -> None:
-    """Progress goes to stderr so stdout stays clean for scripts."""
-    print(f"djsb: {message}", file=sys.stderr, flush=True)
+def log(message: str, level: int = NORMAL) -> None:
+    """Progress goes to stderr so stdout stays clean for scripts (none with -q, unless ``level`` is
+    QUIET: what the user must act on)."""
+    say(message, level)
 
 
 def planned_cells(general: GeneralConfig) -> list[CellKey]:
@@ -428,7 +429,7 @@ class Driver:
                   "total_tasks": str(app_config.total_tasks),
                   "memory_per_task": str(app_config.total_memory // app_config.total_tasks),
                   "exec_time": f"{app_config.exec_time:g}", "control_file": str(control), "name": name}
-        argv = expand_command(app_config.command, values, work, key=f"{app}.command")
+        argv = expand_command(app_config.command, values, work)
         request = JobRequest(
             name=name, app=app, total_tasks=app_config.total_tasks, cpus_per_task=app_config.cpus_per_task,
             total_memory=app_config.total_memory, exec_time=app_config.exec_time, argv=argv,

@@ -117,6 +117,17 @@ class JobStatus:
     restarts: int = 0
 
 
+@dataclass(frozen=True)
+class CpuCapacity:
+    """The most CPUs a module can give, known before anything runs: ``per_task`` (the CPUs of one
+    node or machine), ``per_job`` (all of them, None: no limit beyond a node's), and ``where``
+    names what holds them, for the message that refuses a config asking for more."""
+
+    per_task: int
+    per_job: int | None
+    where: str
+
+
 class JobModule(ABC):
     """The operations the harness needs from any system that runs jobs.
 
@@ -137,6 +148,12 @@ class JobModule(ABC):
     def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:
         """``options`` checked against ``OPTIONS`` (raises ConfigError naming the option)."""
         return read_options(cls.OPTIONS, options)
+
+    @classmethod
+    def cpu_capacity(cls, options: OptionValues) -> CpuCapacity | None:
+        """The CPUs the module can give a job with these options, so a config asking for more is
+        refused before a run starts; None when only the scheduler knows (asked at run time)."""
+        return None
 
     @abstractmethod
     def submit(self, request: JobRequest) -> str:

@@ -11,12 +11,11 @@ SIGINT/SIGTERM (finished points kept).
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from djsb.errors import InputError
-from djsb.progress import Progress
+from djsb.progress import QUIET, Progress, say
 from djsb.sweep.local import default_jobs, run_local
 from djsb.sweep.point import run_point
 from djsb.sweep.slurm_array import read_settings, run_slurm_array
@@ -61,7 +60,7 @@ def one_point(spec: SweepSpec, out: Path, index: int) -> int:
         try:
             run_point(spec, out, index)
         except PointBusy as busy:
-            print(f"djsb: {busy}; this task leaves it to that writer", file=sys.stderr)
+            say(f"{busy}; this task leaves it to that writer")
     return 0
 
 
@@ -89,12 +88,10 @@ def run_sweep(request: SweepRequest, default_out: Path) -> int:
     finally:
         bar.close()
     for index, reason in sorted(outcome.failed.items()):
-        print(f"djsb: point {index} failed: {reason}", file=sys.stderr)
-    print(f"djsb: {len(directory.finished())}/{len(spec.points)} point(s) finished; table: "
-          f"{out / 'sweep.csv'}", file=sys.stderr)
+        say(f"point {index} failed: {reason}", QUIET)
+    say(f"{len(directory.finished())}/{len(spec.points)} point(s) finished; table: {out / 'sweep.csv'}")
     if outcome.stopped_by is not None:
-        print(f"djsb: stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out}",
-              file=sys.stderr)
+        say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out}", QUIET)
         return SIGNAL_EXIT.get(outcome.stopped_by, 1)
     return 1 if outcome.failed else 0
 

@@ -41,6 +41,7 @@ from djsb.errors import RunError
 from djsb.jobs.api import JobRequest, JobState
 from djsb.jobs.batch import render_batch_script
 from djsb.jobs.registry import load_job_module, module_class
+from djsb.progress import say
 from djsb.remote.connect import open_remote
 from djsb.sweep.arrays import ArrayLedger, plan_arrays
 from djsb.sweep.local import Outcome, stop_signals
@@ -180,8 +181,8 @@ def run_slurm_array(spec: SweepSpec, settings: ArraySettings, directory: SweepDi
 
         if plan.adopt:
             for job_id, points in plan.adopt.items():
-                print(f"djsb: sweep: adopting job array {job_id} of an earlier client: waiting for its "
-                      f"{len(points)} live task(s) ({array_indices(points)})", file=sys.stderr)
+                say(f"sweep: adopting job array {job_id} of an earlier client: waiting for its "
+                    f"{len(points)} live task(s) ({array_indices(points)})")
             outcome.stopped_by = wait_for_arrays(module, list(plan.adopt), settings.poll_interval, polled)
         if plan.submit and outcome.stopped_by is None:
             name = directory.path.resolve().name
@@ -215,7 +216,7 @@ def submit_array(module: ArrayModule, settings: ArraySettings, layout: Layout, t
     ledger.submitting(request.token, indices)
     job_id = module.submit_own_script(request, script, array=indices)
     ledger.submitted(request.token, job_id)
-    print(f"djsb: sweep: job array {job_id} of {len(todo)} task(s) ({indices})", file=sys.stderr)
+    say(f"sweep: job array {job_id} of {len(todo)} task(s) ({indices})")
     return job_id
 
 

@@ -65,6 +65,20 @@ class SweepSpec:
         """The swept keys' plain values at point ``index``, by key path."""
         return {key: value.plain() for key, value in zip(self.keys, self.points[index], strict=True)}
 
+    def first_points_of_each_value(self) -> list[int]:
+        """The first point at which each swept key takes each of its values, in order: checking
+        these checks every value the sweep sets (a value out of range fails one of them) without
+        reading every point of a grid, whose size is the product of its lists' lengths."""
+        seen: set[tuple[int, str]] = set()
+        indices: list[int] = []
+        for index, values in enumerate(self.points):
+            new = {(k, json.dumps(value.plain(), sort_keys=True, default=str))
+                   for k, value in enumerate(values)}
+            if not new <= seen:
+                seen |= new
+                indices.append(index)
+        return indices
+
     def manifest(self) -> dict[str, Any]:
         """What identifies the sweep in its output directory: a rerun must be the same sweep."""
         base = json.dumps(self.base.plain(), sort_keys=True, default=str)

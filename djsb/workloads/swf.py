@@ -136,6 +136,18 @@ class Workload:
     time_origin: float = 0.0
     """Absolute Unix time subtracted from the trace's submit times (0.0 when none was)."""
 
+    def replayable_jobs(self) -> list[TraceJob]:
+        """The jobs, for a replay: a trace with none (empty, a header alone, every record skipped) is
+        a TraceError, since a replay of nothing would run silently and measure nothing."""
+        if self.jobs:
+            return self.jobs
+        if not self.skipped:
+            raise TraceError("no job in the trace: it has no record (empty, or a header alone)",
+                             source=self.source)
+        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skip_summary().items())
+        raise TraceError(f"no usable job in the trace: all {len(self.skipped)} record(s) skipped ({reasons})",
+                         source=self.source)
+
     def skip_summary(self) -> dict[str, int]:
         """Reason -> number of skipped records, most frequent first."""
         return dict(Counter(r.reason for r in self.skipped).most_common())
