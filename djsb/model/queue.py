@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Sequence
+from operator import is_not
 
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
@@ -112,9 +113,9 @@ class JobQueue:
 
     def reorder(self) -> bool:
         """Sort the list again after a priority recomputation; say whether the order changed."""
-        before = [j.job_id for j in self.jobs]
+        before = list(self.jobs)
         self.jobs.sort(key=_sort_key)
-        return [j.job_id for j in self.jobs] != before
+        return any(map(is_not, before, self.jobs))
 
     def something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
