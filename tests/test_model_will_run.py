@@ -18,7 +18,7 @@ from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulatio
 from djsb.model.cluster import ClusterState
 from djsb.model.cons_tres import best_fit, consecutive_sets
 from djsb.model.placement import Placement
-from djsb.model.will_run import NodeSpace, will_run
+from djsb.model.will_run import NodeSpace, WillRunTest
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 
@@ -83,7 +83,7 @@ def test_will_run_removes_running_jobs_in_aligned_batches() -> None:
     # cons_tres chooses from one set of 8 with no node of 6: n1, n2, n3 in index order. (Removing
     # jobs one by one would start it at 160 on n1 + n2 + n3 + n4, as the model's own planner does.)
     state, holdings = busy_cluster()
-    found = will_run(state, frozenset(range(4)), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 6, None, None))
+    found = WillRunTest(state, holdings, 1.0).test(frozenset(range(4)), lambda view: view.allocate(view.partitions[0], 6, None, None))
     assert found is not None
     assert (found[0], list(found[1])) == (175, [(0, 2), (1, 2), (2, 2)])
 
@@ -92,10 +92,10 @@ def test_will_run_counts_only_jobs_on_usable_nodes() -> None:
     # Only n1 and n2 usable (n3, n4 reserved), a 4-core job: the jobs on n3 never count. Batch 1
     # (up to 150): 100, 110 go, n1 1 + n2 1 free; batch 2 (up to 180): 160, 170 go: 4 free at 170.
     state, holdings = busy_cluster()
-    found = will_run(state, frozenset({0, 1}), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 4, None, None))
+    found = WillRunTest(state, holdings, 1.0).test(frozenset({0, 1}), lambda view: view.allocate(view.partitions[0], 4, None, None))
     assert found is not None
     assert (found[0], list(found[1])) == (170, [(0, 2), (1, 2)])
-    assert will_run(state, frozenset({0}), holdings, 1.0, lambda view: view.allocate(view.partitions[0], 4, None, None)) is None
+    assert WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 4, None, None)) is None
 
 
 def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:

@@ -14,9 +14,53 @@ whose partitions the profile planner plans node by node.
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Sequence
+from operator import is_not
 
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
+
+
+class Needs:
+    """How many jobs of a set need each number of units, per partition, and each partition's least
+    need: whether some job of the set could fit the free capacity (ignoring node shapes), the
+    necessary condition of every start (:meth:`ClusterState.allocate` refuses a job needing more
+    than its partition's free units)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[int, dict[int, int]] = {}
+        self.least: dict[int, int] = {}  # per partition with jobs in the set: their least need
+
+    def copy(self) -> Needs:
+        """An independent copy (a pass consumes it as it walks the queue)."""
+        other = Needs()
+        other.counts = {p: dict(counts) for p, counts in self.counts.items()}
+        other.least = dict(self.least)
+        return other
+
+    def add(self, p: int, need: int) -> None:
+        """A job of partition ``p`` needing ``need`` units joins the set."""
+        counts = self.counts.setdefault(p, {})
+        counts[need] = counts.get(need, 0) + 1
+        least = self.least.get(p)
+        if least is None or need < least:
+            self.least[p] = need
+
+    def remove(self, p: int, need: int) -> None:
+        """A job of partition ``p`` needing ``need`` units leaves the set."""
+        counts = self.counts[p]
+        counts[need] -= 1
+        if not counts[need]:
+            del counts[need]
+            if need == self.least[p]:
+                if counts:
+                    self.least[p] = min(counts)
+                else:
+                    del self.least[p]
+
+    def fit(self, parts: Sequence[PartitionState]) -> bool:
+        """Could a job of the set fit the free capacity of its partition now?"""
+        return any(least <= parts[p].free for p, least in self.least.items())
 
 
 class JobQueue:
@@ -28,8 +72,8 @@ class JobQueue:
         self.node_memory = node_memory
         self.jobs: list[SimJob] = []
         self.cores = 0
-        self.need_counts: dict[int, dict[int, int]] = {}
-        self.min_need: dict[int, int] = {}  # per partition with queued jobs: their least need
+        self.needs = Needs()
+        """The queued jobs' needs, out of it as soon as a job starts."""
         self.node_jobs = [0] * len(state.partitions)  # queued jobs planned node by node, per partition
 
     def add(self, job: SimJob) -> None:
@@ -41,11 +85,7 @@ class JobQueue:
             insort(jobs, job, key=_sort_key)
         self.cores += job.trace.cpus
         p = job.part.index
-        counts = self.need_counts.setdefault(p, {})
-        counts[job.need] = counts.get(job.need, 0) + 1
-        least = self.min_need.get(p)
-        if least is None or job.need < least:
-            self.min_need[p] = job.need
+        self.needs.add(p, job.need)
         self.node_jobs[p] += self.plans_nodes(job)
 
     def cancel(self, job: SimJob) -> None:
@@ -58,15 +98,7 @@ class JobQueue:
         self.cores -= job.trace.cpus
         p = job.part.index
         self.node_jobs[p] -= self.plans_nodes(job)
-        counts = self.need_counts[p]
-        counts[job.need] -= 1
-        if not counts[job.need]:
-            del counts[job.need]
-            if job.need == self.min_need[p]:
-                if counts:
-                    self.min_need[p] = min(counts)
-                else:
-                    del self.min_need[p]
+        self.needs.remove(p, job.need)
 
     def remove_started(self, started: set[int]) -> None:
         """Take the jobs a pass started (their ids) out of the list; they are mostly at its head."""
@@ -81,14 +113,13 @@ class JobQueue:
 
     def reorder(self) -> bool:
         """Sort the list again after a priority recomputation; say whether the order changed."""
-        before = [j.job_id for j in self.jobs]
+        before = list(self.jobs)
         self.jobs.sort(key=_sort_key)
-        return [j.job_id for j in self.jobs] != before
+        return any(map(is_not, before, self.jobs))
 
     def something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
-        parts = self.state.partitions
-        return any(least <= parts[p].free for p, least in self.min_need.items())
+        return self.needs.fit(self.state.partitions)
 
     def plans_nodes(self, job: SimJob) -> bool:
         """Whether a job's placement depends on more than its partition's unit count (node memory

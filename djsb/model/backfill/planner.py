@@ -60,12 +60,24 @@ class BackfillPlanner(ABC):
 
     def candidates(self) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count)."""
+        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count).
+
+        Without an invariant checker the walk stops where no job left in the queue could fit its
+        partition's free capacity: a pass only takes capacity, so none of them could start, and the
+        reservations it would still make are dropped with the pass (the core skips a whole pass on
+        the same condition). Those reservations are what costs: sched/backfill plans one for every
+        job it tests, the model's conservative policy too."""
         sim = self.sim
+        parts = sim.state.partitions
+        left = None if sim.checker is not None else sim.queue.needs.copy()
         tested = 0
         for job in sim.queue.jobs:
             if tested >= self.config.bf_max_job_test:
                 return
+            if left is not None:
+                if not left.fit(parts):
+                    return
+                left.remove(job.part.index, job.need)
             if sim.limits.allows(job):
                 tested += 1
                 yield job

@@ -53,7 +53,7 @@ class ProfilePlanner(BackfillPlanner):
         reservations: list[Reservation] = []
         reserved: dict[int, int] = {}  # reservations made per partition
         parts_queued = 1 if len(state.partitions) == 1 else \
-            len(queue.min_need)  # the queue is not empty here
+            len(queue.needs.least)  # the queue is not empty here
         parts_done = 0  # partitions with no reservation left to make
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()

@@ -13,14 +13,13 @@ are not given to the invariant checker, whose plan invariants this heuristic doe
 from __future__ import annotations
 
 import math
-from bisect import insort
-from collections.abc import Sequence
+from collections.abc import Hashable
 
 from djsb.model.allocation import allocate
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
-from djsb.model.will_run import Holding, NodeSpace, will_run
+from djsb.model.will_run import NodeSpace, WillRunTest
 
 
 @BACKFILL_PLANNERS.register("will_run")
@@ -41,34 +40,35 @@ class WillRunPlanner(BackfillPlanner):
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
         running = (job for job in sim.running.values() if job.suspended_since is None)
-        holdings: list[Holding] = sorted(
-            ((self.planned_end(job, now), job.alloc, job.memory) for job in running), key=_end_of)
+        test = WillRunTest(sim.state, [(self.planned_end(job, now), job.alloc, job.memory)
+                                       for job in running], now)
         reserved: dict[int, int] = {}
         started: set[int] = set()
         for job in self.candidates():
-            found = self._try_later(job, space, holdings, now, horizon)
+            found = self._try_later(job, space, test, now, horizon)
             if found is None:
                 continue
             start, alloc = found
             if start <= now:
                 sim.start_job(job, alloc, now, backfilled=True)
                 started.add(job.job_id)
-                insort(holdings, (self.planned_end(job, now), job.alloc, job.memory), key=_end_of)
+                test.started((self.planned_end(job, now), job.alloc, job.memory))
             elif reserved.get(job.part.index, 0) < sim.backfill.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve((node for node, _ in alloc), start, start + job.plan)
         return started
 
-    def _try_later(self, job: SimJob, space: NodeSpace, holdings: Sequence[Holding], now: float,
+    def _try_later(self, job: SimJob, space: NodeSpace, test: WillRunTest, now: float,
                    horizon: float) -> tuple[float, Placement] | None:
         """A job's start and nodes in a will-run pass, trying later starts past reserved slots
         (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
         nodes = job.part.node_ids
+        key = _request(job)
         later: float | None = now
         while later is not None:
             start_res = later
             usable, later = space.scan(nodes, start_res, start_res + job.plan)
-            found = will_run(self.sim.state, usable, holdings, now, lambda view: allocate(job, view))
+            found = test.test(usable, lambda view: allocate(job, view), key)
             if found is None:
                 continue
             start, alloc = max(found[0], start_res), found[1]
@@ -85,5 +85,11 @@ class WillRunPlanner(BackfillPlanner):
         return None
 
 
-def _end_of(holding: Holding) -> float:
-    return holding[0]
+def _request(job: SimJob) -> Hashable | None:
+    """What a trace job's allocation depends on besides the cluster state (its partition, CPUs,
+    node count and memory: :meth:`~djsb.model.cluster.ClusterState.allocate`); None for a shaped
+    job, whose layout is recorded on the job as it is placed."""
+    if job.shape is not None:
+        return None
+    trace = job.trace
+    return job.part.index, trace.cpus, trace.nodes, trace.memory_mb

@@ -102,17 +102,18 @@ class MultifactorPriority(PriorityPlugin):
             "partition": job.part.spec.priority_job_factor / self.max_part if self.max_part > 0 else 0.0,
         }
 
-    def _assign(self, job: SimJob, now: float) -> None:
-        f = self.factors(job, now)
+    def _assign(self, job: SimJob) -> None:
+        """The priority of eq. 2.4 from ``job.factors``."""
+        f = job.factors
         w = self.weights
-        job.factors = f
         job.priority = float(int(w.age * f["age"] + w.job_size * f["size"] + w.fairshare * f["fairshare"]
                                  + w.qos * f["qos"] + w.partition * f["partition"]))
         job.update_sort_key()
 
     def on_submit(self, job: SimJob, now: float) -> None:
         """Priority from the current fair share table and age 0."""
-        self._assign(job, now)
+        job.factors = self.factors(job, now)
+        self._assign(job)
 
     def on_start(self, job: SimJob, now: float) -> None:
         """Start charging the job's CPUs to its association."""
@@ -123,10 +124,16 @@ class MultifactorPriority(PriorityPlugin):
         self.tree.job_ended(job.trace.user, job.trace.account, job.trace.cpus, now)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
-        """Refresh fair share, then every pending job's priority."""
+        """Refresh fair share, then every pending job's priority. Only age and fair share change
+        between two computations (size, QoS and partition are fixed at submission), so those two
+        are updated in the job's factors, which nobody else holds while it is pending."""
         self.refresh_fairshare(now)
+        fs_table, max_age = self.fs_table, self.max_age
         for job in queue:
-            self._assign(job, now)
+            trace, f = job.trace, job.factors
+            f["age"] = min(1.0, max(0.0, now - job.eligible) / max_age)
+            f["fairshare"] = fs_table.get((trace.user, trace.account), 1.0)
+            self._assign(job)
 
 
 def _weights(node: Located) -> MultifactorWeights:
