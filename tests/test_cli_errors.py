@@ -7,7 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -193,7 +193,9 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mount)], check=True, timeout=30)
 
 
-def test_a_full_disk(full_disk: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_full_disk(full_disk: Path, capsys: pytest.CaptureFixture[str],
+                     trace: Callable[[str], Path]) -> None:
+    trace("KTH-SP2-1996-2.1-cln.swf.gz")  # the config replays it (skipped without ../shared)
     out = full_disk / "out"
     one_line_failure(capsys, ["simulate", str(CONFIGS / "simulate-kth-easy.yaml"), "-o", str(out)], 1,
                      f"No space left on device (output directory {out}, removed)", out)

@@ -82,7 +82,8 @@ def test_reproduce_002_end_to_end(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_reproduce_000_end_to_end(tmp_path: Path) -> None:
+def test_reproduce_000_end_to_end(tmp_path: Path, traces: Path) -> None:
+    # KTH-SP2 and LLNL-Atlas from ../shared/data/traces (skipped without them)
     assert main(["reproduce", "000", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "000")
