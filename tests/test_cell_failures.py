@@ -106,3 +106,17 @@ def test_a_job_that_completed_without_its_report_fails_its_cell(tmp_path: Path, 
 ])
 def test_report_failure(output: AppOutput, iterations: int | None, expected: str) -> None:
     assert report_failure("job", output, 2, iterations) == expected
+
+
+def test_jobs_shown_ending_are_recorded_once_final_with_their_slowdown(tmp_path: Path, apps_bin: Path) -> None:
+    # every job is first reported ended but not final (as Slurm's COMPLETING), then final: every
+    # cell completes, and the execution jobs recorded once final keep their slowdown
+    module = Path(__file__).parent / "fixtures" / "completing_module.py"
+    config = write_config(tmp_path / "c.yaml", f"{{name: {module}}}")
+    run_dir = tmp_path / "run"
+    assert main(["run", str(config), "-o", str(run_dir)]) == 0
+    assert set(cells(run_dir)["status"]) == {"completed"}
+    jobs = pd.read_csv(run_dir / "jobs.csv", keep_default_na=False)
+    assert len(jobs) == 2 + 2 + 2 * 2 and (jobs["state"] == "COMPLETED").all()
+    execution = jobs[jobs["stage"] == "execution"]
+    assert all(float(value) >= 0.9 for value in execution["slowdown"])

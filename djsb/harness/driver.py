@@ -298,16 +298,17 @@ class Driver:
         for number, key in enumerate(cells, start=1):
             if key not in done:
                 self.progress(f"execution cell {number}/{len(cells)}")
-                self.measure_cell(key, functools.partial(self.run_cell, key, reference))
+                self.measure_cell(key, functools.partial(self.run_cell, key, reference), reference)
 
-    def measure_cell(self, key: CellKey, body: Callable[[], None]) -> None:
+    def measure_cell(self, key: CellKey, body: Callable[[], None],
+                     reference: Reference | None = None) -> None:
         """Run one cell's ``body`` and record the cell: completed once every job of it has its final
         state, or failed with the reason of the first job that did not complete (its other jobs
         cancelled), so that no number of the summary comes from a job that did not run as asked."""
         self.start_cell()
         try:
             body()
-            self.settle(key)
+            self.settle(key, reference)
         except CellFailed as exc:
             self.cancel_live()
             self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
@@ -315,11 +316,12 @@ class Driver:
             return
         self.finish_cell(key)
 
-    def settle(self, key: CellKey) -> None:
-        """Wait until every job of the cell that ended has its final state recorded."""
+    def settle(self, key: CellKey, reference: Reference | None) -> None:
+        """Wait until every job of the cell that ended has its final state recorded (its slowdown
+        against ``reference`` in the execution stage)."""
         while self.ending:
             self.wait(self.config.general.poll_interval)
-            self.poll_and_record(key, None)
+            self.poll_and_record(key, reference)
 
     # -- one reference job -------------------------------------------------------------------
 
