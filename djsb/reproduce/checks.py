@@ -70,7 +70,9 @@ Rule = Within | Between | SameSide
 @dataclass(frozen=True)
 class Check:
     """One item: the paper's value and ours under a rule; ``evidence`` says, with a measured number,
-    why our setup differs from the paper's when the rule fails for that reason."""
+    why our setup differs from the paper's when the rule fails for that reason. ``fitted`` names the
+    model constant that was fitted to this very value: the measurement then confirms nothing, and
+    the row is never ``yes``."""
 
     item: str
     paper_value: float
@@ -78,6 +80,7 @@ class Check:
     rule: Rule
     detail: str = ""
     evidence: str = ""
+    fitted: str = ""
 
     def __post_init__(self) -> None:
         if self.evidence and not re.search(r"\d", self.evidence):
@@ -85,6 +88,8 @@ class Check:
 
     def agrees(self) -> str:
         """``yes``, ``explained`` or ``no`` (see the module docstring)."""
+        if self.fitted:
+            return "explained"
         if not math.isnan(self.measured) and self.rule.holds(self.paper_value, self.measured):
             return "yes"
         return "explained" if self.evidence else "no"
@@ -93,7 +98,9 @@ class Check:
         """The rule, what was measured, and the evidence of an explained disagreement."""
         verdict = self.agrees()
         parts = [self.rule.describe(), self.detail]
-        if verdict == "explained":
+        if self.fitted:
+            parts.append(f"not a prediction: {self.fitted}")
+        elif verdict == "explained":
             parts.append(f"why: {self.evidence}")
         return "; ".join(part for part in parts if part)
 
