@@ -6,7 +6,6 @@ against Slurm and in virtual time against the simulated cluster (DESIGN.md, "The
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Protocol
 
@@ -21,12 +20,42 @@ class Clock(Protocol):
     def epoch(self, t: float) -> float: ...
 
 
+WAKE_STEP_S = 0.05
+"""How often a :class:`Wakeable` sleep looks at its flag: the delay between a wake and the sleeper."""
+
+
+class Wakeable:
+    """A sleep that a signal handler can cut short.
+
+    A handler runs on the main thread between two bytecodes, possibly while that thread holds a lock
+    (a ``threading.Event``'s, inside its ``wait`` or ``clear``): setting an Event from a handler can
+    deadlock the process. ``wake`` only assigns a flag, which is safe anywhere; ``sleep`` sleeps in
+    steps of WAKE_STEP_S and returns at the first step that sees it.
+    """
+
+    def __init__(self) -> None:
+        self.woken = False
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds``, or until woken; a wake is consumed (the next sleep sleeps again)."""
+        deadline = time.monotonic() + seconds
+        while not self.woken:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(WAKE_STEP_S, left))
+        self.woken = False
+
+    def wake(self) -> None:
+        self.woken = True
+
+
 class WallClock:
     """Real time. ``sleep`` returns early when ``wake`` is called (e.g. by a signal handler)."""
 
     def __init__(self) -> None:
         self._offset = time.time() - time.monotonic()
-        self._wake = threading.Event()
+        self._wakeable = Wakeable()
 
     def now(self) -> float:
         return time.monotonic()
@@ -35,12 +64,10 @@ class WallClock:
         return t + self._offset
 
     def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._wake.wait(seconds)
-        self._wake.clear()
+        self._wakeable.sleep(seconds)
 
     def wake(self) -> None:
-        self._wake.set()
+        self._wakeable.wake()
 
 
 class VirtualClock:

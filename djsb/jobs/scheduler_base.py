@@ -11,13 +11,13 @@ was lost did create, so a retry never submits twice), the batch script kept for 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from djsb.clock import Wakeable
 from djsb.errors import JobModuleError, SchedulerStopped, SubmitRejected, one_line
 from djsb.jobs.api import CommandJobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.batch import render_batch_script, script_path
@@ -154,15 +154,16 @@ class RetryingTransport:
         self.scheduler = scheduler
         self.retry_for = retry_for
         self.transient = transient
-        self._stopping = threading.Event()
+        self._retry_pause = Wakeable()
         self.sleep = sleep if sleep is not None else self._wait
         self.on_outage = on_outage
         self.slow_answer = SLOW_ANSWER_S
         self.stop_deadline: float | None = None
 
     def _wait(self, seconds: float) -> None:
-        """Sleep between retries, cut short by ``request_stop``."""
-        self._stopping.wait(seconds)
+        """Sleep between retries, cut short by ``request_stop`` (and none at all after it)."""
+        if self.stop_deadline is None:
+            self._retry_pause.sleep(seconds)
 
     def request_stop(self, grace: float) -> None:
         """Give every scheduler command, from now on and the running one, ``grace`` more seconds."""
@@ -170,7 +171,7 @@ class RetryingTransport:
         stop_by = getattr(self.inner, "stop_by", None)  # a transport that can cut a command short
         if stop_by is not None:
             stop_by(self.stop_deadline)
-        self._stopping.set()
+        self._retry_pause.wake()
 
     def _attempt(self, command: str, timeout: float) -> tuple[CommandResult | None, str]:
         """One run of ``command``: its result, or the transient error that kept it from answering
