@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shlex
 import shutil
@@ -39,6 +40,7 @@ from djsb.harness.rundir import (
     row_cell,
 )
 from djsb.jobs import JobModule
+from djsb.outcome import DIMENSIONLESS, Headline, Outcome, as_json, headlines, summary_block
 from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
@@ -218,14 +220,19 @@ def command_run(args: argparse.Namespace) -> int:
     run, config, session = (resume_run(Path(args.resume), skip_failed=args.skip_failed) if args.resume
                             else start_run(args))
     try:
-        return run_experiment(run, config, session, include_outages=args.include_outages)
+        status, summary = run_experiment(run, config, session, include_outages=args.include_outages)
     finally:
         run.release()
+    if summary is not None:
+        finish(args, run_outcome("run", run, summary), summary_text(summary))
+    return status
 
 
-def run_experiment(run: RunDirectory, config: Config, session: Session, *, include_outages: bool) -> int:
+def run_experiment(run: RunDirectory, config: Config, session: Session, *,
+                   include_outages: bool) -> tuple[int, pd.DataFrame | None]:
     """Drive the run's cells, then write its report (cells that overlapped an outage left out of the
-    summary unless ``include_outages``); the session is closed however it ends."""
+    summary unless ``include_outages``); the session is closed however it ends. Returns the exit
+    status and summary.csv's table (None when the run was interrupted)."""
     module, transport = session.module, session.transport
     apps_dir, files_dir = session.apps_dir, session.files_dir
     run.durable = not isinstance(module.clock, VirtualClock)
@@ -257,7 +264,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
             QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
-        return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED)
+        return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED), None
     finally:
         bar.close()
         session.close()
@@ -265,11 +272,28 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *, inclu
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
-    print_summary(summary)
+    for warning in summary_warnings(summary):
+        log(f"warning: {warning}", QUIET)
     for line in untrusted_cells(run, include_outages):
         log(line, QUIET)
-    log(f"results in {run.path} (jobs.csv, summary.csv, figures/)")
-    return EXIT_OK
+    return EXIT_OK, summary
+
+
+def run_outcome(command: str, run: RunDirectory, summary: pd.DataFrame) -> Outcome:
+    """A run's end (``djsb run``, ``djsb report``): its cells, failed and in outages, and each
+    scenario's slowdowns and dynamicity at its largest number of analytics (figs. 3-5 of 001)."""
+    rows = run.cell_rows()
+    failed = sum(1 for row in rows if row.get("status") == "failed")
+    outage = sum(1 for row in rows if row.get("outage") == "True")
+    numbers = [Headline("cells", len(rows) - failed, "cells"), Headline("failed_cells", failed, "cells"),
+               Headline("outage_cells", outage, "cells")]
+    for scenario, rows_of in summary.groupby("scenario", sort=False):
+        last = rows_of.sort_values("n_a").iloc[-1]
+        numbers += [Headline(f"{name}[{scenario}, n_a={int(last['n_a'])}]", float(last[name]), DIMENSIONLESS)
+                    for name in ("slowdown_s", "slowdown_a", "dynamicity")]
+    config = run.meta().get("config_file", run.path.name)
+    return Outcome(command, f"{config}: {len(rows)} cell(s) of its stages", run.path, numbers,
+                   details=summary.to_dict(orient="records"))
 
 
 def cancel_outcome(run: RunDirectory, uncancelled: dict[str, str]) -> str:
@@ -297,14 +321,23 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 def command_validate(args: argparse.Namespace) -> int:
     from djsb.validate import validate
 
-    for name in args.config:
-        print(validate(Path(name)).line(Path(name)))
+    read = {name: validate(Path(name)) for name in args.config}
+    kinds = [checked.kind for checked in read.values()]
+    finish(args, Outcome("validate", f"{len(read)} config file(s) checked, every one valid", None,
+                         [Headline(f"{kind}_configs", kinds.count(kind), "files")
+                          for kind in dict.fromkeys(kinds)],
+                         details=[{"file": name, "kind": checked.kind, "details": checked.details}
+                                  for name, checked in read.items()]),
+           "\n".join(checked.line(Path(name)) for name, checked in read.items()))
     return EXIT_OK
 
 
 def command_report(args: argparse.Namespace) -> int:
-    run_dir = RunDirectory.open(Path(args.run_dir)).path
-    print_summary(write_report(run_dir, include_outages=args.include_outages))
+    run = RunDirectory.open(Path(args.run_dir))
+    summary = write_report(run.path, include_outages=args.include_outages)
+    for warning in summary_warnings(summary):
+        log(f"warning: {warning}", QUIET)
+    finish(args, run_outcome("report", run, summary), summary_text(summary))
     return EXIT_OK
 
 
@@ -313,16 +346,23 @@ def command_compare(args: argparse.Namespace) -> int:
 
     out_dir = Path(args.output) if args.output else Path("runs") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
     side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
-    print(text_table(side))
-    print(f"djsb: * significant at 0.05 (Welch's t-test against {side.columns[3]}); "
-          f"{out_dir / 'compare.csv'}, {out_dir / 'report.html'}")
+    tidy = pd.read_csv(out_dir / "compare.csv")
+    tested = tidy[tidy["p_value"].notna()]
+    finish(args, Outcome("compare", f"{len(args.run_dirs)} runs against {side.columns[3]} (Welch's t-test, "
+                         "* significant at 0.05)", out_dir,
+                         [Headline("cells", len(tidy.drop_duplicates(["scenario", "n_a"])), "cells"),
+                          Headline("differences_tested", len(tested), "tests"),
+                          Headline("significant", int(tested["significant"].astype(bool).sum()), "tests")],
+                         details=tidy.to_dict(orient="records")),
+           text_table(side))
     return EXIT_OK
 
 
 def command_psp_report(args: argparse.Namespace) -> int:
     from djsb.report.psp_scenarios import write_psp_report
 
-    print(write_psp_report(Path(args.sweep_dir)))
+    written = write_psp_report(Path(args.sweep_dir))
+    finish(args, Outcome("psp-report", f"Tables 5-6 of paper 000 from {args.sweep_dir}", written))
     return EXIT_OK
 
 
@@ -331,19 +371,35 @@ def command_replay_stats(args: argparse.Namespace) -> int:
 
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
-        print(replay_and_compare(config_path, out))
+        replay_and_compare(config_path, out)
+    finish(args, replay_outcome("replay-stats", f"{config_path} replayed and compared with its trace", out))
     return EXIT_OK
 
 
-def print_summary(summary: pd.DataFrame) -> None:
-    """summary.csv's numbers on stdout (its warnings column aside), and each warning once on stderr."""
+def summary_text(summary: pd.DataFrame) -> str:
+    """summary.csv's numbers as a text table (its warnings column aside: they go to stderr)."""
     if summary.empty:
-        print("no complete execution cell")
+        return "no complete execution cell"
+    return summary.drop(columns="warnings").to_string(index=False, float_format=lambda v: f"{v:.3f}",
+                                                      na_rep="-")
+
+
+def finish(args: argparse.Namespace, outcome: Outcome, text: str | None = None) -> None:
+    """Print a command's end on stdout: ``text`` (its table, if any) then the summary block, or,
+    with ``--json``, the same as one JSON object and nothing else."""
+    if args.json:
+        print(as_json(outcome))
         return
-    print(summary.drop(columns="warnings").to_string(index=False, float_format=lambda v: f"{v:.3f}",
-                                                     na_rep="-"))
-    for warning in summary_warnings(summary):
-        log(f"warning: {warning}", QUIET)
+    if text:
+        print(text)
+    print(summary_block(outcome))
+
+
+def replay_outcome(command: str, ran: str, out: Path) -> Outcome:
+    """A model replay's end: its metrics.json's headline numbers, in their units."""
+    metrics = json.loads((out / "metrics.json").read_text())
+    return Outcome(command, ran, out, headlines(metrics, metrics.get("units", {}), (
+        "jobs", "rejected", "mean_wait", "p95_wait", "mean_bounded_slowdown", "utilisation", "makespan")))
 
 
 def command_simulate(args: argparse.Namespace) -> int:
@@ -351,7 +407,8 @@ def command_simulate(args: argparse.Namespace) -> int:
 
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
-        print(run_simulate(config_path, out))
+        run_simulate(config_path, out)
+    finish(args, replay_outcome("simulate", f"{config_path} replayed on the scheduler model", out))
     return EXIT_OK
 
 
@@ -362,16 +419,23 @@ def command_pool(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     validate(config_path)  # every value of a sweep checked before its directory exists
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
-        print(run_pool(config_path, out))
+        finish(args, run_pool(config_path, out))
     return EXIT_OK
 
 
 def command_wrappers(args: argparse.Namespace) -> int:
     from djsb.simulate import compare_strategies
-    from djsb.workflows.compare import as_json, as_table
+    from djsb.workflows.compare import as_table
 
     outcomes = compare_strategies(Path(args.config))
-    print(as_json(outcomes) if args.json else as_table(outcomes))
+    best = outcomes[0]
+    finish(args, Outcome("wrappers", f"{args.config}: {len(outcomes)} wrapper strategies ranked, best "
+                         f"{best.strategy}", None,
+                         [Headline("best_makespan", best.makespan_s, "s"),
+                          Headline("best_queue_time", best.queue_time_s, "s"),
+                          Headline("best_submissions", best.submissions, "jobs")],
+                         details=[o.as_dict() for o in outcomes]),
+           as_table(outcomes))
     return EXIT_OK
 
 
@@ -386,7 +450,9 @@ def command_sweep(args: argparse.Namespace) -> int:
         validate(config_path)
         if not args.resume:
             make_output_directory(request.out or default_out_dir(config_path))
-    return run_sweep(request, default_out_dir(config_path))
+    status, outcome = run_sweep(request, default_out_dir(config_path))
+    finish(args, outcome)
+    return status
 
 
 def positive_int(text: str) -> int:
@@ -401,7 +467,16 @@ def command_calibrate(args: argparse.Namespace) -> int:
 
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
-        print(run_calibration(config_path, out, runs=args.runs))
+        lines = run_calibration(config_path, out, runs=args.runs)
+    model = json.loads((out / "comparison.json").read_text())["model vs slurm_1"]
+    finish(args, Outcome("calibrate", f"{config_path} replayed on Slurm and on the model", out,
+                         [Headline("jobs", model["jobs"], "jobs"),
+                          Headline("kendall_tau", model["tau"], DIMENSIONLESS),
+                          Headline("start_error_mean", model["start_error_mean"], "s"),
+                          Headline("start_error_max", model["start_error_max"], "s"),
+                          Headline("mean_wait_error", 100 * model["mean_wait_error"], "%")],
+                         details=lines.splitlines()),
+           lines)
     return EXIT_OK
 
 
@@ -420,7 +495,14 @@ def command_reproduce(args: argparse.Namespace) -> int:
         raise InputError(f"paper {args.paper} has no reproduction yet ({exc})", key="PAPER") from exc
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
-    print(reproduce(args.paper, out, full=args.full))
+    rows = pd.read_csv(reproduce(args.paper, out, full=args.full))
+    verdicts = rows["agrees"].value_counts()
+    size = " at the paper's size" if args.full else ""
+    finish(args, Outcome("reproduce", f"paper {args.paper}'s headline experiments{size}", out,
+                         [Headline("values", len(rows), "values"),
+                          *(Headline(f"agrees_{v}", int(verdicts.get(v, 0)), "values")
+                            for v in ("yes", "explained", "no"))],
+                         details=rows.to_dict(orient="records")))
     return EXIT_OK
 
 
@@ -471,7 +553,6 @@ def build_parser() -> argparse.ArgumentParser:
     pool.set_defaults(func=command_pool)
     wrappers = sub.add_parser("wrappers", help="rank wrapper strategies for a workflow on the model")
     wrappers.add_argument("config", help="a simulate config with a workflow section")
-    wrappers.add_argument("--json", action="store_true", help="print a JSON list, one object per strategy")
     wrappers.set_defaults(func=command_wrappers)
     sweep = sub.add_parser("sweep", help="run a config at every point of its sweep: grid (djsb/sweep/)")
     sweep.add_argument("config")
@@ -507,7 +588,17 @@ def build_parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=SHELLS)
     completion.set_defaults(func=command_completion)
     add_verbosity(parser)
+    add_json(parser)
     return parser
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """--json on every subcommand that ends with a summary block (all but ``completion``, whose
+    output is the script itself): the block as one JSON object on stdout (djsb.outcome)."""
+    for name, sub in subcommands(parser).items():
+        if name != "completion":
+            sub.parser.add_argument("--json", action="store_true",
+                                    help="print the end summary as one JSON object on stdout, nothing else")
 
 
 def add_verbosity(parser: argparse.ArgumentParser) -> None:

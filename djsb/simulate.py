@@ -81,10 +81,11 @@ from djsb.model import (
     SimulationResult,
 )
 from djsb.model.layouts import LAYOUTS, partition_limits
-from djsb.model.metrics import summary
+from djsb.model.metrics import UNITS, summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
@@ -92,7 +93,7 @@ from djsb.report.replay_stats import write_replay_stats
 from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.compare import ranked
 from djsb.workflows.plan import WorkflowPlan, read_plan
-from djsb.workflows.run import WorkflowOutcome, fair_tree_priority, run_workflow
+from djsb.workflows.run import OUTCOME_UNITS, WorkflowOutcome, fair_tree_priority, run_workflow
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
@@ -402,6 +403,13 @@ def load_experiment(config_path: Path, tree: Located | None = None) -> Experimen
                       shaping=records, plots=output.get("plots", True))
 
 
+METRIC_UNITS = {**UNITS, "rejected": "jobs", "moved_jobs": "jobs", "shaped_jobs": "jobs",
+                "skipped": "records", "no_requested_time": "jobs", "total_cores": "cores",
+                "window_start": "s", "window_length": "s", "window_warmup": "s",
+                **{f"workflow_{name}": unit for name, unit in OUTCOME_UNITS.items()}}
+"""The unit of each number of a replay's metrics.json, written beside them as its ``units`` map."""
+
+
 def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) -> Path:
     """Run the experiment of ``config_path`` (``tree``: its YAML already read, a sweep point's) and
     write its results and report.html into ``out_dir``.
@@ -438,6 +446,7 @@ def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) 
                "scheduler": scheduler, "priority": experiment.priority.name, **workflow_metrics}
     if experiment.window is not None:
         metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
+    metrics["units"] = units_of(metrics, METRIC_UNITS)
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     say(_replay_line(metrics))
     if experiment.plots:

@@ -3,6 +3,7 @@ cells, the config diff, and the command end to end on two real simulated runs.""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -109,6 +110,7 @@ def test_compare_two_simulated_runs_of_different_configs(tmp_path: Path,
     assert main(["compare", str(easy), str(fifo), "-o", str(out)]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split() == ["scenario", "n_a", "metric", "easy", "fifo", "fifo", "-", "easy"]
+    assert printed[-4:-3] == [f"  results: {out}"]  # the summary block ends stdout
 
     table = pd.read_csv(out / "compare.csv", keep_default_na=False, na_values={"p_value": [""]})
     # only the scenarios both ran: 2 scenarios x 2 n_a x 7 metrics x 2 runs
@@ -133,6 +135,12 @@ def test_compare_two_simulated_runs_of_different_configs(tmp_path: Path,
     # every difference after the base is tested or says why not
     tested = table[table["run"] == "fifo"]
     assert (tested["p_value"].notna() | tested["note"].str.startswith("no test")).all()
+
+    assert main(["compare", "--json", str(easy), str(fifo), "-o", str(tmp_path / "again")]) == 0
+    headline = json.loads(capsys.readouterr().out)["headline"]
+    assert headline["cells"] == {"value": 4, "unit": "cells"}
+    assert headline["differences_tested"]["value"] == int(tested["p_value"].notna().sum()) <= 2 * 2 * 7
+    assert headline["significant"]["value"] == int((tested["p_value"] < 0.05).sum())
 
     page = (out / "report.html").read_text()
     assert "job_module.options.policy" in page and "general.scenarios" in page

@@ -23,7 +23,7 @@ ROOT = Path(djsb.__file__).resolve().parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
-     "version", "completion"),
+     "version", "completion", "outcome"),
     ("appmodel", "jobs", "scenarios", "workloads", "pool"),
     ("model", "metrics", "config"),
     ("remote", "workflows", "harness"),

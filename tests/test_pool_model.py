@@ -254,7 +254,8 @@ def test_run_tree_resolves_history_next_to_its_config(tmp_path: Path, monkeypatc
     # djsb pool without a sweep section writes the one run straight into OUT.
     from djsb.sweep.pool_command import run_pool
 
-    assert "0 good tasks killed" in run_pool(config, tmp_path / "single")
+    ended = {h.name: (h.value, h.unit) for h in run_pool(config, tmp_path / "single").headline}
+    assert ended["good_tasks_killed"] == (0, "tasks") and ended["bad_task_hours_wasted"] == (pytest.approx(3.0), "h")
     written = json.loads((tmp_path / "single" / "metrics.json").read_text())
     assert written["bad_task_hours_wasted"] == pytest.approx(3.0) and written["mean_bad_deallocations"] == 0
 

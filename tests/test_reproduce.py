@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -72,10 +73,14 @@ def check_rows(rows: list[dict[str, str]], paper: str) -> None:
     assert all(r["note"] for r in rows if r["agrees"] != "yes")
 
 
-def test_reproduce_002_end_to_end(tmp_path: Path) -> None:
-    assert main(["reproduce", "002", "-o", str(tmp_path)]) == 0
+def test_reproduce_002_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "002", "--json", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "002")
+    headline = json.loads(capsys.readouterr().out)["headline"]  # --json: the whole of stdout
+    assert headline["values"] == {"value": len(rows), "unit": "values"}
+    for verdict in ("yes", "explained", "no"):
+        assert headline[f"agrees_{verdict}"]["value"] == sum(r["agrees"] == verdict for r in rows)
     overhead = next(r for r in rows if r["item"].startswith("Table II of 002: X0 C1 overhead"))
     assert float(overhead["paper_value"]) == 20.03
     assert (tmp_path / "report.html").is_file() and (tmp_path / "policies.png").is_file()

@@ -290,10 +290,14 @@ def product_point(config: dict[str, Any], out_dir: Path) -> dict[str, float]:
     return {"product": config["a"] * config["b"]["c"]}
 
 
-def test_a_registered_run_point_function_is_a_runner(tmp_path: Path) -> None:
+def test_a_registered_run_point_function_is_a_runner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "a: 1\nb: {c: 1}\nsweep:\n  runner: test-product\n  grid:\n    a: [2, 3]\n"
                            "    b.c: [5, 7]\n")
-    assert main(["sweep", str(path), "-o", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    assert main(["sweep", "--json", str(path), "-o", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    ended = json.loads(capsys.readouterr().out)  # --json: one object, the whole of stdout
+    assert ended["results"] == str(tmp_path / "out" / "sweep.csv")
+    assert ended["headline"]["finished"] == ended["headline"]["run_now"] == {"value": 2 * 2, "unit": "points"}
+    assert ended["headline"]["failed"]["value"] == 0
     table = pd.read_csv(tmp_path / "out" / "sweep.csv")
     # a x b.c at (2,5) (2,7) (3,5) (3,7)
     assert table.values.tolist() == [[0, 2, 5, 10], [1, 2, 7, 14], [2, 3, 5, 15], [3, 3, 7, 21]]

@@ -20,7 +20,8 @@ def test_vertical_workflow_on_the_empty_machine(capsys: pytest.CaptureFixture[st
     # pass, at most one sched_interval (60 s) per submission. Vertical: queue <= 60, makespan =
     # 12600 + its queue time. None: each of the 7 jobs waits <= 60 s, so queue <= 420.
     assert main(["wrappers", str(REPO / "configs/wrappers-vertical-empty.yaml"), "--json"]) == 0
-    rows = {row["strategy"]: row for row in json.loads(capsys.readouterr().out)}
+    ended = json.loads(capsys.readouterr().out)
+    rows = {row["strategy"]: row for row in ended["details"]}
     assert set(rows) == {"none", "vertical"}
     none, vertical = rows["none"], rows["vertical"]
     assert (none["submissions"], vertical["submissions"]) == (7, 1)
@@ -31,6 +32,8 @@ def test_vertical_workflow_on_the_empty_machine(capsys: pytest.CaptureFixture[st
     assert 0 <= none["queue_time_s"] <= 7 * SCHED_INTERVAL
     assert none["makespan_s"] == 12600 + none["queue_time_s"]
     assert {"strategy", "submissions", "cpus_max", "runtime_s", "queue_time_s", "makespan_s"} <= set(none)
+    best = min(rows.values(), key=lambda row: row["makespan_s"])
+    assert ended["headline"]["best_makespan"] == {"value": best["makespan_s"], "unit": "s"}
 
 
 def write_config(tmp_path: Path, workflow: str, policy: str = "{preset: textbook}") -> Path:
@@ -48,7 +51,7 @@ def test_ranked_table_splits_at_the_partition_limit(tmp_path: Path, capsys: pyte
     # the tie after makespan and queue time. Horizontal has one job per level: 4 submissions, like none.
     config = write_config(tmp_path, "{shape: vertical, count: 4, cpus: 8, run_time: 300}")
     assert main(["wrappers", str(config), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["details"]
     assert [(r["strategy"], r["submissions"], r["makespan_s"], r["queue_time_s"]) for r in rows] == [
         ("vertical", 2, 1200.0, 0.0), ("vertical-horizontal", 2, 1200.0, 0.0),
         ("horizontal-vertical", 2, 1200.0, 0.0), ("none", 4, 1200.0, 0.0), ("horizontal", 4, 1200.0, 0.0)]
@@ -56,7 +59,11 @@ def test_ranked_table_splits_at_the_partition_limit(tmp_path: Path, capsys: pyte
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == ["rank", "strategy", "submissions", "cpus_max", "runtime_s",
                                            "queue_time_s", "makespan_s", "fairshare"]
-    assert out.splitlines()[-1] == "recommended: vertical (makespan 1200 s, queue 0 s)"
+    assert "recommended: vertical (makespan 1200 s, queue 0 s)" in out.splitlines()
+    # the summary block every command ends with: what ran, then the best strategy's numbers in s
+    block = out[out.index("djsb wrappers: "):].splitlines()
+    assert block[0] == f"djsb wrappers: {config}: 5 wrapper strategies ranked, best vertical"
+    assert block[1].split() == ["best_makespan", "1200", "s"]
 
 
 def test_horizontal_wrapper_waits_for_a_whole_machine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,7 +74,7 @@ def test_horizontal_wrapper_waits_for_a_whole_machine(tmp_path: Path, capsys: py
     config = write_config(tmp_path, "{shape: horizontal, count: 3, cpus: 8, run_time: 100, "
                                     "strategy: [none, horizontal]}")
     assert main(["wrappers", str(config), "--json"]) == 0
-    rows = {r["strategy"]: r for r in json.loads(capsys.readouterr().out)}
+    rows = {r["strategy"]: r for r in json.loads(capsys.readouterr().out)["details"]}
     assert (rows["none"]["queue_time_s"], rows["none"]["makespan_s"]) == (100.0, 200.0)
     assert (rows["horizontal"]["submissions"], rows["horizontal"]["cpus_max"]) == (2, 16)
     assert (rows["horizontal"]["queue_time_s"], rows["horizontal"]["makespan_s"]) == (100.0, 200.0)

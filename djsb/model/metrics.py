@@ -13,6 +13,10 @@ import pandas as pd
 
 TAU = 10.0
 
+UNITS = {"jobs": "jobs", "mean_wait": "s", "median_wait": "s", "p95_wait": "s", "mean_bounded_slowdown": "1",
+         "utilisation": "1", "makespan": "s", "killed": "jobs", "backfilled": "jobs"}
+"""The unit of each metric of :func:`summary` (``1``: a ratio; utilisation is a fraction, not %)."""
+
 
 def wait_stats(jobs: pd.DataFrame) -> dict[str, float]:
     """Mean, median and 95th percentile of the wait time (seconds)."""

@@ -77,6 +77,14 @@ def task_metrics(records: list[TaskRecord]) -> dict[str, float]:
     }
 
 
+UNITS = {"energy_kwh": "kWh", "total_energy_kwh": "kWh", "tasks": "tasks", "good_tasks": "tasks",
+         "bad_tasks": "tasks", "good_tasks_completed": "tasks", "good_tasks_killed": "tasks",
+         "good_tasks_unfinished": "tasks", "bad_tasks_abandoned": "tasks", "bad_tasks_removed": "tasks",
+         "mean_overhead_minutes": "min", "bad_task_hours_wasted": "h", "good_task_hours_wasted": "h",
+         "mean_good_deallocations": "1", "mean_bad_deallocations": "1", "dedicated_tasks": "tasks"}
+"""The unit of each metric of :func:`pool_metrics` (``1``: a mean count per task)."""
+
+
 def pool_metrics(result: PoolResult) -> dict[str, float]:
     """Every scalar metric of one run, as metrics.json holds them."""
     added, total = pool_energy_kwh(result)

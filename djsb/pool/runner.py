@@ -18,10 +18,11 @@ from typing import Any
 
 import pandas as pd
 
+from djsb.outcome import units_of
 from djsb.pool.computers import computers_of
 from djsb.pool.config import PoolExperiment, located, read_experiment
 from djsb.pool.interactive import draw_interruptions
-from djsb.pool.metrics import pool_metrics
+from djsb.pool.metrics import UNITS, pool_metrics
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.simulation import PoolResult, PoolSimulation, TaskRecord
 from djsb.pool.tasks import DEALLOCATIONS, accrued_time, wasted_time
@@ -67,7 +68,8 @@ def run_experiment(experiment: PoolExperiment, out_dir: Path) -> dict[str, float
     described = {"abandon": repr(experiment.abandon), "placement": experiment.placement,
                  "computers": len(result.computers), "horizon_days": experiment.pool.horizon / DAY}
     finite = {k: v if math.isfinite(v) else None for k, v in metrics.items()}  # JSON has no NaN: null
-    (out_dir / "metrics.json").write_text(json.dumps({**finite, "run": described}, indent=2) + "\n")
+    written = {**finite, "run": described, "units": units_of(finite, UNITS)}
+    (out_dir / "metrics.json").write_text(json.dumps(written, indent=2) + "\n")
     return metrics
 
 

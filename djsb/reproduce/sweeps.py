@@ -44,7 +44,7 @@ def run_config_sweep(config: Path, out_dir: Path, changes: dict[tuple[str, ...],
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / config.name
         path.write_text(yaml.safe_dump(data, sort_keys=False))
-    status = run_sweep(SweepRequest(path, out_dir, jobs=SWEEP_JOBS), out_dir)
+    status, _ = run_sweep(SweepRequest(path, out_dir, jobs=SWEEP_JOBS), out_dir)
     if status:
         raise RunError(f"the sweep of {config.name} ended with status {status} ({out_dir})")
     return out_dir

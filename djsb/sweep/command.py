@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djsb.errors import InputError
+from djsb.outcome import Headline, Outcome
 from djsb.progress import QUIET, Progress, say
 from djsb.sweep.local import default_jobs, run_local
 from djsb.sweep.point import run_point
@@ -48,7 +49,7 @@ def latest_sweep(config: Path, runs: Path = Path("runs")) -> Path:
     return found[-1]
 
 
-def one_point(spec: SweepSpec, out: Path, index: int) -> int:
+def one_point(spec: SweepSpec, out: Path, index: int) -> Outcome:
     """Run point ``index`` (an array task's work) unless it is finished; sweep.csv is the client's.
     A point another process is writing is left to it, said on stderr (exit 0: the point is not
     this task's failure; the client reports it if that writer fails)."""
@@ -61,16 +62,18 @@ def one_point(spec: SweepSpec, out: Path, index: int) -> int:
             run_point(spec, out, index)
         except PointBusy as busy:
             say(f"{busy}; this task leaves it to that writer")
-    return 0
+    return Outcome("sweep", f"point {index} of {len(spec.points)}", directory.point_dir(index),
+                   [Headline("finished", int(index in directory.finished()), "points")])
 
 
-def run_sweep(request: SweepRequest, default_out: Path) -> int:
-    """Run what ``request`` asks; ``default_out`` is where a new sweep goes without ``-o``."""
+def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
+    """Run what ``request`` asks; ``default_out`` is where a new sweep goes without ``-o``. Returns
+    the exit status (0 every point finished, 1 some failed, 130/143 stopped) and the sweep's end."""
     spec = read_sweep(request.config)
     out = request.out or (latest_sweep(request.config) if request.resume else default_out)
     if request.array_task or request.point is not None:
         index = request.point if request.point is not None else array_task_index()
-        return one_point(spec, out, index)
+        return 0, one_point(spec, out, index)
     settings = read_settings(spec.slurm) if request.executor == "slurm" else None  # checked before OUT exists
     directory = SweepDirectory(out)
     directory.claim(spec)
@@ -89,11 +92,16 @@ def run_sweep(request: SweepRequest, default_out: Path) -> int:
         bar.close()
     for index, reason in sorted(outcome.failed.items()):
         say(f"point {index} failed: {reason}", QUIET)
-    say(f"{len(directory.finished())}/{len(spec.points)} point(s) finished; table: {out / 'sweep.csv'}")
+    end = Outcome("sweep", f"{request.config}: {len(spec.points)} point(s) ({request.executor})",
+                  out / "sweep.csv",
+                  [Headline("finished", len(directory.finished()), "points"),
+                   Headline("failed", len(outcome.failed), "points"),
+                   Headline("run_now", len(todo) - len(outcome.failed), "points")],
+                  details={str(index): reason for index, reason in sorted(outcome.failed.items())})
     if outcome.stopped_by is not None:
         say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out}", QUIET)
-        return SIGNAL_EXIT.get(outcome.stopped_by, 1)
-    return 1 if outcome.failed else 0
+        return SIGNAL_EXIT.get(outcome.stopped_by, 1), end
+    return (1 if outcome.failed else 0), end
 
 
 def array_task_index() -> int:

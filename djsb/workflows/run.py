@@ -32,6 +32,10 @@ from djsb.workflows.plan import WorkflowPlan
 from djsb.workflows.wrappers import Wrapper, pack, run_time, wrapper_parents
 from djsb.workloads.job import TraceJob
 
+OUTCOME_UNITS = {"submissions": "jobs", "cpus_max": "cpus", "runtime_s": "s", "queue_time_s": "s",
+                 "makespan_s": "s", "priority_at_start": "1", "fairshare": "1"}
+"""The unit of each number of a :class:`WorkflowOutcome`."""
+
 
 @dataclass(frozen=True, slots=True)
 class WorkflowOutcome:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from djsb.model.metrics import summary
-from djsb.simulate import load_experiment
+from djsb.outcome import units_of
+from djsb.simulate import METRIC_UNITS, load_experiment
 from djsb.sweep.runners import POINT_RUNNERS
 from djsb.workflows.run import run_workflow
 from djsb.yamlnodes import Located
@@ -32,5 +33,6 @@ def workflow_point(point: Located, out_dir: Path) -> dict[str, Any]:
                                    experiment.priority, experiment.seed, plan, plan.strategies[0])
     metrics: dict[str, Any] = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
                                **{f"workflow_{k}": v for k, v in outcome.as_dict().items()}}
+    metrics["units"] = units_of(metrics, METRIC_UNITS)
     (Path(out_dir) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
