@@ -1,18 +1,22 @@
-"""Progress of long work (a run's cells, a trace replay) with its estimated finish time.
+"""Progress of long work (a run's cells, a trace replay, a sweep's points) and the messages around it:
+the one progress implementation of every long command.
 
-On a terminal (the stream is a tty) one bar line is redrawn in place and messages scroll above it;
-otherwise (CI logs, files) each update is a plain line, at most one every ``line_every`` seconds,
-so a log stays readable. The estimate extrapolates the rate observed since this process started:
-work done before it (a resumed run's finished cells) does not count as fast progress.
+On a terminal (the stream is a tty) the bar is tqdm's, redrawn in place with its rate and time left,
+and messages scroll above it (``tqdm.write``). Otherwise (CI logs, files) each update is a plain
+line, at most one every ``line_every`` seconds, so a log stays readable; its estimate extrapolates
+the rate observed since this process started: work done before it (a resumed run's finished cells)
+does not count as fast progress (tqdm's ``initial`` does the same on a terminal). Under ``-q``
+neither shows.
 """
 
 from __future__ import annotations
 
-import io
 import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from tqdm import tqdm
 
 PREFIX = "djsb: "
 
@@ -34,16 +38,11 @@ def verbosity() -> int:
 
 
 def say(message: str, level: int = NORMAL) -> None:
-    """``djsb: message`` on stderr when the verbosity is at least ``level`` (QUIET: always)."""
+    """``djsb: message`` on stderr when the verbosity is at least ``level`` (QUIET: always); a bar
+    drawn on stderr is cleared first and redrawn under the message."""
     if _verbosity >= level:
-        print(PREFIX + message, file=sys.stderr, flush=True)
-
-
-class _Discard(io.TextIOBase):
-    """Where a quiet command's progress goes."""
-
-    def write(self, text: str) -> int:
-        return len(text)
+        tqdm.write(PREFIX + message, file=sys.stderr)
+        sys.stderr.flush()
 
 
 def estimate_finish(done: float, total: float, started: float, now: float,
@@ -71,25 +70,26 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    """A progress report of ``total`` units of work on ``stream`` (stderr by default)."""
+    """A progress report of ``total`` units of work on ``stream`` (stderr by default; nothing under
+    ``-q``): a tqdm bar on a terminal, plain throttled lines otherwise."""
 
     def __init__(self, label: str, total: float, *, done: float = 0.0, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.time, tty: bool | None = None, line_every: float = 0.0,
-                 redraw_every: float = 0.2, width: int = 30) -> None:
+                 clock: Callable[[], float] = time.time, tty: bool | None = None,
+                 line_every: float = 0.0) -> None:
         self.label = label
         self.total = total
         self.done = done
         self.done_at_start = done
-        quiet = stream is None and _verbosity == QUIET
-        self.stream = stream if stream is not None else _Discard() if quiet else sys.stderr
+        self.silent = stream is None and _verbosity == QUIET
+        self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
-        self.tty = self.stream.isatty() if tty is None else tty
         self.line_every = 0.0 if _verbosity == VERBOSE else line_every
-        self.redraw_every = redraw_every
-        self.width = width
         self.started = clock()
         self.last_output = -float("inf")
-        self.bar_shown = False
+        tty = self.stream.isatty() if tty is None else tty
+        self.bar = (tqdm(total=_whole(total), initial=_whole(done), desc=PREFIX + label, unit=f" {label}",
+                         file=self.stream, dynamic_ncols=True, mininterval=0.2)
+                    if tty and not self.silent else None)
 
     def status(self) -> str:
         """``label done/total (percent), ETA duration (clock time)`` as of now."""
@@ -104,22 +104,14 @@ class Progress:
         at = time.strftime("%H:%M:%S", time.localtime(finish))
         return f"{text}, ETA {format_duration(finish - now)} ({at})"
 
-    def bar(self) -> str:
-        """The bar drawn on a terminal: ``[#####-----] status``."""
-        share = min(1.0, self.done / self.total) if self.total > 0 else 1.0
-        filled = round(self.width * share)
-        return f"[{'#' * filled}{'-' * (self.width - filled)}] {self.status()}"
-
     def update(self, done: float) -> None:
         """Set the work done so far and show it (throttled)."""
         self.done = done
+        if self.bar is not None:
+            self.bar.update(_whole(done - self.bar.n))
+            return
         now = self.clock()
-        final = done >= self.total
-        if self.tty:
-            if final or now - self.last_output >= self.redraw_every:
-                self._draw()
-                self.last_output = now
-        elif final or now - self.last_output >= self.line_every:
+        if not self.silent and (done >= self.total or now - self.last_output >= self.line_every):
             self.stream.write(PREFIX + self.status() + "\n")
             self.stream.flush()
             self.last_output = now
@@ -130,21 +122,21 @@ class Progress:
 
     def log(self, message: str) -> None:
         """A message line; on a terminal it scrolls above the bar, which is redrawn under it."""
-        if self.tty and self.bar_shown:
-            self.stream.write("\r\x1b[K")
-        self.stream.write(PREFIX + message + "\n")
-        if self.tty and self.bar_shown:
-            self.stream.write(self.bar())
+        if self.silent:
+            return
+        if self.bar is not None:
+            self.bar.write(PREFIX + message, file=self.stream)
+        else:
+            self.stream.write(PREFIX + message + "\n")
         self.stream.flush()
 
     def close(self) -> None:
         """End the bar's line on a terminal, so what follows starts on a fresh line."""
-        if self.tty and self.bar_shown:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.bar_shown = False
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
-    def _draw(self) -> None:
-        self.stream.write("\r\x1b[K" + self.bar())
-        self.stream.flush()
-        self.bar_shown = True
+
+def _whole(amount: float) -> float:
+    """A count as tqdm should show it: 3, not 3.0."""
+    return int(amount) if float(amount).is_integer() else amount

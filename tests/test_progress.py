@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from djsb.progress import Progress, estimate_finish, format_duration
+from djsb.progress import NORMAL, QUIET, Progress, estimate_finish, format_duration, set_verbosity
 
 
 class FakeClock:
@@ -70,14 +70,39 @@ def test_plain_lines_are_throttled_but_the_last_always_shows() -> None:
 
 
 def test_terminal_bar_redraws_in_place_and_messages_scroll_above_it() -> None:
-    clock, out = FakeClock(0.0), io.StringIO()
-    progress = Progress("cells", 2, stream=out, clock=clock, tty=True, width=10)
-    clock.now = 5.0
+    out = io.StringIO()
+    progress = Progress("cells", 2, stream=out, tty=True)
+    assert out.getvalue().startswith("\rdjsb: cells:   0%") and "0/2" in out.getvalue()
     progress.advance()
-    # half done: 5 of 10 bar characters
-    assert out.getvalue() == f"\r\x1b[K[#####-----] cells 1/2 (50%), ETA 5s ({clock_text(10.0)})"
+    drawn = len(out.getvalue())
     progress.log("submitted job 7")
-    assert out.getvalue().endswith(f"\r\x1b[Kdjsb: submitted job 7\n[#####-----] cells 1/2 (50%), ETA 5s "
-                                   f"({clock_text(10.0)})")
+    # the bar is cleared, the message printed on its own line, and the bar drawn again under it
+    after = out.getvalue()[drawn:]
+    assert "djsb: submitted job 7\n" in after
+    assert after.index("djsb: submitted job 7") < after.rindex("djsb: cells")
     progress.close()
-    assert out.getvalue().endswith("\n")
+    # redrawn in place (\r): the last drawing is half done, and its line ended
+    last = out.getvalue().split("\r")[-1]
+    assert last.startswith("djsb: cells:  50%") and " 1/2 " in last and last.endswith("\n")
+
+
+def test_a_resumed_bar_starts_at_the_work_done_before() -> None:
+    out = io.StringIO()
+    progress = Progress("points", 10, done=4, stream=out, tty=True)
+    progress.advance(2)
+    progress.close()
+    assert "6/10" in out.getvalue().split("\r")[-1]
+
+
+def test_quiet_shows_neither_bar_nor_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    set_verbosity(QUIET)
+    try:
+        for tty in (True, False):
+            progress = Progress("cells", 2, tty=tty)
+            progress.advance()
+            progress.log("a message")
+            progress.update(2)
+            progress.close()
+    finally:
+        set_verbosity(NORMAL)
+    assert capsys.readouterr().err == ""

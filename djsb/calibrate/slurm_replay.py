@@ -9,6 +9,7 @@ the module's parsers), in seconds from the replay's origin.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +18,7 @@ import pandas as pd
 
 from djsb.errors import RunError
 from djsb.jobs.api import JobModule, JobRequest, JobStatus
+from djsb.progress import Progress
 from djsb.sweep.local import stop_signals
 from djsb.workloads.job import TraceJob
 
@@ -57,11 +59,13 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
     first submission's offset 0. ``watch`` is called at every step of the waits (every
-    ``STOP_CHECK_S``): :class:`~djsb.calibrate.backfill_watch.BackfillWatch` looks at sdiag."""
+    ``STOP_CHECK_S``): :class:`~djsb.calibrate.backfill_watch.BackfillWatch` looks at sdiag. The
+    jobs that ended show as progress on stderr (a line every 10 s off a terminal)."""
     origin = clock()
     ids: dict[str, int] = {}
     sent: dict[int, float] = {}
-    with stop_signals() as received:
+    bar = Progress("Slurm jobs ended", len(jobs), line_every=10.0)
+    with stop_signals() as received, contextlib.closing(bar):
         def wait(seconds: float) -> None:
             """Sleep ``seconds`` in short steps; a SIGINT/SIGTERM meanwhile stops the replay."""
             end = clock() + seconds
@@ -80,6 +84,7 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
             deadline = origin + max(j.submit for j in jobs) + timeout
             while True:
                 statuses = module.poll(list(ids))
+                bar.update(sum(1 for s in statuses.values() if s.state.finished))
                 if len(statuses) == len(ids) and all(s.state.finished for s in statuses.values()):
                     break
                 if clock() > deadline:

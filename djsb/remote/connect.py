@@ -14,10 +14,9 @@ from typing import Protocol
 from djsb.config import SSHConfig
 from djsb.errors import InputError
 from djsb.jobs.outage import Outage
-from djsb.remote.hosts import DEFAULT_SSH_CONFIG, read_ssh_config, resolve_host
 from djsb.remote.openssh import OpenSSHTransport
-from djsb.remote.paramiko_transport import ParamikoTransport
 from djsb.remote.reconnect import Reconnector
+from djsb.remote.ssh_config_file import DEFAULT_SSH_CONFIG, read_ssh_config
 from djsb.transport import CommandResult
 
 
@@ -61,6 +60,14 @@ def remote_transport(settings: SSHConfig) -> RemoteTransport:
         user_config = str(Path(settings.ssh_config or DEFAULT_SSH_CONFIG).expanduser())
         return OpenSSHTransport(settings.host, user_config=user_config, overrides=openssh_overrides(settings),
                                 connect_timeout=settings.connect_timeout, reconnector=reconnector)
+    try:  # paramiko is the [ssh] extra: imported only when this transport is chosen
+        from djsb.remote.hosts import resolve_host
+        from djsb.remote.paramiko_transport import ParamikoTransport
+    except ModuleNotFoundError as exc:
+        if exc.name != "paramiko":
+            raise
+        raise InputError("the paramiko transport needs paramiko: pip install 'djsb[ssh]', or set "
+                         "transport: openssh to use the system ssh", key="job_module.ssh.transport") from None
     host = resolve_host(settings, read_ssh_config(settings.ssh_config))
     return ParamikoTransport(host, connect_timeout=settings.connect_timeout, reconnector=reconnector)
 

@@ -19,7 +19,6 @@ import paramiko
 from djsb.config import SSHConfig
 from djsb.errors import ConfigError
 
-DEFAULT_SSH_CONFIG = "~/.ssh/config"
 DEFAULT_KNOWN_HOSTS = ("~/.ssh/known_hosts",)
 HOP = re.compile(r"^(?:(?P<user>[^@]+)@)?(?P<host>\[[^\]]+\]|[^:]+)(?::(?P<port>\d+))?$")
 """One ProxyJump hop: ``[user@]host[:port]`` (an IPv6 address in brackets)."""
@@ -91,16 +90,3 @@ def resolve_host(settings: SSHConfig, config_text: str) -> SSHHost:
         jumps.append(lookup(config, host, user=user, port=port, known_hosts=settings.known_hosts))
     return SSHHost(target.alias, target.hostname, target.port, target.user, target.identity_files,
                    target.known_hosts, tuple(jumps))
-
-
-def read_ssh_config(path: str | None) -> str:
-    """The OpenSSH client config's text: ``path``, else ~/.ssh/config ('' when there is none)."""
-    file = Path(path or DEFAULT_SSH_CONFIG).expanduser()
-    try:
-        return file.read_text()
-    except FileNotFoundError:
-        if path is None:
-            return ""
-        raise ConfigError(f"no OpenSSH config file {file}", key="job_module.ssh.ssh_config") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {file}: {exc.strerror}", key="job_module.ssh.ssh_config") from None

@@ -15,8 +15,9 @@ import pandas as pd
 
 from djsb.clock import WallClock
 from djsb.config import load_config, open_module
-from djsb.harness.driver import Driver
+from djsb.harness.driver import Driver, planned_cells
 from djsb.harness.rundir import RunDirectory, machine_metadata
+from djsb.progress import Progress
 from djsb.report import write_report
 from djsb.reproduce.checks import Check, Figure, Reproduction, SameSide, Within
 from djsb.reproduce.registry import CONFIGS, PAPERS
@@ -47,10 +48,12 @@ def run_config(config_path: Path, run_path: Path) -> pd.DataFrame:
     meta = {**machine_metadata(), "config_file": str(config_path),
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     run = RunDirectory.create(run_path, config.to_dict(), meta)
+    bar = Progress("cells", len(planned_cells(config.general)), line_every=10.0)
     try:
         Driver(config, module, run, module.clock or WallClock(), transport, CONFIGS.parent / "apps" / "bin",
-               run_path, progress=lambda line: None).run()
+               run_path, progress=lambda line: None, cell_finished=lambda key: bar.advance()).run()
     finally:
+        bar.close()
         module.close()
         run.release()
     return write_report(run_path, plots=True)

@@ -8,6 +8,7 @@ clusters, with the tasks scaled by the same ratio (17,000).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import statistics
 from pathlib import Path
@@ -19,6 +20,7 @@ from djsb.pool.config import located, read_experiment
 from djsb.pool.metrics import pool_metrics
 from djsb.pool.runner import simulate_pool
 from djsb.pool.simulation import PoolResult
+from djsb.progress import Progress
 from djsb.reproduce.checks import Between, Check, Figure, Reproduction, SameSide, Within
 from djsb.reproduce.registry import CONFIGS, PAPERS
 from djsb.yamlnodes import load_yaml
@@ -49,14 +51,17 @@ def legacy_share(result: PoolResult) -> float:
 def run_all(base: dict[str, Any]) -> pd.DataFrame:
     """One row per policy and seed: the metrics of 002 sec. VI and the legacy share of task hours."""
     rows = []
-    for seed in SEEDS:
-        for name, (abandon, placement) in POLICIES.items():
-            config = copy.deepcopy(base)
-            config["seed"] = seed
-            config["policy"] = {"abandon": abandon, "placement": placement}
-            result = simulate_pool(read_experiment(located(config), CONFIGS))
-            rows.append({"policy": name, "seed": seed, **pool_metrics(result),
-                         "legacy_share": legacy_share(result)})
+    bar = Progress("pool runs", len(SEEDS) * len(POLICIES), line_every=10.0)
+    with contextlib.closing(bar):
+        for seed in SEEDS:
+            for name, (abandon, placement) in POLICIES.items():
+                config = copy.deepcopy(base)
+                config["seed"] = seed
+                config["policy"] = {"abandon": abandon, "placement": placement}
+                result = simulate_pool(read_experiment(located(config), CONFIGS))
+                rows.append({"policy": name, "seed": seed, **pool_metrics(result),
+                             "legacy_share": legacy_share(result)})
+                bar.advance()
     return pd.DataFrame(rows)
 
 
