@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from djsb.errors import JobModuleError, SchedulerStopped
+from djsb.harness.rundir import OUTAGE_COLUMNS
 from djsb.jobs.outage import Outage, overlaps, spans_outage
 from djsb.jobs.scheduler_base import RetryingTransport
 from djsb.report import write_report
@@ -192,3 +193,42 @@ def test_a_reference_sample_in_an_outage_is_left_out_while_another_is_clean(tmp_
     # with no clean reference sample left, both are kept (there would be no T_ref_alone at all)
     (tmp_path / "cells.csv").write_text(cells.format(True))
     assert write_report(tmp_path, plots=False)["slowdown_s"].tolist() == pytest.approx([0.6])
+
+
+def test_report_shows_failed_and_outage_samples_where_they_happened(tmp_path: Path) -> None:
+    rows = [job_row("reference", "", 0, "simulation", 10), job_row("reference", "", 0, "analytics", 2),
+            job_row("execution", "oversubscription", 0, "simulation", 12),
+            job_row("execution", "oversubscription", 0, "analytics", 2),
+            job_row("execution", "oversubscription", 1, "simulation", 31, outage=True),
+            job_row("execution", "oversubscription", 1, "analytics", 2)]
+    (tmp_path / "jobs.csv").write_text(JOBS_HEADER + "\n" + "\n".join(rows) + "\n")
+    (tmp_path / "cells.csv").write_text(
+        "stage,scenario,n_a,sample,status,outage,reason\n"
+        "reference,,0,0,completed,False,\n"
+        "execution,oversubscription,1,0,completed,False,\n"
+        "execution,oversubscription,1,1,completed,True,\n"
+        "execution,oversubscription,1,2,failed,False,slurm: submission refused\n")
+    # one outage of 1000.0 .. 1042.5 s: 42.5 s, 3 failed attempts
+    (tmp_path / "outages.csv").write_text(f"{','.join(OUTAGE_COLUMNS)}\n"
+                                          f"1000.0,1042.5,slurm,3,squeue,\"{CONTROLLER_DOWN}\"\n")
+    summary = write_report(tmp_path, plots=True)
+    page = (tmp_path / "report.html").read_text()
+    # the summary row of oversubscription, n_a=1 is flagged and says which samples and why they are out
+    assert '<tr class="flagged"><td>oversubscription</td><td>1</td><td>1</td>' in page
+    assert "<td>failed: sample 2; outage: sample 1 (left out)</td></tr>" in page
+    # the outage itself, in local time, with its duration
+    began = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1000.0))
+    assert f"<tr><td>{began}</td><td>42.5</td><td>slurm</td><td>3</td>" in page
+    assert (tmp_path / "figures" / "djsb.png").stat().st_size > 10_000
+
+    # on the figures: one mark per lost sample kind, at that n_a, at the foot of the panel
+    from djsb.plotting import plt
+    from djsb.report.plots import LEFT_OUT_MARKS, mark_left_out
+
+    fig, ax = plt.subplots()
+    mark_left_out(ax, summary, 0.0, "red")
+    marks = {c.get_label(): c.get_offsets().tolist() for c in ax.collections}
+    heights = {text: height for _, _, height, text in LEFT_OUT_MARKS}
+    assert marks == {"a sample failed": [[1.0, heights["a sample failed"]]],
+                     "a sample overlapped an outage": [[1.0, heights["a sample overlapped an outage"]]]}
+    plt.close(fig)

@@ -90,7 +90,7 @@ def test_run_report_holds_summary_with_ci_metadata_and_config(small_run: Path) -
     assert "num_of_dyn_analysis:" in page  # the resolved config
     # sizes for people: config.yaml holds 4294967296 and 209715200 bytes, 4 x 1024^3 and 200 x 1024^2
     assert "total_memory: 4GiB" in page and "total_memory: 200MiB" in page and "4294967296" not in page
-    assert re.search(r"<th>memory_bytes</th><td>[0-9.]+GiB</td>", page)
+    assert re.search(r"<th>memory</th><td>[0-9.]+GiB</td>", page)  # meta.json's memory_bytes, in GiB
 
 
 @needs_chromium

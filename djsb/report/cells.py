@@ -100,3 +100,15 @@ def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame
                          for text, scenario, n_a in zip(table["warnings"], table["scenario"], table["n_a"],
                                                         strict=True)]
     return in_scenario_order(table)
+
+
+def left_out(row: pd.Series, include_outages: bool) -> str:
+    """What a summary row lost (or kept) to failed cells and outages, for the report's table: e.g.
+    ``failed: sample 2; outage: sample 1 (left out)``; empty when nothing."""
+    parts = []
+    if row.get("failed_samples", ""):
+        parts.append(f"failed: sample {row['failed_samples']}")
+    if row.get("outage_samples", ""):
+        fate = "kept, --include-outages" if include_outages else "left out"
+        parts.append(f"outage: sample {row['outage_samples']} ({fate})")
+    return "; ".join(parts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,10 @@ import jinja2
 import pandas as pd
 import yaml
 
-from djsb.harness.rundir import describe_cell
+from djsb.harness.rundir import RunDirectory, describe_cell
+from djsb.jobs.outage import Outage
 from djsb.registry import UnknownName
-from djsb.report.cells import failure_reasons
+from djsb.report.cells import failure_reasons, left_out
 from djsb.report.summary import summary_warnings
 from djsb.scenarios import scenario
 
@@ -61,11 +63,20 @@ def scenario_label(name: str) -> str:
         return name
 
 
-def summary_rows(summary: pd.DataFrame) -> list[list[str]]:
-    """One row per (scenario, n_a): label, n_a, samples, then each metric as mean ± CI."""
+def summary_rows(summary: pd.DataFrame, include_outages: bool = False) -> list[list[str]]:
+    """One row per (scenario, n_a): label, n_a, samples, each metric as mean ± CI, then the samples
+    that failed or overlapped an outage, on the row where they happened (empty: none)."""
     return [[scenario_label(str(row["scenario"])), str(int(row["n_a"])), str(int(row["samples"]))]
             + [plus_minus(float(row[name]), float(row[f"{name}_ci95"])) for name, _ in SUMMARY_COLUMNS]
+            + [left_out(row, include_outages)]
             for _, row in summary.iterrows()]
+
+
+def outage_rows(outages: Sequence[Outage]) -> list[list[str]]:
+    """outages.csv for people: when each began (local time), how long the scheduler did not answer,
+    which scheduler, the failed attempts and the first error."""
+    return [[time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(o.start)), f"{o.duration:.1f}", o.scheduler,
+             str(o.attempts), o.error] for o in outages]
 
 
 def human_size(size: int) -> str:
@@ -128,11 +139,14 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame, cells: pd.DataFrame,
     config_path = run_dir / "config.yaml"
     return render(
         "run.html.j2", run_dir / "report.html", title=f"DJSB run {run_dir.name}",
-        summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS],
-        summary_rows=summary_rows(summary), warnings=summary_warnings(summary),
+        summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS]
+        + ["failed / outage samples"],
+        summary_rows=summary_rows(summary, include_outages), warnings=summary_warnings(summary),
         cell_notes=cell_notes(summary, cells, include_outages),
+        outage_headers=["began", "lasted (s)", "scheduler", "failed attempts", "first error"],
+        outage_rows=outage_rows(RunDirectory(run_dir).outages()),
         figure_items=existing_figures(run_dir, RUN_FIGURES),
-        meta={key: _display(value) for key, value in with_human_sizes(meta).items()},
+        meta={key.removesuffix("_bytes"): _display(value) for key, value in with_human_sizes(meta).items()},
         config_text=yaml.safe_dump(with_human_sizes(yaml.safe_load(config_path.read_text())), sort_keys=False)
         if config_path.is_file() else "(no config.yaml)")
 

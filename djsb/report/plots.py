@@ -1,7 +1,9 @@
 """Figures like paper 001's figs. 3-5: simulation slowdown, analytics slowdown and dynamicity versus
 the number of analytics, one line per scenario (its means), with 95% confidence intervals over
 samples; a point with fewer samples than a CI needs (noise.MIN_CI_SAMPLES, summary.csv leaves its CI
-empty) shows its individual samples instead of an error bar."""
+empty) shows its individual samples instead of an error bar. A point that lost a sample to a failed
+cell or to a scheduler outage (summary.csv's ``failed_samples``, ``outage_samples``) is marked at the
+foot of each panel, in its scenario's colour, where it happened."""
 
 from __future__ import annotations
 
@@ -14,6 +16,10 @@ from djsb.scenarios import scenario, scenario_names
 
 DODGE = 0.06
 """How far apart (in analytics) the scenarios' points at one n_a are drawn."""
+
+LEFT_OUT_MARKS = (("failed_samples", "X", 0.04, "a sample failed"),
+                  ("outage_samples", "v", 0.11, "a sample overlapped an outage"))
+"""summary.csv's column, the marker, its height (a fraction of the panel) and its legend entry."""
 
 PANELS = (("slowdown_s", "(a) slowdown of the simulation"), ("slowdown_a", "(b) slowdown of the analytics"),
           ("dynamicity", "(c) dynamicity"))
@@ -62,6 +68,7 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
             points = samples[(samples["scenario"] == name) & samples["n_a"].isin(without_ci)]
             ax.scatter(points["n_a"] + shift, points[metric], marker=style.marker, color=style.colour,
                        alpha=0.45, s=18, linewidths=0)
+        mark_left_out(ax, group, shift, style.colour)
     if metric.startswith("slowdown"):
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(label)
@@ -70,6 +77,21 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
     if not summary.empty:
         ax.set_xticks(sorted(summary["n_a"].unique()))
     ax.grid(alpha=0.3)
+
+
+def mark_left_out(ax: plt.Axes, group: pd.DataFrame, shift: float, colour: str) -> None:
+    """Mark, at the foot of the panel (x in analytics, y a fraction of the panel: seen whatever the
+    values), each n_a of ``group`` that lost samples to a failure or an outage; one legend entry each."""
+    labelled = set(ax.get_legend_handles_labels()[1])
+    for column, marker, height, text in LEFT_OUT_MARKS:
+        if column not in group:
+            continue
+        flagged = group.loc[group[column].astype(str) != "", "n_a"]
+        if flagged.empty:
+            continue
+        ax.scatter(flagged + shift, [height] * len(flagged), transform=ax.get_xaxis_transform(),
+                   marker=marker, s=46, color=colour, edgecolors="black", linewidths=0.6, zorder=5,
+                   label=text if text not in labelled else None)
 
 
 def _legend(fig: plt.Figure, ax: plt.Axes, summary: pd.DataFrame) -> None:
