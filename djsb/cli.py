@@ -26,7 +26,7 @@ import pandas as pd
 from djsb.clock import VirtualClock, WallClock
 from djsb.completion import SHELLS, subcommands
 from djsb.completion import script as completion_script
-from djsb.config import APPS_SOURCE, Config, default_apps_dir, load_config, open_module
+from djsb.config import APPS_SOURCE, Config, check_node_capacity, default_apps_dir, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
@@ -158,12 +158,17 @@ class Session:
 
 
 def open_session(config: Config, run_path: Path) -> Session:
-    """Build the module and connect its transport; if either fails, nothing is left open."""
+    """Build the module and connect its transport, check the config's CPUs against what the
+    scheduler says its nodes have (before anything is made on the host that runs the jobs); if any
+    of it fails, nothing is left open."""
     with contextlib.ExitStack() as opened:
         transport = open_transport(config)
         opened.callback(transport.close)
         module = open_module(config, transport)
         opened.callback(module.close)
+        capacity = module.node_capacity()
+        if capacity is not None:
+            check_node_capacity(config, capacity)
         apps_dir, files_dir = job_paths(config, run_path, transport)
         opened.pop_all()
     return Session(transport, module, apps_dir, files_dir)

@@ -27,13 +27,13 @@ from djsb.calibrate.slurm_config import (
     cluster_spec,
     last_backfill_cycle,
     parse_show_config,
-    parse_show_records,
     priority_plugin,
     scheduler_config,
     scheduler_cycles,
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import slurm_ready
+from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights

@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -227,7 +228,7 @@ def test_report_shows_failed_and_outage_samples_where_they_happened(tmp_path: Pa
 
     fig, ax = plt.subplots()
     mark_left_out(ax, summary, 0.0, "red")
-    marks = {c.get_label(): c.get_offsets().tolist() for c in ax.collections}
+    marks = {c.get_label(): np.asarray(c.get_offsets()).tolist() for c in ax.collections}
     heights = {text: height for _, _, height, text in LEFT_OUT_MARKS}
     assert marks == {"a sample failed": [[1.0, heights["a sample failed"]]],
                      "a sample overlapped an outage": [[1.0, heights["a sample overlapped an outage"]]]}

@@ -56,7 +56,6 @@ from djsb.calibrate.slurm_config import (
     cluster_spec,
     last_backfill_cycle,
     parse_show_config,
-    parse_show_records,
     priority_plugin,
     scheduler_config,
 )
@@ -65,6 +64,7 @@ from djsb.config import SSHConfig, read_ssh
 from djsb.errors import ConfigError, RunError
 from djsb.jobs.registry import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
+from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.priority.base import PriorityPlugin
 from djsb.plotting import plt, save

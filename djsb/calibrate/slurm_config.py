@@ -23,7 +23,6 @@ from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
-RECORD_KEY = re.compile(r"(?:^|(?<=\s))([A-Za-z][\w:/.]*)=")
 SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
@@ -47,22 +46,6 @@ def parse_show_config(text: str) -> dict[str, str]:
         if match:
             values.setdefault(match.group(1), match.group(2))
     return values
-
-
-def parse_show_records(text: str) -> list[dict[str, str]]:
-    """The ``Key=Value`` records of ``scontrol show partition`` or ``show node``, one per blank-line
-    separated block. A value runs to the next key, so values with spaces (``OS=Linux 6.1 ...``)
-    and with ``=`` inside (``TRES=cpu=8,mem=8G``) stay whole."""
-    records = []
-    for block in re.split(r"\n\s*\n", text):
-        keys = list(RECORD_KEY.finditer(block))
-        if not keys:
-            continue
-        ends = [match.start() for match in keys[1:]] + [len(block)]
-        record = {match.group(1): block[match.end():end].strip()
-                  for match, end in zip(keys, ends, strict=True)}
-        records.append(record)
-    return records
 
 
 def scheduler_parameters(value: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from djsb.config.experiment import (
     JobModuleConfig,
     OutputConfig,
     SSHConfig,
+    check_node_capacity,
     config_from_tree,
     default_apps_dir,
     load_config,
@@ -24,5 +25,5 @@ from djsb.config.experiment import (
 )
 
 __all__ = ["APPS_SOURCE", "DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig",
-           "JobModuleConfig", "OutputConfig", "SSHConfig", "config_from_tree", "default_apps_dir",
-           "load_config", "open_module", "read_ssh"]
+           "JobModuleConfig", "OutputConfig", "SSHConfig", "check_node_capacity", "config_from_tree",
+           "default_apps_dir", "load_config", "open_module", "read_ssh"]

@@ -413,6 +413,15 @@ def load_config(path: str | Path) -> Config:
     return config_from_tree(load_yaml(Path(path)))
 
 
+def check_node_capacity(config: Config, capacity: CpuCapacity) -> None:
+    """The config's applications against the CPUs the scheduler says its nodes have
+    (:meth:`JobModule.node_capacity`): the same check, and the same one-line error naming the
+    config's ``cpus_per_task`` or ``total_tasks`` line, as for a capacity known without asking."""
+    sections = load_yaml(Path(config.source)).mapping()
+    for name, app in (("simulation", config.simulation), ("analytics", config.analytics)):
+        _check_capacity(sections[name], app, capacity)
+
+
 def open_module(config: Config, transport: Transport) -> JobModule:
     """The config's job module on ``transport``; its option errors are reported against the config file."""
     try:

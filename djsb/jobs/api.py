@@ -155,6 +155,13 @@ class JobModule(ABC):
         refused before a run starts; None when only the scheduler knows (asked at run time)."""
         return None
 
+    def node_capacity(self) -> CpuCapacity | None:
+        """The CPUs the scheduler says the jobs' nodes have, asked with one cheap query through the
+        transport before a run creates anything, so a config asking for more is refused then and not
+        by every submission of the run; None when the module cannot ask (its :meth:`cpu_capacity`
+        checked what is known without asking) or the scheduler did not answer."""
+        return None
+
     @abstractmethod
     def submit(self, request: JobRequest) -> str:
         """Start or queue the job and return its id."""

@@ -44,7 +44,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.api import CpuCapacity, JobRequest, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.names import sge_object_name
 from djsb.jobs.options import Option, checked_name
@@ -63,6 +63,7 @@ from job_modules.sge.parsers import (
     is_transient,
     parse_qacct,
     parse_qacct_tokens,
+    parse_qhost,
     parse_qstat_tokens,
     parse_qstat_xml,
     parse_qsub,
@@ -94,6 +95,18 @@ class SgeJobModule(SchedulerModule):
     def memory_resource(self) -> str | None:
         resource: str = self.options["memory_resource"]
         return None if resource.lower() == "none" else resource
+
+    def node_capacity(self) -> CpuCapacity | None:
+        """The CPUs of the cell's execution hosts, from ``qhost``: a job's slots stay on one host
+        (the PE's allocation_rule $pe_slots), so its tasks and the whole job fit in the largest
+        NCPU. None when qhost does not say."""
+        shown = self.run("qhost", check=False)
+        cpus = parse_qhost(shown.stdout) if shown.returncode == 0 else {}
+        if not cpus:
+            return None
+        largest = max(cpus.values())
+        return CpuCapacity(largest, largest, f"the largest of the {len(cpus)} execution hosts has {largest} "
+                                             "CPUs and a job's slots stay on one host (qhost)")
 
     def qsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The qsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""

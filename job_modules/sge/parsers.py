@@ -215,3 +215,21 @@ def parse_qacct_tokens(stdout: str) -> list[TaggedJob]:
 def is_transient(stderr: str) -> bool:
     """The error text of a Grid Engine command says the qmaster could not answer now."""
     return bool(TRANSIENT_PATTERNS.search(stderr))
+
+
+def parse_qhost(text: str) -> dict[str, int]:
+    """The CPUs of each execution host ``qhost`` lists (its NCPU column): the ``global``
+    pseudo-host, hosts that do not answer (``-``) and indented resource lines are left out."""
+    lines = text.splitlines()
+    header = next((line.split() for line in lines if line.startswith("HOSTNAME")), None)
+    if header is None or "NCPU" not in header:
+        return {}
+    column = header.index("NCPU")
+    cpus = {}
+    for line in lines:
+        fields = line.split()
+        if line[:1].isspace() or len(fields) <= column or fields[0] in ("HOSTNAME", "global"):
+            continue
+        if fields[column].isdigit():
+            cpus[fields[0]] = int(fields[column])
+    return cpus

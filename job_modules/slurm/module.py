@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import JobModuleError, one_line
-from djsb.jobs.api import JobRequest, JobState, JobStatus
+from djsb.jobs.api import CpuCapacity, JobRequest, JobState, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.names import slurm_name, slurm_partitions
@@ -63,6 +63,7 @@ from djsb.jobs.scheduler_base import (
     task_memory_mib,
     time_limit_minutes,
 )
+from djsb.jobs.scontrol import parse_show_records
 from djsb.transport import CommandResult, Transport
 from djsb.yamlnodes import Located
 from job_modules.slurm.parsers import (
@@ -299,6 +300,43 @@ class SlurmJobModule(SchedulerModule):
                            f"--format={SACCT_FORMAT}"])
 
     # -- scheduler specifics -----------------------------------------------------------------
+
+    def node_capacity(self) -> CpuCapacity | None:
+        """The CPUs of the partition the jobs go to (the option's, any of several, else Slurm's
+        default), from ``scontrol show partition`` and ``scontrol show node`` of its nodes: a task
+        fits on one node (its CPUTot, at most the partition's MaxCPUsPerNode), a job in the
+        partition's TotalCPUs. None when Slurm does not say."""
+        shown = self.run(shlex.join(["scontrol", "show", "partition"]), check=False)
+        partitions = parse_show_records(shown.stdout) if shown.returncode == 0 else []
+        named = self.options["partition"]
+        chosen = ([p for p in partitions if p.get("PartitionName") in named.split(",")] if named else
+                  [p for p in partitions if p.get("Default") == "YES"])
+        if not chosen:
+            return None
+        node_list = ",".join(p.get("Nodes", "") for p in chosen if p.get("Nodes", "(null)") != "(null)")
+        if not node_list:
+            return None
+        nodes = self.run(shlex.join(["scontrol", "show", "node", node_list]), check=False)
+        if nodes.returncode != 0:
+            return None
+        cpus = {n.get("NodeName", ""): int(n["CPUTot"]) for n in parse_show_records(nodes.stdout)
+                if n.get("CPUTot", "").isdigit()}
+        best: tuple[int, int, str] | None = None
+        for partition in chosen:
+            members = [host for item in split_host_list(partition.get("Nodes", ""))
+                       for host in expand_hostlist(item, check=False) if host in cpus]
+            if not members:
+                continue
+            cap = partition.get("MaxCPUsPerNode", "UNLIMITED")
+            per_node = max(min(cpus[host], int(cap) if cap.isdigit() else cpus[host]) for host in members)
+            total = int(partition.get("TotalCPUs", "0") or 0) or sum(cpus[host] for host in members)
+            if best is None or (per_node, total) > best[:2]:
+                best = (per_node, total, partition.get("PartitionName", "?"))
+        if best is None:
+            return None
+        per_node, total, name = best
+        return CpuCapacity(per_node, total, f"partition {name}'s largest node has {per_node} CPUs and all "
+                                            f"its nodes {total} (scontrol show partition, show node)")
 
     def is_transient(self, stderr: str) -> bool:
         return is_transient(stderr)
