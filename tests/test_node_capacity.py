@@ -14,6 +14,8 @@ from support import ScriptedTransport, fail, ok
 
 import djsb.cli
 from djsb.cli import main
+from job_modules.lsf import LsfJobModule
+from job_modules.lsf.parsers import parse_lshosts
 from job_modules.sge import SgeJobModule
 from job_modules.sge.parsers import parse_qhost
 from job_modules.slurm import SlurmJobModule
@@ -102,3 +104,17 @@ def test_grid_engine_hosts_from_qhost() -> None:
     assert transport.commands == ["qhost"]
     missing = ScriptedTransport([("qhost", fail("sh: 1: qhost: not found", 127))])
     assert SgeJobModule({}, missing).node_capacity() is None
+
+
+LSHOSTS = (REPO / "tests" / "fixtures" / "lsf" / "lshosts.txt").read_text()
+
+
+def test_lsf_server_hosts_from_lshosts() -> None:
+    # server hosts of 8, 8 and 16 CPUs; the client host (server No, ncpus -) runs no job
+    assert parse_lshosts(LSHOSTS) == {"node211": 8, "node212": 8, "node213": 16}
+    transport = ScriptedTransport([("lshosts", ok(LSHOSTS))])
+    capacity = LsfJobModule({}, transport).node_capacity()
+    # a task's cores on one host (the largest, 16); a job's tasks over all of them: 8 + 8 + 16
+    assert capacity is not None and (capacity.per_task, capacity.per_job) == (16, 8 + 8 + 16)
+    assert capacity.where == "the largest of the 3 server hosts has 16 CPUs and all of them 32 (lshosts)"
+    assert transport.commands == ["lshosts"]

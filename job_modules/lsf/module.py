@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import JobModuleError, one_line
-from djsb.jobs.api import JobRequest, JobStatus
+from djsb.jobs.api import CpuCapacity, JobRequest, JobStatus
 from djsb.jobs.batch import script_path
 from djsb.jobs.names import lsf_project_name, lsf_queue_name
 from djsb.jobs.options import Option, as_tasks_per_node, checked_name, tasks_per_node_for
@@ -67,6 +67,7 @@ from job_modules.lsf.parsers import (
     is_transient,
     parse_bjobs,
     parse_bsub,
+    parse_lshosts,
     parse_tagged_jobs,
 )
 
@@ -89,6 +90,18 @@ class LsfJobModule(SchedulerModule):
     name = "lsf"
     OPTIONS = OPTIONS
     BATCH_TEMPLATE = Path(__file__).with_name("batch.sh.j2")
+
+    def node_capacity(self) -> CpuCapacity | None:
+        """The CPUs of the cluster's server hosts, from ``lshosts``: a task's cores (affinity
+        core(N)) fit on one host, the largest ``ncpus``; a job's tasks spread over all of them.
+        None when lshosts does not say."""
+        shown = self.run("lshosts", check=False)
+        cpus = parse_lshosts(shown.stdout) if shown.returncode == 0 else {}
+        if not cpus:
+            return None
+        largest, total = max(cpus.values()), sum(cpus.values())
+        return CpuCapacity(largest, total, f"the largest of the {len(cpus)} server hosts has {largest} CPUs "
+                                           f"and all of them {total} (lshosts)")
 
     def bsub_arguments(self, request: JobRequest, hosts: Sequence[str]) -> list[str]:
         """The bsub options for ``request`` placed on ``hosts`` (empty: anywhere)."""

@@ -203,3 +203,19 @@ def parse_tagged_jobs(stdout: str) -> list[TaggedJob]:
 def is_transient(stderr: str) -> bool:
     """The error text of an LSF command says the master could not answer now."""
     return bool(TRANSIENT_PATTERNS.search(stderr))
+
+
+def parse_lshosts(text: str) -> dict[str, int]:
+    """The CPUs (``ncpus``) of each server host ``lshosts`` lists: client hosts (server ``No``),
+    which run no job, and hosts that report no CPU count (``-``) are left out."""
+    lines = text.splitlines()
+    header = lines[0].split() if lines else []
+    if "ncpus" not in header or "server" not in header:
+        return {}
+    ncpus, server = header.index("ncpus"), header.index("server")
+    cpus = {}
+    for line in lines[1:]:
+        fields = line.split()
+        if len(fields) > max(ncpus, server) and fields[server] != "No" and fields[ncpus].isdigit():
+            cpus[fields[0]] = int(fields[ncpus])
+    return cpus
