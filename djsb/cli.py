@@ -473,16 +473,20 @@ def command_calibrate(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
         lines = run_calibration(config_path, out, runs=args.runs)
-    model = json.loads((out / "comparison.json").read_text())["model vs slurm_1"]
-    finish(args, Outcome("calibrate", f"{config_path} replayed on Slurm and on the model", out,
-                         [Headline("jobs", model["jobs"], "jobs"),
-                          Headline("kendall_tau", model["tau"], DIMENSIONLESS),
-                          Headline("start_error_mean", model["start_error_mean"], "s"),
-                          Headline("start_error_max", model["start_error_max"], "s"),
-                          Headline("mean_wait_error", 100 * model["mean_wait_error"], "%")],
-                         details=lines.splitlines()),
-           lines)
+    finish(args, calibration_outcome(config_path, out, lines), lines)
     return EXIT_OK
+
+
+def calibration_outcome(config_path: Path, out: Path, lines: str) -> Outcome:
+    """A calibration's end: the model against Slurm's first replay (comparison.json), in units."""
+    model = json.loads((out / "comparison.json").read_text())["model vs slurm_1"]
+    return Outcome("calibrate", f"{config_path} replayed on Slurm and on the model", out,
+                   [Headline("jobs", model["jobs"], "jobs"),
+                    Headline("kendall_tau", model["tau"], DIMENSIONLESS),
+                    Headline("start_error_mean", model["start_error_mean"], "s"),
+                    Headline("start_error_max", model["start_error_max"], "s"),
+                    Headline("mean_wait_error", 100 * model["mean_wait_error"], "%")],
+                   details=lines.splitlines())
 
 
 def command_completion(args: argparse.Namespace) -> int:

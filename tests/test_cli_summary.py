@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from djsb.cli import build_parser, main
+from djsb.cli import build_parser, calibration_outcome, main
 from djsb.completion import subcommands
 from djsb.outcome import Headline, Outcome, as_json, summary_block
 from djsb.progress import NORMAL, set_verbosity
@@ -123,3 +123,18 @@ def test_run_json_counts_the_cells_and_gives_each_scenarios_last_numbers(
     assert headline["slowdown_a[stopcont, n_a=2]"]["value"] == pytest.approx(1.0, rel=0.02)
     assert headline["slowdown_a[dynamic, n_a=2]"]["value"] == pytest.approx(2.0, rel=0.02)
     assert len(ended["details"]) == 4  # summary.csv's rows
+
+
+def test_calibrate_ends_with_the_models_errors_against_slurm(tmp_path: Path) -> None:
+    # comparison.json as djsb calibrate writes it (djsb.calibrate.compare.Comparison.as_dict); the
+    # model's mean wait 110 s against Slurm's 100 s is a +10% error
+    model = {"jobs": 12, "tau": 0.94, "start_error_mean": 1.5, "start_error_median": 1.0, "start_error_max": 4.0,
+             "mean_wait_a": 100.0, "mean_wait_b": 110.0, "mean_wait_error": (110.0 - 100.0) / 100.0,
+             "backfilled_a": [], "backfilled_b": []}
+    (tmp_path / "comparison.json").write_text(json.dumps({"notes": [], "model vs slurm_1": model}))
+    ended = json.loads(as_json(calibration_outcome(Path("c.yaml"), tmp_path, "a line\nresults in x")))
+    assert ended["headline"] == {"jobs": {"value": 12, "unit": "jobs"}, "kendall_tau": {"value": 0.94, "unit": "1"},
+                                 "start_error_mean": {"value": 1.5, "unit": "s"},
+                                 "start_error_max": {"value": 4.0, "unit": "s"},
+                                 "mean_wait_error": {"value": pytest.approx(10.0), "unit": "%"}}
+    assert ended["details"] == ["a line", "results in x"]
