@@ -23,6 +23,7 @@ from djsb.report.psp_scenarios import (
 from djsb.reproduce.checks import Check, Figure, Reproduction, SameSide, Within
 from djsb.reproduce.registry import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import run_config_sweep
+from djsb.workloads.swf import read_swf
 
 SITES = tuple(PAPER_WAIT_MIN)
 MEANING = {(1, 6): "FCFS perfect / PSP+AGING real", (4, 6): "FCFS real / PSP+AGING real",
@@ -91,11 +92,22 @@ def trace_checks(sweep_dir: Path, trace: str, runs: pd.DataFrame) -> list[Check]
     return checks
 
 
+def user_requests(sweep_dir: Path) -> dict[str, dict[int, float | None]]:
+    """Per trace of the sweep, each job's own request as the trace recorded it (None: none)."""
+    table = pd.read_csv(sweep_dir / "sweep.csv")
+    requests = {}
+    for swf, limit in table[["workload.swf", "workload.limit"]].drop_duplicates().itertuples(index=False):
+        path = CONFIGS / str(swf)
+        jobs = read_swf(path, limit=int(limit)).jobs
+        requests[path.name.split(".swf")[0]] = {job.job_id: job.requested_time for job in jobs}
+    return requests
+
+
 @PAPERS.register("000")
 def reproduce_000(out_dir: Path, full: bool) -> Reproduction:
     """Run the six scenarios on both traces, write psp-report's tables and charts, return the checks."""
     sweep_dir = run_config_sweep(CONFIGS / "psp-scenarios.yaml", out_dir / "sweep", FULL if full else None)
-    write_psp_report(sweep_dir)
+    write_psp_report(sweep_dir, user_requests(sweep_dir))
     frame = scenarios(sweep_dir)
     checks = [check for trace, runs in frame.groupby("trace")
               for check in trace_checks(sweep_dir, str(trace), runs)]
