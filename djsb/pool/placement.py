@@ -13,8 +13,7 @@ on, never the sessions of the period being simulated (a user's next login is not
 advance). Ranking on the simulated period's own sessions would give C2 foresight of each
 computer's future: in a drawn pool every computer of a room follows its room's usage law, so the
 only thing a history tells about one computer is its room's popularity, and picking by the
-computer's share of its own future is an oracle no policy has (on configs/pool-baseline.yaml it
-made C2 beat C3 in energy at 7 of 10 seeds, against 002's Table II). C2 and C3 rank once per run.
+computer's share of its own future is an oracle no policy has. C2 and C3 rank once per run.
 """
 
 from __future__ import annotations
