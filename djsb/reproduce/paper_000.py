@@ -245,10 +245,10 @@ def aged(g: int, request: float, until: float) -> list[tuple[float, float]]:
 
 
 def figure_1(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """Fig. 1 of 000: the priority of four jobs submitted together, on a log scale, over 6 h."""
+    """Fig. 1 of 000: the priority of four jobs submitted together, on a log scale, over 2 h."""
     from djsb.plotting import plt, save
 
-    curves = {name: aged(g, request, 6 * 3600.0) for name, (g, request) in FIG_1_JOBS.items()}
+    curves = {name: aged(g, request, 7200.0) for name, (g, request) in FIG_1_JOBS.items()}
     fig, ax = plt.subplots(figsize=(6, 4))
     for name, points in curves.items():
         ax.plot([t for t, _ in points], [p for _, p in points], label=name)
