@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster import ClusterState, PartitionSpec
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PspAgingPriority
 from djsb.model.priority.presets import preset
@@ -149,3 +149,23 @@ def test_perfect_estimates_keep_the_users_recorded_accuracy() -> None:
         starts[plugin.name] = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
     assert (starts["psp"][5], starts["psp"][4]) == (100, 110)
     assert (starts["fifo"][4], starts["fifo"][5]) == (100, 110)
+
+
+@pytest.mark.parametrize("estimate", ["requested", "runtime"])
+def test_a_job_without_a_request_says_nothing_of_its_users_accuracy(estimate: str) -> None:
+    # A = t_run / t_req (sec. 3 of 000) needs the user's t_req. One core, MaxTime 1000 s (the limit
+    # of a job that asks for none). "silent" never gives a request: its 10 s run counts toward no
+    # accuracy, so silent stays in g10 = 49 (run / MaxTime = 0.01 would put it in g1 = 1).
+    # "careful" asked 40 s for 10 s: A = 0.25 -> g5 = 30. J3 holds the core 20..100; J4 (careful)
+    # and J5 (silent) both wait from 30: PSP starts J5 at 100 and J4 at 110, as FCFS would not.
+    trace = [TraceJob(1, 0, 10, 1, None, user="silent"), TraceJob(2, 10, 10, 1, 40, user="careful"),
+             TraceJob(3, 20, 80, 1, 80, user="other"), TraceJob(4, 30, 10, 1, 40, user="careful"),
+             TraceJob(5, 30, 10, 1, None, user="silent")]
+    jobs = with_estimates(trace, estimate, 1.0, lambda j: 1000.0)
+    assert [j.user_request for j in jobs] == [None, 40, 80, 40, None]
+    cluster = ClusterSpec.homogeneous(1, 1, partition=PartitionSpec("batch", max_time=1000))
+    plugin = PspAgingPriority(aging=False)
+    result = Simulation(jobs, cluster, SchedulerConfig(backfill="none", sched_interval=0), plugin).run()
+    starts = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+    assert (starts[5], starts[4]) == (100, 110)
+    assert (plugin.accuracy("silent"), plugin.accuracy("careful")) == (None, Fraction(1, 4))

@@ -45,7 +45,7 @@ def one_computer_run(rule: dict[str, object]) -> dict[str, float]:
     """One normal PC with a user [1 h, 2 h); one good 1.5 h task submitted at 0; 6 h horizon."""
     spans = Interruptions((HOUR,), (2 * HOUR,), (EndCause.USER,))
     sim = PoolSimulation([Computer(0, 0, NORMAL)], [spans], [Task(0, 0.0, 1.5 * HOUR)],
-                         build_abandon(located(rule)), PLACEMENTS["C1"], horizon=6 * HOUR,
+                         build_abandon(located(rule)), PLACEMENTS["C1"], history=[spans], horizon=6 * HOUR,
                          sleep_after=1800.0, dedicated_kind=COMPUTER_TYPES["high_end"], seed=1)
     return pool_metrics(sim.run())
 
@@ -303,3 +303,21 @@ def test_a_swept_seed_is_never_the_x_axis_of_a_policy_sweep() -> None:
     assert x_key(table, ["policy.placement", "seed"]) == "policy.placement"  # the seed is numeric, not policy
     assert x_key(table, ["seed", "policy.placement", "policy.abandon.n"]) == "policy.abandon.n"
     assert x_key(table, ["seed"]) == "seed"
+
+
+def test_c2_ranks_on_the_history_not_on_the_period_it_simulates() -> None:
+    # Sec. III-A of 002: C2 targets the computers with the longest idle times between users, which
+    # a pool knows from its history. PC 0 was used 5 h of the 10 h history (idle share 0.5), PC 1
+    # 1 h (0.9): C2 puts the 2 h task submitted at 0 on PC 1. In the simulated period PC 1's user
+    # comes at 1 h and PC 0 has none: the run on PC 1 is evicted at 1 h, the retry on PC 0 runs
+    # [1 h, 3 h) and completes: overhead 3 - 0 - 2 = 1 h. (Ranking on the simulated period itself
+    # would have foreseen the user and started on PC 0: overhead 0.)
+    history = [users(5), users(1)]
+    period = [Interruptions((), (), ()), Interruptions((HOUR,), (9 * HOUR,), (EndCause.USER,))]
+    sim = PoolSimulation([Computer(0, 0, NORMAL), Computer(1, 0, NORMAL)], period, [Task(0, 0.0, 2 * HOUR)],
+                         build_abandon(located({"rule": "X0"})), PLACEMENTS["C2"], history=history,
+                         horizon=10 * HOUR, sleep_after=1800.0, dedicated_kind=COMPUTER_TYPES["high_end"], seed=1)
+    result = sim.run()
+    assert [(run.computer, run.start, run.end, run.cause) for run in result.records[0].runs] == [
+        (1, 0.0, HOUR, EndCause.USER), (0, HOUR, 3 * HOUR, EndCause.COMPLETED)]
+    assert pool_metrics(result)["mean_overhead_minutes"] == pytest.approx(60.0)

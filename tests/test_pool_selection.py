@@ -18,34 +18,45 @@ import yaml
 from djsb.pool.runner import run_point
 
 BASELINE = Path(__file__).resolve().parents[1] / "configs" / "pool-baseline.yaml"
+SEEDS = range(1, 11)
 
 
 @functools.cache
-def baseline(seed: int, placement: str) -> dict[str, float]:
-    """The metrics of the baseline config under ``placement``, its pool and tasks drawn from ``seed``."""
+def baseline(seed: int, placement: str, one_type: bool = False) -> dict[str, float]:
+    """The metrics of the baseline config under ``placement``, its pool and tasks drawn from ``seed``
+    (``one_type``: every computer of Table I's normal type)."""
     config = yaml.safe_load(BASELINE.read_text())
     config["seed"] = seed
     config["policy"]["placement"] = placement
+    if one_type:
+        config["pool"]["generate"]["types"] = {"normal": 1.0}
     with TemporaryDirectory() as out:
         return run_point(config, Path(out))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_c2_and_c3_have_less_overhead_than_c1(seed: int) -> None:
-    # Fewer evictions (a task on a less used computer is less often taken back by a user) make
-    # completed good tasks end sooner. Measured, seed 1: C1 203.4, C2 114.4, C3 149.7 minutes;
-    # seed 2: 271.5, 173.5, 186.6; seed 3: 242.8, 170.6, 149.2.
+    # Fewer evictions (a task on a computer of a less used room is less often taken back by a user)
+    # make completed good tasks end sooner, whatever the pool drawn.
     c1, c2, c3 = (baseline(seed, p)["mean_overhead_minutes"] for p in ("C1", "C2", "C3"))
     assert c2 < c1 and c3 < c1
 
 
 @pytest.mark.slow
-def test_c2_and_c3_use_less_energy_than_c1_on_the_config() -> None:
-    # The config's own seed (1): C1 2,904 kWh, C2 2,745, C3 2,757 added by the pool's tasks. This
-    # holds for this drawn pool, not for every one: C2 and C3 rank computers by idle share alone,
-    # and where the least used rooms are of the legacy type (Table I: 100-180 W active against 57 W)
-    # their extra watts outweigh the evictions saved (seed 3: 2,642, 2,715, 2,819 kWh, with 7,795,
-    # 9,395 and 12,197 run hours on legacy computers).
-    c1, c2, c3 = (baseline(1, p)["energy_kwh"] for p in ("C1", "C2", "C3"))
+@pytest.mark.parametrize("seed", SEEDS)
+def test_c2_and_c3_use_less_energy_than_c1_with_one_computer_type(seed: int) -> None:
+    # With every computer of one type the energy a task costs is its run hours (wasted ones
+    # included) at one wattage, so fewer evictions mean less energy at every seed.
+    c1, c2, c3 = (baseline(seed, p, one_type=True)["energy_kwh"] for p in ("C1", "C2", "C3"))
     assert c2 < c1 and c3 < c1
+
+
+@pytest.mark.slow
+def test_c2_and_c3_use_less_energy_than_c1_over_seeds() -> None:
+    # With Table I's mix the rooms' types are drawn independently of how idle they are, so where
+    # the idlest rooms are legacy (100-180 W against 57 W) a seed can rank the other way; over ten
+    # drawn pools the mean ratio is below 1, as in Table II (123.58 / 137.54 and 117.43 / 137.54).
+    for placement in ("C2", "C3"):
+        ratios = [baseline(s, placement)["energy_kwh"] / baseline(s, "C1")["energy_kwh"] for s in SEEDS]
+        assert sum(ratios) / len(ratios) < 1, (placement, ratios)

@@ -7,8 +7,13 @@ C3 ranks clusters by Rank(c) of sec. III-B,
     Rank(c) = (sum over s in c of s_idle / s_total) / |c|,
 
 and picks a free computer of the best-ranked cluster that has one (awake first, then at random).
-s_idle / s_total is the share of the horizon a computer is not used interactively, measured on
-the interactive log (the administrator's history of the pool), so C2 and C3 rank once per run.
+s_idle / s_total is the share of the time a computer is not used interactively, measured on the
+pool's history: the interactive log of an earlier period, which is all an administrator can rank
+on, never the sessions of the period being simulated (a user's next login is not known in
+advance). Ranking on the simulated period's own sessions would give C2 foresight of each
+computer's future: in a drawn pool every computer of a room follows its room's usage law, so the
+only thing a history tells about one computer is its room's popularity, and picking by the
+computer's share of its own future is an oracle no policy has. C2 and C3 rank once per run.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from djsb.pool.tasks import EndCause
 
 
 def idle_share(interruptions: Interruptions, horizon: float) -> float:
-    """s_idle / s_total of a computer: the share of ``[0, horizon)`` without an interactive user."""
+    """s_idle / s_total of a computer: the share of ``[0, horizon)`` without an interactive user,
+    on its history (the interactive log of the earlier period the policies rank on)."""
     used = sum(end - start for start, end in interruptions.spans(EndCause.USER))
     return 1.0 - used / horizon
 

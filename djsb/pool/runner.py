@@ -31,13 +31,18 @@ from djsb.yamlnodes import Located
 
 
 def simulate_pool(experiment: PoolExperiment) -> PoolResult:
-    """Draw the interruptions of every computer and simulate the pool over its horizon."""
-    rng = random.Random(f"{experiment.seed}-users")
+    """Draw the interruptions of every computer, and its history (an earlier period of the same
+    length, from the same rooms, on its own random stream) that C2 and C3 rank on; simulate the
+    pool over its horizon."""
     computers = computers_of(experiment.pool)
-    interruptions = [draw_interruptions(experiment.pool, experiment.pool.clusters[c.cluster], rng)
-                     for c in computers]
+    periods = []
+    for stream in ("users", "history"):
+        rng = random.Random(f"{experiment.seed}-{stream}")
+        periods.append([draw_interruptions(experiment.pool, experiment.pool.clusters[c.cluster], rng)
+                        for c in computers])
+    interruptions, history = periods
     return PoolSimulation(computers, interruptions, experiment.tasks, experiment.abandon,
-                          PLACEMENTS[experiment.placement], horizon=experiment.pool.horizon,
+                          PLACEMENTS[experiment.placement], history=history, horizon=experiment.pool.horizon,
                           sleep_after=experiment.pool.sleep_after, dedicated_kind=experiment.dedicated_type,
                           seed=experiment.seed).run()
 

@@ -69,11 +69,15 @@ class _Running:
 
 
 class PoolSimulation:
-    """One run of a pool: computers with their interruptions, tasks, an abandon and a placement policy."""
+    """One run of a pool: computers with their interruptions, tasks, an abandon and a placement policy.
+
+    ``history`` is each computer's interactive log of an earlier period of ``horizon`` seconds,
+    on which C2 and C3 rank the computers (djsb/pool/placement.py); ``interruptions`` are those
+    of the period simulated."""
 
     def __init__(self, computers: list[Computer], interruptions: list[Interruptions], tasks: list[Task],
-                 abandon: AbandonPolicy, choose: Chooser, *, horizon: float, sleep_after: float,
-                 dedicated_kind: ComputerType, seed: int) -> None:
+                 abandon: AbandonPolicy, choose: Chooser, *, history: list[Interruptions], horizon: float,
+                 sleep_after: float, dedicated_kind: ComputerType, seed: int) -> None:
         self.computers = computers
         self.interruptions = interruptions
         self.tasks = tasks
@@ -84,7 +88,7 @@ class PoolSimulation:
         self.dedicated_kind = dedicated_kind
         rng = random.Random(seed)
         self.evidence = Evidence(rng)
-        shares = [idle_share(i, horizon) for i in interruptions]
+        shares = [idle_share(i, horizon) for i in history]
         ranks = cluster_ranks([c.cluster for c in computers], shares)
         asleep = [-math.inf] * len(computers)  # every computer starts asleep
         self.context = PlacementContext(computers, shares, ranks, rng, asleep, sleep_after)

@@ -20,6 +20,7 @@ one column per swept key, the point's metrics.json scalars) and each point's job
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
 
@@ -95,17 +96,27 @@ def accuracy_groups(jobs: pd.DataFrame, window: int = 10) -> pd.Series:
     for job in jobs.sort_values(["submit", "job_id"]).itertuples():
         past = history.setdefault(str(job.user), deque(maxlen=window))
         groups[job.Index] = group_priority(mean_accuracy(past)) if past else GROUP_PRIORITY[-1]
-        if job.requested_time > 0:
+        if job.requested_time > 0:  # NaN (no request) is not
             past.append(job_accuracy(float(job.run_time), float(job.requested_time)))
     return pd.Series(groups).reindex(jobs.index)
 
 
-def group_breakdown(sweep_dir: Path, frame: pd.DataFrame) -> pd.DataFrame:
-    """Jobs and mean wait (minutes) per trace, scenario and accuracy group."""
+def group_breakdown(sweep_dir: Path, frame: pd.DataFrame,
+                    requests: Mapping[str, Mapping[int, float | None]] | None = None) -> pd.DataFrame:
+    """Jobs and mean wait (minutes) per trace, scenario and accuracy group.
+
+    ``requests``: per trace, each job's own request as the trace recorded it (None: none), so a job
+    without one counts toward no accuracy, as in the PSP plugin; without it the real-estimate
+    point's limits stand in (a job without a request then counts with the partition's MaxTime).
+    """
     parts = []
     for trace, runs in frame.groupby("trace"):
         real = runs[runs["scenario"] == 4]["point"].iloc[0]
         recorded = pd.read_csv(sweep_dir / "points" / str(real) / "jobs.csv")
+        if requests is not None and str(trace) in requests:
+            own = requests[str(trace)]
+            recorded["requested_time"] = [own.get(job_id) for job_id in recorded["job_id"]]
+            recorded["requested_time"] = recorded["requested_time"].astype(float)
         group = dict(zip(recorded["job_id"], accuracy_groups(recorded), strict=True))
         for run in runs.itertuples():
             jobs = pd.read_csv(sweep_dir / "points" / str(run.point) / "jobs.csv", usecols=["job_id", "wait"])
@@ -136,12 +147,14 @@ def bar_charts(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
     return written
 
 
-def write_psp_report(sweep_dir: Path) -> Path:
-    """Write the tables, ratios, group breakdown and charts of a six-scenario sweep; returns the .md."""
+def write_psp_report(sweep_dir: Path,
+                     requests: Mapping[str, Mapping[int, float | None]] | None = None) -> Path:
+    """Write the tables, ratios, group breakdown and charts of a six-scenario sweep; returns the .md.
+    ``requests``: the users' own requests per trace and job (see :func:`group_breakdown`)."""
     sweep_dir = Path(sweep_dir)
     frame = scenarios(sweep_dir)
     ratios = wait_ratios(frame)
-    groups = group_breakdown(sweep_dir, frame)
+    groups = group_breakdown(sweep_dir, frame, requests)
     frame.to_csv(sweep_dir / "table5_6.csv", index=False)
     ratios.to_csv(sweep_dir / "ratios.csv", index=False)
     groups.to_csv(sweep_dir / "groups.csv", index=False)

@@ -58,7 +58,7 @@ def recorded_waits(path: Path) -> dict[int, float]:
 def recorded(jobs: list[TraceJob], waits: dict[int, float]) -> dict[str, pd.Series]:
     """The quantities of the trace as recorded."""
     frame = pd.DataFrame({"job_id": [j.job_id for j in jobs], "cpus": [j.cpus for j in jobs],
-                          "limit": [_own_request(j) for j in jobs], "run": [j.run_time for j in jobs],
+                          "limit": [j.user_request for j in jobs], "run": [j.run_time for j in jobs],
                           "submit": [j.submit for j in jobs]})
     wait = frame["job_id"].map(waits)
     return quantities(frame["cpus"], frame["limit"], frame["run"], frame["submit"], wait)
@@ -106,14 +106,10 @@ def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Pa
     """
     jobs = pd.read_csv(out_dir / "jobs.csv")
     real = recorded(trace_jobs, recorded_waits(trace_path))
-    sim = simulated(jobs, {j.job_id for j in trace_jobs if _own_request(j) is not None})
+    sim = simulated(jobs, {j.job_id for j in trace_jobs if j.user_request is not None})
     side_by_side(real, sim).to_csv(out_dir / "replay_stats.csv")
     ks = ks_statistic(real["queue_wait"], sim["queue_wait"])
     plot_wait_ecdfs(real["queue_wait"], sim["queue_wait"], ks, out_dir / "wait_ecdf_recorded.png")
     summary = {"ks_wait": ks, "recorded_jobs": float(len(trace_jobs)), "simulated_jobs": float(len(jobs))}
     (out_dir / "replay_stats.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
-
-
-def _own_request(job: TraceJob) -> float | None:
-    return job.user_estimate if job.user_estimate is not None else job.requested_time

@@ -20,8 +20,9 @@ from djsb.workloads.job import TraceJob
 if TYPE_CHECKING:
     import pandas
 
-COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name != "user_estimate")
-"""The TraceJob fields but ``user_estimate``, which only a replay with another estimate sets."""
+COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name not in ("user_estimate", "estimated"))
+"""The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
+estimate sets."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:

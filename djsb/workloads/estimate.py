@@ -12,7 +12,7 @@ machine did not record it, e.g. NASA-iPSC, OSC-Clust, SDSC-Par-1996). The choice
   gives systematic overestimates, F < 1 kills every job under ``at_time_limit: kill``).
 * ``partition_max``: every job asks for its partition's MaxTime (the worst estimates).
 
-The request the trace recorded stays in ``TraceJob.user_estimate`` (PSP's accuracy groups of
+The request the trace recorded stays in ``TraceJob.user_request`` (PSP's accuracy groups of
 paper 000 are the users' own accuracy, whatever estimate the scheduler plans with).
 
 A limit derived from the run time is at least 1 s (a 0 s job still needs a positive limit) and at
@@ -41,15 +41,11 @@ def with_estimates(jobs: Sequence[TraceJob], estimate: str, factor: float,
     if estimate == "requested":
         return list(jobs)
     if estimate == "partition_max":
-        return [dataclasses.replace(j, requested_time=None, user_estimate=_recorded(j)) for j in jobs]
+        return [dataclasses.replace(j, requested_time=None, user_estimate=j.user_request,
+                                    estimated=True) for j in jobs]
     scale = factor if estimate == "runtime_factor" else 1.0
     return [dataclasses.replace(j, requested_time=_capped(max(j.run_time * scale, 1.0), max_time(j)),
-                                user_estimate=_recorded(j)) for j in jobs]
-
-
-def _recorded(job: TraceJob) -> float | None:
-    """The user's own request of ``job``, before any estimate replaced it."""
-    return job.user_estimate if job.user_estimate is not None else job.requested_time
+                                user_estimate=j.user_request, estimated=True) for j in jobs]
 
 
 def _capped(limit: float, maximum: float | None) -> float:

@@ -12,8 +12,9 @@ class TraceJob:
     ``requested_time`` is the user's time limit (None: the partition's maximum applies);
     ``run_time`` is how long the job really ran (or would run if unlimited), so a job whose
     run_time exceeds requested_time is killed at its limit by the model unless told otherwise.
-    ``user_estimate`` is the user's request as recorded when ``requested_time`` was replaced by
-    another estimate (djsb/workloads/estimate.py; None: ``requested_time`` is the user's own).
+    ``estimated`` says that ``requested_time`` was replaced by another estimate
+    (djsb/workloads/estimate.py); ``user_estimate`` then holds the user's request as recorded
+    (None: the trace recorded none). :attr:`user_request` reads the right one of the two.
     """
 
     job_id: int
@@ -29,3 +30,10 @@ class TraceJob:
     qos: str | None = None
     depends_on: tuple[int, ...] = field(default=())
     user_estimate: float | None = None
+    estimated: bool = False
+
+    @property
+    def user_request(self) -> float | None:
+        """The time the user asked for, whatever limit the replay gives the job (None: no request
+        recorded, so nothing says how well this user estimates)."""
+        return self.user_estimate if self.estimated else self.requested_time

@@ -15,14 +15,17 @@ PSP without aging (scenarios 2 and 5 of Table 4 of 000) is the same plugin with 
 p = g for the job's whole wait, registered as ``psp``.
 
 t_req of the accuracy is the user's own request as the trace recorded it
-(``TraceJob.user_estimate``, kept when ``workload.estimate`` replaces the limit), else the
-limit the job runs with. Paper 000 computed the groups from the logs (its Table 3) and used them
-in its perfect-estimate scenarios too: PSP with perfect estimates (scenario 2) differs from FCFS
-(scenario 1) in its Table 5, which it could not if the accuracy were run / perfect estimate = 1
-for everyone. t_estimated of eq. (1) is the limit the job runs with (perfect or real).
+(``TraceJob.user_request``, kept when ``workload.estimate`` replaces the limit). A job whose
+user requested nothing has no t_req: it says nothing of its user's accuracy and is left out of
+the mean (the limit it runs with, the partition's MaxTime, is not the user's estimate; counting
+run / MaxTime would put every such user in a low group). Paper 000 computed the groups from the
+logs (its Table 3) and used them in its perfect-estimate scenarios too: PSP with perfect
+estimates (scenario 2) differs from FCFS (scenario 1) in its Table 5, which it could not if the
+accuracy were run / perfect estimate = 1 for everyone. t_estimated of eq. (1) is the limit the
+job runs with (perfect or real).
 
-Modelling choices the paper leaves open: a user without completed jobs (or whose jobs had no
-time limit) is in g10 (no penalty without evidence); A is capped at 1 (a job that ran past
+Modelling choices the paper leaves open: a user without completed jobs that carry a request
+is in g10 (no penalty without evidence); A is capped at 1 (a job that ran past
 its request used all of it); an accuracy of exactly 0 (a 0 s run) is in g1; priorities are
 capped at 1e300 (eq. 1 grows geometrically once a job waited longer than its estimate), equal
 priorities falling back to submit order.
@@ -92,9 +95,9 @@ class PspAgingPriority(PriorityPlugin):
         job.update_sort_key()
 
     def on_end(self, job: SimJob, now: float) -> None:
-        """Record the accuracy t_run / t_req of a completed job."""
-        requested = job.trace.user_estimate if job.trace.user_estimate is not None else job.limit
-        if math.isfinite(requested) and requested > 0 and job.start is not None:
+        """Record the accuracy t_run / t_req of a completed job whose user gave a request."""
+        requested = job.trace.user_request
+        if requested is not None and math.isfinite(requested) and requested > 0 and job.start is not None:
             self.history.setdefault(job.trace.user, deque(maxlen=self.window)).append(
                 job_accuracy(now - job.start, requested))
         self.base.pop(job.job_id, None)

@@ -1,0 +1,27 @@
+"""Paper 000's reproduction pieces worked by hand: Table 2's ranges of cores and Fig. 1's eq. (1)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from djsb.reproduce.paper_000 import aged, table_2, table_2_checks
+
+
+def test_table_2_counts_jobs_of_more_than_one_core_per_range() -> None:
+    # Sec. 4.1 of 000 keeps jobs of more than one core: the 1-core job is left out, 7 remain.
+    # 2-16: {2, 16}; 17-64: {17, 64}; 65-256: {65}; 257-1024: {300}; 1025 or more: {2000}.
+    table = table_2({"t": pd.Series([1, 2, 16, 17, 64, 65, 300, 2000])})
+    assert table["t"].tolist() == pytest.approx([2 / 7, 2 / 7, 1 / 7, 1 / 7, 1 / 7])
+    assert table["CEA-Curie"].tolist() == [0.60, 0.07, 0.18, 0.14, 0.01]  # Table 2 of 000
+    check = table_2_checks(table)[0]
+    assert (check.paper_value, check.agrees()) == (0.60, "explained")  # 2/7 < 1/2: not "most jobs"
+    assert "2 to 16 cores (29%)" in check.note()
+
+
+def test_fig_1_follows_eq_1_every_150_s() -> None:
+    # Eq. (1) of 000, g = 49, a 1 h request, submitted at 0: p(150) = 49 + 49 * 150 / 3600 =
+    # 51.0417; p(300) = 49 + 51.0417 * 300 / 3600 = 53.2535; p(450) = 49 + 53.2535 * 450 / 3600 = 55.6567.
+    points = aged(49, 3600.0, 450.0)
+    assert [t for t, _ in points] == [0.0, 150.0, 300.0, 450.0]
+    assert [p for _, p in points] == pytest.approx([49.0, 51.041667, 53.253472, 55.656684])
