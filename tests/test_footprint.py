@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 import statistics
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from djsb import appmodel
+from djsb.cli import main
 from djsb.errors import ConfigError, InputError
 from djsb.footprint import parse_footprint, read_footprint
 from djsb.jobs.api import JobRequest, JobState
@@ -172,3 +174,27 @@ def test_the_simulated_cluster_draws_each_jobs_work() -> None:
     assert len(set(noisy)) == 3
     assert durations(work_cv=0.2, seed=3) == noisy
     assert durations(work_cv=0.2, seed=4) != noisy
+
+
+def run_quick(tmp_path: Path, name: str, seed: int) -> list[dict[str, str]]:
+    """summary.csv of configs/simulated-quick.yaml with 3 samples and each job's work drawn with CV 0.1."""
+    text = (ROOT / "configs" / "simulated-quick.yaml").read_text()
+    config = tmp_path / f"{name}.yaml"
+    noise = f"    core_bandwidth: 10\n    work_cv: 0.1\n    seed: {seed}\n"
+    config.write_text(text.replace("num_of_samples: 2", "num_of_samples: 3")
+                      .replace("    core_bandwidth: 10\n", noise))
+    assert main(["run", str(config), "-o", str(tmp_path / name)]) == 0
+    with (tmp_path / name / "summary.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_noise_gives_intervals_that_the_seed_repeats(tmp_path: Path) -> None:
+    first = run_quick(tmp_path, "a", seed=5)
+    for row in first:
+        for column in ("slowdown_s", "slowdown_a", "dynamicity"):
+            assert float(row[f"{column}_ci95"]) > 0, (row["scenario"], row["n_a"], column)
+    numbers = [{k: v for k, v in row.items() if k != "warnings"} for row in first]
+    again = [{k: v for k, v in row.items() if k != "warnings"} for row in run_quick(tmp_path, "b", seed=5)]
+    other = [{k: v for k, v in row.items() if k != "warnings"} for row in run_quick(tmp_path, "c", seed=6)]
+    assert again == numbers
+    assert other != numbers
