@@ -252,6 +252,7 @@ def fit(runs: Sequence[dict[str, float]], curve_runs: Sequence[dict[str, float]]
           f"{FAR_BEYOND_CACHE} L3): efficiency (predicted / measured slowdown) median {efficiency:.3f}, "
           f"CV {efficiency_cv:.0%}, {len(efficiencies)} paired runs; the model keeps min(1, median)")
     params.append(("timeslice_efficiency", 0, min(1.0, efficiency), efficiency_cv, len(efficiencies)))
+    print_model(params, footprints, llc, curve, core, node, min(1.0, efficiency))
     spreads = [median_cv([row[key] for row in runs if row["footprint"] == f])[1]
                for f in footprints if f >= FAR_BEYOND_CACHE * llc for key in ("sim_alone", "sim_shrunk")]
     spreads.append(median_cv([row["ana_alone"] for row in runs])[1])
@@ -260,6 +261,27 @@ def fit(runs: Sequence[dict[str, float]], curve_runs: Sequence[dict[str, float]]
           f"of {', '.join(f'{s:.0%}' for s in spreads)}")
     params.append(("work_cv", 0, work_cv, 0.0, len(spreads)))
     return params
+
+
+def print_model(params: Sequence[Row], footprints: Sequence[int], llc: int,
+                curve: tuple[tuple[float, float], ...], core: float, node: float, efficiency: float) -> None:
+    """The rate model on this machine (2 cores, the bandwidths far beyond the cache, the fitted
+    curve and efficiency) beside the measured slowdowns: what the fitted mechanism explains."""
+    measured = {(name, footprint): value for name, footprint, value, _, _ in params}
+
+    def speed(threads: int, working_set: float) -> float:
+        return appmodel.thread_speed(threads, 2, core, node, appmodel.cache_gain(working_set, llc, curve))
+
+    print("\nthe model on this machine (measured / predicted): analytics oversubscribed, simulation "
+          "oversubscribed, analytics beside a stopped simulation, analytics beside the shrunk simulation")
+    for footprint in footprints:
+        both = footprint + ANALYTICS
+        predicted = {"slowdown_ana_oversub": speed(1, ANALYTICS) / speed(3, both) / efficiency,
+                     "slowdown_sim_oversub": speed(2, footprint) / speed(3, both) / efficiency,
+                     "slowdown_ana_stopcont": 1.0,
+                     "slowdown_ana_dynamic": speed(1, ANALYTICS) / speed(2, both)}
+        print(f"{footprint // MIB:>7} MiB: " + "  ".join(f"{measured[name, footprint]:.2f} / {value:.2f}"
+                                                       for name, value in predicted.items()))
 
 
 def write_parameters(path: Path, params: Sequence[Row], llc: int, argv: Sequence[str] | None) -> None:
