@@ -30,26 +30,58 @@ is the product of the pieces below, each a small function with the source of its
 5. Suspension: a suspended job (stop&continue) keeps its memory but has no runnable thread, so it
    neither uses a core nor draws bandwidth and makes no progress (the module applies this by
    leaving it out of the runnable threads); after a resume it may stall for a fixed overhead.
+   Its resident memory alone slows nothing while the node has memory to spare: measured with
+   djsb-stream, an analytics next to a stopped 4 GiB job runs as fast as alone
+   (bench/bench_footprint.py, ``slowdown_ana_stopcont``).
+6. Working set (:func:`cache_gain`): STREAM's bandwidth depends on how many bytes the kernels
+   sweep. A working set that fits the last-level cache streams from it, several times faster than
+   from memory; far beyond it every sweep misses and the bandwidth is memory's (the "memory
+   mountain" of Bryant and O'Hallaron, Computer Systems: A Programmer's Perspective, sec. 6.6).
+   The runnable threads of a node share its cache, so the working set that decides their
+   bandwidth is the sum of the runnable jobs' footprints on the node (a suspended job's memory is
+   not swept); a job alone sweeps only its own. The gain as a function of working set / cache size
+   is a measured curve (bench/bench_footprint.py: one thread's bandwidth at each footprint over
+   its bandwidth at the largest), applied to both bounds of the roofline.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+
+def cache_gain(working_set: float, cache: float, curve: Sequence[tuple[float, float]]) -> float:
+    """Bandwidth multiplier of a node sweeping ``working_set`` bytes through a ``cache``-byte
+    last-level cache: ``curve`` is (working set / cache, gain) points in increasing order,
+    interpolated linearly in log(working set / cache); the first gain below the first point, 1
+    beyond the last (far beyond the cache every sweep misses). 1 without a curve or a cache size.
+    """
+    if not curve or cache <= 0 or working_set <= 0:
+        return 1.0
+    x = working_set / cache
+    if x <= curve[0][0]:
+        return curve[0][1]
+    for (x0, g0), (x1, g1) in itertools.pairwise(curve):
+        if x <= x1:
+            return g0 + (g1 - g0) * math.log(x / x0) / math.log(x1 / x0)
+    return 1.0
 
 
 def node_throughput(runnable_threads: int, cores: int, core_bandwidth: float,
-                    memory_bandwidth: float) -> float:
-    """GB/s the runnable threads of one node stream together: min(busy cores x per-core, node).
+                    memory_bandwidth: float, gain: float = 1.0) -> float:
+    """GB/s the runnable threads of one node stream together: min(busy cores x per-core, node),
+    times the working set's cache ``gain``.
 
     The busy cores are min(threads, cores): threads beyond the cores only time-share them.
     """
     if runnable_threads <= 0:
         return 0.0
-    return min(min(runnable_threads, cores) * core_bandwidth, memory_bandwidth)
+    return gain * min(min(runnable_threads, cores) * core_bandwidth, memory_bandwidth)
 
 
-def thread_speed(runnable_threads: int, cores: int, core_bandwidth: float, memory_bandwidth: float) -> float:
+def thread_speed(runnable_threads: int, cores: int, core_bandwidth: float, memory_bandwidth: float,
+                 gain: float = 1.0) -> float:
     """GB/s of one of ``runnable_threads`` equal threads on a node: its fair share of the throughput.
 
     Processor sharing gives each thread min(1, cores/threads) of a core and bandwidth is shared in
@@ -57,7 +89,7 @@ def thread_speed(runnable_threads: int, cores: int, core_bandwidth: float, memor
     """
     if runnable_threads <= 0:
         return 0.0
-    return node_throughput(runnable_threads, cores, core_bandwidth, memory_bandwidth) / runnable_threads
+    return node_throughput(runnable_threads, cores, core_bandwidth, memory_bandwidth, gain) / runnable_threads
 
 
 def task_throughput(threads_per_task: int, thread_speeds: Iterable[float]) -> float:

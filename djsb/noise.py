@@ -1,4 +1,5 @@
-"""Measurement noise made visible: when a run's slowdowns and dynamicity are not to be trusted.
+"""Run-to-run noise: made visible when a run's slowdowns and dynamicity are not to be trusted, and
+drawn (:class:`WorkNoise`) where a simulated cluster would otherwise repeat one sample exactly.
 
 A slowdown is a response time divided by T_ref_alone, the mean execution time of the application
 alone (eq. (1) of 001). Sharing CPUs can only slow a job down, so a slowdown below 1, or a
@@ -7,12 +8,18 @@ they are < 1), says the reference itself was slowed: by other processes on a loa
 a reference that varies from run to run. These pure checks turn the run's own numbers into
 warnings, each stating the threshold it crossed; the driver prints them and summary.csv keeps them
 (its ``warnings`` column).
+
+A simulated job does the same work in every sample, so without noise its samples agree to the last
+digit and every confidence interval is 0, which says nothing about how far a real run could be
+off. :class:`WorkNoise` scales each job's work by a seeded random factor whose spread is the
+run-to-run spread measured on a real machine (bench/bench_footprint.py, ``work_cv``).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import random
 import statistics
 from collections.abc import Mapping, Sequence
 
@@ -110,3 +117,24 @@ def cell_warnings(metrics: Mapping[str, float]) -> list[str]:
 def machine_load() -> tuple[float, int]:
     """This machine's 1-minute load average and CPU count (os.getloadavg; Unix)."""
     return round(os.getloadavg()[0], 2), os.cpu_count() or 1
+
+
+class WorkNoise:
+    """Seeded factors of mean 1 and coefficient of variation ``cv`` that scale a job's work.
+
+    Lognormal (a product of many small independent slowdowns, always positive): ln factor is
+    normal with sigma^2 = ln(1 + cv^2) and mean -sigma^2 / 2, so the factor's mean is exactly 1 and
+    its CV exactly ``cv``. The same seed gives the same factors in the same order; ``cv`` 0 gives 1.
+    """
+
+    def __init__(self, cv: float, seed: int | str) -> None:
+        if cv < 0:
+            raise ValueError(f"a coefficient of variation is >= 0, got {cv}")
+        self.sigma = math.sqrt(math.log1p(cv * cv))
+        self._random = random.Random(seed)
+
+    def factor(self) -> float:
+        """The next factor."""
+        if self.sigma == 0:
+            return 1.0
+        return math.exp(self._random.gauss(-self.sigma ** 2 / 2, self.sigma))

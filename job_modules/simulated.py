@@ -17,8 +17,17 @@ The cluster (options, all optional; defaults are a MareNostrum 3 node of paper 0
 - ``start_latency`` (0 s): a job becomes eligible to start this long after its submission;
 - ``resume_overhead`` (0 s): a resumed job makes no progress for this long (stop&continue cost:
   the scheduler signals every task, which then re-synchronise);
-- ``timeslice_efficiency`` (1.0): the share of progress a job keeps while one of its nodes has more
-  runnable threads than cores (djsb/appmodel.py, point 4).
+- ``timeslice_efficiency``: the share of progress a job keeps while one of its nodes has more
+  runnable threads than cores (djsb/appmodel.py, point 4); by default the ``footprint`` file's
+  measured value, else 1.0;
+- ``footprint`` (none): a footprint file measured by bench/bench_footprint.py (djsb/footprint.py;
+  a relative path is relative to the working directory): the working-set curve of the node's
+  bandwidth (appmodel point 6), the time-slicing efficiency and the run-to-run spread;
+- ``llc_per_node`` (40MiB: two 20 MiB L3 caches of a MareNostrum 3 node's Xeon E5-2670): the last-level
+  cache the working set of a node's runnable jobs is compared with (used with ``footprint``);
+- ``work_cv``: the coefficient of variation of each job's work (djsb/noise.py, WorkNoise), by
+  default the ``footprint`` file's measured run-to-run spread, else 0 (every sample identical);
+  ``seed`` (0) seeds it: the same seed gives the same samples.
 
 Scheduling: the jobs run on the built-in scheduler model (djsb/model/), the same model
 ``djsb simulate`` replays traces on: one partition over all nodes, its priority plugin, main pass
@@ -54,13 +63,14 @@ cluster could run is refused at submission.
 
 Progress: the model's rate model for DJSB (djsb/model/stream_rates.py on djsb/appmodel.py). A
 simulated job prints nothing, so the driver's calibration finds no iteration count and always
-passes ``--time exec_time``; the work is ``JobRequest.exec_time``: seconds of progress alone at
-the job's full thread count. Stop&continue is the model's suspend/resume (the suspended job frees
-its CPUs, keeps its memory). The threads per task a malleable job uses come from its control file
-(JobRequest.control_file), re-read at every call and every sleep of the clock; a new count resizes
-the job in the model (a shrunk simulation frees CPUs the analytics then takes without
-oversubscription, the cooperative scenario), so a change the driver writes at virtual time t
-takes effect at t.
+passes ``--time exec_time``; the work is ``JobRequest.exec_time`` (times the job's noise factor):
+seconds of progress alone at the job's full thread count. A job's footprint on a node is its
+tasks there times ``JobRequest.memory_per_task``. Stop&continue is the model's suspend/resume
+(the suspended job frees its CPUs, keeps its memory). The threads per task a malleable job uses
+come from its control file (JobRequest.control_file), re-read at every call and every sleep of the
+clock; a new count resizes the job in the model (a shrunk simulation frees CPUs the analytics then
+takes without oversubscription, the cooperative scenario), so a change the driver writes at virtual
+time t takes effect at t.
 """
 
 from __future__ import annotations
@@ -71,10 +81,12 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from djsb.clock import VirtualClock
 from djsb.errors import ConfigError, InputError, JobModuleError
+from djsb.footprint import FootprintParameters, read_footprint
 from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
@@ -85,6 +97,7 @@ from djsb.model.priority import FifoPriority, PriorityPlugin, preset
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
+from djsb.noise import WorkNoise
 from djsb.transport import Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
@@ -134,6 +147,18 @@ def _share(node: Located) -> float:
     if value > 1:
         raise node.error(f"must be <= 1 (a share of progress), got {node.value}")
     return value
+
+
+def _footprint(node: Located) -> FootprintParameters:
+    """A footprint file (relative paths: to the working directory), read and checked now."""
+    try:
+        return read_footprint(Path(as_str(node)))
+    except InputError as exc:
+        raise node.error(exc.one_line()) from None
+
+
+def _cv(node: Located) -> float:
+    return as_number(node, 0.0)
 
 
 def _tasks_per_node(node: Located) -> dict[str, int]:
@@ -197,7 +222,12 @@ OPTIONS: dict[str, Option] = {
     "tasks_per_node": Option(_tasks_per_node, {}, "a number, or {simulation: N, analytics: M}"),
     "start_latency": Option(_duration, 0.0, "seconds between a submission and its eligibility"),
     "resume_overhead": Option(_duration, 0.0, "seconds without progress after a resume"),
-    "timeslice_efficiency": Option(_share, 1.0, "progress kept on an oversubscribed node, (0, 1]"),
+    "timeslice_efficiency": Option(_share, None, "progress kept on an oversubscribed node, (0, 1] "
+                                   "(default: footprint's, else 1)"),
+    "footprint": Option(_footprint, None, "footprint file of bench/bench_footprint.py"),
+    "llc_per_node": Option(as_size, 40 * MIB, "last-level cache of a node (a size)"),
+    "work_cv": Option(_cv, None, "coefficient of variation of a job's work (default: footprint's, else 0)"),
+    "seed": Option(as_int, 0, "seed of the work noise"),
     "oversubscribe": Option(_oversubscribe, "YES:4", "the partition's OverSubscribe"),
     "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
     "time_limit": Option(_positive, None, "time limit of DJSB's jobs, seconds (none: unlimited)"),
@@ -220,7 +250,11 @@ class ClusterOptions:
     tasks_per_node: Mapping[str, int] = field(default_factory=dict)
     start_latency: float = 0.0
     resume_overhead: float = 0.0
-    timeslice_efficiency: float = 1.0
+    timeslice_efficiency: float | None = None
+    footprint: FootprintParameters | None = None
+    llc_per_node: int = 40 * MIB
+    work_cv: float | None = None
+    seed: int = 0
     oversubscribe: str = "YES:4"
     policy: str = "fifo"
     time_limit: float | None = None
@@ -235,6 +269,23 @@ class ClusterOptions:
             return priority, dataclasses.replace(scheduler, **self.scheduler)
         except ConfigError as exc:
             raise option_error("scheduler", exc.message) from None
+
+    def stream_rates(self) -> StreamRates:
+        """The rate model: the bandwidths, and the footprint file's measured parameters unless given."""
+        measured = self.footprint
+        efficiency = self.timeslice_efficiency
+        if efficiency is None:
+            efficiency = measured.timeslice_efficiency if measured is not None else 1.0
+        return StreamRates(self.core_bandwidth, self.memory_bandwidth_per_node, efficiency,
+                           float(self.llc_per_node) if measured is not None else 0.0,
+                           measured.cache_curve if measured is not None else ())
+
+    def noise(self) -> WorkNoise:
+        """The seeded work noise: ``work_cv``, else the footprint file's spread, else none."""
+        cv = self.work_cv
+        if cv is None:
+            cv = self.footprint.work_cv if self.footprint is not None else 0.0
+        return WorkNoise(cv, self.seed)
 
     def background_jobs(self, first_id: int) -> list[TraceJob]:
         """The background load (see the module docstring), its ids from ``first_id``."""
@@ -279,6 +330,7 @@ class _Job:
     shape: JobShape
     submit: float
     eligible: float
+    work: float
     cancelled_at: float | None = None
     control_stamp: tuple[int, int, int] | None = None
     nodes: tuple[str, ...] = ()
@@ -340,9 +392,10 @@ class SimulatedJobModule(JobModule):
         self.model = Simulation(
             background, cluster, scheduler, priority, start=min([0.0, *(j.submit for j in background)]),
             checker=InvariantChecker(cluster) if o.check_invariants else None,
-            rates=StreamRates(o.core_bandwidth, o.memory_bandwidth_per_node, o.timeslice_efficiency),
+            rates=o.stream_rates(),
             associations=[DJSB_USER])
         self.model.advance(0.0)
+        self._noise = o.noise()
         self._model_ids = itertools.count(len(background) + 1)
         self._jobs: dict[str, _Job] = {}
         self._waiting: list[_Job] = []  # submitted, not yet eligible (start_latency): not in the model yet
@@ -355,7 +408,7 @@ class SimulatedJobModule(JobModule):
         self._sync()
         now = self._clock.now()
         job = _Job(str(self._next_id), next(self._model_ids), request, self._shape(request), now,
-                   now + self.options.start_latency)
+                   now + self.options.start_latency, request.exec_time * self._noise.factor())
         reason = self.model.admission(self._trace(job), job.shape)
         if reason:
             raise JobModuleError(f"simulated: {request.name} refused: {reason}")
@@ -447,7 +500,7 @@ class SimulatedJobModule(JobModule):
 
     def _trace(self, job: _Job) -> TraceJob:
         """The model's record of ``job``, submitted when its start latency is over."""
-        return TraceJob(job.model_id, job.eligible, job.request.exec_time, job.request.total_cpus,
+        return TraceJob(job.model_id, job.eligible, job.work, job.request.total_cpus,
                         requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
 
     def _submit_eligible(self, until: float) -> None:
