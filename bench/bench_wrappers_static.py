@@ -5,7 +5,7 @@ Runs configs/wrappers-static-sweep.yaml as ``djsb sweep`` does (its 2,000 points
 runner: numbers only) on ``--jobs`` worker processes (default: every core) into OUT (finished
 points are kept: a rerun continues). ``--sample N`` runs N points drawn at random (seeded) instead
 of all. Prints the wall time, seconds per point and the projection to the whole grid, the workers'
-CPU seconds, writes the thesis' tables and plots (djsb/workflows/thesis_report.py) into OUT/report,
+CPU seconds, writes the thesis' tables and plots (djsb/reproduce/thesis_tables.py) into OUT/report,
 and prints Table 4.1 and the fit of eq. 4.1 (the thesis: a = 7.4689, b = 657.56).
 
 Usage: python3 bench/bench_wrappers_static.py [--jobs N] [--sample N] [-o OUT]
@@ -25,16 +25,16 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from djsb.sweep.local import default_jobs, run_local  # noqa: E402
-from djsb.sweep.spec import read_sweep  # noqa: E402
-from djsb.sweep.sweep_dir import SweepDirectory  # noqa: E402
-from djsb.workflows.thesis_report import (  # noqa: E402
+from djsb.reproduce.thesis_tables import (  # noqa: E402
     FAIRSHARE,
     WAIT,
     correlation_table,
     static_tables,
     write_static_report,
 )
+from djsb.sweep.local import default_jobs, run_local  # noqa: E402
+from djsb.sweep.spec import read_sweep  # noqa: E402
+from djsb.sweep.sweep_dir import SweepDirectory  # noqa: E402
 
 CONFIG = ROOT / "configs/wrappers-static-sweep.yaml"
 

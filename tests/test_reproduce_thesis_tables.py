@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from djsb.workflows.thesis_report import (
+from djsb.reproduce.thesis_tables import (
     correlation_table,
     dynamic_tables,
     fit_exponential,

@@ -1,4 +1,5 @@
-"""The thesis' tables and plots from a sweep's ``sweep.csv`` (paper 004 ch. 4).
+"""The thesis' tables and plots from a sweep's ``sweep.csv`` (paper 004 ch. 4), which ``djsb
+reproduce 004`` writes beside its checks (:mod:`djsb.reproduce.paper_004`).
 
 ``configs/wrappers-static-sweep.yaml`` run by ``djsb sweep`` gives one row per simulation with the
 swept keys (``seed``, ``workflow.run_time``, ``workflow.cpus``, ``workflow.fairshare_target``) and the

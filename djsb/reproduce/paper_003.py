@@ -1,0 +1,212 @@
+"""Paper 003 (dos Santos & Gomes, job shaping): its policy change replayed on MetaCentrum-wagap-2013
+(the Santos Dumont traces are not available), configs/metacentrum-policy-change.yaml: the trace under
+its own queues ("before", 003's "BC simulated") and under Santos Dumont's after-change queues scaled
+to the machine ("after"), its misfits rejected (Table 4), shaped x 2 into ``cpu`` (Table 5) and
+shaped toward ``cpu_long`` (Table 6); the wait statistics of Tables 4-6 as ratios to "before", the
+inputs of Tables 2-3, and the wait ECDFs of Figs. 4-5.
+
+The whole trace (17,898 jobs, 89 days) is both the default and ``full``: 003's periods are larger
+(30,586 and 38,259 jobs), and no larger trace with queue limits is available.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from djsb.report.replay_stats import recorded_waits
+from djsb.reproduce.checks import Between, Check, Figure, Reproduction, SameSide, Within
+from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.sweeps import run_config_sweep
+from djsb.workloads.job import TraceJob
+from djsb.workloads.swf import read_swf
+from djsb.yamlnodes import load_yaml
+
+CONFIG = CONFIGS / "metacentrum-policy-change.yaml"
+POINTS = ("before", "reject", "cpu", "cpu_long")
+"""The sweep's points in order: own queues, then the after-change layout rejecting the misfits,
+shaping them x 2 into cpu, and toward cpu_long."""
+QWT = {"before": {"mean": 88096, "std": 189948, "3Q": 99558},
+       "reject": {"mean": 33157, "std": 87525, "3Q": 16537},
+       "cpu": {"mean": 90910, "std": 199150, "3Q": 98922},
+       "cpu_long": {"mean": 88580, "std": 189171, "3Q": 98473}}
+"""Queue wait statistics (s) of 003: "BC simulated" of Tables 5-6, and the simulated after-change
+columns of Table 4 (rejection), Table 5 (cpu) and Table 6 (cpu_long)."""
+RECORDED_MEAN_WAIT = 94259
+"""Table 4 of 003: the real mean queue wait of the before-change period."""
+TABLE = {"reject": "Table 4", "cpu": "Table 5", "cpu_long": "Table 6"}
+CROSSING = 2920.0
+"""Sec. 4.4 of 003: the wait (s) at which the before- and after-change ECDFs cross."""
+P95_HOURS = (54.0, 18.0)
+"""Sec. 4.4 of 003 ([Gomes 2018]): the 95th percentile of the wait before and after the change."""
+BUSY_AT_RECORDED_WAIT = 0.9
+"""A recorded wait is for cores when the machine was at least this busy at its midpoint."""
+
+
+def ecdf_crossing(before: pd.Series, after: pd.Series) -> float:
+    """The first wait at which the after-change ECDF, below the before-change one at the shortest waits
+    where they differ, comes back to it or above (003 sec. 4.4: short waits lengthen, longer ones
+    shorten); NaN when the after ECDF is never below. Both reach 1 at the longest wait, so when it is
+    below somewhere it comes back."""
+    grid = np.union1d(before.to_numpy(float), after.to_numpy(float))
+    f_before = np.searchsorted(np.sort(before.to_numpy(float)), grid, side="right") / len(before)
+    f_after = np.searchsorted(np.sort(after.to_numpy(float)), grid, side="right") / len(after)
+    below = f_after < f_before
+    if not below.any():
+        return math.nan
+    first = int(np.argmax(below))
+    return float(grid[first + int(np.argmax(~below[first:]))])
+
+
+def recorded_busy_share(jobs: list[TraceJob], waits: dict[int, float], cores: int) -> tuple[int, float]:
+    """Jobs the trace records waiting over an hour, and the share of them that waited while at least
+    :data:`BUSY_AT_RECORDED_WAIT` of the machine's cores were busy (at the middle of the wait, from the
+    recorded starts and run times): a wait for cores, which a scheduler model can reproduce."""
+    known = [j for j in jobs if j.job_id in waits]
+    starts = np.array([j.submit + waits[j.job_id] for j in known])
+    cpus = np.array([j.cpus for j in known])
+    times = np.concatenate([starts, starts + np.array([j.run_time for j in known])])
+    order = np.argsort(times, kind="stable")
+    busy = np.cumsum(np.concatenate([cpus, -cpus])[order])
+    long = [(j.submit + waits[j.job_id] / 2) for j in known if waits[j.job_id] > 3600]
+    at = busy[np.searchsorted(times[order], np.array(long), side="right") - 1]
+    return len(long), float(np.mean(at >= BUSY_AT_RECORDED_WAIT * cores))
+
+
+def input_checks(before: pd.DataFrame, trace: list[TraceJob]) -> list[Check]:
+    """Tables 2-3 of 003: under the before layout the replay's inputs are the trace's."""
+    recorded = {"requested CPUs": np.mean([j.cpus for j in trace]),
+                "time limit": np.mean([j.requested_time for j in trace if j.requested_time is not None]),
+                "elapsed time": np.mean([j.run_time for j in trace])}
+    ours = {"requested CPUs": before["cpus"].mean(), "time limit": before["requested_time"].mean(),
+            "elapsed time": before["run_time"].mean()}
+    paper = {"requested CPUs": 10 / 10, "time limit": 108702 / 108705, "elapsed time": 38116 / 38118}
+    return [Check(f"Table 2 of 003: mean {what}, simulated / recorded, before", paper[what],
+                  float(ours[what] / recorded[what]), Within(1.001),
+                  detail=f"recorded {recorded[what]:.6g}, simulated {ours[what]:.6g}") for what in paper]
+
+
+def wait_checks(runs: dict[str, pd.DataFrame], shaped: dict[str, pd.DataFrame], trace: list[TraceJob],
+                waits: dict[int, float], cores: int) -> list[Check]:
+    """The wait statistics of Tables 4-6 as ratios to "before", and sec. 5.4's two findings."""
+    wait = {name: runs[name]["wait"] for name in POINTS}
+    ratio = {name: {"mean": wait[name].mean() / wait["before"].mean(),
+                    "std": wait[name].std() / wait["before"].std()} for name in POINTS}
+    work = {name: float((runs[name]["cpus"] * runs[name]["run_time"]).sum()) for name in POINTS}
+    rejected = {name: int((shaped[name]["action"] == "rejected").sum()) for name in shaped}
+    misfits = int((shaped["reject"]["action"] == "rejected").sum())
+    lost = 1 - work["reject"] / work["before"]
+    count, busy = recorded_busy_share(trace, waits, cores)
+    checks = [Check("Fig. 5 of 003: mean wait, simulated / recorded, before", QWT["before"]["mean"]
+                    / RECORDED_MEAN_WAIT, float(wait["before"].mean() / np.mean(list(waits.values()))),
+                    Within(1.25), detail=f"recorded {np.mean(list(waits.values())):.0f} s, simulated "
+                    f"{wait['before'].mean():.0f} s",
+                    evidence=f"of the {count} jobs MetaCentrum records waiting over an hour, "
+                             f"{busy:.0%} waited while at least {BUSY_AT_RECORDED_WAIT:.0%} of the "
+                             f"{cores} cores were busy (at the middle of the wait, from the recorded "
+                             "starts): the trace's waits come from limits it does not record (PBS fair "
+                             "share, node properties), not from a lack of cores")]
+    for stat in ("mean", "std"):
+        paper = QWT["reject"][stat] / QWT["before"][stat]
+        checks.append(Check(f"Table 4 of 003: {stat} wait, misfits rejected / before", paper,
+                            float(ratio["reject"][stat]), SameSide(1.0),
+                            detail=f"{misfits} of {len(runs['before'])} jobs fit no after-change queue"))
+    for name in ("cpu", "cpu_long"):
+        paper = QWT[name]["mean"] / QWT["before"]["mean"]
+        if name == "cpu":
+            why = (f"x 2 fits cpu (48-120 cores, 48 h) for {misfits - rejected[name]} of the {misfits} "
+                   f"misfits and leaves {rejected[name]} rejected (003: every misfit fits after shaping), "
+                   f"so the run keeps {work[name] / work['before']:.0%} of the trace's core-seconds")
+        else:
+            reshaped = shaped[name][shaped[name]["action"] == "shaped"]
+            why = (f"the {misfits} misfits ({misfits / len(runs['before']):.1%} of the jobs) hold "
+                   f"{lost:.0%} of the trace's core-seconds; shaped to at most 24 cores (mean "
+                   f"{reshaped['cpus_after'].mean():.1f} from {reshaped['cpus_before'].mean():.1f}) the "
+                   f"run keeps {work[name] / work['before']:.0%} of the work but no longer holds blocks "
+                   f"of up to {reshaped['cpus_before'].max():.0f} cores that the FCFS queue waits for: p95 "
+                   f"wait {wait[name].quantile(0.95):.0f} s vs {wait['before'].quantile(0.95):.0f} s before")
+        checks.append(Check(f"{TABLE[name]} of 003: mean wait, misfits shaped into {name} / before", paper,
+                            float(ratio[name]["mean"]), Within(1.25), evidence=why))
+        closer = abs(math.log(ratio[name]["mean"])) / abs(math.log(ratio["reject"]["mean"]))
+        paper_closer = abs(math.log(paper)) / abs(math.log(QWT["reject"]["mean"] / QWT["before"]["mean"]))
+        checks.append(Check(f"Sec. 5.4 of 003: shaping into {name} approximates the before-change mean wait "
+                            "better than rejecting (|log shaped/before| / |log rejected/before|)",
+                            paper_closer, closer, Between(0.0, 1.0), detail="below 1: closer than rejecting"))
+    paper = QWT["cpu"]["mean"] / QWT["cpu_long"]["mean"]
+    checks.append(Check("Sec. 5.4 of 003: the target queue matters: mean wait shaped into cpu / into "
+                        "cpu_long", paper, float(wait["cpu"].mean() / wait["cpu_long"].mean()), SameSide(1.0),
+                        evidence=f"x 2 into cpu leaves {rejected['cpu']} misfits rejected, toward "
+                                 f"cpu_long {rejected['cpu_long']}: the cpu run has "
+                                 f"{work['cpu'] / work['cpu_long']:.0%} of the cpu_long run's core-seconds"))
+    p95 = wait["cpu_long"].quantile(0.95) / wait["before"].quantile(0.95)
+    checks.append(Check("Sec. 4.4 of 003: 95th percentile wait after / before the change (54 h -> 18 h)",
+                        P95_HOURS[1] / P95_HOURS[0], float(p95), SameSide(1.0),
+                        detail=f"ours: the same workload, misfits shaped toward cpu_long "
+                               f"({wait['before'].quantile(0.95) / 3600:.1f} h -> "
+                               f"{wait['cpu_long'].quantile(0.95) / 3600:.1f} h); 003: the real before- and "
+                               "after-change periods, two workloads"))
+    crossing = ecdf_crossing(wait["before"], wait["cpu_long"])
+    quartile = {name: wait[name].quantile(0.75) for name in ("before", "cpu_long")}
+    checks.append(Check("Sec. 4.4 of 003: wait (s) where the before and after ECDFs cross (short waits "
+                        "lengthen, long ones shorten)", CROSSING, crossing, Within(10.0),
+                        detail="after: misfits shaped toward cpu_long",
+                        evidence=f"75 % of the jobs wait at most {quartile['before']:.0f} s before and "
+                                 f"{quartile['cpu_long']:.0f} s after in the model (003: 99,558 s, Table 5), "
+                                 "so the crossing sits among waits of seconds"))
+    return checks
+
+
+def ecdf_figure(runs: dict[str, pd.DataFrame], path: Path) -> None:
+    """The wait ECDFs of the four runs (003 Figs. 4-5)."""
+    from djsb.plotting import ecdf_step, plt, save
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name in POINTS:
+        ecdf_step(ax, np.sort(runs[name]["wait"].to_numpy(float)), label=name)
+    ax.axvline(CROSSING, color="k", linestyle=":", linewidth=0.8, label="003's crossing (2,920 s)")
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel("queue wait (s)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title("MetaCentrum-wagap-2013: wait ECDF before and after the queue change")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def run(out_dir: Path, limit: int | None = None) -> Reproduction:
+    """Run the four replays (the first ``limit`` jobs of the trace; all by default) and compare."""
+    changes: dict[tuple[str, ...], object] | None = {("workload", "limit"): limit} if limit else None
+    sweep_dir = run_config_sweep(CONFIG, out_dir / "sweep", changes)
+    runs = {name: pd.read_csv(sweep_dir / "points" / str(k) / "jobs.csv") for k, name in enumerate(POINTS)}
+    shaped = {name: pd.read_csv(sweep_dir / "points" / str(k) / "shaped.csv")
+              for k, name in enumerate(POINTS) if k}
+    swf = trace_path()
+    trace = read_swf(swf, limit=limit).replayable_jobs()
+    waits = recorded_waits(swf)
+    waits = {j.job_id: waits[j.job_id] for j in trace if j.job_id in waits}
+    cores = int(pd.read_csv(sweep_dir / "sweep.csv")["total_cores"].iloc[0])
+    ecdf_figure(runs, out_dir / "wait_ecdf.png")
+    checks = input_checks(runs["before"], trace) + wait_checks(runs, shaped, trace, waits, cores)
+    return Reproduction("003", "A job shaping strategy to accommodate workload traces under varying policies",
+                        f"MetaCentrum-wagap-2013 ({len(trace)} jobs, {cores} cores, FCFS with backfilling) "
+                        "under its own queues (before) and under Santos Dumont's after-change queues with "
+                        "core limits / 10 (after): misfits rejected, shaped x 2 into cpu, shaped toward "
+                        "cpu_long (configs/metacentrum-policy-change.yaml; the runs in sweep/). Ratios to "
+                        "'before' stand for 003's absolute waits, whose site differs.",
+                        checks, [Figure(Path("wait_ecdf.png"), "Figs. 4-5 of 003",
+                                        "queue wait ECDFs before and after the change")])
+
+
+def trace_path() -> Path:
+    """The trace the config replays (its ``workload.swf``)."""
+    return (CONFIG.parent / str(load_yaml(CONFIG).plain()["workload"]["swf"])).resolve()
+
+
+@PAPERS.register("003")
+def reproduce_003(out_dir: Path, full: bool) -> Reproduction:
+    """Run the policy change on the whole trace (``full`` is the same size) and compare."""
+    return run(out_dir)

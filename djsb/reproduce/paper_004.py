@@ -1,0 +1,285 @@
+"""Paper 004 (MSc thesis, wrappers in workflows): its static and dynamic experiments (ch. 4) on the
+model, and fair share on a week with a standing queue.
+
+* static (configs/wrappers-static-sweep.yaml): eq. 4.1's fit and Table 4.1's correlations, with
+  Tables A.1-A.4 and figs. 4.1 and 4.3 written by :mod:`djsb.reproduce.thesis_tables`;
+* dynamic (configs/wrappers-dynamic-sweep.yaml, LLNL-Atlas' busiest week for CEA-Curie's): the share
+  of Tables 4.2-4.3's points where wrapping shortens or lengthens the workflow's queue time, the
+  instants where horizontal wrapping loses and why, and the fair-share effect;
+* contended (configs/wrappers-contended-fairshare.yaml, KTH-SP2's week with the most recorded
+  queueing): the fair-share effect where other users' jobs do queue.
+
+Default: the static sweep at seeds 1-3 (600 of its 2,000 points); ``full``: all 10 seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from djsb.model import SimulationResult
+from djsb.reproduce.checks import Between, Check, Figure, Reproduction, SameSide, Within
+from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.sweeps import run_config_sweep
+from djsb.reproduce.thesis_tables import (
+    FAIRSHARE,
+    PRIORITY,
+    SHAPE,
+    STRATEGY,
+    SUBMIT,
+    WAIT,
+    correlation_table,
+    dynamic_tables,
+    static_tables,
+    write_static_report,
+)
+from djsb.simulate import load_experiment
+from djsb.sweep.spec import read_sweep
+from djsb.workflows.run import run_workflow
+
+Table = Mapping[tuple[str, str, str], tuple[float, float]]
+"""Tables 4.2-4.3 keyed by (workflow shape, "best" | "worst" fair share, instant): (unwrapped T_q,
+wrapped T_q) in seconds."""
+FIT = {"a": 7.4689, "b": 657.56}
+"""Eq. 4.1 of 004 as fitted in fig. 4.1."""
+TABLE_4_1 = {("Fair share", "Tq_mean"): -0.8719868, ("Runtime", "Tq_mean"): 0.0048274,
+             ("CPUs", "Tq_mean"): 0.0005572, ("Fair share", "P_mean"): 0.9951687}
+MEAN_P = {0.01: 22064.0, 0.1: 29051.0}
+"""Tables A.1-A.4 of 004: the mean priority at start over the 20 job configurations, by fair share."""
+DYNAMIC: Table = {  # Tables 4.2-4.3 of 004
+    **{("vertical", fs, label): pair for fs, rows in (
+        ("best", ((0, 0), (134, 4), (0, 0), (0, 0), (221, 0), (0, 0))),
+        ("worst", ((1047, 1294), (249, 8), (183, 3), (291, 416), (1323, 167), (5710, 1504))))
+       for label, pair in zip(("A.1", "A.2", "A.3", "B.1", "B.2", "B.3"), rows, strict=True)},
+    **{("horizontal", fs, label): pair for fs, rows in (
+        ("best", ((0, 0), (126, 65), (0, 0), (0, 0), (1927, 407), (0, 0))),
+        ("worst", ((2453, 2270), (557, 435), (3, 857), (50, 50), (9800, 289), (1265, 11569))))
+       for label, pair in zip(("A.1", "A.2", "A.3", "B.1", "B.2", "B.3"), rows, strict=True)},
+}
+JOBS = {"vertical": 7, "horizontal": 12}
+"""Jobs of each workflow unwrapped (004 sec. 3.3.2)."""
+PASS_DELAY = 1.0
+"""Seconds each submission waits in the model for the background loop's next whole-second wake-up
+on an idle machine (docs/results-thesis.md, cause 3): a difference of at most this much per
+unwrapped job is a tie."""
+SHARE_TOLERANCE = 0.25
+"""A share of points agrees within 3 of the 12 points of Tables 4.2-4.3."""
+AFTER = 6 * 3600.0
+"""How long after an instant the background jobs' waits are looked at (the workflows' span)."""
+
+
+def outcome(unwrapped: float, wrapped: float, jobs: int) -> int:
+    """+1 when wrapping shortens the queue time, -1 when it lengthens it, 0 for a tie (within
+    :data:`PASS_DELAY` per unwrapped job)."""
+    delta = unwrapped - wrapped
+    return 0 if abs(delta) <= PASS_DELAY * jobs else (1 if delta > 0 else -1)
+
+
+def fair_share_label(value: float) -> str:
+    return "best" if value >= 1.0 else "worst"
+
+
+def ours_table(sweep: pd.DataFrame) -> Table:
+    """Our Tables 4.2-4.3 keyed as :data:`DYNAMIC`."""
+    table = dynamic_tables(sweep)
+    return {(row[SHAPE], fair_share_label(row[FAIRSHARE]), row["label"]):
+            (row["unwrapped_Tq"], row["wrapped_Tq"]) for _, row in table.iterrows()}
+
+
+def static_checks(sweep: pd.DataFrame, fit: dict[str, float]) -> list[Check]:
+    """Eq. 4.1's fit and Table 4.1 of 004."""
+    cells = static_tables(sweep)
+    corr = correlation_table(cells)
+    priority = sweep.groupby(FAIRSHARE)[PRIORITY].mean()
+    wait = sweep.groupby(FAIRSHARE)[WAIT].mean()
+    checks = [Check("Eq. 4.1 of 004: fitted a (fair share >= 0.1)", FIT["a"], fit["a"], Within(1.25)),
+              Check("Eq. 4.1 of 004: fitted b (s)", FIT["b"], fit["b"], Within(1.25),
+                    detail=f"b is set by fair share 0.1: mean wait {wait[0.1]:.0f} s here, 309 s in 004 "
+                           f"(as long as at 0.01: 307 s; here {wait[0.01]:.0f} s)",
+                    evidence=f"the model holds the factor at its target: mean priority at start "
+                             f"{priority[0.01]:.0f} at 0.01 and {priority[0.1]:.0f} at 0.1; 004's Tables "
+                             f"A.1-A.4 give {MEAN_P[0.01]:.0f} and {MEAN_P[0.1]:.0f} with age and size worth "
+                             "under 200 (sec. 4.1), so its user's factor was about 0.22 and 0.29: the "
+                             "thesis' dummy-batch control sets it only roughly")]
+    for (row, column), paper in TABLE_4_1.items():
+        what = "mean priority at start" if column == "P_mean" else "mean wait"
+        rule = Within(1.25) if row == "Fair share" else Between(-0.1, 0.1)
+        checks.append(Check(f"Table 4.1 of 004: correlation of {row.lower()} with the {what}", paper,
+                            float(corr[column][row]), rule,
+                            detail="" if row == "Fair share" else "no effect of the job's size"))
+    return checks
+
+
+def wrapping_checks(ours: Table,
+                    evidence: dict[str, str]) -> list[Check]:
+    """The shares of Tables 4.2-4.3's points where wrapping wins and loses, per workflow."""
+    checks = []
+    for shape in JOBS:
+        keys = [key for key in DYNAMIC if key[0] == shape]
+        paper = [outcome(*DYNAMIC[key], JOBS[shape]) for key in keys]
+        measured = [outcome(*ours[key], JOBS[shape]) for key in keys]
+        table = "Table 4.2" if shape == "vertical" else "Table 4.3"
+        for side, word in ((1, "shortens"), (-1, "lengthens")):
+            share_paper = paper.count(side) / len(keys)
+            share = measured.count(side) / len(keys)
+            where = ", ".join(f"{key[2]} {key[1]}"
+                              for key, m in zip(keys, measured, strict=True) if m == side)
+            checks.append(Check(f"{table} of 004: share of the 12 points where {shape} wrapping {word} the "
+                                "queue time", share_paper, share,
+                                Between(max(share_paper - SHARE_TOLERANCE, 0.0),
+                                        min(share_paper + SHARE_TOLERANCE, 1.0)),
+                                detail=f"ties within {PASS_DELAY:g} s per unwrapped job; here at: "
+                                       f"{where or 'none'}", evidence=evidence.get(f"{shape} {word}", "")))
+    return checks
+
+
+def queue_at_instants(result_jobs: pd.DataFrame, workflow_ids: set[int], instants: Sequence[float]) -> str:
+    """Background jobs queued at each instant and the longest wait of those submitted in the
+    :data:`AFTER` seconds after it."""
+    background = result_jobs[~result_jobs["job_id"].isin(workflow_ids)]
+    queued, longest = [], []
+    for t in instants:
+        queued.append(int(((background["submit"] <= t) & (background["start"] > t)).sum()))
+        later = background[(background["submit"] >= t) & (background["submit"] < t + AFTER)]
+        longest.append(float(later["wait"].max()) if len(later) else 0.0)
+    return (f"at the 6 instants {sum(queued)} background jobs are queued in all, and those submitted in "
+            f"the next {AFTER / 3600:.0f} h wait at most {max(longest):.0f} s: nothing competes with the "
+            "workflow, so its priority orders nothing")
+
+
+def run_point(config: Path, values: dict[str, object]) -> tuple[SimulationResult, set[int]]:
+    """Run the sweep point of ``config`` with ``values``: its result and the workflow's job ids."""
+    spec = read_sweep(config)
+    index = next(k for k in range(len(spec.points))
+                 if all(spec.point_values(k)[key] == value for key, value in values.items()))
+    tree = spec.point_tree(index)
+    experiment = load_experiment(Path(tree.source), tree)
+    plan = experiment.workflow
+    assert plan is not None  # the thesis' sweeps all have a workflow
+    first = max(j.job_id for j in experiment.jobs) + 1
+    result, _ = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
+                             experiment.seed, plan, plan.strategies[0])
+    return result, {int(i) for i in result.jobs["job_id"] if i >= first}
+
+
+def hole_evidence(config: Path, instants: dict[str, float], sweep: pd.DataFrame) -> str:
+    """Why the horizontal wrapper loses where it does: while it waits, how long the machine has room
+    for one 96-CPU job and how long for the 1,152-CPU wrapper (004 sec. 5: a wider job finds fewer
+    holes)."""
+    table = dynamic_tables(sweep)
+    lost = table[(table[SHAPE] == "horizontal") & (table["delta"] < -PASS_DELAY * JOBS["horizontal"])]
+    parts = []
+    for label, group in lost.groupby("label"):
+        submit = instants[str(label)]
+        fair_share = float(group[FAIRSHARE].min())
+        result, ids = run_point(config, {SHAPE: "horizontal", STRATEGY: "horizontal", SUBMIT: submit,
+                                         FAIRSHARE: fair_share})
+        wrapper = result.jobs[result.jobs["job_id"].isin(ids)].iloc[0]
+        util = result.utilisation
+        window = util[(util["time"] >= submit) & (util["time"] < wrapper["start"])]
+        times = np.append(window["time"].to_numpy(float), float(wrapper["start"]))
+        free = result.total_cores - window["busy_cores"].to_numpy(float)
+        spans = np.diff(times)
+        span = float(spans.sum()) or 1.0
+        room_small = float(spans[free >= wrapper["cpus"] / JOBS["horizontal"]].sum()) / span
+        room_wide = float(spans[free >= wrapper["cpus"]].sum()) / span
+        parts.append(f"{label} (fair share {fair_share:g}): the {int(wrapper['cpus'])}-CPU wrapper waits "
+                     f"{wrapper['wait']:.0f} s, during which {room_small:.0%} of the time has room for a "
+                     f"96-CPU job and {room_wide:.0%} for the wrapper")
+    return "; ".join(parts)
+
+
+def dynamic_checks(sweep: pd.DataFrame, config: Path) -> list[Check]:
+    """Tables 4.2-4.3: who wins, where horizontal wrapping loses and why, and fair share on Atlas."""
+    ours = ours_table(sweep)
+    labels = dynamic_tables(sweep).drop_duplicates("label").set_index("label")[SUBMIT].to_dict()
+    result, ids = run_point(config, {SHAPE: "vertical", STRATEGY: "none", SUBMIT: min(labels.values()),
+                                     FAIRSHARE: 1.0})
+    quiet = queue_at_instants(result.jobs, ids, sorted(labels.values()))
+    holes = hole_evidence(config, {str(k): float(v) for k, v in labels.items()}, sweep)
+    checks = wrapping_checks(ours, {"vertical shortens": quiet})
+    for fs in ("best", "worst"):
+        paper = [key[2] for key in DYNAMIC if key[0] == "horizontal" and key[1] == fs
+                 and outcome(*DYNAMIC[key], JOBS["horizontal"]) < 0]
+        measured = [key[2] for key in ours if key[0] == "horizontal" and key[1] == fs
+                    and outcome(*ours[key], JOBS["horizontal"]) < 0]
+        checks.append(Check(f"Table 4.3 of 004: instants where horizontal wrapping lengthens the queue time, "
+                            f"{fs} fair share", float(len(paper)), float(len(measured)),
+                            Between(len(paper), len(paper)),
+                            detail=f"004: {', '.join(paper) or 'none'}; "
+                                   f"here: {', '.join(measured) or 'none'}; {holes}",
+                            evidence="" if fs == "worst" else
+                            f"{quiet}, so the best and the worst fair share see the same machine; 004's "
+                            "instants A.3 and B.3 were idle on CEA-Curie (0 s / 0 s)"))
+    checks.append(fair_share_check("LLNL-Atlas' busiest week", ours, quiet))
+    return checks
+
+
+def fair_share_check(where: str, table: Table,
+                     evidence: str = "") -> Check:
+    """Table 4.2: the unwrapped vertical workflow's mean queue time over the instants, worst / best
+    fair share (004: 1,467 s / 59 s)."""
+    paper = [statistics.fmean(DYNAMIC[("vertical", fs, label)][0] for label in ("A.1", "A.2", "A.3", "B.1",
+                                                                                  "B.2", "B.3"))
+             for fs in ("worst", "best")]
+    mean = {fs: statistics.fmean(pair[0] for key, pair in table.items()
+                                 if key[0] == "vertical" and key[1] == fs) for fs in ("worst", "best")}
+    ratio = mean["worst"] / mean["best"] if mean["best"] > 0 else math.inf
+    return Check(f"Table 4.2 of 004: unwrapped vertical workflow's mean queue time, worst / best fair share, "
+                 f"{where}", paper[0] / paper[1], ratio, SameSide(1.0),
+                 detail=f"004: {paper[0]:.0f} s / {paper[1]:.0f} s; here {mean['worst']:.0f} s / "
+                        f"{mean['best']:.0f} s", evidence=evidence)
+
+
+def contended_checks(sweep: pd.DataFrame) -> list[Check]:
+    """Fair share where other users' jobs queue: the ratio of Table 4.2 and the share of instants
+    where the worst fair share waits longer (004: all 6)."""
+    labels = {t: f"{'AB'[k // 3]}.{k % 3 + 1}" for k, t in enumerate(sorted(sweep[SUBMIT].unique()))}
+    table = {("vertical", fair_share_label(row[FAIRSHARE]), labels[row[SUBMIT]]): (row[WAIT], math.nan)
+             for _, row in sweep.iterrows()}
+    longer = [table[("vertical", "worst", label)][0] > table[("vertical", "best", label)][0]
+              for label in labels.values()]
+    paper = [DYNAMIC[("vertical", "worst", label)][0] > DYNAMIC[("vertical", "best", label)][0]
+             for label in labels.values()]
+    return [fair_share_check("KTH-SP2's most queued week", table),
+            Check("Table 4.2 of 004: share of instants where the worst fair share waits longer than the best "
+                  "(unwrapped vertical), KTH-SP2's most queued week", sum(paper) / len(paper),
+                  sum(longer) / len(longer), Between(sum(paper) / len(paper) - SHARE_TOLERANCE, 1.0),
+                  detail="waits (s), best / worst: " + ", ".join(
+                      f"{label} {table[('vertical', 'best', label)][0]:.0f} / "
+                      f"{table[('vertical', 'worst', label)][0]:.0f}" for label in labels.values()))]
+
+
+@PAPERS.register("004")
+def reproduce_004(out_dir: Path, full: bool) -> Reproduction:
+    """Run the three sweeps, write the thesis' tables and figures, return the checks."""
+    seeds = list(range(1, 11)) if full else [1, 2, 3]
+    static_dir = run_config_sweep(CONFIGS / "wrappers-static-sweep.yaml", out_dir / "static",
+                                  {("sweep", "grid", "seed"): seeds})
+    write_static_report(static_dir / "sweep.csv", static_dir / "report")
+    fit = json.loads((static_dir / "report" / "fit.json").read_text())
+    static = pd.read_csv(static_dir / "sweep.csv")
+    dynamic_config = CONFIGS / "wrappers-dynamic-sweep.yaml"
+    dynamic_dir = run_config_sweep(dynamic_config, out_dir / "dynamic")
+    dynamic = pd.read_csv(dynamic_dir / "sweep.csv")
+    dynamic_tables(dynamic).to_csv(dynamic_dir / "tables_4_2_4_3.csv", index=False)
+    contended = pd.read_csv(run_config_sweep(CONFIGS / "wrappers-contended-fairshare.yaml",
+                                             out_dir / "contended") / "sweep.csv")
+    checks = [*static_checks(static, fit), *dynamic_checks(dynamic, dynamic_config),
+              *contended_checks(contended)]
+    return Reproduction(
+        "004", "Evaluating the impact of task aggregation (wrappers) in workflows",
+        f"Static: configs/wrappers-static-sweep.yaml at seeds {seeds[0]}-{seeds[-1]} ({len(static)} "
+        "points; Tables A.1-A.4 and 4.1 in static/report/). Dynamic: configs/wrappers-dynamic-sweep.yaml, "
+        "LLNL-Atlas' busiest week for CEA-Curie's (Tables 4.2-4.3 in dynamic/tables_4_2_4_3.csv). Contended: "
+        "configs/wrappers-contended-fairshare.yaml, KTH-SP2's week with the most recorded queueing.",
+        checks,
+        [Figure(Path("static/report/wait_vs_fairshare.png"), "Fig. 4.1 of 004",
+                "mean wait against fair share per job configuration, with the fit of eq. 4.1"),
+         Figure(Path("static/report/wait_boxplots.png"), "Fig. 4.3 of 004", "wait per fair share")])

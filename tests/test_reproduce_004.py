@@ -1,0 +1,93 @@
+"""djsb reproduce 004: the win / tie / loss rule and the thesis' own counts (Tables 4.2-4.3 of 004),
+fair share on a contended week (a low factor waits longer than a high one), the dynamic sweep's
+verdicts, and the whole reproduction."""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from djsb.cli import main
+from djsb.reproduce.checks import COLUMNS
+from djsb.reproduce.paper_004 import (
+    DYNAMIC,
+    contended_checks,
+    dynamic_checks,
+    fair_share_check,
+    outcome,
+    wrapping_checks,
+)
+from djsb.reproduce.registry import CONFIGS
+from djsb.reproduce.sweeps import run_config_sweep
+
+
+def test_a_difference_of_the_models_pass_delay_per_job_is_a_tie() -> None:
+    assert outcome(8, 1, 7) == 0  # the vertical workflow's 7 x 1 s on an idle machine
+    assert outcome(134, 4, 7) == 1 and outcome(1047, 1294, 7) == -1  # Table 4.2 of 004, A.2 / A.1
+    assert outcome(50, 50, 12) == 0 and outcome(3, 857, 12) == -1  # Table 4.3, B.1 / A.3 worst
+
+
+def test_thesis_shares_counted_by_hand() -> None:
+    # Table 4.2 of 004: wrapping shortens T_q at A.2, B.2 (1.0) and A.2, A.3, B.2, B.3 (6.9e-3): 6 of
+    # 12; lengthens at A.1, B.1 (6.9e-3): 2. Table 4.3: shortens at A.2, B.2 (1.0), A.1, A.2, B.2
+    # (6.9e-3): 5; lengthens at A.3, B.3 (6.9e-3): 2.
+    paper = {check.item.split("where ")[1].split(" the")[0]: check.paper_value
+             for check in wrapping_checks(DYNAMIC, {})}
+    assert paper == {"vertical wrapping shortens": 6 / 12, "vertical wrapping lengthens": 2 / 12,
+                     "horizontal wrapping shortens": 5 / 12, "horizontal wrapping lengthens": 2 / 12}
+    # and the thesis agrees with itself under every rule
+    assert all(check.agrees() == "yes" for check in wrapping_checks(DYNAMIC, {}))
+
+
+def test_thesis_fair_share_ratio() -> None:
+    # Table 4.2, unwrapped: worst (1047 + 249 + 183 + 291 + 1323 + 5710) / 6 over best (134 + 221) / 6
+    check = fair_share_check("the thesis", DYNAMIC)
+    assert check.paper_value == pytest.approx(8803 / 355)
+    assert check.measured == pytest.approx(8803 / 355) and check.agrees() == "yes"
+
+
+def test_low_fair_share_waits_longer_on_a_contended_week(tmp_path: Path, trace: Callable[[str], Path]) -> None:
+    trace("KTH-SP2-1996-2.1-cln.swf.gz")  # skipped without ../shared
+    sweep = pd.read_csv(run_config_sweep(CONFIGS / "wrappers-contended-fairshare.yaml", tmp_path) / "sweep.csv")
+    waits = sweep.pivot(index="workflow.submit", columns="workflow.fairshare_target",
+                        values="workflow_queue_time_s")
+    # at every one of the six instants the worst factor (0.01) waits longer than the best (1.0)
+    assert (waits[0.01] > waits[1.0]).all()
+    assert statistics.fmean(waits[0.01]) > 2 * statistics.fmean(waits[1.0])
+    ratio, share = contended_checks(sweep)
+    assert ratio.agrees() == "yes" and share.agrees() == "yes" and share.measured == 1.0
+
+
+@pytest.mark.slow
+def test_atlas_week_verdicts(tmp_path: Path, trace: Callable[[str], Path]) -> None:
+    trace("LLNL-Atlas-2006-2.1-cln.swf.gz")
+    config = CONFIGS / "wrappers-dynamic-sweep.yaml"
+    sweep = pd.read_csv(run_config_sweep(config, tmp_path) / "sweep.csv")
+    checks = {check.item: check for check in dynamic_checks(sweep, config)}
+    worst = next(c for item, c in checks.items() if "lengthens the queue time, worst" in item)
+    # horizontal wrapping loses at A.3 and B.3 under the worst fair share, as in Table 4.3
+    assert worst.agrees() == "yes" and "here: A.3, B.3" in worst.detail
+    assert "room for a 96-CPU job" in worst.detail
+    # fair share changes nothing on this week: explained by its empty queue
+    atlas = next(c for item, c in checks.items() if "worst / best fair share, LLNL-Atlas" in item)
+    assert atlas.agrees() == "explained" and atlas.measured == pytest.approx(1.0)
+    assert "background jobs are queued" in atlas.note()
+
+
+@pytest.mark.slow
+def test_reproduce_004_end_to_end(tmp_path: Path, traces: Path) -> None:
+    assert main(["reproduce", "004", "-o", str(tmp_path)]) == 0
+    with (tmp_path / "reproduce.csv").open() as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == COLUMNS
+        rows = list(reader)
+    assert all(row["note"] for row in rows if row["agrees"] != "yes")
+    assert "no" not in {row["agrees"] for row in rows}
+    fit_a = next(row for row in rows if row["item"].startswith("Eq. 4.1 of 004: fitted a"))
+    assert float(fit_a["paper_value"]) == 7.469 and fit_a["agrees"] == "yes"
+    assert (tmp_path / "static" / "report" / "wait_vs_fairshare.png").is_file()
