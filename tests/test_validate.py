@@ -21,6 +21,7 @@ KINDS = {
     "wrappers-vertical-empty.yaml": "wrappers",
     "pool-baseline.yaml": "sweep", "pool-n1-sweep.yaml": "sweep", "psp-scenarios.yaml": "sweep",
     "sweep-seeds.yaml": "sweep", "wrappers-dynamic-sweep.yaml": "sweep", "wrappers-static-sweep.yaml": "sweep",
+    "metacentrum-policy-change.yaml": "sweep", "wrappers-contended-fairshare.yaml": "sweep",
 }
 
 
