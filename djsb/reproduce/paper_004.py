@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from djsb.errors import RunError
 from djsb.model import SimulationResult
 from djsb.reproduce.checks import Between, Check, Figure, Reproduction, SameSide, Within
 from djsb.reproduce.registry import CONFIGS, PAPERS
@@ -82,6 +83,7 @@ def outcome(unwrapped: float, wrapped: float, jobs: int) -> int:
 
 
 def fair_share_label(value: float) -> str:
+    """The row of Tables 4.2-4.3 a fair-share target belongs to: 1.0 is the best, any lower the worst."""
     return "best" if value >= 1.0 else "worst"
 
 
@@ -167,7 +169,8 @@ def run_point(config: Path, values: dict[str, object]) -> tuple[SimulationResult
     tree = spec.point_tree(index)
     experiment = load_experiment(Path(tree.source), tree)
     plan = experiment.workflow
-    assert plan is not None  # the thesis' sweeps all have a workflow
+    if plan is None:
+        raise RunError(f"{config.name} has no workflow section to run")
     first = max(j.job_id for j in experiment.jobs) + 1
     result, _ = run_workflow(experiment.jobs, experiment.cluster, experiment.scheduler, experiment.priority,
                              experiment.seed, plan, plan.strategies[0])
@@ -179,7 +182,9 @@ def hole_evidence(config: Path, instants: dict[str, float], sweep: pd.DataFrame)
     for one 96-CPU job and how long for the 1,152-CPU wrapper (004 sec. 5: a wider job finds fewer
     holes)."""
     table = dynamic_tables(sweep)
-    lost = table[(table[SHAPE] == "horizontal") & (table["delta"] < -PASS_DELAY * JOBS["horizontal"])]
+    loses = [shape == "horizontal" and outcome(u, w, JOBS[shape]) < 0
+             for shape, u, w in zip(table[SHAPE], table["unwrapped_Tq"], table["wrapped_Tq"], strict=True)]
+    lost = table[loses]
     parts = []
     for label, group in lost.groupby("label"):
         submit = instants[str(label)]
@@ -193,11 +198,12 @@ def hole_evidence(config: Path, instants: dict[str, float], sweep: pd.DataFrame)
         free = result.total_cores - window["busy_cores"].to_numpy(float)
         spans = np.diff(times)
         span = float(spans.sum()) or 1.0
-        room_small = float(spans[free >= wrapper["cpus"] / JOBS["horizontal"]].sum()) / span
+        job_cpus = int(wrapper["cpus"]) // JOBS["horizontal"]
+        room_small = float(spans[free >= job_cpus].sum()) / span
         room_wide = float(spans[free >= wrapper["cpus"]].sum()) / span
         parts.append(f"{label} (fair share {fair_share:g}): the {int(wrapper['cpus'])}-CPU wrapper waits "
                      f"{wrapper['wait']:.0f} s, during which {room_small:.0%} of the time has room for a "
-                     f"96-CPU job and {room_wide:.0%} for the wrapper")
+                     f"{job_cpus}-CPU job and {room_wide:.0%} for the wrapper")
     return "; ".join(parts)
 
 
