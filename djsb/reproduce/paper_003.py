@@ -168,6 +168,7 @@ def ecdf_figure(runs: dict[str, pd.DataFrame], path: Path) -> None:
         ecdf_step(ax, np.sort(runs[name]["wait"].to_numpy(float)), label=name)
     ax.axvline(CROSSING, color="k", linestyle=":", linewidth=0.8, label="003's crossing (2,920 s)")
     ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlim(left=0.0)
     ax.set_xlabel("queue wait (s)")
     ax.set_ylabel("fraction of jobs")
     ax.set_title("MetaCentrum-wagap-2013: wait ECDF before and after the queue change")
