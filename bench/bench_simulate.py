@@ -15,9 +15,13 @@ The commands:
 * ``lanl-mn4``: configs/simulate-lanl-mn4.yaml (all of LANL-CM5 under MareNostrum 4's policy);
 * ``kth-easy``: configs/simulate-kth-easy.yaml (KTH-SP2 under textbook EASY).
 
+With ``--accasim PYTHON`` (an interpreter with ``accasim==1.1.3``) it then times AccaSim's EASY
+against the model's on the first quarter of LANL-CM5 (:func:`bench_model.side_by_side`, the
+``--after`` tree's model), so one run prints every speed figure of the model with its peak memory.
+
 Usage: ``.venv/bin/python bench/bench_simulate.py --before DIR [--after DIR] [--tries N]
-[--commands NAME ...]``; ``--before`` is a source tree, e.g. ``git archive main | tar -x -C DIR``;
-``--after`` defaults to this tree. AccaSim is compared by ``bench/bench_model.py --accasim``.
+[--commands NAME ...] [--accasim PYTHON [--accasim-tries N]]``; ``--before`` is a source tree,
+e.g. ``git archive main | tar -x -C DIR``; ``--after`` defaults to this tree.
 """
 
 from __future__ import annotations
@@ -88,6 +92,8 @@ def main() -> None:
     parser.add_argument("--tries", type=int, default=3, help="runs per tree and command, fastest kept")
     parser.add_argument("--commands", nargs="*",
                         default=["kth-mn4-profile", "kth-mn4-will_run", "lanl-mn4", "kth-easy"])
+    parser.add_argument("--accasim", metavar="PYTHON", help="also time AccaSim's EASY with this interpreter")
+    parser.add_argument("--accasim-tries", type=int, default=1)
     parser.add_argument("--worker", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -120,6 +126,16 @@ def main() -> None:
         for label in trees:
             ratio = best[label, "kth-mn4-will_run"]["wall"] / best[label, "kth-mn4-profile"]["wall"]
             print(f"KTH-SP2 10,000 jobs, marenostrum4: will_run / profile = {ratio:.1f}x ({label})")
+    if all(("before", name) in best for name in ("lanl-mn4", "kth-easy")):
+        for label in trees:
+            ratio = best[label, "lanl-mn4"]["wall"] / best[label, "kth-easy"]["wall"]
+            print(f"lanl-mn4 / kth-easy = {ratio:.1f}x ({label})")
+    if args.accasim:
+        sys.path.insert(0, str(args.after.resolve() / "bench"))
+        import bench_model
+
+        bench_model.side_by_side(args.accasim, bench_model.TRACE, "1024x1", bench_model.TOTAL_JOBS // 4,
+                                 args.accasim_tries)
 
 
 if __name__ == "__main__":
