@@ -65,8 +65,12 @@ class Needs(Generic[K]):
                     del self.least[key]
 
     def fit(self: Needs[int], parts: Sequence[PartitionState]) -> bool:
-        """Could a job of the set (grouped by partition) fit the free capacity of its partition now?"""
-        return any(least <= parts[p].free for p, least in self.least.items())
+        """Could a job of the set (grouped by partition) fit the free capacity of its partition now?
+        (Asked before every pass and at every job a pass walks: a loop, not ``any`` over a generator.)"""
+        for p, least in self.least.items():
+            if least <= parts[p].free:
+                return True
+        return False
 
 
 class JobQueue:
