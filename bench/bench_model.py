@@ -119,7 +119,7 @@ def measure(trace: Path, config: str, layout: str, limit: int | None, repeat: in
 
 
 ACCASIM_RUNNER = """
-import collections, collections.abc, sys, time
+import collections, collections.abc, resource, sys, time
 collections.Mapping = collections.abc.Mapping  # AccaSim 1.1.3 imports it from collections (Python < 3.10)
 from accasim.base.allocator_class import FirstFit
 from accasim.base.scheduler_class import EASYBackfilling
@@ -127,12 +127,13 @@ from accasim.base.simulator_class import Simulator
 started = time.perf_counter()
 Simulator(sys.argv[1], sys.argv[2], EASYBackfilling(FirstFit()), RESULTS_FOLDER_PATH=sys.argv[3],
           scheduling_output=False, statistics_output=False, show_statistics=False).start_simulation()
-print(time.perf_counter() - started)
+print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
-def accasim(python: str, trace: Path, layout: str, limit: int | None) -> float:
-    """Seconds AccaSim (EASYBackfilling + FirstFit) takes on the same layout and jobs.
+def accasim(python: str, trace: Path, layout: str, limit: int | None) -> tuple[float, float]:
+    """Seconds AccaSim (EASYBackfilling + FirstFit) takes on the same layout and jobs, and the peak
+    resident set size (MB) of its process.
 
     AccaSim's default SWF reader turns a job of P processors into P node requests of one core each
     (its ``equivalence`` processor -> core 1), and each node of the layout is a group of ``cores``
@@ -150,7 +151,8 @@ def accasim(python: str, trace: Path, layout: str, limit: int | None) -> float:
                                       "start_time": 0}))
         out = subprocess.run([python, "-c", ACCASIM_RUNNER, str(swf), str(system), tmp], check=True,
                              capture_output=True, text=True, cwd=tmp).stdout
-    return float(out.strip().splitlines()[-1])
+    seconds, peak_mb = out.strip().splitlines()[-1].split()
+    return float(seconds), float(peak_mb)
 
 
 def side_by_side(python: str, trace: Path, layout: str, jobs: int, tries: int) -> None:
@@ -161,11 +163,11 @@ def side_by_side(python: str, trace: Path, layout: str, jobs: int, tries: int) -
         accasim_runs.append(accasim(python, trace, layout, jobs))
     model = min(model_runs, key=lambda row: row["seconds"])
     model_total = model["read_seconds"] + model["seconds"]
-    other = min(accasim_runs)
+    other, other_mb = min(accasim_runs)
     print(f"AccaSim 1.1.3 EASYBackfilling+FirstFit, {layout}, first {jobs} jobs: {other:.1f} s "
-          f"({jobs / other:.0f} jobs/s); model EASY read+replay {model_total:.2f} s "
-          f"({jobs / model_total:.0f} jobs/s): model {other / model_total:.0f}x faster "
-          f"(replay only {other / model['seconds']:.0f}x)")
+          f"({jobs / other:.0f} jobs/s, peak {other_mb:.0f} MB); model EASY read+replay {model_total:.2f} s "
+          f"({jobs / model_total:.0f} jobs/s, peak {model['peak_mb']:.0f} MB): model "
+          f"{other / model_total:.0f}x faster (replay only {other / model['seconds']:.0f}x)")
 
 
 def main() -> None:

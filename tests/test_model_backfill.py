@@ -25,6 +25,10 @@ from djsb.model import (
 )
 from djsb.model import backfill as package
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.backfill.profile_planner import Headroom
+from djsb.model.cluster import ClusterState
+from djsb.model.profile import Profile
+from djsb.model.queue import Needs
 from djsb.workloads.job import TraceJob
 
 
@@ -246,3 +250,28 @@ def test_backfill_policies_register_by_file() -> None:
     assert not BACKFILL_POLICIES.get("none").enabled
     with pytest.raises(ConfigError, match="conservative"):
         SchedulerConfig(backfill="lookahead")
+
+
+def test_headroom_says_whether_a_job_left_could_fit_its_plan() -> None:
+    # A partition of 8 units, 4 free now; a running job gives 4 back at t = 100; a reservation takes
+    # 6 over [100, 200). Free: 4 on [0, 100), 8 - 6 = 2 on [100, 200), 8 from 200.
+    state = ClusterState(ClusterSpec.homogeneous(1, 8))
+    part = state.partitions[0]
+    part.free = 4
+    profile = Profile(0.0, 4, [(100.0, 4)])
+    profile.take(100.0, 100.0, 6)
+    left: Needs[tuple[int, float]] = Needs()
+    left.add((0, 150.0), 3)  # its run [0, 150) meets the 2 free units of [100, 200): 3 > 2
+    headroom = Headroom(left, state.partitions, {0: profile}, 0.0)
+    assert not headroom.any()
+    left.add((0, 50.0), 3)  # [0, 50) keeps 4 free: 3 fits
+    assert headroom.any()
+    left.add((0, 150.0), 2)  # 2 fits [0, 150) too
+    left.remove((0, 50.0), 3)
+    assert headroom.any()
+    left.remove((0, 150.0), 2)
+    assert not headroom.any()
+    left.add((0, 0.0), 4)  # planned for no time: only the 4 units free now count
+    assert headroom.any()
+    part.free = 3
+    assert not headroom.any()

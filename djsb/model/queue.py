@@ -6,61 +6,71 @@ The order is each job's ``sort_key`` (partition PriorityTier, priority, submit t
 is cancelled; a pass's starts are taken out of the list together at the end of the pass (the pass
 walks the list), their counters at once. The counters: the queued cores (the utilisation
 timeline's), each partition's least need among its queued jobs (whether any queued job could fit
-the free capacity, which decides whether a pass can start anything), and per partition the queued
-jobs whose placement depends on more than the partition's unit count (:meth:`JobQueue.plans_nodes`),
-whose partitions the profile planner plans node by node.
+the free capacity, which decides whether a pass can start anything), the same per partition and
+planned duration (whether any could fit a backfill plan's capacity over its planned run), and per
+partition the queued jobs whose placement depends on more than the partition's unit count
+(:meth:`JobQueue.plans_nodes`), whose partitions the profile planner plans node by node.
 """
 
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from operator import is_not
+from typing import Generic, TypeVar
 
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
 
+K = TypeVar("K", bound=Hashable)
 
-class Needs:
-    """How many jobs of a set need each number of units, per partition, and each partition's least
-    need: whether some job of the set could fit the free capacity (ignoring node shapes), the
-    necessary condition of every start (:meth:`ClusterState.allocate` refuses a job needing more
-    than its partition's free units)."""
+
+class Needs(Generic[K]):
+    """How many jobs of a set need each number of units, per group (a partition, or a partition and
+    a planned duration), and each group's least need. Per partition it says whether some job of
+    the set could fit the free capacity (ignoring node shapes), the necessary condition of every
+    start (:meth:`ClusterState.allocate` refuses a job needing more than its partition's free
+    units); per planned duration too, whether some job could fit a plan's least capacity over its
+    run."""
 
     def __init__(self) -> None:
-        self.counts: dict[int, dict[int, int]] = {}
-        self.least: dict[int, int] = {}  # per partition with jobs in the set: their least need
+        self.counts: dict[K, dict[int, int]] = {}
+        self.least: dict[K, int] = {}  # per group with jobs in the set: their least need
 
-    def copy(self) -> Needs:
+    def copy(self) -> Needs[K]:
         """An independent copy (a pass consumes it as it walks the queue)."""
-        other = Needs()
-        other.counts = {p: dict(counts) for p, counts in self.counts.items()}
+        other: Needs[K] = Needs()
+        other.counts = {key: dict(counts) for key, counts in self.counts.items()}
         other.least = dict(self.least)
         return other
 
-    def add(self, p: int, need: int) -> None:
-        """A job of partition ``p`` needing ``need`` units joins the set."""
-        counts = self.counts.setdefault(p, {})
+    def add(self, key: K, need: int) -> None:
+        """A job of group ``key`` needing ``need`` units joins the set."""
+        counts = self.counts.setdefault(key, {})
         counts[need] = counts.get(need, 0) + 1
-        least = self.least.get(p)
+        least = self.least.get(key)
         if least is None or need < least:
-            self.least[p] = need
+            self.least[key] = need
 
-    def remove(self, p: int, need: int) -> None:
-        """A job of partition ``p`` needing ``need`` units leaves the set."""
-        counts = self.counts[p]
+    def remove(self, key: K, need: int) -> None:
+        """A job of group ``key`` needing ``need`` units leaves the set."""
+        counts = self.counts[key]
         counts[need] -= 1
         if not counts[need]:
             del counts[need]
-            if need == self.least[p]:
+            if need == self.least[key]:
                 if counts:
-                    self.least[p] = min(counts)
+                    self.least[key] = min(counts)
                 else:
-                    del self.least[p]
+                    del self.least[key]
 
-    def fit(self, parts: Sequence[PartitionState]) -> bool:
-        """Could a job of the set fit the free capacity of its partition now?"""
-        return any(least <= parts[p].free for p, least in self.least.items())
+    def fit(self: Needs[int], parts: Sequence[PartitionState]) -> bool:
+        """Could a job of the set (grouped by partition) fit the free capacity of its partition now?
+        (Asked before every pass and at every job a pass walks: a loop, not ``any`` over a generator.)"""
+        for p, least in self.least.items():
+            if least <= parts[p].free:
+                return True
+        return False
 
 
 class JobQueue:
@@ -72,8 +82,10 @@ class JobQueue:
         self.node_memory = node_memory
         self.jobs: list[SimJob] = []
         self.cores = 0
-        self.needs = Needs()
-        """The queued jobs' needs, out of it as soon as a job starts."""
+        self.needs: Needs[int] = Needs()
+        """The queued jobs' needs per partition, out of it as soon as a job starts."""
+        self.needs_by_plan: Needs[tuple[int, float]] = Needs()
+        """The same per partition and planned duration (``SimJob.plan``)."""
         self.node_jobs = [0] * len(state.partitions)  # queued jobs planned node by node, per partition
 
     def add(self, job: SimJob) -> None:
@@ -86,6 +98,7 @@ class JobQueue:
         self.cores += job.trace.cpus
         p = job.part.index
         self.needs.add(p, job.need)
+        self.needs_by_plan.add((p, job.plan), job.need)
         self.node_jobs[p] += self.plans_nodes(job)
 
     def cancel(self, job: SimJob) -> None:
@@ -99,6 +112,7 @@ class JobQueue:
         p = job.part.index
         self.node_jobs[p] -= self.plans_nodes(job)
         self.needs.remove(p, job.need)
+        self.needs_by_plan.remove((p, job.plan), job.need)
 
     def remove_started(self, started: set[int]) -> None:
         """Take the jobs a pass started (their ids) out of the list; they are mostly at its head."""

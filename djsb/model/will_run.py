@@ -29,10 +29,11 @@ So :class:`~djsb.model.invariants.InvariantChecker` checks the starts of such a 
 oversubscribed) but not its reservations, whose invariants hold for the model's own planner only.
 
 Costs grow with the reservations of a pass times the running jobs. A pass keeps what only its own
-starts change (:class:`WillRunTest`) and the table as split slots (:class:`NodeSpace`), and stops
-walking the queue where no job left could fit the free capacity: ``djsb simulate`` of KTH-SP2's first
-10,000 jobs under ``marenostrum4`` takes about 3 times as long as with the model's own planner
-(bench/bench_simulate.py).
+starts change (:class:`WillRunTest`) and the table as split slots (:class:`NodeSpace`), allocates a
+trace job only once the usable nodes free as many slots as its CPUs, and stops walking the queue
+where no job left could fit the free capacity: ``djsb simulate`` of KTH-SP2's first 10,000 jobs
+under ``marenostrum4`` takes about 2.3 times as long as with the model's own planner (wall and CPU
+time, bench/bench_simulate.py).
 """
 
 from __future__ import annotations
@@ -64,68 +65,83 @@ class WillRunTest:
     own starts change what it depends on (the free slots and memory, the running jobs). So it keeps
     what depends on those alone until :meth:`started` says they changed: the partitions as the
     select plugin sees them (capacity free, every node counted), the running jobs on each usable
-    set, and the answers for each job request (``key``) on each usable set.
+    set, and the answers for each job request (``key``) on each usable set. A job that needs
+    ``slots`` free slots at least (its CPUs: no allocation takes more from a node than the node has
+    free) is tried only once the usable nodes free that many, so most batches cost no allocation.
     """
 
     def __init__(self, state: ClusterState, holdings: Sequence[Holding], now: float) -> None:
         self.state = state
-        self.holdings = sorted(holdings, key=_end_of)  # by expected end
+        self.holdings = sorted(map(_with_nodes, holdings), key=_end_of)  # by expected end
         self.now = now
+        self.nodes = frozenset(range(len(state.node_free)))
         self.select = copy.copy(state)
         """The select plugin's view: capacity free in every partition, the free slots and memory
         per node of the instant tested (set by :meth:`view` before each allocation)."""
         self.select.partitions = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
-        self.usable: dict[frozenset[int], tuple[list[int], bytearray, list[Holding]]] = {}
-        """Per usable set: its free slots now (0 on the other nodes), which of them have one, and
-        the running jobs on it."""
+        self.usable: dict[frozenset[int], tuple[list[int], bytearray, int, list[_Held]]] = {}
+        """Per usable set: its free slots now (0 on the other nodes), which of them have one, their
+        positive sum, and the running jobs on it."""
         self.answers: dict[tuple[frozenset[int], Hashable], tuple[float, Placement] | None] = {}
 
     def started(self, holding: Holding) -> None:
         """A job started now and runs as ``holding``: the cluster state and the running jobs changed."""
-        insort(self.holdings, holding, key=_end_of)
+        insort(self.holdings, _with_nodes(holding), key=_end_of)
         self.usable.clear()
         self.answers.clear()
 
     def view(self, free: list[int], has_free: bytearray, memory: list[float | None]) -> ClusterState:
         """The select plugin's view with these free slots (``has_free``: which nodes have one) and
-        memory per node, valid until the next call."""
+        memory per node, valid until the next call (allocating reads them, never writes)."""
         view = self.select
         view.node_free, view.node_has_free, view.node_mem_free = free, has_free, memory
         return view
 
-    def test(self, usable: frozenset[int], allocate: Allocate,
-             key: Hashable | None = None) -> tuple[float, Placement] | None:
+    def test(self, usable: frozenset[int], allocate: Allocate, key: Hashable | None = None,
+             slots: int = 0) -> tuple[float, Placement] | None:
         """When and where a job could start on the nodes ``usable``, removing the running jobs batch
         by batch; None if it never fits. ``key`` names the job's request when ``allocate``'s answer
-        depends on it and the view alone (the answer is then remembered), None otherwise."""
+        depends on it and the view alone (the answer is then remembered), None otherwise;
+        ``slots``: the free slots the usable nodes must offer together before ``allocate`` can
+        succeed (0: no such bound)."""
         if key is None:
-            return self._test(usable, allocate)
+            return self._test(usable, allocate, slots)
         memo = (usable, key)
         if memo not in self.answers:
-            self.answers[memo] = self._test(usable, allocate)
+            self.answers[memo] = self._test(usable, allocate, slots)
         return self.answers[memo]
 
-    def _test(self, usable: frozenset[int], allocate: Allocate) -> tuple[float, Placement] | None:
-        now = self.now
+    def _base(self, usable: frozenset[int]) -> tuple[list[int], bytearray, int, list[_Held]]:
         base = self.usable.get(usable)
         if base is None:
-            now_free = [slots if node in usable else 0 for node, slots in enumerate(self.state.node_free)]
-            on_usable = [h for h in self.holdings if not usable.isdisjoint(node for node, _ in h[1])]
-            base = self.usable[usable] = (now_free, bytearray(map(_positive, now_free)), on_usable)
-        free, has_free, pending = list(base[0]), bytearray(base[1]), base[2]
+            state = self.state
+            free, has_free = list(state.node_free), bytearray(state.node_has_free)
+            for node in self.nodes - usable:
+                free[node] = has_free[node] = 0
+            on_usable = [h for h in self.holdings if not usable.isdisjoint(h[3])]
+            base = self.usable[usable] = (free, has_free, sum(f for f in free if f > 0), on_usable)
+        return base
+
+    def _test(self, usable: frozenset[int], allocate: Allocate,
+              slots: int) -> tuple[float, Placement] | None:
+        now = self.now
+        base_free, base_has_free, offered, pending = self._base(usable)
+        free, has_free = list(base_free), bytearray(base_has_free)
         memory = list(self.state.node_mem_free)
-        alloc = allocate(self.view(list(free), bytearray(has_free), list(memory)))
-        if alloc is not None:
-            return now, alloc
+        if offered >= slots:
+            alloc = allocate(self.view(free, has_free, memory))
+            if alloc is not None:
+                return now, alloc
         window, aligned, k = WILL_RUN_WINDOW, None, 0
         while k < len(pending):
             while True:
-                end, held, held_memory = pending[k]
+                end, held, held_memory, _ = pending[k]
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
-                for i, (node, slots) in enumerate(held):
+                for i, (node, count) in enumerate(held):
                     if node in usable:
-                        free[node] += slots
+                        free[node] += count
+                        offered += count  # a bound: what the node offers grows by at most this
                         has_free[node] = free[node] > 0
                         if held_memory is not None and memory[node] is not None:
                             memory[node] = memory[node] + held_memory[i]  # type: ignore[operator]
@@ -135,17 +151,24 @@ class WillRunTest:
             window *= 2
             while k < len(pending) and pending[k][0] > aligned + window:
                 window *= 2
-            alloc = allocate(self.view(list(free), bytearray(has_free), list(memory)))
-            if alloc is not None:
-                return max(last, now), alloc
+            if offered >= slots:
+                alloc = allocate(self.view(free, has_free, memory))
+                if alloc is not None:
+                    return max(last, now), alloc
         return None
 
 
-def _positive(slots: int) -> bool:
-    return slots > 0
+_Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int]]
+"""A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set."""
 
 
-def _end_of(holding: Holding) -> float:
+def _with_nodes(holding: Holding) -> _Held:
+    end, held, memory = holding
+    pairs = list(held)
+    return end, pairs, memory, frozenset(node for node, _ in pairs)
+
+
+def _end_of(holding: _Held) -> float:
     return holding[0]
 
 

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from djsb.registry import Registry
 
 if TYPE_CHECKING:
+    from djsb.model.cluster import PartitionState
     from djsb.model.job import SimJob
+    from djsb.model.queue import Needs
     from djsb.model.simulation import Simulation
 
 
@@ -58,29 +60,60 @@ class BackfillPlanner(ABC):
         planned = self.expected_end(job)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
-    def candidates(self) -> Iterator[SimJob]:
+    def candidates(self, startable: Startable | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
         held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count).
 
-        Without an invariant checker the walk stops where no job left in the queue could fit its
-        partition's free capacity: a pass only takes capacity, so none of them could start, and the
-        reservations it would still make are dropped with the pass (the core skips a whole pass on
-        the same condition). Those reservations are what costs: sched/backfill plans one for every
-        job it tests, the model's conservative policy too."""
+        Without an invariant checker the walk stops where no job left in the queue could start:
+        by default where none could fit its partition's free capacity, or as the planner's
+        ``startable`` (a tighter necessary condition of its starts) says. A pass only takes
+        capacity, so none of them could start later in the pass, and the reservations it would
+        still make are dropped with the pass (the core skips a whole pass on the first condition).
+        Those reservations are what costs: sched/backfill plans one for every job it tests, the
+        model's conservative policy too."""
         sim = self.sim
-        parts = sim.state.partitions
-        left = None if sim.checker is not None else sim.queue.needs.copy()
+        left = None if sim.checker is not None else startable or FreeCapacity(sim.queue.needs.copy(),
+                                                                             sim.state.partitions)
         tested = 0
         for job in sim.queue.jobs:
             if tested >= self.config.bf_max_job_test:
                 return
             if left is not None:
-                if not left.fit(parts):
+                if not left.any():
                     return
-                left.remove(job.part.index, job.need)
+                left.remove(job)
             if sim.limits.allows(job):
                 tested += 1
                 yield job
+
+
+class Startable(Protocol):
+    """The jobs a backfill pass has not walked yet, and whether one of them could still start."""
+
+    def any(self) -> bool:
+        """Could a job not walked yet start now?"""
+
+    def remove(self, job: SimJob) -> None:
+        """The pass reached ``job``."""
+
+
+class FreeCapacity:
+    """:class:`Startable` by the jobs' needs per partition (``left``): one could start only if it
+    fits its partition's free capacity now
+    (:meth:`~djsb.model.cluster.ClusterState.allocate` refuses a job needing more than its
+    partition's free units)."""
+
+    def __init__(self, left: Needs[int], parts: Sequence[PartitionState]) -> None:
+        self.left = left
+        self.parts = parts
+
+    def any(self) -> bool:
+        """Could a job not walked yet start now?"""
+        return self.left.fit(self.parts)
+
+    def remove(self, job: SimJob) -> None:
+        """The pass reached ``job``."""
+        self.left.remove(job.part.index, job.need)
 
 
 def planned_end(job: SimJob) -> float:

@@ -25,6 +25,7 @@ node twice. ``bf_node_reservations`` plans every reservation node by node, keepi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, job_memory, shares_cores
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, planned_end
@@ -34,6 +35,7 @@ from djsb.model.job import SimJob
 from djsb.model.node_plan import NodePlan
 from djsb.model.placement import Placement
 from djsb.model.profile import Profile
+from djsb.model.queue import Needs
 
 
 @BACKFILL_PLANNERS.register("profile")
@@ -58,7 +60,11 @@ class ProfilePlanner(BackfillPlanner):
         earliest: dict[tuple[int, int, float], float] = {}
         started: set[int] = set()
         startable: bool | None = None  # whether some queued job fits now: asked only when it decides
-        for job in self.candidates():
+        # Where each job walked costs a reservation, stop the walk where no job left fits its plan;
+        # EASY's single reservation leaves the rest of its walk cheap (no reservation to plan).
+        headroom = Headroom(queue.needs_by_plan.copy(), state.partitions, profiles, now) \
+            if max_reservations > 1 else None
+        for job in self.candidates(headroom):
             part = job.part
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
@@ -175,6 +181,50 @@ class ProfilePlanner(BackfillPlanner):
                 if amount and not profiles[q].fits(now, duration, amount):
                     return False
         return True
+
+
+class Headroom:
+    """:class:`~djsb.model.backfill.planner.Startable` for this planner: whether a job a pass has
+    not walked yet (``left``, per partition and planned duration) could still start. The pass
+    starts a job only if its partition's profile keeps its need free over its planned run from now
+    (:meth:`Profile.fits`; before the partition has a profile, or for a job planned for no time,
+    the free capacity now, which its allocation needs). Starts and reservations only take
+    capacity, so once no job left fits, none will in this pass: its walk stops there
+    (:meth:`BackfillPlanner.candidates`) instead of planning reservations it drops.
+
+    The group that fitted last (``witness``) is asked first; the others only when it no longer fits."""
+
+    def __init__(self, left: Needs[tuple[int, float]], parts: Sequence[PartitionState],
+                 profiles: dict[int, Profile], now: float) -> None:
+        self.left = left
+        self.parts = parts
+        self.profiles = profiles
+        self.now = now
+        self.witness: tuple[int, float] | None = None
+
+    def room(self, group: tuple[int, float]) -> float:
+        """The most units a job of ``group`` (partition, planned duration) could start with now."""
+        p, plan = group
+        profile = self.profiles.get(p)
+        if profile is None or plan <= 0:
+            return self.parts[p].free
+        return profile.lowest(self.now, plan)
+
+    def any(self) -> bool:
+        """Could a job not walked yet start now?"""
+        least = self.left.least
+        witness = self.witness
+        if witness is not None and witness in least and least[witness] <= self.room(witness):
+            return True
+        for group, need in least.items():
+            if group != witness and need <= self.room(group):
+                self.witness = group
+                return True
+        return False
+
+    def remove(self, job: SimJob) -> None:
+        """The pass reached ``job``."""
+        self.left.remove((job.part.index, job.plan), job.need)
 
 
 def _kept_free(job: SimJob, alloc: Placement) -> Placement:

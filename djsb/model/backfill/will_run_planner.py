@@ -64,11 +64,12 @@ class WillRunPlanner(BackfillPlanner):
         (backfill.c ``TRY_LATER``); None if it gets neither a start now nor a reservation."""
         nodes = job.part.node_ids
         key = _request(job)
+        slots = job.trace.cpus if job.shape is None else 0  # a trace job takes its CPUs in free slots
         later: float | None = now
         while later is not None:
             start_res = later
             usable, later = space.scan(nodes, start_res, start_res + job.plan)
-            found = test.test(usable, lambda view: allocate(job, view), key)
+            found = test.test(usable, lambda view: allocate(job, view), key, slots)
             if found is None:
                 continue
             start, alloc = max(found[0], start_res), found[1]

@@ -13,7 +13,10 @@ next 1 - 1/N (004 sec. 2.4). Name order breaks remaining ties so runs are reprod
 
 Speed: siblings share their parent's usage, so their LF order is their usage/share order, which
 ``AccountTree`` keeps sorted incrementally; the ranking is rebuilt only when some association
-moved or changed ties. Ties are detected on usage/share (equal exactly when LF is).
+moved or changed ties. Ties are detected on usage/share (equal exactly when LF is). The visiting
+order is kept per account as its users in order, each marked tied to the one before or not
+(:func:`_users_in_order`); an account's list is made again only when usage was charged or an
+association added below it, so a ranking after a few users ran revisits their accounts alone.
 """
 
 from __future__ import annotations
@@ -42,42 +45,68 @@ def _merged(accounts: list[Association]) -> tuple[list[Key], list[Association]]:
     return [key for key, _ in keyed], [node for _, node in keyed]
 
 
+Visit = list[tuple[tuple[str, str], bool | None]]
+"""Users in visiting order, each with whether it ties with the user before it (None: as the first
+element of the list ties, which the caller decides)."""
+
+
+def _users_in_order(keys: list[Key], nodes: list[Association],
+                    visits: dict[Association, Visit]) -> Visit:
+    """The users below ``nodes`` (siblings sorted by ``keys``, or the merged children of tied
+    accounts) in visiting order, with their ties (see the module docstring); an account visited
+    alone takes its list from ``visits`` or adds it there."""
+    out: Visit = []
+    previous = None
+    i = 0
+    count = len(keys)
+    while i < count:
+        value, is_account, _ = keys[i]
+        tied = None if i == 0 else value == previous
+        if not is_account:
+            node = nodes[i]
+            out.append(((node.name, node.account), tied))
+            i += 1
+        else:
+            last = i + 1
+            while last < count and keys[last][1] and keys[last][0] == value:
+                last += 1
+            if last == i + 1:
+                account = nodes[i]
+                below = visits.get(account)
+                if below is None:
+                    below = visits[account] = _users_in_order(account.order_keys, account.order_nodes,
+                                                              visits)
+            else:
+                below = _users_in_order(*_merged(nodes[i:last]), visits)
+            if below:
+                first_key, first_tied = below[0]
+                out.append((first_key, tied if first_tied is None else first_tied))
+                out.extend(below[1:])
+            i = last
+        previous = value
+    return out
+
+
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
+    visits: dict[Association, Visit] = tree.cache.setdefault("fair_tree_visits", {})  # type: ignore[assignment]
+    for node in tree.changed:  # usage charged or an association added below these accounts
+        account: Association | None = node
+        while account is not None:
+            visits.pop(account, None)
+            account = account.parent
     cached = tree.cache.get("fair_tree")
     if not tree.refresh_orders() and cached is not None:
         return cached  # type: ignore[return-value]
     n_users = len(tree.users)
-    factors: dict[int, float] = {}
+    factors: dict[tuple[str, str], float] = {}
     rank = rnt = n_users
-
-    def visit(keys: list[Key], nodes: list[Association], account_tied: bool) -> None:
-        nonlocal rank, rnt
-        previous = None
-        i = 0
-        count = len(keys)
-        while i < count:
-            value, is_account, _ = keys[i]
-            tied = account_tied if i == 0 else value == previous
-            if not is_account:
-                if not tied:
-                    rank = rnt
-                factors[id(nodes[i])] = rank / n_users
-                rnt -= 1
-                i += 1
-            else:
-                last = i + 1
-                while last < count and keys[last][1] and keys[last][0] == value:
-                    last += 1
-                if last == i + 1:
-                    visit(nodes[i].order_keys, nodes[i].order_nodes, tied)
-                else:
-                    visit(*_merged(nodes[i:last]), tied)
-                i = last
-            previous = value
-
     if n_users:
-        visit(tree.root.order_keys, tree.root.order_nodes, False)
-    result = {key: factors[id(assoc)] for key, assoc in tree.users.items()}
+        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits):
+            if not tied:
+                rank = rnt
+            factors[key] = rank / n_users
+            rnt -= 1
+    result = {key: factors[key] for key in tree.users}
     tree.cache["fair_tree"] = result
     return result

@@ -17,7 +17,7 @@ current fair share table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,18 +102,11 @@ class MultifactorPriority(PriorityPlugin):
             "partition": job.part.spec.priority_job_factor / self.max_part if self.max_part > 0 else 0.0,
         }
 
-    def _assign(self, job: SimJob) -> None:
-        """The priority of eq. 2.4 from ``job.factors``."""
-        f = job.factors
-        w = self.weights
-        job.priority = float(int(w.age * f["age"] + w.job_size * f["size"] + w.fairshare * f["fairshare"]
-                                 + w.qos * f["qos"] + w.partition * f["partition"]))
-        job.update_sort_key()
-
     def on_submit(self, job: SimJob, now: float) -> None:
         """Priority from the current fair share table and age 0."""
         job.factors = self.factors(job, now)
-        self._assign(job)
+        job.update_sort_key()
+        self._prioritise((job,), now)
 
     def on_start(self, job: SimJob, now: float) -> None:
         """Start charging the job's CPUs to its association."""
@@ -124,16 +117,33 @@ class MultifactorPriority(PriorityPlugin):
         self.tree.job_ended(job.trace.user, job.trace.account, job.trace.cpus, now)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
-        """Refresh fair share, then every pending job's priority. Only age and fair share change
-        between two computations (size, QoS and partition are fixed at submission), so those two
-        are updated in the job's factors, which nobody else holds while it is pending."""
+        """Refresh fair share, then every pending job's priority."""
         self.refresh_fairshare(now)
+        self._prioritise(queue, now)
+
+    def _prioritise(self, jobs: Iterable[SimJob], now: float) -> None:
+        """The age and fair share factors of ``jobs`` at ``now`` (as :meth:`factors` gives them)
+        and their priority P of eq. 2.4, in the order of their sort keys (set before). Only age and
+        fair share change between two computations (size, QoS and partition are fixed at
+        submission), so those two are updated in the job's factors, which nobody else holds while
+        it is pending.
+
+        Every ``calc_period`` this runs over the whole queue, the model's costliest loop after the
+        backfill pass, hence locals and ``min``/``max`` written as the conditionals they are: the
+        same arithmetic in the same order, the same floats bit for bit."""
         fs_table, max_age = self.fs_table, self.max_age
-        for job in queue:
+        w = self.weights
+        w_age, w_size, w_fs, w_qos, w_part = w.age, w.job_size, w.fairshare, w.qos, w.partition
+        for job in jobs:
             trace, f = job.trace, job.factors
-            f["age"] = min(1.0, max(0.0, now - job.eligible) / max_age)
-            f["fairshare"] = fs_table.get((trace.user, trace.account), 1.0)
-            self._assign(job)
+            waited = now - job.eligible
+            age = (waited if waited > 0.0 else 0.0) / max_age
+            age = f["age"] = age if age < 1.0 else 1.0
+            fairshare = f["fairshare"] = fs_table.get((trace.user, trace.account), 1.0)
+            priority = job.priority = float(int(w_age * age + w_size * f["size"] + w_fs * fairshare
+                                                + w_qos * f["qos"] + w_part * f["partition"]))
+            key = job.sort_key
+            job.sort_key = (key[0], -priority, key[2], key[3])
 
 
 def _weights(node: Located) -> MultifactorWeights:
