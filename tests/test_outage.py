@@ -136,21 +136,26 @@ def job_row(stage: str, scenario: str, sample: int, app: str, exec_s: float, out
             f"2,{cpus // 2},{cpus},n1,,,,True,0,False,scheduler,{outage}")
 
 
-def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) -> None:
+def write_run_with_an_outage(run_dir: Path, more_cells: str) -> None:
+    """jobs.csv and cells.csv of a run whose oversubscription sample 0 is clean (slowdown_s =
+    12 / 10 = 1.2) and sample 1 spanned an outage (31 / 10 = 3.1); ``more_cells`` adds cells.csv rows."""
     rows = [job_row("reference", "", 0, "simulation", 10), job_row("reference", "", 0, "analytics", 2),
-            # sample 0 clean: slowdown_s = 12 / 10 = 1.2; sample 1 spanned an outage: 31 / 10 = 3.1
             job_row("execution", "oversubscription", 0, "simulation", 12),
             job_row("execution", "oversubscription", 0, "analytics", 2),
             job_row("execution", "oversubscription", 1, "simulation", 31, outage=True),
             job_row("execution", "oversubscription", 1, "analytics", 2)]
-    (tmp_path / "jobs.csv").write_text(JOBS_HEADER + "\n" + "\n".join(rows) + "\n")
-    (tmp_path / "cells.csv").write_text(
+    (run_dir / "jobs.csv").write_text(JOBS_HEADER + "\n" + "\n".join(rows) + "\n")
+    (run_dir / "cells.csv").write_text(
         "stage,scenario,n_a,sample,status,outage,reason\n"
         "reference,,0,0,completed,False,\n"
         "execution,oversubscription,1,0,completed,False,\n"
-        "execution,oversubscription,1,1,completed,True,\n"
-        "execution,oversubscription,1,2,failed,False,slurm: submission refused: node configuration\n"
-        "execution,stopcont,1,0,failed,False,slurm: submission refused\n")
+        "execution,oversubscription,1,1,completed,True,\n" + more_cells)
+
+
+def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) -> None:
+    write_run_with_an_outage(tmp_path, "execution,oversubscription,1,2,failed,False,slurm: submission refused: "
+                                       "node configuration\n"
+                                       "execution,stopcont,1,0,failed,False,slurm: submission refused\n")
     summary = write_report(tmp_path, plots=False).set_index("scenario")
     over = summary.loc["oversubscription"]
     assert over["samples"] == 1 and over["slowdown_s"] == pytest.approx(1.2)
@@ -197,18 +202,7 @@ def test_a_reference_sample_in_an_outage_is_left_out_while_another_is_clean(tmp_
 
 
 def test_report_shows_failed_and_outage_samples_where_they_happened(tmp_path: Path) -> None:
-    rows = [job_row("reference", "", 0, "simulation", 10), job_row("reference", "", 0, "analytics", 2),
-            job_row("execution", "oversubscription", 0, "simulation", 12),
-            job_row("execution", "oversubscription", 0, "analytics", 2),
-            job_row("execution", "oversubscription", 1, "simulation", 31, outage=True),
-            job_row("execution", "oversubscription", 1, "analytics", 2)]
-    (tmp_path / "jobs.csv").write_text(JOBS_HEADER + "\n" + "\n".join(rows) + "\n")
-    (tmp_path / "cells.csv").write_text(
-        "stage,scenario,n_a,sample,status,outage,reason\n"
-        "reference,,0,0,completed,False,\n"
-        "execution,oversubscription,1,0,completed,False,\n"
-        "execution,oversubscription,1,1,completed,True,\n"
-        "execution,oversubscription,1,2,failed,False,slurm: submission refused\n")
+    write_run_with_an_outage(tmp_path, "execution,oversubscription,1,2,failed,False,slurm: submission refused\n")
     # one outage of 1000.0 .. 1042.5 s: 42.5 s, 3 failed attempts
     (tmp_path / "outages.csv").write_text(f"{','.join(OUTAGE_COLUMNS)}\n"
                                           f"1000.0,1042.5,slurm,3,squeue,\"{CONTROLLER_DOWN}\"\n")
