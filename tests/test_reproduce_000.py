@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from djsb.reproduce.paper_000 import aged, table_2, table_2_checks
+from djsb.reproduce.paper_000 import FIG_1_JOBS, aged, figure_1_checks, table_2, table_2_checks
 
 
 def test_table_2_counts_jobs_of_more_than_one_core_per_range() -> None:
@@ -25,3 +25,16 @@ def test_fig_1_follows_eq_1_every_150_s() -> None:
     points = aged(49, 3600.0, 450.0)
     assert [t for t, _ in points] == [0.0, 150.0, 300.0, 450.0]
     assert [p for _, p in points] == pytest.approx([49.0, 51.041667, 53.253472, 55.656684])
+
+
+def test_fig_1_ratio_is_explained_by_the_requests_000_does_not_give() -> None:
+    # eq. (1) by hand for a g10 job (49) with a 1 h request: each 150 s step multiplies by
+    # wait / 3600 and adds 49; at 6,750 s it has grown far past the 12 h job's priority
+    p1 = p12 = 49.0
+    for k in range(1, 46):
+        p1 = 49.0 + p1 * (k * 150.0) / 3600.0
+        p12 = 49.0 + p12 * (k * 150.0) / 43200.0
+    curves = {name: aged(g, request, 6750.0) for name, (g, request) in FIG_1_JOBS.items()}
+    (check,) = figure_1_checks(curves)
+    assert check.measured == pytest.approx(p1 / p12, rel=1e-9)
+    assert check.agrees() == "explained" and "12.1 h" in check.note() and "holds" in check.note()
