@@ -24,6 +24,7 @@ class PriorityContext:
 
     cluster: ClusterSpec
     associations: tuple[tuple[str, str], ...]  # (user, account) pairs of the workload
+    start: float = 0.0  # the replay's clock when it starts (Unix seconds for a calibration)
 
 
 class PriorityPlugin(ABC):

@@ -49,7 +49,9 @@ class MultifactorWeights:
 
 
 class MultifactorPriority(PriorityPlugin):
-    """``PriorityType=priority/multifactor``."""
+    """``PriorityType=priority/multifactor``. ``usage``: the RawUsage (decayed CPU-seconds) each
+    (user, account) association has when the replay starts, as sshare shows it on a live Slurm;
+    ``tree`` holds the usage the replay accrues."""
 
     name = "multifactor"
 
@@ -57,7 +59,8 @@ class MultifactorPriority(PriorityPlugin):
                  favor_small: bool = False, fairshare: str = "fair_tree",
                  decay_half_life: float = 7 * DAY, calc_period: float = 300.0,
                  accounts: Mapping[str, AccountSpec] | None = None,
-                 user_shares: Mapping[str, float] | None = None) -> None:
+                 user_shares: Mapping[str, float] | None = None,
+                 usage: Mapping[tuple[str, str], float] | None = None) -> None:
         if fairshare not in FAIRSHARE_ALGORITHMS:
             raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
                               f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
@@ -72,16 +75,21 @@ class MultifactorPriority(PriorityPlugin):
         self.calc_period = calc_period
         self.accounts = dict(accounts or {})
         self.user_shares = dict(user_shares or {})
+        self.usage = dict(usage or {})
         self.fs_table: dict[tuple[str, str], float] = {}
         self.tree = AccountTree((), self.accounts, self.user_shares, decay_half_life)
 
     def setup(self, ctx: PriorityContext) -> None:
-        """Build the association tree and the normalisers of eq. 2.2-2.3."""
-        self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life)
+        """Build the association tree (its clock from the replay's start, charged with the usage the
+        associations already had) and the normalisers of eq. 2.2-2.3."""
+        self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life,
+                                start=ctx.start)
+        for (user, account), cpu_seconds in self.usage.items():
+            self.tree.add_usage(user, account, cpu_seconds, ctx.start)
         self.total_cores = ctx.cluster.total_cores
         self.max_qos = max((q.priority for q in ctx.cluster.qos), default=0)
         self.max_part = max((p.priority_job_factor for p in ctx.cluster.partitions), default=0)
-        self.refresh_fairshare(0.0)
+        self.refresh_fairshare(ctx.start)
 
     def refresh_fairshare(self, now: float) -> None:
         """Decay and charge usage up to ``now`` and recompute every user's fair share factor."""
