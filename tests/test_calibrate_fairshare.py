@@ -116,3 +116,15 @@ def test_decay_tolerance_by_hand() -> None:
     # one calc period of undecayed usage, 1 - 2^(-P/h), plus P ln2 / h
     assert decay_tolerance(3600.0, 60.0) == pytest.approx((1 - 2 ** (-1 / 60)) + math.log(2) / 60)
     assert decay_tolerance(0.0, 60.0) == 0.0
+
+
+def test_job_size_factor_as_slurm_computes_it() -> None:
+    # 4 nodes of 2 CPUs: a 3-CPU job on its minimum of 1 node weighs (1/4 + 3/8) / 2 = 0.3125 with
+    # PriorityWeightJobSize 10000: 3125; favouring small jobs ((4-1)/4 + (8-3)/8) / 2 = 0.6875
+    cluster = ClusterSpec(tuple(NodeSpec(f"n{i}", 2) for i in range(1, 5)), (PartitionSpec("p"),))
+    for favor_small, expected in ((False, 3125.0), (True, 6875.0)):
+        plugin = MultifactorPriority(MultifactorWeights(job_size=10000), favor_small=favor_small, job_size="slurm")
+        sim = Simulation([TraceJob(1, 0.0, 10.0, 8, requested_time=60.0), TraceJob(2, 0.0, 10.0, 3, requested_time=60.0)],
+                         cluster, priority=plugin)
+        sim.run()
+        assert sim.jobs[2].priority == expected

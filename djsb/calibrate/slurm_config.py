@@ -175,7 +175,8 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     state), and notes on what it could not take. ``priority/basic`` is FIFO; ``priority/multifactor``
     takes ``PriorityWeight{Age,FairShare,JobSize,Partition,QOS}``, ``PriorityMaxAge``,
     ``PriorityDecayHalfLife``, ``PriorityCalcPeriod``, ``PriorityFavorSmall`` and Fair Tree unless
-    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)); the shares are sacctmgr's
+    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)), and the job size factor as Slurm computes
+    it (node and CPU fractions, ``job_size: slurm``); the shares are sacctmgr's
     (``associations``; without them every user has an equal share) and the usage at the start
     sshare's (``usage``; without it none)."""
     kind = config.get("PriorityType", "priority/basic")
@@ -187,7 +188,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     options: dict[str, Any] = {"max_age": slurm_time(config.get("PriorityMaxAge", "7-00:00:00")),
                "decay_half_life": slurm_time(config.get("PriorityDecayHalfLife", "7-00:00:00")),
                "calc_period": slurm_time(config.get("PriorityCalcPeriod", "00:05:00")),
-               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes",
+               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes", "job_size": "slurm",
                "fairshare": "classic" if "NO_FAIR_TREE" in config.get("PriorityFlags", "") else "fair_tree"}
     if associations is not None:
         options.update(accounts=associations.accounts, user_shares=associations.user_shares)
@@ -196,6 +197,8 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     options["usage"] = dict(usage or {})
     notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
               if config.get(key, "0") not in ("0", "(null)", "")]
+    flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")} - {"", "(null)", "NO_FAIR_TREE"}
+    notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
     return lambda: MultifactorPriority(weights, **options), notes
 
 
