@@ -197,7 +197,8 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     options["usage"] = dict(usage or {})
     notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
               if config.get(key, "0") not in ("0", "(null)", "")]
-    flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")} - {"", "(null)", "NO_FAIR_TREE"}
+    flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
+    flags -= {"", "(null)", "NO_FAIR_TREE"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
     return lambda: MultifactorPriority(weights, **options), notes
 

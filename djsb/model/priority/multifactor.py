@@ -71,8 +71,8 @@ class MultifactorPriority(PriorityPlugin):
             raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
                               f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
         if job_size not in JOB_SIZE_FORMULAS:
-            raise ConfigError(f"unknown job size formula {job_size!r}; choose {' or '.join(JOB_SIZE_FORMULAS)}",
-                              key="policy.priority.job_size")
+            raise ConfigError(f"unknown job size formula {job_size!r}; choose "
+                              f"{' or '.join(JOB_SIZE_FORMULAS)}", key="policy.priority.job_size")
         if max_age <= 0 or calc_period <= 0:
             raise ConfigError("max_age and calc_period must be > 0", key="policy.priority")
         self.weights = weights
