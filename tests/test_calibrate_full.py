@@ -7,7 +7,7 @@ so they run only when asked, into a directory kept for their figures::
 
 Each case writes ``CASE/`` (comparison.json, report.html ...) there and prints its figures. The
 workload: KTH-SP2's 300 jobs from trace second 6380000, CPUs x 0.32 (its 100 nodes on the
-cluster's 32 CPUs), times x 0.0015 (about 12 minutes a replay). The trace is ../shared's.
+cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The trace is ../shared's.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "KT
 NODES = 16
 ACCOUNTS = {"cal_a": 40, "cal_b": 30, "cal_c": 30}
 # MareNostrum 4's weights (paper 004 Table 3.2) with its times compressed as the workload's
-# (x 0.0015): PriorityMaxAge 10 days -> 22 min, PriorityDecayHalfLife 7 days -> 15 min;
+# (x 0.001): PriorityMaxAge 10 days -> 14 min, PriorityDecayHalfLife 7 days -> 10 min;
 # PriorityCalcPeriod its minimum, 1 minute.
 MULTIFACTOR = {"PriorityType": "priority/multifactor", "PriorityWeightFairShare": "100000",
-               "PriorityWeightAge": "100000", "PriorityWeightJobSize": "10000", "PriorityMaxAge": "00:22:00",
-               "PriorityDecayHalfLife": "00:15:00", "PriorityCalcPeriod": "1"}
+               "PriorityWeightAge": "100000", "PriorityWeightJobSize": "10000", "PriorityMaxAge": "00:14:00",
+               "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "1"}
 BASE_PARAMETERS = "batch_sched_delay=0,sched_interval=2,bf_interval=5"
 """The mini-cluster's SchedulerParameters (docker/slurm-cluster.sh)."""
 CASES: dict[str, dict[str, str]] = {
@@ -61,7 +61,7 @@ def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     accounts = f"  accounts: [{', '.join(ACCOUNTS)}]\n" if fair_share else ""
     config.write_text(f"""\
 seed: 1
-workload: {{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.0015}}
+workload: {{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.001}}
 slurm:
   partition: oversub
   runs: 2

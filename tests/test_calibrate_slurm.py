@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from slurm_plugin import SlurmCluster, fair_share_accounts, has_accounting, slurm_settings
-from sshd_plugin import SshdPair
+from sshd_plugin import REMOTE_USER, SshdPair
 from support import wait_until
 
 from djsb.calibrate.fairshare import decay_tolerance
@@ -44,10 +44,13 @@ def test_model_matches_the_mini_cluster(slurm_cluster: SlurmCluster, tmp_path: P
 
 
 @pytest.mark.ssh
-def test_calibration_over_ssh(slurm_cluster: SlurmCluster, sshd_pair: SshdPair, tmp_path: Path) -> None:
+@pytest.mark.parametrize("user", ["root", REMOTE_USER])
+def test_calibration_over_ssh(slurm_cluster: SlurmCluster, sshd_pair: SshdPair, tmp_path: Path, user: str) -> None:
     # tests/fixtures/calibrate/small.swf through the login node (ProxyJump, host alias only): job 4
-    # backfills on n4 beside job 3's reservation on both sides; sdiag answered over SSH too.
-    ssh_config = sshd_pair.alias_config(tmp_path, user="root")
+    # backfills on n4 beside job 3's reservation on both sides; sdiag answered over SSH too. As
+    # root and as a user without any Slurm rights beyond its own jobs: nothing the calibration
+    # runs needs more.
+    ssh_config = sshd_pair.alias_config(tmp_path, user=user)
     config = tmp_path / "small.yaml"
     config.write_text(f"""\
 workload:
@@ -55,7 +58,7 @@ workload:
 slurm:
   partition: oversub
   runs: 1
-  work_dir: /tmp/djsb-calibrate-ssh
+  work_dir: /tmp/djsb-calibrate-ssh-{user}
   poll_interval: 1
   ssh: {{host: cluster, ssh_config: {ssh_config}}}
 """)
