@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import pytest
 
-from djsb.calibrate.fairshare import decay_tolerance, model_usage, snapshot, usage_table
+from djsb.calibrate.fairshare import decay_tolerance, end_charge_note, model_usage, snapshot, usage_table
 from djsb.calibrate.run import with_accounts
 from djsb.calibrate.slurm_config import parse_associations, parse_sshare_usage, priority_plugin
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, Simulation
@@ -128,3 +128,11 @@ def test_job_size_factor_as_slurm_computes_it() -> None:
                          cluster, priority=plugin)
         sim.run()
         assert sim.jobs[2].priority == expected
+
+
+def test_usage_charged_at_a_jobs_end_only_when_limits_are_enforced() -> None:
+    assert end_charge_note({"AccountingStorageEnforce": "associations,limits,qos"}) == []
+    assert end_charge_note({"AccountingStorageEnforce": "safe"}) == []  # safe implies limits
+    assert end_charge_note({"AccountingStorageEnforce": "none"}) == [
+        "AccountingStorageEnforce = none: Slurm charges a job's fair-share usage only at its decay thread's "
+        "runs while the job runs, not the rest at its end (acct_policy.c); the model charges all of it"]

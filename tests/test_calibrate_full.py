@@ -33,7 +33,8 @@ ACCOUNTS = {"cal_a": 40, "cal_b": 30, "cal_c": 30}
 # PriorityCalcPeriod its minimum, 1 minute.
 MULTIFACTOR = {"PriorityType": "priority/multifactor", "PriorityWeightFairShare": "100000",
                "PriorityWeightAge": "100000", "PriorityWeightJobSize": "10000", "PriorityMaxAge": "00:14:00",
-               "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "1"}
+               "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "1",
+               "AccountingStorageEnforce": "associations,limits"}
 BASE_PARAMETERS = "batch_sched_delay=0,sched_interval=2,bf_interval=5"
 """The mini-cluster's SchedulerParameters (docker/slurm-cluster.sh)."""
 CASES: dict[str, dict[str, str]] = {

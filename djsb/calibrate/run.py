@@ -65,7 +65,7 @@ from typing import Any
 import pandas as pd
 
 from djsb.calibrate.compare import Comparison, compare, per_job
-from djsb.calibrate.fairshare import snapshot, usage_at, usage_table
+from djsb.calibrate.fairshare import end_charge_note, snapshot, usage_at, usage_table
 from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
 from djsb.calibrate.slurm_config import (
@@ -331,6 +331,7 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
         associations = parse_associations(run_dir.slurm_text("associations", lambda: ask(
             module, ASSOCIATIONS_COMMAND, "the fair-share tree (accounts, users and shares)")))
     priority, notes = priority_plugin(config, associations, usage)
+    notes += end_charge_note(config) if associations is not None else []
     pairs = associations.pairs if associations is not None else ()
     return SlurmModel(cluster, model_config(config, overrides), priority, pairs), notes
 

@@ -83,7 +83,8 @@ class CalibrationDir:
 
     @classmethod
     def create(cls, path: Path, config: Path, runs: int, jobs: list[TraceJob]) -> CalibrationDir:
-        """A new calibration's directory (``path`` exists, empty of any calibration)."""
+        """A new calibration's directory (made if missing; refused if it holds a calibration)."""
+        path.mkdir(parents=True, exist_ok=True)
         if (path / META_FILE).exists():
             raise InputError(f"{path} already holds a calibration: continue it with djsb calibrate --resume "
                              f"{path}, or choose another -o", key="-o")
