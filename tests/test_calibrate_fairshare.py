@@ -64,7 +64,7 @@ def test_usage_from_sshare_keeps_user_associations() -> None:
 
 def test_multifactor_takes_sacctmgrs_shares_and_sshares_usage() -> None:
     config = {"PriorityType": "priority/multifactor", "PriorityWeightFairShare": "1000",
-              "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "00:01:00"}
+              "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "00:01:00", "BOOT_TIME": "1795627508"}
     factory, notes = priority_plugin(config, parse_associations(ASSOCIATIONS), parse_sshare_usage(SSHARE))
     plugin = factory()
     assert notes == []

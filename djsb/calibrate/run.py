@@ -70,6 +70,7 @@ from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
 from djsb.calibrate.slurm_config import (
     ASSOCIATIONS_COMMAND,
+    SHOW_CONFIG_COMMAND,
     SSHARE_COMMAND,
     cluster_spec,
     last_backfill_cycle,
@@ -324,7 +325,8 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
         return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
                                                               "the model's cluster and scheduler"))
 
-    config = parse_show_config(show("config"))
+    config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
+        module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
     cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
     associations = None
     if fair_share_used(config):
@@ -423,7 +425,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
              f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
-        module, ["scontrol", "show", "config"], "the model's scheduler")))
+        module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
     fair_share = fair_share_used(config)
     user, default_account = submitter(module, run_dir) if fair_share else ("", "")
     names = sorted({job.account for job in calibration.jobs} - {""}) if calibration.accounts else []

@@ -40,6 +40,8 @@ TOTAL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
 
+SHOW_CONFIG_COMMAND = ("env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "config")
+"""``scontrol show config`` with its times (BOOT_TIME) in Unix seconds."""
 ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                         "format=Account,User,ParentName,Share")
 """Every association: an account's row has no user and names its parent account; a user's row
@@ -178,7 +180,11 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)), and the job size factor as Slurm computes
     it (node and CPU fractions, ``job_size: slurm``); the shares are sacctmgr's
     (``associations``; without them every user has an equal share) and the usage at the start
-    sshare's (``usage``; without it none)."""
+    sshare's (``usage``; without it none). The priorities are recomputed when Slurm's decay thread
+    runs: every PriorityCalcPeriod from the thread's start (priority_multifactor.c,
+    ``_decay_thread``: its timer starts at its own start), which slurmctld's startup creates in the
+    second of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s: the phase; the
+    mini-cluster's log shows both in one second); without it at phase 0, with a note."""
     kind = config.get("PriorityType", "priority/basic")
     if kind == "priority/basic":
         return FifoPriority, []
@@ -192,6 +198,9 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
                "fairshare": "classic" if "NO_FAIR_TREE" in config.get("PriorityFlags", "") else "fair_tree"}
     if associations is not None:
         options.update(accounts=associations.accounts, user_shares=associations.user_shares)
+    boot = config.get("BOOT_TIME", "")
+    if boot.isdigit():
+        options["calc_phase"] = float(boot) % options["calc_period"]
     notes = list(associations.notes) if associations is not None else [] if not weights.fairshare else [
         "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
     options["usage"] = dict(usage or {})
@@ -200,6 +209,9 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
     flags -= {"", "(null)", "NO_FAIR_TREE"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
+    if not boot.isdigit():
+        notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
+                     "Slurm's decay thread does")
     return lambda: MultifactorPriority(weights, **options), notes
 
 

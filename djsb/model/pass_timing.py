@@ -21,7 +21,8 @@
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval from
   a phase: 0, a seeded draw (``pass_jitter``) or ``bf_phase`` (Slurm's clock, for backfill).
 * Priorities are set at submission and recomputed at the first pass on or after each
-  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
+  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod), at its
+  ``calc_phase``. A recomputation
   alone (no other change) triggers a pass only if some queued job could fit the free capacity,
   and none happens with fewer than two queued jobs: a new order cannot start a job that fits
   nowhere, and one job has no order. Reported priorities are those of the last recomputation.
@@ -167,8 +168,8 @@ class PassTiming:
         return was_dirty and bool(self.queue.jobs)
 
     def _recompute(self, now: float) -> None:
-        period = self.priority.calc_period
-        self.last_calc = math.floor(now / period) * period
+        period, phase = self.priority.calc_period, self.priority.calc_phase
+        self.last_calc = phase + math.floor((now - phase) / period) * period
         self.stats["recomputes"] += 1
         self.priority.recompute(self.queue.jobs, now)
         if self.queue.reorder():

@@ -32,6 +32,9 @@ class PriorityPlugin(ABC):
 
     name: str = "base"
     calc_period: float = 0.0
+    calc_phase: float = 0.0
+    """Recomputations fall at ``calc_phase + k * calc_period`` (Slurm's decay thread runs every
+    PriorityCalcPeriod from its own start, on Slurm's clock)."""
 
     def setup(self, ctx: PriorityContext) -> None:  # noqa: B027 - optional hook
         """Learn the machine and the users before the first submission."""

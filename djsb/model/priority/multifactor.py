@@ -66,7 +66,8 @@ class MultifactorPriority(PriorityPlugin):
                  decay_half_life: float = 7 * DAY, calc_period: float = 300.0,
                  accounts: Mapping[str, AccountSpec] | None = None,
                  user_shares: Mapping[str, float] | None = None,
-                 usage: Mapping[tuple[str, str], float] | None = None, job_size: str = "cpus") -> None:
+                 usage: Mapping[tuple[str, str], float] | None = None, job_size: str = "cpus",
+                 calc_phase: float = 0.0) -> None:
         if fairshare not in FAIRSHARE_ALGORITHMS:
             raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
                               f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
@@ -82,6 +83,7 @@ class MultifactorPriority(PriorityPlugin):
         self.algorithm = FAIRSHARE_ALGORITHMS[fairshare]
         self.decay_half_life = decay_half_life
         self.calc_period = calc_period
+        self.calc_phase = calc_phase
         self.accounts = dict(accounts or {})
         self.user_shares = dict(user_shares or {})
         self.usage = dict(usage or {})
