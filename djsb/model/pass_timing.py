@@ -48,7 +48,7 @@ class PassTiming:
 
     def __init__(self, config: SchedulerConfig, backfill: BackfillPolicy, priority: PriorityPlugin,
                  queue: JobQueue, jitter: random.Random, pass_times: Mapping[str, Sequence[float]],
-                 checker: InvariantChecker | None, stats: dict[str, int]) -> None:
+                 checker: InvariantChecker | None, stats: dict[str, int], start: float = 0.0) -> None:
         self.priority = priority
         self.queue = queue
         self.checker = checker
@@ -81,7 +81,10 @@ class PassTiming:
         self.last_sched = -math.inf
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
         self.pending: dict[int, float] = {}
-        self.last_calc = -math.inf
+        period, phase = priority.calc_period, priority.calc_phase
+        self.last_calc = phase + math.floor((start - phase) / period) * period if period > 0 else -math.inf
+        """The last recomputation: the decay thread's last run at or before the replay's start (the
+        plugin's setup computed the priorities' inputs then)."""
 
     def touch(self) -> None:
         """Something changed: both passes must run at their next chance."""

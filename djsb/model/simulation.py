@@ -144,7 +144,7 @@ class Simulation:
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
-                                 pass_times or {}, checker, self.stats)
+                                 pass_times or {}, checker, self.stats, start)
         self.rates = rates
         self.now = start
         self.rates_dirty = False
