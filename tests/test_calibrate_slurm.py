@@ -75,10 +75,11 @@ slurm:
     # a start is off by one pass at most: the model starts a job at the pass after the one Slurm used
     # when the end before it, which the model takes from Slurm's whole-second stamps, is up to a
     # second late. So the error is below the longest gap between two passes, plus that second,
-    # plus the bracket of the pass (one CI run: 3.17 s with passes 2 s apart)
+    # plus the bracket of the pass (one CI run: 3.17 s with passes 2 s apart). Job 4 is backfilled:
+    # its pass may be a backfill pass, 5 s apart (one run as the unprivileged user: 4.4 s)
     passes = pd.read_csv(tmp_path / "out" / "passes.csv")
-    main = passes[passes["scheduler"] == "main"]
-    one_pass = main["time"].diff().max() + 1.0 + main["uncertainty"].max()
+    one_pass = max(seen["time"].diff().max() + 1.0 + seen["uncertainty"].max()
+                   for _, seen in passes.groupby("scheduler"))
     jobs = pd.read_csv(tmp_path / "out" / "jobs.csv")
     assert figures["start_error_max"] <= one_pass, (one_pass, jobs.to_string())
 
