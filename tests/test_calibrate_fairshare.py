@@ -136,3 +136,21 @@ def test_usage_charged_at_a_jobs_end_only_when_limits_are_enforced() -> None:
     assert end_charge_note({"AccountingStorageEnforce": "none"}) == [
         "AccountingStorageEnforce = none: Slurm charges a job's fair-share usage only at its decay thread's "
         "runs while the job runs, not the rest at its end (acct_policy.c); the model charges all of it"]
+
+
+@pytest.mark.parametrize(("phase", "first"), [(0.0, 2), (25.0, 3)])
+def test_priorities_are_recomputed_when_the_decay_thread_runs(phase: float, first: int) -> None:
+    # One CPU. Job 1 (account a) runs 0-50; jobs 2 (a) and 3 (b) queue at 1 and 10 with equal
+    # priority (no usage yet at the start's computation): 2 ahead. Recomputations fall at
+    # phase + k * 60: with phase 0 the next is at 60, after job 1 ended, so job 2 starts at 50;
+    # with phase 25 the one due at 25 runs at the pass of job 1's end, when a has usage and b none:
+    # job 3 goes ahead and starts at 50. (Recomputing at the first pass, at 10, would start 3 either way.)
+    plugin = MultifactorPriority(MultifactorWeights(fairshare=1000), calc_period=60, calc_phase=phase,
+                                 accounts={"a": AccountSpec(), "b": AccountSpec()})
+    cluster = ClusterSpec((NodeSpec("n1", 1),), (PartitionSpec("p"),))
+    jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0, account="a"),
+            TraceJob(2, 1.0, 10.0, 1, requested_time=60.0, account="a"),
+            TraceJob(3, 10.0, 10.0, 1, requested_time=60.0, account="b")]
+    ran = Simulation(jobs, cluster, priority=plugin).run().jobs.set_index("job_id")
+    assert ran.loc[1, "end"] == ran.loc[first, "start"]
+    assert ran["start"].idxmin() == 1 and ran.drop(index=1)["start"].idxmin() == first
