@@ -5,7 +5,8 @@ so they run only when asked, into a directory kept for their figures::
     DJSB_SLURM_NODES=16 DJSB_SLURM_ACCOUNTING=1 bash .ci/slurm.sh start
     DJSB_CALIBRATE_FULL=/tmp/calibrate-full .venv/bin/pytest -s tests/test_calibrate_full.py [-k CASE]
 
-Each case writes ``CASE/`` (comparison.json, report.html ...) there and prints its figures. The
+Each case writes ``CASE/`` (comparison.json, report.html ...) there and prints its figures; a
+case cut short continues with ``djsb calibrate --resume DIR/CASE`` under the same slurm.conf. The
 workload: KTH-SP2's 300 jobs from trace second 6380000, CPUs x 0.32 (its 100 nodes on the
 cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The trace is ../shared's.
 """
@@ -45,6 +46,7 @@ CASES: dict[str, dict[str, str]] = {
 }
 
 
+@pytest.mark.timeout(3600)  # two replays of about 9 minutes, two slurmctld restarts
 @pytest.mark.parametrize("case", list(CASES))
 def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     if OUT is None:
