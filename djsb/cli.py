@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
@@ -98,22 +98,24 @@ def make_output_directory(path: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def output_directory(path: Path) -> Iterator[Path]:
+def output_directory(path: Path, keep: Callable[[Path], bool] = lambda path: False) -> Iterator[Path]:
     """The output directory of a command, made first (:func:`make_output_directory`) and removed,
     with whatever was written in it, if the command fails: a failed command leaves no directory
-    behind (one that existed before is left alone)."""
+    behind (one that existed before is left alone), unless ``keep`` says it holds what a
+    ``--resume`` continues from."""
     made = make_output_directory(path)
     try:
         yield path
     except DjsbError:
-        if made is not None:
+        if made is not None and not keep(path):
             shutil.rmtree(made, ignore_errors=True)
         raise
     except OSError as exc:  # a full disk names no file: say where the command was writing
-        if made is not None:
+        removed = made is not None and not keep(path)
+        if made is not None and removed:
             shutil.rmtree(made, ignore_errors=True)
         raise RunError(f"{os_error_line(exc)} (output directory {path}"
-                       f"{', removed' if made is not None else ''})") from exc
+                       f"{', removed' if removed else ''})") from exc
 
 
 def open_transport(config: Config) -> Transport:
@@ -468,11 +470,30 @@ def positive_int(text: str) -> int:
 
 
 def command_calibrate(args: argparse.Namespace) -> int:
-    from djsb.calibrate.run import run_calibration
+    from djsb.calibrate.run import resume_calibration, run_calibration
+    from djsb.calibrate.run_dir import submitted_any
 
-    config_path = Path(args.config)
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
-        lines = run_calibration(config_path, out, runs=args.runs)
+    if args.resume:
+        if args.config or args.output or args.runs:
+            raise InputError("--resume RUN_DIR takes no CONFIG, -o or --runs: they are the calibration's",
+                             key="--resume")
+        out = Path(args.resume)
+    elif not args.config:
+        raise InputError("give a calibration file, or --resume RUN_DIR", key="CONFIG")
+    else:
+        out = Path(args.output) if args.output else default_out_dir(Path(args.config))
+    try:
+        if args.resume:
+            config_path = out
+            lines = resume_calibration(out)
+        else:
+            config_path = Path(args.config)
+            with output_directory(out, keep=submitted_any) as made:
+                lines = run_calibration(config_path, made, runs=args.runs)
+    except RunError as exc:
+        if submitted_any(out):
+            raise RunError(f"{exc}; continue with: djsb calibrate --resume {out}") from exc
+        raise
     finish(args, calibration_outcome(config_path, out, lines), lines)
     return EXIT_OK
 
@@ -580,10 +601,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "node with slurm.ssh) and on the model built from its scontrol answers; "
                                "report start order (Kendall tau), start and mean-wait errors, backfilled "
                                "jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/run.py.")
-    calibrate.add_argument("config", help="calibration file (YAML)")
+    calibrate.add_argument("config", nargs="?", help="calibration file (YAML)")
     calibrate.add_argument("-o", "--output", help="output directory")
     calibrate.add_argument("--runs", type=positive_int,
                            help="replays on Slurm (default: the file's slurm.runs)")
+    calibrate.add_argument("--resume", metavar="RUN_DIR",
+                           help="continue an interrupted calibration: its finished replays kept, what the "
+                           "interrupted one left on Slurm cancelled")
     calibrate.set_defaults(func=command_calibrate)
     reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "
                                "(reproduce.csv, report.html)")

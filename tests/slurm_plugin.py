@@ -12,6 +12,7 @@ Load from tests/conftest.py with ``pytest_plugins = ["slurm_plugin"]`` (tests/ i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "slurm.sh"
+SLURM_CONF = Path("/etc/slurm/slurm.conf")
 IMAGE = "djsb/slurm"
 NETWORK = "djsb-net"
 
@@ -45,6 +47,80 @@ class SlurmCluster:
         if done.returncode != 0:
             raise RuntimeError(f"{self.script.name} {action} failed ({done.returncode}): "
                                f"{done.stderr.strip() or done.stdout.strip()}")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace the file ``path`` resolves to at once: a daemon re-reading it (every slurmd does on a
+    reconfigure) never sees it empty or half written."""
+    target = path.resolve()
+    scratch = target.with_name(target.name + ".djsb-test")
+    scratch.write_text(text)
+    scratch.replace(target)
+
+
+def with_settings(conf: str, settings: dict[str, str]) -> str:
+    """slurm.conf's text with each ``Key=value`` of ``settings`` in place of the key's line, or
+    appended where it has none."""
+    lines = conf.splitlines()
+    for key, value in settings.items():
+        found = [i for i, line in enumerate(lines) if line.split("=", 1)[0].strip() == key]
+        if found:
+            lines[found[0]] = f"{key}={value}"
+        else:
+            lines.insert(next(i for i, line in enumerate(lines) if line.startswith("NodeName=")),
+                         f"{key}={value}")
+    return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def slurm_settings(cluster: SlurmCluster, settings: dict[str, str]) -> Iterator[None]:
+    """slurm.conf with ``settings`` for the block, slurmctld restarted to read them (PriorityType
+    is read only when slurmctld starts: priority_g_init), and restored, restarted, afterwards;
+    returns once the nodes are idle again."""
+    original = SLURM_CONF.read_text()
+    write_atomically(SLURM_CONF, with_settings(original, settings))
+    try:
+        cluster.control("restart-ctld")
+        wait_for_nodes()
+        yield
+    finally:
+        write_atomically(SLURM_CONF, original)
+        cluster.control("restart-ctld")
+        wait_for_nodes()
+
+
+def wait_for_nodes(timeout: float = 120) -> None:
+    """Wait until slurmctld answers with its nodes idle (after a restart)."""
+    deadline = time.monotonic() + timeout
+    while cluster_nodes() is None:
+        assert time.monotonic() < deadline, f"no idle node {timeout} s after restarting slurmctld"
+        time.sleep(0.5)
+
+
+def has_accounting() -> bool:
+    """Whether slurmdbd answers (the mini-cluster started with DJSB_SLURM_ACCOUNTING=1)."""
+    return shutil.which("sacctmgr") is not None and subprocess.run(
+        ["sacctmgr", "--noheader", "show", "cluster"], capture_output=True, timeout=60).returncode == 0
+
+
+def sacctmgr(*args: str) -> None:
+    """``sacctmgr --immediate ARGS``; one that finds nothing to do is no failure."""
+    done = subprocess.run(["sacctmgr", "--immediate", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 or "Nothing" in done.stdout + done.stderr, done.stderr or done.stdout
+
+
+@contextlib.contextmanager
+def fair_share_accounts(accounts: dict[str, int], user: str) -> Iterator[None]:
+    """``accounts`` (name -> RawShares) under root with ``user`` in each, removed afterwards."""
+    for name, shares in accounts.items():
+        sacctmgr("add", "account", name, f"fairshare={shares}")
+        sacctmgr("add", "user", user, f"account={name}")
+    try:
+        yield
+    finally:
+        for name in accounts:
+            sacctmgr("delete", "user", f"name={user}", f"account={name}")
+            sacctmgr("delete", "account", f"name={name}")
 
 
 class Run:

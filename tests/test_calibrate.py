@@ -262,6 +262,7 @@ PriorityWeightJobSize   = 500
 PriorityWeightPartition = 0
 PriorityWeightQOS       = 100
 PriorityWeightTRES      = (null)
+BOOT_TIME               = 1795627508
 """
 
 
@@ -274,6 +275,8 @@ def test_multifactor_priority_from_show_config() -> None:
     assert plugin.weights == MultifactorWeights(age=1000, fairshare=2000, job_size=500, partition=0, qos=100)
     assert (plugin.max_age, plugin.decay_half_life, plugin.calc_period) == (2 * 86400, 86400, 60)
     assert plugin.favor_small and plugin.fairshare == "classic"
+    # the decay thread's phase on Slurm's clock: BOOT_TIME mod PriorityCalcPeriod, 1795627508 = 29927125 * 60 + 8
+    assert plugin.calc_phase == 8.0
     assert notes == ["fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
     _, notes = priority_plugin(parse_show_config(MULTIFACTOR.replace("PriorityWeightAssoc     = 0",
                                                                      "PriorityWeightAssoc     = 10")))

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from slurm_plugin import SlurmCluster
+from slurm_plugin import SlurmCluster, write_atomically
 from support import wait_until
 
 from djsb.calibrate.slurm_config import scheduler_cycles
@@ -42,15 +42,6 @@ def slurm(*args: str) -> str:
                           env={"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "SLURM_TIME_FORMAT": "%s"})
     assert done.returncode == 0, f"{' '.join(args)}: {done.stderr}"
     return done.stdout
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace the file ``path`` resolves to at once: a daemon re-reading it (every slurmd does on a
-    reconfigure) never sees it empty or half written."""
-    target = path.resolve()
-    scratch = target.with_name(target.name + ".djsb-test")
-    scratch.write_text(text)
-    scratch.replace(target)
 
 
 @contextmanager

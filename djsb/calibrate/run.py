@@ -16,6 +16,7 @@ The file::
       work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs (on the login node)
       ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
       poll_interval: 2
+      accounts: [a1, a2, a3]  # optional: each trace user's jobs go to one of these (round-robin, --account)
     model:                    # optional: any policy.scheduler option, over what Slurm's answers give
       bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
       node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
@@ -31,10 +32,22 @@ backfill passes when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.pa
 sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass), so only
 scheduling decisions differ; it runs on
 Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
-of 60 and 30 s of it). Written to the output directory: ``slurm_N.csv``, ``model.csv``,
+of 60 and 30 s of it). Under priority/multifactor with a fair-share weight the model also takes
+the association tree and shares from ``sacctmgr show associations`` and the usage the
+associations had when run 1 started from ``sshare`` (asked before and after every replay; the
+model's jobs are the submitting user's in their accounts), and the usage each side accrued is
+compared (:mod:`djsb.calibrate.fairshare`). Nothing the calibration runs needs more than a
+user's rights (sbatch, squeue, sacct, scancel of its own jobs, scontrol show, sdiag, sshare,
+sacctmgr show); a command the cluster refuses is one line naming it and what it was needed for.
+
+Written to the output directory: ``slurm_N.csv``, ``model.csv``,
 ``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``passes.csv`` (per run and
-scheduler, each pass seen and its uncertainty), ``comparison.json`` (model vs each run, run N vs
-run 1) and ``timeline.png`` (every job's run as a bar, one panel per side).
+scheduler, each pass seen and its uncertainty), ``usage.csv`` (fair share: each association's
+usage on both sides), ``comparison.json`` (model vs each run, run N vs run 1), ``timeline.png``
+(every job's run as a bar, one panel per side) and ``report.html`` (all of it on one page, with
+Slurm's answers the model was built from). The directory is also what ``--resume`` continues
+(:mod:`djsb.calibrate.run_dir`: a ledger of the submissions, each finished replay, Slurm's
+answers).
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ import dataclasses
 import json
 import math
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,17 +65,24 @@ from typing import Any
 import pandas as pd
 
 from djsb.calibrate.compare import Comparison, compare, per_job
+from djsb.calibrate.fairshare import end_charge_note, snapshot, usage_at, usage_table
 from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch
+from djsb.calibrate.run_dir import CalibrationDir, ledger_name
 from djsb.calibrate.slurm_config import (
+    ASSOCIATIONS_COMMAND,
+    SHOW_CONFIG_COMMAND,
+    SSHARE_COMMAND,
     cluster_spec,
     last_backfill_cycle,
+    parse_associations,
     parse_show_config,
     priority_plugin,
     scheduler_config,
 )
 from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready
 from djsb.config import SSHConfig, read_ssh
-from djsb.errors import ConfigError, RunError
+from djsb.errors import ConfigError, RunError, one_line
+from djsb.jobs.api import JobModule
 from djsb.jobs.registry import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
@@ -69,6 +90,7 @@ from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.priority.base import PriorityPlugin
 from djsb.plotting import plt, save
 from djsb.remote.connect import open_remote
+from djsb.report.calibration import write_calibration_html
 from djsb.simulate import GENERATORS, scheduler_overrides
 from djsb.transport import LocalTransport, Transport
 from djsb.workloads.job import TraceJob
@@ -94,6 +116,8 @@ class SlurmModel:
     cluster: ClusterSpec
     scheduler: SchedulerConfig
     priority: Callable[[], PriorityPlugin]
+    associations: tuple[tuple[str, str], ...] = ()
+    """Every (user, account) of Slurm's tree, those without jobs too (they hold shares)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,7 @@ class Calibration:
     poll_interval: float = 2.0
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     seed: int = 0
+    accounts: tuple[str, ...] = ()
 
 
 def load_calibration(path: Path) -> Calibration:
@@ -120,12 +145,29 @@ def load_calibration(path: Path) -> Calibration:
     if workload is None or slurm is None:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
-                                 "ssh": read_ssh,
+                                 "ssh": read_ssh, "accounts": _accounts,
                                  "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
     model_node = root.get("model")
     model = scheduler_overrides(model_node) if model_node is not None else {}
-    return Calibration(slurm_ready(_workload(workload, path.resolve().parent, seed)), seed=seed,
-                       model=model, **fields)
+    jobs = slurm_ready(_workload(workload, path.resolve().parent, seed))
+    return Calibration(with_accounts(jobs, fields.get("accounts", ())), seed=seed, model=model, **fields)
+
+
+def _accounts(node: Located) -> tuple[str, ...]:
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error("expected a list of one or more Slurm accounts")
+    return tuple(as_str(item) for item in node.value)
+
+
+def with_accounts(jobs: list[TraceJob], accounts: tuple[str, ...]) -> list[TraceJob]:
+    """The jobs with each trace user's jobs in one of ``accounts``, the users taken in order of
+    their first job and dealt round-robin (none: the jobs keep their records' accounts, and Slurm
+    charges the submitting user's default account)."""
+    if not accounts:
+        return jobs
+    users = list(dict.fromkeys(job.user for job in jobs))
+    account = {user: accounts[i % len(accounts)] for i, user in enumerate(users)}
+    return [dataclasses.replace(job, account=account[job.user]) for job in jobs]
 
 
 def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
@@ -168,13 +210,16 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 
 
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmModel, seed: int,
-                 passes: dict[str, list[float]] | None = None) -> pd.DataFrame:
+                 passes: dict[str, list[float]] | None = None,
+                 priority: PriorityPlugin | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
     ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`, run times
     from :func:`run_times`), in the
     replay table's form (index job_id). With the replay's ``origin`` column the model runs on
     Slurm's clock (see the module docstring); ``passes`` (``main`` / ``backfill``: seconds from
-    the origin) are the only instants of that scheduler's passes, when given."""
+    the origin) are the only instants of that scheduler's passes, when given. ``priority``: the
+    plugin to replay with (default a new one of ``model``'s), which keeps the replay's state (the
+    fair-share usage it accrued)."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
     submits = submission_times(reference).to_dict()
     runs = run_times(jobs, reference).to_dict()
@@ -182,8 +227,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
                                     run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
     times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
-    result = Simulation(recorded, model.cluster, model.scheduler, model.priority(), seed=seed, start=origin,
-                        pass_times=times).run()
+    result = Simulation(recorded, model.cluster, model.scheduler, priority or model.priority(), seed=seed,
+                        start=origin, pass_times=times, associations=model.associations).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
@@ -207,19 +252,6 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
     overhead = max(0.0, float((recorded - sleeps).mean()))
     return sleeps + overhead
-
-
-def slurm_model(module: SchedulerModule, partition: str,
-                overrides: dict[str, Any]) -> tuple[SlurmModel, list[str]]:
-    """The cluster, scheduler and priority plugin the model takes from the running Slurm, and notes
-    on what it could not take."""
-    def show(*what: str) -> str:
-        return module.run(shlex.join(["scontrol", "show", *what])).stdout
-
-    config = parse_show_config(show("config"))
-    cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
-    priority, notes = priority_plugin(config)
-    return SlurmModel(cluster, model_config(config, overrides), priority), notes
 
 
 def sdiag(module: SchedulerModule) -> str | None:
@@ -262,10 +294,92 @@ def describe(label: str, comparison: Comparison) -> str:
             f"backfilled {len(c.backfilled_b)} vs {len(c.backfilled_a)}")
 
 
-def slurm_module(partition: str, transport: Transport) -> SchedulerModule:
-    """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked."""
-    module = load_job_module("slurm", {"partition": partition, "time_factor": 1.0, "time_margin": 0.0},
-                             transport)
+class CommandDenied(RunError):
+    """A Slurm command the calibration needs failed on the cluster (denied, missing, unreachable)."""
+
+
+def ask(module: SchedulerModule, argv: tuple[str, ...] | list[str], needed_for: str) -> str:
+    """``argv``'s answer where the jobs run; a one-line :class:`CommandDenied` naming the command,
+    Slurm's own words and what it was needed for when it fails (none needs more than a user's
+    rights, but a site's PrivateData or a missing slurmdbd may refuse it)."""
+    answer = module.run(shlex.join(argv), check=False)
+    if answer.returncode != 0:
+        said = one_line(answer.stderr or answer.stdout) or f"exit status {answer.returncode}"
+        raise CommandDenied(f"{' '.join(argv[:3])} failed ({said}); the calibration needs it for "
+                            f"{needed_for}")
+    return answer.stdout
+
+
+def fair_share_used(config: dict[str, str]) -> bool:
+    """Whether Slurm's priority has a fair-share term (then associations and usage are read)."""
+    return (config.get("PriorityType") == "priority/multifactor"
+            and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
+
+
+def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str, overrides: dict[str, Any],
+                usage: dict[tuple[str, str], float] | None) -> tuple[SlurmModel, list[str]]:
+    """The cluster, scheduler and priority plugin the model takes from the running Slurm (its
+    answers as saved in ``run_dir`` when the calibration started), and notes on what it could not
+    take. ``usage``: the associations' RawUsage when the replay the model follows started."""
+    def show(what: str) -> str:
+        return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
+                                                              "the model's cluster and scheduler"))
+
+    config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
+        module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
+    cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
+    associations = None
+    if fair_share_used(config):
+        associations = parse_associations(run_dir.slurm_text("associations", lambda: ask(
+            module, ASSOCIATIONS_COMMAND, "the fair-share tree (accounts, users and shares)")))
+    priority, notes = priority_plugin(config, associations, usage)
+    notes += end_charge_note(config) if associations is not None else []
+    pairs = associations.pairs if associations is not None else ()
+    return SlurmModel(cluster, model_config(config, overrides), priority, pairs), notes
+
+
+def submitter(module: SchedulerModule, run_dir: CalibrationDir) -> tuple[str, str]:
+    """The user the jobs run as and its default account (sacctmgr), as saved when the calibration
+    started: the association of a job without an account of its own."""
+    user = run_dir.slurm_text("user", lambda: ask(module, ["id", "-un"], "the user the jobs run as")).strip()
+    default = run_dir.slurm_text("default_account", lambda: ask(
+        module, ["sacctmgr", "--noheader", "--parsable2", "show", "user", user, "format=DefaultAccount"],
+        "the account of the jobs without one")).strip()
+    return user, default
+
+
+def fair_share_snapshot(module: SchedulerModule, when: str) -> pd.DataFrame:
+    """sshare's usage now, as :func:`djsb.calibrate.fairshare.snapshot` rows."""
+    return snapshot(when, time.time(), ask(module, SSHARE_COMMAND, "the fair-share usage before and after "
+                                                                    "each replay"))
+
+
+def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir, run: int,
+               accounts: dict[str, JobModule], fair_share: bool) -> None:
+    """Replay ``run`` on Slurm and save it with its passes and, under fair share, sshare's usage
+    before and after."""
+    before = fair_share_snapshot(module, "before") if fair_share else None
+    watch = PassWatch(lambda: sdiag(module))
+    replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
+                             poll_interval=calibration.poll_interval, watch=watch.look, log=run_dir,
+                             name=lambda job: ledger_name(run, job.job_id), accounts=accounts)
+    origin = float(replay["origin"].iloc[0])
+    passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
+                           for name, seen in watch.passes.items() for t, u in seen],
+                          columns=["run", "scheduler", "time", "uncertainty"])
+    extras = {"passes": passes}
+    if before is not None:
+        extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)
+    run_dir.save_run(run, replay, extras)
+
+
+def slurm_module(partition: str, transport: Transport, account: str | None = None) -> SchedulerModule:
+    """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked;
+    ``account``: its jobs' --account."""
+    options: dict[str, Any] = {"partition": partition, "time_factor": 1.0, "time_margin": 0.0}
+    if account is not None:
+        options["account"] = account
+    module = load_job_module("slurm", options, transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
     return module
@@ -273,37 +387,63 @@ def slurm_module(partition: str, transport: Transport) -> SchedulerModule:
 
 def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None,
                     module: SchedulerModule | None = None) -> str:
-    """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs and
-    return the summary lines."""
+    """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs
+    into ``out_dir`` (a new calibration directory) and return the summary lines."""
     calibration = load_calibration(config_path)
-    if module is not None:
-        return _calibrate(calibration, module, out_dir, runs or calibration.runs)
-    ssh = calibration.ssh
-    transport = LocalTransport() if ssh is None else open_remote(ssh, str(config_path))
+    run_dir = CalibrationDir.create(out_dir, config_path, runs or calibration.runs, calibration.jobs)
+    return _connected(calibration, run_dir, module)
+
+
+def resume_calibration(out_dir: Path, *, module: SchedulerModule | None = None) -> str:
+    """Continue the calibration in ``out_dir``: cancel what its interrupted replay left queued or
+    running, keep its finished replays, do the others, then the model and the report."""
+    run_dir = CalibrationDir.resume(out_dir)
+    calibration = load_calibration(run_dir.config)
+    run_dir.check_jobs(calibration.jobs)
+    return _connected(calibration, run_dir, module)
+
+
+def _connected(calibration: Calibration, run_dir: CalibrationDir, module: SchedulerModule | None) -> str:
+    """:func:`_calibrate` with the Slurm module (``module``, else one here or over SSH)."""
     try:
-        return _calibrate(calibration, slurm_module(calibration.partition, transport), out_dir,
-                          runs or calibration.runs)
+        if module is not None:
+            return _calibrate(calibration, module, run_dir)
+        ssh = calibration.ssh
+        transport = LocalTransport() if ssh is None else open_remote(ssh, str(run_dir.config))
+        try:
+            return _calibrate(calibration, slurm_module(calibration.partition, transport), run_dir)
+        finally:
+            transport.close()
     finally:
-        transport.close()
+        run_dir.release()
 
 
-def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path, runs: int) -> str:
-    """:func:`run_calibration` once the Slurm module is there."""
-    module.transport.run(shlex.join(["mkdir", "-p", calibration.work_dir]), timeout=30)
-    slurm, notes = slurm_model(module, calibration.partition, calibration.model)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    replays: dict[str, pd.DataFrame] = {}
-    passes: list[dict[str, Any]] = []
-    for run in range(1, runs + 1):
-        watch = PassWatch(lambda: sdiag(module))
-        replay = replays[f"slurm_{run}"] = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
-                                                           poll_interval=calibration.poll_interval,
-                                                           watch=watch.look)
-        origin = float(replay["origin"].iloc[0])
-        passes += [{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
-                   for name, seen in watch.passes.items() for t, u in seen]
-    observed = {name: [p["time"] for p in passes if p["run"] == 1 and p["scheduler"] == name]
-                for name in SCHEDULERS}
+def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir) -> str:
+    """The replays not yet finished, then the model's replay of the first and the outputs."""
+    cancelled = run_dir.cancel_left_behind(module)
+    notes = [f"cancelled {len(cancelled)} job(s) an interrupted replay left: "
+             f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
+    ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
+    config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
+        module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
+    fair_share = fair_share_used(config)
+    user, default_account = submitter(module, run_dir) if fair_share else ("", "")
+    names = sorted({job.account for job in calibration.jobs} - {""}) if calibration.accounts else []
+    accounts = {name: slurm_module(calibration.partition, module.transport, name) for name in names}
+    finished = run_dir.finished_runs()
+    for run in range(1, run_dir.runs + 1):
+        if run not in finished:
+            replay_run(calibration, module, run_dir, run, dict(accounts), fair_share)
+    replays = {f"slurm_{run}": table for run, table in run_dir.finished_runs().items()}
+    sshare = run_dir.run_table(1, "sshare") if fair_share else None
+    slurm, model_notes = slurm_model(module, run_dir, calibration.partition, calibration.model,
+                                     usage_at(sshare, "before") if sshare is not None else None)
+    notes += model_notes
+    passes = pd.concat([run_dir.run_table(run, "passes") for run in range(1, run_dir.runs + 1)],
+                       ignore_index=True)
+    passes.to_csv(run_dir.path / "passes.csv", index=False)
+    first = passes[passes["run"] == 1]
+    observed = {name: first.loc[first["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
     if not observed["main"]:
         notes.append("sdiag showed no main scheduler pass: the model's run at submissions, job ends and "
                      "every sched_interval")
@@ -312,26 +452,51 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, out_dir: Path,
         slurm = dataclasses.replace(slurm, scheduler=scheduler)
         notes += ["sdiag showed no backfill pass during the replay: the model's passes are periodic",
                   *phase_notes]
-    pd.DataFrame(passes, columns=["run", "scheduler", "time", "uncertainty"]).to_csv(out_dir / "passes.csv",
-                                                                                    index=False)
-    model = model_replay(calibration.jobs, replays["slurm_1"], slurm, calibration.seed,
-                         passes={name: times for name, times in observed.items() if times})
+    jobs = calibration.jobs
+    if fair_share:  # the model's associations are Slurm's: the submitting user in each job's account
+        jobs = [dataclasses.replace(job, user=user, account=job.account if calibration.accounts
+                                    else default_account) for job in jobs]
+    priority = slurm.priority()
+    model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed,
+                         passes={name: times for name, times in observed.items() if times}, priority=priority)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
+    return write_outputs(run_dir, replays, slurm, priority, notes, passes, observed,
+                         usage_table(sshare, priority) if sshare is not None else None)
+
+
+def write_outputs(run_dir: CalibrationDir, replays: dict[str, pd.DataFrame], slurm: SlurmModel,
+                  priority: PriorityPlugin, notes: list[str], passes: pd.DataFrame,
+                  observed: dict[str, list[float]], usage: pd.DataFrame | None) -> str:
+    """The model's and Slurm's tables, the comparisons, the timelines and report.html; the summary
+    lines."""
+    out_dir = run_dir.path
     for name, replay in replays.items():
         replay.to_csv(out_dir / f"{name}.csv")
-    per_job(replays).to_csv(out_dir / "jobs.csv")
+    jobs = per_job(replays)
+    jobs.to_csv(out_dir / "jobs.csv")
     comparisons = {f"{name} vs slurm_1": compare(replays["slurm_1"], replay)
                    for name, replay in replays.items() if name != "slurm_1"}
-    if runs > 1:
-        comparisons.update({f"model vs {name}": compare(replay, model) for name, replay in replays.items()
-                            if name.startswith("slurm_") and name != "slurm_1"})
-    (out_dir / "comparison.json").write_text(json.dumps(
-        {"scheduler": dataclasses.asdict(slurm.scheduler), "priority": slurm.priority().name, "notes": notes,
-         **{label: c.as_dict() for label, c in comparisons.items()}}, indent=2, default=str))
+    others = [name for name in replays if name not in ("slurm_1", "model")]
+    comparisons.update({f"model vs {name}": compare(replays[name], replays["model"]) for name in others})
+    first = passes[passes["run"] == 1]
+    lines = [*notes, *(f"the model's {name} passes: the {len(times)} Slurm ran in run 1 (within "
+                       f"{first.loc[first['scheduler'] == name, 'uncertainty'].max():.2f} s)"
+                       for name, times in observed.items() if times),
+             *(describe(label, c) for label, c in comparisons.items())]
+    summary: dict[str, Any] = {"scheduler": dataclasses.asdict(slurm.scheduler), "priority": priority.name,
+                               "notes": notes, **{label: c.as_dict() for label, c in comparisons.items()}}
+    if usage is not None:
+        usage.to_csv(out_dir / "usage.csv", index=False)
+        accrued = float(usage["slurm_accrued"].sum())
+        summary["usage"] = {"slurm_accrued": accrued, "model_accrued": float(usage["model_accrued"].sum()),
+                            "max_difference": float(usage["difference"].abs().max()) if len(usage) else 0.0}
+        lines.append(f"fair-share usage accrued in run 1: Slurm {accrued:.0f} CPU-s, model "
+                     f"{summary['usage']['model_accrued']:.0f} CPU-s (largest difference of one association "
+                     f"{summary['usage']['max_difference']:.0f})")
+    (out_dir / "comparison.json").write_text(json.dumps(summary, indent=2, default=str))
     plot_timelines(replays, out_dir / "timeline.png")
-    replayed = [f"the model's {name} passes: the {len(times)} Slurm ran in run 1 (within "
-                f"{max(p['uncertainty'] for p in passes if p['run'] == 1 and p['scheduler'] == name):.2f} s)"
-                for name, times in observed.items() if times]
-    return "\n".join([*notes, *replayed, *(describe(label, c) for label, c in comparisons.items()),
-                      f"results in {out_dir}"])
+    write_calibration_html(out_dir, comparisons={label: c.as_dict() for label, c in comparisons.items()},
+                           jobs=jobs, usage=usage, notes=notes, slurm_texts=run_dir.slurm_texts(),
+                           scheduler=dataclasses.asdict(slurm.scheduler), priority=priority.name)
+    return "\n".join([*lines, f"results in {out_dir}"])

@@ -1,5 +1,7 @@
 """The model's configuration read from a running Slurm: ``scontrol show config`` and
-``scontrol show partition`` / ``scontrol show node`` (pure functions of their text).
+``scontrol show partition`` / ``scontrol show node``, the association tree of ``sacctmgr show
+assoc`` and the usage of ``sshare`` (pure functions of their text; the commands are in
+:data:`ASSOCIATIONS_COMMAND` and :data:`SSHARE_COMMAND`, neither needs more than a user's rights).
 
 ``SchedulerType`` sched/backfill becomes conservative backfilling (sched/backfill reserves for
 every job it tests, backfill.c's _attempt_backfill), sched/builtin none; ``SchedulerParameters``
@@ -14,10 +16,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from djsb.errors import RunError
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
+from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
@@ -32,6 +37,16 @@ PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFair
                     "qos": "PriorityWeightQOS"}
 TOTAL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
+
+
+SHOW_CONFIG_COMMAND = ("env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "config")
+"""``scontrol show config`` with its times (BOOT_TIME) in Unix seconds."""
+ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associations",
+                        "format=Account,User,ParentName,Share")
+"""Every association: an account's row has no user and names its parent account; a user's row
+names its account, the parent of a user association."""
+SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
+"""Each association's RawUsage (decayed CPU-seconds; sshare indents an account by its depth)."""
 
 
 class SlurmConfigError(RunError):
@@ -88,29 +103,99 @@ def scheduler_cycles(sdiag: str) -> dict[str, int]:
     return {name: int(match.group(1)) for name, match in found.items() if match}
 
 
-def priority_plugin(config: dict[str, str]) -> tuple[Callable[[], PriorityPlugin], list[str]]:
+@dataclass(frozen=True)
+class Associations:
+    """Slurm's association tree as the model's fair share takes it: the accounts (parent and
+    RawShares), each user's RawShares, every (user, account) pair (siblings without jobs still
+    hold shares), and notes on what it could not take."""
+
+    accounts: dict[str, AccountSpec]
+    user_shares: dict[str, float]
+    pairs: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...] = ()
+
+
+def parse_associations(text: str) -> Associations:
+    """:data:`ASSOCIATIONS_COMMAND`'s answer. The model gives a user one RawShares in every account
+    (a note when Slurm's differ); a share it cannot read (``parent``) counts as 1, with a note."""
+    accounts: dict[str, AccountSpec] = {}
+    user_shares: dict[str, float] = {}
+    pairs: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for line in text.splitlines():
+        fields = line.split("|")
+        if len(fields) < 4 or not fields[0]:
+            continue
+        account, user, parent, share = (field.strip() for field in fields[:4])
+        try:
+            shares = float(share)
+        except ValueError:
+            notes.append(f"association {user or account}: Share {share!r} counts as 1")
+            shares = 1.0
+        if not user:
+            if account != ROOT:
+                accounts[account] = AccountSpec(parent=parent or ROOT, shares=shares)
+            continue
+        if user_shares.setdefault(user, shares) != shares:
+            notes.append(f"user {user} has RawShares {user_shares[user]:g} and {shares:g} in different "
+                         f"accounts: the model gives it {user_shares[user]:g} in every one")
+        pairs.append((user, account))
+    return Associations(accounts, user_shares, tuple(pairs), tuple(notes))
+
+
+def parse_sshare_usage(text: str) -> dict[tuple[str, str], float]:
+    """:data:`SSHARE_COMMAND`'s answer: each user association's RawUsage, by (user, account)."""
+    usage: dict[tuple[str, str], float] = {}
+    for line in text.splitlines():
+        fields = line.split("|")
+        if len(fields) >= 3 and fields[1].strip():
+            usage[(fields[1].strip(), fields[0].strip())] = float(fields[2] or 0)
+    return usage
+
+
+def priority_plugin(config: dict[str, str], associations: Associations | None = None,
+                    usage: dict[tuple[str, str], float] | None = None,
+                    ) -> tuple[Callable[[], PriorityPlugin], list[str]]:
     """The model's priority plugin for ``PriorityType`` (a factory: a plugin keeps one run's
     state), and notes on what it could not take. ``priority/basic`` is FIFO; ``priority/multifactor``
     takes ``PriorityWeight{Age,FairShare,JobSize,Partition,QOS}``, ``PriorityMaxAge``,
     ``PriorityDecayHalfLife``, ``PriorityCalcPeriod``, ``PriorityFavorSmall`` and Fair Tree unless
-    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)); the associations' shares are sacctmgr's,
-    not scontrol's, so every user has an equal share."""
+    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)), and the job size factor as Slurm computes
+    it (node and CPU fractions, ``job_size: slurm``); the shares are sacctmgr's
+    (``associations``; without them every user has an equal share) and the usage at the start
+    sshare's (``usage``; without it none). The priorities are recomputed when Slurm's decay thread
+    runs: every PriorityCalcPeriod from the thread's start (priority_multifactor.c,
+    ``_decay_thread``: its timer starts at its own start), which slurmctld's startup creates in the
+    second of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s: the phase; the
+    mini-cluster's log shows both in one second); without it at phase 0, with a note."""
     kind = config.get("PriorityType", "priority/basic")
     if kind == "priority/basic":
         return FifoPriority, []
     if kind != "priority/multifactor":
         return FifoPriority, [f"PriorityType {kind} has no model: the model orders the queue FIFO"]
     weights = MultifactorWeights(**{field: _weight(config, key) for field, key in PRIORITY_WEIGHTS.items()})
-    options = {"max_age": slurm_time(config.get("PriorityMaxAge", "7-00:00:00")),
+    options: dict[str, Any] = {"max_age": slurm_time(config.get("PriorityMaxAge", "7-00:00:00")),
                "decay_half_life": slurm_time(config.get("PriorityDecayHalfLife", "7-00:00:00")),
                "calc_period": slurm_time(config.get("PriorityCalcPeriod", "00:05:00")),
-               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes",
+               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes", "job_size": "slurm",
                "fairshare": "classic" if "NO_FAIR_TREE" in config.get("PriorityFlags", "") else "fair_tree"}
-    notes = [] if not weights.fairshare else [
+    if associations is not None:
+        options.update(accounts=associations.accounts, user_shares=associations.user_shares)
+    boot = config.get("BOOT_TIME", "")
+    if boot.isdigit():
+        options["calc_phase"] = float(boot) % options["calc_period"]
+    notes = list(associations.notes) if associations is not None else [] if not weights.fairshare else [
         "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
+    options["usage"] = dict(usage or {})
     notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
               if config.get(key, "0") not in ("0", "(null)", "")]
-    return lambda: MultifactorPriority(weights, **options), notes  # type: ignore[arg-type]
+    flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
+    flags -= {"", "(null)", "NO_FAIR_TREE"}
+    notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
+    if not boot.isdigit():
+        notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
+                     "Slurm's decay thread does")
+    return lambda: MultifactorPriority(weights, **options), notes
 
 
 def _weight(config: dict[str, str], key: str) -> float:

@@ -4,7 +4,10 @@ Each job becomes a sleep job of its CPUs (``--ntasks`` = CPUs, one CPU per task)
 time, with its time limit as ``--time`` (the module's ``time_factor`` 1 and ``time_margin`` 0:
 the limit is the record's, in whole minutes), submitted ``submit`` seconds after the replay
 starts. Submit, start and end are Slurm's (squeue, or sacct once slurmctld forgot the job, through
-the module's parsers), in seconds from the replay's origin.
+the module's parsers), in seconds from the replay's origin. Every submission is written to a
+:class:`SubmissionLog` before sbatch runs and after it answers (djsb.calibrate.run_dir: what a
+resume cancels), and a job of an account with a module of its own (``--account``) is submitted
+through that one.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import pandas as pd
 
@@ -32,14 +36,24 @@ STOP_CHECK_S = 0.1
 def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
     """The jobs as Slurm can run them: limits in whole minutes (Slurm's unit, at least one; a job
     without one gets its run time's), run times at least 1 s and ``SLEEP_SLACK`` under the limit
-    (a sleep reaching its limit would be killed, a record of a killed job in the model)."""
+    (a sleep reaching its limit would be killed, a record of a killed job in the model); user and
+    account kept, the rest of the record (memory, nodes, partition) left to Slurm's defaults."""
     ready = []
     for job in jobs:
         asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
         limit = max(1, math.ceil(asked / MINUTE)) * MINUTE
         run = min(float(max(1, round(job.run_time))), limit - SLEEP_SLACK)
-        ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, user=job.user))
+        ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, user=job.user,
+                              account=job.account))
     return ready
+
+
+class SubmissionLog(Protocol):
+    """Where a replay records its submissions (djsb.calibrate.run_dir.CalibrationDir)."""
+
+    def submitting(self, token: str, name: str) -> None: ...
+
+    def submitted(self, token: str, name: str, job_id: str) -> None: ...
 
 
 def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
@@ -55,12 +69,16 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     poll_interval: float = 2.0, timeout: float = 1800.0,
                     clock: Callable[[], float] = time.time,
                     sleep: Callable[[float], None] = time.sleep,
-                    watch: Callable[[], None] | None = None) -> pd.DataFrame:
+                    watch: Callable[[], None] | None = None, log: SubmissionLog | None = None,
+                    name: Callable[[TraceJob], str] = lambda job: f"cal{job.job_id}",
+                    accounts: Mapping[str, JobModule] | None = None) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
     first submission's offset 0. ``watch`` is called at every step of the waits (every
-    ``STOP_CHECK_S``): :class:`~djsb.calibrate.backfill_watch.BackfillWatch` looks at sdiag. The
-    jobs that ended show as progress on stderr (a line every 10 s off a terminal)."""
+    ``STOP_CHECK_S``): :class:`~djsb.calibrate.pass_watch.PassWatch` looks at sdiag. ``log``
+    records each submission under ``name(job)``; ``accounts``: the module that submits the jobs
+    of each account (``module`` submits the others, and polls and cancels them all). The jobs that
+    ended show as progress on stderr (a line every 10 s off a terminal)."""
     origin = clock()
     ids: dict[str, int] = {}
     sent: dict[int, float] = {}
@@ -79,7 +97,13 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
         try:
             for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
                 wait(origin + job.submit - clock())
-                ids[module.submit(sleep_request(job, work_dir))] = job.job_id
+                request = sleep_request(job, work_dir)
+                if log is not None:
+                    log.submitting(request.token, name(job))
+                slurm_id = (accounts or {}).get(job.account, module).submit(request)
+                if log is not None:
+                    log.submitted(request.token, name(job), slurm_id)
+                ids[slurm_id] = job.job_id
                 sent[job.job_id] = clock() - origin
             deadline = origin + max(j.submit for j in jobs) + timeout
             while True:

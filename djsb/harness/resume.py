@@ -10,7 +10,7 @@ them, and says which.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from djsb.clock import Clock
@@ -35,21 +35,31 @@ def live_jobs(module: JobModule, submissions: Sequence[Submission]) -> dict[str,
     return alive
 
 
-def cancel_earlier_jobs(run: RunDirectory, module: JobModule, clock: Clock) -> tuple[list[Submission], int]:
-    """Cancel every job of an earlier attempt that is still alive, each noted in the ledger as
-    cancelled (so no later resume looks for it again). Returns the cancelled submissions (with
-    their ids) and how many submissions were looked for."""
-    pending = outstanding(run.ledger_entries(), run.recorded_jobs())
-    if not pending:
-        return [], 0
-    alive = live_jobs(module, pending)
+def cancel_live(module: JobModule, pending: Sequence[Submission],
+                record: Callable[[Submission, str], None]) -> list[Submission]:
+    """Cancel each of ``pending`` whose job is still alive (:func:`live_jobs`), calling ``record``
+    with it and its id once cancelled (a ledger's ``cancelled`` row, so no later resume looks for
+    it again). Returns the cancelled submissions, with their ids."""
+    alive = live_jobs(module, pending) if pending else {}
     cancelled: list[Submission] = []
     for submission in pending:
         job_id = alive.get(submission.token)
         if job_id is None:
             continue
         module.cancel(job_id)
+        record(submission, job_id)
+        cancelled.append(replace(submission, job_id=job_id))
+    return cancelled
+
+
+def cancel_earlier_jobs(run: RunDirectory, module: JobModule, clock: Clock) -> tuple[list[Submission], int]:
+    """Cancel every job of an earlier attempt that is still alive, each noted in the ledger as
+    cancelled. Returns the cancelled submissions (with their ids) and how many submissions were
+    looked for."""
+    pending = outstanding(run.ledger_entries(), run.recorded_jobs())
+
+    def record(submission: Submission, job_id: str) -> None:
         run.write_ledger(CANCELLED, submission.token, time=clock.epoch(clock.now()), name=submission.name,
                          job_id=job_id)
-        cancelled.append(replace(submission, job_id=job_id))
-    return cancelled, len(pending)
+
+    return cancel_live(module, pending, record), len(pending)

@@ -21,7 +21,8 @@
   gives the same answer. Ticks are therefore scheduled lazily, on multiples of the interval from
   a phase: 0, a seeded draw (``pass_jitter``) or ``bf_phase`` (Slurm's clock, for backfill).
 * Priorities are set at submission and recomputed at the first pass on or after each
-  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod). A recomputation
+  ``calc_period`` boundary of the priority plugin (Slurm's PriorityCalcPeriod), at its
+  ``calc_phase``. A recomputation
   alone (no other change) triggers a pass only if some queued job could fit the free capacity,
   and none happens with fewer than two queued jobs: a new order cannot start a job that fits
   nowhere, and one job has no order. Reported priorities are those of the last recomputation.
@@ -47,7 +48,7 @@ class PassTiming:
 
     def __init__(self, config: SchedulerConfig, backfill: BackfillPolicy, priority: PriorityPlugin,
                  queue: JobQueue, jitter: random.Random, pass_times: Mapping[str, Sequence[float]],
-                 checker: InvariantChecker | None, stats: dict[str, int]) -> None:
+                 checker: InvariantChecker | None, stats: dict[str, int], start: float = 0.0) -> None:
         self.priority = priority
         self.queue = queue
         self.checker = checker
@@ -80,7 +81,10 @@ class PassTiming:
         self.last_sched = -math.inf
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
         self.pending: dict[int, float] = {}
-        self.last_calc = -math.inf
+        period, phase = priority.calc_period, priority.calc_phase
+        self.last_calc = phase + math.floor((start - phase) / period) * period if period > 0 else -math.inf
+        """The last recomputation: the decay thread's last run at or before the replay's start (the
+        plugin's setup computed the priorities' inputs then)."""
 
     def touch(self) -> None:
         """Something changed: both passes must run at their next chance."""
@@ -167,8 +171,8 @@ class PassTiming:
         return was_dirty and bool(self.queue.jobs)
 
     def _recompute(self, now: float) -> None:
-        period = self.priority.calc_period
-        self.last_calc = math.floor(now / period) * period
+        period, phase = self.priority.calc_period, self.priority.calc_phase
+        self.last_calc = phase + math.floor((now - phase) / period) * period
         self.stats["recomputes"] += 1
         self.priority.recompute(self.queue.jobs, now)
         if self.queue.reorder():

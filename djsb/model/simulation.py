@@ -144,7 +144,7 @@ class Simulation:
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
-                                 pass_times or {}, checker, self.stats)
+                                 pass_times or {}, checker, self.stats, start)
         self.rates = rates
         self.now = start
         self.rates_dirty = False
@@ -158,7 +158,7 @@ class Simulation:
             self.by_id[job.job_id] = job
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
-        self.priority.setup(PriorityContext(cluster, tuple(users)))
+        self.priority.setup(PriorityContext(cluster, tuple(users), start))
         self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         for job in self.trace:
             if self.deps is None or job.job_id not in self.deps.on_parent_end:

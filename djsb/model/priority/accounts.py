@@ -65,9 +65,9 @@ class AccountTree:
     def __init__(self, associations: Iterable[tuple[str, str]],
                  accounts: Mapping[str, AccountSpec] | None = None,
                  user_shares: Mapping[str, float] | None = None,
-                 half_life: float | None = 7 * 86400.0) -> None:
+                 half_life: float | None = 7 * 86400.0, start: float = 0.0) -> None:
         self.half_life = half_life or 0.0
-        self.t0 = 0.0
+        self.t0 = start
         self.root = Association(ROOT, None, 1.0, None)
         self.changed: dict[Association, set[Association]] = {}
         self.cache: dict[str, object] = {}

@@ -24,6 +24,7 @@ class PriorityContext:
 
     cluster: ClusterSpec
     associations: tuple[tuple[str, str], ...]  # (user, account) pairs of the workload
+    start: float = 0.0  # the replay's clock when it starts (Unix seconds for a calibration)
 
 
 class PriorityPlugin(ABC):
@@ -31,6 +32,9 @@ class PriorityPlugin(ABC):
 
     name: str = "base"
     calc_period: float = 0.0
+    calc_phase: float = 0.0
+    """Recomputations fall at ``calc_phase + k * calc_period`` (Slurm's decay thread runs every
+    PriorityCalcPeriod from its own start, on Slurm's clock)."""
 
     def setup(self, ctx: PriorityContext) -> None:  # noqa: B027 - optional hook
         """Learn the machine and the users before the first submission."""

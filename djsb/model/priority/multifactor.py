@@ -5,6 +5,10 @@ P = w_age a + w_size s + w_fs f + w_qos q + w_part p, truncated to an integer as
 
 * age a = min(1, (now - eligible) / PriorityMaxAge) (eq. 2.1; Slurm default MaxAge 7 days);
 * job size s = r / S, or (S - r + 1) / S with PriorityFavorSmall (eq. 2.2; S = machine cores);
+  with ``job_size: slurm`` as Slurm 22.05 computes it (priority_multifactor.c,
+  ``_get_priority_internal``): the mean of the node fraction n / N and the CPU fraction r / S
+  (n the job's minimum node count, 1 unless it asked for more; N the machine's nodes), or with
+  PriorityFavorSmall the mean of (N - n) / N and (S - r) / S;
 * QoS q = QoS priority / the largest QoS priority (eq. 2.3; 0 when all are 0);
 * partition p = PriorityJobFactor / the largest PriorityJobFactor (priority_multifactor.html);
 * fair share f from the Classic (eq. 2.5) or Fair Tree (eq. 2.6, default since Slurm 19.05)
@@ -31,6 +35,8 @@ from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
 from djsb.yamlnodes import Located, as_bool, as_number, as_str, read_fields
 
 DAY = 86400.0
+JOB_SIZE_FORMULAS = ("cpus", "slurm")
+"""The job size factor: paper 004's r / S, or Slurm 22.05's mean of node and CPU fractions."""
 FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], dict[tuple[str, str], float]]] = {
     "fair_tree": fair_tree_factors,
     "classic": classic_factors,
@@ -49,7 +55,9 @@ class MultifactorWeights:
 
 
 class MultifactorPriority(PriorityPlugin):
-    """``PriorityType=priority/multifactor``."""
+    """``PriorityType=priority/multifactor``. ``usage``: the RawUsage (decayed CPU-seconds) each
+    (user, account) association has when the replay starts, as sshare shows it on a live Slurm;
+    ``tree`` holds the usage the replay accrues."""
 
     name = "multifactor"
 
@@ -57,10 +65,15 @@ class MultifactorPriority(PriorityPlugin):
                  favor_small: bool = False, fairshare: str = "fair_tree",
                  decay_half_life: float = 7 * DAY, calc_period: float = 300.0,
                  accounts: Mapping[str, AccountSpec] | None = None,
-                 user_shares: Mapping[str, float] | None = None) -> None:
+                 user_shares: Mapping[str, float] | None = None,
+                 usage: Mapping[tuple[str, str], float] | None = None, job_size: str = "cpus",
+                 calc_phase: float = 0.0) -> None:
         if fairshare not in FAIRSHARE_ALGORITHMS:
             raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
                               f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
+        if job_size not in JOB_SIZE_FORMULAS:
+            raise ConfigError(f"unknown job size formula {job_size!r}; choose "
+                              f"{' or '.join(JOB_SIZE_FORMULAS)}", key="policy.priority.job_size")
         if max_age <= 0 or calc_period <= 0:
             raise ConfigError("max_age and calc_period must be > 0", key="policy.priority")
         self.weights = weights
@@ -70,18 +83,26 @@ class MultifactorPriority(PriorityPlugin):
         self.algorithm = FAIRSHARE_ALGORITHMS[fairshare]
         self.decay_half_life = decay_half_life
         self.calc_period = calc_period
+        self.calc_phase = calc_phase
         self.accounts = dict(accounts or {})
         self.user_shares = dict(user_shares or {})
+        self.usage = dict(usage or {})
+        self.job_size = job_size
         self.fs_table: dict[tuple[str, str], float] = {}
         self.tree = AccountTree((), self.accounts, self.user_shares, decay_half_life)
 
     def setup(self, ctx: PriorityContext) -> None:
-        """Build the association tree and the normalisers of eq. 2.2-2.3."""
-        self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life)
+        """Build the association tree (its clock from the replay's start, charged with the usage the
+        associations already had) and the normalisers of eq. 2.2-2.3."""
+        self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life,
+                                start=ctx.start)
+        for (user, account), cpu_seconds in self.usage.items():
+            self.tree.add_usage(user, account, cpu_seconds, ctx.start)
         self.total_cores = ctx.cluster.total_cores
+        self.total_nodes = len(ctx.cluster.nodes)
         self.max_qos = max((q.priority for q in ctx.cluster.qos), default=0)
         self.max_part = max((p.priority_job_factor for p in ctx.cluster.partitions), default=0)
-        self.refresh_fairshare(0.0)
+        self.refresh_fairshare(ctx.start)
 
     def refresh_fairshare(self, now: float) -> None:
         """Decay and charge usage up to ``now`` and recompute every user's fair share factor."""
@@ -91,9 +112,14 @@ class MultifactorPriority(PriorityPlugin):
     def factors(self, job: SimJob, now: float) -> dict[str, float]:
         """The five factors of eq. 2.4 for ``job`` at ``now``."""
         trace = job.trace
-        size = trace.cpus / self.total_cores
-        if self.favor_small:
-            size = (self.total_cores - trace.cpus + 1) / self.total_cores
+        cores, nodes = self.total_cores, self.total_nodes
+        if self.job_size == "slurm":
+            n = trace.nodes or 1
+            size = (((nodes - n) / nodes + (cores - trace.cpus) / cores) / 2 if self.favor_small
+                    else (n / nodes + trace.cpus / cores) / 2)
+            size = min(1.0, max(0.0, size))
+        else:
+            size = (cores - trace.cpus + 1) / cores if self.favor_small else trace.cpus / cores
         return {
             "age": min(1.0, max(0.0, now - job.eligible) / self.max_age),
             "size": size,

@@ -1,0 +1,78 @@
+"""The full calibration cases: 300 KTH-SP2 jobs on a 16-node mini-cluster, each replayed twice on
+Slurm (Slurm against itself) and once on the model, under the policies sites run. Minutes each,
+so they run only when asked, into a directory kept for their figures::
+
+    DJSB_SLURM_NODES=16 DJSB_SLURM_ACCOUNTING=1 bash .ci/slurm.sh start
+    DJSB_CALIBRATE_FULL=/tmp/calibrate-full .venv/bin/pytest -s tests/test_calibrate_full.py [-k CASE]
+
+Each case writes ``CASE/`` (comparison.json, report.html ...) there and prints its figures; a
+case cut short continues with ``djsb calibrate --resume DIR/CASE`` under the same slurm.conf. The
+workload: KTH-SP2's 300 jobs from trace second 6380000, CPUs x 0.32 (its 100 nodes on the
+cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The trace is ../shared's.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from pathlib import Path
+
+import pytest
+from slurm_plugin import SlurmCluster, fair_share_accounts, has_accounting, slurm_settings
+
+from djsb.calibrate.run import run_calibration
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+OUT = os.environ.get("DJSB_CALIBRATE_FULL")
+TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+NODES = 16
+ACCOUNTS = {"cal_a": 40, "cal_b": 30, "cal_c": 30}
+# MareNostrum 4's weights (paper 004 Table 3.2) with its times compressed as the workload's
+# (x 0.001): PriorityMaxAge 10 days -> 14 min, PriorityDecayHalfLife 7 days -> 10 min;
+# PriorityCalcPeriod its minimum, 1 minute.
+MULTIFACTOR = {"PriorityType": "priority/multifactor", "PriorityWeightFairShare": "100000",
+               "PriorityWeightAge": "100000", "PriorityWeightJobSize": "10000", "PriorityMaxAge": "00:14:00",
+               "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "1",
+               "AccountingStorageEnforce": "associations,limits"}
+BASE_PARAMETERS = "batch_sched_delay=0,sched_interval=2,bf_interval=5"
+"""The mini-cluster's SchedulerParameters (docker/slurm-cluster.sh)."""
+CASES: dict[str, dict[str, str]] = {
+    "fair_tree": MULTIFACTOR,
+    "classic": {**MULTIFACTOR, "PriorityFlags": "NO_FAIR_TREE"},
+    "defer": {"SchedulerParameters": f"defer,{BASE_PARAMETERS}"},
+    "no_defer": {"SchedulerParameters": BASE_PARAMETERS},
+}
+
+
+@pytest.mark.timeout(3600)  # two replays of about 9 minutes, two slurmctld restarts
+@pytest.mark.parametrize("case", list(CASES))
+def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
+    if OUT is None:
+        pytest.skip("the full cases run only with DJSB_CALIBRATE_FULL=DIR (minutes each)")
+    if not TRACE.is_file():
+        pytest.skip(f"no {TRACE} (../shared/data/traces)")
+    if len(slurm_cluster.nodes) < NODES:
+        pytest.skip(f"needs {NODES} nodes: DJSB_SLURM_NODES={NODES} bash .ci/slurm.sh start")
+    fair_share = CASES[case].get("PriorityType") == "priority/multifactor"
+    if fair_share and not has_accounting():
+        pytest.skip("no slurmdbd: start the mini-cluster with DJSB_SLURM_ACCOUNTING=1")
+    out = Path(OUT) / case
+    config = Path(OUT) / f"{case}.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    accounts = f"  accounts: [{', '.join(ACCOUNTS)}]\n" if fair_share else ""
+    config.write_text(f"""\
+seed: 1
+workload: {{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.001}}
+slurm:
+  partition: oversub
+  runs: 2
+  work_dir: /tmp/djsb-calibrate-full
+  poll_interval: 5
+{accounts}""")
+    with fair_share_accounts(ACCOUNTS if fair_share else {}, getpass.getuser()), \
+            slurm_settings(slurm_cluster, CASES[case]):
+        print(run_calibration(config, out))
+    figures = json.loads((out / "comparison.json").read_text())
+    assert figures["model vs slurm_1"]["jobs"] == figures["slurm_2 vs slurm_1"]["jobs"] == 300
