@@ -30,7 +30,10 @@ DIGESTS = {
 @pytest.mark.parametrize("name", sorted(DIGESTS))
 def test_real_traces_read_as_before(trace: TraceFile, name: str) -> None:
     w = read_swf(trace(name))
-    text = repr((w.jobs, w.skipped, w.header, w.extra, w.time_origin))
+    # a reader never marks a request as replaced by another estimate; the digests predate that
+    # field, so its (always default) value is left out of the text they hash
+    assert not any(job.estimated for job in w.jobs)
+    text = repr((w.jobs, w.skipped, w.header, w.extra, w.time_origin)).replace(", estimated=False", "")
     assert hashlib.sha256(text.encode()).hexdigest() == DIGESTS[name]
 
 
