@@ -163,7 +163,9 @@ def test_a_sigkilled_sweeps_array_is_adopted_by_resume_and_every_point_runs_once
         assert before and adopted and second, resumed.stderr
         assert int(before.group(1)) + int(adopted.group(1)) + 1 == 16 and int(before.group(2)) == 16 - int(before.group(1))
         assert int(adopted.group(1)) <= len(live) - 1
-        assert "16/16 point(s) finished" in resumed.stderr
+        # the closing block on stdout: every point finished, none failed
+        assert re.search(r"^  finished\s+16 points$", resumed.stdout, re.M), resumed.stdout
+        assert re.search(r"^  failed\s+0 points$", resumed.stdout, re.M), resumed.stdout
 
         # every point exactly once: one completed task per point across both arrays, and that task
         # (the one task of its index that ran) named in the point as its writer
