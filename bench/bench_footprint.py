@@ -302,7 +302,13 @@ def write_parameters(path: Path, params: Sequence[Row], llc: int, argv: Sequence
             writer.writerow([name, footprint, f"{value:.6g}", f"{cv:.4f}", samples])
 
 
+def stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so every ``finally`` stops (and resumes) its background job."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--footprints", default="8M,32M,128M,1G,4G",
                         help="simulation memory per node (djsb-stream --memory), comma-separated")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_S = 240.0
-"""Issue 19's budget for a paper's default size on 2 cores."""
+"""The budget for a paper's default size on 2 cores: a reproduction a laptop runs in minutes."""
 
 
 def children_cpu() -> float:
