@@ -2,10 +2,11 @@
 and refuses a config asking for more with one line and exit 2. No live daemon: the answers are
 `scontrol show partition` / `scontrol show node` captured from the Slurm mini-cluster
 (tests/fixtures/slurm_show: 4 nodes n1..n4 of CPUTot=2, partitions shared/oversub/exclusive of
-TotalCPUs=8)."""
+TotalCPUs=8); Grid Engine's qhost is also asked of the live one-host cell."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from support import ScriptedTransport, fail, ok
 
 import djsb.cli
 from djsb.cli import main
+from djsb.transport import LocalTransport
 from job_modules.lsf import LsfJobModule
 from job_modules.lsf.parsers import parse_lshosts
 from job_modules.sge import SgeJobModule
@@ -104,6 +106,13 @@ def test_grid_engine_hosts_from_qhost() -> None:
     assert transport.commands == ["qhost"]
     missing = ScriptedTransport([("qhost", fail("sh: 1: qhost: not found", 127))])
     assert SgeJobModule({}, missing).node_capacity() is None
+
+
+def test_grid_engine_capacity_from_the_live_cells_qhost(sge_cell: None) -> None:
+    # the one-host cell of .ci/sge.sh runs on this machine: qhost's NCPU is this host's CPU count
+    capacity = SgeJobModule({}, LocalTransport()).node_capacity()
+    assert capacity is not None
+    assert (capacity.per_task, capacity.per_job) == (os.cpu_count(), os.cpu_count())
 
 
 LSHOSTS = (REPO / "tests" / "fixtures" / "lsf" / "lshosts.txt").read_text()
