@@ -31,7 +31,14 @@ from djsb.jobs.outage import Outage
 from djsb.remote.connect import open_remote, openssh_overrides
 from djsb.remote.errors import RemoteUnusable
 from djsb.remote.hosts import parse_hop, resolve_host
-from djsb.remote.openssh import failure, forced_config, parse_effective_config, ssh_argv, ssh_options
+from djsb.remote.openssh import (
+    OpenSSHTransport,
+    failure,
+    forced_config,
+    parse_effective_config,
+    ssh_argv,
+    ssh_options,
+)
 from djsb.remote.reconnect import Reconnector, backoff_delays
 from djsb.remote.staging import app_sources, build_command, source_hash, stage_apps
 from djsb.transport import ConnectionLost
@@ -342,6 +349,46 @@ def test_server_killing_the_session_twice(sshd_pair: SshdPair, tmp_path: Path, r
         assert killed and killed[0] >= 1
         assert remote.run("echo 3").stdout == "3\n"
         assert len(outages) == 1  # the caller of a lost command records that outage itself
+    finally:
+        remote.close()
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize("transport", ["paramiko", "openssh"])
+def test_a_remote_command_exiting_255_is_its_own_status(sshd_pair: SshdPair, tmp_path: Path,
+                                                        transport: str) -> None:
+    """ssh's own failure status is also a status a command may return: with the connection up,
+    it is the command's answer, not a lost connection."""
+    remote = open_remote(alias(sshd_pair.alias_config(tmp_path), transport), "test.yaml")
+    try:
+        assert remote.run("echo out; exit 255").returncode == 255
+        assert remote.run("echo up").stdout == "up\n"
+    finally:
+        remote.close()
+
+
+@pytest.mark.ssh
+def test_a_command_sent_as_the_master_ends_is_not_run_outside_it(sshd_pair: SshdPair, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The master can end between the check that it is up and the command reaching it (the
+    server dropped it a moment before). The system ssh would then log in by itself and run the
+    command unreported; the transport instead reconnects its master, reports the gap and sends
+    the command once."""
+    remote = open_remote(alias(sshd_pair.alias_config(tmp_path), "openssh"), "test.yaml")
+    assert isinstance(remote, OpenSSHTransport) and remote._master is not None
+    outages: list[Outage] = []
+    remote.watch_outages(outages.append)
+    try:
+        remote._master.kill()  # its socket file stays: nobody answers on it
+        remote._master.wait()
+        checks = iter([True])
+        up = remote._master_up
+        monkeypatch.setattr(remote, "_master_up", lambda: next(checks, None) or up())
+        logins = sshd_pair.target.accepted()
+        assert remote.run("echo sent").stdout == "sent\n"
+        assert [(o.attempts, o.command) for o in outages] == [(1, "echo sent")]
+        assert sshd_pair.target.accepted() == logins + 1  # the new master's, none of its own
+        assert remote.run("echo again").stdout == "again\n" and len(outages) == 1
     finally:
         remote.close()
 

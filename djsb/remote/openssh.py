@@ -29,6 +29,15 @@ from djsb.transport import CommandResult, ConnectionLost, run_process
 
 SSH_FAILED = 255
 """ssh's own exit status for a connection that failed (the remote command's status otherwise)."""
+NO_FALLBACK = ("ProxyCommand", "false")
+"""For a command sent through the master: if the master ended just before, the client would
+otherwise log in on its own and run the command outside the master, the drop unreported."""
+FELL_BACK = re.compile(r"kex_exchange_identification")
+"""What such a client says: it began a key exchange of its own, over ``false``, so it never sent
+the command (a client that reached its master exchanges no keys)."""
+SEND_ATTEMPTS = 3
+MASTER_EXIT_GRACE = 2.0
+"""Seconds a dropped master may take to exit after its mux client has."""
 HOST_KEY = re.compile(r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|"
                       r"No .*host key is known")
 CANNOT_CONNECT = re.compile(r"Connection refused|Connection timed out|No route to host|"
@@ -159,6 +168,17 @@ class OpenSSHTransport:
             ["ssh", *self._options(), "-O", "check", "--", self.destination],
             capture_output=True, timeout=30).returncode == 0
 
+    def _master_ends_within(self, grace: float) -> bool:
+        """The master is gone, or goes within ``grace`` seconds. A server-side drop ends the mux
+        client and the master at about the same moment, but the master may still be unlinking its
+        socket when the client's 255 arrives; a remote command that exits 255 leaves it up."""
+        deadline = time.monotonic() + grace
+        while self._master_up():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def _start_master(self) -> None:
         """``ssh -M -N`` in the background, up once its socket appears (after authentication)."""
         self._stop_master()
@@ -190,17 +210,26 @@ class OpenSSHTransport:
             self._master = None
             Path(self.control_path).unlink(missing_ok=True)
 
-    def _ssh(self, command: str, timeout: float, stdin: str | None = None) -> CommandResult:
-        """``command`` through the master, reconnected first if it is gone."""
+    def _reconnect_if_down(self, command: str) -> None:
+        """Reconnect if the master is gone, reporting the gap unless the command that found it
+        gone while running raised ConnectionLost (its caller records that outage itself)."""
         if not self._master_up():
             reported = not self._lost_while_running
             self._lost_while_running = False
             self.reconnector.reopen(self.open, lost_at=time.time(), command=command,
                                     why="the master connection ended", report=reported)
-        argv = ssh_argv(self.destination, command, self._options(("ControlMaster", "no")))
-        result = run_process(argv, command, timeout, lambda: self._stop_by, stdin)
+
+    def _ssh(self, command: str, timeout: float, stdin: str | None = None) -> CommandResult:
+        """``command`` through the master, reconnected first if it is gone."""
+        argv = ssh_argv(self.destination, command, self._options(("ControlMaster", "no"), NO_FALLBACK))
+        for _ in range(SEND_ATTEMPTS):
+            self._reconnect_if_down(command)
+            result = run_process(argv, command, timeout, lambda: self._stop_by, stdin)
+            if not (result.returncode == SSH_FAILED and FELL_BACK.search(result.stderr)):
+                break
+            self._stop_master()  # it ended just before the command reached it: the command was not sent
         kind = failure(result.returncode, result.stderr)
-        if kind is None and result.returncode == SSH_FAILED and not self._master_up():
+        if kind is None and result.returncode == SSH_FAILED and self._master_ends_within(MASTER_EXIT_GRACE):
             kind = "dropped"  # the mux client says nothing at LogLevel ERROR when its master ended
         if kind is None:
             return result
