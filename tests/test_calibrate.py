@@ -275,9 +275,18 @@ def test_multifactor_priority_from_show_config() -> None:
     assert plugin.weights == MultifactorWeights(age=1000, fairshare=2000, job_size=500, partition=0, qos=100)
     assert (plugin.max_age, plugin.decay_half_life, plugin.calc_period) == (2 * 86400, 86400, 60)
     assert plugin.favor_small and plugin.fairshare == "classic"
-    # the decay thread's phase on Slurm's clock: BOOT_TIME mod PriorityCalcPeriod, 1795627508 = 29927125 * 60 + 8
+    # no recomputation seen: the phase of BOOT_TIME, which bounds the decay thread's start:
+    # BOOT_TIME mod PriorityCalcPeriod, 1795627508 = 29927125 * 60 + 8
     assert plugin.calc_phase == 8.0
-    assert notes == ["fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
+    assert notes == ["no recomputation of the priorities was seen: the model's fall at the phase of "
+                     "slurmctld's BOOT_TIME, which the decay thread starts after",
+                     "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
+    # recomputations seen in brackets around 10.5 s past three minutes: there, BOOT_TIME's phase set aside
+    factory, notes = priority_plugin(parse_show_config(MULTIFACTOR), decay_runs=[
+        (1795627570.4, 1795627570.7), (1795627630.3, 1795627630.6)])
+    assert factory().calc_phase == pytest.approx(10.5)
+    assert notes[0] == ("the decay thread was seen recomputing the priorities 2 time(s): the model's "
+                        "recomputations fall 10.50 s (± 0.10) into its 60 s period")
     _, notes = priority_plugin(parse_show_config(MULTIFACTOR.replace("PriorityWeightAssoc     = 0",
                                                                      "PriorityWeightAssoc     = 10")))
     assert "PriorityWeightAssoc = 10 has no model" in notes

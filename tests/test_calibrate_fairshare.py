@@ -65,9 +65,11 @@ def test_usage_from_sshare_keeps_user_associations() -> None:
 def test_multifactor_takes_sacctmgrs_shares_and_sshares_usage() -> None:
     config = {"PriorityType": "priority/multifactor", "PriorityWeightFairShare": "1000",
               "PriorityDecayHalfLife": "00:10:00", "PriorityCalcPeriod": "00:01:00", "BOOT_TIME": "1795627508"}
-    factory, notes = priority_plugin(config, parse_associations(ASSOCIATIONS), parse_sshare_usage(SSHARE))
+    factory, notes = priority_plugin(config, parse_associations(ASSOCIATIONS), parse_sshare_usage(SSHARE),
+                                     decay_runs=[(1795627570.2, 1795627570.4)])
     plugin = factory()
-    assert notes == []
+    assert notes == ["the decay thread was seen recomputing the priorities 1 time(s): the model's "
+                     "recomputations fall 10.30 s (± 0.10) into its 60 s period"]
     assert isinstance(plugin, MultifactorPriority)
     assert plugin.accounts["cal_a"] == AccountSpec("root", 40)
     assert plugin.usage[("root", "cal_b")] == 2400.0

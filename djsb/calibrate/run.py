@@ -29,8 +29,9 @@ config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with t
 as sched/backfill does turned on unless ``model`` says otherwise. The model replays run 1's
 submissions (when sbatch returned) and run times as Slurm recorded them, and its main and
 backfill passes when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.pass_watch`; if
-sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass), so only
-scheduling decisions differ; it runs on
+sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass) and, under
+priority/multifactor, recomputes the priorities at the phase at which Slurm's decay thread was seen
+to (squeue: :mod:`djsb.calibrate.recompute_watch`), so only scheduling decisions differ; it runs on
 Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
 of 60 and 30 s of it). Under priority/multifactor with a fair-share weight the model also takes
 the association tree and shares from ``sacctmgr show associations`` and the usage the
@@ -42,7 +43,8 @@ sacctmgr show); a command the cluster refuses is one line naming it and what it 
 
 Written to the output directory: ``slurm_N.csv``, ``model.csv``,
 ``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``passes.csv`` (per run and
-scheduler, each pass seen and its uncertainty), ``usage.csv`` (fair share: each association's
+scheduler, each pass seen and its uncertainty; the decay thread's runs as scheduler ``priority``),
+``usage.csv`` (fair share: each association's
 usage on both sides), ``comparison.json`` (model vs each run, run N vs run 1), ``timeline.png``
 (every job's run as a bar, one panel per side) and ``report.html`` (all of it on one page, with
 Slurm's answers the model was built from). The directory is also what ``--resume`` continues
@@ -67,6 +69,7 @@ import pandas as pd
 from djsb.calibrate.compare import Comparison, compare, per_job
 from djsb.calibrate.fairshare import end_charge_note, snapshot, usage_at, usage_table
 from djsb.calibrate.pass_watch import SCHEDULERS, PassWatch
+from djsb.calibrate.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, RecomputeWatch
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
 from djsb.calibrate.slurm_config import (
     ASSOCIATIONS_COMMAND,
@@ -317,10 +320,13 @@ def fair_share_used(config: dict[str, str]) -> bool:
 
 
 def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str, overrides: dict[str, Any],
-                usage: dict[tuple[str, str], float] | None) -> tuple[SlurmModel, list[str]]:
+                usage: dict[tuple[str, str], float] | None,
+                decay_runs: list[tuple[float, float]]) -> tuple[SlurmModel, list[str]]:
     """The cluster, scheduler and priority plugin the model takes from the running Slurm (its
     answers as saved in ``run_dir`` when the calibration started), and notes on what it could not
-    take. ``usage``: the associations' RawUsage when the replay the model follows started."""
+    take. ``usage``: the associations' RawUsage when the replay the model follows started;
+    ``decay_runs``: when its decay thread was seen recomputing the priorities (brackets of Unix
+    seconds)."""
     def show(what: str) -> str:
         return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
                                                               "the model's cluster and scheduler"))
@@ -332,7 +338,7 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
     if fair_share_used(config):
         associations = parse_associations(run_dir.slurm_text("associations", lambda: ask(
             module, ASSOCIATIONS_COMMAND, "the fair-share tree (accounts, users and shares)")))
-    priority, notes = priority_plugin(config, associations, usage)
+    priority, notes = priority_plugin(config, associations, usage, decay_runs)
     notes += end_charge_note(config) if associations is not None else []
     pairs = associations.pairs if associations is not None else ()
     return SlurmModel(cluster, model_config(config, overrides), priority, pairs), notes
@@ -354,19 +360,33 @@ def fair_share_snapshot(module: SchedulerModule, when: str) -> pd.DataFrame:
                                                                     "each replay"))
 
 
+def pending_priorities(module: SchedulerModule) -> str | None:
+    """squeue's pending jobs with their priorities, or None if it failed."""
+    answer = module.run(shlex.join(PENDING_PRIORITIES), check=False)
+    return answer.stdout if answer.returncode == 0 else None
+
+
 def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir, run: int,
-               accounts: dict[str, JobModule], fair_share: bool) -> None:
-    """Replay ``run`` on Slurm and save it with its passes and, under fair share, sshare's usage
-    before and after."""
+               accounts: dict[str, JobModule], fair_share: bool, multifactor: bool) -> None:
+    """Replay ``run`` on Slurm and save it with its passes, under multifactor the decay thread's
+    runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after."""
     before = fair_share_snapshot(module, "before") if fair_share else None
     watch = PassWatch(lambda: sdiag(module))
+    recomputes = RecomputeWatch(lambda: pending_priorities(module))
+
+    def look() -> None:
+        watch.look()
+        if multifactor:
+            recomputes.look()
+
     replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
-                             poll_interval=calibration.poll_interval, watch=watch.look, log=run_dir,
+                             poll_interval=calibration.poll_interval, watch=look, log=run_dir,
                              name=lambda job: ledger_name(run, job.job_id), accounts=accounts)
     origin = float(replay["origin"].iloc[0])
+    seen = [(name, t, u) for name, times in watch.passes.items() for t, u in times]
+    seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
     passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
-                           for name, seen in watch.passes.items() for t, u in seen],
-                          columns=["run", "scheduler", "time", "uncertainty"])
+                           for name, t, u in seen], columns=["run", "scheduler", "time", "uncertainty"])
     extras = {"passes": passes}
     if before is not None:
         extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)
@@ -433,16 +453,21 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     finished = run_dir.finished_runs()
     for run in range(1, run_dir.runs + 1):
         if run not in finished:
-            replay_run(calibration, module, run_dir, run, dict(accounts), fair_share)
+            replay_run(calibration, module, run_dir, run, dict(accounts), fair_share,
+                       config.get("PriorityType") == "priority/multifactor")
     replays = {f"slurm_{run}": table for run, table in run_dir.finished_runs().items()}
-    sshare = run_dir.run_table(1, "sshare") if fair_share else None
-    slurm, model_notes = slurm_model(module, run_dir, calibration.partition, calibration.model,
-                                     usage_at(sshare, "before") if sshare is not None else None)
-    notes += model_notes
     passes = pd.concat([run_dir.run_table(run, "passes") for run in range(1, run_dir.runs + 1)],
                        ignore_index=True)
     passes.to_csv(run_dir.path / "passes.csv", index=False)
     first = passes[passes["run"] == 1]
+    origin = float(replays["slurm_1"]["origin"].iloc[0])
+    decay = first[first["scheduler"] == DECAY_THREAD]
+    decay_runs = [(origin + t - u, origin + t + u)
+                  for t, u in zip(decay["time"], decay["uncertainty"], strict=True)]
+    sshare = run_dir.run_table(1, "sshare") if fair_share else None
+    slurm, model_notes = slurm_model(module, run_dir, calibration.partition, calibration.model,
+                                     usage_at(sshare, "before") if sshare is not None else None, decay_runs)
+    notes += model_notes
     observed = {name: first.loc[first["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
     if not observed["main"]:
         notes.append("sdiag showed no main scheduler pass: the model's run at submissions, job ends and "

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from djsb.calibrate.recompute_watch import calc_phase
 from djsb.errors import RunError
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
@@ -155,6 +156,7 @@ def parse_sshare_usage(text: str) -> dict[tuple[str, str], float]:
 
 def priority_plugin(config: dict[str, str], associations: Associations | None = None,
                     usage: dict[tuple[str, str], float] | None = None,
+                    decay_runs: Sequence[tuple[float, float]] = (),
                     ) -> tuple[Callable[[], PriorityPlugin], list[str]]:
     """The model's priority plugin for ``PriorityType`` (a factory: a plugin keeps one run's
     state), and notes on what it could not take. ``priority/basic`` is FIFO; ``priority/multifactor``
@@ -165,9 +167,11 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     (``associations``; without them every user has an equal share) and the usage at the start
     sshare's (``usage``; without it none). The priorities are recomputed when Slurm's decay thread
     runs: every PriorityCalcPeriod from the thread's start (priority_multifactor.c,
-    ``_decay_thread``: its timer starts at its own start), which slurmctld's startup creates in the
-    second of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s: the phase; the
-    mini-cluster's log shows both in one second); without it at phase 0, with a note."""
+    ``_decay_thread``: its timer starts at its own start), at the phase of ``decay_runs`` (when
+    it was seen to run, each bracketed by two Unix times: :mod:`djsb.calibrate.recompute_watch`).
+    Without them, at the phase of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s), which
+    only bounds the thread's start: the plugin loads after the boot, a second or more later on a
+    loaded host; without either at phase 0. Both fallbacks come with a note."""
     kind = config.get("PriorityType", "priority/basic")
     if kind == "priority/basic":
         return FifoPriority, []
@@ -182,9 +186,18 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     if associations is not None:
         options.update(accounts=associations.accounts, user_shares=associations.user_shares)
     boot = config.get("BOOT_TIME", "")
-    if boot.isdigit():
+    seen = calc_phase(list(decay_runs), options["calc_period"])
+    notes: list[str] = []
+    if seen is not None:
+        options["calc_phase"], half = seen
+        notes.append(f"the decay thread was seen recomputing the priorities {len(decay_runs)} time(s): the "
+                     f"model's recomputations fall {seen[0]:.2f} s (± {half:.2f}) into its "
+                     f"{options['calc_period']:g} s period")
+    elif boot.isdigit():
         options["calc_phase"] = float(boot) % options["calc_period"]
-    notes = list(associations.notes) if associations is not None else [] if not weights.fairshare else [
+        notes.append("no recomputation of the priorities was seen: the model's fall at the phase of "
+                     "slurmctld's BOOT_TIME, which the decay thread starts after")
+    notes += list(associations.notes) if associations is not None else [] if not weights.fairshare else [
         "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
     options["usage"] = dict(usage or {})
     notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
@@ -192,7 +205,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
     flags -= {"", "(null)", "NO_FAIR_TREE"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
-    if not boot.isdigit():
+    if seen is None and not boot.isdigit():
         notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
                      "Slurm's decay thread does")
     return lambda: MultifactorPriority(weights, **options), notes
