@@ -182,28 +182,38 @@ class AccountTree:
         s = node.share_fraction
         return (node.total / s if s > 0 else math.inf, node.user is None, node.name)
 
-    def refresh_orders(self) -> bool:
+    def refresh_orders(self) -> set[Association]:
         """Re-place the changed associations among their siblings (``order_keys``/``order_nodes``).
 
-        Returns True if some association moved or entered or left a tie, i.e. if a ranking built
-        on these orders may differ from the last one.
+        Returns the parents among whose children some association moved or entered or left a tie:
+        a ranking built on these orders may differ from the last one only below them (empty: it
+        does not differ). Usage mostly grows a little between two calls, so a child whose new key
+        still lies strictly between its neighbours' values is updated in place.
         """
-        moved = False
+        moved: set[Association] = set()
         for parent, children in self.changed.items():
             keys, nodes = parent.order_keys, parent.order_nodes
+            count = len(keys)
             for child in children:
                 new = self.order_key(child)
                 old = child.order_key
+                child.order_key = new
                 i = -1
                 if old is not None:
                     i = bisect_left(keys, old)
-                    moved = moved or _tied(keys, i)
+                    low, high = (old[0], new[0]) if old[0] <= new[0] else (new[0], old[0])
+                    if (i == 0 or keys[i - 1][0] < low) and (i + 1 == count or keys[i + 1][0] > high):
+                        keys[i] = new  # same place, tied with no neighbour before or after
+                        continue
+                    if _tied(keys, i):
+                        moved.add(parent)
                     del keys[i], nodes[i]
                 j = bisect_left(keys, new)
                 keys.insert(j, new)
                 nodes.insert(j, child)
-                child.order_key = new
-                moved = moved or i != j or _tied(keys, j)
+                count = len(keys)
+                if i != j or _tied(keys, j):
+                    moved.add(parent)
         self.changed.clear()
         return moved
 

@@ -15,8 +15,11 @@ Speed: siblings share their parent's usage, so their LF order is their usage/sha
 ``AccountTree`` keeps sorted incrementally; the ranking is rebuilt only when some association
 moved or changed ties. Ties are detected on usage/share (equal exactly when LF is). The visiting
 order is kept per account as its users in order, each marked tied to the one before or not
-(:func:`_users_in_order`); an account's list is made again only when usage was charged or an
-association added below it, so a ranking after a few users ran revisits their accounts alone.
+(:func:`_users_in_order`); an account's list is made again only when an order or a tie changed
+among its children or below it (:meth:`AccountTree.refresh_orders` says where), so a ranking after
+a few users moved revisits their accounts alone. A list depends on its subtree's orders and ties
+alone: the children of tied accounts, merged by their true LF, are re-sorted whenever one of those
+accounts is charged, since a tied account's change always counts as a change of its parent.
 """
 
 from __future__ import annotations
@@ -90,13 +93,14 @@ def _users_in_order(keys: list[Key], nodes: list[Association],
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
     visits: dict[Association, Visit] = tree.cache.setdefault("fair_tree_visits", {})  # type: ignore[assignment]
-    for node in tree.changed:  # usage charged or an association added below these accounts
+    moved = tree.refresh_orders()
+    for node in moved:  # an order or a tie changed among these accounts' children
         account: Association | None = node
         while account is not None:
             visits.pop(account, None)
             account = account.parent
     cached = tree.cache.get("fair_tree")
-    if not tree.refresh_orders() and cached is not None:
+    if not moved and cached is not None:
         return cached  # type: ignore[return-value]
     n_users = len(tree.users)
     factors: dict[tuple[str, str], float] = {}
@@ -107,6 +111,5 @@ def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
                 rank = rnt
             factors[key] = rank / n_users
             rnt -= 1
-    result = {key: factors[key] for key in tree.users}
-    tree.cache["fair_tree"] = result
-    return result
+    tree.cache["fair_tree"] = factors
+    return factors
