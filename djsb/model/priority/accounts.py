@@ -71,6 +71,8 @@ class AccountTree:
         self.root = Association(ROOT, None, 1.0, None)
         self.changed: dict[Association, set[Association]] = {}
         self.cache: dict[str, object] = {}
+        """What the fair share algorithms derive from the tree between two rankings, by name;
+        emptied when an association is added."""
         self.accounts: dict[str, Association] = {ROOT: self.root}
         specs = dict(accounts or {})
         for name in specs:
@@ -99,6 +101,7 @@ class AccountTree:
         assert parent is not None
         siblings = parent.children
         siblings.append(node)
+        self.cache.clear()
         total = sum(child.shares for child in siblings)
         for child in siblings:
             child.share_fraction = child.shares / total if total else 0.0

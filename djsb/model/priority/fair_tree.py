@@ -53,11 +53,15 @@ Visit = list[tuple[tuple[str, str], bool | None]]
 element of the list ties, which the caller decides)."""
 
 
-def _users_in_order(keys: list[Key], nodes: list[Association],
-                    visits: dict[Association, Visit]) -> Visit:
+Idle = dict[tuple[Association, ...], Visit]
+"""Visiting orders of groups of tied accounts without usage, by group."""
+
+
+def _users_in_order(keys: list[Key], nodes: list[Association], visits: dict[Association, Visit],
+                    idle: Idle) -> Visit:
     """The users below ``nodes`` (siblings sorted by ``keys``, or the merged children of tied
     accounts) in visiting order, with their ties (see the module docstring); an account visited
-    alone takes its list from ``visits`` or adds it there."""
+    alone takes its list from ``visits`` or adds it there, tied accounts from :func:`_tied_accounts`."""
     out: Visit = []
     previous = None
     i = 0
@@ -78,9 +82,9 @@ def _users_in_order(keys: list[Key], nodes: list[Association],
                 below = visits.get(account)
                 if below is None:
                     below = visits[account] = _users_in_order(account.order_keys, account.order_nodes,
-                                                              visits)
+                                                              visits, idle)
             else:
-                below = _users_in_order(*_merged(nodes[i:last]), visits)
+                below = _tied_accounts(nodes[i:last], visits, idle)
             if below:
                 first_key, first_tied = below[0]
                 out.append((first_key, tied if first_tied is None else first_tied))
@@ -90,9 +94,27 @@ def _users_in_order(keys: list[Key], nodes: list[Association],
     return out
 
 
+def _tied_accounts(accounts: list[Association], visits: dict[Association, Visit], idle: Idle) -> Visit:
+    """The users below tied sibling accounts, their children merged (:func:`_merged`).
+
+    Usage charged below an account is charged to it too, so accounts without usage have none
+    anywhere below them: every Level Fairshare there is infinite (or 0 for no shares), and the
+    merged order follows from names and shares alone. Such a group's list is kept in ``idle``
+    (the tree drops it when associations are added); the accounts nobody has run under yet form
+    one, visited at every ranking."""
+    if any(account.total for account in accounts):
+        return _users_in_order(*_merged(accounts), visits, idle)
+    group = tuple(accounts)
+    below = idle.get(group)
+    if below is None:
+        below = idle[group] = _users_in_order(*_merged(accounts), visits, idle)
+    return below
+
+
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
     visits: dict[Association, Visit] = tree.cache.setdefault("fair_tree_visits", {})  # type: ignore[assignment]
+    idle: Idle = tree.cache.setdefault("fair_tree_idle", {})  # type: ignore[assignment]
     moved = tree.refresh_orders()
     for node in moved:  # an order or a tie changed among these accounts' children
         account: Association | None = node
@@ -106,7 +128,7 @@ def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     factors: dict[tuple[str, str], float] = {}
     rank = rnt = n_users
     if n_users:
-        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits):
+        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits, idle):
             if not tied:
                 rank = rnt
             factors[key] = rank / n_users
