@@ -69,7 +69,7 @@ class AccountTree:
         self.half_life = half_life or 0.0
         self.t0 = start
         self.root = Association(ROOT, None, 1.0, None)
-        self.changed: dict[Association, set[Association]] = {}
+        self.changed: dict[Association, dict[Association, None]] = {}
         self.cache: dict[str, object] = {}
         """What the fair share algorithms derive from the tree between two rankings, by name;
         emptied when an association is added."""
@@ -78,7 +78,10 @@ class AccountTree:
         for name in specs:
             self._account(name, specs)
         self.users: dict[tuple[str, str], Association] = {}
-        self.active: set[Association] = set()
+        self.active: dict[Association, None] = {}
+        """The associations with running jobs, in the order they started: an ordered dict, as is
+        ``changed``, because associations hash by identity and the order usage is charged in
+        decides how account totals round, which a set would change from one run to the next."""
         for user, account in associations:
             self.add_user(user, account, (user_shares or {}).get(user, 1.0), specs)
 
@@ -105,7 +108,7 @@ class AccountTree:
         total = sum(child.shares for child in siblings)
         for child in siblings:
             child.share_fraction = child.shares / total if total else 0.0
-        self.changed.setdefault(parent, set()).update(siblings)
+        self.changed.setdefault(parent, {}).update(dict.fromkeys(siblings))
 
     def add_user(self, user: str, account: str, shares: float = 1.0,
                  specs: Mapping[str, AccountSpec] | None = None) -> Association:
@@ -132,7 +135,7 @@ class AccountTree:
         node.total += amount
         parent = node.parent
         while parent is not None:
-            self.changed.setdefault(parent, set()).add(node)
+            self.changed.setdefault(parent, {})[node] = None
             parent.total += amount
             node, parent = parent, parent.parent
 
@@ -146,7 +149,7 @@ class AccountTree:
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate += cpus
-        self.active.add(assoc)
+        self.active[assoc] = None
 
     def job_ended(self, user: str, account: str, cpus: int, now: float) -> None:
         """Stop charging a job's CPUs."""
@@ -154,7 +157,7 @@ class AccountTree:
         self._accrue(assoc, now)
         assoc.rate -= cpus
         if not assoc.rate:
-            self.active.discard(assoc)
+            self.active.pop(assoc, None)
 
     def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:
         """Charge ``cpu_seconds`` of (already decayed, as of ``now``) usage at once."""
@@ -170,7 +173,7 @@ class AccountTree:
             for node in (*self.accounts.values(), *self.users.values()):
                 node.total *= factor
                 if node.parent is not None:
-                    self.changed.setdefault(node.parent, set()).add(node)
+                    self.changed.setdefault(node.parent, {})[node] = None
             self.t0 = now
 
     # ------------------------------------------------------------------ sibling order
