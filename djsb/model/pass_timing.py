@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from djsb.model.backfill import BackfillPolicy
 from djsb.model.events import BF_TICK, MAIN_TICK, QUEUED_TICK
@@ -123,16 +123,18 @@ class PassTiming:
                     wake += 1.0
         return wake
 
-    def next_ticks(self, now: float) -> Iterator[tuple[float, int]]:
+    def next_ticks(self, now: float) -> list[tuple[float, int]]:
         """At the end of an instant: the periodic ticks (time, kind) to schedule, earlier than any
-        pending one of their kind."""
+        pending one of their kind (a list: asked at every instant, mostly for none)."""
         queue = self.queue
         if not queue.jobs:
-            return
-        if self.requested and QUEUED_TICK not in self.pending:
+            return []
+        ticks: list[tuple[float, int]] = []
+        pending = self.pending
+        if self.requested and QUEUED_TICK not in pending:
             tick = self._queued_tick(now)
-            self.pending[QUEUED_TICK] = tick
-            yield tick, QUEUED_TICK
+            pending[QUEUED_TICK] = tick
+            ticks.append((tick, QUEUED_TICK))
         period = self.priority.calc_period
         for kind, interval in self.intervals.items():
             if interval <= 0:
@@ -146,10 +148,11 @@ class PassTiming:
             phase = self.phase[kind]
             tick = phase + ((math.floor((due - phase) / interval) + 1) * interval if due == now else
                             math.ceil((due - phase) / interval) * interval)
-            pending = self.pending.get(kind)
-            if pending is None or pending > tick:
-                self.pending[kind] = tick
-                yield tick, kind
+            waiting = pending.get(kind)
+            if waiting is None or waiting > tick:
+                pending[kind] = tick
+                ticks.append((tick, kind))
+        return ticks
 
     def prepare(self, kind: int, now: float) -> bool:
         """Recompute priorities if due, and say whether the pass must run.

@@ -15,8 +15,9 @@ partition the queued jobs whose placement depends on more than the partition's u
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Hashable, Sequence
-from operator import is_not
+from collections.abc import Callable, Hashable, Sequence
+from itertools import islice
+from operator import attrgetter, lt
 from typing import Generic, TypeVar
 
 from djsb.model.cluster import ClusterState, PartitionState
@@ -126,10 +127,15 @@ class JobQueue:
             self.jobs = [j for j in jobs if j.job_id not in started]
 
     def reorder(self) -> bool:
-        """Sort the list again after a priority recomputation; say whether the order changed."""
-        before = list(self.jobs)
+        """Sort the list again after a priority recomputation; say whether the order changed.
+
+        Sort keys are unique (they end with the job id), so the order changes exactly when the
+        keys are out of order, which is checked first: most recomputations keep the order."""
+        keys = list(map(_sort_key, self.jobs))
+        if all(map(lt, keys, islice(keys, 1, None))):
+            return False
         self.jobs.sort(key=_sort_key)
-        return any(map(is_not, before, self.jobs))
+        return True
 
     def something_fits(self) -> bool:
         """Could any queued job fit the free capacity of its partition (ignoring node shapes)?"""
@@ -153,5 +159,4 @@ class JobQueue:
         return {q for p, count in enumerate(self.node_jobs) if count for q in (p, *parts[p].overlaps)}
 
 
-def _sort_key(job: SimJob) -> tuple[float, float, float, int]:
-    return job.sort_key
+_sort_key: Callable[[SimJob], tuple[float, float, float, int]] = attrgetter("sort_key")

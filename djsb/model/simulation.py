@@ -188,16 +188,19 @@ class Simulation:
         running = self.running
         event_bf, event_main = self.passes.event_bf, self.passes.event_main
         queued_submit, queued_end = self.passes.queued_submit, self.passes.queued_end
-        next_progress = self.stats["events"] + PROGRESS_EVERY
+        stats = self.stats
+        next_progress = stats["events"] + PROGRESS_EVERY
+        heappop = heapq.heappop
         while heap and heap[0][0] <= until:
             now = heap[0][0]
             self.now = now
             ends: list[int] = []
             submits: list[int] = []
             ticks: set[int] = set()
+            events = 0
             while heap and heap[0][0] == now:
-                _, kind, key, seq = heapq.heappop(heap)
-                self.stats["events"] += 1
+                _, kind, key, seq = heappop(heap)
+                events += 1
                 if kind == END:
                     job = running.get(key)
                     if job is not None and job.end_seq == seq:
@@ -209,6 +212,7 @@ class Simulation:
                 else:
                     ticks.add(kind)
                     self.passes.fired(kind, now)
+            stats["events"] += events
             for key in ends:
                 self._end(running[key], now)
             periodic = MAIN_TICK in ticks
@@ -234,8 +238,8 @@ class Simulation:
                 self._update_rates(now)
             self._schedule_ticks(now)
             self._record(now)
-            if self.on_progress is not None and self.stats["events"] >= next_progress:
-                next_progress = self.stats["events"] + PROGRESS_EVERY
+            if self.on_progress is not None and stats["events"] >= next_progress:
+                next_progress = stats["events"] + PROGRESS_EVERY
                 self.on_progress(len(self.finished) + len(self.rejected), len(self.trace))
         if math.isfinite(until):
             self.now = max(self.now, until)

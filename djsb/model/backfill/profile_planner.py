@@ -52,7 +52,8 @@ class ProfilePlanner(BackfillPlanner):
         node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
             queue.node_level_partitions() if any(queue.node_jobs) else set()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
-        reservations: list[Reservation] = []
+        checker = sim.checker
+        reservations: list[Reservation] = []  # for the invariant checker, kept only when it checks
         reserved: dict[int, int] = {}  # reservations made per partition
         parts_queued = 1 if len(state.partitions) == 1 else \
             len(queue.needs.least)  # the queue is not empty here
@@ -121,11 +122,12 @@ class ProfilePlanner(BackfillPlanner):
                 start = earliest[shape] = found_start
                 on, units = (), job.need
             profile.take(*self._reserved_window(start, duration), units)
-            reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
+            if checker is not None:
+                reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
-        if sim.checker is not None:
-            sim.checker.check_reservations(now, reservations)
+        if checker is not None:
+            checker.check_reservations(now, reservations)
         return started
 
     def _profile(self, part: PartitionState, now: float) -> Profile:

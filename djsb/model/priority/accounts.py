@@ -69,14 +69,19 @@ class AccountTree:
         self.half_life = half_life or 0.0
         self.t0 = start
         self.root = Association(ROOT, None, 1.0, None)
-        self.changed: dict[Association, set[Association]] = {}
+        self.changed: dict[Association, dict[Association, None]] = {}
         self.cache: dict[str, object] = {}
+        """What the fair share algorithms derive from the tree between two rankings, by name;
+        emptied when an association is added."""
         self.accounts: dict[str, Association] = {ROOT: self.root}
         specs = dict(accounts or {})
         for name in specs:
             self._account(name, specs)
         self.users: dict[tuple[str, str], Association] = {}
-        self.active: set[Association] = set()
+        self.active: dict[Association, None] = {}
+        """The associations with running jobs, in the order they started: an ordered dict, as is
+        ``changed``, because associations hash by identity and the order usage is charged in
+        decides how account totals round, which a set would change from one run to the next."""
         for user, account in associations:
             self.add_user(user, account, (user_shares or {}).get(user, 1.0), specs)
 
@@ -99,10 +104,11 @@ class AccountTree:
         assert parent is not None
         siblings = parent.children
         siblings.append(node)
+        self.cache.clear()
         total = sum(child.shares for child in siblings)
         for child in siblings:
             child.share_fraction = child.shares / total if total else 0.0
-        self.changed.setdefault(parent, set()).update(siblings)
+        self.changed.setdefault(parent, {}).update(dict.fromkeys(siblings))
 
     def add_user(self, user: str, account: str, shares: float = 1.0,
                  specs: Mapping[str, AccountSpec] | None = None) -> Association:
@@ -129,7 +135,7 @@ class AccountTree:
         node.total += amount
         parent = node.parent
         while parent is not None:
-            self.changed.setdefault(parent, set()).add(node)
+            self.changed.setdefault(parent, {})[node] = None
             parent.total += amount
             node, parent = parent, parent.parent
 
@@ -143,7 +149,7 @@ class AccountTree:
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate += cpus
-        self.active.add(assoc)
+        self.active[assoc] = None
 
     def job_ended(self, user: str, account: str, cpus: int, now: float) -> None:
         """Stop charging a job's CPUs."""
@@ -151,7 +157,7 @@ class AccountTree:
         self._accrue(assoc, now)
         assoc.rate -= cpus
         if not assoc.rate:
-            self.active.discard(assoc)
+            self.active.pop(assoc, None)
 
     def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:
         """Charge ``cpu_seconds`` of (already decayed, as of ``now``) usage at once."""
@@ -167,7 +173,7 @@ class AccountTree:
             for node in (*self.accounts.values(), *self.users.values()):
                 node.total *= factor
                 if node.parent is not None:
-                    self.changed.setdefault(node.parent, set()).add(node)
+                    self.changed.setdefault(node.parent, {})[node] = None
             self.t0 = now
 
     # ------------------------------------------------------------------ sibling order
@@ -182,28 +188,38 @@ class AccountTree:
         s = node.share_fraction
         return (node.total / s if s > 0 else math.inf, node.user is None, node.name)
 
-    def refresh_orders(self) -> bool:
+    def refresh_orders(self) -> set[Association]:
         """Re-place the changed associations among their siblings (``order_keys``/``order_nodes``).
 
-        Returns True if some association moved or entered or left a tie, i.e. if a ranking built
-        on these orders may differ from the last one.
+        Returns the parents among whose children some association moved or entered or left a tie:
+        a ranking built on these orders may differ from the last one only below them (empty: it
+        does not differ). Usage mostly grows a little between two calls, so a child whose new key
+        still lies strictly between its neighbours' values is updated in place.
         """
-        moved = False
+        moved: set[Association] = set()
         for parent, children in self.changed.items():
             keys, nodes = parent.order_keys, parent.order_nodes
+            count = len(keys)
             for child in children:
                 new = self.order_key(child)
                 old = child.order_key
+                child.order_key = new
                 i = -1
                 if old is not None:
                     i = bisect_left(keys, old)
-                    moved = moved or _tied(keys, i)
+                    low, high = (old[0], new[0]) if old[0] <= new[0] else (new[0], old[0])
+                    if (i == 0 or keys[i - 1][0] < low) and (i + 1 == count or keys[i + 1][0] > high):
+                        keys[i] = new  # same place, tied with no neighbour before or after
+                        continue
+                    if _tied(keys, i):
+                        moved.add(parent)
                     del keys[i], nodes[i]
                 j = bisect_left(keys, new)
                 keys.insert(j, new)
                 nodes.insert(j, child)
-                child.order_key = new
-                moved = moved or i != j or _tied(keys, j)
+                count = len(keys)
+                if i != j or _tied(keys, j):
+                    moved.add(parent)
         self.changed.clear()
         return moved
 

@@ -15,8 +15,11 @@ Speed: siblings share their parent's usage, so their LF order is their usage/sha
 ``AccountTree`` keeps sorted incrementally; the ranking is rebuilt only when some association
 moved or changed ties. Ties are detected on usage/share (equal exactly when LF is). The visiting
 order is kept per account as its users in order, each marked tied to the one before or not
-(:func:`_users_in_order`); an account's list is made again only when usage was charged or an
-association added below it, so a ranking after a few users ran revisits their accounts alone.
+(:func:`_users_in_order`); an account's list is made again only when an order or a tie changed
+among its children or below it (:meth:`AccountTree.refresh_orders` says where), so a ranking after
+a few users moved revisits their accounts alone. A list depends on its subtree's orders and ties
+alone: the children of tied accounts, merged by their true LF, are re-sorted whenever one of those
+accounts is charged, since a tied account's change always counts as a change of its parent.
 """
 
 from __future__ import annotations
@@ -50,11 +53,15 @@ Visit = list[tuple[tuple[str, str], bool | None]]
 element of the list ties, which the caller decides)."""
 
 
-def _users_in_order(keys: list[Key], nodes: list[Association],
-                    visits: dict[Association, Visit]) -> Visit:
+Idle = dict[tuple[Association, ...], Visit]
+"""Visiting orders of groups of tied accounts without usage, by group."""
+
+
+def _users_in_order(keys: list[Key], nodes: list[Association], visits: dict[Association, Visit],
+                    idle: Idle) -> Visit:
     """The users below ``nodes`` (siblings sorted by ``keys``, or the merged children of tied
     accounts) in visiting order, with their ties (see the module docstring); an account visited
-    alone takes its list from ``visits`` or adds it there."""
+    alone takes its list from ``visits`` or adds it there, tied accounts from :func:`_tied_accounts`."""
     out: Visit = []
     previous = None
     i = 0
@@ -75,9 +82,9 @@ def _users_in_order(keys: list[Key], nodes: list[Association],
                 below = visits.get(account)
                 if below is None:
                     below = visits[account] = _users_in_order(account.order_keys, account.order_nodes,
-                                                              visits)
+                                                              visits, idle)
             else:
-                below = _users_in_order(*_merged(nodes[i:last]), visits)
+                below = _tied_accounts(nodes[i:last], visits, idle)
             if below:
                 first_key, first_tied = below[0]
                 out.append((first_key, tied if first_tied is None else first_tied))
@@ -87,26 +94,44 @@ def _users_in_order(keys: list[Key], nodes: list[Association],
     return out
 
 
+def _tied_accounts(accounts: list[Association], visits: dict[Association, Visit], idle: Idle) -> Visit:
+    """The users below tied sibling accounts, their children merged (:func:`_merged`).
+
+    Usage charged below an account is charged to it too, so accounts without usage have none
+    anywhere below them: every Level Fairshare there is infinite (or 0 for no shares), and the
+    merged order follows from names and shares alone. Such a group's list is kept in ``idle``
+    (the tree drops it when associations are added); the accounts nobody has run under yet form
+    one, visited at every ranking."""
+    if any(account.total for account in accounts):
+        return _users_in_order(*_merged(accounts), visits, idle)
+    group = tuple(accounts)
+    below = idle.get(group)
+    if below is None:
+        below = idle[group] = _users_in_order(*_merged(accounts), visits, idle)
+    return below
+
+
 def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
     visits: dict[Association, Visit] = tree.cache.setdefault("fair_tree_visits", {})  # type: ignore[assignment]
-    for node in tree.changed:  # usage charged or an association added below these accounts
+    idle: Idle = tree.cache.setdefault("fair_tree_idle", {})  # type: ignore[assignment]
+    moved = tree.refresh_orders()
+    for node in moved:  # an order or a tie changed among these accounts' children
         account: Association | None = node
         while account is not None:
             visits.pop(account, None)
             account = account.parent
     cached = tree.cache.get("fair_tree")
-    if not tree.refresh_orders() and cached is not None:
+    if not moved and cached is not None:
         return cached  # type: ignore[return-value]
     n_users = len(tree.users)
     factors: dict[tuple[str, str], float] = {}
     rank = rnt = n_users
     if n_users:
-        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits):
+        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits, idle):
             if not tied:
                 rank = rnt
             factors[key] = rank / n_users
             rnt -= 1
-    result = {key: factors[key] for key in tree.users}
-    tree.cache["fair_tree"] = result
-    return result
+    tree.cache["fair_tree"] = factors
+    return factors
