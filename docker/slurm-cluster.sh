@@ -11,6 +11,7 @@
 #   stop-ctld   stop slurmctld only (an outage; always follow with start-ctld)
 #   start-ctld  start slurmctld again and wait until it answers
 #   status      print the controller and node states; exit 1 when the cluster is not up
+#   settings    print the nodes, CPUs, memory and accounting a start would use
 #   entrypoint  start, then wait until SIGTERM/SIGINT and stop (the container's PID 1)
 #
 # Environment (defaults in brackets):
@@ -23,15 +24,24 @@
 #   DJSB_SLURM_WAIT        seconds to wait for idle nodes before failing [90]
 #
 # Start and stop are idempotent: every daemon has a pid file under DJSB_SLURM_DIR/run, a running
-# daemon is left alone by start, and stop only signals the PIDs in those files.
+# daemon is left alone by start, and stop only signals the PIDs in those files. A start without
+# DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY or DJSB_SLURM_ACCOUNTING keeps what the
+# slurm.conf this script last wrote says (a test that restarts a killed slurmd must not shrink a
+# 16-node cluster to 4 or drop its accounting); without one, the defaults.
 set -euo pipefail
 
 DIR=${DJSB_SLURM_DIR:-/var/lib/djsb-slurm}
-NODES=${DJSB_SLURM_NODES:-4}
-CPUS=${DJSB_SLURM_CPUS:-2}
-MEMORY=${DJSB_SLURM_MEMORY:-2048}
+PREVIOUS="$DIR/etc/slurm.conf"
+previous() {  # previous SED_EXPR DEFAULT: what the last slurm.conf says, else DEFAULT
+    local found=""
+    [[ -f $PREVIOUS ]] && found=$(sed -n "$1" "$PREVIOUS" | tail -n 1)
+    echo "${found:-$2}"
+}
+NODES=${DJSB_SLURM_NODES:-$(previous 's/^NodeName=n\([0-9][0-9]*\) .*/\1/p' 4)}
+CPUS=${DJSB_SLURM_CPUS:-$(previous 's/^NodeName=DEFAULT CPUs=\([0-9][0-9]*\) .*/\1/p' 2)}
+MEMORY=${DJSB_SLURM_MEMORY:-$(previous 's/^NodeName=DEFAULT .*RealMemory=\([0-9][0-9]*\).*/\1/p' 2048)}
 PORT=${DJSB_SLURM_PORT:-17000}
-ACCOUNTING=${DJSB_SLURM_ACCOUNTING:-0}
+ACCOUNTING=${DJSB_SLURM_ACCOUNTING:-$(previous 's|^AccountingStorageType=accounting_storage/slurmdbd$|1|p' 0)}
 WAIT=${DJSB_SLURM_WAIT:-90}
 CONF=/etc/slurm/slurm.conf
 MARK="# Written by djsb slurm-cluster.sh"
@@ -351,6 +361,8 @@ case ${1:-} in
     stop-ctld) repair_ctld_pid; stop_pids "$DIR/run/slurmctld.pid" ;;
     start-ctld) start_slurmctld; wait_ctld ;;
     status) do_status ;;
+    settings) echo "nodes=$NODES cpus=$CPUS memory=$MEMORY accounting=$ACCOUNTING" ;;
     entrypoint) do_install && do_entrypoint ;;
-    *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|entrypoint" >&2; exit 2 ;;
+    *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|settings|entrypoint" >&2
+       exit 2 ;;
 esac
