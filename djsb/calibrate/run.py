@@ -257,9 +257,10 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     return sleeps + overhead
 
 
-def sdiag(module: SchedulerModule) -> str | None:
-    """``sdiag``'s answer, or None if it failed (PrivateData may hide it from a user)."""
-    answer = module.run(shlex.join(["sdiag"]), check=False)
+def answer_or_none(module: SchedulerModule, argv: tuple[str, ...] | list[str]) -> str | None:
+    """``argv``'s answer, or None if it failed (PrivateData may hide sdiag or squeue from a user);
+    the watches of the replay go on without it."""
+    answer = module.run(shlex.join(argv), check=False)
     return answer.stdout if answer.returncode == 0 else None
 
 
@@ -267,7 +268,7 @@ def with_backfill_phase(scheduler: SchedulerConfig,
                         module: SchedulerModule) -> tuple[SchedulerConfig, list[str]]:
     """``scheduler`` with its backfill passes at the phase of Slurm's (``sdiag``'s last backfill
     cycle), or unchanged with a note when sdiag does not say."""
-    answer = sdiag(module)
+    answer = answer_or_none(module, ["sdiag"])
     when = last_backfill_cycle(answer) if answer is not None else None
     if when is None or scheduler.bf_interval <= 0:
         return scheduler, ["sdiag gave no backfill cycle time: the model's backfill passes keep phase 0"]
@@ -360,19 +361,13 @@ def fair_share_snapshot(module: SchedulerModule, when: str) -> pd.DataFrame:
                                                                     "each replay"))
 
 
-def pending_priorities(module: SchedulerModule) -> str | None:
-    """squeue's pending jobs with their priorities, or None if it failed."""
-    answer = module.run(shlex.join(PENDING_PRIORITIES), check=False)
-    return answer.stdout if answer.returncode == 0 else None
-
-
 def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir, run: int,
                accounts: dict[str, JobModule], fair_share: bool, multifactor: bool) -> None:
     """Replay ``run`` on Slurm and save it with its passes, under multifactor the decay thread's
     runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after."""
     before = fair_share_snapshot(module, "before") if fair_share else None
-    watch = PassWatch(lambda: sdiag(module))
-    recomputes = RecomputeWatch(lambda: pending_priorities(module))
+    watch = PassWatch(lambda: answer_or_none(module, ["sdiag"]))
+    recomputes = RecomputeWatch(lambda: answer_or_none(module, PENDING_PRIORITIES))
 
     def look() -> None:
         watch.look()
