@@ -5,6 +5,7 @@ comparison figures worked by hand."""
 from __future__ import annotations
 
 import math
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,9 @@ from djsb.calibrate.run import (
     model_config,
     model_replay,
     run_times,
+    slurm_module,
     submission_times,
+    within_nodes,
 )
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
@@ -32,12 +35,14 @@ from djsb.calibrate.slurm_config import (
     scheduler_cycles,
     slurm_time,
 )
-from djsb.calibrate.slurm_replay import slurm_ready
+from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.transport import LocalTransport
 from djsb.workloads.job import TraceJob
+from job_modules.slurm.module import SlurmJobModule
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHOW = FIXTURES / "slurm_show"
@@ -165,6 +170,34 @@ def test_slurm_ready_limits_in_whole_minutes() -> None:
     assert [(j.requested_time, j.run_time) for j in ready] == [(120, 70), (120, 118), (60, 1)]
 
 
+def test_memory_asked_per_cpu_in_whole_mb_with_no_margin() -> None:
+    # 2 CPUs and 301 MB: 150.5 MB per CPU asked as 151 (Slurm counts whole MB), 302 MB in all for
+    # the model; the module built for a calibration with memory adds no margin to it.
+    ready = slurm_ready([TraceJob(1, 0, 10, 2, requested_time=60, memory_mb=301.0), TraceJob(2, 0, 10, 1)])
+    assert [j.memory_mb for j in ready] == [302, None]
+    module = slurm_module("oversub", LocalTransport(), memory_margin=0.0)
+    assert isinstance(module, SlurmJobModule)
+    line = shlex.split(module.get_submit_command(sleep_request(ready[0], "/tmp/w")))
+    assert "--mem-per-cpu=151M" in line
+
+
+def test_memory_scaled_per_cpu_and_capped_at_a_node(tmp_path: Path) -> None:
+    # Two trace jobs (SWF: KB per processor): 4 CPUs x 1000 MB and 1 CPU x 3000 MB. cpu_scale 0.5
+    # keeps memory per CPU; memory_scale 0.5 halves it: 2 CPUs x 500 MB (1000 in all) and 1 CPU x
+    # 1500 MB. On nodes of 1024 MB the second could never start: it asks a node's 1024.
+    swf = tmp_path / "m.swf"
+    swf.write_text("1 0 0 50 4 -1 -1 4 60 1024000 1 1 1 -1 -1 -1 -1 -1\n"
+                   "2 5 0 50 1 -1 -1 1 60 3072000 1 1 1 -1 -1 -1 -1 -1\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"workload: {{swf: {swf}, cpu_scale: 0.5, memory_scale: 0.5}}\nslurm: {{partition: p}}\n")
+    jobs = load_calibration(config).jobs
+    assert [(j.cpus, j.memory_mb) for j in jobs] == [(2, 1000), (1, 1500)]
+    fitted, notes = within_nodes(jobs, ClusterSpec.homogeneous(2, 2, memory_mb=1024))
+    assert [j.memory_mb for j in fitted] == [1000, 1024]
+    assert notes == ["memory: the jobs ask 500-1500 MB per CPU (median 1000); 1 asking more than a "
+                     "node's 1024 MB ask that"]
+
+
 def test_calibration_workload_queues_and_backfills_on_the_model() -> None:
     # The workload kept for the live comparison (>= 30 jobs, >= 10 backfilled), replayed
     # on the model of the captured mini-cluster as written (no Slurm times yet).
@@ -215,6 +248,9 @@ def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
     (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\nslurm: {{partition: oversub}}\nmodel:\n"
      "  node_select: best\n",
      "5: model.node_select: unknown node selection 'best'; choose one of first_fit, cons_tres"),
+    # memory to scale, but the trace records none for the window's first job
+    (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\n  memory_scale: 0.5\nslurm: {{partition: oversub}}\n",
+     "3: workload.memory_scale: the window's job 1 records no memory to scale"),
 ])
 def test_bad_calibration_file_is_one_line_and_status_2(tmp_path: Path, text: str, error: str) -> None:
     bad = tmp_path / "bad.yaml"

@@ -8,7 +8,11 @@ so they run only when asked, into a directory kept for their figures::
 Each case writes ``CASE/`` (comparison.json, report.html ...) there and prints its figures; a
 case cut short continues with ``djsb calibrate --resume DIR/CASE`` under the same slurm.conf. The
 workload: KTH-SP2's 300 jobs from trace second 6380000, CPUs x 0.32 (its 100 nodes on the
-cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The trace is ../shared's.
+cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The memory case (CR_Core_Memory,
+the mini-cluster's) takes MetaCentrum's 300 jobs from its 1,200th (trace second 1238981), whose
+records give each job's memory: CPUs x 32 / 2,176 (the trace's two clusters), memory per CPU
+scaled from the trace's machines (the .machines file) to the mini-cluster's nodes, times x 0.0005.
+The traces are ../shared's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +31,10 @@ from djsb.calibrate.run import run_calibration
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 OUT = os.environ.get("DJSB_CALIBRATE_FULL")
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
+TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+METACENTRUM = TRACES / "MetaCentrum-wagap-2013.swf.gz"
+KTH_WINDOW = f"{{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.001}}"
 NODES = 16
 ACCOUNTS = {"cal_a": 40, "cal_b": 30, "cal_c": 30}
 # MareNostrum 4's weights (paper 004 Table 3.2) with its times compressed as the workload's
@@ -43,7 +51,34 @@ CASES: dict[str, dict[str, str]] = {
     "classic": {**MULTIFACTOR, "PriorityFlags": "NO_FAIR_TREE"},
     "defer": {"SchedulerParameters": f"defer,{BASE_PARAMETERS}"},
     "no_defer": {"SchedulerParameters": BASE_PARAMETERS},
+    "memory": {},
 }
+
+
+def trace_machines(machines: Path) -> tuple[int, float]:
+    """Cores and MiB per core of a trace's machines: the .machines file's clusters (columns:
+    index, name, nodes, cores per node, ..., KiB per node), memory weighted by their cores."""
+    rows = [line.split() for line in machines.read_text().splitlines() if line.strip()]
+    cores = sum(int(row[2]) * int(row[3]) for row in rows)
+    return cores, sum(int(row[2]) * int(row[5]) for row in rows) / 1024 / cores
+
+
+def node_resources(node: str) -> tuple[int, float]:
+    """CPUTot and RealMemory per CPU (MiB) of a mini-cluster node (scontrol show node)."""
+    fields = dict(item.split("=", 1) for item in subprocess.run(
+        ["scontrol", "--oneliner", "show", "node", node], capture_output=True, text=True,
+        check=True).stdout.split() if "=" in item)
+    return int(fields["CPUTot"]), float(fields["RealMemory"]) / float(fields["CPUTot"])
+
+
+def workload(case: str, nodes: tuple[str, ...]) -> str:
+    """The case's workload (see the module docstring)."""
+    if case != "memory":
+        return KTH_WINDOW
+    trace_cores, trace_memory = trace_machines(METACENTRUM.with_suffix(".machines"))
+    cpus, memory = node_resources(nodes[0])
+    return (f"{{swf: {METACENTRUM}, start: 1238981, count: 300, cpu_scale: {cpus * len(nodes) / trace_cores:.6f}, "
+            f"time_scale: 0.0005, memory_scale: {memory / trace_memory:.6f}}}")
 
 
 @pytest.mark.timeout(3600)  # two replays of about 9 minutes, two slurmctld restarts
@@ -51,8 +86,9 @@ CASES: dict[str, dict[str, str]] = {
 def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     if OUT is None:
         pytest.skip("the full cases run only with DJSB_CALIBRATE_FULL=DIR (minutes each)")
-    if not TRACE.is_file():
-        pytest.skip(f"no {TRACE} (../shared/data/traces)")
+    trace = METACENTRUM if case == "memory" else TRACE
+    if not trace.is_file():
+        pytest.skip(f"no {trace} (../shared/data/traces)")
     if len(slurm_cluster.nodes) < NODES:
         pytest.skip(f"needs {NODES} nodes: DJSB_SLURM_NODES={NODES} bash .ci/slurm.sh start")
     fair_share = CASES[case].get("PriorityType") == "priority/multifactor"
@@ -64,7 +100,7 @@ def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     accounts = f"  accounts: [{', '.join(ACCOUNTS)}]\n" if fair_share else ""
     config.write_text(f"""\
 seed: 1
-workload: {{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.001}}
+workload: {workload(case, slurm_cluster.nodes)}
 slurm:
   partition: oversub
   runs: 2

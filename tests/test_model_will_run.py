@@ -63,6 +63,24 @@ def test_cons_tres_puts_a_small_job_on_the_partly_used_node() -> None:
     assert nodes == {"first_fit": "n0", "cons_tres": "n1"}
 
 
+def test_cons_tres_counts_a_node_by_the_cpus_its_free_memory_holds() -> None:
+    # 3 nodes x 2 cores x 2048 MB (CR_Core_Memory). n1 runs 1 CPU x 1536 MB (free: 1 CPU, 512 MB),
+    # n3 1 CPU x 256 MB (free: 1 CPU, 1792 MB). A 1-CPU job of 1024 MB: n1's memory holds no CPU
+    # of it (512 // 1024 = 0), so n1 is out and {n2 (2 CPUs), n3 (1)} is the one set; cons_tres
+    # takes its node with the fewest CPUs that holds the job, n3. First fit takes n2.
+    state = ClusterState(ClusterSpec.homogeneous(3, 2, memory_mb=2048))
+    part = state.partitions[0]
+    for node, memory in ((0, 1536.0), (2, 256.0)):
+        state.commit(Placement.of([(node, 1)]), 1, [memory])
+    chosen = {}
+    for select in (False, True):
+        state.cons_tres_select = select
+        alloc = state.allocate(part, 1, None, 1024.0)
+        assert alloc is not None
+        chosen[select] = list(alloc)
+    assert chosen == {False: [(1, 1)], True: [(2, 1)]}
+
+
 # ---------------------------------------------------------------- the will-run test
 def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None]]]:
     """4 nodes x 2 cores; running (planned end, node): 100 n1, 110 n2, 160 n1, 170 n2, 175 n3;

@@ -16,5 +16,6 @@ def test_window_selects_shifts_and_scales() -> None:
     # 320 x 1/16 = 20 MB (memory per CPU kept); run and requested times unchanged; renumbered 7, 8
     assert [(j.job_id, j.submit, j.cpus, j.memory_mb, j.run_time, j.requested_time, j.partition)
             for j in window] == [(7, -50.0, 2, 20.0, 50.0, 60.0, None), (8, 0.0, 2, 20.0, 50.0, 60.0, None)]
-    # scaled CPU counts never drop below 1
-    assert background_window(jobs, cpu_scale=0.001)[0].cpus == 1
+    # scaled CPU counts never drop below 1, and keep their memory per CPU: 32 x 0.001 rounds up to
+    # 1 CPU of 320 / 32 = 10 MB (not 320 x 0.001 = 0.32 MB)
+    assert [(j.cpus, j.memory_mb) for j in background_window(jobs[:1], cpu_scale=0.001)] == [(1, 10.0)]

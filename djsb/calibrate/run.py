@@ -9,6 +9,9 @@ The file::
       count: 32
       cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
       time_scale: 1.0         # submissions, run and requested times alike
+      memory_scale: 0.15      # optional: each job asks its record's memory per CPU times this
+                              # (nodes with less memory per core than the trace's machine); without
+                              # it the jobs ask none of their own
     # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
@@ -108,6 +111,7 @@ SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
+    "memory_scale": lambda n: as_number(n, 0, strict=True),
 }
 
 
@@ -136,6 +140,12 @@ class Calibration:
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     seed: int = 0
     accounts: tuple[str, ...] = ()
+
+    @property
+    def memory_margin(self) -> float | None:
+        """The Slurm module's memory margin: none when the jobs ask for their own memory (the model
+        must see what Slurm counts), else the module's default."""
+        return 0.0 if any(job.memory_mb is not None for job in self.jobs) else None
 
 
 def load_calibration(path: Path) -> Calibration:
@@ -197,7 +207,14 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
                                time_scale=fields.get("time_scale", 1.0))
     if not window:
         raise node.error("the window holds no job")
-    return [scaled_durations(job, fields.get("time_scale", 1.0)) for job in window]
+    scale = fields.get("memory_scale")
+    if scale is not None and any(job.memory_mb is None for job in window):
+        missing = next(k for k, job in enumerate(window) if job.memory_mb is None)
+        raise node.mapping()["memory_scale"].error(
+            f"the window's job {missing + 1} records no memory to scale")
+    return [dataclasses.replace(scaled_durations(job, fields.get("time_scale", 1.0)),
+                                memory_mb=None if scale is None or job.memory_mb is None
+                                else job.memory_mb * scale) for job in window]
 
 
 def scaled_durations(job: TraceJob, time_scale: float) -> TraceJob:
@@ -328,13 +345,9 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
     take. ``usage``: the associations' RawUsage when the replay the model follows started;
     ``decay_runs``: when its decay thread was seen recomputing the priorities (brackets of Unix
     seconds)."""
-    def show(what: str) -> str:
-        return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
-                                                              "the model's cluster and scheduler"))
-
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
         module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
-    cluster = cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
+    cluster = slurm_cluster(module, run_dir, partition)
     associations = None
     if fair_share_used(config):
         associations = parse_associations(run_dir.slurm_text("associations", lambda: ask(
@@ -343,6 +356,32 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
     notes += end_charge_note(config) if associations is not None else []
     pairs = associations.pairs if associations is not None else ()
     return SlurmModel(cluster, model_config(config, overrides), priority, pairs), notes
+
+
+def slurm_cluster(module: SchedulerModule, run_dir: CalibrationDir, partition: str) -> ClusterSpec:
+    """The partition's nodes as ``scontrol show partition`` / ``node`` give them (saved in
+    ``run_dir`` when first asked)."""
+    def show(what: str) -> str:
+        return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
+                                                              "the model's cluster and scheduler"))
+
+    return cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
+
+
+def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[TraceJob], list[str]]:
+    """The jobs with their memory per CPU at most the largest node's (a job asking more could never
+    start, and sbatch refuses it; on the trace's machine it fitted), and a note of the memory the
+    jobs ask."""
+    asked = [job.memory_mb / job.cpus for job in jobs if job.memory_mb is not None]
+    largest = max((node.memory_mb or 0.0 for node in cluster.nodes), default=0.0)
+    if not asked or largest <= 0:
+        return jobs, []
+    capped = [dataclasses.replace(job, memory_mb=largest * job.cpus)
+              if job.memory_mb is not None and job.memory_mb / job.cpus > largest else job for job in jobs]
+    over = sum(per_cpu > largest for per_cpu in asked)
+    median = float(pd.Series(asked).median())
+    return capped, [f"memory: the jobs ask {min(asked):g}-{max(asked):g} MB per CPU (median {median:g}); "
+                    f"{over} asking more than a node's {largest:g} MB ask that"]
 
 
 def submitter(module: SchedulerModule, run_dir: CalibrationDir) -> tuple[str, str]:
@@ -388,12 +427,15 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     run_dir.save_run(run, replay, extras)
 
 
-def slurm_module(partition: str, transport: Transport, account: str | None = None) -> SchedulerModule:
+def slurm_module(partition: str, transport: Transport, account: str | None = None,
+                 memory_margin: float | None = None) -> SchedulerModule:
     """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked;
-    ``account``: its jobs' --account."""
+    ``account``: its jobs' --account; ``memory_margin``: its option (None: its default)."""
     options: dict[str, Any] = {"partition": partition, "time_factor": 1.0, "time_margin": 0.0}
     if account is not None:
         options["account"] = account
+    if memory_margin is not None:
+        options["memory_margin"] = memory_margin
     module = load_job_module("slurm", options, transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
@@ -426,7 +468,8 @@ def _connected(calibration: Calibration, run_dir: CalibrationDir, module: Schedu
         ssh = calibration.ssh
         transport = LocalTransport() if ssh is None else open_remote(ssh, str(run_dir.config))
         try:
-            return _calibrate(calibration, slurm_module(calibration.partition, transport), run_dir)
+            return _calibrate(calibration, slurm_module(calibration.partition, transport,
+                                                        memory_margin=calibration.memory_margin), run_dir)
         finally:
             transport.close()
     finally:
@@ -439,12 +482,17 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     notes = [f"cancelled {len(cancelled)} job(s) an interrupted replay left: "
              f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
+    fitted, memory_notes = within_nodes(calibration.jobs,
+                                        slurm_cluster(module, run_dir, calibration.partition))
+    calibration = dataclasses.replace(calibration, jobs=fitted)
+    notes += memory_notes
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
         module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
     fair_share = fair_share_used(config)
     user, default_account = submitter(module, run_dir) if fair_share else ("", "")
     names = sorted({job.account for job in calibration.jobs} - {""}) if calibration.accounts else []
-    accounts = {name: slurm_module(calibration.partition, module.transport, name) for name in names}
+    accounts = {name: slurm_module(calibration.partition, module.transport, name, calibration.memory_margin)
+                for name in names}
     finished = run_dir.finished_runs()
     for run in range(1, run_dir.runs + 1):
         if run not in finished:

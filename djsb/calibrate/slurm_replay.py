@@ -22,6 +22,7 @@ import pandas as pd
 
 from djsb.errors import RunError
 from djsb.jobs.api import JobModule, JobRequest, JobStatus
+from djsb.jobs.scheduler_base import MIB
 from djsb.progress import Progress
 from djsb.sweep.local import stop_signals
 from djsb.workloads.job import TraceJob
@@ -36,15 +37,17 @@ STOP_CHECK_S = 0.1
 def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
     """The jobs as Slurm can run them: limits in whole minutes (Slurm's unit, at least one; a job
     without one gets its run time's), run times at least 1 s and ``SLEEP_SLACK`` under the limit
-    (a sleep reaching its limit would be killed, a record of a killed job in the model); user and
-    account kept, the rest of the record (memory, nodes, partition) left to Slurm's defaults."""
+    (a sleep reaching its limit would be killed, a record of a killed job in the model); memory
+    per CPU in whole MB (Slurm's unit, rounded up), user and account kept, the rest of the record
+    (nodes, partition) left to Slurm's defaults."""
     ready = []
     for job in jobs:
         asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
         limit = max(1, math.ceil(asked / MINUTE)) * MINUTE
         run = min(float(max(1, round(job.run_time))), limit - SLEEP_SLACK)
-        ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, user=job.user,
-                              account=job.account))
+        memory = None if job.memory_mb is None else math.ceil(job.memory_mb / job.cpus) * job.cpus
+        ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, memory_mb=memory,
+                              user=job.user, account=job.account))
     return ready
 
 
@@ -57,11 +60,13 @@ class SubmissionLog(Protocol):
 
 
 def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
-    """A sleep job of ``job``'s CPUs and run time; its output files in ``work_dir``."""
+    """A sleep job of ``job``'s CPUs, memory (none: the module's margin alone) and run time; its
+    output files in ``work_dir``."""
     stem = f"{work_dir.rstrip('/')}/cal{job.job_id}"
     assert job.requested_time is not None  # slurm_ready gave every job one
     return JobRequest(name=f"cal{job.job_id}", app="sleep", total_tasks=job.cpus, cpus_per_task=1,
-                      total_memory=0, exec_time=job.requested_time, argv=("sleep", f"{job.run_time:g}"),
+                      total_memory=round((job.memory_mb or 0) * MIB), exec_time=job.requested_time,
+                      argv=("sleep", f"{job.run_time:g}"),
                       stdout_path=f"{stem}.out", stderr_path=f"{stem}.err")
 
 

@@ -241,15 +241,18 @@ class ClusterState:
             return self._first_fit(part, need * part.cores_per_node, None, None)
         per_node = math.ceil(cpus / nodes) if nodes else None
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
-        if self.cons_tres_select and per_node is None and (mem_per_cpu is None or not self.has_memory):
-            return self._best_fit(part, cpus)
+        if self.cons_tres_select and per_node is None:
+            return self._best_fit(part, cpus, mem_per_cpu if self.has_memory else None)
         return self._first_fit(part, cpus, per_node, mem_per_cpu)
 
-    def _best_fit(self, part: PartitionState, cpus: int) -> Placement | None:
-        """cons_tres's choice (:func:`djsb.model.cons_tres.best_fit`) over every node of ``part``."""
+    def _best_fit(self, part: PartitionState, cpus: int, mem_per_cpu: float | None) -> Placement | None:
+        """cons_tres's choice (:func:`djsb.model.cons_tres.best_fit`) over every node of ``part``,
+        each node offering the CPUs its free memory holds at ``mem_per_cpu`` at most (cons_tres's
+        ``_allocate_sc``, job_test.c, 22.05, lowers a node's CPUs until their memory fits)."""
         spare = self.node_spare if part.keeps_spare else None
-        rooms = [(i, min(self.node_free[i] - (spare[i] if spare else 0), self.node_cores[i]))
-                 for i in part.node_ids]
+        memory = self.node_mem_free
+        rooms = [(i, _offer(min(self.node_free[i] - (spare[i] if spare else 0), self.node_cores[i]),
+                            memory[i], None, mem_per_cpu)) for i in part.node_ids]
         taken = best_fit(rooms, cpus)
         return None if taken is None else Placement.of(taken)
 
