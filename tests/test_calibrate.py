@@ -17,6 +17,7 @@ from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
 from djsb.calibrate.pass_watch import PassWatch
 from djsb.calibrate.run import (
     SlurmModel,
+    kill_note,
     load_calibration,
     model_config,
     model_replay,
@@ -63,6 +64,10 @@ def test_show_config_gives_the_mini_clusters_scheduler() -> None:
     scheduler = scheduler_config(config)
     assert (scheduler.backfill, scheduler.sched_interval, scheduler.bf_interval) == ("conservative", 2.0, 5.0)
     assert scheduler.batch_sched_delay == 0.0  # Slurm's default would be 3 s
+    assert scheduler.kill_wait == 5.0  # the mini-cluster's KillWait = 5 sec, OverTimeLimit = 0 min
+    with pytest.raises(SlurmConfigError, match="OverTimeLimit UNLIMITED has no model"):
+        scheduler_config({**config, "OverTimeLimit": "UNLIMITED"})
+    assert scheduler_config({**config, "OverTimeLimit": "2 min"}).kill_wait == 125.0
     # the rest keeps Slurm's defaults (slurm.conf(5)): bf_window 1440 min = 86400 s, bf_resolution 60 s
     assert (scheduler.bf_window, scheduler.bf_resolution, scheduler.bf_max_job_test) == (86400.0, 60.0, 500)
     assert (scheduler.default_queue_depth, scheduler.defer, scheduler.bf_continue) == (100, False, False)
@@ -168,6 +173,27 @@ def test_slurm_ready_limits_in_whole_minutes() -> None:
     # 61 s -> 2 min; 120 s -> 2 min and the run kept 2 s under it (118); no limit: the run's
     # 0.2 s -> 1 min, run at least 1 s
     assert [(j.requested_time, j.run_time) for j in ready] == [(120, 70), (120, 118), (60, 1)]
+
+
+def test_jobs_past_their_requests_sleep_past_their_limits_when_slurm_kills() -> None:
+    # Job 1 asked 61 s and ran 70.4: its limit is 2 min, and to be killed it sleeps 2 min past it
+    # (240 s); job 2 ran within its request (118 s, 2 s under its 2 min); job 3 asked nothing.
+    jobs = [TraceJob(1, 0, 70.4, 2, requested_time=61), TraceJob(2, 5, 100, 1, requested_time=120),
+            TraceJob(3, 9, 0.2, 1)]
+    assert [(j.requested_time, j.run_time) for j in slurm_ready(jobs, kill=True)] == [(120, 240), (120, 100),
+                                                                                      (60, 1)]
+
+
+def test_a_killed_job_runs_what_slurm_recorded() -> None:
+    # Sleeps of 4 and 10 s recorded as 5 and 11 s: overhead 1 s. Job 3 (limit 60 s, sleeping 180)
+    # was killed 83 s after its start, 23 s after its limit: it ran 83 s, and no overhead is
+    # counted from it.
+    jobs = [TraceJob(1, 0.0, 4.0, 1), TraceJob(2, 0.0, 10.0, 1), TraceJob(3, 0.0, 180.0, 1, requested_time=60.0)]
+    reference = replay([(1, 0.0, 39.0, 44.0), (2, 0.0, 1.0, 12.0), (3, 0.0, 2.0, 85.0)]).assign(
+        state=["COMPLETED", "COMPLETED", "TIMEOUT"])
+    assert run_times(jobs, reference).tolist() == [5.0, 11.0, 83.0]
+    assert kill_note(jobs, reference) == ["Slurm killed 1 job(s) at their limits, 23-23 s after them (mean "
+                                          "23.0 s); the model's runs of those end where Slurm's did"]
 
 
 def test_memory_asked_per_cpu_in_whole_mb_with_no_margin() -> None:

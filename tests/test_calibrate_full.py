@@ -12,7 +12,10 @@ cluster's 32 CPUs), times x 0.001 (about 8 minutes a replay). The memory case (C
 the mini-cluster's) takes MetaCentrum's 300 jobs from its 1,200th (trace second 1238981), whose
 records give each job's memory: CPUs x 32 / 2,176 (the trace's two clusters), memory per CPU
 scaled from the trace's machines (the .machines file) to the mini-cluster's nodes, times x 0.0005.
-The traces are ../shared's.
+The time-limit case (jobs killed at their limits) takes LANL-CM5's 300 jobs from its 36,000th
+(trace second 15916776), a third of whose records run past their requested times: CPUs x 32 /
+1,024, times x 0.004, Slurm killing those jobs at their limits. (Among the windows at every
+6,000th job, the one whose two replays fit the case's 20 minutes.) The traces are ../shared's.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ OUT = os.environ.get("DJSB_CALIBRATE_FULL")
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces"
 TRACE = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 METACENTRUM = TRACES / "MetaCentrum-wagap-2013.swf.gz"
+LANL = TRACES / "LANL-CM5-1994-4.1-cln.swf.gz"
 KTH_WINDOW = f"{{swf: {TRACE}, start: 6380000, count: 300, cpu_scale: 0.32, time_scale: 0.001}}"
 NODES = 16
 ACCOUNTS = {"cal_a": 40, "cal_b": 30, "cal_c": 30}
@@ -52,7 +56,9 @@ CASES: dict[str, dict[str, str]] = {
     "defer": {"SchedulerParameters": f"defer,{BASE_PARAMETERS}"},
     "no_defer": {"SchedulerParameters": BASE_PARAMETERS},
     "memory": {},
+    "kill": {},
 }
+TRACE_OF = {"memory": METACENTRUM, "kill": LANL}
 
 
 def trace_machines(machines: Path) -> tuple[int, float]:
@@ -73,6 +79,9 @@ def node_resources(node: str) -> tuple[int, float]:
 
 def workload(case: str, nodes: tuple[str, ...]) -> str:
     """The case's workload (see the module docstring)."""
+    if case == "kill":
+        return (f"{{swf: {LANL}, start: 15916776, count: 300, cpu_scale: 0.03125, time_scale: 0.004, "
+                "at_time_limit: kill}")
     if case != "memory":
         return KTH_WINDOW
     trace_cores, trace_memory = trace_machines(METACENTRUM.with_suffix(".machines"))
@@ -86,7 +95,7 @@ def workload(case: str, nodes: tuple[str, ...]) -> str:
 def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     if OUT is None:
         pytest.skip("the full cases run only with DJSB_CALIBRATE_FULL=DIR (minutes each)")
-    trace = METACENTRUM if case == "memory" else TRACE
+    trace = TRACE_OF.get(case, TRACE)
     if not trace.is_file():
         pytest.skip(f"no {trace} (../shared/data/traces)")
     if len(slurm_cluster.nodes) < NODES:

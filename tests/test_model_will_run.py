@@ -116,6 +116,19 @@ def test_will_run_counts_only_jobs_on_usable_nodes() -> None:
     assert WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 4, None, None)) is None
 
 
+def test_will_run_expects_a_job_past_its_limit_gone_kill_wait_after_it() -> None:
+    # Now 120: the jobs expected to end at 100 (n1) and 110 (n2) are past their limits, not yet
+    # killed. A 2-core job on n1 + n2 fits once the first batch (up to 120 + 30) is gone; the last
+    # job removed ended at 110, so Slurm's _guess_job_end gives 110 + KillWait: 140 with KillWait
+    # 30; with KillWait 5, 115 is already past, so a second from now, 121.
+    state, holdings = busy_cluster()
+    usable = frozenset({0, 1})
+    for kill_wait, start in ((30.0, 140.0), (5.0, 121.0)):
+        found = WillRunTest(state, holdings, 120.0, kill_wait).test(
+            usable, lambda view: view.allocate(view.partitions[0], 2, None, None))
+        assert found is not None and found[0] == start
+
+
 def test_node_space_rounds_down_and_keeps_whole_nodes() -> None:
     space = NodeSpace(now=130, resolution=60)  # its first slot begins at 120
     hold = space.reserve([0, 1], 175, 295)

@@ -12,6 +12,9 @@ The file::
       memory_scale: 0.15      # optional: each job asks its record's memory per CPU times this
                               # (nodes with less memory per core than the trace's machine); without
                               # it the jobs ask none of their own
+      at_time_limit: run      # run (default): every job ends under its limit; kill: a job whose
+                              # record runs past its requested time runs past its limit on Slurm,
+                              # which kills it (djsb.calibrate.slurm_replay.slurm_ready)
     # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
@@ -85,7 +88,7 @@ from djsb.calibrate.slurm_config import (
     priority_plugin,
     scheduler_config,
 )
-from djsb.calibrate.slurm_replay import replay_on_slurm, slurm_ready
+from djsb.calibrate.slurm_replay import KILLED, replay_on_slurm, slurm_ready
 from djsb.config import SSHConfig, read_ssh
 from djsb.errors import ConfigError, RunError, one_line
 from djsb.jobs.api import JobModule
@@ -97,12 +100,12 @@ from djsb.model.priority.base import PriorityPlugin
 from djsb.plotting import plt, save
 from djsb.remote.connect import open_remote
 from djsb.report.calibration import write_calibration_html
-from djsb.simulate import GENERATORS, scheduler_overrides
+from djsb.simulate import AT_TIME_LIMIT, GENERATORS, scheduler_overrides
 from djsb.transport import LocalTransport, Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, load_yaml, read_fields
+from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, load_yaml, one_of, read_fields
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
@@ -111,7 +114,7 @@ SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
-    "memory_scale": lambda n: as_number(n, 0, strict=True),
+    "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
 
 
@@ -162,7 +165,9 @@ def load_calibration(path: Path) -> Calibration:
                                  "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
     model_node = root.get("model")
     model = scheduler_overrides(model_node) if model_node is not None else {}
-    jobs = slurm_ready(_workload(workload, path.resolve().parent, seed))
+    window = _workload(workload, path.resolve().parent, seed)
+    at_limit = workload.get("at_time_limit")
+    jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
     return Calibration(with_accounts(jobs, fields.get("accounts", ())), seed=seed, model=model, **fields)
 
 
@@ -234,7 +239,7 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
                  priority: PriorityPlugin | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
     ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`, run times
-    from :func:`run_times`), in the
+    from :func:`run_times`, so a job Slurm killed past its limit runs until Slurm killed it), in the
     replay table's form (index job_id). With the replay's ``origin`` column the model runs on
     Slurm's clock (see the module docstring); ``passes`` (``main`` / ``backfill``: seconds from
     the origin) are the only instants of that scheduler's passes, when given. ``priority``: the
@@ -247,7 +252,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
                                     run_time=float(runs[job.job_id]))
                 for job in jobs if job.job_id in submits]
     times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
-    result = Simulation(recorded, model.cluster, model.scheduler, priority or model.priority(), seed=seed,
+    scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
+    result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
                         start=origin, pass_times=times, associations=model.associations).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
@@ -267,11 +273,14 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     jobs on average. Slurm's start and end are whole seconds, so one job's end - start is its run
     time give or take a second (a sleep of 4 s recorded as 5 s would end after a pass it ended
     before), while over many jobs, whose starts fall anywhere within their second, the mean of
-    (end - start - sleep) is the mean overhead (srun and the batch script around the sleep)."""
+    (end - start - sleep) is the mean overhead (srun and the batch script around the sleep). A job
+    Slurm killed at its limit ran what Slurm recorded: its kill came at Slurm's time-limit check,
+    not at the end of its sleep."""
     recorded = reference["end"] - reference["start"]
     sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
-    overhead = max(0.0, float((recorded - sleeps).mean()))
-    return sleeps + overhead
+    killed = reference["state"] == KILLED if "state" in reference else pd.Series(False, index=recorded.index)
+    overhead = max(0.0, float((recorded - sleeps)[~killed].mean())) if not killed.all() else 0.0
+    return (sleeps + overhead).where(~killed, recorded)
 
 
 def answer_or_none(module: SchedulerModule, argv: tuple[str, ...] | list[str]) -> str | None:
@@ -382,6 +391,18 @@ def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[Trace
     median = float(pd.Series(asked).median())
     return capped, [f"memory: the jobs ask {min(asked):g}-{max(asked):g} MB per CPU (median {median:g}); "
                     f"{over} asking more than a node's {largest:g} MB ask that"]
+
+
+def kill_note(jobs: list[TraceJob], replay: pd.DataFrame) -> list[str]:
+    """How many jobs Slurm killed at their limits in ``replay``, and how long after their limits
+    (its time-limit check runs every 30 s: slurmctld.h PERIODIC_TIMEOUT)."""
+    killed = replay[replay["state"] == KILLED] if "state" in replay else replay.iloc[:0]
+    if killed.empty:
+        return []
+    limits = pd.Series({job.job_id: job.requested_time for job in jobs}).reindex(killed.index)
+    late = killed["end"] - killed["start"] - limits
+    return [f"Slurm killed {len(killed)} job(s) at their limits, {late.min():.0f}-{late.max():.0f} s after "
+            f"them (mean {late.mean():.1f} s); the model's runs of those end where Slurm's did"]
 
 
 def submitter(module: SchedulerModule, run_dir: CalibrationDir) -> tuple[str, str]:
@@ -499,6 +520,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
             replay_run(calibration, module, run_dir, run, dict(accounts), fair_share,
                        config.get("PriorityType") == "priority/multifactor")
     replays = {f"slurm_{run}": table for run, table in run_dir.finished_runs().items()}
+    notes += kill_note(calibration.jobs, replays["slurm_1"])
     passes = pd.concat([run_dir.run_table(run, "passes") for run in range(1, run_dir.runs + 1)],
                        ignore_index=True)
     passes.to_csv(run_dir.path / "passes.csv", index=False)

@@ -82,7 +82,19 @@ def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
     options.update({name: True for name in FLAGS if name in params})
     if params.get("bf_window"):
         options["bf_window"] = float(params["bf_window"]) * 60.0  # minutes in slurm.conf
+    options["kill_wait"] = kill_wait(config)
     return dataclasses.replace(SchedulerConfig(), **options)  # type: ignore[arg-type]
+
+
+def kill_wait(config: dict[str, str]) -> float:
+    """Seconds a job past its limit is expected to hold its nodes: KillWait ("5 sec") plus
+    OverTimeLimit ("0 min"; slurm.conf(5)), as cons_common's ``_guess_job_end`` adds them."""
+    wait = float(config.get("KillWait", "30 sec").split()[0])
+    over = config.get("OverTimeLimit", "0 min").split()[0]
+    if not over.isdigit():
+        raise SlurmConfigError(f"OverTimeLimit {over} has no model (Slurm itself only guesses when such "
+                               "a job ends)")
+    return wait + 60.0 * int(over)
 
 
 def last_backfill_cycle(sdiag: str) -> float | None:

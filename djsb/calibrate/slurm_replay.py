@@ -30,14 +30,20 @@ from djsb.workloads.job import TraceJob
 MINUTE = 60.0
 SLEEP_SLACK = 2.0
 """Seconds a sleep job stays under its limit: srun and the batch script need a moment around it."""
+OVERRUN = 2 * MINUTE
+"""Seconds a job to be killed sleeps past its limit: longer than Slurm takes to kill it (its
+time-limit check runs every 30 s, slurmctld.h PERIODIC_TIMEOUT, then KillWait)."""
+KILLED = "TIMEOUT"
+"""The replay table's state of a job Slurm killed at its limit."""
 STOP_CHECK_S = 0.1
 """How often the replay looks for a SIGINT/SIGTERM (and calls its ``watch``) while it waits."""
 
 
-def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
+def slurm_ready(jobs: Sequence[TraceJob], kill: bool = False) -> list[TraceJob]:
     """The jobs as Slurm can run them: limits in whole minutes (Slurm's unit, at least one; a job
     without one gets its run time's), run times at least 1 s and ``SLEEP_SLACK`` under the limit
-    (a sleep reaching its limit would be killed, a record of a killed job in the model); memory
+    (a sleep reaching its limit would be killed) or, with ``kill``, for a job whose record runs
+    past its requested time, ``OVERRUN`` past the limit (Slurm kills it there); memory
     per CPU in whole MB (Slurm's unit, rounded up), user and account kept, the rest of the record
     (nodes, partition) left to Slurm's defaults."""
     ready = []
@@ -45,6 +51,8 @@ def slurm_ready(jobs: Sequence[TraceJob]) -> list[TraceJob]:
         asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
         limit = max(1, math.ceil(asked / MINUTE)) * MINUTE
         run = min(float(max(1, round(job.run_time))), limit - SLEEP_SLACK)
+        if kill and job.requested_time is not None and 0 < job.requested_time < job.run_time:
+            run = limit + OVERRUN
         memory = None if job.memory_mb is None else math.ceil(job.memory_mb / job.cpus) * job.cpus
         ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, memory_mb=memory,
                               user=job.user, account=job.account))

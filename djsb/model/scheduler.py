@@ -58,7 +58,9 @@ class SchedulerConfig:
     the same as ``bf_planner: will_run``; ``node_select: cons_tres`` chooses a job's nodes as
     cons_tres does (:mod:`djsb.model.cons_tres`) instead of first fit; ``bf_phase`` puts the
     backfill passes at ``bf_phase + k * bf_interval`` seconds (Slurm's clock: read from a live
-    slurmctld by ``djsb calibrate``), overriding ``pass_jitter`` for them.
+    slurmctld by ``djsb calibrate``), overriding ``pass_jitter`` for them. ``kill_wait`` is Slurm's
+    KillWait (plus OverTimeLimit): the will-run planner expects a running job already past its
+    limit (one left to run by ``extend_limit``, or not yet killed) gone that long after its limit.
     """
 
     backfill: str = "easy"
@@ -80,6 +82,7 @@ class SchedulerConfig:
     node_select: str = "first_fit"
     bf_phase: float | None = None
     bf_planner: str = "profile"
+    kill_wait: float = 30.0
 
     @property
     def planner(self) -> str:

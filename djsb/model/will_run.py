@@ -16,7 +16,9 @@ backfill:
   (start + time limit), in batches: the first batch takes every job ending up to the first end
   rounded up to the next multiple of 30 s, plus 30 s; the window then doubles until it reaches the
   next job's end. After each batch the job is tried on what is free, and the start is the
-  expected end of the last job removed: :class:`WillRunTest`. Only jobs on usable nodes count.
+  expected end of the last job removed (for a job already past its limit, KillWait after its
+  limit, at least a second from now: ``_guess_job_end``): :class:`WillRunTest`. Only jobs on
+  usable nodes count.
 - **Later starts are tried past reserved slots** (``TRY_LATER``): when the job does not fit, or
   would start after the first slot boundary where a reserved node frees, it is tried again from
   that boundary; a start whose run would overlap a reservation on its nodes is tried again from
@@ -70,10 +72,12 @@ class WillRunTest:
     free) is tried only once the usable nodes free that many, so most batches cost no allocation.
     """
 
-    def __init__(self, state: ClusterState, holdings: Sequence[Holding], now: float) -> None:
+    def __init__(self, state: ClusterState, holdings: Sequence[Holding], now: float,
+                 kill_wait: float = 30.0) -> None:
         self.state = state
         self.holdings = sorted(map(_with_nodes, holdings), key=_end_of)  # by expected end
         self.now = now
+        self.kill_wait = kill_wait
         self.nodes = frozenset(range(len(state.node_free)))
         self.select = copy.copy(state)
         """The select plugin's view: capacity free in every partition, the free slots and memory
@@ -154,8 +158,18 @@ class WillRunTest:
             if offered >= slots:
                 alloc = allocate(self.view(free, has_free, memory))
                 if alloc is not None:
-                    return max(last, now), alloc
+                    return self._start_after(last), alloc
         return None
+
+    def _start_after(self, end: float) -> float:
+        """When a job that fits once the running job expected to end at ``end`` is gone can start:
+        then, or for a job already past its limit (``end`` not after now) ``kill_wait`` after its
+        limit, at least a second from now (cons_common job_test.c ``_guess_job_end``)."""
+        now = self.now
+        if end > now:
+            return end
+        guess = end + self.kill_wait
+        return guess if guess > now else now + 1.0
 
 
 _Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int]]

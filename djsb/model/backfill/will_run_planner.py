@@ -40,8 +40,8 @@ class WillRunPlanner(BackfillPlanner):
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
         running = (job for job in sim.running.values() if job.suspended_since is None)
-        test = WillRunTest(sim.state, [(self.planned_end(job, now), job.alloc, job.memory)
-                                       for job in running], now)
+        test = WillRunTest(sim.state, [(self.expected_end(job), job.alloc, job.memory) for job in running],
+                           now, cfg.kill_wait)
         reserved: dict[int, int] = {}
         started: set[int] = set()
         for job in self.candidates():
@@ -52,7 +52,7 @@ class WillRunPlanner(BackfillPlanner):
             if start <= now:
                 sim.start_job(job, alloc, now, backfilled=True)
                 started.add(job.job_id)
-                test.started((self.planned_end(job, now), job.alloc, job.memory))
+                test.started((self.expected_end(job), job.alloc, job.memory))
             elif reserved.get(job.part.index, 0) < sim.backfill.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve((node for node, _ in alloc), start, start + job.plan)
