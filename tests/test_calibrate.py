@@ -4,6 +4,7 @@ comparison figures worked by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shlex
 import subprocess
@@ -17,6 +18,8 @@ from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
 from djsb.calibrate.pass_watch import PassWatch
 from djsb.calibrate.run import (
     SlurmModel,
+    dealt_by_user,
+    in_partitions,
     kill_note,
     load_calibration,
     model_config,
@@ -30,6 +33,7 @@ from djsb.calibrate.slurm_config import (
     SlurmConfigError,
     cluster_spec,
     last_backfill_cycle,
+    parse_qos,
     parse_show_config,
     priority_plugin,
     scheduler_config,
@@ -37,8 +41,10 @@ from djsb.calibrate.slurm_config import (
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
+from djsb.errors import ConfigError
 from djsb.jobs.scontrol import parse_show_records
-from djsb.model import ClusterSpec
+from djsb.model import ClusterSpec, PartitionSpec
+from djsb.model.cluster import QosSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.transport import LocalTransport
@@ -117,6 +123,38 @@ def test_cluster_from_partition_and_nodes() -> None:
     assert cluster_spec(partitions, nodes, "shared").partitions[0].oversubscribe == "FORCE:4"
     with pytest.raises(SlurmConfigError, match="no partition 'gpu'"):
         cluster_spec(partitions, nodes, "gpu")
+
+
+def test_cluster_with_two_partitions_and_the_qos() -> None:
+    # "short": n[2-3], MaxTime 1 min, PriorityJobFactor 2, PriorityTier 3 (the captured partition
+    # record changed where the test says); the cluster is the union of the two partitions' nodes.
+    partitions, nodes = parse_show_records(show("partition")), parse_show_records(show("node"))
+    short = {**partitions[1], "PartitionName": "short", "Nodes": "n[2-3]", "MaxTime": "00:01:00",
+             "PriorityJobFactor": "2", "PriorityTier": "3"}
+    qos = parse_qos((SHOW / "sacctmgr_qos.txt").read_text())
+    cluster = cluster_spec([*partitions, short], nodes, "short", ["oversub"], qos)
+    assert [n.name for n in cluster.nodes] == ["n1", "n2", "n3", "n4"]
+    assert [(p.name, p.nodes, p.max_time, p.priority_job_factor, p.priority_tier) for p in cluster.partitions] == [
+        ("short", ("n2", "n3"), 60.0, 2, 3), ("oversub", None, None, 1, 1)]
+    # sacctmgr show qos on the mini-cluster with cal_debug added (Priority=100 MaxJobsPerUser=2)
+    assert cluster.qos == (QosSpec("normal", 0, None), QosSpec("cal_debug", 100, 2))
+
+
+def test_partitions_and_qos_dealt_per_user_and_a_job_moved_to_a_partition_taking_it() -> None:
+    # "long" (no MaxTime, 2 nodes x 2 CPUs) and "short" (MaxTime 60 s, n0 only: 2 CPUs). Users in
+    # order of their first job, dealt round-robin: u1 long, u2 short, u3 long. u2's job 2 asks
+    # 120 s, more than short's MaxTime: long takes it; u2's job 5 asks 3 CPUs, more than short
+    # has: long too.
+    nodes = ClusterSpec.homogeneous(2, 2).nodes
+    cluster = ClusterSpec(nodes, (PartitionSpec("long"), PartitionSpec("short", nodes=("n0",), max_time=60)))
+    jobs = [TraceJob(1, 0, 10, 1, requested_time=60, user="u1"), TraceJob(2, 0, 10, 1, requested_time=120, user="u2"),
+            TraceJob(3, 0, 10, 1, requested_time=60, user="u3"), TraceJob(4, 0, 10, 1, requested_time=60, user="u2"),
+            TraceJob(5, 0, 10, 3, requested_time=60, user="u2")]
+    assert [j.partition for j in in_partitions(jobs, cluster)] == ["long", "long", "long", "short", "long"]
+    with pytest.raises(ConfigError, match="job 1: no partition of long, short takes 5 CPUs for 60 s"):
+        in_partitions([dataclasses.replace(jobs[0], cpus=5)], cluster)
+    assert [j.qos for j in dealt_by_user(jobs, ("normal", "debug"), "qos")] == ["normal", "debug", "normal",
+                                                                                 "debug", "debug"]
 
 
 @pytest.mark.parametrize(("text", "seconds"), [

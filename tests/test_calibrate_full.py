@@ -15,19 +15,25 @@ scaled from the trace's machines (the .machines file) to the mini-cluster's node
 The time-limit case (jobs killed at their limits) takes LANL-CM5's 300 jobs from its 36,000th
 (trace second 15916776), a third of whose records run past their requested times: CPUs x 32 /
 1,024, times x 0.004, Slurm killing those jobs at their limits. (Among the windows at every
-6,000th job, the one whose two replays fit the case's 20 minutes.) The traces are ../shared's.
+6,000th job, the one whose two replays fit the case's 20 minutes.) The partitions case replays the
+KTH window under multifactor with MareNostrum 4's QoS weight too (1e6, 004 sec. 5), two
+partitions (``oversub``: every node, no limit; ``cal_half``: n[1-8], MaxTime 2 min,
+PriorityJobFactor 2) and two QoS (``normal``; ``cal_debug``: priority 100, at most 4 running jobs
+per user), each dealt round-robin over the trace's users. The traces are ../shared's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurm_plugin import SlurmCluster, fair_share_accounts, has_accounting, slurm_settings
+from slurm_plugin import SlurmCluster, fair_share_accounts, has_accounting, sacctmgr, slurm_settings
 
 from djsb.calibrate.run import run_calibration
 
@@ -57,7 +63,13 @@ CASES: dict[str, dict[str, str]] = {
     "no_defer": {"SchedulerParameters": BASE_PARAMETERS},
     "memory": {},
     "kill": {},
+    "partitions": {**MULTIFACTOR, "PriorityWeightQOS": "1000000", "PriorityWeightPartition": "10000",
+                   "AccountingStorageEnforce": "associations,limits,qos"},
 }
+PARTITION = "PartitionName=cal_half Nodes=n[1-8] MaxTime=2 PriorityJobFactor=2 OverSubscribe=YES:4"
+"""The partitions case's second partition (scontrol create)."""
+QOS = {"cal_debug": ("Priority=100", "MaxJobsPerUser=4")}
+"""The partitions case's second QoS (sacctmgr add qos), besides Slurm's ``normal``."""
 TRACE_OF = {"memory": METACENTRUM, "kill": LANL}
 
 
@@ -90,6 +102,22 @@ def workload(case: str, nodes: tuple[str, ...]) -> str:
             f"time_scale: 0.0005, memory_scale: {memory / trace_memory:.6f}}}")
 
 
+@contextlib.contextmanager
+def partitions_and_qos(user: str) -> Iterator[None]:
+    """The partitions case's partition and QoS, the QoS open to ``user``'s associations; both
+    removed afterwards."""
+    subprocess.run(["scontrol", "create", *PARTITION.split()], check=True, capture_output=True)
+    for name, limits in QOS.items():
+        sacctmgr("add", "qos", name, *limits)
+        sacctmgr("modify", "user", user, "set", f"qos+={name}")
+    try:
+        yield
+    finally:
+        subprocess.run(["scontrol", "delete", PARTITION.split()[0]], check=True, capture_output=True)
+        for name in QOS:
+            sacctmgr("delete", "qos", name)
+
+
 @pytest.mark.timeout(3600)  # two replays of about 9 minutes, two slurmctld restarts
 @pytest.mark.parametrize("case", list(CASES))
 def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
@@ -107,6 +135,8 @@ def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     config = Path(OUT) / f"{case}.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
     accounts = f"  accounts: [{', '.join(ACCOUNTS)}]\n" if fair_share else ""
+    if case == "partitions":
+        accounts += f"  qos: [normal, {', '.join(QOS)}]\n  partitions: [oversub, cal_half]\n"
     config.write_text(f"""\
 seed: 1
 workload: {workload(case, slurm_cluster.nodes)}
@@ -117,7 +147,8 @@ slurm:
   poll_interval: 5
 {accounts}""")
     with fair_share_accounts(ACCOUNTS if fair_share else {}, getpass.getuser()), \
-            slurm_settings(slurm_cluster, CASES[case]):
+            slurm_settings(slurm_cluster, CASES[case]), \
+            partitions_and_qos(getpass.getuser()) if case == "partitions" else contextlib.nullcontext():
         print(run_calibration(config, out))
     figures = json.loads((out / "comparison.json").read_text())
     assert figures["model vs slurm_1"]["jobs"] == figures["slurm_2 vs slurm_1"]["jobs"] == 300

@@ -8,6 +8,7 @@ Unless said otherwise passes run on every event (intervals 0) and there is no ti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from djsb.model import (
 from djsb.model import backfill as package
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.model.backfill.profile_planner import Headroom
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster import ClusterState, NodeSpec
 from djsb.model.profile import Profile
 from djsb.model.queue import Needs
 from djsb.workloads.job import TraceJob
@@ -116,6 +117,23 @@ def test_main_pass_stops_at_the_first_job_that_does_not_fit() -> None:
     jobs = [job(1, 0, 3, 10), job(2, 1, 2, 5), job(3, 2, 1, 5)]
     assert starts(jobs, one_node(4), backfill="none") == {1: 0, 2: 10, 3: 10}
     assert starts(jobs, one_node(4), backfill="easy") == {1: 0, 2: 10, 3: 2}
+
+
+def test_a_failed_partition_takes_its_nodes_from_the_rest_of_the_main_pass() -> None:
+    # 3 one-core nodes: partition "a" is n1 + n2, "b" n2, "c" n2 + n3. J1 (a) holds n1 until 10.
+    # J2 (a, 2 cores) cannot start: a fails and its nodes leave the pass (job_scheduler.c
+    # failed_parts). J3 (b) has none left: it waits until J2 has run (10 to 15), though n2 is
+    # free. J4 (c) has n3 left: it starts at once there, not on the free n2 first fit would
+    # take. (Blocking only partition a, J3 would start at 2 and J4 on n2.)
+    nodes = tuple(NodeSpec(f"n{i}", 1) for i in (1, 2, 3))
+    cluster = ClusterSpec(nodes, (PartitionSpec("a", nodes=("n1", "n2")), PartitionSpec("b", nodes=("n2",)),
+                                  PartitionSpec("c", nodes=("n2", "n3"))))
+    parts = {1: "a", 2: "a", 3: "b", 4: "c"}
+    jobs = [dataclasses.replace(j, partition=parts[j.job_id])
+            for j in (job(1, 0, 1, 10), job(2, 1, 2, 5), job(3, 2, 1, 5), job(4, 3, 1, 5))]
+    result = run(jobs, cluster, backfill="none").jobs.set_index("job_id")
+    assert result["start"].to_dict() == {1: 0, 2: 10, 3: 15, 4: 3}
+    assert result.loc[4, "nodes"] == "n3"
 
 
 def test_ties_broken_by_job_id() -> None:

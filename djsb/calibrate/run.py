@@ -23,6 +23,10 @@ The file::
       ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
       poll_interval: 2
       accounts: [a1, a2, a3]  # optional: each trace user's jobs go to one of these (round-robin, --account)
+      qos: [normal, debug]    # optional: each trace user's jobs go to one of these QoS (round-robin, --qos)
+      partitions: [oversub, half]   # optional: each trace user's jobs go to one of these
+                              # (round-robin, --partition; a job one cannot take, its limit or its
+                              # CPUs, to the next that can); the model takes them all
     model:                    # optional: any policy.scheduler option, over what Slurm's answers give
       bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
       node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
@@ -79,11 +83,13 @@ from djsb.calibrate.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, Rec
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
 from djsb.calibrate.slurm_config import (
     ASSOCIATIONS_COMMAND,
+    QOS_COMMAND,
     SHOW_CONFIG_COMMAND,
     SSHARE_COMMAND,
     cluster_spec,
     last_backfill_cycle,
     parse_associations,
+    parse_qos,
     parse_show_config,
     priority_plugin,
     scheduler_config,
@@ -96,6 +102,7 @@ from djsb.jobs.registry import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model.cluster import QosSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.plotting import plt, save
 from djsb.remote.connect import open_remote
@@ -143,6 +150,8 @@ class Calibration:
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     seed: int = 0
     accounts: tuple[str, ...] = ()
+    qos: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
 
     @property
     def memory_margin(self) -> float | None:
@@ -161,31 +170,62 @@ def load_calibration(path: Path) -> Calibration:
     if workload is None or slurm is None:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
-                                 "ssh": read_ssh, "accounts": _accounts,
+                                 "ssh": read_ssh, "accounts": _names, "qos": _names, "partitions": _names,
                                  "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
     model_node = root.get("model")
     model = scheduler_overrides(model_node) if model_node is not None else {}
     window = _workload(workload, path.resolve().parent, seed)
     at_limit = workload.get("at_time_limit")
     jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
-    return Calibration(with_accounts(jobs, fields.get("accounts", ())), seed=seed, model=model, **fields)
+    jobs = with_accounts(jobs, fields.get("accounts", ()))
+    return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model, **fields)
 
 
-def _accounts(node: Located) -> tuple[str, ...]:
+def _names(node: Located) -> tuple[str, ...]:
     if not isinstance(node.value, list) or not node.value:
-        raise node.error("expected a list of one or more Slurm accounts")
+        raise node.error(f"expected a list of one or more Slurm {node.key.rsplit('.', 1)[-1]} names")
     return tuple(as_str(item) for item in node.value)
 
 
 def with_accounts(jobs: list[TraceJob], accounts: tuple[str, ...]) -> list[TraceJob]:
-    """The jobs with each trace user's jobs in one of ``accounts``, the users taken in order of
-    their first job and dealt round-robin (none: the jobs keep their records' accounts, and Slurm
-    charges the submitting user's default account)."""
-    if not accounts:
+    """The jobs with each trace user's jobs in one of ``accounts`` (:func:`dealt_by_user`; none:
+    the jobs keep their records' accounts, and Slurm charges the submitting user's default
+    account)."""
+    return dealt_by_user(jobs, accounts, "account")
+
+
+def dealt_by_user(jobs: list[TraceJob], values: tuple[str, ...], field: str) -> list[TraceJob]:
+    """The jobs with ``field`` (account, qos) set to one of ``values`` for each trace user's jobs,
+    the users taken in order of their first job and dealt round-robin (no values: unchanged)."""
+    if not values:
         return jobs
     users = list(dict.fromkeys(job.user for job in jobs))
-    account = {user: accounts[i % len(accounts)] for i, user in enumerate(users)}
-    return [dataclasses.replace(job, account=account[job.user]) for job in jobs]
+    value = {user: values[i % len(values)] for i, user in enumerate(users)}
+    return [dataclasses.replace(job, **{field: value[job.user]}) for job in jobs]  # type: ignore[arg-type]
+
+
+def in_partitions(jobs: list[TraceJob], cluster: ClusterSpec) -> list[TraceJob]:
+    """Each trace user's jobs in one of the cluster's partitions, dealt round-robin as
+    :func:`dealt_by_user` deals; a job its partition cannot take (a limit above its MaxTime, more
+    CPUs than its nodes have) goes to the next partition in order that can, as a user moves a job
+    to a queue that takes it (one partition: unchanged)."""
+    parts = cluster.partitions
+    if len(parts) == 1:
+        return jobs
+    cores = {p.name: sum(n.cores for n in cluster.nodes if p.nodes is None or n.name in p.nodes)
+             for p in parts}
+    placed = []
+    for job in dealt_by_user(jobs, tuple(p.name for p in parts), "partition"):
+        first = next(k for k, p in enumerate(parts) if p.name == job.partition)
+        assert job.requested_time is not None  # slurm_ready gave every job one
+        limit = job.requested_time
+        part = next((p for p in parts[first:] + parts[:first] if (p.max_time is None or limit <= p.max_time)
+                     and job.cpus <= cores[p.name]), None)
+        if part is None:
+            raise ConfigError(f"job {job.job_id}: no partition of {', '.join(cores)} takes {job.cpus} CPUs "
+                              f"for {limit:g} s", key="slurm.partitions")
+        placed.append(dataclasses.replace(job, partition=part.name))
+    return placed
 
 
 def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
@@ -346,7 +386,7 @@ def fair_share_used(config: dict[str, str]) -> bool:
             and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
 
 
-def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str, overrides: dict[str, Any],
+def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, calibration: Calibration,
                 usage: dict[tuple[str, str], float] | None,
                 decay_runs: list[tuple[float, float]]) -> tuple[SlurmModel, list[str]]:
     """The cluster, scheduler and priority plugin the model takes from the running Slurm (its
@@ -356,7 +396,7 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
     seconds)."""
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
         module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
-    cluster = slurm_cluster(module, run_dir, partition)
+    cluster = slurm_cluster(module, run_dir, calibration)
     associations = None
     if fair_share_used(config):
         associations = parse_associations(run_dir.slurm_text("associations", lambda: ask(
@@ -364,17 +404,23 @@ def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, partition: str
     priority, notes = priority_plugin(config, associations, usage, decay_runs)
     notes += end_charge_note(config) if associations is not None else []
     pairs = associations.pairs if associations is not None else ()
-    return SlurmModel(cluster, model_config(config, overrides), priority, pairs), notes
+    return SlurmModel(cluster, model_config(config, calibration.model), priority, pairs), notes
 
 
-def slurm_cluster(module: SchedulerModule, run_dir: CalibrationDir, partition: str) -> ClusterSpec:
-    """The partition's nodes as ``scontrol show partition`` / ``node`` give them (saved in
-    ``run_dir`` when first asked)."""
+def slurm_cluster(module: SchedulerModule, run_dir: CalibrationDir, calibration: Calibration) -> ClusterSpec:
+    """The calibration's partitions (``partitions``, else ``partition``) with their nodes as
+    ``scontrol show partition`` / ``node`` give them, and the QoS of ``sacctmgr show qos`` when
+    the jobs ask for some (each answer saved in ``run_dir`` when first asked)."""
     def show(what: str) -> str:
         return run_dir.slurm_text(f"show_{what}", lambda: ask(module, ["scontrol", "show", what],
                                                               "the model's cluster and scheduler"))
 
-    return cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), partition)
+    names = calibration.partitions or (calibration.partition,)
+    qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
+    if calibration.qos:
+        qos = parse_qos(run_dir.slurm_text("qos", lambda: ask(module, QOS_COMMAND, "the QoS the jobs ask")))
+    return cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), names[0],
+                        names[1:], qos)
 
 
 def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[TraceJob], list[str]]:
@@ -391,6 +437,21 @@ def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[Trace
     median = float(pd.Series(asked).median())
     return capped, [f"memory: the jobs ask {min(asked):g}-{max(asked):g} MB per CPU (median {median:g}); "
                     f"{over} asking more than a node's {largest:g} MB ask that"]
+
+
+def job_modules(calibration: Calibration, module: SchedulerModule) -> Callable[[TraceJob], JobModule]:
+    """The module that submits each job: ``module`` for a job of its partition with no account or
+    QoS of its own, else one with the job's --partition, --account and --qos (made once each)."""
+    made: dict[tuple[str, str | None, str | None], JobModule] = {}
+
+    def module_of(job: TraceJob) -> JobModule:
+        key = (job.partition or calibration.partition, job.account if calibration.accounts else None, job.qos)
+        if key == (calibration.partition, None, None):
+            return module
+        if key not in made:
+            made[key] = slurm_module(key[0], module.transport, key[1], calibration.memory_margin, key[2])
+        return made[key]
+    return module_of
 
 
 def kill_note(jobs: list[TraceJob], replay: pd.DataFrame) -> list[str]:
@@ -422,7 +483,7 @@ def fair_share_snapshot(module: SchedulerModule, when: str) -> pd.DataFrame:
 
 
 def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir, run: int,
-               accounts: dict[str, JobModule], fair_share: bool, multifactor: bool) -> None:
+               module_of: Callable[[TraceJob], JobModule], fair_share: bool, multifactor: bool) -> None:
     """Replay ``run`` on Slurm and save it with its passes, under multifactor the decay thread's
     runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after."""
     before = fair_share_snapshot(module, "before") if fair_share else None
@@ -436,7 +497,7 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
 
     replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
                              poll_interval=calibration.poll_interval, watch=look, log=run_dir,
-                             name=lambda job: ledger_name(run, job.job_id), accounts=accounts)
+                             name=lambda job: ledger_name(run, job.job_id), module_of=module_of)
     origin = float(replay["origin"].iloc[0])
     seen = [(name, t, u) for name, times in watch.passes.items() for t, u in times]
     seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
@@ -449,14 +510,13 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
 
 
 def slurm_module(partition: str, transport: Transport, account: str | None = None,
-                 memory_margin: float | None = None) -> SchedulerModule:
+                 memory_margin: float | None = None, qos: str | None = None) -> SchedulerModule:
     """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked;
-    ``account``: its jobs' --account; ``memory_margin``: its option (None: its default)."""
+    ``account``, ``qos``: its jobs' --account and --qos; ``memory_margin``: its option (None: its
+    default)."""
     options: dict[str, Any] = {"partition": partition, "time_factor": 1.0, "time_margin": 0.0}
-    if account is not None:
-        options["account"] = account
-    if memory_margin is not None:
-        options["memory_margin"] = memory_margin
+    options.update({key: value for key, value in (("account", account), ("memory_margin", memory_margin),
+                                                  ("qos", qos)) if value is not None})
     module = load_job_module("slurm", options, transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
@@ -503,21 +563,18 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     notes = [f"cancelled {len(cancelled)} job(s) an interrupted replay left: "
              f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
-    fitted, memory_notes = within_nodes(calibration.jobs,
-                                        slurm_cluster(module, run_dir, calibration.partition))
+    cluster = slurm_cluster(module, run_dir, calibration)
+    fitted, memory_notes = within_nodes(in_partitions(calibration.jobs, cluster), cluster)
     calibration = dataclasses.replace(calibration, jobs=fitted)
     notes += memory_notes
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
         module, SHOW_CONFIG_COMMAND, "the model's scheduler")))
     fair_share = fair_share_used(config)
-    user, default_account = submitter(module, run_dir) if fair_share else ("", "")
-    names = sorted({job.account for job in calibration.jobs} - {""}) if calibration.accounts else []
-    accounts = {name: slurm_module(calibration.partition, module.transport, name, calibration.memory_margin)
-                for name in names}
+    user, default_account = submitter(module, run_dir) if fair_share or calibration.qos else ("", "")
     finished = run_dir.finished_runs()
     for run in range(1, run_dir.runs + 1):
         if run not in finished:
-            replay_run(calibration, module, run_dir, run, dict(accounts), fair_share,
+            replay_run(calibration, module, run_dir, run, job_modules(calibration, module), fair_share,
                        config.get("PriorityType") == "priority/multifactor")
     replays = {f"slurm_{run}": table for run, table in run_dir.finished_runs().items()}
     notes += kill_note(calibration.jobs, replays["slurm_1"])
@@ -530,7 +587,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     decay_runs = [(origin + t - u, origin + t + u)
                   for t, u in zip(decay["time"], decay["uncertainty"], strict=True)]
     sshare = run_dir.run_table(1, "sshare") if fair_share else None
-    slurm, model_notes = slurm_model(module, run_dir, calibration.partition, calibration.model,
+    slurm, model_notes = slurm_model(module, run_dir, calibration,
                                      usage_at(sshare, "before") if sshare is not None else None, decay_runs)
     notes += model_notes
     observed = {name: first.loc[first["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
@@ -543,7 +600,9 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
         notes += ["sdiag showed no backfill pass during the replay: the model's passes are periodic",
                   *phase_notes]
     jobs = calibration.jobs
-    if fair_share:  # the model's associations are Slurm's: the submitting user in each job's account
+    if fair_share or calibration.qos:
+        # the model's associations are Slurm's: the submitting user in each job's account (and its
+        # QoS limits per user are that user's)
         jobs = [dataclasses.replace(job, user=user, account=job.account if calibration.accounts
                                     else default_account) for job in jobs]
     priority = slurm.priority()

@@ -23,6 +23,7 @@ from djsb.calibrate.recompute_watch import calc_phase
 from djsb.errors import RunError
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
+from djsb.model.cluster import QosSpec
 from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
@@ -46,6 +47,8 @@ ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associ
                         "format=Account,User,ParentName,Share")
 """Every association: an account's row has no user and names its parent account; a user's row
 names its account, the parent of a user association."""
+QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=Name,Priority,MaxJobsPU")
+"""Every QoS with its priority and per-user job limit (a user's rights suffice)."""
 SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
 """Each association's RawUsage (decayed CPU-seconds; sshare indents an account by its depth)."""
 
@@ -231,30 +234,59 @@ def _weight(config: dict[str, str], key: str) -> float:
         raise SlurmConfigError(f"{key} = {value}: not a number") from None
 
 
-def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str) -> ClusterSpec:
-    """Partition ``name`` and its nodes as the model's cluster (that partition only).
+def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str,
+                 others: Sequence[str] = (), qos: tuple[QosSpec, ...] = (QosSpec("normal"),)) -> ClusterSpec:
+    """Partition ``name`` (the model's first, its default), the partitions ``others`` and their
+    nodes as the model's cluster, with the QoS ``qos``.
 
     ``OverSubscribe=YES[:N]`` shares cores only between jobs that ask --oversubscribe; replayed jobs
     never ask, so the model sees such a partition as ``NO``. ``MaxTime=UNLIMITED`` is no limit.
+    A partition's PriorityTier and PriorityJobFactor (its multifactor factor) are kept.
     """
-    record = next((p for p in partitions if p.get("PartitionName") == name), None)
-    if record is None:
-        known = ", ".join(p.get("PartitionName", "?") for p in partitions)
-        raise SlurmConfigError(f"no partition {name!r} in scontrol show partition (there: {known})")
-    members = [host for item in split_host_list(record.get("Nodes", "")) for host in expand_hostlist(item)]
-    by_name = {n.get("NodeName"): n for n in nodes}
-    missing = [host for host in members if host not in by_name]
-    if missing:
-        raise SlurmConfigError(f"partition {name}: nodes {', '.join(missing)} not in scontrol show node")
+    records = {p.get("PartitionName"): p for p in partitions}
+    by_name = {n["NodeName"]: n for n in nodes if "NodeName" in n}
+    members: dict[str, list[str]] = {}
+    for wanted in dict.fromkeys((name, *others)):
+        record = records.get(wanted)
+        if record is None:
+            raise SlurmConfigError(f"no partition {wanted!r} in scontrol show partition (there: "
+                                   f"{', '.join(str(p) for p in records)})")
+        hosts = [host for item in split_host_list(record.get("Nodes", "")) for host in expand_hostlist(item)]
+        missing = [host for host in hosts if host not in by_name]
+        if missing:
+            raise SlurmConfigError(f"partition {wanted}: nodes {', '.join(missing)} not in scontrol show "
+                                   "node")
+        members[wanted] = hosts
+    used = {host for hosts in members.values() for host in hosts}
+    hosts = [host for host in by_name if host in used]  # scontrol's node order
     specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]))
-                  for host in members)
+                  for host in hosts)
+    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
+
+
+def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:
     oversubscribe = record.get("OverSubscribe", "NO").upper()
     if oversubscribe.startswith("YES"):
         oversubscribe = "NO"
     max_time = record.get("MaxTime", "UNLIMITED")
-    partition = PartitionSpec(name, oversubscribe=oversubscribe,
-                              max_time=None if max_time == "UNLIMITED" else slurm_time(max_time))
-    return ClusterSpec(specs, (partition,))
+    every = len(members) == len(hosts)
+    return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
+                         oversubscribe=oversubscribe,
+                         max_time=None if max_time == "UNLIMITED" else slurm_time(max_time),
+                         priority_tier=int(record.get("PriorityTier", "1")),
+                         priority_job_factor=int(record.get("PriorityJobFactor", "1")))
+
+
+def parse_qos(text: str) -> tuple[QosSpec, ...]:
+    """Each QoS of ``sacctmgr show qos`` (:data:`QOS_COMMAND`: name, priority, MaxJobsPU, empty
+    when unlimited), ``normal`` first: the model's default, as it is an association's unless the
+    site set another."""
+    found = []
+    for line in text.splitlines():
+        if line.strip():
+            name, priority, per_user = (line.split("|") + ["", ""])[:3]
+            found.append(QosSpec(name, int(priority or 0), int(per_user) if per_user else None))
+    return tuple(sorted(found, key=lambda q: q.name != "normal"))
 
 
 def slurm_time(text: str) -> float:

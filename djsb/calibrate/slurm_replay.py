@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import pandas as pd
@@ -84,13 +84,13 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     sleep: Callable[[float], None] = time.sleep,
                     watch: Callable[[], None] | None = None, log: SubmissionLog | None = None,
                     name: Callable[[TraceJob], str] = lambda job: f"cal{job.job_id}",
-                    accounts: Mapping[str, JobModule] | None = None) -> pd.DataFrame:
+                    module_of: Callable[[TraceJob], JobModule] | None = None) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
     first submission's offset 0. ``watch`` is called at every step of the waits (every
     ``STOP_CHECK_S``): :class:`~djsb.calibrate.pass_watch.PassWatch` looks at sdiag. ``log``
-    records each submission under ``name(job)``; ``accounts``: the module that submits the jobs
-    of each account (``module`` submits the others, and polls and cancels them all). The jobs that
+    records each submission under ``name(job)``; ``module_of``: the module that submits each job
+    (default ``module``, which polls and cancels them all). The jobs that
     ended show as progress on stderr (a line every 10 s off a terminal)."""
     origin = clock()
     ids: dict[str, int] = {}
@@ -113,7 +113,7 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                 request = sleep_request(job, work_dir)
                 if log is not None:
                     log.submitting(request.token, name(job))
-                slurm_id = (accounts or {}).get(job.account, module).submit(request)
+                slurm_id = (module_of(job) if module_of is not None else module).submit(request)
                 if log is not None:
                     log.submitted(request.token, name(job), slurm_id)
                 ids[slurm_id] = job.job_id

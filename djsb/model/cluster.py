@@ -30,6 +30,7 @@ drops below its capacity again (see :mod:`djsb.model.invariants`).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import re
@@ -224,6 +225,15 @@ class ClusterState:
         if part.exclusive:
             return max(nodes or 0, math.ceil(cpus / part.cores_per_node))
         return cpus
+
+    def without(self, nodes: frozenset[int]) -> ClusterState:
+        """A view of this state in which ``nodes`` offer nothing (no free slot), for placing a job
+        on the others; allocating on it reads, never writes, and its placement commits on this
+        state."""
+        view = copy.copy(self)
+        view.node_free = [0 if i in nodes else free for i, free in enumerate(self.node_free)]
+        view.node_has_free = bytearray(0 if i in nodes else flag for i, flag in enumerate(self.node_has_free))
+        return view
 
     def allocate(self, part: PartitionState, cpus: int, nodes: int | None,
                  memory_mb: float | None) -> Placement | None:

@@ -17,8 +17,10 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   deterministic: the core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``)
   is the only source of randomness offered to plugins, never the global one.
 * The main pass walks the queue in priority order and starts jobs until the first job that does
-  not fit; that job blocks its partition and the pass carries on only for other partitions
-  (Slurm's per-partition blocking). Jobs held by a QoS limit are skipped, not blocking. It runs on
+  not fit; that job blocks its partition, and the pass carries on for the other partitions on
+  the nodes of none that failed (Slurm's main scheduler takes a failed partition's nodes from
+  every later job: job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not
+  blocking. It runs on
   every job end and on submission (a submission's, and under ``defer`` an end's, queued for
   slurmctld's background loop, which runs it within a second, ``batch_sched_delay`` after its
   previous pass), testing at most
@@ -536,6 +538,7 @@ class Simulation:
         state = self.state
         n_parts = len({j.part.index for j in self.queue.jobs}) if len(state.partitions) > 1 else 1
         blocked: set[int] = set()
+        failed_nodes: frozenset[int] = frozenset()
         started: set[int] = set()
         depth = 0
         max_depth = math.inf if periodic else self.config.default_queue_depth
@@ -549,9 +552,14 @@ class Simulation:
             depth += 1
             if not self.limits.allows(job):
                 continue
-            alloc = allocate(job, state)
+            members = job.part.members
+            if failed_nodes.isdisjoint(members):
+                alloc = allocate(job, state)
+            else:
+                alloc = None if members <= failed_nodes else allocate(job, state.without(failed_nodes))
             if alloc is None:
                 blocked.add(p)
+                failed_nodes |= members
                 if len(blocked) >= n_parts:
                     break
                 continue
