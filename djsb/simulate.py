@@ -285,7 +285,7 @@ SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
     "default_queue_depth": _or_unlimited(lambda n: as_int(n, 1)), "defer": as_bool,
     "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
     "start_latency": as_number, "bf_will_run": as_bool, "node_select": as_str, "bf_phase": as_number,
-    "bf_planner": as_str,
+    "bf_planner": as_str, "kill_wait": lambda n: as_number(n, 0),
 }
 """``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 
