@@ -27,6 +27,7 @@ from djsb.calibrate.run import (
     run_times,
     slurm_module,
     submission_times,
+    unstarted_note,
     within_nodes,
 )
 from djsb.calibrate.slurm_config import (
@@ -287,6 +288,18 @@ def test_model_replays_on_slurms_clock() -> None:
     reference = replay([(1, 0.0, 0.0, 50.0), (2, 10.0, 50.0, 55.0)]).assign(origin=1795479007.0)
     model = model_replay(jobs, reference, SlurmModel(cluster, model_config({}, {}), FifoPriority), seed=1)
     assert model[["submit", "start", "end"]].values.tolist() == [[0, 1, 51], [10, 51, 56]]
+
+
+def test_jobs_the_model_never_started_are_noted() -> None:
+    # One core. Job 1 runs 0.5 to 50.5; job 2 (submitted at 10) could start at 50.5, but the passes
+    # replayed are Slurm's, and the last of them is at 1.0 s: the model never starts job 2.
+    jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0), TraceJob(2, 10.0, 5.0, 1, requested_time=60.0)]
+    reference = replay([(1, 0.0, 0.5, 50.5), (2, 10.0, 51.0, 56.0)])
+    model = model_replay(jobs, reference, SlurmModel(ClusterSpec.homogeneous(1, 1), model_config({}, {}),
+                                                     FifoPriority), seed=1, passes={"main": [0.5], "backfill": [1.0]})
+    assert model.index.tolist() == [1]
+    assert unstarted_note(jobs, model) == ["the model started 1 of 2 jobs before Slurm's last pass; left out of "
+                                           "the comparison: job(s) 2"]
 
 
 def test_submissions_are_when_sbatch_returned_within_slurms_second() -> None:

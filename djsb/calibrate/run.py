@@ -454,6 +454,16 @@ def job_modules(calibration: Calibration, module: SchedulerModule) -> Callable[[
     return module_of
 
 
+def unstarted_note(jobs: list[TraceJob], model: pd.DataFrame) -> list[str]:
+    """The jobs the model never started: its passes are the ones Slurm ran, so a model that lags
+    behind Slurm can find none left for its last jobs, which the comparison then leaves out."""
+    missing = sorted({job.job_id for job in jobs} - set(model.index))
+    if not missing:
+        return []
+    return [f"the model started {len(jobs) - len(missing)} of {len(jobs)} jobs before Slurm's last pass; "
+            f"left out of the comparison: job(s) {', '.join(map(str, missing))}"]
+
+
 def kill_note(jobs: list[TraceJob], replay: pd.DataFrame) -> list[str]:
     """How many jobs Slurm killed at their limits in ``replay``, and how long after their limits
     (its time-limit check runs every 30 s: slurmctld.h PERIODIC_TIMEOUT)."""
@@ -608,6 +618,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     priority = slurm.priority()
     model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed,
                          passes={name: times for name, times in observed.items() if times}, priority=priority)
+    notes += unstarted_note(jobs, model)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
     return write_outputs(run_dir, replays, slurm, priority, notes, passes, observed,
