@@ -325,6 +325,9 @@ def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
     (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\nslurm: {{partition: oversub}}\nmodel:\n"
      "  node_select: best\n",
      "5: model.node_select: unknown node selection 'best'; choose one of first_fit, cons_tres"),
+    # an empty list of QoS to deal the users to
+    ("workload:\n  swf: x.swf\nslurm: {partition: oversub, qos: []}\n",
+     "3: slurm.qos: expected a list of one or more Slurm qos"),
     # memory to scale, but the trace records none for the window's first job
     (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\n  memory_scale: 0.5\nslurm: {{partition: oversub}}\n",
      "3: workload.memory_scale: the window's job 1 records no memory to scale"),

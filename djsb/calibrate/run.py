@@ -183,7 +183,7 @@ def load_calibration(path: Path) -> Calibration:
 
 def _names(node: Located) -> tuple[str, ...]:
     if not isinstance(node.value, list) or not node.value:
-        raise node.error(f"expected a list of one or more Slurm {node.key.rsplit('.', 1)[-1]} names")
+        raise node.error(f"expected a list of one or more Slurm {node.key.rsplit('.', 1)[-1]}")
     return tuple(as_str(item) for item in node.value)
 
 
