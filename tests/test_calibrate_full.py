@@ -106,14 +106,14 @@ def workload(case: str, nodes: tuple[str, ...]) -> str:
 def partitions_and_qos(user: str) -> Iterator[None]:
     """The partitions case's partition and QoS, the QoS open to ``user``'s associations; both
     removed afterwards."""
-    subprocess.run(["scontrol", "create", *PARTITION.split()], check=True, capture_output=True)
-    for name, limits in QOS.items():
-        sacctmgr("add", "qos", name, *limits)
-        sacctmgr("modify", "user", user, "set", f"qos+={name}")
     try:
+        subprocess.run(["scontrol", "create", *PARTITION.split()], check=True, capture_output=True)
+        for name, limits in QOS.items():
+            sacctmgr("add", "qos", name, *limits)
+            sacctmgr("modify", "user", user, "set", f"qos+={name}")
         yield
-    finally:
-        subprocess.run(["scontrol", "delete", PARTITION.split()[0]], check=True, capture_output=True)
+    finally:  # whatever was made, even if a later step failed
+        subprocess.run(["scontrol", "delete", PARTITION.split()[0]], check=False, capture_output=True)
         for name in QOS:
             sacctmgr("delete", "qos", name)
 
