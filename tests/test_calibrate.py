@@ -21,13 +21,13 @@ from djsb.calibrate.run import (
     dealt_by_user,
     in_partitions,
     kill_note,
+    late_start_notes,
     load_calibration,
     model_config,
     model_replay,
     run_times,
     slurm_module,
     submission_times,
-    unstarted_note,
     within_nodes,
 )
 from djsb.calibrate.slurm_config import (
@@ -290,16 +290,22 @@ def test_model_replays_on_slurms_clock() -> None:
     assert model[["submit", "start", "end"]].values.tolist() == [[0, 1, 51], [10, 51, 56]]
 
 
-def test_jobs_the_model_never_started_are_noted() -> None:
-    # One core. Job 1 runs 0.5 to 50.5; job 2 (submitted at 10) could start at 50.5, but the passes
-    # replayed are Slurm's, and the last of them is at 1.0 s: the model never starts job 2.
+def test_jobs_started_after_slurms_last_pass_are_noted() -> None:
+    # One core. Job 1 runs 0.5 to 50.5; job 2 (submitted at 10) waits for it. The passes replayed
+    # are Slurm's, the last of them at 1.0 s: after it the model passes as Slurm's configuration
+    # does (no defer: a pass at every job end), so job 2 starts at 50.5, and the note names it.
     jobs = [TraceJob(1, 0.0, 50.0, 1, requested_time=60.0), TraceJob(2, 10.0, 5.0, 1, requested_time=60.0)]
     reference = replay([(1, 0.0, 0.5, 50.5), (2, 10.0, 51.0, 56.0)])
+    passes = {"main": [0.5], "backfill": [1.0]}
     model = model_replay(jobs, reference, SlurmModel(ClusterSpec.homogeneous(1, 1), model_config({}, {}),
-                                                     FifoPriority), seed=1, passes={"main": [0.5], "backfill": [1.0]})
-    assert model.index.tolist() == [1]
-    assert unstarted_note(jobs, model) == ["the model started 1 of 2 jobs before Slurm's last pass; left out of "
-                                           "the comparison: job(s) 2"]
+                                                     FifoPriority), seed=1, passes=passes)
+    assert model["start"].to_dict() == {1: 0.5, 2: 50.5}
+    assert late_start_notes(jobs, model, passes) == [
+        "the model started 1 job(s) after Slurm's last watched pass (1.0 s), in passes of its own as the "
+        "configuration runs them: job(s) 2"]
+    # a job the model never started (here: left out of its table) is named too
+    assert late_start_notes(jobs, model.loc[[1]], passes) == [
+        "the model never started 1 of 2 jobs; left out of the comparison: job(s) 2"]
 
 
 def test_submissions_are_when_sbatch_returned_within_slurms_second() -> None:

@@ -228,6 +228,29 @@ def test_main_passes_at_given_instants_only() -> None:
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.7}
 
 
+def test_after_the_last_given_pass_the_passes_run_as_configured() -> None:
+    # 1 node x 1 core, jobs 1 (0-10) and 2 (submitted at 1). Slurm's main scheduler was seen to
+    # pass at 0.4 only, and its backfill scheduler not at all: the watch ended at 0.4. Job 1
+    # starts at 0.4; after it both schedulers run as configured, the main one without defer at
+    # every job end, so job 2 starts when job 1 ends at 10.4 (before, it never started).
+    jobs = [job(1, 0, 1, 10), job(2, 1, 1, 10)]
+    config = dataclasses.replace(SLURM_LIKE, sched_interval=60, bf_interval=5)
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
+                        pass_times={"main": [0.4], "backfill": []}).run()
+    assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.4}
+    # with a backfill pass seen at 20, the watch ran until 20: no pass of either kind ran in
+    # between but the given ones, so job 2 waits for the backfill pass at 20
+    watched = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
+                         pass_times={"main": [0.4], "backfill": [20.0]}).run()
+    assert dict(zip(watched.jobs["job_id"], watched.jobs["start"], strict=True)) == {1: 0.4, 2: 20.0}
+    periodic = Simulation([job(1, 0, 1, 10), job(2, 1, 1, 10), job(3, 31, 1, 10)], ClusterSpec.homogeneous(1, 1),
+                          dataclasses.replace(config, defer=True, sched_interval=7, batch_sched_delay=100),
+                          pass_times={"main": [0.4], "backfill": []}).run()
+    # with defer, ends and submissions only queue a pass, which batch_sched_delay holds back: the
+    # periodic pass every 7 s starts job 2 at 14 (the first tick after 10.4) and job 3 at 35
+    assert dict(zip(periodic.jobs["job_id"], periodic.jobs["start"], strict=True)) == {1: 0.4, 2: 14.0, 3: 35.0}
+
+
 def test_slurm_like_passes_never_oversubscribe_a_node(trace: TraceFile) -> None:
     # 300 KTH-SP2 jobs (100 CPUs or fewer) on 25 nodes x 4 cores under bf_will_run and cons_tres:
     # the invariant checker sees every start and raises on a node holding more than its cores.

@@ -282,7 +282,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     from :func:`run_times`, so a job Slurm killed past its limit runs until Slurm killed it), in the
     replay table's form (index job_id). With the replay's ``origin`` column the model runs on
     Slurm's clock (see the module docstring); ``passes`` (``main`` / ``backfill``: seconds from
-    the origin) are the only instants of that scheduler's passes, when given. ``priority``: the
+    the origin) are the instants of that scheduler's passes, when given, up to the last of them
+    (after it the model passes as configured). ``priority``: the
     plugin to replay with (default a new one of ``model``'s), which keeps the replay's state (the
     fair-share usage it accrued)."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
@@ -454,14 +455,24 @@ def job_modules(calibration: Calibration, module: SchedulerModule) -> Callable[[
     return module_of
 
 
-def unstarted_note(jobs: list[TraceJob], model: pd.DataFrame) -> list[str]:
-    """The jobs the model never started: its passes are the ones Slurm ran, so a model that lags
-    behind Slurm can find none left for its last jobs, which the comparison then leaves out."""
+def late_start_notes(jobs: list[TraceJob], model: pd.DataFrame, passes: dict[str, list[float]]) -> list[str]:
+    """The jobs the model started after Slurm's last watched pass, in passes of its own (it lags
+    behind Slurm there, so those passes are the configuration's, not Slurm's), and the jobs it never
+    started, which the comparison leaves out. ``passes``: each scheduler's watched passes, in
+    seconds from the origin like ``model``'s starts."""
+    notes = []
+    last = max((max(times) for times in passes.values() if times), default=None)
+    if last is not None:
+        late = model.index[model["start"] > last].tolist()
+        if late:
+            notes.append(f"the model started {len(late)} job(s) after Slurm's last watched pass "
+                         f"({last:.1f} s), in passes of its own as the configuration runs them: "
+                         f"job(s) {', '.join(map(str, late))}")
     missing = sorted({job.job_id for job in jobs} - set(model.index))
-    if not missing:
-        return []
-    return [f"the model started {len(jobs) - len(missing)} of {len(jobs)} jobs before Slurm's last pass; "
-            f"left out of the comparison: job(s) {', '.join(map(str, missing))}"]
+    if missing:
+        notes.append(f"the model never started {len(missing)} of {len(jobs)} jobs; left out of the "
+                     f"comparison: job(s) {', '.join(map(str, missing))}")
+    return notes
 
 
 def kill_note(jobs: list[TraceJob], replay: pd.DataFrame) -> list[str]:
@@ -616,9 +627,9 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
         jobs = [dataclasses.replace(job, user=user, account=job.account if calibration.accounts
                                     else default_account) for job in jobs]
     priority = slurm.priority()
-    model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed,
-                         passes={name: times for name, times in observed.items() if times}, priority=priority)
-    notes += unstarted_note(jobs, model)
+    watched = {name: times for name, times in observed.items() if times}
+    model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, passes=watched, priority=priority)
+    notes += late_start_notes(jobs, model, watched)
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
     return write_outputs(run_dir, replays, slurm, priority, notes, passes, observed,

@@ -3,7 +3,10 @@
 * The main pass runs on every job end and on submission, and every ``sched_interval`` seconds;
   the backfill pass every ``bf_interval`` (0: at every event). With ``pass_times`` (the passes a
   live slurmctld ran, replayed by ``djsb calibrate``) a pass runs at exactly the given instants
-  instead.
+  instead, up to the last given instant of any kind (the end of the watch that saw them: within
+  it, a kind without a given instant had no pass); after it every pass runs as configured again
+  (Slurm went on passing after the watch ended, so a model that lags behind it still finds passes
+  for its last jobs).
 * Event passes run as Slurm 22.05 runs them. A batch job is never started inside its submission
   (``_slurm_rpc_submit_batch_job`` calls ``job_allocate`` with ``allocate`` 0: test only, defer or
   not); the submission calls ``queue_job_scheduler()``, which only counts a request, and so does a
@@ -64,19 +67,17 @@ class PassTiming:
         self.batch_sched_delay = config.batch_sched_delay
         kinds = {"main": MAIN_TICK, "backfill": BF_TICK}
         self.given = {kinds[name] for name in pass_times}
+        """The kinds of pass that run at given instants only, until the watch that saw them ended."""
+        self.watch_end = max((instant for instants in pass_times.values() for instant in instants),
+                             default=math.inf)
+        """The last given instant of any kind: the watch ran at least until then."""
         self.given_ticks = [(instant, kinds[name]) for name, instants in pass_times.items()
                             for instant in instants]
-        self.intervals = {} if MAIN_TICK in self.given else {MAIN_TICK: config.sched_interval}
-        if backfill.enabled and BF_TICK not in self.given:
-            self.intervals[BF_TICK] = config.bf_interval
-        self.event_main = MAIN_TICK not in self.given
-        """Whether job ends (and submissions, unless ``defer``) trigger a main pass."""
-        self.event_bf = backfill.enabled and config.bf_interval == 0 and BF_TICK not in self.given
-        """Whether job ends and submissions trigger a backfill pass."""
-        self.queued_submit = self.event_main and config.sched_interval > 0
-        """Whether a submission queues its pass for the background loop instead of running it."""
-        self.queued_end = self.queued_submit and config.defer
-        """Whether a job's end queues its pass for the background loop (``defer``)."""
+        self.config = config
+        self.backfill_enabled = backfill.enabled
+        self.intervals: dict[int, float] = {}
+        self.event_main = self.event_bf = self.queued_submit = self.queued_end = False
+        self._schedule_passes()
         self.requested = False
         self.last_sched = -math.inf
         self.dirty = {MAIN_TICK: True, BF_TICK: True}
@@ -86,14 +87,33 @@ class PassTiming:
         """The last recomputation: the decay thread's last run at or before the replay's start (the
         plugin's setup computed the priorities' inputs then)."""
 
+    def _schedule_passes(self) -> None:
+        """The periodic clocks and the event-triggered passes of the kinds not given."""
+        config, given = self.config, self.given
+        self.intervals = {} if MAIN_TICK in given else {MAIN_TICK: config.sched_interval}
+        if self.backfill_enabled and BF_TICK not in given:
+            self.intervals[BF_TICK] = config.bf_interval
+        self.event_main = MAIN_TICK not in given
+        """Whether job ends (and submissions, unless ``defer``) trigger a main pass."""
+        self.event_bf = self.backfill_enabled and config.bf_interval == 0 and BF_TICK not in given
+        """Whether job ends and submissions trigger a backfill pass."""
+        self.queued_submit = self.event_main and config.sched_interval > 0
+        """Whether a submission queues its pass for the background loop instead of running it."""
+        self.queued_end = self.queued_submit and config.defer
+        """Whether a job's end queues its pass for the background loop (``defer``)."""
+
     def touch(self) -> None:
         """Something changed: both passes must run at their next chance."""
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
 
     def fired(self, kind: int, now: float) -> None:
-        """A tick of ``kind`` arrived now: the next one may be scheduled."""
+        """A tick of ``kind`` arrived now: the next one may be scheduled; at the last given
+        instant, every kind of pass runs as configured from then on."""
         if self.pending.get(kind) == now:
             del self.pending[kind]
+        if self.given and now >= self.watch_end:
+            self.given.clear()
+            self._schedule_passes()
 
     def request_main(self) -> None:
         """An event queued a main pass for the background loop (``queue_job_scheduler``)."""

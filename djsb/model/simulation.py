@@ -188,8 +188,7 @@ class Simulation:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
         heap = self.heap
         running = self.running
-        event_bf, event_main = self.passes.event_bf, self.passes.event_main
-        queued_submit, queued_end = self.passes.queued_submit, self.passes.queued_end
+        passes = self.passes
         stats = self.stats
         next_progress = stats["events"] + PROGRESS_EVERY
         heappop = heapq.heappop
@@ -213,8 +212,10 @@ class Simulation:
                     self.rates_dirty = True
                 else:
                     ticks.add(kind)
-                    self.passes.fired(kind, now)
+                    passes.fired(kind, now)
             stats["events"] += events
+            event_bf, event_main = passes.event_bf, passes.event_main
+            queued_submit, queued_end = passes.queued_submit, passes.queued_end
             for key in ends:
                 self._end(running[key], now)
             periodic = MAIN_TICK in ticks
