@@ -11,8 +11,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import scipy.stats
-
 from djsb.scenarios import scenario as get_scenario
 
 
@@ -94,5 +92,7 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     mean = statistics.fmean(values)
     if len(values) < 2:
         return mean, 0.0
+    import scipy.stats  # half a second to import: only when an interval is asked for
+
     t = float(scipy.stats.t.ppf(0.975, len(values) - 1))  # two-sided 95 %
     return mean, t * statistics.stdev(values) / math.sqrt(len(values))

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-import scipy.stats
 
 
 def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
@@ -30,6 +29,8 @@ def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
         raise ValueError("paired samples of different lengths")
     if len(a) < 2:
         return math.nan
+    import scipy.stats  # half a second to import: only when this test is made
+
     return float(scipy.stats.kendalltau(a, b, variant="b").statistic)
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import scipy.stats
 import yaml
 
 from djsb import metrics, noise
@@ -99,6 +98,8 @@ def welch(base: Sequence[float], other: Sequence[float]) -> Welch:
         return Welch(math.nan, math.nan, math.nan, f"no test: {reason}")
     a, b = var_base / len(base), var_other / len(other)
     df = (a + b) ** 2 / (a**2 / (len(base) - 1) + b**2 / (len(other) - 1))
+    import scipy.stats  # half a second to import: only when this test is made
+
     result = scipy.stats.ttest_ind_from_stats(mean_other, math.sqrt(var_other), len(other),
                                               mean_base, math.sqrt(var_base), len(base), equal_var=False)
     return Welch(float(result.statistic), df, float(result.pvalue))

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 from djsb.plotting import ecdf_step, plt, save
 from djsb.workloads._textio import open_trace_text
@@ -80,6 +79,8 @@ def side_by_side(real: dict[str, pd.Series], sim: dict[str, pd.Series]) -> pd.Da
 def ks_statistic(a: pd.Series, b: pd.Series) -> float:
     """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``
     (scipy.stats.ks_2samp), missing values left out."""
+    import scipy.stats  # half a second to import: only when this test is made
+
     return float(scipy.stats.ks_2samp(a.dropna().to_numpy(float), b.dropna().to_numpy(float)).statistic)
 
 
