@@ -65,7 +65,10 @@ slurm:
 """)
     print(run_calibration(config, tmp_path / "out"))
     written = json.loads((tmp_path / "out" / "comparison.json").read_text())
-    assert written["notes"] == []  # the backfill phase came from sdiag
+    # the backfill phase came from sdiag: the only note is the range of the model's replays with
+    # their passes drawn within the brackets seen over SSH
+    (drawn,) = written["notes"]
+    assert drawn.startswith("model vs slurm_1 with its passes drawn (8 replays"), drawn
     figures = written["model vs slurm_1"]
     assert figures["jobs"] == 4
     assert figures["backfilled_a"] == figures["backfilled_b"] == [4]

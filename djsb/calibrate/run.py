@@ -31,6 +31,8 @@ The file::
       bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
       node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
       start_latency: 0
+    watch_draws: 8            # optional: extra model replays, each pass drawn within its sdiag
+                              # bracket, whose range a note gives (djsb/calibrate/watch_draws.py); 0: none
 
 Steps: the jobs are made Slurm-ready (:func:`~djsb.calibrate.slurm_replay.slurm_ready`: limits in
 whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
@@ -55,7 +57,8 @@ Written to the output directory: ``slurm_N.csv``, ``model.csv``,
 ``jobs.csv`` (per job: every side's start, wait and backfilled flag), ``passes.csv`` (per run and
 scheduler, each pass seen and its uncertainty; the decay thread's runs as scheduler ``priority``),
 ``usage.csv`` (fair share: each association's
-usage on both sides), ``comparison.json`` (model vs each run, run N vs run 1), ``timeline.png``
+usage on both sides), ``comparison.json`` (model vs each run, run N vs run 1, the range of model vs
+run 1 over the replays with drawn passes), ``timeline.png``
 (every job's run as a bar, one panel per side) and ``report.html`` (all of it on one page, with
 Slurm's answers the model was built from). The directory is also what ``--resume`` continues
 (:mod:`djsb.calibrate.run_dir`: a ledger of the submissions, each finished replay, Slurm's
@@ -67,6 +70,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import random
 import shlex
 import time
 from collections.abc import Callable
@@ -95,6 +99,7 @@ from djsb.calibrate.slurm_config import (
     scheduler_config,
 )
 from djsb.calibrate.slurm_replay import KILLED, replay_on_slurm, slurm_ready
+from djsb.calibrate.watch_draws import DEFAULT_DRAWS, drawn_passes, spread_figures, spread_line
 from djsb.config import SSHConfig, read_ssh
 from djsb.errors import ConfigError, RunError, one_line
 from djsb.jobs.api import JobModule
@@ -152,6 +157,8 @@ class Calibration:
     accounts: tuple[str, ...] = ()
     qos: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    watch_draws: int = DEFAULT_DRAWS
+    """Extra model replays, every pass drawn within its sdiag bracket (:mod:`~djsb.calibrate.watch_draws`)."""
 
     @property
     def memory_margin(self) -> float | None:
@@ -163,9 +170,10 @@ class Calibration:
 def load_calibration(path: Path) -> Calibration:
     """Read and check a calibration file (nothing runs)."""
     root = load_yaml(path)
-    root.check_keys(frozenset({"seed", "workload", "slurm", "model"}))
-    seed_node = root.get("seed")
+    root.check_keys(frozenset({"seed", "workload", "slurm", "model", "watch_draws"}))
+    seed_node, draws_node = root.get("seed"), root.get("watch_draws")
     seed = as_int(seed_node) if seed_node is not None else 0
+    draws = as_int(draws_node, 0) if draws_node is not None else DEFAULT_DRAWS
     workload, slurm = root.get("workload"), root.get("slurm")
     if workload is None or slurm is None:
         raise root.error("missing section 'workload' or 'slurm'")
@@ -178,7 +186,8 @@ def load_calibration(path: Path) -> Calibration:
     at_limit = workload.get("at_time_limit")
     jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
     jobs = with_accounts(jobs, fields.get("accounts", ()))
-    return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model, **fields)
+    return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model,
+                       watch_draws=draws, **fields)
 
 
 def _names(node: Located) -> tuple[str, ...]:
@@ -630,17 +639,22 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     watched = {name: times for name, times in observed.items() if times}
     model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, passes=watched, priority=priority)
     notes += late_start_notes(jobs, model, watched)
+    rng = random.Random(calibration.seed)
+    draws = [model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, priority=slurm.priority(),
+                          passes=drawn_passes(first, list(watched), rng))
+             for _ in range(calibration.watch_draws if watched else 0)]
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}
     return write_outputs(run_dir, replays, slurm, priority, notes, passes, observed,
-                         usage_table(sshare, priority) if sshare is not None else None)
+                         usage_table(sshare, priority) if sshare is not None else None, draws)
 
 
 def write_outputs(run_dir: CalibrationDir, replays: dict[str, pd.DataFrame], slurm: SlurmModel,
                   priority: PriorityPlugin, notes: list[str], passes: pd.DataFrame,
-                  observed: dict[str, list[float]], usage: pd.DataFrame | None) -> str:
+                  observed: dict[str, list[float]], usage: pd.DataFrame | None,
+                  draws: list[pd.DataFrame]) -> str:
     """The model's and Slurm's tables, the comparisons, the timelines and report.html; the summary
-    lines."""
+    lines. ``draws``: the model's replays with drawn pass instants, whose range goes in a note."""
     out_dir = run_dir.path
     for name, replay in replays.items():
         replay.to_csv(out_dir / f"{name}.csv")
@@ -650,6 +664,9 @@ def write_outputs(run_dir: CalibrationDir, replays: dict[str, pd.DataFrame], slu
                    for name, replay in replays.items() if name != "slurm_1"}
     others = [name for name in replays if name not in ("slurm_1", "model")]
     comparisons.update({f"model vs {name}": compare(replays[name], replays["model"]) for name in others})
+    drawn = [compare(replays["slurm_1"], replay) for replay in draws]
+    if drawn:
+        notes = [*notes, spread_line("model vs slurm_1 with its passes drawn", drawn)]
     first = passes[passes["run"] == 1]
     lines = [*notes, *(f"the model's {name} passes: the {len(times)} Slurm ran in run 1 (within "
                        f"{first.loc[first['scheduler'] == name, 'uncertainty'].max():.2f} s)"
@@ -657,6 +674,8 @@ def write_outputs(run_dir: CalibrationDir, replays: dict[str, pd.DataFrame], slu
              *(describe(label, c) for label, c in comparisons.items())]
     summary: dict[str, Any] = {"scheduler": dataclasses.asdict(slurm.scheduler), "priority": priority.name,
                                "notes": notes, **{label: c.as_dict() for label, c in comparisons.items()}}
+    if drawn:
+        summary["model vs slurm_1, passes drawn"] = spread_figures(drawn)
     if usage is not None:
         usage.to_csv(out_dir / "usage.csv", index=False)
         accrued = float(usage["slurm_accrued"].sum())
