@@ -136,6 +136,23 @@ def test_a_failed_partition_takes_its_nodes_from_the_rest_of_the_main_pass() -> 
     assert result.loc[4, "nodes"] == "n3"
 
 
+def test_a_job_the_nodes_left_could_never_hold_does_not_fail_its_partition() -> None:
+    # 3 one-core nodes: partition "a" is n1 + n2, "b" n2 + n3. J1 (a) holds n1 until 10; J2 (a, 2
+    # cores) cannot start, so a fails and n1, n2 leave the pass. J3 (b, 2 cores) has only n3 left,
+    # which could never hold it even idle: Slurm skips it with ESLURM_NODE_NOT_AVAIL, failing
+    # neither b nor its nodes (node_scheduler.c _pick_best_nodes' runable_avail; job_scheduler.c
+    # fails a partition only on busy nodes), so J4 (b, 1 core) starts at once on n3. Had J3
+    # failed b, J4 would wait for J3 (10: J2 starts; 15: J3; 20: J4).
+    nodes = tuple(NodeSpec(f"n{i}", 1) for i in (1, 2, 3))
+    cluster = ClusterSpec(nodes, (PartitionSpec("a", nodes=("n1", "n2")), PartitionSpec("b", nodes=("n2", "n3"))))
+    parts = {1: "a", 2: "a", 3: "b", 4: "b"}
+    jobs = [dataclasses.replace(j, partition=parts[j.job_id])
+            for j in (job(1, 0, 1, 10), job(2, 1, 2, 5), job(3, 2, 2, 5), job(4, 3, 1, 5))]
+    result = run(jobs, cluster, backfill="none").jobs.set_index("job_id")
+    assert result["start"].to_dict() == {1: 0, 2: 10, 3: 15, 4: 3}
+    assert result.loc[4, "nodes"] == "n3"
+
+
 def test_ties_broken_by_job_id() -> None:
     # Both jobs are submitted at 0 and need the whole machine: the lower id goes first, whatever
     # the order of the input list.

@@ -19,6 +19,7 @@ import math
 
 from djsb.model.allocation import candidates, layout
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.job import SimJob
 from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
@@ -87,6 +88,18 @@ class Admission:
         detail = shape.misfit(max(self.empty.node_cores[i] for i in nodes), memory, len(nodes),
                               part.forced or shape.oversubscribe)
         return f"{NODE_CONFIG_UNAVAILABLE} ({detail})" if detail else NODE_CONFIG_UNAVAILABLE
+
+    def fits_idle(self, job: SimJob, unavailable: frozenset[int]) -> bool:
+        """Could ``job`` start if every node but ``unavailable`` were idle? Slurm's main scheduler
+        asks this of a job that does not start (``runable_avail`` in node_scheduler.c's
+        _pick_best_nodes: the select plugin's test-only mode on the nodes still available); a job it
+        fails fails its partition, one it passes does not (ESLURM_NODE_NOT_AVAIL)."""
+        empty = self.empty.without(unavailable)
+        part = empty.partitions[job.part.index]
+        if job.shape is not None:
+            return layout(empty, part, job.shape)[1] is not None
+        trace = job.trace
+        return empty.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) is not None
 
     def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
         """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""

@@ -556,8 +556,10 @@ class Simulation:
             members = job.part.members
             if failed_nodes.isdisjoint(members):
                 alloc = allocate(job, state)
+            elif members <= failed_nodes or not self.admitter.fits_idle(job, failed_nodes):
+                continue  # the nodes failed partitions left could never hold it: it fails nothing
             else:
-                alloc = None if members <= failed_nodes else allocate(job, state.without(failed_nodes))
+                alloc = allocate(job, state.without(failed_nodes))
             if alloc is None:
                 blocked.add(p)
                 failed_nodes |= members
