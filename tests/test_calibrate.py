@@ -331,6 +331,9 @@ def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
     (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\nslurm: {{partition: oversub}}\nmodel:\n"
      "  node_select: best\n",
      "5: model.node_select: unknown node selection 'best'; choose one of first_fit, cons_tres"),
+    # a negative number of replays with drawn passes
+    ("workload:\n  swf: x.swf\nslurm: {partition: oversub}\nwatch_draws: -1\n",
+     "4: watch_draws: must be >= 0, got -1"),
     # an empty list of QoS to deal the users to
     ("workload:\n  swf: x.swf\nslurm: {partition: oversub, qos: []}\n",
      "3: slurm.qos: expected a list of one or more Slurm qos"),

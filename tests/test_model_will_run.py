@@ -232,7 +232,7 @@ def test_after_the_last_given_pass_the_passes_run_as_configured() -> None:
     # 1 node x 1 core, jobs 1 (0-10) and 2 (submitted at 1). Slurm's main scheduler was seen to
     # pass at 0.4 only, and its backfill scheduler not at all: the watch ended at 0.4. Job 1
     # starts at 0.4; after it both schedulers run as configured, the main one without defer at
-    # every job end, so job 2 starts when job 1 ends at 10.4 (before, it never started).
+    # every job end, so job 2 starts when job 1 ends at 10.4 (with no pass after 0.4 it never would).
     jobs = [job(1, 0, 1, 10), job(2, 1, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=60, bf_interval=5)
     result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
