@@ -58,10 +58,10 @@ CONFIGS: dict[str, tuple[str, int, int, str]] = {
 
 
 def synthetic_jobs(seed: int = 1) -> list[TraceJob]:
-    """A busy 100-processor machine's 2,500 jobs: Poisson arrivals (mean 600 s apart: an offered load
-    of 0.72 with the kills at the limit), widths a power of two up to 64 or the whole machine, lognormal run times capped at
-    the 60 h MaxTime, requests rounded up to minutes from 0.5x to 8x the run time (so some jobs reach
-    their limit), 40 users in 8 groups."""
+    """A busy 100-processor machine's 2,500 jobs: Poisson arrivals (mean 600 s apart: an offered
+    load of 0.72 with the kills at the limit), widths a power of two up to 64 or the whole machine,
+    lognormal run times capped at the 60 h MaxTime, requests rounded up to minutes from 0.5x to 8x the
+    run time (so some jobs reach their limit), 40 users in 8 groups."""
     rng = random.Random(seed)
     jobs: list[TraceJob] = []
     submit = 0.0
