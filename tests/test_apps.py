@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import cpu_seconds, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ROOT / "apps"
@@ -146,10 +147,11 @@ def test_stopped_job_takes_longer_with_fixed_iterations(app: Path) -> None:
     n = 150
     proc = subprocess.Popen([str(app), "--elements", "2000000", "--iterations", str(n), "--threads", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
-    time.sleep(0.2)
+    # stopped once it has done some of its work (0.1 s of CPU, a tenth of the run)
+    wait_until(lambda: proc.poll() is not None or cpu_seconds(proc.pid) >= 0.1, 30, "the app to be computing")
     assert proc.poll() is None, "finished before it could be stopped: increase the work"
     proc.send_signal(signal.SIGSTOP)
-    time.sleep(1.0)
+    time.sleep(1.0)  # the stop itself: the run must take this second longer
     proc.send_signal(signal.SIGCONT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
@@ -202,20 +204,15 @@ def test_control_file_shrink_and_grow(app: Path, tmp_path: Path) -> None:
                              "--control", str(control)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     try:
-        time.sleep(0.5)
+        wait_until(lambda: cpu_seconds(proc.pid) >= 0.1, 30, "the app to be computing on 2 threads")
         _write_atomic(control, "1\n")
         # shrunk: thread 0 pinned to the first CPU of the initial mask
-        deadline = time.monotonic() + 2.0
-        while _thread_affinity(proc.pid) != {cpus[0]} and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _thread_affinity(proc.pid) == {cpus[0]}
-        time.sleep(0.3)
+        wait_until(lambda: _thread_affinity(proc.pid) == {cpus[0]}, 10, "thread 0 pinned to the first CPU")
+        shrunk_at = cpu_seconds(proc.pid)
+        wait_until(lambda: cpu_seconds(proc.pid) >= shrunk_at + 0.1, 30, "the app to compute on 1 thread")
         _write_atomic(control, "2\n")
         # grown back: initial affinity restored
-        deadline = time.monotonic() + 2.0
-        while _thread_affinity(proc.pid) != set(cpus) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert _thread_affinity(proc.pid) == set(cpus)
+        wait_until(lambda: _thread_affinity(proc.pid) == set(cpus), 10, "the initial affinity restored")
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -228,9 +225,9 @@ def test_control_file_shrink_and_grow(app: Path, tmp_path: Path) -> None:
     changes = d["thread_changes"]
     assert [k for _, k in changes] == [1, 2]
     (t1, _), (t2, _) = changes
-    # written 0.5 s after the launch (exec may lag on a loaded machine), then 0.3 s later
+    # between the two, the process used 0.1 s of CPU on at most 2 threads: at least 0.05 s of wall time
     assert 0 < t1 < t2 < d["elapsed_s"]
-    assert t2 - t1 >= 0.25
+    assert t2 - t1 >= 0.05
 
 
 def test_control_file_edge_cases(app: Path, tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import wait_until
 
 from djsb import metrics
 
@@ -94,12 +94,10 @@ def test_interrupt_cancels_jobs_and_resume_completes(tiny_config: Path, tmp_path
                                                      signum: int, status: int) -> None:
     run_dir = tmp_path / "run"
     proc = djsb("run", str(tiny_config), "-o", str(run_dir))
-    # wait until the execution stage has started (its first simulation was submitted)
-    deadline = time.monotonic() + 120
-    while not list((run_dir / "control").glob("oversubscription-*")):
-        assert time.monotonic() < deadline and proc.poll() is None, "the run never reached the execution stage"
-        time.sleep(0.1)
-    time.sleep(1.0)
+    # wait until the execution stage runs: its first simulation's process is alive
+    wait_until(lambda: proc.poll() is not None or processes_mentioning(str(run_dir / "control" / "oversubscription-")),
+               120, "the execution stage's first simulation to run")
+    assert proc.poll() is None, "the run ended before its execution stage"
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == status, err
@@ -156,10 +154,9 @@ def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tm
                       .replace("total_memory: 96MiB, exec_time: 3", "total_memory: 96MiB, exec_time: 10"))
     run_dir = tmp_path / "run"
     proc = djsb("run", str(config), "-o", str(run_dir))
-    deadline = time.monotonic() + 180
-    while submitted_id(run_dir, "oversubscription-na1-s0-ana0") is None:
-        assert time.monotonic() < deadline and proc.poll() is None, "the run never reached its execution stage"
-        time.sleep(0.05)
+    wait_until(lambda: proc.poll() is not None or submitted_id(run_dir, "oversubscription-na1-s0-ana0") is not None,
+               180, "the execution stage's first analytics to be submitted")
+    assert proc.poll() is None, "the run ended before its execution stage"
     proc.kill()
     proc.communicate(timeout=60)
     sim_control = str(run_dir / "control" / "oversubscription-na1-s0-sim0")
