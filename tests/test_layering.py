@@ -1,12 +1,14 @@
-"""djsb's packages form layers without cycles (docs/architecture.md).
+"""djsb's packages and the job modules form layers without cycles (docs/architecture.md).
 
 The graph's nodes are djsb's top-level subpackages and modules (``djsb/model/``, ``djsb/config/``,
-``djsb/metrics.py``...); an edge is any ``import``/``from ... import`` in a module of one node
-naming another node, absolute or relative, at module level or inside a function: an import
-deferred to a function is still a dependency. Only imports under ``if TYPE_CHECKING:`` are left
-out: they never run. The test fails on any cycle (a strongly connected component of more than one
-node, named with the imports that make it) and on any import of a node from a lower layer than
-its own, so that a new upward import fails here before it can close a cycle.
+``djsb/metrics.py``...) and the ``job_modules`` package; an edge is any ``import``/``from ... import``
+in a module of one node naming another node, absolute or relative, at module level, inside a function
+or under ``if TYPE_CHECKING:`` (a type-only import is still a dependency of the code's design, and
+hiding one is how a cycle hides). The test fails on any cycle (a strongly connected component of more
+than one node, named with the imports that make it) and on any import of a node from a lower layer
+than its own, so that a new upward import fails here before it can close a cycle. djsb finds job
+modules only by name (``djsb.jobs.registry``), so no module of djsb imports ``job_modules``, and one
+scheduler's package never imports another's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import djsb
 
 ROOT = Path(djsb.__file__).resolve().parent
+JOB_MODULES = ROOT.parent / "job_modules"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
@@ -26,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "version", "completion", "outcome"),
     ("appmodel", "footprint", "jobs", "scenarios", "workloads", "pool"),
     ("model", "metrics", "config"),
-    ("remote", "workflows", "harness"),
+    ("remote", "workflows", "harness", "job_modules"),
     ("report",),
     ("simulate",),
     ("sweep",),
@@ -53,23 +56,17 @@ class Import:
 
 
 def node_of(module: str) -> str | None:
-    """The node of a dotted module name inside djsb (None for djsb itself and other packages)."""
+    """The node of a dotted module name inside djsb or job_modules (None for djsb itself and other
+    packages)."""
     parts = module.split(".")
+    if parts[0] == "job_modules":
+        return "job_modules"
     return parts[1] if parts[0] == "djsb" and len(parts) > 1 else None
 
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def type_checking_only(tree: ast.Module) -> set[int]:
-    """The ids of the import statements under ``if TYPE_CHECKING:``."""
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(child) for stmt in node.body for child in ast.walk(stmt)}
-    return skipped
 
 
 def imported_modules(node: ast.Import | ast.ImportFrom, package: str) -> list[str]:
@@ -85,22 +82,23 @@ def imported_modules(node: ast.Import | ast.ImportFrom, package: str) -> list[st
     return [node.module or ""]
 
 
-def imports() -> Iterator[Import]:
-    """Every import from one node of djsb to another."""
-    for path in sorted(ROOT.rglob("*.py")):
+def module_imports() -> Iterator[tuple[str, str, int]]:
+    """Every import statement of djsb and job_modules: (importing module, imported module, line)."""
+    for path in sorted([*ROOT.rglob("*.py"), *JOB_MODULES.rglob("*.py")]):
         module = module_name(path)
-        source = node_of(module)
-        if source is None:
-            continue
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        tree = ast.parse(path.read_text(), str(path))
-        skipped = type_checking_only(tree)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skipped:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for name in imported_modules(node, package):
-                    target = node_of(name)
-                    if target is not None and target != source:
-                        yield Import(source, target, module, node.lineno)
+                    yield module, name, node.lineno
+
+
+def imports() -> Iterator[Import]:
+    """Every import from one node to another."""
+    for module, name, line in module_imports():
+        source, target = node_of(module), node_of(name)
+        if source is not None and target is not None and target != source:
+            yield Import(source, target, module, line)
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -136,9 +134,9 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def nodes() -> set[str]:
-    """Every node: each top-level module and subpackage of djsb."""
+    """Every node: each top-level module and subpackage of djsb, and job_modules."""
     return {p.stem for p in ROOT.glob("*.py") if p.stem != "__init__"} | \
-        {p.parent.name for p in ROOT.glob("*/__init__.py")}
+        {p.parent.name for p in ROOT.glob("*/__init__.py")} | {"job_modules"}
 
 
 def test_no_import_cycle_joins_djsbs_packages() -> None:
@@ -161,6 +159,26 @@ def test_every_node_has_a_layer() -> None:
                                     f"gone: {sorted(set(placed) - nodes())}"
 
 
+def test_no_import_cycle_joins_the_modules_of_a_package() -> None:
+    """Inside each package (``djsb.model``, ``job_modules``...) the modules and subpackages one level
+    down form no cycle either, type-only imports included: e.g. a backfill planner sees the core
+    through its view, and the core imports the planners, never the other way round."""
+    def member(module: str) -> tuple[str, str] | None:
+        parts = module.split(".")
+        if parts[0] == "djsb" and len(parts) >= 3:
+            return parts[1], parts[2]
+        return ("job_modules", parts[1]) if parts[0] == "job_modules" and len(parts) >= 2 else None
+
+    graphs: dict[str, dict[str, set[str]]] = {}
+    for module, name, _ in module_imports():
+        source, target = member(module), member(name)
+        if source and target and source[0] == target[0] and source[1] != target[1]:
+            graphs.setdefault(source[0], {}).setdefault(source[1], set()).add(target[1])
+    found = [f"{package}: {' <-> '.join(component)}" for package, edges in sorted(graphs.items())
+             for component in cycles(edges)]
+    assert not found, "import cycles inside packages:\n" + "\n".join(found)
+
+
 def test_imports_go_down_the_layers() -> None:
     layer = {name: level for level, names in enumerate(LAYERS) for name in names}
     upward = [f"{i} (layer {layer[i.source]} -> {layer[i.target]})" for i in imports()
@@ -171,3 +189,20 @@ def test_imports_go_down_the_layers() -> None:
 def test_the_check_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_djsb_finds_job_modules_only_by_name() -> None:
+    statements = [f"{module}:{line} imports {name}" for module, name, line in module_imports()
+                  if module.startswith("djsb.") and name.split(".")[0] == "job_modules"]
+    assert not statements, "djsb imports a job module (find it through djsb.jobs.registry):\n" + \
+        "\n".join(statements)
+
+
+def test_no_scheduler_package_imports_another() -> None:
+    def package(module: str) -> str:
+        return module.split(".")[1] if module.startswith("job_modules.") and module.count(".") else module
+
+    crossing = [f"{module}:{line} imports {name}" for module, name, line in module_imports()
+                if module.startswith("job_modules.") and name.startswith("job_modules.")
+                and package(module) != package(name)]
+    assert not crossing, "\n".join(crossing)

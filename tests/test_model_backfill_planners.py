@@ -13,7 +13,7 @@ from support import model_starts as starts
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.allocation import allocate
-from djsb.model.backfill import BACKFILL_PLANNERS, BackfillPlanner
+from djsb.model.backfill import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
 from djsb.model.backfill.will_run_planner import WillRunPlanner
 
@@ -24,14 +24,11 @@ EVENTS = SchedulerConfig(sched_interval=0, bf_interval=0, bf_resolution=0)
 class NoReservations(BackfillPlanner):
     """Starts every tested job that fits now and reserves nothing: the queue head gets no guarantee."""
 
-    def run(self, now: float) -> set[int]:
-        started: set[int] = set()
-        for queued in self.candidates():
-            alloc = allocate(queued, self.sim.state)
+    def run(self, view: BackfillView) -> None:
+        for queued in self.candidates(view):
+            alloc = allocate(queued, view.state)
             if alloc is not None:
-                self.sim.start_job(queued, alloc, now, backfilled=True)
-                started.add(queued.job_id)
-        return started
+                view.start(queued, alloc)
 
 
 @pytest.fixture

@@ -20,16 +20,14 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from djsb.clock import Clock
 from djsb.errors import JobModuleError
 from djsb.jobs.options import Option, OptionValues, read_options
 from djsb.jobs.outage import Outage
+from djsb.transport import CommandResult, Transport
 from djsb.yamlnodes import Located
-
-if TYPE_CHECKING:  # djsb.transport imports the config, which finds modules through this package
-    from djsb.transport import CommandResult, Transport
 
 
 @dataclass(frozen=True)

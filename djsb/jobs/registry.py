@@ -16,15 +16,13 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from djsb.errors import ConfigError
 from djsb.jobs.api import CommandJobModule, JobModule
 from djsb.registry import Registry
+from djsb.transport import Transport
 from djsb.yamlnodes import Located
-
-if TYPE_CHECKING:  # djsb.transport imports the config, which imports this module
-    from djsb.transport import Transport
 
 BUILTIN_PACKAGE = "job_modules"
 ENTRY_POINT_GROUP = "djsb.job_modules"

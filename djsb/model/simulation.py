@@ -75,7 +75,7 @@ from collections.abc import Callable, Mapping, Sequence
 from djsb.errors import InputError, RunError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory
-from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState
 from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import BF_TICK, END, MAIN_TICK, QUEUED_TICK, SUBMIT, WAKE
@@ -125,7 +125,7 @@ class Simulation:
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
         self.backfill = BACKFILL_POLICIES.get(self.config.backfill)
-        self.planner = BACKFILL_PLANNERS.get(self.config.planner)(self)
+        self.planner = BACKFILL_PLANNERS.get(self.config.planner)(self.config)
         self.node_memory = any(n.memory_mb is not None for n in cluster.nodes)
         self.priority = priority or FifoPriority()
         self.rng = random.Random(seed)
@@ -578,7 +578,14 @@ class Simulation:
         if self.checker is None and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
-        started = self.planner.run(now)
+        started: set[int] = set()
+
+        def start(job: SimJob, alloc: Placement) -> None:
+            self.start_job(job, alloc, now, backfilled=True)
+            started.add(job.job_id)
+
+        self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
+                                      self.backfill.max_reservations, self.node_memory, self.checker, start))
         if started:
             self.queue.remove_started(started)
             self.passes.dirty[MAIN_TICK] = True

@@ -10,6 +10,6 @@ so a new policy or planner is one new file.
 """
 
 from djsb.model.backfill.base import BACKFILL_POLICIES, BackfillPolicy
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
 
-__all__ = ["BACKFILL_PLANNERS", "BACKFILL_POLICIES", "BackfillPlanner", "BackfillPolicy"]
+__all__ = ["BACKFILL_PLANNERS", "BACKFILL_POLICIES", "BackfillPlanner", "BackfillPolicy", "BackfillView"]

@@ -1,12 +1,14 @@
 """What a backfill planner is: the code that makes one backfill pass, registered by name.
 
 The core (djsb/model/simulation.py) decides when a backfill pass runs and whether it can start
-anything; the planner registered under ``SchedulerConfig.planner`` makes it: it walks the queue
-(:meth:`BackfillPlanner.candidates`), starts the jobs it may start now through
-:meth:`~djsb.model.simulation.Simulation.start_job`, plans reservations for the others as the
-backfill policy (``SchedulerConfig.backfill``: how many per partition) allows, and returns the ids
-it started, which the core then takes out of the queue. A planner also says how long it plans a
-job for and when it expects a running job to end, the rules its reservations rest on.
+anything; the planner registered under ``SchedulerConfig.planner`` makes it. It sees only a
+:class:`BackfillView` of the core: the time, the queue in priority order, the running jobs and the
+units they hold, the cluster state, the per-user limits, the backfill policy's reservation count and
+the invariant checker. It walks the queue (:meth:`BackfillPlanner.candidates`), decides which jobs
+start now and where, through the view's :attr:`BackfillView.start` (the core applies each decision at
+once, so the rest of the pass sees it), and plans reservations for the others as the policy allows.
+A planner also says how long it plans a job for and when it expects a running job to end, the rules
+its reservations rest on; it holds only the configuration.
 
 A new planner is one file: a subclass of :class:`BackfillPlanner` decorated with
 ``@BACKFILL_PLANNERS.register("name")``, in this package or anywhere imported before the
@@ -17,29 +19,71 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
+from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.invariants import InvariantChecker
+from djsb.model.job import SimJob
+from djsb.model.limits import RunningLimits
+from djsb.model.placement import Placement
+from djsb.model.queue import JobQueue, Needs
 from djsb.registry import Registry
 
-if TYPE_CHECKING:
-    from djsb.model.cluster import PartitionState
-    from djsb.model.job import SimJob
-    from djsb.model.queue import Needs
-    from djsb.model.simulation import Simulation
+
+class PlannerOptions(Protocol):
+    """The options of :class:`~djsb.model.scheduler.SchedulerConfig` a planner plans with (the
+    configuration validates planner names against this package, so the planners name only these)."""
+
+    @property
+    def bf_resolution(self) -> float: ...
+    @property
+    def bf_window(self) -> float: ...
+    @property
+    def bf_max_job_test(self) -> float: ...
+    @property
+    def bf_node_reservations(self) -> bool: ...
+    @property
+    def bf_round_reservations(self) -> bool: ...
+    @property
+    def kill_wait(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BackfillView:
+    """What one backfill pass plans with, made by the core for the pass.
+
+    ``queue`` holds the queued jobs in priority order (``queue.jobs``) and their needs per partition;
+    ``running`` the running jobs by id and ``amounts`` the units each holds per partition;
+    ``max_reservations`` is the backfill policy's count per partition (inf: every job tested);
+    ``node_memory`` says whether nodes have memory to plan; ``checker`` is the invariant checker, if
+    one checks this replay.
+    ``start(job, placement)`` is the planner's one decision: start ``job`` now on ``placement`` as a
+    backfilled job. The core applies it before returning, so the state, the queue's needs and the
+    limits the rest of the pass reads already count it."""
+
+    now: float
+    queue: JobQueue
+    running: Mapping[int, SimJob]
+    amounts: Mapping[int, Sequence[tuple[int, int]]]
+    state: ClusterState
+    limits: RunningLimits
+    max_reservations: float
+    node_memory: bool
+    checker: InvariantChecker | None
+    start: Callable[[SimJob, Placement], None]
 
 
 class BackfillPlanner(ABC):
-    """One replay's backfill passes, on the state of ``sim`` (its queue, running jobs, cluster state,
-    options and backfill policy)."""
+    """One replay's backfill passes under ``config``; each pass sees a :class:`BackfillView`."""
 
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.config = sim.config
+    def __init__(self, config: PlannerOptions) -> None:
+        self.config = config
 
     @abstractmethod
-    def run(self, now: float) -> set[int]:
-        """Make one backfill pass now; return the ids of the jobs it started."""
+    def run(self, view: BackfillView) -> None:
+        """Make one backfill pass at ``view.now``, starting jobs through ``view.start``."""
 
     def plan_duration(self, limit: float) -> float:
         """How long the planner plans a job with time limit ``limit`` for (``SimJob.plan``): the
@@ -60,7 +104,7 @@ class BackfillPlanner(ABC):
         planned = self.expected_end(job)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
-    def candidates(self, startable: Startable | None = None) -> Iterator[SimJob]:
+    def candidates(self, view: BackfillView, startable: Startable | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
         held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count).
 
@@ -71,18 +115,17 @@ class BackfillPlanner(ABC):
         still make are dropped with the pass (the core skips a whole pass on the first condition).
         Those reservations are what costs: sched/backfill plans one for every job it tests, the
         model's conservative policy too."""
-        sim = self.sim
-        left = None if sim.checker is not None else startable or FreeCapacity(sim.queue.needs.copy(),
-                                                                             sim.state.partitions)
+        left = None if view.checker is not None else startable or FreeCapacity(view.queue.needs.copy(),
+                                                                              view.state.partitions)
         tested = 0
-        for job in sim.queue.jobs:
+        for job in view.queue.jobs:
             if tested >= self.config.bf_max_job_test:
                 return
             if left is not None:
                 if not left.any():
                     return
                 left.remove(job)
-            if sim.limits.allows(job):
+            if view.limits.allows(job):
                 tested += 1
                 yield job
 

@@ -28,8 +28,8 @@ import math
 from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, job_memory, shares_cores
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, planned_end
-from djsb.model.cluster import PartitionState
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end
+from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
 from djsb.model.node_plan import NodePlan
@@ -42,30 +42,29 @@ from djsb.model.queue import Needs
 class ProfilePlanner(BackfillPlanner):
     """Availability profiles per partition, node-level plans where placement needs them."""
 
-    def run(self, now: float) -> set[int]:
-        sim, cfg = self.sim, self.config
-        state, queue = sim.state, sim.queue
+    def run(self, view: BackfillView) -> None:
+        cfg, now = self.config, view.now
+        state, queue = view.state, view.queue
         horizon = now + cfg.bf_window
-        max_reservations = sim.backfill.max_reservations
+        max_reservations = view.max_reservations
         profiles: dict[int, Profile] = {}
         nodes: NodePlan | None = None  # built at the first reservation that needs node-level planning
         node_level = set(range(len(state.partitions))) if cfg.bf_node_reservations else \
             queue.node_level_partitions() if any(queue.node_jobs) else set()
         node_planned: set[int] = set()  # partitions sharing a node with a node-level reservation
-        checker = sim.checker
+        checker = view.checker
         reservations: list[Reservation] = []  # for the invariant checker, kept only when it checks
         reserved: dict[int, int] = {}  # reservations made per partition
         parts_queued = 1 if len(state.partitions) == 1 else \
             len(queue.needs.least)  # the queue is not empty here
         parts_done = 0  # partitions with no reservation left to make
         earliest: dict[tuple[int, int, float], float] = {}
-        started: set[int] = set()
         startable: bool | None = None  # whether some queued job fits now: asked only when it decides
         # Where each job walked costs a reservation, stop the walk where no job left fits its plan;
         # EASY's single reservation leaves the rest of its walk cheap (no reservation to plan).
         headroom = Headroom(queue.needs_by_plan.copy(), state.partitions, profiles, now) \
             if max_reservations > 1 else None
-        for job in self.candidates(headroom):
+        for job in self.candidates(view, headroom):
             part = job.part
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
@@ -76,28 +75,27 @@ class ProfilePlanner(BackfillPlanner):
                 continue
             profile = profiles.get(part.index)
             if profile is None:
-                profile = profiles[part.index] = self._profile(part, now)
+                profile = profiles[part.index] = self._profile(view, part)
             duration = job.plan
             if profile.fits(now, duration, job.need):
                 alloc = allocate(job, state)
                 if alloc is not None and nodes is not None and part.index in node_planned \
                         and nodes.holds_reserved(alloc):
                     alloc = allocate(job, nodes.view(part, now, duration, shares=shares_cores(job)))
-                if alloc is not None and self._overlaps_fit(part, alloc, profiles, now, duration):
+                if alloc is not None and self._overlaps_fit(state, part, alloc, profiles, now, duration):
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
                         if q in profiles:
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
-                    sim.start_job(job, alloc, now, backfilled=True)
+                    view.start(job, alloc)
                     if nodes is not None:
                         nodes.take(alloc, job.memory, now, duration)
-                    started.add(job.job_id)
                     startable = None
                     continue
             if not may_reserve:
                 continue
             if part.index in node_level:
-                nodes = nodes or self._node_plan(now)
+                nodes = nodes or self._node_plan(view)
                 found = self._earliest_on_nodes(job, profile, nodes, now, horizon)
                 if found is None:
                     continue
@@ -107,7 +105,7 @@ class ProfilePlanner(BackfillPlanner):
                 if cfg.bf_node_reservations:
                     nodes.reserve_whole(kept, held_from, held_for)
                 else:
-                    nodes.reserve(kept, job_memory(job, kept) if sim.node_memory else None,
+                    nodes.reserve(kept, job_memory(job, kept) if view.node_memory else None,
                                   held_from, held_for, shares=shares_cores(job))
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
@@ -128,15 +126,14 @@ class ProfilePlanner(BackfillPlanner):
             parts_done += reserved[part.index] >= max_reservations
         if checker is not None:
             checker.check_reservations(now, reservations)
-        return started
 
-    def _profile(self, part: PartitionState, now: float) -> Profile:
+    def _profile(self, view: BackfillView, part: PartitionState) -> Profile:
         """``part``'s free units from now on: running jobs give theirs back at their planned end
         (:meth:`planned_end`, inlined: this runs at every backfill pass over every running job)."""
-        index, running = part.index, self.sim.running
+        index, running, now = part.index, view.running, view.now
         overdue = now + max(self.config.bf_resolution, 1.0)
         releases = [(end if end > now else overdue, amount)
-                    for job_id, amounts in self.sim.amounts.items()
+                    for job_id, amounts in view.amounts.items()
                     for end in (planned_end(running[job_id]),)
                     for p, amount in amounts if p == index]
         return Profile(now, part.free, releases)
@@ -152,11 +149,12 @@ class ProfilePlanner(BackfillPlanner):
         held_from = math.floor(start / res) * res
         return held_from, math.floor((start + duration) / res) * res - held_from
 
-    def _node_plan(self, now: float) -> NodePlan:
+    def _node_plan(self, view: BackfillView) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
+        now = view.now
         holdings = [(self.planned_end(job, now), job.alloc, job.memory)
-                    for job in self.sim.running.values() if job.suspended_since is None]
-        return NodePlan(self.sim.state, now, holdings)
+                    for job in view.running.values() if job.suspended_since is None]
+        return NodePlan(view.state, now, holdings)
 
     @staticmethod
     def _earliest_on_nodes(job: SimJob, profile: Profile, nodes: NodePlan, now: float,
@@ -173,10 +171,10 @@ class ProfilePlanner(BackfillPlanner):
         return nodes.earliest_start(job.part, duration, lambda view: allocate(job, view), starts,
                                     shares=shares_cores(job))
 
-    def _overlaps_fit(self, part: PartitionState, alloc: Placement,
+    @staticmethod
+    def _overlaps_fit(state: ClusterState, part: PartitionState, alloc: Placement,
                       profiles: dict[int, Profile], now: float, duration: float) -> bool:
         """A start in ``part`` must not eat capacity reserved in a partition sharing its nodes."""
-        state = self.sim.state
         for q in part.overlaps:
             if q in profiles:
                 amount = state.amount_in(state.partitions[q], alloc)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Hashable
 
 from djsb.model.allocation import allocate
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.will_run import NodeSpace, WillRunTest
@@ -35,28 +35,25 @@ class WillRunPlanner(BackfillPlanner):
         assert job.start is not None
         return super().expected_end(job) - (job.start - math.floor(job.start))
 
-    def run(self, now: float) -> set[int]:
-        sim, cfg = self.sim, self.config
+    def run(self, view: BackfillView) -> None:
+        cfg, now = self.config, view.now
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
-        running = (job for job in sim.running.values() if job.suspended_since is None)
-        test = WillRunTest(sim.state, [(self.expected_end(job), job.alloc, job.memory) for job in running],
+        running = (job for job in view.running.values() if job.suspended_since is None)
+        test = WillRunTest(view.state, [(self.expected_end(job), job.alloc, job.memory) for job in running],
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
-        started: set[int] = set()
-        for job in self.candidates():
+        for job in self.candidates(view):
             found = self._try_later(job, space, test, now, horizon)
             if found is None:
                 continue
             start, alloc = found
             if start <= now:
-                sim.start_job(job, alloc, now, backfilled=True)
-                started.add(job.job_id)
+                view.start(job, alloc)
                 test.started((self.expected_end(job), job.alloc, job.memory))
-            elif reserved.get(job.part.index, 0) < sim.backfill.max_reservations:
+            elif reserved.get(job.part.index, 0) < view.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve((node for node, _ in alloc), start, start + job.plan)
-        return started
 
     def _try_later(self, job: SimJob, space: NodeSpace, test: WillRunTest, now: float,
                    horizon: float) -> tuple[float, Placement] | None:
