@@ -47,15 +47,18 @@ from djsb.model.scheduler import SchedulerConfig
 
 class PassTiming:
     """The pass clocks of one replay over ``queue`` and the priority recomputations they trigger
-    (counted in ``stats["recomputes"]``); ``jitter`` draws the phases under ``pass_jitter``."""
+    (counted in :attr:`recomputes`); ``jitter`` draws the phases under ``pass_jitter``. It owns
+    whether each kind of pass must run: the core tells it what changed (:meth:`touch`,
+    :meth:`must_run`) and asks (:meth:`prepare`)."""
 
     def __init__(self, config: SchedulerConfig, backfill: BackfillPolicy, priority: PriorityPlugin,
                  queue: JobQueue, jitter: random.Random, pass_times: Mapping[str, Sequence[float]],
-                 checker: InvariantChecker | None, stats: dict[str, int], start: float = 0.0) -> None:
+                 checker: InvariantChecker | None, start: float = 0.0) -> None:
         self.priority = priority
         self.queue = queue
         self.checker = checker
-        self.stats = stats
+        self.recomputes = 0
+        """Priority recomputations made so far."""
         self.phase = {kind: jitter.uniform(0.0, interval) if config.pass_jitter else 0.0
                       for kind, interval in ((MAIN_TICK, config.sched_interval),
                                              (BF_TICK, config.bf_interval))}
@@ -105,6 +108,11 @@ class PassTiming:
     def touch(self) -> None:
         """Something changed: both passes must run at their next chance."""
         self.dirty[MAIN_TICK] = self.dirty[BF_TICK] = True
+
+    def must_run(self, kind: int) -> None:
+        """The next pass of ``kind`` must run: the other kind started jobs, or a main pass left
+        jobs untested (its queue depth) that the periodic pass must see."""
+        self.dirty[kind] = True
 
     def fired(self, kind: int, now: float) -> None:
         """A tick of ``kind`` arrived now: the next one may be scheduled; at the last given
@@ -196,7 +204,7 @@ class PassTiming:
     def _recompute(self, now: float) -> None:
         period, phase = self.priority.calc_period, self.priority.calc_phase
         self.last_calc = phase + math.floor((now - phase) / period) * period
-        self.stats["recomputes"] += 1
+        self.recomputes += 1
         self.priority.recompute(self.queue.jobs, now)
         if self.queue.reorder():
             self.touch()

@@ -146,7 +146,7 @@ class Simulation:
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
-                                 pass_times or {}, checker, self.stats, start)
+                                 pass_times or {}, checker, start)
         self.rates = rates
         self.now = start
         self.rates_dirty = False
@@ -181,6 +181,7 @@ class Simulation:
             self.rejected.append((queued.job_id, "could not be started (resources never free)"))
         if self.deps is not None:
             self.rejected += self.deps.unsatisfied()
+        self.stats["recomputes"] = self.passes.recomputes
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
                             self.spec.total_cores, self.stats)
 
@@ -379,7 +380,7 @@ class Simulation:
         """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
         self.passes.touch()
         self._main_pass(now, periodic=False)
-        if self.backfill.enabled and self.config.bf_interval == 0:
+        if self.passes.event_bf:
             self._backfill_pass(now)
         self._settle(now)
 
@@ -545,7 +546,7 @@ class Simulation:
         max_depth = math.inf if periodic else self.config.default_queue_depth
         for job in self.queue.jobs:
             if depth >= max_depth:
-                self.passes.dirty[MAIN_TICK] = True  # the periodic pass must see the jobs left untested
+                self.passes.must_run(MAIN_TICK)
                 break
             p = job.part.index
             if p in blocked:
@@ -570,7 +571,7 @@ class Simulation:
             started.add(job.job_id)
         if started:
             self.queue.remove_started(started)
-            self.passes.dirty[BF_TICK] = True
+            self.passes.must_run(BF_TICK)
 
     def _backfill_pass(self, now: float) -> None:
         if not self.passes.prepare(BF_TICK, now):
@@ -588,4 +589,4 @@ class Simulation:
                                       self.backfill.max_reservations, self.node_memory, self.checker, start))
         if started:
             self.queue.remove_started(started)
-            self.passes.dirty[MAIN_TICK] = True
+            self.passes.must_run(MAIN_TICK)
