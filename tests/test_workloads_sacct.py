@@ -23,6 +23,7 @@ from djsb.workloads.sacct import (
     parse_sacct_parsable2,
     parse_timelimit,
     read_sacct,
+    started_by,
 )
 
 FIELDS = "JobID|JobName|Partition|Account|User|Submit|Start|End|Elapsed|Timelimit|AllocCPUS|NCPUS|ReqMem|State|ExitCode|NNodes|QOS"  # noqa: E501
@@ -196,3 +197,46 @@ def test_reqmem_units() -> None:
     assert parse_reqmem("", 1, 1) is None
     with pytest.raises(ValueError):
         parse_reqmem("lots", 1, 1)
+
+
+REAL_DUMP = Path(__file__).parent / "fixtures" / "sacct" / "minicluster-22.05-allocations.txt"
+"""Slurm 22.05.8's own ``sacct -a -X -P`` output (tests/fixtures/sacct/README.md)."""
+
+
+def test_a_real_dump_keeps_what_slurm_recorded_of_each_start() -> None:
+    workload = read_sacct(REAL_DUMP)
+    # 83 jobs; job 30 and job 35 were cancelled at once (Start = End, 0 s, CANCELLED by 0)
+    assert len(workload.jobs) == 81
+    assert workload.skip_summary() == {"cancelled_before_start": 2}
+    assert set(workload.recorded) == {job.job_id for job in workload.jobs}
+    # the origin is job 1's submit, 2026-11-27T10:36:28 (read as UTC)
+    assert workload.time_origin == 1795775788.0
+    first = workload.recorded[1]
+    assert (first.start, first.eligible, first.started_by, first.state, first.node_list) == \
+        (0.0, 0.0, "main", "COMPLETED", "n2")
+    assert first.priority == 4294901759
+    # job 7: submitted 10:43:16 (408 s), started 10:43:17 (409 s) on n[1-2] by the backfill scheduler
+    backfilled = workload.recorded[7]
+    assert (backfilled.start, backfilled.started_by, backfilled.node_list) == (409.0, "backfill", "n[1-2]")
+    # array task 68_3 (JobIDRaw 72): submitted 11:05:28 (1740 s), held by its throttle until 11:05:41
+    task = workload.recorded[72]
+    assert next(job for job in workload.jobs if job.job_id == 72).submit == 1740.0
+    assert (task.eligible, task.start, task.reason) == (1753.0, 1753.0, "JobArrayTaskLimit")
+    assert workload.extra[72]["JobID"] == "68_3"
+    # job 25: a launch that failed (Start = End, no node, FAILED): no pass is named in its Flags
+    failed = workload.recorded[25]
+    assert (failed.started_by, failed.state, failed.node_list) == (None, "FAILED", "None assigned")
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    ("SchedMain,StartRecieved", "main"), ("SchedBackfill,StartRecieved", "backfill"),
+    ("StartRecieved,SchedSubmit", "submit"), ("StartRecieved", None), ("", None)])
+def test_the_pass_that_started_a_job(flags: str, expected: str | None) -> None:
+    assert started_by(flags) == expected
+
+
+def test_no_start_column_records_no_outcome() -> None:
+    text = "JobIDRaw|Submit|Elapsed|AllocCPUS|State\n5|2023-06-01T10:00:00|00:01:00|2|COMPLETED\n"
+    workload = parse_sacct_parsable2(text)
+    assert [job.job_id for job in workload.jobs] == [5]
+    assert workload.recorded == {}

@@ -37,3 +37,28 @@ class TraceJob:
         """The time the user asked for, whatever limit the replay gives the job (None: no request
         recorded, so nothing says how well this user estimates)."""
         return self.user_estimate if self.estimated else self.requested_time
+
+
+STARTED_BY = ("main", "backfill", "submit")
+"""Which of Slurm's passes started a job, as sacct's Flags say (``SchedMain``, ``SchedBackfill``,
+``SchedSubmit``: the main scheduler, the backfill scheduler, or the submission itself)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedOutcome:
+    """What the scheduler that really ran a job recorded of its scheduling, to compare a replay with.
+
+    Times are seconds from the workload's origin, as ``TraceJob.submit``. ``eligible`` is when the
+    job could first start (after a begin time, a dependency or an array throttle; None: not
+    recorded); ``started_by`` is the pass that started it (one of :data:`STARTED_BY`, None when the
+    record does not say, as for a launch that failed); ``state`` and ``reason`` are as recorded
+    (``COMPLETED``, ``NODE_FAIL``...; the last pending reason); ``priority`` is the job's priority as
+    recorded; ``node_list`` the nodes it ran on, in Slurm's hostlist form."""
+
+    start: float
+    eligible: float | None = None
+    started_by: str | None = None
+    state: str = ""
+    reason: str = ""
+    priority: int | None = None
+    node_list: str = ""

@@ -27,6 +27,12 @@ Partition, QOS      as printed (None if empty)
 State               ``CANCELLED by <uid>`` etc.; kept in ``Workload.extra[job_id]["State"]``
 ==================  ==========================================================================================
 
+What the scheduler recorded of each job's scheduling goes to ``Workload.recorded[job_id]``
+(:class:`~djsb.workloads.job.RecordedOutcome`), so a replay can be compared with it job by job: Start
+(times from the same origin as the submits), and when the dump has them Eligible (``Unknown`` -> None),
+Flags (``SchedMain`` / ``SchedBackfill`` / ``SchedSubmit``: the pass that started the job; Slurm 22.05
+prints them with ``StartRecieved``, its own spelling), Priority, State, Reason and NodeList.
+
 Submit times are made relative to the earliest submit of the accepted jobs; that absolute time (as a Unix
 time of the naive local timestamp) is ``Workload.time_origin``. ``Workload.header`` holds the column names
 (``{"Fields": "JobID|JobName|..."}``).
@@ -63,7 +69,7 @@ from operator import attrgetter
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
-from djsb.workloads.job import TraceJob
+from djsb.workloads.job import STARTED_BY, RecordedOutcome, TraceJob
 from djsb.workloads.records import (
     CANCELLED_BEFORE_START,
     DUPLICATE_JOB_ID,
@@ -82,6 +88,7 @@ _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
 _MEM_SCALE = {"": 1.0, "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
 _LEADING_DIGITS = re.compile(r"\d+")
+_SCHED_FLAGS = {f"sched{name}": name for name in STARTED_BY}
 
 
 def parse_sacct_time(text: str) -> float | None:
@@ -195,12 +202,17 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     g_nnodes, g_reqmem = getter("nnodes"), getter("reqmem")
     g_user, g_uid, g_account = getter("user"), getter("uid"), getter("account")
     g_partition, g_qos = getter("partition"), getter("qos")
+    g_eligible, g_flags, g_priority = getter("eligible"), getter("flags"), getter("priority")
+    g_reason, g_nodelist = getter("reason"), getter("nodelist")
     seen: set[int] = set()
     max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
     width = len(names)
 
-    def parse(lineno: int, raw: str) -> tuple[int | None, str, TraceJob, str] | Skip | None:
-        """(id or None for a fresh one, JobID text, job, state) of one line, or why it is skipped."""
+    Parsed = tuple[int | None, str, TraceJob, str, RecordedOutcome | None]
+
+    def parse(lineno: int, raw: str) -> Parsed | Skip | None:
+        """(id or None for a fresh one, JobID text, job, state, what was recorded of its scheduling
+        in absolute times or None without a Start column) of one line, or why it is skipped."""
         nonlocal max_numeric
         if not raw.strip():
             return None
@@ -222,6 +234,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             start = parse_sacct_time(g_start(row))
             end = parse_sacct_time(g_end(row))
             submit = parse_sacct_time(g_submit(row))
+            eligible = parse_sacct_time(g_eligible(row))
             if g_elapsedraw(row).strip():
                 run: float | None = float(g_elapsedraw(row))
             elif g_elapsed(row).strip():
@@ -255,6 +268,8 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             else:
                 limit = parse_timelimit(g_tl(row))
             memory = parse_reqmem(g_reqmem(row), cpus, nodes)
+            priority_text = g_priority(row).strip()
+            priority = int(priority_text) if priority_text else None
             raw_id = g_jobidraw(row).strip()
             if raw_id.isdigit():
                 job_id: int | None = int(raw_id)
@@ -279,20 +294,28 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         account = g_account(row).strip() or UNKNOWN
         job = TraceJob(-1 if job_id is None else job_id, submit, max(run, 0.0), cpus, limit, memory, nodes,
                        user, account, g_partition(row).strip() or None, g_qos(row).strip() or None)
-        return job_id, job_text, job, state
+        outcome = None if start is None else RecordedOutcome(
+            start, eligible, started_by(g_flags(row)), state, g_reason(row).strip(), priority,
+            g_nodelist(row).strip())
+        return job_id, job_text, job, state, outcome
 
     accepted, skipped = read_records(lines[header_index + 1:], parse, source=source,
                                      kind="sacct --parsable2 output", start=header_index + 2)
 
     next_id = max_numeric + 1
-    origin = min((job.submit for *_, job, _ in accepted), default=0.0)
+    origin = min((job.submit for _, _, job, _, _ in accepted), default=0.0)
     jobs: list[TraceJob] = []
     extra: dict[int, dict[str, str]] = {}
-    for job_id, job_text, job, state in accepted:
+    recorded: dict[int, RecordedOutcome] = {}
+    for job_id, job_text, job, state, outcome in accepted:
         if job_id is None:
             job_id = next_id
             next_id += 1
         jobs.append(replace(job, job_id=job_id, submit=job.submit - origin))
+        if outcome is not None:
+            eligible = outcome.eligible
+            recorded[job_id] = replace(outcome, start=outcome.start - origin,
+                                       eligible=None if eligible is None else eligible - origin)
         if keep_extra:
             info = {"State": state} if state else {}
             if job_text != str(job_id):
@@ -300,7 +323,18 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             if info:
                 extra[job_id] = info
     jobs.sort(key=attrgetter("submit", "job_id"))
-    return Workload(jobs, {"Fields": "|".join(n.strip() for n in names)}, skipped, source, extra, origin)
+    return Workload(jobs, {"Fields": "|".join(n.strip() for n in names)}, skipped, source, extra, origin,
+                    recorded)
+
+
+def started_by(flags: str) -> str | None:
+    """The pass that started a job, from sacct's Flags (``SchedMain,StartRecieved`` -> ``main``):
+    one of :data:`~djsb.workloads.job.STARTED_BY`, None when no pass is named."""
+    for flag in flags.split(","):
+        name = _SCHED_FLAGS.get(flag.strip().lower())
+        if name is not None:
+            return name
+    return None
 
 
 def read_sacct(path: str | os.PathLike, **kwargs: bool) -> Workload:

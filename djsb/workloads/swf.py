@@ -97,7 +97,7 @@ from operator import attrgetter
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import atomic_output, open_trace_text
-from djsb.workloads.job import TraceJob
+from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.records import (
     CANCELLED_BEFORE_START,
     DUPLICATE_JOB_ID,
@@ -135,6 +135,9 @@ class Workload:
     """Per job id, trace fields that have no TraceJob field (extended SWF columns, sacct state...)."""
     time_origin: float = 0.0
     """Absolute Unix time subtracted from the trace's submit times (0.0 when none was)."""
+    recorded: dict[int, RecordedOutcome] = field(default_factory=dict)
+    """Per job id, what the scheduler that ran it recorded of its scheduling (sacct's Start,
+    Eligible, Flags...), for a replay to be compared with; empty when the trace keeps none."""
 
     def replayable_jobs(self) -> list[TraceJob]:
         """The jobs, for a replay: a trace with none (empty, a header alone, every record skipped) is
