@@ -1,0 +1,130 @@
+"""How close a replay comes to the history it replays, job by job and over time.
+
+The record is what the scheduler that ran the jobs wrote (sacct's Start and Flags:
+:class:`~djsb.workloads.job.RecordedOutcome`); the replay is the model's jobs.csv. Both sides count
+time from the same origin and name jobs by the same ids, so a job's errors are plain differences:
+
+* the **start error** of a job is its simulated start minus its recorded one (positive: the model
+  started it later), and since both submit it at the same instant, its wait error is the same number;
+* the **moving-average wait** at an instant t is the mean wait of the jobs submitted in
+  (t - window, t]; it is sampled every ``step`` from the first submit plus one window. Its **mean
+  absolute percentage error** (MAPE) is the mean over those instants of |simulated - recorded| /
+  recorded, leaving out instants with no job or a recorded mean of 0. This is the figure HPE's
+  FastSim reports for ARCHER2 (a two-week window, per QoS: 7.3 %), so a site can set the two side by
+  side;
+* the **pass** that started a job: the record's (SchedMain / SchedBackfill) against the model's
+  (``backfilled``), over the jobs whose record names one of the two.
+
+Jobs the model did not start (rejected, or never started) have no simulated start: they are counted
+apart and left out of every error, never silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from djsb.report.replay_stats import ks_statistic
+from djsb.workloads.job import RecordedOutcome, TraceJob
+
+SIZE_CLASSES = ((1, "1"), (4, "2-4"), (16, "5-16"), (64, "17-64"), (256, "65-256"), (math.inf, ">256"))
+"""CPU counts by class, for the breakdown by job size: (largest count of the class, its label)."""
+
+TWO_WEEKS = 14 * 86400.0
+"""FastSim's moving-average window (s)."""
+
+
+def size_class(cpus: int) -> str:
+    """The label of the size class of a job of ``cpus`` CPUs."""
+    return next(label for largest, label in SIZE_CLASSES if cpus <= largest)
+
+
+def recorded_frame(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """One row per job with a recorded start: job_id, submit, recorded start and wait, the pass that
+    started it, and the groups of the breakdown (partition, qos, account, size)."""
+    rows = [(job.job_id, job.submit, outcome.start, outcome.start - job.submit, outcome.started_by,
+             job.partition, job.qos, job.account, size_class(job.cpus))
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
+    return pd.DataFrame(rows, columns=["job_id", "submit", "recorded_start", "recorded_wait", "recorded_pass",
+                                       "partition", "qos", "account", "size"])
+
+
+def job_errors(recorded: pd.DataFrame, simulated: pd.DataFrame) -> pd.DataFrame:
+    """The recorded jobs joined with the replay's (jobs.csv: job_id, start, backfilled): simulated
+    start and wait, start error, the model's pass (``main`` / ``backfill``). A job the replay did
+    not start keeps NaN (a missing value) in the simulated columns."""
+    sim = simulated[["job_id", "start", "backfilled"]].rename(columns={"start": "simulated_start"})
+    frame = recorded.merge(sim, on="job_id", how="left")
+    frame["simulated_wait"] = frame["simulated_start"] - frame["submit"]
+    frame["start_error"] = frame["simulated_start"] - frame["recorded_start"]
+    frame["simulated_pass"] = frame["backfilled"].map({True: "backfill", False: "main"})
+    return frame.drop(columns="backfilled")
+
+
+def moving_average_waits(errors: pd.DataFrame, window: float, step: float) -> pd.DataFrame:
+    """The moving-average waits of both sides (columns recorded, simulated, jobs) at every ``step``
+    from the first submit plus ``window``, over the jobs the replay started (index: the instant)."""
+    if window <= 0 or step <= 0:
+        raise ValueError(f"window and step must be > 0, got {window} and {step}")
+    started = errors.dropna(subset=["simulated_start"]).sort_values("submit")
+    if started.empty:
+        return pd.DataFrame(columns=["recorded", "simulated", "jobs"], dtype=float)
+    submit = started["submit"].to_numpy(float)
+    first, last = submit[0] + window, submit[-1]
+    instants = np.arange(first, max(first, last) + step / 2, step)
+    recorded = np.concatenate([[0.0], np.cumsum(started["recorded_wait"].to_numpy(float))])
+    simulated = np.concatenate([[0.0], np.cumsum(started["simulated_wait"].to_numpy(float))])
+    upper = np.searchsorted(submit, instants, side="right")
+    lower = np.searchsorted(submit, instants - window, side="right")
+    count = upper - lower
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frame = pd.DataFrame({"recorded": (recorded[upper] - recorded[lower]) / count,
+                              "simulated": (simulated[upper] - simulated[lower]) / count,
+                              "jobs": count}, index=pd.Index(instants, name="instant"))
+    return frame[frame["jobs"] > 0]
+
+
+def moving_average_mape(averages: pd.DataFrame) -> float:
+    """Mean of |simulated - recorded| / recorded over the instants whose recorded mean is > 0 (NaN
+    when there is none)."""
+    kept = averages[averages["recorded"] > 0]
+    if kept.empty:
+        return math.nan
+    return float(((kept["simulated"] - kept["recorded"]).abs() / kept["recorded"]).mean())
+
+
+def pass_agreement(errors: pd.DataFrame) -> float:
+    """The share of jobs started by the same pass in the record and the replay, over the jobs whose
+    record names the main or the backfill pass and that the replay started (NaN when none)."""
+    named = errors[errors["recorded_pass"].isin(("main", "backfill")) & errors["simulated_pass"].notna()]
+    if named.empty:
+        return math.nan
+    return float((named["recorded_pass"] == named["simulated_pass"]).mean())
+
+
+def summary(errors: pd.DataFrame, window: float, step: float) -> dict[str, float]:
+    """The headline figures of a replay against its record: jobs compared and not started by the
+    replay, mean waits, mean and mean absolute start error, moving-average MAPE, KS distance of the
+    waits, the pass agreement."""
+    started = errors.dropna(subset=["simulated_start"])
+    ks = ks_statistic(started["recorded_wait"], started["simulated_wait"]) if len(started) else math.nan
+    return {
+        "jobs": float(len(started)),
+        "not_started": float(len(errors) - len(started)),
+        "recorded_mean_wait": float(started["recorded_wait"].mean()),
+        "simulated_mean_wait": float(started["simulated_wait"].mean()),
+        "mean_start_error": float(started["start_error"].mean()),
+        "mean_abs_start_error": float(started["start_error"].abs().mean()),
+        "moving_average_mape": moving_average_mape(moving_average_waits(errors, window, step)),
+        "ks_wait": ks,
+        "pass_agreement": pass_agreement(errors),
+    }
+
+
+def breakdown(errors: pd.DataFrame, by: str, window: float, step: float) -> pd.DataFrame:
+    """:func:`summary` per value of the column ``by`` (partition, qos, account or size), one row each."""
+    rows = {str(value): summary(group, window, step) for value, group in errors.groupby(by, dropna=False)}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
