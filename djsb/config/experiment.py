@@ -320,8 +320,8 @@ def _job_module(node: Located) -> tuple[JobModuleConfig, _ModuleFacts]:
     name = as_str(name_node) if name_node else "local"
     try:
         cls = module_class(name, base_dir=Path(node.source).parent)
-    except ConfigError as exc:
-        raise (name_node or node).error(exc.message) from None
+    except ConfigError as exc:  # the module file's own error, if any, kept for -v
+        raise (name_node or node).error(exc.message) from exc.__cause__
     options_node = node.get("options") or Located({}, node.line, "job_module.options", node.source)
     capacity = cls.cpu_capacity(cls.read_options(options_node))
     ssh_node = node.get("ssh")
