@@ -326,17 +326,32 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 
 
 def command_validate(args: argparse.Namespace) -> int:
-    from djsb.validate import validate
+    """Check every file given, a bad one not stopping the others: a line on stdout for each valid
+    file, one error line on stderr for each invalid one, and exit 2 if any was."""
+    from djsb.validate import Validated, validate
 
-    read = {name: validate(Path(name)) for name in args.config}
+    read: dict[str, Validated] = {}
+    invalid: dict[str, str] = {}
+    for name in args.config:
+        try:
+            read[name] = validate(Path(name))
+        except InputError as exc:
+            if exc.source != str(Path(name)):  # a trace's error: say which config led to it
+                named = InputError(exc.one_line(), source=name)
+                named.__cause__, exc = exc, named
+            report_failure(exc, args.verbosity)
+            invalid[name] = exc.one_line()
     kinds = [checked.kind for checked in read.values()]
-    finish(args, Outcome("validate", f"{len(read)} config file(s) checked, every one valid", None,
-                         [Headline(f"{kind}_configs", kinds.count(kind), "files")
-                          for kind in dict.fromkeys(kinds)],
-                         details=[{"file": name, "kind": checked.kind, "details": checked.details}
-                                  for name, checked in read.items()]),
+    counts = [Headline(f"{kind}_configs", kinds.count(kind), "files") for kind in dict.fromkeys(kinds)]
+    if invalid:
+        counts.append(Headline("invalid_configs", len(invalid), "files"))
+    finish(args, Outcome("validate", f"{len(args.config)} config file(s) checked, "
+                         + (f"{len(invalid)} invalid" if invalid else "every one valid"), None, counts,
+                         details=[{"file": name, "kind": read[name].kind, "details": read[name].details}
+                                  if name in read else {"file": name, "error": invalid[name]}
+                                  for name in args.config]),
            "\n".join(checked.line(Path(name)) for name, checked in read.items()))
-    return EXIT_OK
+    return EXIT_BAD_INPUT if invalid else EXIT_OK
 
 
 def command_report(args: argparse.Namespace) -> int:
@@ -650,11 +665,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (DjsbError, OSError) as exc:
-        if args.verbosity == VERBOSE:
-            traceback.print_exc()
-        status, line = failure(exc)
-        print(f"djsb: {line}", file=sys.stderr)
-        return status
+        return report_failure(exc, args.verbosity)[0]
+
+
+def report_failure(exc: DjsbError | OSError, verbosity: int) -> tuple[int, str]:
+    """Print an error's one line on stderr (after its traceback with ``-v``); return its exit
+    status and the line."""
+    if verbosity == VERBOSE:
+        traceback.print_exception(exc)
+    status, line = failure(exc)
+    print(f"djsb: {line}", file=sys.stderr)
+    return status, line
 
 
 def failure(exc: DjsbError | OSError) -> tuple[int, str]:
