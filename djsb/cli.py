@@ -327,11 +327,12 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 
 def command_validate(args: argparse.Namespace) -> int:
     """Check every file given, a bad one not stopping the others: a line on stdout for each valid
-    file, one error line on stderr for each invalid one, and exit 2 if any was."""
+    file and one error line on stderr for each invalid one; if any was, exit 2 without the summary
+    block (as every command that fails)."""
     from djsb.validate import Validated, validate
 
     read: dict[str, Validated] = {}
-    invalid: dict[str, str] = {}
+    invalid = 0
     for name in args.config:
         try:
             read[name] = validate(Path(name))
@@ -340,18 +341,20 @@ def command_validate(args: argparse.Namespace) -> int:
                 named = InputError(exc.one_line(), source=name)
                 named.__cause__, exc = exc, named
             report_failure(exc, args.verbosity)
-            invalid[name] = exc.one_line()
-    kinds = [checked.kind for checked in read.values()]
-    counts = [Headline(f"{kind}_configs", kinds.count(kind), "files") for kind in dict.fromkeys(kinds)]
+            invalid += 1
+    lines = "\n".join(checked.line(Path(name)) for name, checked in read.items())
     if invalid:
-        counts.append(Headline("invalid_configs", len(invalid), "files"))
-    finish(args, Outcome("validate", f"{len(args.config)} config file(s) checked, "
-                         + (f"{len(invalid)} invalid" if invalid else "every one valid"), None, counts,
-                         details=[{"file": name, "kind": read[name].kind, "details": read[name].details}
-                                  if name in read else {"file": name, "error": invalid[name]}
-                                  for name in args.config]),
-           "\n".join(checked.line(Path(name)) for name, checked in read.items()))
-    return EXIT_BAD_INPUT if invalid else EXIT_OK
+        if lines and not args.json:
+            print(lines)
+        return EXIT_BAD_INPUT
+    kinds = [checked.kind for checked in read.values()]
+    finish(args, Outcome("validate", f"{len(read)} config file(s) checked, every one valid", None,
+                         [Headline(f"{kind}_configs", kinds.count(kind), "files")
+                          for kind in dict.fromkeys(kinds)],
+                         details=[{"file": name, "kind": checked.kind, "details": checked.details}
+                                  for name, checked in read.items()]),
+           lines)
+    return EXIT_OK
 
 
 def command_report(args: argparse.Namespace) -> int:
@@ -665,17 +668,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (DjsbError, OSError) as exc:
-        return report_failure(exc, args.verbosity)[0]
+        return report_failure(exc, args.verbosity)
 
 
-def report_failure(exc: DjsbError | OSError, verbosity: int) -> tuple[int, str]:
-    """Print an error's one line on stderr (after its traceback with ``-v``); return its exit
-    status and the line."""
+def report_failure(exc: DjsbError | OSError, verbosity: int) -> int:
+    """Print an error's one line on stderr (after its traceback with ``-v``); return its exit status."""
     if verbosity == VERBOSE:
         traceback.print_exception(exc)
     status, line = failure(exc)
     print(f"djsb: {line}", file=sys.stderr)
-    return status, line
+    return status
 
 
 def failure(exc: DjsbError | OSError) -> tuple[int, str]:

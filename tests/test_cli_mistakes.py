@@ -125,11 +125,7 @@ def test_validate_checks_every_file_and_names_each_bad_one(tmp_path: Path,
         f"djsb: error: {missing}: cannot read the file (No such file or directory)",
         f"djsb: error: {empty_trace}: {tmp_path / 'empty.swf'}: no job in the trace: it has no record (empty, "
         "or a header alone)"]
-    out = captured.out.splitlines()
-    assert out[0] == f"{good}: valid simulate config; 1 job(s) on 8 cores"
-    assert out[1] == "djsb validate: 4 config file(s) checked, 3 invalid"
-    assert [line.split() for line in out[2:]] == [["simulate_configs", "1", "files"],
-                                                  ["invalid_configs", "3", "files"]]
+    assert captured.out == f"{good}: valid simulate config; 1 job(s) on 8 cores\n"  # no summary: it failed
 
 
 SWF_JOB = "{id} {submit} 0 10 {cpus} -1 -1 {cpus} 100 -1 1 1 1 1 1 1 -1 -1\n"
