@@ -225,12 +225,14 @@ class LocalJobModule(JobModule):
                 try:
                     proc = subprocess.Popen(list(request.argv), stdout=out, stderr=err, env=env,
                                             stdin=subprocess.DEVNULL, preexec_fn=setup)
-                except OSError as exc:
+                except (OSError, subprocess.SubprocessError) as exc:
                     if processes:
                         os.killpg(pgid, signal.SIGKILL)
                         for started in processes:
                             started.wait()
-                    raise JobModuleError(f"local: cannot start {request.argv[0]}: {exc.strerror}") from exc
+                    why = exc.strerror if isinstance(exc, OSError) else (
+                        f"its process group or its pinning to CPUs {cpu_list_text(cpus)} failed")
+                    raise JobModuleError(f"local: cannot start {request.argv[0]}: {why}") from exc
                 if task == 0:
                     pgid = proc.pid
                 processes.append(proc)
