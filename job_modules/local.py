@@ -85,10 +85,12 @@ def as_cpu_list(node: Located) -> tuple[int, ...]:
     if not ranges or min(low for low, _ in ranges) < 0 or any(high < low for low, high in ranges):
         raise node.error(expected)
     available = os.sched_getaffinity(0)
-    if max(high for _, high in ranges) > max(available) or not available.issuperset(parse_cpu_list(value)):
+    beyond = max(high for _, high in ranges) > max(available)  # so '0-99999999' is never expanded
+    cpus = () if beyond else parse_cpu_list(value)
+    if beyond or not available.issuperset(cpus):
         raise node.error(f"{value!r} names CPUs this process may not run on: it may use CPUs "
                          f"{cpu_list_text(sorted(available))} (its affinity mask)")
-    return parse_cpu_list(value)
+    return cpus
 
 
 TOKEN_ENV = "DJSB_JOB_TOKEN"

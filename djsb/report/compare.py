@@ -64,7 +64,8 @@ class Welch:
 
 
 def read_runs(paths: Sequence[Path]) -> list[Run]:
-    """The runs at ``paths``, labelled by directory name (by path where two names are the same)."""
+    """The runs at ``paths``, labelled by directory name (by path where two names are the same); a
+    directory given twice (under any spelling) is refused, since it would be compared with itself."""
     resolved = [path.resolve() for path in paths]
     for index, path in enumerate(paths):
         if resolved[index] in resolved[:index]:
