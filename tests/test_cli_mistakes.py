@@ -81,6 +81,10 @@ def test_a_task_count_no_scheduler_holds_is_blamed_not_the_memory(
     one_line_failure(capsys, ["run", str(path), "-o", str(tmp_path / "out")], 2,
                      f"{path}:5: simulation.total_tasks: must be at most 4294967293 (a scheduler counts a job's "
                      "tasks in 32 bits), got 100000000000000000000", tmp_path / "out")
+    path = written(tmp_path, RUN.replace("  total_tasks: 1\n", "  total_tasks: 1e20\n", 1))  # YAML: a string
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"djsb: error: {path}:5: simulation.total_tasks: ") and err.count("\n") == 1, err
     # 2^32 - 3 tasks pass the bound; 64 MiB then is less than a byte each, which total_memory says
     path = written(tmp_path, RUN.replace("  total_tasks: 1\n", "  total_tasks: 4294967293\n", 1))
     one_line_failure(capsys, ["validate", str(path)], 2, f"{path}:7: simulation.total_memory: less than one "
