@@ -326,16 +326,34 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 
 
 def command_validate(args: argparse.Namespace) -> int:
-    from djsb.validate import validate
+    """Check every file given, a bad one not stopping the others: a line on stdout for each valid
+    file and one error line on stderr for each invalid one; if any was, exit 2 without the summary
+    block (as every command that fails)."""
+    from djsb.validate import Validated, validate
 
-    read = {name: validate(Path(name)) for name in args.config}
+    read: dict[str, Validated] = {}
+    invalid = 0
+    for name in args.config:
+        try:
+            read[name] = validate(Path(name))
+        except InputError as exc:
+            if exc.source != str(Path(name)):  # a trace's error: say which config led to it
+                named = InputError(exc.one_line(), source=name)
+                named.__cause__, exc = exc, named
+            report_failure(exc, args.verbosity)
+            invalid += 1
+    lines = "\n".join(checked.line(Path(name)) for name, checked in read.items())
+    if invalid:
+        if lines and not args.json:
+            print(lines)
+        return EXIT_BAD_INPUT
     kinds = [checked.kind for checked in read.values()]
     finish(args, Outcome("validate", f"{len(read)} config file(s) checked, every one valid", None,
                          [Headline(f"{kind}_configs", kinds.count(kind), "files")
                           for kind in dict.fromkeys(kinds)],
                          details=[{"file": name, "kind": checked.kind, "details": checked.details}
                                   for name, checked in read.items()]),
-           "\n".join(checked.line(Path(name)) for name, checked in read.items()))
+           lines)
     return EXIT_OK
 
 
@@ -650,11 +668,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (DjsbError, OSError) as exc:
-        if args.verbosity == VERBOSE:
-            traceback.print_exc()
-        status, line = failure(exc)
-        print(f"djsb: {line}", file=sys.stderr)
-        return status
+        return report_failure(exc, args.verbosity)
+
+
+def report_failure(exc: DjsbError | OSError, verbosity: int) -> int:
+    """Print an error's one line on stderr (after its traceback with ``-v``); return its exit status."""
+    if verbosity == VERBOSE:
+        traceback.print_exception(exc)
+    status, line = failure(exc)
+    print(f"djsb: {line}", file=sys.stderr)
+    return status
 
 
 def failure(exc: DjsbError | OSError) -> tuple[int, str]:

@@ -97,6 +97,7 @@ from djsb.workflows.run import OUTCOME_UNITS, WorkflowOutcome, fair_tree_priorit
 from djsb.workloads import synthetic
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
+from djsb.workloads.records import skip_reasons
 from djsb.workloads.shaping import (
     ShapingRecord,
     read_shaping,
@@ -379,7 +380,7 @@ def load_experiment(config_path: Path, tree: Located | None = None) -> Experimen
     replay = _replay(workload_node, cluster)
     scheduler = dataclasses.replace(scheduler, extend_limit=replay.at_time_limit == "run")
     try:
-        Simulation([], cluster, scheduler, priority)
+        model = Simulation([], cluster, scheduler, priority)
     except ConfigError as exc:
         raise ConfigError(exc.message, source=root.source, line=cluster_node.line,
                           key=f"cluster.{exc.key}" if exc.key else "cluster") from None
@@ -397,10 +398,31 @@ def load_experiment(config_path: Path, tree: Located | None = None) -> Experimen
     if shaping_node is not None:
         layout = partition_limits(cluster)
         jobs, records = shape_workload(jobs, layout, read_shaping(shaping_node, layout))
+    refused = every_job_refused(jobs, records, model)
+    if refused:
+        raise (workload_node.get("swf") or workload_node.get("generator") or workload_node).error(
+            f"no job of the workload can run on this cluster: {refused}")
     output_node = root.get("output") or Located({}, root.line, "output", root.source)
     output = read_fields(output_node, {"plots": as_bool})
     return Experiment(jobs, cluster, priority, scheduler, seed, skipped, replay, plan, window,
                       shaping=records, plots=output.get("plots", True))
+
+
+def every_job_refused(jobs: list[TraceJob], shaping: list[ShapingRecord] | None, model: Simulation) -> str:
+    """Why the model would reject every job of a workload that has some, at submission or by
+    shaping (how many, and the first job's reason), or "" when it would admit one at least: a
+    replay of none would measure nothing. The first job admitted ends the search."""
+    refused = [(record.before.job_id, record.reason) for record in shaping or []
+               if record.action == "rejected"]
+    for job in jobs:
+        reason = model.admission(job)
+        if not reason:
+            return ""
+        refused.append((job.job_id, reason))
+    if not refused:
+        return ""  # no job at all: an empty machine for a workflow (generator: empty)
+    job_id, reason = refused[0]
+    return f"each of its {len(refused)} job(s) would be rejected (job {job_id}: {reason})"
 
 
 METRIC_UNITS = {**UNITS, "rejected": "jobs", "moved_jobs": "jobs", "shaped_jobs": "jobs",
@@ -448,6 +470,8 @@ def run_simulate(config_path: Path, out_dir: Path, tree: Located | None = None) 
         metrics.update({f"window_{k}": v for k, v in dataclasses.asdict(experiment.window).items()})
     metrics["units"] = units_of(metrics, METRIC_UNITS)
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    for line in _dropped_lines(experiment.skipped, result.rejected):
+        say(line)
     say(_replay_line(metrics))
     if experiment.plots:
         _plots(result.jobs, result.utilisation, result.total_cores, out_dir)
@@ -493,7 +517,22 @@ def _replay_line(metrics: dict[str, Any]) -> str:
         else "jobs were killed at their time limit"
     factor = f" x {metrics['estimate_factor']:g}" if "estimate_factor" in metrics else ""
     return (f"at_time_limit: {metrics['at_time_limit']} ({limit}; {metrics['killed']} killed), "
-            f"estimate: {metrics['estimate']}{factor}, {metrics['rejected']} rejected (rejected.csv)")
+            f"estimate: {metrics['estimate']}{factor}")
+
+
+def _dropped_lines(skipped: list[SkippedRecord], rejected: pd.DataFrame) -> list[str]:
+    """What of the workload the replay did not run, and why, for the terminal: the trace records
+    the reader skipped (by reason) and the jobs the model rejected (the first one's reason); the
+    files beside the results list each."""
+    lines = []
+    if skipped:
+        lines.append(f"{len(skipped)} trace record(s) skipped ({skip_reasons(skipped)}): skipped.csv "
+                     "lists each")
+    if len(rejected):
+        first = rejected.iloc[0]
+        lines.append(f"{len(rejected)} job(s) rejected (job {first['job_id']}: {first['reason']}): "
+                     "rejected.csv lists each")
+    return lines
 
 
 STEP_BINS = 200

@@ -34,6 +34,7 @@ from djsb.simulate import load_experiment
 from djsb.sweep.slurm_array import read_settings
 from djsb.sweep.spec import sweep_from_tree
 from djsb.transport import LocalTransport
+from djsb.workloads.records import skip_reasons
 from djsb.yamlnodes import Located, load_yaml
 
 RUN_KEYS = frozenset({"simulation", "analytics", "general", "job_module"})
@@ -64,7 +65,10 @@ def validate_run(path: Path, root: Located) -> Validated:
 def validate_simulate(path: Path, root: Located) -> Validated:
     """A ``djsb simulate`` experiment (its workload read, its cluster and policy built)."""
     experiment = load_experiment(path, root)
-    return Validated("simulate", f"{len(experiment.jobs)} job(s) on {experiment.cluster.total_cores} cores")
+    skipped = experiment.skipped
+    dropped = f", {len(skipped)} trace record(s) skipped ({skip_reasons(skipped)})" if skipped else ""
+    return Validated("simulate", f"{len(experiment.jobs)} job(s) on {experiment.cluster.total_cores} cores"
+                                 f"{dropped}")
 
 
 def validate_wrappers(path: Path, root: Located) -> Validated:

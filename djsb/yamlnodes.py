@@ -14,6 +14,8 @@ import difflib
 import inspect
 import math
 import re
+import types
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,11 +80,43 @@ def unknown_key(name: str, allowed: Iterable[str]) -> str:
 def check_arguments(node: Located, function: Callable[..., Any], given: Iterable[str]) -> None:
     """Keys of ``node`` that will be passed to ``function`` as keyword arguments, checked against
     its parameters first, so a misspelt one gets :func:`unknown_key`'s message at its line instead
-    of Python's TypeError."""
+    of Python's TypeError, and each value against its parameter's annotation (:func:`check_type`),
+    so a word where a number belongs is refused at its line and not by the function's arithmetic."""
     parameters = inspect.signature(function).parameters
+    hints = typing.get_type_hints(function)
     for name in given:
         if name not in parameters:
             raise (node.get(name) or node).error(unknown_key(name, parameters))
+        child = node.get(name)
+        if child is not None and name in hints:
+            check_type(child, hints[name])
+
+
+_SCALAR_TYPES: dict[type, tuple[str, Callable[[Any], bool]]] = {
+    bool: ("true or false", lambda v: isinstance(v, bool)),
+    int: ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    float: ("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)),
+    str: ("a string", lambda v: isinstance(v, str)),
+    type(None): ("nothing (null)", lambda v: v is None),
+}
+"""The scalar annotations :func:`check_type` checks: what a value of each is called, and the test."""
+
+
+def check_type(node: Located, annotation: Any) -> None:
+    """``node``'s value is of the scalar type ``annotation`` names (bool, int, float, str, or a
+    union of them with None); any other annotation is left to the function that takes the value."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    options = typing.get_args(annotation) if union else (annotation,)
+    if not all(option in _SCALAR_TYPES for option in options):
+        return
+    if not any(_SCALAR_TYPES[option][1](node.value) for option in options):
+        names = " or ".join(_SCALAR_TYPES[option][0] for option in options)
+        raise node.error(f"expected {names}, got {describe(node.value)}")
+
+
+DESCRIBED_CHARACTERS = 60
+"""How much of a long string an error message quotes (a CSV read as YAML is one string of the
+whole file, which a one-line message must not repeat)."""
 
 
 def describe(value: Any) -> str:
@@ -93,6 +127,8 @@ def describe(value: Any) -> str:
         return "a list"
     if value is None:
         return "nothing (null)"
+    if isinstance(value, str) and len(value) > DESCRIBED_CHARACTERS:
+        return f"str of {len(value)} characters {value[:DESCRIBED_CHARACTERS]!r}..."
     return f"{type(value).__name__} {value!r}"
 
 

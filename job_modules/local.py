@@ -41,30 +41,55 @@ from djsb.transport import Transport
 from djsb.yamlnodes import Located, as_number
 
 
-def parse_cpu_list(text: str | int | Sequence[int]) -> tuple[int, ...]:
-    """CPUs from '0-3,6', 5 or [0, 1]: Linux cpulist syntax or a list of numbers."""
+def cpu_ranges(text: str | int | Sequence[int]) -> list[tuple[int, int]]:
+    """The (first, last) CPU ranges of '0-3,6', 5 or [0, 1]: Linux cpulist syntax or a list of
+    numbers, unexpanded (a range's size is checked before any list of its CPUs is made)."""
     if isinstance(text, int):
-        return (text,)
+        return [(text, text)]
     if not isinstance(text, str):
-        return tuple(int(cpu) for cpu in text)
-    cpus: list[int] = []
+        return [(int(cpu), int(cpu)) for cpu in text]
+    ranges = []
     for part in text.split(","):
         low, _, high = part.strip().partition("-")
-        cpus.extend(range(int(low), int(high or low) + 1))
-    return tuple(cpus)
+        ranges.append((int(low), int(high or low)))
+    return ranges
+
+
+def parse_cpu_list(text: str | int | Sequence[int]) -> tuple[int, ...]:
+    """CPUs from '0-3,6', 5 or [0, 1]: Linux cpulist syntax or a list of numbers."""
+    return tuple(cpu for low, high in cpu_ranges(text) for cpu in range(low, high + 1))
+
+
+def cpu_list_text(cpus: Sequence[int]) -> str:
+    """``cpus`` as a Linux cpulist: runs of consecutive numbers as ranges (0 1 2 5 -> '0-2,5')."""
+    runs: list[list[int]] = []
+    for cpu in cpus:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(low) if low == high else f"{low}-{high}" for low, high in runs)
 
 
 def as_cpu_list(node: Located) -> tuple[int, ...]:
-    """The ``cpus`` option: a Linux cpulist ('0-3,6'), one CPU number or a list of numbers."""
+    """The ``cpus`` option: a Linux cpulist ('0-3,6'), one CPU number or a list of numbers, every
+    one a CPU this process may run on (its affinity mask: a job pinned to another could not start)."""
     value = node.plain()
+    expected = f"expected a CPU list such as '0-3' or [0, 1], got {value!r}"
     try:
         if isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value)):
             raise TypeError
-        cpus = parse_cpu_list(value)
+        ranges = cpu_ranges(value)
     except (TypeError, ValueError):
-        raise node.error(f"expected a CPU list such as '0-3' or [0, 1], got {value!r}") from None
-    if not cpus or min(cpus) < 0:
-        raise node.error(f"expected a CPU list such as '0-3' or [0, 1], got {value!r}")
+        raise node.error(expected) from None
+    if not ranges or min(low for low, _ in ranges) < 0 or any(high < low for low, high in ranges):
+        raise node.error(expected)
+    available = os.sched_getaffinity(0)
+    beyond = max(high for _, high in ranges) > max(available)  # so '0-99999999' is never expanded
+    cpus = () if beyond else parse_cpu_list(value)
+    if beyond or not available.issuperset(cpus):
+        raise node.error(f"{value!r} names CPUs this process may not run on: it may use CPUs "
+                         f"{cpu_list_text(sorted(available))} (its affinity mask)")
     return cpus
 
 
@@ -166,7 +191,7 @@ class LocalJobModule(JobModule):
         """A job's tasks share the CPU pool: no task, and no job, can have more CPUs than it holds."""
         pool = cpu_pool(options)
         return CpuCapacity(len(pool), len(pool), f"this machine has {len(pool)} for jobs "
-                                                 f"(CPUs {','.join(map(str, pool))})")
+                                                 f"(CPUs {cpu_list_text(pool)})")
 
     def _slices(self, request: JobRequest) -> list[tuple[int, ...]]:
         if request.cpu_list is not None:
@@ -202,12 +227,14 @@ class LocalJobModule(JobModule):
                 try:
                     proc = subprocess.Popen(list(request.argv), stdout=out, stderr=err, env=env,
                                             stdin=subprocess.DEVNULL, preexec_fn=setup)
-                except OSError as exc:
+                except (OSError, subprocess.SubprocessError) as exc:
                     if processes:
                         os.killpg(pgid, signal.SIGKILL)
                         for started in processes:
                             started.wait()
-                    raise JobModuleError(f"local: cannot start {request.argv[0]}: {exc.strerror}") from exc
+                    why = exc.strerror if isinstance(exc, OSError) else (
+                        f"its process group or its pinning to CPUs {cpu_list_text(cpus)} failed")
+                    raise JobModuleError(f"local: cannot start {request.argv[0]}: {why}") from exc
                 if task == 0:
                     pgid = proc.pid
                 processes.append(proc)

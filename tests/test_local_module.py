@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from support import cpu_seconds, wait_until
 
+from djsb.errors import JobModuleError
 from djsb.jobs import JobRequest, JobState
 from job_modules.local import LocalJobModule, lent_slices, parse_cpu_list, stat_state_and_group
 
@@ -160,3 +162,15 @@ def test_another_module_finds_a_job_by_its_token_and_cancels_it(tmp_path: Path) 
         assert first.poll([job_id])[job_id].exit_code == -15  # SIGTERM did it, within the grace
     finally:
         first.close()
+
+
+def test_a_job_pinned_to_a_cpu_this_process_may_not_use_is_a_module_error(tmp_path: Path) -> None:
+    module = LocalJobModule({})
+    beyond = max(os.sched_getaffinity(0)) + 1
+    pinned = dataclasses.replace(request(tmp_path, "sim", ["sleep", "5"], cpus=1), cpu_list=(beyond,))
+    try:
+        with pytest.raises(JobModuleError, match=f"local: cannot start sleep: its process group or its pinning "
+                                                 f"to CPUs {beyond} failed"):
+            module.submit(pinned)
+    finally:
+        module.close()

@@ -180,7 +180,7 @@ def test_bad_shaping_keys_name_file_line_and_key(tmp_path: Path, shaping: str, l
 
 def test_layout_preset_and_its_errors(tmp_path: Path) -> None:
     path = tmp_path / "layout.yaml"
-    path.write_text("workload: {generator: poisson_exponential, params: {n_jobs: 3, arrival_rate: 1, service_rate: 1}}\n"
+    path.write_text("workload: {generator: poisson_exponential, params: {n_jobs: 3, arrival_rate: 1, service_rate: 1, cpus: 480}}\n"
                     "cluster:\n  nodes: [{count: 504, cores: 24}]\n  layout: sdumont_2018\n")
     names = [(p.name, p.min_cpus, p.max_cpus, p.max_time) for p in load_experiment(path).cluster.partitions]
     assert names == [("cpu", 480, 1200, 172800.0), ("cpu_long", 1, 240, 2678400.0), ("cpu_small", 1, 480, 7200.0)]

@@ -46,6 +46,11 @@ PLACEHOLDERS = ("apps", "cpus_per_task", "total_tasks", "memory_per_task", "exec
 """The ``{name}`` a command argument may hold (filled in per job by djsb/harness/commands.py);
 ``{work}``, the amount of work, is not one of them: it is a whole argument, replaced by two."""
 
+MAX_TASKS = 0xFFFFFFFD
+"""The most tasks a job may have: Slurm holds a job's task count in 32 bits (``num_tasks``, with
+0xFFFFFFFE and up meaning "not set"), and no scheduler DJSB drives counts further."""
+
+
 @dataclass(frozen=True)
 class GeneralConfig:
     """Global experiment options (paper 001 sec. 2.1)."""
@@ -262,7 +267,7 @@ def _general(node: Located) -> GeneralConfig:
 
 def _app(node: Located, *, analytics: bool) -> AppConfig:
     schema: dict[str, Callable[[Located], Any]] = {
-        "total_tasks": lambda n: as_int(n, 1),
+        "total_tasks": _task_count,
         "cpus_per_task": lambda n: as_int(n, 1),
         "total_memory": as_size,
         "exec_time": lambda n: as_duration(n, 0.0, strict=True),
@@ -277,8 +282,18 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
             raise node.error(f"missing key {required!r}")
     app = AppConfig(**values)
     if app.total_memory < app.total_tasks:
-        raise node.mapping()["total_memory"].error("less than one byte per task")
+        raise node.mapping()["total_memory"].error(f"less than one byte for each of the {app.total_tasks} "
+                                                   "tasks (total_tasks)")
     return app
+
+
+def _task_count(node: Located) -> int:
+    """``total_tasks``: a whole number from 1 to :data:`MAX_TASKS`."""
+    tasks = as_int(node, 1)
+    if tasks > MAX_TASKS:
+        raise node.error(f"must be at most {MAX_TASKS} (a scheduler counts a job's tasks in 32 bits), "
+                         f"got {tasks}")
+    return tasks
 
 
 def _names(node: Located) -> tuple[str, ...]:
@@ -320,8 +335,8 @@ def _job_module(node: Located) -> tuple[JobModuleConfig, _ModuleFacts]:
     name = as_str(name_node) if name_node else "local"
     try:
         cls = module_class(name, base_dir=Path(node.source).parent)
-    except ConfigError as exc:
-        raise (name_node or node).error(exc.message) from None
+    except ConfigError as exc:  # the module file's own error, if any, kept for -v
+        raise (name_node or node).error(exc.message) from exc.__cause__
     options_node = node.get("options") or Located({}, node.line, "job_module.options", node.source)
     capacity = cls.cpu_capacity(cls.read_options(options_node))
     ssh_node = node.get("ssh")

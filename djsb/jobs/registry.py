@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -49,13 +50,32 @@ def is_path(name: str) -> bool:
 
 
 def _import_file(path: Path) -> ModuleType:
+    """The user's module file, run as an import. Whatever its code raises (a SyntaxError, an
+    ImportError of a package it needs, any exception at its top level) is a ConfigError naming
+    the file and line where it went wrong (the original is its cause, shown by ``-v``)."""
     spec = importlib.util.spec_from_file_location(f"djsb_user_module_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot import {path} as a Python module", key=NAME_KEY)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as an import does: the file's classes can find their module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code may raise anything: each is the user's mistake
+        sys.modules.pop(spec.name, None)
+        raise ConfigError(f"cannot import the module: {import_failure(exc, path)}", key=NAME_KEY) from exc
     return module
+
+
+def import_failure(exc: BaseException, path: Path) -> str:
+    """Where and why importing ``path`` failed, in one line: ``FILE:LINE: Type: message``, the line
+    being the syntax error's, else the deepest line of ``path`` the exception went through."""
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else str(path)
+        return f"{where}: {type(exc).__name__}: {exc.msg}"
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if Path(frame.filename).resolve() == path.resolve()]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else str(path)
+    return f"{where}: {type(exc).__name__}: {exc}"
 
 
 def _module_file_class(path: Path, name: str) -> type[JobModule]:

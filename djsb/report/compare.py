@@ -64,8 +64,15 @@ class Welch:
 
 
 def read_runs(paths: Sequence[Path]) -> list[Run]:
-    """The runs at ``paths``, labelled by directory name (by path where two names are the same)."""
-    names = [path.resolve().name for path in paths]
+    """The runs at ``paths``, labelled by directory name (by path where two names are the same); a
+    directory given twice (under any spelling) is refused, since it would be compared with itself."""
+    resolved = [path.resolve() for path in paths]
+    for index, path in enumerate(paths):
+        if resolved[index] in resolved[:index]:
+            first = paths[resolved.index(resolved[index])]
+            what = f"{path} is given twice" if first == path else f"{first} and {path} are the same run"
+            raise InputError(f"{what}: a run compared with itself differs in nothing", key="RUN_DIR")
+    names = [path.name for path in resolved]
     runs = []
     for path, name in zip(paths, names, strict=True):
         run_dir = RunDirectory.open(path)

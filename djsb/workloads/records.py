@@ -14,6 +14,7 @@ loop is the same for every format and the skip log and the malformed-input check
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar, final
@@ -31,6 +32,16 @@ class SkippedRecord:
     line: int
     reason: str
     text: str
+
+
+def skip_counts(skipped: Iterable[SkippedRecord]) -> dict[str, int]:
+    """Reason -> number of skipped records, most frequent first."""
+    return dict(Counter(record.reason for record in skipped).most_common())
+
+
+def skip_reasons(skipped: Iterable[SkippedRecord]) -> str:
+    """Why records were skipped, in a few words: '2 malformed_field_count, 1 run_time_unknown'."""
+    return ", ".join(f"{count} {reason}" for reason, count in skip_counts(skipped).items())
 
 
 @final

@@ -89,7 +89,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from math import isfinite
@@ -108,6 +107,8 @@ from djsb.workloads.records import (
     Skip,
     SkippedRecord,
     read_records,
+    skip_counts,
+    skip_reasons,
 )
 
 SWF_FIELDS = 18
@@ -147,13 +148,12 @@ class Workload:
         if not self.skipped:
             raise TraceError("no job in the trace: it has no record (empty, or a header alone)",
                              source=self.source)
-        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skip_summary().items())
-        raise TraceError(f"no usable job in the trace: all {len(self.skipped)} record(s) skipped ({reasons})",
-                         source=self.source)
+        raise TraceError(f"no usable job in the trace: all {len(self.skipped)} record(s) skipped "
+                         f"({skip_reasons(self.skipped)})", source=self.source)
 
     def skip_summary(self) -> dict[str, int]:
         """Reason -> number of skipped records, most frequent first."""
-        return dict(Counter(r.reason for r in self.skipped).most_common())
+        return skip_counts(self.skipped)
 
     def header_int(self, key: str) -> int | None:
         """A header value as an int (``MaxProcs``, ``MaxJobs``...), None when absent or not an integer."""
