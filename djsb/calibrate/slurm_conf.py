@@ -1,0 +1,202 @@
+"""A site's slurm.conf read offline, as the records ``scontrol show config / partition / node`` give.
+
+So the readers of :mod:`djsb.calibrate.slurm_config` (scheduler options, priority plugin,
+cluster) take a site's files as they take a live Slurm's answers. The grammar is slurm.conf(5)'s:
+``Key=Value`` items, keys case-insensitive, ``#`` to the end of a line (``\\#`` is a literal ``#``), a
+``\\`` at the end of a line continues it, values may be double-quoted, ``Include FILE`` reads another
+file (relative to the including file's directory; a glob pattern reads each match, sorted). A line
+that starts with ``NodeName``, ``PartitionName`` (or another record keyword of
+:data:`RECORD_KEYS`) is one record of that kind; ``NodeName=DEFAULT`` / ``PartitionName=DEFAULT`` set
+the defaults of the records after it. Every other item is a setting (the last one given wins, as
+slurmctld reads the file).
+
+Records come out as scontrol prints them: one per node (``NodeName=n[1-4]`` is four), with
+``CPUTot`` (``CPUs``, else Boards x Sockets x CoresPerSocket x ThreadsPerCore, each 1 by default) and
+``RealMemory`` (1 MB by default, as Slurm's); a partition's ``Nodes=ALL`` lists every node, and
+``MaxTime=INFINITE`` is ``UNLIMITED``. Settings and record fields keep Slurm's canonical spelling
+(``schedulertype`` is ``SchedulerType``) for the keys the model reads.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from djsb.errors import ConfigError
+from djsb.jobs.hostlist import expand_hostlist, split_host_list
+
+RECORD_KEYS = ("NodeName", "PartitionName", "NodeSet", "FrontendName", "DownNodes", "SwitchName")
+"""Keywords that start a record line instead of a setting."""
+
+CANONICAL = (
+    "SchedulerType", "SchedulerParameters", "SelectType", "SelectTypeParameters", "PriorityType",
+    "PriorityWeightAge", "PriorityWeightFairShare", "PriorityWeightJobSize", "PriorityWeightPartition",
+    "PriorityWeightQOS", "PriorityWeightAssoc", "PriorityWeightTRES", "PriorityMaxAge",
+    "PriorityDecayHalfLife", "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags", "KillWait",
+    "OverTimeLimit", "PreemptType", "PreemptMode", "DefMemPerCPU", "DefMemPerNode", "MaxMemPerCPU",
+    "MaxMemPerNode", "EnforcePartLimits", "GresTypes", "AccountingStorageEnforce", "ClusterName",
+    "Include", "CPUs", "Boards", "Sockets", "CoresPerSocket", "ThreadsPerCore", "RealMemory", "State",
+    "Gres", "Features", "Feature", "Weight", "Nodes", "Default", "MaxTime", "DefaultTime", "OverSubscribe",
+    "PriorityTier", "PriorityJobFactor", "QOS", "AllowAccounts", "AllowQos", "MaxNodes", "MinNodes",
+    *RECORD_KEYS,
+)
+"""Slurm's spelling of the keys the model reads (slurm.conf(5)); others keep the file's."""
+
+_CANONICAL = {key.lower(): key for key in CANONICAL}
+MAX_INCLUDE_DEPTH = 16
+"""Includes nested deeper than this are a loop (slurmctld stops at a few levels too)."""
+
+
+@dataclass(frozen=True)
+class SlurmConf:
+    """A slurm.conf's settings (``config``) and its records, as scontrol shows them."""
+
+    config: dict[str, str]
+    partitions: list[dict[str, str]]
+    nodes: list[dict[str, str]]
+    sources: list[str] = field(default_factory=list)
+    """The files read, the main one first (then each include, in the order read)."""
+
+
+def canonical(key: str) -> str:
+    """Slurm's spelling of ``key`` (case-insensitive), or ``key`` as written."""
+    return _CANONICAL.get(key.lower(), key)
+
+
+def logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, text) of each logical line: comments stripped, continued lines joined."""
+    pending, first = "", 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw).rstrip()
+        if not pending:
+            first = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line, pending = pending + line, ""
+        if line.strip():
+            yield first, line.strip()
+    if pending.strip():
+        yield first, pending.strip()
+
+
+def _strip_comment(line: str) -> str:
+    out, i = [], 0
+    while i < len(line):
+        if line[i] == "\\" and line[i + 1:i + 2] == "#":
+            out.append("#")
+            i += 2
+            continue
+        if line[i] == "#":
+            break
+        out.append(line[i])
+        i += 1
+    return "".join(out)
+
+
+def items(line: str, source: str, number: int) -> list[tuple[str, str]]:
+    """The ``Key=Value`` items of one logical line (values unquoted)."""
+    try:
+        words = shlex.split(line, posix=True)
+    except ValueError as exc:
+        raise ConfigError(f"{exc} (unbalanced quotes?)", source=source, line=number) from None
+    found = []
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{word!r} is not Key=Value", source=source, line=number)
+        found.append((canonical(key), value))
+    return found
+
+
+def parse_slurm_conf(text: str, *, source: str = "slurm.conf",
+                     include: Callable[[str, str, int], list[tuple[str, str]]] | None = None) -> SlurmConf:
+    """A slurm.conf's text as settings and records. ``include(pattern, source, line)`` gives the
+    (path, text) of each file an ``Include`` names; without it an ``Include`` is an error."""
+    config: dict[str, str] = {}
+    defaults: dict[str, dict[str, str]] = {}
+    records: dict[str, list[dict[str, str]]] = {key: [] for key in RECORD_KEYS}
+    sources = [source]
+
+    def read(text: str, source: str, depth: int) -> None:
+        for number, line in logical_lines(text):
+            head = line.split(None, 1)
+            if head[0].lower() == "include":
+                if include is None or len(head) < 2:
+                    raise ConfigError("Include needs a file and a reader of files", source=source,
+                                      line=number)
+                if depth >= MAX_INCLUDE_DEPTH:
+                    raise ConfigError(f"includes nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)",
+                                      source=source, line=number)
+                for path, included in include(head[1].strip(), source, number):
+                    sources.append(path)
+                    read(included, path, depth + 1)
+                continue
+            pairs = items(line, source, number)
+            kind, name = pairs[0]
+            if kind in records:
+                fields = dict(pairs[1:])
+                if name.upper() == "DEFAULT":
+                    defaults.setdefault(kind, {}).update(fields)
+                else:
+                    records[kind].append({kind: name, **defaults.get(kind, {}), **fields})
+                continue
+            config.update(pairs)
+
+    read(text, source, 0)
+    nodes = [node for record in records["NodeName"] for node in _node_records(record)]
+    partitions = [_partition_record(record, nodes) for record in records["PartitionName"]]
+    return SlurmConf(config, partitions, nodes, sources)
+
+
+def _node_records(record: dict[str, str]) -> list[dict[str, str]]:
+    """One record per node of a NodeName line, with CPUTot and RealMemory as scontrol shows them."""
+    fields = dict(record)
+    if "CPUs" in fields:
+        cpus = int(fields["CPUs"])
+    else:
+        cpus = 1
+        for key in ("Boards", "Sockets", "CoresPerSocket", "ThreadsPerCore"):
+            cpus *= int(fields.get(key, "1"))
+    fields["CPUTot"] = str(cpus)
+    fields.setdefault("RealMemory", "1")
+    if "Feature" in fields:
+        fields.setdefault("Features", fields.pop("Feature"))
+    names = [host for item in split_host_list(record["NodeName"]) for host in expand_hostlist(item)]
+    return [{**fields, "NodeName": name} for name in names]
+
+
+def _partition_record(record: dict[str, str], nodes: list[dict[str, str]]) -> dict[str, str]:
+    """A PartitionName line as scontrol shows it: ``ALL`` nodes listed, ``INFINITE`` as ``UNLIMITED``."""
+    fields = dict(record)
+    if fields.get("Nodes", "").upper() == "ALL":
+        fields["Nodes"] = ",".join(node["NodeName"] for node in nodes)
+    if fields.get("MaxTime", "").upper() in ("INFINITE", "UNLIMITED"):
+        fields["MaxTime"] = "UNLIMITED"
+    return fields
+
+
+def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
+    """A slurm.conf file and its includes (each relative to the file that includes it)."""
+    main = Path(path)
+
+    def text_of(file: Path, source: str, line: int) -> str:
+        try:
+            return file.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {file}: {exc.strerror if isinstance(exc, OSError) else exc}",
+                              source=source, line=line) from None
+
+    def include(pattern: str, source: str, line: int) -> list[tuple[str, str]]:
+        base = Path(source).parent
+        full = pattern if os.path.isabs(pattern) else str(base / pattern)
+        matches = sorted(glob.glob(full)) if glob.has_magic(full) else [full]
+        if not matches:
+            raise ConfigError(f"Include {pattern}: no file matches", source=source, line=line)
+        return [(match, text_of(Path(match), source, line)) for match in matches]
+
+    return parse_slurm_conf(text_of(main, str(main), 0), source=str(main), include=include)
