@@ -487,6 +487,55 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
+def duration_seconds(text: str) -> float:
+    """An argparse type: a number of seconds, or a Slurm time (``14-00:00:00``, ``2:00:00``...)."""
+    from djsb.yamlnodes import parse_duration
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = parse_duration(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a time > 0, got {text!r}")
+    return seconds
+
+
+def command_history(args: argparse.Namespace) -> int:
+    from djsb.calibrate.history import SiteFiles, replay_history, write_history
+
+    files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
+                      Path(args.associations) if args.associations else None,
+                      Path(args.qos) if args.qos else None)
+    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct)) as out:
+        bars: list[Progress] = []
+
+        def progress(done: int, total: int) -> None:
+            if not bars:
+                bars.append(Progress("jobs", total, line_every=10.0))
+            bars[0].update(done)
+
+        replay = replay_history(files, window=args.window, step=args.step, on_progress=progress)
+        for bar in bars:
+            bar.close()
+        write_history(replay, out)
+    for note in replay.notes:
+        log(f"note: {note}")
+    figures = replay.figures
+    finish(args, Outcome("history", f"{files.sacct} replayed under {files.slurm_conf}", out, [
+        Headline("jobs", figures["jobs"], "jobs"),
+        Headline("not_started", figures["not_started"], "jobs"),
+        Headline("recorded_mean_wait", figures["recorded_mean_wait"], "s"),
+        Headline("simulated_mean_wait", figures["simulated_mean_wait"], "s"),
+        Headline("mean_abs_start_error", figures["mean_abs_start_error"], "s"),
+        Headline("moving_average_mape", 100 * figures["moving_average_mape"], "%"),
+        Headline("ks_wait", figures["ks_wait"], DIMENSIONLESS),
+        Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS)]))
+    return EXIT_OK
+
+
 def command_calibrate(args: argparse.Namespace) -> int:
     from djsb.calibrate.run import resume_calibration, run_calibration
     from djsb.calibrate.run_dir import submitted_any
@@ -627,6 +676,27 @@ def build_parser() -> argparse.ArgumentParser:
                            help="continue an interrupted calibration: its finished replays kept, what the "
                            "interrupted one left on Slurm cancelled")
     calibrate.set_defaults(func=command_calibrate)
+    history = sub.add_parser("history", help="replay a site's sacct dump offline under its slurm.conf and "
+                             "measure each start and the moving-average wait against the record",
+                             description="Replay a site's own Slurm history on the model of its own "
+                             "configuration: the dump of sacct -a -X -P --format=JobIDRaw,JobID,User,Account,"
+                             "Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,ReqCPUS,AllocCPUS,"
+                             "ReqMem,NNodes,NodeList,State,Reason,Flags,Priority and slurm.conf (with its "
+                             "includes). Writes errors.csv (one row per job), summary.csv (overall and by "
+                             "partition, QoS, account, size), moving_average.csv, notes.txt.")
+    history.add_argument("sacct", help="sacct --parsable2 --allocations dump (plain or gzip)")
+    history.add_argument("--slurm-conf", required=True, help="the site's slurm.conf")
+    history.add_argument("--associations", help="sacctmgr --noheader --parsable2 show associations "
+                         "format=Account,User,ParentName,Share (fair share's tree)")
+    history.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos "
+                         "format=Name,Priority,MaxJobsPU")
+    history.add_argument("--window", type=duration_seconds, default=14 * 86400.0,
+                         help="moving-average window: seconds or a Slurm time (default 14-00:00:00, "
+                         "FastSim's)")
+    history.add_argument("--step", type=duration_seconds, default=86400.0,
+                         help="moving-average sampling step: seconds or a Slurm time (default 1-00:00:00)")
+    history.add_argument("-o", "--output", help="output directory")
+    history.set_defaults(func=command_history)
     reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "
                                "(reproduce.csv, report.html)")
     reproduce.add_argument("paper", choices=("000", "001", "002", "003", "004"))

@@ -89,6 +89,7 @@ from djsb.calibrate.slurm_config import (
     ASSOCIATIONS_COMMAND,
     QOS_COMMAND,
     SHOW_CONFIG_COMMAND,
+    SLURM_LIKE,
     SSHARE_COMMAND,
     cluster_spec,
     last_backfill_cycle,
@@ -121,8 +122,6 @@ from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, 
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
-SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
-"""Model options on by default in a calibration: the backfill plan and node choice as Slurm makes them."""
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),

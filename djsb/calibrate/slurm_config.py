@@ -31,6 +31,9 @@ from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeig
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
 SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
+SLURM_LIKE: dict[str, Any] = {"bf_will_run": True, "node_select": "cons_tres"}
+"""Model options on by default when the model stands for a Slurm (a calibration, a site's history):
+the backfill plan and node choice as Slurm makes them."""
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
 COUNTS = ("bf_max_job_test", "default_queue_depth")
 FLAGS = ("bf_continue", "defer")

@@ -1,0 +1,89 @@
+"""``djsb history``: a site's sacct dump replayed offline under its own slurm.conf, against the record.
+
+The dump and slurm.conf are the mini-cluster's own (tests/fixtures/sacct/README.md). The recorded side
+is recomputed here from the dump's text with the standard library alone (an oracle that shares no code
+with the sacct reader); the simulated side is checked by its invariants (no job starts before its
+submission, every replayable job started or counted), not by its own numbers.
+"""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_cli_errors import one_line_failure
+
+from djsb.calibrate.history import unmodelled
+from djsb.calibrate.slurm_conf import parse_slurm_conf
+from djsb.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
+DUMP = FIXTURES / "minicluster-22.05-allocations.txt"
+CONF = FIXTURES / "minicluster-slurm.conf"
+
+
+def recorded_waits() -> dict[int, float]:
+    """JobIDRaw -> Start - Submit of the jobs that ran (cancelled before starting: Start = End with
+    0 s elapsed), from the dump's text."""
+    def seconds(text: str) -> float:
+        return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
+
+    with DUMP.open() as stream:
+        rows = list(csv.DictReader(stream, delimiter="|"))
+    return {int(row["JobIDRaw"]): seconds(row["Start"]) - seconds(row["Submit"]) for row in rows
+            if not (row["State"].startswith("CANCELLED") and row["Elapsed"] == "00:00:00")}
+
+
+def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "history"
+    assert main(["history", str(DUMP), "--slurm-conf", str(CONF), "--window", "600", "--step", "60",
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    # the two partitions no job of the dump ran in, and the two jobs cancelled before they started
+    assert "note: partition(s) oversub, exclusive of slurm.conf ran no job of the dump: not modelled" in err
+    assert "note: 2 record(s) of the dump are not replayed (2 cancelled_before_start)" in err
+    waits = recorded_waits()
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    assert len(waits) == 81 and set(errors.index) == set(waits)
+    assert errors["recorded_wait"].to_dict() == pytest.approx(waits)
+    assert (errors["simulated_start"] >= errors["submit"]).all()
+    overall = pd.read_csv(out / "summary.csv").set_index(["group_by", "group"]).loc[("all", "all")]
+    assert (overall["jobs"], overall["not_started"]) == (81, 0)
+    assert overall["recorded_mean_wait"] == pytest.approx(sum(waits.values()) / 81)
+    # every job of this dump ran in partition shared, QoS normal, account root: one group each
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary[summary["group_by"] == "partition"]["group"].tolist() == ["shared"]
+    assert summary[summary["group_by"] == "size"]["jobs"].sum() == 81
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert set(jobs["job_id"]) == set(waits)
+
+
+def test_a_slurm_conf_that_does_not_parse_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nNodeName=n1 CPUs\n")
+    out = tmp_path / "history"
+    one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(conf), "-o", str(out)], 2,
+                     f"{conf}:2: 'CPUs' is not Key=Value", out)
+
+
+def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
+    conf = parse_slurm_conf(
+        "PreemptType=preempt/qos\n"
+        "SchedulerParameters=bf_interval=30,bf_max_job_user=10,defer\n"
+        "GresTypes=gpu\n"
+        "NodeName=g[1-2] CPUs=8 Gres=gpu:2 State=UNKNOWN\n"
+        "NodeName=d1 CPUs=8 State=DRAIN\n"
+        "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab\n")
+    assert unmodelled(conf) == [
+        "PreemptType=preempt/qos has no model: no job is preempted",
+        "SchedulerParameters bf_max_job_user=10 has no model",
+        "GresTypes=gpu has no model: jobs are placed by CPUs and memory",
+        "node d1 State=DRAIN: the model keeps it in service",
+        "nodes g1, g2: Gres=gpu:2 has no model",
+        "partition gpu: AllowAccounts=lab has no model",
+        "partition gpu: QOS=gpuqos has no model",
+    ]
