@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from test_cli_errors import one_line_failure
 
-from djsb.calibrate.history import unmodelled
+from djsb.calibrate.history import submit_options, unmodelled
 from djsb.calibrate.slurm_conf import parse_slurm_conf
 from djsb.cli import main
 
@@ -26,16 +26,20 @@ DUMP = FIXTURES / "minicluster-22.05-allocations.txt"
 CONF = FIXTURES / "minicluster-slurm.conf"
 
 
-def recorded_waits() -> dict[int, float]:
-    """JobIDRaw -> Start - Submit of the jobs that ran (cancelled before starting: Start = End with
-    0 s elapsed), from the dump's text."""
-    def seconds(text: str) -> float:
-        return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
+def seconds(text: str) -> float:
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
 
+
+def replayed_rows() -> list[dict[str, str]]:
+    """The dump's rows of the jobs that ran (cancelled before starting: Start = End, 0 s elapsed)."""
     with DUMP.open() as stream:
-        rows = list(csv.DictReader(stream, delimiter="|"))
-    return {int(row["JobIDRaw"]): seconds(row["Start"]) - seconds(row["Submit"]) for row in rows
-            if not (row["State"].startswith("CANCELLED") and row["Elapsed"] == "00:00:00")}
+        return [row for row in csv.DictReader(stream, delimiter="|")
+                if not (row["State"].startswith("CANCELLED") and row["Elapsed"] == "00:00:00")]
+
+
+def recorded_waits() -> dict[int, float]:
+    """JobIDRaw -> Start - Submit of the jobs that ran, from the dump's text."""
+    return {int(row["JobIDRaw"]): seconds(row["Start"]) - seconds(row["Submit"]) for row in replayed_rows()}
 
 
 def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,6 +50,12 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     # the two partitions no job of the dump ran in, and the two jobs cancelled before they started
     assert "note: partition(s) oversub, exclusive of slurm.conf ran no job of the dump: not modelled" in err
     assert "note: 2 record(s) of the dump are not replayed (2 cancelled_before_start)" in err
+    rows = replayed_rows()
+    nodelist = sum(1 for row in rows if "--nodelist=" in row["SubmitLine"])
+    held = sum(1 for row in rows if seconds(row["Eligible"]) > seconds(row["Submit"]))
+    assert (nodelist, held) == (22, 37)
+    assert f"note: {nodelist} job(s) asked --nodelist: the model places them on any node" in err
+    assert f"note: {held} job(s) became eligible after their submission" in err
     waits = recorded_waits()
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     assert len(waits) == 81 and set(errors.index) == set(waits)
@@ -87,3 +97,13 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
         "partition gpu: AllowAccounts=lab has no model",
         "partition gpu: QOS=gpuqos has no model",
     ]
+
+
+@pytest.mark.parametrize(("line", "options"), [
+    ("sbatch --parsable --nodelist=n2 --time=4 job.sh --exclusive", {"--parsable", "--nodelist", "--time"}),
+    ("sbatch -w n[1-2] -p batch -s job.sh", {"--nodelist", "-p", "--oversubscribe"}),
+    ("sbatch job.sh", set()),
+    ("sbatch --wrap='unbalanced", set()),
+])
+def test_the_options_of_a_submit_line(line: str, options: set[str]) -> None:
+    assert submit_options(line) == options

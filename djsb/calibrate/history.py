@@ -15,15 +15,20 @@ never dropped silently. The model holds the default partition and the partitions
 in (a note names the others); jobs the model cannot place (an unknown partition, more CPUs than a node
 has) are rejected with their reason by the model and counted apart from the errors.
 
-Not yet reproduced (each a note when it applies): jobs running when the dump starts are replayed
-from their submission like the others (the dump's first jobs start on an empty cluster), and the
-fair-share usage accrued before the dump is taken as none.
+A job that became eligible after its submission (a dependency, an array throttle, ``--begin``) is
+queued in the model at its recorded Eligible time; the sbatch options of its SubmitLine the model
+does not reproduce (``--nodelist``, ``--exclusive``...) are counted in a note. Not yet reproduced
+(each a note when it applies): jobs running when the dump starts are replayed from their submission
+like the others (the dump's first jobs start on an empty cluster), and the fair-share usage accrued
+before the dump is taken as none.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import shlex
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,11 +51,26 @@ from djsb.errors import ConfigError
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
 from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
+from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import read_sacct
 from djsb.workloads.swf import Workload
 
 BREAKDOWNS = ("partition", "qos", "account", "size")
 """The groups the errors are broken down by."""
+
+OPTIONS_UNMODELLED = {
+    "--nodelist": "the model places them on any node", "-w": "--nodelist",
+    "--exclude": "the model may place them on the excluded nodes", "-x": "--exclude",
+    "--exclusive": "the model shares their nodes as their partition allows",
+    "--oversubscribe": "the model shares no core of theirs", "-s": "--oversubscribe",
+    "--constraint": "the model ignores node features", "-C": "--constraint",
+    "--gres": "the model places by CPUs and memory", "--gpus": "the model places by CPUs and memory",
+    "--reservation": "the model has no reservation", "--contiguous": "the model ignores contiguity",
+    "--switches": "the model has no network topology",
+}
+"""sbatch options (long name: what the replay does instead; short name: its long name) the model does
+not reproduce, found in sacct's SubmitLine."""
+SHORT_WITH_VALUE = {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D"}
 
 PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
                            "PriorityJobFactor", "Default", "State"}
@@ -109,6 +129,43 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     return notes
 
 
+def submit_options(line: str) -> set[str]:
+    """The long names of the options of an sbatch command line (up to its script), short ones by
+    their long name when :data:`OPTIONS_UNMODELLED` knows it."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return set()
+    found: set[str] = set()
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if not word.startswith("-"):
+            break  # the script: what follows is its own arguments
+        name = word.split("=", 1)[0]
+        if len(name) == 2 and name in SHORT_WITH_VALUE and "=" not in word:
+            index += 1
+        alias = OPTIONS_UNMODELLED.get(name, "")
+        found.add(alias if alias.startswith("--") else name)
+        index += 1
+    return found
+
+
+def job_notes(recorded: Mapping[int, RecordedOutcome], eligible_later: int) -> list[str]:
+    """Notes on what jobs asked that the model does not reproduce (from their submit lines), and on
+    the jobs queued at their recorded Eligible time."""
+    counts: Counter[str] = Counter()
+    for outcome in recorded.values():
+        options = submit_options(outcome.submit_line)
+        counts.update(option for option in options if option in OPTIONS_UNMODELLED)
+    notes = [f"{count} job(s) asked {option}: {OPTIONS_UNMODELLED[option]}"
+             for option, count in sorted(counts.items())]
+    if eligible_later:
+        notes.append(f"{eligible_later} job(s) became eligible after their submission (a dependency, an "
+                     "array throttle, --begin): the model queues each at its recorded Eligible time")
+    return notes
+
+
 def default_partition(conf: SlurmConf) -> str:
     """The partition a job without one goes to: the one marked Default=YES, else the first."""
     if not conf.partitions:
@@ -124,6 +181,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     against the record (moving averages over ``window``, sampled every ``step``: seconds)."""
     workload = read_sacct(files.sacct)
     jobs = workload.replayable_jobs()
+    queued = [_queued_at_eligible(job, workload.recorded.get(job.job_id)) for job in jobs]
     conf = read_slurm_conf(files.slurm_conf)
     notes = unmodelled(conf)
     qos = parse_qos(files.qos.read_text()) if files.qos is not None else (QosSpec("normal"),)
@@ -137,14 +195,23 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     associations = parse_associations(files.associations.read_text()) if files.associations else None
     make_priority, priority_notes = priority_plugin(conf.config, associations)
-    notes += priority_notes + _history_notes(workload, window)
+    eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True) if as_queued is not job)
+    notes += priority_notes + _history_notes(workload, window) + job_notes(workload.recorded, eligible_later)
     pairs = associations.pairs if associations is not None else ()
-    result = Simulation(jobs, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
+    result = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
                         on_progress=on_progress).run()
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)
     return HistoryReplay(errors, summary(errors, window, step),
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes)
+
+
+def _queued_at_eligible(job: TraceJob, outcome: RecordedOutcome | None) -> TraceJob:
+    """``job`` submitted to the model when Slurm recorded it eligible, if that was later (the wait is
+    still counted from its submission on both sides)."""
+    if outcome is None or outcome.eligible is None or outcome.eligible <= job.submit:
+        return job
+    return dataclasses.replace(job, submit=outcome.eligible)
 
 
 def _history_notes(workload: Workload, window: float) -> list[str]:

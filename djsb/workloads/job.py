@@ -53,7 +53,8 @@ class RecordedOutcome:
     recorded); ``started_by`` is the pass that started it (one of :data:`STARTED_BY`, None when the
     record does not say, as for a launch that failed); ``state`` and ``reason`` are as recorded
     (``COMPLETED``, ``NODE_FAIL``...; the last pending reason); ``priority`` is the job's priority as
-    recorded; ``node_list`` the nodes it ran on, in Slurm's hostlist form."""
+    recorded; ``node_list`` the nodes it ran on, in Slurm's hostlist form; ``submit_line`` the command
+    that submitted it (sacct's SubmitLine, Slurm >= 20.11), whose options a replay may not model."""
 
     start: float
     eligible: float | None = None
@@ -62,3 +63,4 @@ class RecordedOutcome:
     reason: str = ""
     priority: int | None = None
     node_list: str = ""
+    submit_line: str = ""

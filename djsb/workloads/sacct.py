@@ -31,7 +31,7 @@ What the scheduler recorded of each job's scheduling goes to ``Workload.recorded
 (:class:`~djsb.workloads.job.RecordedOutcome`), so a replay can be compared with it job by job: Start
 (times from the same origin as the submits), and when the dump has them Eligible (``Unknown`` -> None),
 Flags (``SchedMain`` / ``SchedBackfill`` / ``SchedSubmit``: the pass that started the job; Slurm 22.05
-prints them with ``StartRecieved``, its own spelling), Priority, State, Reason and NodeList.
+prints them with ``StartRecieved``, its own spelling), Priority, State, Reason, NodeList and SubmitLine.
 
 Submit times are made relative to the earliest submit of the accepted jobs; that absolute time (as a Unix
 time of the naive local timestamp) is ``Workload.time_origin``. ``Workload.header`` holds the column names
@@ -203,7 +203,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     g_user, g_uid, g_account = getter("user"), getter("uid"), getter("account")
     g_partition, g_qos = getter("partition"), getter("qos")
     g_eligible, g_flags, g_priority = getter("eligible"), getter("flags"), getter("priority")
-    g_reason, g_nodelist = getter("reason"), getter("nodelist")
+    g_reason, g_nodelist, g_submit_line = getter("reason"), getter("nodelist"), getter("submitline")
     seen: set[int] = set()
     max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
     width = len(names)
@@ -296,7 +296,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
                        user, account, g_partition(row).strip() or None, g_qos(row).strip() or None)
         outcome = None if start is None else RecordedOutcome(
             start, eligible, started_by(g_flags(row)), state, g_reason(row).strip(), priority,
-            g_nodelist(row).strip())
+            g_nodelist(row).strip(), g_submit_line(row).strip())
         return job_id, job_text, job, state, outcome
 
     accepted, skipped = read_records(lines[header_index + 1:], parse, source=source,
