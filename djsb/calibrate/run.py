@@ -117,14 +117,25 @@ from djsb.transport import LocalTransport, Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, load_yaml, one_of, read_fields
+from djsb.yamlnodes import (
+    Located,
+    as_duration,
+    as_int,
+    as_number,
+    as_str,
+    check_arguments,
+    load_yaml,
+    one_of,
+    read_fields,
+)
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
 SLURM_LIKE = {"bf_will_run": True, "node_select": "cons_tres"}
 """Model options on by default in a calibration: the backfill plan and node choice as Slurm makes them."""
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
+    "start": lambda n: as_duration(n, unit="s"), "count": lambda n: as_int(n, 1),
+    "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
     "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
@@ -179,7 +190,8 @@ def load_calibration(path: Path) -> Calibration:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
                                  "ssh": read_ssh, "accounts": _names, "qos": _names, "partitions": _names,
-                                 "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
+                                 "poll_interval": lambda n: as_duration(n, unit="s", strict=True)},
+                         ("partition",))
     model_node = root.get("model")
     model = scheduler_overrides(model_node) if model_node is not None else {}
     window = _workload(workload, path.resolve().parent, seed)
