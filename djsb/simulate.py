@@ -1,7 +1,8 @@
 """``djsb simulate``: run one experiment on the built-in scheduler model from a YAML file.
 
-The file has four sections and an optional fifth, ``workflow`` (every time is in seconds; relative
-paths are resolved against the config file's directory)::
+The file has four sections and an optional fifth, ``workflow`` (every time is a number of seconds,
+quoted or not, or a Slurm time such as ``1:30:00`` or ``1-00:00:00``: djsb.yamlnodes.parse_duration;
+relative paths are resolved against the config file's directory)::
 
     seed: 1
     workload:            # a trace ...
@@ -31,8 +32,9 @@ paths are resolved against the config file's directory)::
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
       # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000); each plugin reads
       # its own options (a registered reader in its file under djsb/model/priority/)
-      scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
-                                   # default_queue_depth also take "unlimited"
+      scheduler: {backfill: easy, bf_interval: 30}   # bf_window also takes UNLIMITED (slurm.conf's
+                                   # 1440 minutes is 86400 or "1-00:00:00" here), bf_max_job_test and
+                                   # default_queue_depth "unlimited"; max_time and max_wall UNLIMITED
     # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
     workflow:            # optional: a workflow packed by a wrapper strategy and submitted into the
       shape: vertical    # workload (djsb/workflows/plan.py); metrics.json gains workflow_* numbers

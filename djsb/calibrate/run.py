@@ -5,7 +5,7 @@ The file::
     seed: 1
     workload:                 # a trace window, scaled in CPUs and time ...
       swf: ../tests/fixtures/calibrate/kth_window.swf
-      start: 0                # first job submitted at or after this trace second
+      start: 0                # first job submitted at or after this trace second (or a Slurm time)
       count: 32
       cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
       time_scale: 1.0         # submissions, run and requested times alike
@@ -21,7 +21,7 @@ The file::
       runs: 2                 # replays on Slurm; the second gives Slurm's own run-to-run spread
       work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs (on the login node)
       ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
-      poll_interval: 2
+      poll_interval: 2        # seconds between two squeue (or a Slurm time, 0:02)
       accounts: [a1, a2, a3]  # optional: each trace user's jobs go to one of these (round-robin, --account)
       qos: [normal, debug]    # optional: each trace user's jobs go to one of these QoS (round-robin, --qos)
       partitions: [oversub, half]   # optional: each trace user's jobs go to one of these
