@@ -262,11 +262,25 @@ _SLURM_TIMES: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
 _BARE_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def duration_grammar(unit: TimeUnit, unlimited: bool = False) -> str:
+def _grammar(unit: TimeUnit, unlimited: bool) -> str:
     """What a key of ``unit`` accepts, for its error messages."""
     words = ", or UNLIMITED" if unlimited else ""
     return (f"a number of {TIME_UNITS[unit][1]} (quoted or not), or a Slurm time MM:SS, HH:MM:SS, D-HH, "
             f"D-HH:MM or D-HH:MM:SS{words}")
+
+
+def _seconds(value: str | float, unit: TimeUnit) -> float | None:
+    """Seconds in a number of ``unit`` (quoted or not) or in one of Slurm's forms; None if neither."""
+    if not isinstance(value, str):
+        return float(value) * TIME_UNITS[unit][0]
+    text = value.strip()
+    if _BARE_NUMBER.fullmatch(text):
+        return float(text) * TIME_UNITS[unit][0]
+    for form, scales in _SLURM_TIMES:
+        match = form.fullmatch(text)
+        if match:
+            return float(sum(float(part) * scale for part, scale in zip(match.groups(), scales, strict=True)))
+    return None
 
 
 def parse_duration(value: str | float, unit: TimeUnit, *, unlimited: bool = False) -> float:
@@ -275,27 +289,21 @@ def parse_duration(value: str | float, unit: TimeUnit, *, unlimited: bool = Fals
     ``1-02:03:04`` is 93784 s). ``UNLIMITED`` / ``INFINITE`` (any case) are :data:`UNLIMITED` when
     ``unlimited``, else refused. sbatch reads a bare number as minutes; here it is the key's unit,
     so that ``90`` and ``"90"`` always mean the same. Raises ValueError naming the grammar."""
-    expected = duration_grammar(unit, unlimited)
-    if isinstance(value, bool):
-        raise ValueError(f"expected {expected}, got {describe(value)}")
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError(f"expected {expected}, got {value}")
-        return float(value) * TIME_UNITS[unit][0]
-    if not isinstance(value, str):
-        raise ValueError(f"expected {expected}, got {describe(value)}")
-    text = value.strip()
-    if text.lower() in _NO_LIMIT_WORDS:
+    expected = _grammar(unit, unlimited)
+    got = repr(value) if isinstance(value, str) else describe(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected {expected}, got {got}")
+    if isinstance(value, str) and value.strip().lower() in _NO_LIMIT_WORDS:
         if unlimited:
             return UNLIMITED
-        raise ValueError(f"no limit ({text}) is not accepted here: expected {expected}")
-    if _BARE_NUMBER.fullmatch(text):
-        return float(text) * TIME_UNITS[unit][0]
-    for form, scales in _SLURM_TIMES:
-        match = form.fullmatch(text)
-        if match:
-            return float(sum(float(part) * scale for part, scale in zip(match.groups(), scales, strict=True)))
-    raise ValueError(f"expected {expected}, got {value!r}")
+        raise ValueError(f"no limit ({value.strip()}) is not accepted here: expected {expected}")
+    try:
+        seconds = _seconds(value, unit)
+    except OverflowError:  # a whole number too large for a float
+        seconds = None
+    if seconds is None or not math.isfinite(seconds):
+        raise ValueError(f"expected {expected}, got {got}")
+    return seconds
 
 
 def as_duration(node: Located, *, unit: TimeUnit, minimum: float = 0.0, strict: bool = False,
