@@ -183,3 +183,17 @@ def test_simulated_module_reads_its_scheduler_times() -> None:
     assert values["start_latency"] == 2.0
     assert values["scheduler"] == {"bf_window": 86400.0, "bf_interval": 30.0}
     assert SimulatedJobModule.read_options({"time_limit": "1:30:00"})["time_limit"] == 5400.0
+
+
+def test_workflow_times_as_slurm_writes_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "wrappers.yaml"
+    path.write_text("workload: {generator: empty}\n"
+                    "cluster: {nodes: [{count: 2, cores: 8}], partitions: [{name: p, max_time: '2-00'}]}\n"
+                    "workflow: {shape: vertical, count: 3, cpus: 4, run_time: '30:00', submit: '1:00:00',\n"
+                    "           strategy: [none, vertical], limits: {max_wallclock: '1-00'}}\n")
+    validates(capsys, path, "wrappers")
+    plan = load_experiment(path).workflow
+    assert plan is not None
+    assert plan.submit == 3600.0
+    assert {job.run_time for job in plan.workflow.jobs} == {1800.0}
+    assert plan.limits.max_wallclock == 86400.0  # below the partition's 2 days (172800 s)
