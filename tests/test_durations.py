@@ -15,6 +15,7 @@ from djsb.calibrate.run import load_calibration
 from djsb.cli import main
 from djsb.config import config_from_tree
 from djsb.errors import ConfigError
+from djsb.pool.config import read_experiment
 from djsb.simulate import load_experiment
 from djsb.yamlnodes import UNLIMITED, Located, TimeUnit, as_duration, load_yaml, parse_duration
 from job_modules.simulated import SimulatedJobModule
@@ -197,3 +198,33 @@ def test_workflow_times_as_slurm_writes_them(tmp_path: Path, capsys: pytest.Capt
     assert plan.submit == 3600.0
     assert {job.run_time for job in plan.workflow.jobs} == {1800.0}
     assert plan.limits.max_wallclock == 86400.0  # below the partition's 2 days (172800 s)
+
+
+POOL = """\
+seed: 1
+pool:
+  days: 2
+  failure_repair_hours: "1:30:00"
+  sleep_after_minutes: 0.7
+  clusters: [{name: lib, computers: 4, type: normal, open_hour: 0, close_hour: 24,
+              mean_idle_minutes: "6:11:00", mean_session_minutes: "60"}]
+workload: {generate: {tasks: 20, days: "1-00"}}
+policy: {abandon: {rule: A1, t_hours: "1-00"}, placement: C1}
+"""
+
+
+def test_pool_times_in_the_unit_their_key_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "pool.yaml"
+    path.write_text(POOL)
+    validates(capsys, path, "pool")
+    experiment = read_experiment(load_yaml(path), tmp_path)
+    assert experiment.pool.failure_repair_hours == 1.5  # 5400 s in hours
+    assert experiment.pool.sleep_after_minutes == 0.7  # an unquoted number is kept as written
+    assert experiment.pool.clusters[0].mean_idle_minutes == 6 * 60 + 11
+    assert experiment.pool.clusters[0].mean_session_minutes == 60.0
+    assert getattr(experiment.abandon, "t_hours") == 24.0  # noqa: B009 - a field of the A1 policy only
+    path.write_text(POOL.replace('t_hours: "1-00"', "t_hours: UNLIMITED"))
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"djsb: error: {path}:9: policy.abandon.t_hours: no limit (UNLIMITED) is not accepted here: expected a "
+        "number of hours (quoted or not), or a Slurm time MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS\n")
