@@ -108,14 +108,13 @@ from djsb.workloads.shaping import (
 )
 from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import (
-    UNLIMITED,
     Located,
     as_bool,
-    as_duration,
     as_int,
     as_number,
     as_path,
     as_str,
+    as_time_limit,
     check_arguments,
     describe,
     load_yaml,
@@ -150,10 +149,9 @@ def _child(node: Located, key: str, what: str = "key") -> Located:
 
 
 def _time_limit(node: Located) -> float | None:
-    """A partition's MaxTime or a QOS's MaxWall: a time of at least a second (a bare number in
-    seconds), or None for ``UNLIMITED`` (no limit)."""
-    seconds = as_duration(node, unit="s", minimum=1, unlimited=True)
-    return None if seconds == UNLIMITED else seconds
+    """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
+    None for ``UNLIMITED``."""
+    return as_time_limit(node, unit="s", minimum=1)
 
 
 # ----------------------------------------------------------------------------- sections

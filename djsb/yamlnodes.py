@@ -320,6 +320,14 @@ def as_duration(node: Located, *, unit: TimeUnit, minimum: float = 0.0, strict: 
     return seconds
 
 
+def as_time_limit(node: Located, *, unit: TimeUnit, minimum: float = 0.0,
+                  strict: bool = False) -> float | None:
+    """A time limit (a partition's MaxTime, a job's --time) in seconds, or None for ``UNLIMITED`` /
+    ``INFINITE``: no limit, as the model's specs hold it."""
+    seconds = as_duration(node, unit=unit, minimum=minimum, strict=strict, unlimited=True)
+    return None if seconds == UNLIMITED else seconds
+
+
 def as_path(node: Located, base: Path) -> Path:
     """An existing file: absolute, or relative to ``base`` (the config file's directory)."""
     path = Path(as_str(node))

@@ -106,7 +106,6 @@ from djsb.workloads.swf import read_swf
 from djsb.workloads.synthetic import poisson_exponential
 from djsb.workloads.window import background_window
 from djsb.yamlnodes import (
-    UNLIMITED,
     Located,
     as_bool,
     as_duration,
@@ -114,6 +113,7 @@ from djsb.yamlnodes import (
     as_number,
     as_size,
     as_str,
+    as_time_limit,
     read_fields,
 )
 
@@ -148,12 +148,6 @@ def _positive(node: Located) -> float:
 def _duration(node: Located) -> float:
     """A time >= 0: a bare number in seconds, or one of Slurm's time forms."""
     return as_duration(node, unit="s")
-
-
-def _time_limit(node: Located) -> float | None:
-    """A time limit > 0 (a bare number in seconds), or None for ``UNLIMITED``."""
-    seconds = as_duration(node, unit="s", strict=True, unlimited=True)
-    return None if seconds == UNLIMITED else seconds
 
 
 def _count(node: Located) -> int:
@@ -242,8 +236,8 @@ OPTIONS: dict[str, Option] = {
     "seed": Option(as_int, 0, "seed of the work noise"),
     "oversubscribe": Option(_oversubscribe, "YES:4", "the partition's OverSubscribe"),
     "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
-    "time_limit": Option(_time_limit, None, "time limit of DJSB's jobs, seconds or a Slurm time "
-                                            "(none or UNLIMITED: unlimited)"),
+    "time_limit": Option(lambda n: as_time_limit(n, unit="s", strict=True), None,
+                         "time limit of DJSB's jobs, seconds or a Slurm time (none or UNLIMITED: unlimited)"),
     "check_invariants": Option(as_bool, False, "run the model's InvariantChecker along"),
     "scheduler": Option(_scheduler, {}, "overrides of the policy's SchedulerConfig fields"),
     "background": Option(_background, {}, "other users' jobs: an SWF window or a generator"),

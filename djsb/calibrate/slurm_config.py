@@ -273,7 +273,7 @@ def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> 
     every = len(members) == len(hosts)
     return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
                          oversubscribe=oversubscribe,
-                         max_time=None if max_time.upper() == "UNLIMITED" else slurm_time(max_time),
+                         max_time=None if max_time == "UNLIMITED" else slurm_time(max_time),
                          priority_tier=int(record.get("PriorityTier", "1")),
                          priority_job_factor=int(record.get("PriorityJobFactor", "1")))
 
