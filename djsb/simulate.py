@@ -1,7 +1,8 @@
 """``djsb simulate``: run one experiment on the built-in scheduler model from a YAML file.
 
-The file has four sections and an optional fifth, ``workflow`` (every time is in seconds; relative
-paths are resolved against the config file's directory)::
+The file has four sections and an optional fifth, ``workflow`` (every time is a number of seconds,
+quoted or not, or a Slurm time such as ``1:30:00`` or ``1-00:00:00``: djsb.yamlnodes.parse_duration;
+relative paths are resolved against the config file's directory)::
 
     seed: 1
     workload:            # a trace ...
@@ -31,8 +32,9 @@ paths are resolved against the config file's directory)::
       priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
       # or {plugin: fifo}, or {plugin: psp_aging, time_step: 150} (paper 000); each plugin reads
       # its own options (a registered reader in its file under djsb/model/priority/)
-      scheduler: {backfill: easy, bf_interval: 30}   # bf_window, bf_max_job_test and
-                                   # default_queue_depth also take "unlimited"
+      scheduler: {backfill: easy, bf_interval: 30}   # bf_window also takes UNLIMITED (slurm.conf's
+                                   # 1440 minutes is 86400 or "1-00:00:00" here), bf_max_job_test and
+                                   # default_queue_depth "unlimited"; max_time and max_wall UNLIMITED
     # preset: textbook is Mu'alem & Feitelson's EASY (FIFO, no window, no intervals, no rounding)
     workflow:            # optional: a workflow packed by a wrapper strategy and submitted into the
       shape: vertical    # workload (djsb/workflows/plan.py); metrics.json gains workflow_* numbers
@@ -85,6 +87,7 @@ from djsb.model.metrics import UNITS, summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.scheduler import SCHEDULER_READERS
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.registry import UnknownName
@@ -108,11 +111,11 @@ from djsb.workloads.swf import SkippedRecord, read_swf
 from djsb.yamlnodes import (
     Located,
     as_bool,
-    as_duration,
     as_int,
     as_number,
     as_path,
     as_str,
+    as_time_limit,
     check_arguments,
     describe,
     load_yaml,
@@ -146,9 +149,10 @@ def _child(node: Located, key: str, what: str = "key") -> Located:
     return child
 
 
-def _or_unlimited(reader: Callable[[Located], float]) -> Callable[[Located], float]:
-    """``reader``, or ``math.inf`` for the word ``unlimited``."""
-    return lambda node: math.inf if node.value == "unlimited" else reader(node)
+def _time_limit(node: Located) -> float | None:
+    """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
+    None for ``UNLIMITED``."""
+    return as_time_limit(node, unit="s", minimum=1)
 
 
 # ----------------------------------------------------------------------------- sections
@@ -260,7 +264,7 @@ def _cluster(node: Located) -> ClusterSpec:
             f = read_fields(item, {
                 "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in _list(n)),
                 "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
-                "max_time": lambda n: as_duration(n, 1), "priority_tier": as_int,
+                "max_time": _time_limit, "priority_tier": as_int,
                 "priority_job_factor": as_int, "oversubscribe": lambda n: str(n.value).upper(),
             }, ("name",))
             spec = PartitionSpec(**f)
@@ -274,20 +278,14 @@ def _cluster(node: Located) -> ClusterSpec:
     if qos_node is not None:
         qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
                                         "max_jobs_per_user": lambda n: as_int(n, 1),
-                                        "max_wall": lambda n: as_duration(n, 1)}, ("name",)))
+                                        "max_wall": _time_limit}, ("name",)))
                for item in _list(qos_node)]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
 SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "backfill": as_str, "sched_interval": as_number, "bf_interval": as_number,
-    "bf_window": _or_unlimited(as_number), "bf_resolution": as_number,
-    "bf_max_job_test": _or_unlimited(lambda n: as_int(n, 1)), "bf_continue": as_bool,
-    "default_queue_depth": _or_unlimited(lambda n: as_int(n, 1)), "defer": as_bool,
-    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
-    "start_latency": as_number, "bf_will_run": as_bool, "node_select": as_str, "bf_phase": as_number,
-    "bf_planner": as_str, "kill_wait": lambda n: as_number(n, 0),
-}
+    name: read for name, read in SCHEDULER_READERS.items()
+    if name not in ("extend_limit", "batch_sched_delay")}
 """``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 
 

@@ -19,7 +19,7 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -276,40 +276,92 @@ def as_size(node: Located) -> int:
         raise node.error(str(exc)) from None
 
 
-# sbatch(1) --time: "minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
-# "days-hours:minutes" and "days-hours:minutes:seconds".
-_CLOCK_TIME = re.compile(r"(\d+)(?::(\d+))?(?::(\d+))?")
-_DAYS_TIME = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?")
+TimeUnit = Literal["s", "min", "h", "day"]
+"""The unit a key gives a bare number of time in (its documentation says which)."""
+TIME_UNITS: dict[str, tuple[float, str]] = {
+    "s": (1.0, "seconds"), "min": (60.0, "minutes"), "h": (3600.0, "hours"), "day": (86400.0, "days")}
+UNLIMITED = math.inf
+"""A time read as ``UNLIMITED`` or ``INFINITE``, where the key accepts no limit: later than any time."""
+_NO_LIMIT_WORDS = frozenset({"unlimited", "infinite"})
+
+# sbatch(1) --time's forms with a separator: "minutes:seconds", "hours:minutes:seconds", "days-hours",
+# "days-hours:minutes" and "days-hours:minutes:seconds", each with the seconds every field stands for.
+# Seconds may have a fraction, as sacct prints them (10:00.250).
+_WHOLE, _SECONDS = r"(\d+)", r"(\d+(?:\.\d+)?)"
+_SLURM_TIMES: tuple[tuple[re.Pattern[str], tuple[int, ...]], ...] = (
+    (re.compile(f"{_WHOLE}:{_SECONDS}"), (60, 1)),
+    (re.compile(f"{_WHOLE}:{_WHOLE}:{_SECONDS}"), (3600, 60, 1)),
+    (re.compile(f"{_WHOLE}-{_WHOLE}"), (86400, 3600)),
+    (re.compile(f"{_WHOLE}-{_WHOLE}:{_WHOLE}"), (86400, 3600, 60)),
+    (re.compile(f"{_WHOLE}-{_WHOLE}:{_WHOLE}:{_SECONDS}"), (86400, 3600, 60, 1)),
+)
+_BARE_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
-def parse_duration(text: str) -> float:
-    """Seconds in a time written as sbatch's --time reads it: ``MM``, ``MM:SS``, ``HH:MM:SS``,
-    ``D-HH``, ``D-HH:MM`` or ``D-HH:MM:SS`` (so ``"90"`` is 90 minutes). Raises ValueError."""
-    text = text.strip()
-    days = _DAYS_TIME.fullmatch(text)
-    if days:
-        d, h, m, s = (int(part or 0) for part in days.groups())
-        return float(((d * 24 + h) * 60 + m) * 60 + s)
-    clock = _CLOCK_TIME.fullmatch(text)
-    if not clock:
-        raise ValueError(f"expected seconds, or a time such as 90 (minutes), 1:30:00, 90:00, 2-12 or "
-                         f"2-12:00:00, got {text!r}")
-    parts = [int(part) for part in clock.groups() if part is not None]
-    if len(parts) == 3:
-        return float((parts[0] * 60 + parts[1]) * 60 + parts[2])
-    return float(parts[0] * 60 + (parts[1] if len(parts) == 2 else 0))
+def _grammar(unit: TimeUnit, unlimited: bool) -> str:
+    """What a key of ``unit`` accepts, for its error messages."""
+    words = ", or UNLIMITED" if unlimited else ""
+    return (f"a number of {TIME_UNITS[unit][1]} (quoted or not), or a Slurm time MM:SS, HH:MM:SS, D-HH, "
+            f"D-HH:MM or D-HH:MM:SS{words}")
 
 
-def as_duration(node: Located, minimum: float = 0.0, strict: bool = False) -> float:
-    """A time in seconds >= ``minimum`` (> with ``strict``): a number of seconds, or a string in
-    one of Slurm's time formats (:func:`parse_duration`)."""
-    if not isinstance(node.value, str):
-        return as_number(node, minimum, strict)
+def _seconds(value: str | float, unit: TimeUnit) -> float | None:
+    """Seconds in a number of ``unit`` (quoted or not) or in one of Slurm's forms; None if neither."""
+    if not isinstance(value, str):
+        return float(value) * TIME_UNITS[unit][0]
+    text = value.strip()
+    if _BARE_NUMBER.fullmatch(text):
+        return float(text) * TIME_UNITS[unit][0]
+    for form, scales in _SLURM_TIMES:
+        match = form.fullmatch(text)
+        if match:
+            return float(sum(float(part) * scale for part, scale in zip(match.groups(), scales, strict=True)))
+    return None
+
+
+def parse_duration(value: str | float, unit: TimeUnit, *, unlimited: bool = False) -> float:
+    """Seconds in a time as Slurm users write one: a bare number (an int, a float or the same quoted)
+    in ``unit``, or one of sbatch --time's forms with ``:`` or ``-`` (``5:30`` is 330 s,
+    ``1-02:03:04`` is 93784 s). ``UNLIMITED`` / ``INFINITE`` (any case) are :data:`UNLIMITED` when
+    ``unlimited``, else refused. sbatch reads a bare number as minutes; here it is the key's unit,
+    so that ``90`` and ``"90"`` always mean the same. Raises ValueError naming the grammar."""
+    expected = _grammar(unit, unlimited)
+    got = repr(value) if isinstance(value, str) else describe(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected {expected}, got {got}")
+    if isinstance(value, str) and value.strip().lower() in _NO_LIMIT_WORDS:
+        if unlimited:
+            return UNLIMITED
+        raise ValueError(f"no limit ({value.strip()}) is not accepted here: expected {expected}")
     try:
-        seconds = parse_duration(node.value)
+        seconds = _seconds(value, unit)
+    except OverflowError:  # a whole number too large for a float
+        seconds = None
+    if seconds is None or not math.isfinite(seconds):
+        raise ValueError(f"expected {expected}, got {got}")
+    return seconds
+
+
+def as_duration(node: Located, *, unit: TimeUnit, minimum: float = 0.0, strict: bool = False,
+                unlimited: bool = False) -> float:
+    """A time in seconds >= ``minimum`` seconds (> with ``strict``), read by :func:`parse_duration`
+    with the key's ``unit``; :data:`UNLIMITED` only where the key accepts no limit (``unlimited``)."""
+    try:
+        seconds = parse_duration(node.value, unit, unlimited=unlimited)
     except ValueError as exc:
         raise node.error(str(exc)) from None
-    return as_number(Located(seconds, node.line, node.key, node.source), minimum, strict)
+    if seconds != UNLIMITED and (seconds < minimum or (strict and seconds == minimum)):
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        raise node.error(f"must be a time {bound} s, got {node.value!r} ({seconds:g} s)")
+    return seconds
+
+
+def as_time_limit(node: Located, *, unit: TimeUnit, minimum: float = 0.0,
+                  strict: bool = False) -> float | None:
+    """A time limit (a partition's MaxTime, a job's --time) in seconds, or None for ``UNLIMITED`` /
+    ``INFINITE``: no limit, as the model's specs hold it."""
+    seconds = as_duration(node, unit=unit, minimum=minimum, strict=strict, unlimited=True)
+    return None if seconds == UNLIMITED else seconds
 
 
 def as_path(node: Located, base: Path) -> Path:

@@ -38,7 +38,7 @@ from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatu
 from djsb.jobs.options import Option, OptionValues
 from djsb.jobs.registry import register
 from djsb.transport import Transport
-from djsb.yamlnodes import Located, as_number
+from djsb.yamlnodes import Located, as_duration
 
 
 def cpu_ranges(text: str | int | Sequence[int]) -> list[tuple[int, int]]:
@@ -172,7 +172,7 @@ class LocalJobModule(JobModule):
     name = "local"
     OPTIONS = {
         "cpus": Option(as_cpu_list, None, "the CPUs jobs may use (default: this process's affinity mask)"),
-        "kill_grace": Option(lambda n: as_number(n, 0.0), 3.0,
+        "kill_grace": Option(lambda n: as_duration(n, unit="s"), 3.0,
                              "seconds between SIGTERM and SIGKILL on cancel"),
     }
 

@@ -6,7 +6,8 @@ clock's time, processing every event in between in time order. Reported submit/s
 model's exact times (a job that finished while the driver slept reports when it finished, not
 when it was polled), as Unix-like seconds from ``clock.epoch``.
 
-The cluster (options, all optional; defaults are a MareNostrum 3 node of paper 001 sec. 4.4):
+The cluster (options, all optional; defaults are a MareNostrum 3 node of paper 001 sec. 4.4; every
+time is a number of seconds, quoted or not, or a Slurm time such as ``1:30:00`` or ``1-00:00:00``):
 
 - ``nodes`` (64), ``cores_per_node`` (16), ``memory_per_node`` (32GB);
 - ``memory_bandwidth_per_node`` (76.8 GB/s, sustainable STREAM bandwidth of the node) and
@@ -42,12 +43,12 @@ and backfill. Options:
   paper 004 Tables 3.2-3.3); the first three are textbook FIFO, EASY and conservative
   backfilling (the ``textbook`` preset: every pass at each event, unlimited bf_window,
   bf_max_job_test and default_queue_depth, bf_resolution 0);
-- ``time_limit`` (none: unlimited): the time limit of DJSB's jobs (sbatch --time, seconds); the
+- ``time_limit`` (none or UNLIMITED: unlimited): the time limit of DJSB's jobs (sbatch --time); the
   backfill planner needs it to backfill an analytics (a job without one never backfills);
 - ``check_invariants`` (false): run the model's InvariantChecker (djsb/model/invariants.py) along,
   which stops the run at the first scheduling invariant broken;
 - ``scheduler`` ({}): overrides of the policy's SchedulerConfig fields (djsb/model/scheduler.py),
-  e.g. ``{bf_interval: 30, bf_resolution: 60}``;
+  e.g. ``{bf_interval: 30, bf_resolution: 60, bf_window: "1-00:00:00"}``;
 - ``background`` (none): other users' jobs on the same cluster (djsb/workloads/window.py): an
   SWF trace window ``{trace: PATH, start: 0, jobs: 2000, warmup: 3600, cpu_scale: 1,
   time_scale: 1}`` or an M/M/c generator ``{synthetic: {n_jobs, arrival_rate, service_rate, cpus,
@@ -94,6 +95,7 @@ from djsb.jobs.registry import register
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
+from djsb.model.scheduler import SCHEDULER_READERS
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
@@ -103,7 +105,17 @@ from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.synthetic import poisson_exponential
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_bool, as_int, as_number, as_size, as_str, describe, read_fields
+from djsb.yamlnodes import (
+    Located,
+    as_bool,
+    as_duration,
+    as_int,
+    as_number,
+    as_size,
+    as_str,
+    as_time_limit,
+    read_fields,
+)
 
 MIB = 2**20
 """The model's memory unit: Slurm's "MB" (--mem) are MiB."""
@@ -134,7 +146,8 @@ def _positive(node: Located) -> float:
 
 
 def _duration(node: Located) -> float:
-    return as_number(node, 0.0)
+    """A time >= 0: a bare number in seconds, or one of Slurm's time forms."""
+    return as_duration(node, unit="s")
 
 
 def _count(node: Located) -> int:
@@ -179,21 +192,14 @@ def _oversubscribe(node: Located) -> str:
 
 
 def _scheduler(node: Located) -> dict[str, Any]:
-    """Overrides of SchedulerConfig fields, checked against a default SchedulerConfig."""
-    fields = {f.name for f in dataclasses.fields(SchedulerConfig)}
-    given = read_fields(node, dict.fromkeys(fields, _plain))
-    overrides = {name: child.value for name, child in given.items()}
+    """Overrides of SchedulerConfig fields, each read by its reader (times as Slurm writes them),
+    checked against a default SchedulerConfig."""
+    overrides = read_fields(node, SCHEDULER_READERS)
     try:
         dataclasses.replace(SchedulerConfig(), **overrides)
     except ConfigError as exc:
         raise node.error(exc.message) from None
-    except TypeError:
-        raise node.error(f"expected numbers and a backfill name, got {describe(node.plain())}") from None
     return overrides
-
-
-def _plain(node: Located) -> Located:
-    return node
 
 
 def _synthetic(node: Located) -> dict[str, Any]:
@@ -230,7 +236,8 @@ OPTIONS: dict[str, Option] = {
     "seed": Option(as_int, 0, "seed of the work noise"),
     "oversubscribe": Option(_oversubscribe, "YES:4", "the partition's OverSubscribe"),
     "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
-    "time_limit": Option(_positive, None, "time limit of DJSB's jobs, seconds (none: unlimited)"),
+    "time_limit": Option(lambda n: as_time_limit(n, unit="s", strict=True), None,
+                         "time limit of DJSB's jobs, seconds or a Slurm time (none or UNLIMITED: unlimited)"),
     "check_invariants": Option(as_bool, False, "run the model's InvariantChecker along"),
     "scheduler": Option(_scheduler, {}, "overrides of the policy's SchedulerConfig fields"),
     "background": Option(_background, {}, "other users' jobs: an SWF window or a generator"),

@@ -68,7 +68,7 @@ BAD = [
     ("dyn analysis zero", ("[1, 2]", "[1, 0]"), 6, "general.num_of_dyn_analysis[1]: must be >= 1"),
     ("dyn analysis empty", ("[1, 2]", "[]"), 6, "general.num_of_dyn_analysis"),
     ("bad memory unit", ("total_memory: 4GiB", "total_memory: 4 parsecs"), 13, "simulation.total_memory"),
-    ("zero exec time", ("exec_time: 300", "exec_time: 0"), 14, "simulation.exec_time: must be a finite number > 0"),
+    ("zero exec time", ("exec_time: 300", "exec_time: 0"), 14, "simulation.exec_time: must be a time > 0 s, got 0"),
     ("missing tasks", ("  total_tasks: 1\n  cpus_per_task: 2\n", "  cpus_per_task: 2\n"), 10,
      "simulation: missing key 'total_tasks'"),
     ("same_nodes on the simulation", ("  exec_time: 300\n", "  exec_time: 300\n  same_nodes_as_sim: true\n"), 15,

@@ -63,7 +63,7 @@ def test_options_from_a_file_name_their_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         module_class("sge").read_options(load_yaml(path))
     # as_number's message for a value below its minimum 0, on line 2 of the file
-    assert info.value.one_line() == f"{path}:2: retry_for: must be a finite number >= 0, got -1"
+    assert info.value.one_line() == f"{path}:2: retry_for: must be a time >= 0 s, got -1 (-1 s)"
 
 
 def test_options_from_code_fill_defaults_and_name_the_key() -> None:

@@ -278,7 +278,7 @@ def test_helpers() -> None:
     ({"oversubscribe": "MAYBE"}, "oversubscribe"),
     ({"policy": "lottery"}, "policy"),
     ({"scheduler": {"bf_colour": 1}}, "scheduler.bf_colour"),
-    ({"scheduler": {"bf_interval": "often"}}, "scheduler"),
+    ({"scheduler": {"bf_interval": "often"}}, "scheduler.bf_interval"),
     ({"time_limit": 0}, "time_limit"),
     ({"background": {"trace": "a.swf", "synthetic": {}}}, "background"),
     ({"background": {"trace": "a.swf", "jobs": -1}}, "background.jobs"),

@@ -69,4 +69,4 @@ def test_a_bad_value_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     path.write_text((REPO / "configs" / "wrappers-vertical-empty.yaml").read_text().replace(
         "run_time: 1800", "run_time: soon"))
     assert main(["validate", str(path)]) == 2
-    assert "workflow.run_time: expected seconds, or a time" in capsys.readouterr().err
+    assert "workflow.run_time: expected a number of seconds (quoted or not), or a Slurm time" in capsys.readouterr().err

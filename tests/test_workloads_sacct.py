@@ -18,7 +18,6 @@ import pytest
 from djsb.errors import TraceError
 from djsb.workloads.job import TraceJob
 from djsb.workloads.sacct import (
-    parse_duration,
     parse_reqmem,
     parse_sacct_parsable2,
     parse_timelimit,
@@ -168,14 +167,6 @@ def test_read_sacct_file_plain_and_gzip(tmp_path: Path) -> None:
     assert read_sacct(plain).jobs == read_sacct(packed).jobs == parse_sacct_parsable2(SACCT).jobs
     with pytest.raises(TraceError):
         read_sacct(tmp_path / "missing.txt")
-
-
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("1-02:03:04", 93784.0), ("02:03:04", 7384.0), ("03:04", 184.0), ("00:00:00", 0.0),
-    ("10:00.250", 600.25), ("12-00:00:00", 1036800.0),
-])
-def test_durations(text: str, seconds: float) -> None:
-    assert parse_duration(text) == seconds
 
 
 def test_timelimits() -> None:

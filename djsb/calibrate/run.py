@@ -5,7 +5,7 @@ The file::
     seed: 1
     workload:                 # a trace window, scaled in CPUs and time ...
       swf: ../tests/fixtures/calibrate/kth_window.swf
-      start: 0                # first job submitted at or after this trace second
+      start: 0                # first job submitted at or after this trace second (or a Slurm time)
       count: 32
       cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
       time_scale: 1.0         # submissions, run and requested times alike
@@ -21,7 +21,7 @@ The file::
       runs: 2                 # replays on Slurm; the second gives Slurm's own run-to-run spread
       work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs (on the login node)
       ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
-      poll_interval: 2
+      poll_interval: 2        # seconds between two squeue (or a Slurm time, 0:02)
       accounts: [a1, a2, a3]  # optional: each trace user's jobs go to one of these (round-robin, --account)
       qos: [normal, debug]    # optional: each trace user's jobs go to one of these QoS (round-robin, --qos)
       partitions: [oversub, half]   # optional: each trace user's jobs go to one of these
@@ -118,12 +118,23 @@ from djsb.transport import LocalTransport, Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.workloads.window import background_window
-from djsb.yamlnodes import Located, as_int, as_number, as_str, check_arguments, load_yaml, one_of, read_fields
+from djsb.yamlnodes import (
+    Located,
+    as_duration,
+    as_int,
+    as_number,
+    as_str,
+    check_arguments,
+    load_yaml,
+    one_of,
+    read_fields,
+)
 
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
 WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "start": as_number, "count": lambda n: as_int(n, 1), "cpu_scale": lambda n: as_number(n, 0, strict=True),
+    "start": lambda n: as_duration(n, unit="s"), "count": lambda n: as_int(n, 1),
+    "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
     "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
@@ -178,7 +189,8 @@ def load_calibration(path: Path) -> Calibration:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
                                  "ssh": read_ssh, "accounts": _names, "qos": _names, "partitions": _names,
-                                 "poll_interval": lambda n: as_number(n, 0, strict=True)}, ("partition",))
+                                 "poll_interval": lambda n: as_duration(n, unit="s", strict=True)},
+                         ("partition",))
     model_node = root.get("model")
     model = scheduler_overrides(model_node) if model_node is not None else {}
     window = _workload(workload, path.resolve().parent, seed)

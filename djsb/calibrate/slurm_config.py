@@ -28,6 +28,7 @@ from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.yamlnodes import parse_duration
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
 SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
@@ -83,11 +84,11 @@ def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
         raise SlurmConfigError(f"SchedulerType {kind} has no model (use sched/backfill or sched/builtin)")
     params = scheduler_parameters(config.get("SchedulerParameters", ""))
     options: dict[str, object] = {"backfill": SCHEDULER_TYPES[kind]}
-    options.update({name: float(params[name]) for name in SECONDS if params.get(name)})
+    options.update({name: parse_duration(params[name], "s") for name in SECONDS if params.get(name)})
     options.update({name: int(params[name]) for name in COUNTS if params.get(name)})
     options.update({name: True for name in FLAGS if name in params})
     if params.get("bf_window"):
-        options["bf_window"] = float(params["bf_window"]) * 60.0  # minutes in slurm.conf
+        options["bf_window"] = slurm_time(params["bf_window"])  # minutes in slurm.conf
     options["kill_wait"] = kill_wait(config)
     return dataclasses.replace(SchedulerConfig(), **options)  # type: ignore[arg-type]
 
@@ -293,13 +294,5 @@ def parse_qos(text: str) -> tuple[QosSpec, ...]:
 
 
 def slurm_time(text: str) -> float:
-    """A Slurm time (sbatch(1) --time formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``,
-    ``D-H:M:S``) in seconds."""
-    days, dash, clock = text.partition("-") if "-" in text else ("0", "", text)
-    parts = [float(p) for p in (clock if dash else text).split(":")]
-    if dash:  # after a day count the first field is hours
-        parts += [0.0] * (3 - len(parts))
-    elif len(parts) < 3:  # M or M:S
-        parts = [0.0, *parts, *[0.0] * (2 - len(parts))]
-    hours, minutes, seconds = parts
-    return float(days) * 86400 + hours * 3600 + minutes * 60 + seconds
+    """Seconds in a time Slurm prints (sbatch(1) --time formats, a bare number in minutes)."""
+    return parse_duration(text, "min")

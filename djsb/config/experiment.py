@@ -246,16 +246,26 @@ def _check_placeholders(node: Located, arg: str) -> None:
                              "and {work} as a whole argument)")
 
 
+def _seconds(node: Located) -> float:
+    """A time >= 0, a bare number in seconds (djsb.yamlnodes.parse_duration)."""
+    return as_duration(node, unit="s")
+
+
+def _positive_seconds(node: Located) -> float:
+    """A time > 0, a bare number in seconds."""
+    return as_duration(node, unit="s", strict=True)
+
+
 def _general(node: Located) -> GeneralConfig:
     values = read_fields(node, {
         "num_of_samples": lambda n: as_int(n, 1),
-        "sleep_min_time": as_duration,
-        "sleep_max_time": as_duration,
+        "sleep_min_time": _seconds,
+        "sleep_max_time": _seconds,
         "num_of_ref_analysis": lambda n: as_int(n, 1),
         "num_of_dyn_analysis": _dyn_analysis,
         "scenarios": _scenarios,
         "seed": lambda n: as_int(n, 0),
-        "poll_interval": lambda n: as_duration(n, 0.0, strict=True),
+        "poll_interval": _positive_seconds,
     })
     general = GeneralConfig(**values)
     if general.sleep_min_time > general.sleep_max_time:
@@ -270,7 +280,7 @@ def _app(node: Located, *, analytics: bool) -> AppConfig:
         "total_tasks": _task_count,
         "cpus_per_task": lambda n: as_int(n, 1),
         "total_memory": as_size,
-        "exec_time": lambda n: as_duration(n, 0.0, strict=True),
+        "exec_time": _positive_seconds,
         "node_host_names": _host_names,
         "command": _command,
     }
@@ -308,9 +318,9 @@ def read_ssh(node: Located) -> SSHConfig:
     """A job_module.ssh section (or the same keys elsewhere: sweep.slurm.ssh)."""
     values = read_fields(node, {"host": as_str, "port": lambda n: as_int(n, 1), "user": as_str,
                           "key_file": as_str, "known_hosts": as_str, "remote_dir": as_str,
-                          "apps_dir": as_str, "connect_timeout": lambda n: as_duration(n, 0.0, strict=True),
+                          "apps_dir": as_str, "connect_timeout": _positive_seconds,
                           "transport": one_of(*SSH_TRANSPORTS), "ssh_config": as_str, "modules": _names,
-                          "reconnect_for": as_duration})
+                          "reconnect_for": _seconds})
     if "host" not in values:
         raise node.error("missing key 'host'")
     if values.get("port", 22) > 65535:

@@ -24,7 +24,7 @@ from djsb.jobs.batch import render_batch_script, script_path
 from djsb.jobs.options import Option, Reader, as_arguments
 from djsb.jobs.outage import Outage
 from djsb.transport import CommandResult, CommandTimeout, ConnectionLost, Transport
-from djsb.yamlnodes import Located, as_number
+from djsb.yamlnodes import Located, as_duration, as_number
 
 MIB = 1 << 20
 
@@ -77,13 +77,18 @@ def _non_negative(node: Located) -> float:
     return as_number(node, 0.0)
 
 
+def _seconds(node: Located) -> float:
+    """A time >= 0: a bare number in seconds, or one of Slurm's time forms."""
+    return as_duration(node, unit="s")
+
+
 COMMON_OPTIONS: dict[str, Option] = {
     "memory_margin": Option(_non_negative, None, "MiB added to each task's memory for the program itself "
                                                  "(default 64; sge: 512)"),
     "time_factor": Option(_non_negative, 3.0, "the time limit is exec_time * time_factor + time_margin"),
-    "time_margin": Option(_non_negative, 120.0, "seconds added to the time limit"),
-    "command_timeout": Option(_non_negative, 30.0, "seconds before a scheduler command counts as hung"),
-    "retry_for": Option(_non_negative, 180.0, "seconds to keep retrying while the scheduler is unreachable"),
+    "time_margin": Option(_seconds, 120.0, "seconds added to the time limit"),
+    "command_timeout": Option(_seconds, 30.0, "seconds before a scheduler command counts as hung"),
+    "retry_for": Option(_seconds, 180.0, "seconds to keep retrying while the scheduler is unreachable"),
 }
 """Options of every scheduler module (memory_margin's default is the module's MEMORY_MARGIN_MIB)."""
 

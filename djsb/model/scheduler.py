@@ -10,11 +10,14 @@ approximate.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.registry import UnknownName
+from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
@@ -111,6 +114,30 @@ class SchedulerConfig:
         for name in ("bf_max_job_test", "default_queue_depth"):
             if getattr(self, name) < 1:
                 raise ConfigError("must be >= 1", key=f"policy.scheduler.{name}")
+
+
+def _seconds(node: Located) -> float:
+    return as_duration(node, unit="s")
+
+
+def _depth(node: Located) -> float:
+    """A number of jobs >= 1, or ``math.inf`` for the word ``unlimited``."""
+    return math.inf if node.value == "unlimited" else as_int(node, 1)
+
+
+SCHEDULER_READERS: dict[str, Callable[[Located], Any]] = {
+    "backfill": as_str, "sched_interval": _seconds, "bf_interval": _seconds,
+    "bf_window": lambda n: as_duration(n, unit="s", unlimited=True), "bf_resolution": _seconds,
+    "bf_max_job_test": _depth, "bf_continue": as_bool, "default_queue_depth": _depth, "defer": as_bool,
+    "batch_sched_delay": _seconds, "extend_limit": as_bool,
+    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
+    "start_latency": _seconds, "bf_will_run": as_bool, "node_select": as_str, "bf_phase": _seconds,
+    "bf_planner": as_str, "kill_wait": _seconds,
+}
+"""The reader of each :class:`SchedulerConfig` field as a config writes it. Every time is a bare
+number of seconds (bf_window too, which slurm.conf gives in minutes: 1440 there is 86400 or
+``1-00:00:00`` here) or one of Slurm's time forms (djsb.yamlnodes.parse_duration); bf_window may be
+``UNLIMITED``."""
 
 
 MARENOSTRUM4 = SchedulerConfig(

@@ -21,6 +21,8 @@
     sweep:                          # optional, the format of ``djsb sweep``
       grid: {policy.abandon.n: [1, 2, 3, 5, 10], policy.placement: [C1, C2, C3]}
 
+A time is in the unit its key's name says (``_minutes``, ``_hours``, ``_days``; ``days``), as a number
+quoted or not or as a Slurm time (``failure_repair_hours: "1:30:00"`` is 1.5; djsb.pool.readers.time_in).
 Every error names the file, line and dotted key (:class:`~djsb.errors.ConfigError`).
 """
 
@@ -40,7 +42,7 @@ from djsb.pool.history_csv import read_history
 from djsb.pool.interactive import SHORT_GAP_MEAN_MINUTES, long_gap_mean_minutes
 from djsb.pool.placement import PLACEMENTS
 from djsb.pool.power import COMPUTER_TYPES, ComputerType
-from djsb.pool.readers import at_least_one, hour_of_day, positive, share, short_share
+from djsb.pool.readers import at_least_one, days, hour_of_day, hours, minutes, positive, share, short_share
 from djsb.pool.tasks import Task
 from djsb.pool.units import DAY
 from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
@@ -96,16 +98,18 @@ def _shape_fields(cls: type, readers: dict[str, Reader]) -> dict[str, Reader]:
 
 POOL_SHAPE = _shape_fields(PoolShape, {"clusters": at_least_one, "computers": at_least_one,
                                        "open_24h": share, "short_gap_share": short_share,
-                                       "idle_spread": as_number, "types": _type_mix})
+                                       "idle_spread": as_number, "types": _type_mix,
+                                       "mean_idle_minutes": minutes, "mean_session_minutes": minutes})
 TASK_SHAPE = _shape_fields(TaskShape, {"tasks": at_least_one, "bad_fraction": share,
-                                       "good_sigma": as_number})
+                                       "good_sigma": as_number, "days": days, "good_median_minutes": minutes,
+                                       "good_max_hours": hours, "bad_removal_days": days})
 CLUSTER: dict[str, Reader] = {
     "name": as_str, "computers": at_least_one, "type": _computer_type, "open_hour": hour_of_day,
-    "close_hour": hour_of_day, "mean_idle_minutes": positive, "mean_session_minutes": positive,
+    "close_hour": hour_of_day, "mean_idle_minutes": minutes, "mean_session_minutes": minutes,
     "short_gap_share": short_share}
 POOL: dict[str, Reader] = {
-    "days": positive, "reboot_hour": hour_of_day, "reboot_minutes": positive, "sleep_after_minutes": positive,
-    "failure_mtbf_days": positive, "failure_repair_hours": positive,
+    "days": days, "reboot_hour": hour_of_day, "reboot_minutes": minutes, "sleep_after_minutes": minutes,
+    "failure_mtbf_days": days, "failure_repair_hours": hours,
     "generate": lambda n: n, "clusters": lambda n: n}
 
 

@@ -1,13 +1,28 @@
-"""Value readers of the pool config shared by its sections (bounded numbers, counts, names)."""
+"""Value readers of the pool config shared by its sections (bounded numbers, counts, times, names)."""
 
 from __future__ import annotations
 
-from djsb.yamlnodes import Located, as_int, as_number
+from collections.abc import Callable
+
+from djsb.yamlnodes import TIME_UNITS, Located, TimeUnit, as_duration, as_int, as_number
 
 
 def positive(node: Located) -> float:
     """A number > 0."""
     return as_number(node, 0.0, strict=True)
+
+
+def time_in(unit: TimeUnit) -> Callable[[Located], float]:
+    """A reader of a time > 0 in ``unit``, the unit its key's name says (``mean_idle_minutes``:
+    minutes, as paper 002 gives them): a number of them, quoted or not, or a Slurm time (``6:11:00``
+    is 371 minutes). An unquoted number is kept as written, not converted to seconds and back."""
+    def read(node: Located) -> float:
+        seconds = as_duration(node, unit=unit, strict=True)
+        return float(node.value) if isinstance(node.value, (int, float)) else seconds / TIME_UNITS[unit][0]
+    return read
+
+
+minutes, hours, days = time_in("min"), time_in("h"), time_in("day")
 
 
 def at_least_one(node: Located) -> int:

@@ -48,7 +48,7 @@ from djsb.sweep.local import Outcome, stop_signals
 from djsb.sweep.spec import SweepSpec
 from djsb.sweep.sweep_dir import METRICS, POINTS, SweepDirectory
 from djsb.transport import LocalTransport, Transport
-from djsb.yamlnodes import Located, as_duration, as_int, as_number, as_size, as_str, read_fields
+from djsb.yamlnodes import Located, as_duration, as_int, as_size, as_str, read_fields
 
 TEMPLATE = Path(__file__).with_name("templates") / "array_task.sh.j2"
 GIB = 1 << 30
@@ -98,8 +98,9 @@ def read_settings(node: Located | None) -> ArraySettings:
         "options": lambda n: n, "ssh": read_ssh,
         "djsb": lambda n: tuple(as_str(word) for word in (n.value if isinstance(n.value, list) else [n])),
         "cpus_per_task": lambda n: as_int(n, 1), "memory": as_size,
-        "time_per_point": lambda n: as_duration(n, 0.0, strict=True), "max_parallel": lambda n: as_int(n, 1),
-        "poll_interval": lambda n: as_number(n, 0.0, strict=True)})
+        "time_per_point": lambda n: as_duration(n, unit="s", strict=True),
+        "max_parallel": lambda n: as_int(n, 1),
+        "poll_interval": lambda n: as_duration(n, unit="s", strict=True)})
     settings = ArraySettings(**{"options": {}, **fields})
     module_class(MODULE).read_options(settings.options)  # a bad option is reported at its line now
     return settings

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import Workload
-from djsb.yamlnodes import Located, as_duration, as_number, read_fields
+from djsb.yamlnodes import Located, as_duration, read_fields
 
 DAY = 86400.0
 WEEK = 7 * DAY
@@ -80,14 +80,15 @@ def window_jobs(jobs: Sequence[TraceJob], window: Window) -> list[TraceJob]:
 
 def read_window(node: Located, workload: Workload) -> Window:
     """A ``window: {start: busiest | SECONDS, length: 604800, warmup: 172800}`` section."""
-    fields = read_fields(node, {"start": lambda n: n, "length": lambda n: as_duration(n, 1.0),
-                                "warmup": as_duration})
+    fields = read_fields(node, {"start": lambda n: n,
+                                "length": lambda n: as_duration(n, unit="s", minimum=1.0),
+                                "warmup": lambda n: as_duration(n, unit="s")})
     length = fields.get("length", WEEK)
     start_node = fields.get("start")
     if start_node is None or start_node.value == "busiest":
         start = busiest(workload.jobs, week_starts(workload), length)
     else:
-        start = as_number(start_node)
+        start = as_duration(start_node, unit="s")
     zone = _zone(workload)
     unix_start = workload.header_int("UnixStartTime")
     local = None

@@ -165,8 +165,8 @@ DAG_KEYS = frozenset({"shape", "count", "chains", "length", "cpus", "run_time", 
 _SHAPE_FIELDS: dict[str, Callable[[Located], Any]] = {
     "shape": one_of(*SHAPES), "count": lambda n: as_int(n, 1), "chains": lambda n: as_int(n, 1),
     "length": lambda n: as_int(n, 1), "cpus": lambda n: as_int(n, 1),
-    "run_time": lambda n: as_duration(n, 0.0, strict=True),
-    "requested_time": lambda n: as_duration(n, 0.0, strict=True),
+    "run_time": lambda n: as_duration(n, unit="s", strict=True),
+    "requested_time": lambda n: as_duration(n, unit="s", strict=True),
 }
 _SHAPE_NEEDS = {"vertical": ("count",), "horizontal": ("count",), "grid": ("chains", "length")}
 
@@ -201,8 +201,8 @@ def _read_jobs(node: Located) -> Workflow:
     jobs = []
     for item in node.value:
         f = read_fields(item, {"name": as_str, "cpus": lambda n: as_int(n, 1),
-                               "run_time": lambda n: as_duration(n, 0.0, strict=True),
-                               "requested_time": lambda n: as_duration(n, 0.0, strict=True),
+                               "run_time": lambda n: as_duration(n, unit="s", strict=True),
+                               "requested_time": lambda n: as_duration(n, unit="s", strict=True),
                                "after": _names}, ("name", "cpus", "run_time"))
         jobs.append(WorkflowJob(f["name"], f["cpus"], f["run_time"], f.get("requested_time", f["run_time"]),
                                 f.get("after", ())))

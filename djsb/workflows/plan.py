@@ -66,7 +66,8 @@ def _strategies(node: Located) -> tuple[str, ...]:
 
 
 _PLAN_FIELDS: dict[str, Callable[[Located], Any]] = {
-    "strategy": _strategies, "submit": as_number, "submission": one_of(*SUBMISSIONS), "user": as_str,
+    "strategy": _strategies, "submit": lambda n: as_duration(n, unit="s"),
+    "submission": one_of(*SUBMISSIONS), "user": as_str,
     "account": as_str, "partition": as_str, "fairshare_target": lambda n: _target(n),
     "limits": lambda n: n, "prior_usage": one_of(*PRIOR_USAGES),
 }
@@ -105,7 +106,7 @@ def _limits(node: Located | None, cluster: ClusterSpec, partition: str | None) -
     part = state.by_name[partition] if partition is not None else state.partitions[0]
     spec = part.spec
     given = read_fields(node, {"max_jobs": lambda n: as_int(n, 1),
-                               "max_wallclock": lambda n: as_duration(n, 1),
+                               "max_wallclock": lambda n: as_duration(n, unit="s", minimum=1),
                                "max_cpus": lambda n: as_int(n, 1)}) if node is not None else {}
     max_cpus = min(given.get("max_cpus", part.cores), spec.max_cpus or part.cores, part.cores)
     times = [t for t in (given.get("max_wallclock"), spec.max_time) if t is not None]

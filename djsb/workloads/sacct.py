@@ -13,7 +13,8 @@ JobID / JobIDRaw    the job id; ids with a ``.`` are job steps (``123.batch``, `
 Submit Start End    ``YYYY-MM-DDTHH:MM:SS`` (sacct's default ``SLURM_TIME_FORMAT=standard``), or
                     ``Unknown`` / ``None``. Times are local wall-clock without a zone; they are read as if
                     UTC, so differences are right except across a DST change
-Elapsed/ElapsedRaw  run time (``[DD-[HH:]]MM:SS[.mmm]`` or seconds); else End - Start
+Elapsed/ElapsedRaw  run time (a Slurm time: ``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS[.mmm]``, read by
+                    djsb.yamlnodes.parse_duration; or seconds); else End - Start
 Timelimit /         requested time (``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``; minutes for TimelimitRaw);
 TimelimitRaw        ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` or empty -> None (partition maximum)
 AllocCPUS / NCPUS   cpus (first that is > 0), else ReqCPUS
@@ -80,10 +81,10 @@ from djsb.workloads.records import (
     read_records,
 )
 from djsb.workloads.swf import UNKNOWN, Workload
+from djsb.yamlnodes import parse_duration
 
 _NO_TIME = {"", "unknown", "none"}
 _NO_LIMIT = {"", "unlimited", "partition_limit", "invalid", "none", "unknown"}
-_DURATION = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
 _MEM_SCALE = {"": 1.0, "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
@@ -107,24 +108,12 @@ def parse_sacct_time(text: str) -> float | None:
     return calendar.timegm(stamp.timetuple()) + stamp.microsecond / 1e6
 
 
-def parse_duration(text: str) -> float:
-    """Seconds of a Slurm duration ``[DD-[HH:]]MM:SS[.mmm]`` (also ``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``).
-
-    Raises ValueError otherwise.
-    """
-    m = _DURATION.match(text.strip())
-    if not m:
-        raise ValueError(f"not a Slurm duration: {text!r}")
-    days, hours, minutes, seconds = m.groups()
-    return (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds))
-
-
 def parse_timelimit(text: str) -> float | None:
     """Seconds of a sacct Timelimit; None for UNLIMITED, Partition_Limit, INVALID or empty."""
     value = text.strip()
     if value.lower() in _NO_LIMIT:
         return None
-    return parse_duration(value)
+    return parse_duration(value, "min")
 
 
 def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
@@ -238,7 +227,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             if g_elapsedraw(row).strip():
                 run: float | None = float(g_elapsedraw(row))
             elif g_elapsed(row).strip():
-                run = parse_duration(g_elapsed(row))
+                run = parse_duration(g_elapsed(row), "min")
             elif start is not None and end is not None:
                 run = end - start
             else:

@@ -32,7 +32,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
-from djsb.yamlnodes import Located, as_bool, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str, read_fields
 
 DAY = 86400.0
 JOB_SIZE_FORMULAS = ("cpus", "slurm")
@@ -200,8 +200,9 @@ def read_multifactor(node: Located, base: PriorityPlugin | None) -> PriorityPlug
     favor_small, fairshare: fair_tree|classic, decay_half_life, calc_period, accounts, user_shares}``;
     the keys not given keep the preset's values (``base``), else Slurm's defaults."""
     options: dict[str, Any] = plugin_options(node, {
-        "weights": _weights, "max_age": lambda n: as_number(n, 1), "favor_small": as_bool,
-        "fairshare": _fairshare, "decay_half_life": as_number, "calc_period": lambda n: as_number(n, 1),
+        "weights": _weights, "max_age": lambda n: as_duration(n, unit="s", minimum=1), "favor_small": as_bool,
+        "fairshare": _fairshare, "decay_half_life": lambda n: as_duration(n, unit="s"),
+        "calc_period": lambda n: as_duration(n, unit="s", minimum=1),
         "accounts": _accounts, "user_shares": _user_shares})
     if isinstance(base, MultifactorPriority):
         options = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,

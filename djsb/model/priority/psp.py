@@ -42,7 +42,7 @@ from fractions import Fraction
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
-from djsb.yamlnodes import Located, as_number
+from djsb.yamlnodes import Located, as_duration
 
 GROUP_BOUNDS = tuple(Fraction(bound) for bound in ("0.05", "0.10", "0.15", "0.20", "0.30", "0.40",
                                                     "0.52", "0.64", "0.78"))  # Table 1 of 000
@@ -129,7 +129,8 @@ class PspAgingPriority(PriorityPlugin):
 @PRIORITY_PLUGINS.register("psp_aging")
 def read_psp_aging(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
     """``{plugin: psp_aging, time_step: 150}``: the aging step in seconds (150 s in paper 000)."""
-    return PspAgingPriority(**plugin_options(node, {"time_step": lambda n: as_number(n, 1)}))
+    return PspAgingPriority(**plugin_options(node, {
+        "time_step": lambda n: as_duration(n, unit="s", minimum=1)}))
 
 
 @PRIORITY_PLUGINS.register("psp")

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from djsb.pool.readers import positive
 from djsb.pool.tasks import History
 from djsb.registry import Registry, UnknownName
 from djsb.yamlnodes import Located, as_str, read_fields
@@ -69,11 +68,6 @@ ABANDON_POLICIES: Registry[type[AbandonPolicy]] = Registry("abandon policy", "dj
 
 def abandon_if(condition: bool) -> Verdict:
     return Verdict.ABANDON if condition else Verdict.RETRY
-
-
-def hours(node: Located) -> float:
-    """A duration in hours (> 0): policy times are written in hours, as paper 002 gives them."""
-    return positive(node)
 
 
 def build_abandon(node: Located) -> AbandonPolicy:

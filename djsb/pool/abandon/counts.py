@@ -12,9 +12,8 @@ from djsb.pool.abandon.base import (
     Evidence,
     Verdict,
     abandon_if,
-    hours,
 )
-from djsb.pool.readers import at_least_one
+from djsb.pool.readers import at_least_one, hours
 from djsb.pool.tasks import EndCause, History, deallocations
 from djsb.pool.units import HOUR
 

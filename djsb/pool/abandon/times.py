@@ -22,8 +22,8 @@ from djsb.pool.abandon.base import (
     Evidence,
     Verdict,
     abandon_if,
-    hours,
 )
+from djsb.pool.readers import hours
 from djsb.pool.tasks import EndCause, History, accrued_time, longest_run
 from djsb.pool.units import HOUR
 
