@@ -492,13 +492,10 @@ def duration_seconds(text: str) -> float:
     from djsb.yamlnodes import parse_duration
 
     try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            seconds = parse_duration(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    if not seconds > 0 or seconds == float("inf"):
+        seconds = parse_duration(text, "s")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not seconds > 0:
         raise argparse.ArgumentTypeError(f"expected a time > 0, got {text!r}")
     return seconds
 
