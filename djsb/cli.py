@@ -501,35 +501,58 @@ def duration_seconds(text: str) -> float:
 
 
 def command_history(args: argparse.Namespace) -> int:
-    from djsb.calibrate.history import SiteFiles, replay_history, write_history
+    from djsb.calibrate.history import (
+        HistoryReplay,
+        SiteFiles,
+        compare_what_if,
+        replay_history,
+        what_if_settings,
+        write_history,
+    )
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,
                       Path(args.qos) if args.qos else None)
-    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct)) as out:
+    settings = what_if_settings(args.set or [])
+
+    def replay(changes: dict[str, str], label: str) -> HistoryReplay:
         bars: list[Progress] = []
 
         def progress(done: int, total: int) -> None:
             if not bars:
-                bars.append(Progress("jobs", total, line_every=10.0))
+                bars.append(Progress(label, total, line_every=10.0))
             bars[0].update(done)
 
-        replay = replay_history(files, window=args.window, step=args.step, on_progress=progress)
+        replayed = replay_history(files, window=args.window, step=args.step, settings=changes,
+                                  on_progress=progress)
         for bar in bars:
             bar.close()
-        write_history(replay, out)
-    for note in replay.notes:
+        return replayed
+
+    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct)) as out:
+        baseline = replay({}, "jobs")
+        write_history(baseline, out)
+        if settings:
+            what_if = replay(settings, "what-if jobs")
+            (out / "what-if").mkdir()
+            write_history(what_if, out / "what-if")
+            compare_what_if(baseline, what_if).to_csv(out / "what-if.csv", index=False)
+    for note in baseline.notes:
         log(f"note: {note}")
-    figures = replay.figures
-    finish(args, Outcome("history", f"{files.sacct} replayed under {files.slurm_conf}", out, [
-        Headline("jobs", figures["jobs"], "jobs"),
-        Headline("not_started", figures["not_started"], "jobs"),
-        Headline("recorded_mean_wait", figures["recorded_mean_wait"], "s"),
-        Headline("simulated_mean_wait", figures["simulated_mean_wait"], "s"),
-        Headline("mean_abs_start_error", figures["mean_abs_start_error"], "s"),
-        Headline("moving_average_mape", 100 * figures["moving_average_mape"], "%"),
-        Headline("ks_wait", figures["ks_wait"], DIMENSIONLESS),
-        Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS)]))
+    figures = baseline.figures
+    headline = [Headline("jobs", figures["jobs"], "jobs"),
+                Headline("not_started", figures["not_started"], "jobs"),
+                Headline("recorded_mean_wait", figures["recorded_mean_wait"], "s"),
+                Headline("simulated_mean_wait", figures["simulated_mean_wait"], "s"),
+                Headline("mean_abs_start_error", figures["mean_abs_start_error"], "s"),
+                Headline("moving_average_mape", 100 * figures["moving_average_mape"], "%"),
+                Headline("ks_wait", figures["ks_wait"], DIMENSIONLESS),
+                Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS)]
+    ran = f"{files.sacct} replayed under {files.slurm_conf}"
+    if settings:
+        headline.append(Headline("what_if_mean_wait", what_if.figures["simulated_mean_wait"], "s"))
+        ran += " and with " + " ".join(f"{key}={value}" for key, value in settings.items())
+    finish(args, Outcome("history", ran, out, headline))
     return EXIT_OK
 
 
@@ -692,6 +715,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "FastSim's)")
     history.add_argument("--step", type=duration_seconds, default=86400.0,
                          help="moving-average sampling step: seconds or a Slurm time (default 1-00:00:00)")
+    history.add_argument("--set", action="append", metavar="KEY=VALUE",
+                         help="a what-if: replay again with this slurm.conf setting changed (repeatable; "
+                         "e.g. PriorityWeightFairShare=10000), written to what-if/ and what-if.csv")
     history.add_argument("-o", "--output", help="output directory")
     history.set_defaults(func=command_history)
     reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "

@@ -107,3 +107,61 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
 ])
 def test_the_options_of_a_submit_line(line: str, options: set[str]) -> None:
     assert submit_options(line) == options
+
+
+SMALL_DUMP = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|State|Flags
+1|u1|a|p|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:02:00|2|1|COMPLETED|SchedMain
+2|u1|a|p|normal|2026-01-01T00:00:01|2026-01-01T00:00:01|2026-01-01T00:01:40|2026-01-01T00:01:50|00:00:10|00:05:00|3|1|COMPLETED|SchedMain
+3|u1|a|p|normal|2026-01-01T00:00:02|2026-01-01T00:00:02|2026-01-01T00:00:05|2026-01-01T00:00:55|00:00:50|00:01:00|1|1|COMPLETED|SchedBackfill
+"""
+SMALL_CONF = """\
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=5,sched_interval=60
+NodeName=n1 CPUs=3 RealMemory=1000
+PartitionName=p Nodes=n1 Default=YES MaxTime=INFINITE
+"""
+
+
+def test_a_what_if_beside_the_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # One node of 3 CPUs. J1 (2 CPUs, limit 120 s) runs 0-100; J2 (3 CPUs) waits for it; J3 (1 CPU,
+    # limit 60 s) fits beside J1 and ends before J1's limit, so sched/backfill starts it long before
+    # J2. Without backfill (sched/builtin) the main pass stops at J2, and J3 starts only after J2.
+    (tmp_path / "dump.txt").write_text(SMALL_DUMP)
+    (tmp_path / "slurm.conf").write_text(SMALL_CONF)
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"),
+                 "--window", "60", "--step", "10", "--set", "schedulertype=sched/builtin", "-o", str(out)]) == 0
+    assert "with SchedulerType=sched/builtin" in capsys.readouterr().out
+    base = pd.read_csv(out / "errors.csv").set_index("job_id")
+    what_if = pd.read_csv(out / "what-if" / "errors.csv").set_index("job_id")
+    assert base.loc[3, "simulated_pass"] == "backfill" and base.loc[3, "simulated_start"] < 100
+    assert what_if.loc[3, "simulated_pass"] == "main"
+    assert what_if.loc[3, "simulated_start"] >= what_if.loc[2, "simulated_start"] >= 100
+    table = pd.read_csv(out / "what-if.csv").set_index("figure")
+    mean_wait = table.loc["simulated_mean_wait"]
+    assert mean_wait["baseline"] == pytest.approx(base["simulated_wait"].mean())
+    assert mean_wait["what_if"] == pytest.approx(what_if["simulated_wait"].mean())
+    assert mean_wait["change"] == pytest.approx(mean_wait["what_if"] - mean_wait["baseline"]) and mean_wait["change"] > 0
+    # the baseline's own error against the record: its mean wait minus the recorded (0 + 99 + 3) / 3
+    assert mean_wait["baseline_error"] == pytest.approx(mean_wait["baseline"] - 34.0)
+
+
+def test_an_unchanged_what_if_changes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "history"
+    assert main(["history", str(DUMP), "--slurm-conf", str(CONF), "--window", "600", "--step", "60", "-q",
+                 "--set", "SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=5",
+                 "-o", str(out)]) == 0
+    table = pd.read_csv(out / "what-if.csv")
+    assert (table["change"] == 0).all()
+
+
+def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "history"
+    one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "PreemptType=preempt/qos",
+                              "-o", str(out)], 2, "--set: 'PreemptType=preempt/qos': expected KEY=VALUE with KEY "
+                     "one of the settings the model reads (SchedulerType, SchedulerParameters, KillWait, "
+                     "OverTimeLimit, PriorityType, PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, "
+                     "PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, PriorityDecayHalfLife, "
+                     "PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags)", out)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +47,7 @@ from djsb.calibrate.slurm_config import (
     scheduler_config,
     scheduler_parameters,
 )
-from djsb.errors import ConfigError
+from djsb.errors import ConfigError, InputError
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
 from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
@@ -71,6 +71,14 @@ OPTIONS_UNMODELLED = {
 """sbatch options (long name: what the replay does instead; short name: its long name) the model does
 not reproduce, found in sacct's SubmitLine."""
 SHORT_WITH_VALUE = {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D"}
+WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTimeLimit", "PriorityType",
+                    "PriorityWeightAge", "PriorityWeightFairShare", "PriorityWeightJobSize",
+                    "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
+                    "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags")
+"""The slurm.conf settings the model reads, which a what-if may change."""
+WHAT_IF_FIGURES = ("recorded_mean_wait", "simulated_mean_wait", "mean_abs_start_error", "moving_average_mape",
+                   "ks_wait", "pass_agreement")
+"""The headline figures a what-if is compared on."""
 
 PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
                            "PriorityJobFactor", "Default", "State"}
@@ -175,14 +183,31 @@ def default_partition(conf: SlurmConf) -> str:
     return (marked or [conf.partitions[0]["PartitionName"]])[0]
 
 
+def what_if_settings(pairs: Sequence[str]) -> dict[str, str]:
+    """``KEY=VALUE`` changes of slurm.conf settings (Slurm's spelling, any case), each a setting the
+    model reads (:data:`WHAT_IF_SETTINGS`); the last one of a key wins."""
+    readable = {key.lower(): key for key in WHAT_IF_SETTINGS}
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or key.lower() not in readable:
+            raise InputError(f"{pair!r}: expected KEY=VALUE with KEY one of the settings the model reads "
+                             f"({', '.join(WHAT_IF_SETTINGS)})", key="--set")
+        settings[readable[key.lower()]] = value
+    return settings
+
+
 def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 0,
+                   settings: Mapping[str, str] | None = None,
                    on_progress: Callable[[int, int], None] | None = None) -> HistoryReplay:
-    """Replay the history of ``files`` on the model of the site's own configuration and measure it
-    against the record (moving averages over ``window``, sampled every ``step``: seconds)."""
+    """Replay the history of ``files`` on the model of the site's own configuration, with the
+    slurm.conf ``settings`` changed (a what-if; :func:`what_if_settings`), and measure it against the
+    record (moving averages over ``window``, sampled every ``step``: seconds)."""
     workload = read_sacct(files.sacct)
     jobs = workload.replayable_jobs()
     queued = [_queued_at_eligible(job, workload.recorded.get(job.job_id)) for job in jobs]
     conf = read_slurm_conf(files.slurm_conf)
+    conf.config.update(settings or {})
     notes = unmodelled(conf)
     qos = parse_qos(files.qos.read_text()) if files.qos is not None else (QosSpec("normal"),)
     first = default_partition(conf)
@@ -240,3 +265,18 @@ def write_history(replay: HistoryReplay, out_dir: Path) -> None:
     pd.DataFrame(rows).to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")
     (out_dir / "notes.txt").write_text("".join(f"{note}\n" for note in replay.notes))
+
+
+def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:
+    """The what-if's headline figures beside the baseline's (one row each of :data:`WHAT_IF_FIGURES`):
+    its change from the baseline, and the baseline's own error against the record where the record
+    has the figure (the mean wait: the baseline's simulated minus the recorded), the uncertainty a
+    change smaller than it cannot overcome."""
+    rows = []
+    for name in WHAT_IF_FIGURES:
+        base, other = baseline.figures[name], what_if.figures[name]
+        error = baseline.figures["simulated_mean_wait"] - baseline.figures["recorded_mean_wait"] \
+            if name == "simulated_mean_wait" else float("nan")
+        rows.append({"figure": name, "baseline": base, "what_if": other, "change": other - base,
+                     "baseline_error": error})
+    return pd.DataFrame(rows)
