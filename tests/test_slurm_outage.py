@@ -89,6 +89,7 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
     summary = {row["scenario"]: row for row in read_csv(run_dir / "summary.csv")}
     for scenario in ("oversubscription", "stopcont"):
         assert summary[scenario]["samples"] == "0" and summary[scenario]["outage_samples"] == "0"
+        assert "sample(s) 0 overlapped a scheduler outage (see outages.csv): left out" in summary[scenario]["warnings"]
         assert any(line.startswith("djsb: cell overlapped a scheduler outage") and scenario in line
                    for line in run.lines), run.lines
     # `djsb report --include-outages` keeps them

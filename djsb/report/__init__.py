@@ -29,7 +29,8 @@ def write_report(run_dir: Path, *, plots: bool = True, include_outages: bool = F
     jobs = without_cells(jobs, failed_cells(cells) | (set() if include_outages else outage_cells(cells)))
     samples = sample_table(jobs)
     samples.to_csv(run_dir / "samples.csv", index=False)
-    summary = annotate_summary(summary_table(samples, run_notes(jobs, RunDirectory(run_dir).meta())), cells)
+    summary = annotate_summary(summary_table(samples, run_notes(jobs, RunDirectory(run_dir).meta())), cells,
+                               include_outages)
     summary.to_csv(run_dir / "summary.csv", index=False)
     if plots and not summary.empty:
         from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing
