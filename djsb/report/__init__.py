@@ -24,7 +24,8 @@ def write_report(run_dir: Path, *, plots: bool = True, include_outages: bool = F
     if not jobs_csv.is_file():
         raise InputError(f"no jobs.csv in {run_dir}: nothing to report", key="RUN_DIR")
     jobs = pd.read_csv(jobs_csv, dtype={"job_id": str, "scenario": str}, keep_default_na=False,
-                       na_values={"slowdown": [""], "iterations": [""]})
+                       na_values={column: [""] for column in ("start", "wait", "exec", "response", "slowdown",
+                                                              "iterations")})
     cells = read_cells(run_dir / "cells.csv")
     jobs = without_cells(jobs, failed_cells(cells) | (set() if include_outages else outage_cells(cells)))
     samples = sample_table(jobs)
