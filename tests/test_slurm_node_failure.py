@@ -22,6 +22,14 @@ import pytest
 from slurm_plugin import Run, SlurmCluster, cluster_nodes, job_process_states
 from support import wait_until
 
+from djsb.clock import WallClock
+from djsb.harness.ledger import SUBMITTED, SUBMITTING
+from djsb.harness.resume import cancel_earlier_jobs
+from djsb.harness.rundir import RunDirectory
+from djsb.jobs import JobRequest
+from djsb.transport import LocalTransport
+from job_modules.slurm.module import SlurmJobModule
+
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 ANALYTICS_NODE = "n3"
@@ -165,3 +173,31 @@ def test_a_job_whose_launch_failed_on_a_dead_node_is_gone_before_the_run_ends(sl
     # with its node back, it does not run again
     wait_until(lambda: ANALYTICS_NODE in (cluster_nodes() or ()), 120, f"{ANALYTICS_NODE} is back")
     assert squeue_state(ana_id) == "CANCELLED"
+
+
+def test_resume_cancels_a_job_the_scheduler_still_holds_whatever_end_was_recorded(
+        slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    # jobs.csv says the job ended, even COMPLETED (an end read while Slurm showed it COMPLETING), but
+    # Slurm holds it, requeued, pending: --resume must cancel it, or it runs beside the redone cell
+    module = SlurmJobModule({"partition": "shared"}, LocalTransport())
+    request = JobRequest(name="oversubscription-na1-s0-ana0", app="analytics", total_tasks=1, cpus_per_task=1,
+                         total_memory=16 << 20, exec_time=60, argv=("sleep", "60"),
+                         stdout_path=str(tmp_path / "ana.out"), stderr_path=str(tmp_path / "ana.err"))
+    held = module.submit_script(request, "#!/bin/sh\nsleep 60\n",
+                                module.get_submit_command(request).replace("sbatch ", "sbatch --hold ", 1))
+    try:
+        assert squeue_state(held) == "PENDING"
+        run = RunDirectory.create(tmp_path / "run", {"general": {}}, {})
+        run.write_ledger(SUBMITTING, request.token, time=0.0, name=request.name)
+        run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=held)
+        (run.path / "jobs.csv").write_text(f"name,job_id,state\n{request.name},{held},COMPLETED\n")
+        run.release()
+        resumed = RunDirectory.resume(run.path)
+        cancelled, looked_for = cancel_earlier_jobs(resumed, SlurmJobModule({}, LocalTransport()), WallClock(),
+                                                    poll_interval=0.5)
+        resumed.release()
+        assert looked_for == 1 and [(s.name, s.job_id) for s in cancelled] == [(request.name, held)]
+        # confirmed gone before it returned: no wait here
+        assert squeue_state(held) == "CANCELLED"
+    finally:
+        subprocess.run(["scancel", held], capture_output=True, timeout=60)
