@@ -194,13 +194,13 @@ class Driver:
             if self.uncancelled:
                 self.run_dir.add_uncancelled(self.uncancelled)
 
-    def cancel_live(self) -> None:
+    def cancel_live(self, also: Iterable[Tracked] = ()) -> None:
         """End every job not yet recorded (live, or ended without a final state: Slurm may still
-        requeue it) for good (:meth:`end_jobs`)."""
+        requeue it), and the jobs ``also`` (a failed cell's recorded ones), for good (:meth:`end_jobs`)."""
         jobs = [*self.live.values(), *self.ending.values()]
         self.live.clear()
         self.ending.clear()
-        self.end_jobs(jobs)
+        self.end_jobs({job.job_id: job for job in [*jobs, *also]}.values())
         for job in jobs:
             if job.job_id not in self.uncancelled:
                 self.progress(f"cancelled {job.request.name} (job {job.job_id})")
@@ -329,8 +329,7 @@ class Driver:
             body()
             self.settle(key, reference)
         except CellFailed as exc:
-            self.cancel_live()
-            self.end_jobs(self.cell_jobs)
+            self.cancel_live(also=self.cell_jobs)
             self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
             self.finish_cell(key, failure=str(exc))
             return
