@@ -7,6 +7,11 @@ a second time (Slurm 22.05 requeues a job of a failed node when it is requeueabl
 the user must see: the cell failed with that reason in cells.csv, summary.csv's warnings and
 report.html, no number computed from it, none of the run's jobs left in squeue; and ``--resume``
 (the node back) does the cell again, once.
+
+A node that dies before a job is launched there is worse: Slurm places the job on it (the node is
+DOWN only after SlurmdTimeout), the launch fails, and Slurm requeues the job whatever --no-requeue
+said. The run must end only once the job is cancelled for good, record no time of it (it never ran),
+and a ``--resume`` must cancel any job of the ledger Slurm still holds, whatever end was recorded.
 """
 
 from __future__ import annotations
