@@ -110,12 +110,32 @@ def output_directory(path: Path, keep: Callable[[Path], bool] = lambda path: Fal
         if made is not None and not keep(path):
             shutil.rmtree(made, ignore_errors=True)
         raise
-    except OSError as exc:  # a full disk names no file: say where the command was writing
+    except OSError as exc:  # a full disk names no file: say which one the command was writing
+        named = with_written_file(exc, path)
         removed = made is not None and not keep(path)
         if made is not None and removed:
             shutil.rmtree(made, ignore_errors=True)
-        raise RunError(f"{os_error_line(exc)} (output directory {path}"
-                       f"{', removed' if removed else ''})") from exc
+        raise RunError(f"{os_error_line(named)}{' (output directory removed)' if removed else ''}") from exc
+
+
+def with_written_file(exc: OSError, directory: Path) -> OSError:
+    """``exc``, naming the file last written under ``directory`` when it names none: a write that
+    fails on a full disk names no file (only ``open`` does), and the file it was writing is the one
+    it had just created or grown. Unchanged when it names a file or ``directory`` holds none."""
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    files = [Path(root, name) for root, _, names in os.walk(directory) for name in names]
+    stamped = [(stat.st_mtime_ns, path) for path in files if (stat := _stat(path)) is not None]
+    if not stamped:
+        return exc
+    return OSError(exc.errno, exc.strerror, str(max(stamped)[1]))
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 def open_transport(config: Config) -> Transport:
@@ -205,12 +225,13 @@ def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, 
         config = load_config(run.config_path)
         session = open_session(config, run.path)
         opened.callback(session.close)
-        cancelled, looked_for = cancel_earlier_jobs(run, session.module, session.module.clock or WallClock())
+        cancelled, looked_for = cancel_earlier_jobs(run, session.module, session.module.clock or WallClock(),
+                                                    config.general.poll_interval, progress=log)
         opened.pop_all()
     if looked_for:
-        log(f"cancelled {len(cancelled)} job(s) of an earlier attempt still alive"
+        log(f"cancelled {len(cancelled)} job(s) of an earlier attempt the scheduler still held"
             + (": " + ", ".join(s.describe() for s in cancelled) if cancelled else "")
-            + f" (of {looked_for} whose end was never recorded)")
+            + f" (of the {looked_for} in its ledger)")
     reopened = [] if skip_failed else run.reopen_failed_cells()
     if reopened:
         log(f"redoing {len(reopened)} failed cell(s) (--skip-failed keeps them failed): "
@@ -228,6 +249,8 @@ def command_run(args: argparse.Namespace) -> int:
                             else start_run(args))
     try:
         status, summary = run_experiment(run, config, session, include_outages=args.include_outages)
+    except OSError as exc:
+        raise with_written_file(exc, run.path) from exc
     finally:
         run.release()
     if summary is not None:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from djsb.errors import naming
+
 
 def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durable: bool = True) -> None:
     """Append one CSV row (header first in a new file; in an existing one, under its own header, so
@@ -20,7 +22,7 @@ def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durab
     if not new:
         with path.open(newline="") as existing:
             columns = next(csv.reader(existing), list(columns))
-    with path.open("a", newline="") as handle:
+    with naming(path), path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         if new:
             writer.writeheader()
@@ -33,11 +35,12 @@ def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durab
 def rewrite_rows(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> None:
     """Replace ``path`` by ``rows`` at once (a new file renamed over it: never half written)."""
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
+    with naming(path):
+        with tmp.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+        tmp.replace(path)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:

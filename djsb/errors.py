@@ -6,6 +6,23 @@ Library code raises these; only the CLI turns them into one-line messages and ex
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def naming(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An OSError raised inside that names no file gets ``path`` as its file: only ``open`` names
+    the file it fails on, and a write to a full disk fails after it ("No space left on device",
+    where the user needs to know what was being written)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
 
 def one_line(text: str) -> str:
     """A multi-line tool message as one line (its lines joined by ' / '), for logs and CSV cells."""

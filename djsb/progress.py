@@ -86,6 +86,7 @@ class Progress:
         self.line_every = 0.0 if _verbosity == VERBOSE else line_every
         self.started = clock()
         self.last_output = -float("inf")
+        self.end_shown = False
         tty = self.stream.isatty() if tty is None else tty
         self.bar = (tqdm(total=_whole(total), initial=_whole(done), desc=PREFIX + label, unit=f" {label}",
                          file=self.stream, dynamic_ncols=True, mininterval=0.2)
@@ -105,16 +106,21 @@ class Progress:
         return f"{text}, ETA {format_duration(finish - now)} ({at})"
 
     def update(self, done: float) -> None:
-        """Set the work done so far and show it (throttled)."""
+        """Set the work done so far and show it (throttled); the end (all done, "done in") shows at
+        once, and only once however often it is reported again (a poller that finds the work done
+        on two polls)."""
         self.done = done
         if self.bar is not None:
             self.bar.update(_whole(done - self.bar.n))
             return
         now = self.clock()
-        if not self.silent and (done >= self.total or now - self.last_output >= self.line_every):
-            self.stream.write(PREFIX + self.status() + "\n")
-            self.stream.flush()
-            self.last_output = now
+        ends = done >= self.total
+        if self.silent or self.end_shown or not (ends or now - self.last_output >= self.line_every):
+            return
+        self.stream.write(PREFIX + self.status() + "\n")
+        self.stream.flush()
+        self.last_output = now
+        self.end_shown = ends
 
     def advance(self, amount: float = 1.0) -> None:
         """Count ``amount`` more units of work done."""

@@ -8,6 +8,7 @@ quoted with ``shlex.quote`` by whoever built it.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from djsb.errors import RunError
+from djsb.errors import RunError, naming
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,15 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
+def free_bytes(transport: Transport, path: str) -> int | None:
+    """The bytes an unprivileged writer may still write on the file system holding ``path`` (POSIX
+    ``df -P -k``, here or on a login node); None when df does not say."""
+    result = transport.run(shlex.join(["df", "-P", "-k", "--", path]), timeout=30)
+    lines = result.stdout.splitlines()
+    fields = lines[-1].split() if result.returncode == 0 and len(lines) >= 2 else []
+    return int(fields[3]) * 1024 if len(fields) >= 6 and fields[3].isdigit() else None
+
+
 class LocalTransport:
     """Commands through ``/bin/sh -c`` on this machine; files on the local file system.
 
@@ -109,8 +119,9 @@ class LocalTransport:
     def write_text(self, path: str, text: str) -> None:
         target = Path(path)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(target)
+        with naming(target):
+            tmp.write_text(text)
+            tmp.replace(target)
 
     def read_text(self, path: str) -> str | None:
         try:

@@ -154,6 +154,11 @@ class Run:
         self.process.stdout.close()
         return self.process.returncode
 
+    def job_id(self, name: str) -> str:
+        """The id of the job the run said it submitted as ``name``."""
+        return next(m.group(1) for line in self.lines
+                    for m in [re.search(rf"submitted {re.escape(name)} as job (\d+)$", line)] if m)
+
     def job_ids(self) -> set[str]:
         return {m.group(1) for line in self.lines for m in [re.search(r" as job (\d+)$", line)] if m}
 

@@ -117,6 +117,12 @@ def test_jobs_shown_ending_are_recorded_once_final_with_their_slowdown(tmp_path:
     assert main(["run", str(config), "-o", str(run_dir)]) == 0
     assert set(cells(run_dir)["status"]) == {"completed"}
     jobs = pd.read_csv(run_dir / "jobs.csv", keep_default_na=False)
-    assert len(jobs) == 2 + 2 + 2 * 2 and (jobs["state"] == "COMPLETED").all()
+    # once each (calibration 2, reference 2, two execution cells of 2), every one final: COMPLETED
+    assert len(jobs) == 2 + 2 + 2 * 2 and jobs["job_id"].is_unique and (jobs["state"] == "COMPLETED").all()
+    # each execution job's slowdown is its response over its application's T_ref_alone (sec. 2.4);
+    # how close to 1 it is depends on the machine's speed: bench/bench_local_slowdown.py
     execution = jobs[jobs["stage"] == "execution"]
-    assert all(float(value) >= 0.9 for value in execution["slowdown"])
+    t_alone = {app: jobs[(jobs["stage"] == "reference") & (jobs["app"] == app)]["exec"].astype(float).mean()
+               for app in ("simulation", "analytics")}
+    for _, job in execution.iterrows():
+        assert float(job["slowdown"]) == pytest.approx(float(job["response"]) / t_alone[job["app"]], rel=1e-3)

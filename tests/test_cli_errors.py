@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -197,8 +198,37 @@ def test_a_full_disk(full_disk: Path, capsys: pytest.CaptureFixture[str],
                      trace: Callable[[str], Path]) -> None:
     trace("KTH-SP2-1996-2.1-cln.swf.gz")  # the config replays it (skipped without ../shared)
     out = full_disk / "out"
+    # the line names the file being written (jobs.csv, the first result written), not only the disk
     one_line_failure(capsys, ["simulate", str(CONFIGS / "simulate-kth-easy.yaml"), "-o", str(out)], 1,
-                     f"No space left on device (output directory {out}, removed)", out)
+                     f"{out}/jobs.csv: No space left on device (output directory removed)", out)
+
+
+LOCAL_RUN = """\
+general: {num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+          num_of_dyn_analysis: [1], scenarios: [oversubscription, stopcont], poll_interval: 0.1, seed: 3}
+job_module: {name: local}
+simulation: {total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 1}
+analytics: {total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 0.3, same_nodes_as_sim: true}
+output: {plots: false}
+"""
+
+
+def test_a_run_on_a_full_disk_ends_with_one_line_naming_the_file(full_disk: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  apps_bin: Path) -> None:
+    # the run's records and its jobs' reports fill the 64 KiB: whichever write fails first (a record,
+    # a control file, or a job's report the application could not write), the run stops there with
+    # one line naming that file, and no cell is blamed for the disk
+    out = full_disk / "run"
+    assert main(["run", str(written(tmp_path, LOCAL_RUN)), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    named = re.fullmatch(rf"djsb: run failed: ({re.escape(str(out))}/\S+): No space left on device", last)
+    assert named, err
+    assert sum("No space left on device" in line for line in err.splitlines()) == 1, err
+    assert not any("failed:" in line and "left no report" in line for line in err.splitlines()), err
+    assert shutil.disk_usage(full_disk).free == 0
 
 
 def closed_port() -> int:

@@ -197,7 +197,8 @@ def test_a_failed_connection_leaves_no_run_directory(tmp_path: Path) -> None:
 
 def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell: None, tmp_path: Path) -> None:
     """Grid Engine jobs carry no token (find_by_token finds none): the ledger's ids are polled on the
-    live cell; the one still running is cancelled, the one recorded COMPLETED is not asked about."""
+    live cell; the one still running is cancelled, the one recorded COMPLETED is asked about too
+    (a recorded end may not be the last: Slurm requeues) and, gone, left alone."""
     killed = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())  # the harness SIGKILL'd
     request = JobRequest(name="exec-s0-sim0", app="simulation", total_tasks=1, cpus_per_task=1,
                          total_memory=16 << 20, exec_time=60, argv=("sleep", "60"),
@@ -216,7 +217,7 @@ def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell
         fresh = SgeJobModule({"queue": "all.q", "retry_for": 30}, LocalTransport())
         cancelled, looked_for = cancel_earlier_jobs(resumed, fresh, WallClock())
         resumed.release()
-        assert looked_for == 1 and [(s.name, s.job_id) for s in cancelled] == [(request.name, job_id)]
+        assert looked_for == 2 and [(s.name, s.job_id) for s in cancelled] == [(request.name, job_id)]
         deadline = time.monotonic() + 30
         while not fresh.poll([job_id])[job_id].state.finished:
             assert time.monotonic() < deadline, "qdel did not end the job"

@@ -88,11 +88,13 @@ def test_stop_cuts_a_hanging_command_and_retries_nothing(tmp_path: Path) -> None
     # stop at 0.5 s + 1 s grace, checked every 0.2 s (transport.STOP_CHECK_S)
     assert 1.5 <= elapsed < 1.5 + 0.2 + 0.5
     assert len(outages) == 1 and outages[0].attempts == 1
-    # after the deadline, nothing runs any more
+    # after the deadline, nothing runs any more, and a command not run is no outage: the scheduler
+    # was not asked (Ctrl-C during an outage recorded one of 0.0 s per cancellation)
     marker = tmp_path / "ran"
-    with pytest.raises(SchedulerStopped):
+    with pytest.raises(SchedulerStopped, match="not run, the run is stopping"):
         transport.run(f"touch {marker}")
     assert not marker.exists()
+    assert len(outages) == 1
 
 
 def test_stop_ends_the_back_off_at_once(tmp_path: Path) -> None:
@@ -171,12 +173,16 @@ def test_report_leaves_out_outage_cells_and_names_failed_ones(tmp_path: Path) ->
     assert "sample 2 failed and is left out: slurm: submission refused: node configuration" in over["warnings"]
     assert stop["warnings"] == "sample 0 failed and is left out: slurm: submission refused"
     assert "<li>nan" not in page  # a row without samples has no warning to show
-    assert "oversubscription, n_a=1: sample(s) 1 overlapped a scheduler outage (see outages.csv): left out" in page
+    # and so do summary.csv's warnings: the sample left out for an outage, and why
+    left_out = "sample(s) 1 overlapped a scheduler outage (see outages.csv): left out (djsb report --include-outages"
+    assert left_out in over["warnings"] and f"{left_out} keeps them) [oversubscription/n_a=1]" in page
     # the flag keeps it: mean of 1.2 and 3.1 = 2.15
     kept = write_report(tmp_path, plots=False, include_outages=True).set_index("scenario")
     assert kept.loc["oversubscription", "samples"] == 2
     assert kept.loc["oversubscription", "slowdown_s"] == pytest.approx((1.2 + 3.1) / 2)
     assert "overlapped a scheduler outage (see outages.csv): included" in (tmp_path / "report.html").read_text()
+    assert "sample(s) 1 overlapped a scheduler outage (see outages.csv): included (--include-outages)" in \
+        kept.loc["oversubscription", "warnings"]
     on_disk = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
     assert list(on_disk.columns[-2:]) == ["failed_samples", "outage_samples"]
 

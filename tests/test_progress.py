@@ -106,3 +106,15 @@ def test_quiet_shows_neither_bar_nor_lines(capsys: pytest.CaptureFixture[str]) -
     finally:
         set_verbosity(NORMAL)
     assert capsys.readouterr().err == ""
+
+
+def test_the_end_shows_once_however_often_it_is_reported() -> None:
+    # a sweep's client reports the finished count after every poll: the last polls all say 3/3
+    clock, out = FakeClock(0.0), io.StringIO()
+    progress = Progress("points", 3, stream=out, clock=clock, tty=False, line_every=30)
+    for now, done in ((5, 1), (70, 3), (71, 3), (140, 3)):
+        clock.now = now
+        progress.update(done)
+    # 1/3 in 5 s: 2 left at 5 s each -> ETA 10 s, at 15; the end at 70 s (1m10s), not again at 71 or 140
+    assert out.getvalue().splitlines() == [f"djsb: points 1/3 (33%), ETA 10s ({clock_text(15.0)})",
+                                           "djsb: points 3/3 (100%), done in 1m10s"]

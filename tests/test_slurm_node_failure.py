@@ -7,6 +7,11 @@ a second time (Slurm 22.05 requeues a job of a failed node when it is requeueabl
 the user must see: the cell failed with that reason in cells.csv, summary.csv's warnings and
 report.html, no number computed from it, none of the run's jobs left in squeue; and ``--resume``
 (the node back) does the cell again, once.
+
+A node that dies before a job is launched there is worse: Slurm places the job on it (the node is
+DOWN only after SlurmdTimeout), the launch fails, and Slurm requeues the job whatever --no-requeue
+said. The run must end only once the job is cancelled for good, record no time of it (it never ran),
+and a ``--resume`` must cancel any job of the ledger Slurm still holds, whatever end was recorded.
 """
 
 from __future__ import annotations
@@ -19,8 +24,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from slurm_plugin import Run, SlurmCluster, job_process_states
+from slurm_plugin import Run, SlurmCluster, cluster_nodes, job_process_states
 from support import wait_until
+
+from djsb.clock import WallClock
+from djsb.harness.ledger import SUBMITTED, SUBMITTING
+from djsb.harness.resume import cancel_earlier_jobs
+from djsb.harness.rundir import RunDirectory
+from djsb.jobs import JobRequest
+from djsb.transport import LocalTransport
+from job_modules.slurm.module import SlurmJobModule
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -117,3 +130,79 @@ def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster
     summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False)
     assert summary["samples"].tolist() == [1] and float(summary["slowdown_a"].iloc[0]) >= 1.0
     assert our_jobs(names | set(jobs["name"])) == []
+
+
+LAUNCH_CONFIG = CONFIG.replace("sleep_min_time: 1\n  sleep_max_time: 1.5", "sleep_min_time: 4\n  sleep_max_time: 4.5") \
+    .replace("exec_time: 5, node_host_names: [n2]", "exec_time: 15, node_host_names: [n2]")
+
+
+def test_a_job_whose_launch_failed_on_a_dead_node_is_gone_before_the_run_ends(slurm_cluster: SlurmCluster,
+                                                                               tmp_path: Path,
+                                                                               apps_bin: Path) -> None:
+    # the analytics' node dies before the analytics is submitted: Slurm still places it there (the node
+    # answers no ping, but is DOWN only after SlurmdTimeout), its launch fails, and Slurm requeues it,
+    # --no-requeue or not (Requeue=0 Restarts=1), showing it COMPLETING until the node is DOWN and
+    # PENDING afterwards: it would run once the node is back, after the run, unless cancelled again
+    if ANALYTICS_NODE not in slurm_cluster.nodes or "n2" not in slurm_cluster.nodes:
+        pytest.skip(f"needs nodes n2 and {ANALYTICS_NODE} (DJSB_SLURM_NODES >= 3)")
+    config = tmp_path / "launch-failure.yaml"
+    config.write_text(LAUNCH_CONFIG)
+    run_dir = tmp_path / "run"
+    run = Run(str(config), "-o", str(run_dir))
+    try:
+        run.wait_for_line("submitted oversubscription-na1-s0-sim0 as job", timeout=400)
+        sim_id = run.job_id("oversubscription-na1-s0-sim0")
+        wait_until(lambda: squeue_state(sim_id) == "RUNNING", 120, "the simulation runs")
+        subprocess.run(["pkill", "-KILL", "-f", f"^slurmd -N {ANALYTICS_NODE}$"], check=True, timeout=30)
+        status = run.finish(timeout=600)
+        ended = set(our_jobs({f"oversubscription-na1-s0-{app}" for app in ("sim0", "ana0")}))
+        ana_id = run.job_id("oversubscription-na1-s0-ana0")
+        shown = subprocess.run(["scontrol", "show", "job", ana_id], capture_output=True, text=True,
+                               timeout=60).stdout
+    finally:
+        slurm_cluster.control("start", timeout=300)  # the node back: its slurmd restarted, the node resumed
+    assert status == 0, "\n".join(run.lines)
+    # the run ended only once Slurm held none of the cell's jobs: the analytics cancelled for good
+    assert ended == set(), ended
+    assert "Requeue=0" in shown and "Restarts=0" not in shown and "JobState=CANCELLED" in shown, shown
+    cells = pd.read_csv(run_dir / "cells.csv", keep_default_na=False)
+    failed = cells[cells["status"] == "failed"]
+    assert list(failed["scenario"]) == ["oversubscription"]
+    assert f"oversubscription-na1-s0-ana0 (job {ana_id}) was requeued by the scheduler" in failed["reason"].iloc[0]
+    # it never ran (Slurm gave it a start and an end all the same): no time of it is a measurement
+    jobs = pd.read_csv(run_dir / "jobs.csv", dtype={"job_id": str}, keep_default_na=False)
+    row = jobs[jobs["job_id"] == ana_id].iloc[0]
+    assert not (run_dir / "jobs" / "oversubscription-na1-s0-ana0.out").exists()
+    assert [row[c] for c in ("start", "wait", "exec", "response", "slowdown")] == [""] * 5, row.to_dict()
+    assert float(row["end"]) >= float(row["submit"])
+    # with its node back, it does not run again
+    wait_until(lambda: ANALYTICS_NODE in (cluster_nodes() or ()), 120, f"{ANALYTICS_NODE} is back")
+    assert squeue_state(ana_id) == "CANCELLED"
+
+
+def test_resume_cancels_a_job_the_scheduler_still_holds_whatever_end_was_recorded(
+        slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    # jobs.csv says the job ended, even COMPLETED (an end read while Slurm showed it COMPLETING), but
+    # Slurm holds it, requeued, pending: --resume must cancel it, or it runs beside the redone cell
+    module = SlurmJobModule({"partition": "shared"}, LocalTransport())
+    request = JobRequest(name="oversubscription-na1-s0-ana0", app="analytics", total_tasks=1, cpus_per_task=1,
+                         total_memory=16 << 20, exec_time=60, argv=("sleep", "60"),
+                         stdout_path=str(tmp_path / "ana.out"), stderr_path=str(tmp_path / "ana.err"))
+    held = module.submit_script(request, "#!/bin/sh\nsleep 60\n",
+                                module.get_submit_command(request).replace("sbatch ", "sbatch --hold ", 1))
+    try:
+        assert squeue_state(held) == "PENDING"
+        run = RunDirectory.create(tmp_path / "run", {"general": {}}, {})
+        run.write_ledger(SUBMITTING, request.token, time=0.0, name=request.name)
+        run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=held)
+        (run.path / "jobs.csv").write_text(f"name,job_id,state\n{request.name},{held},COMPLETED\n")
+        run.release()
+        resumed = RunDirectory.resume(run.path)
+        cancelled, looked_for = cancel_earlier_jobs(resumed, SlurmJobModule({}, LocalTransport()), WallClock(),
+                                                    poll_interval=0.5)
+        resumed.release()
+        assert looked_for == 1 and [(s.name, s.job_id) for s in cancelled] == [(request.name, held)]
+        # confirmed gone before it returned: no wait here
+        assert squeue_state(held) == "CANCELLED"
+    finally:
+        subprocess.run(["scancel", held], capture_output=True, timeout=60)

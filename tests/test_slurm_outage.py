@@ -19,10 +19,13 @@ from pathlib import Path
 import pytest
 import test_slurm_run as slurm_run
 from slurm_plugin import Run, SlurmCluster
+from support import wait_until
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 OUTAGE_S = 20
+# The longest a run of these tests may take, however long its jobs queue behind other work.
+RUN_BOUND_S = 600
 
 
 @contextmanager
@@ -47,6 +50,13 @@ def config(tmp_path: Path, scenarios: str, analytics_tasks: int = 2) -> Path:
     return path
 
 
+def step_launched(job_id: str) -> bool:
+    """The job's first step runs (a ``slurmstepd: [ID.0]`` process exists): its srun has had its
+    allocation confirmed by slurmctld."""
+    return subprocess.run(["pgrep", "-f", f"^slurmstepd: \\[{job_id}\\.0\\]"], capture_output=True,
+                          timeout=30).returncode == 0
+
+
 def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, tmp_path: Path,
                                                   apps_bin: Path) -> None:
     run_dir = tmp_path / "run"
@@ -54,13 +64,16 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
     # 1. once the analytics runs: it (2 s) and the simulation (6 s) end while slurmctld is down, so
     #    Slurm stamps their ends late and lists them COMPLETING afterwards. (Stopped before the
     #    analytics' srun reached slurmctld, the job fails: "srun: error: Unable to confirm
-    #    allocation"; hence the second of delay.)
-    run.wait_for_line("submitted oversubscription-na1-s0-ana0")
-    time.sleep(1.5)
+    #    allocation"; hence the wait for its step.) The run's earlier jobs may queue behind other
+    #    work on a shared cluster: the bound is the run's own end, not a time from its start.
+    run.wait_for_line("submitted oversubscription-na1-s0-ana0", timeout=RUN_BOUND_S)
+    analytics = run.job_id("oversubscription-na1-s0-ana0")
+    wait_until(lambda: step_launched(analytics) or run.process.poll() is not None, RUN_BOUND_S,
+               "the analytics' step runs")
     with controller_down(slurm_cluster):
         time.sleep(OUTAGE_S)
     # 2. while the stop&continue simulation is suspended: its resume waits for the controller
-    run.wait_for_line("suspended stopcont-")
+    run.wait_for_line("suspended stopcont-", timeout=RUN_BOUND_S)
     with controller_down(slurm_cluster):
         time.sleep(OUTAGE_S)
     code = run.finish()
@@ -89,6 +102,7 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
     summary = {row["scenario"]: row for row in read_csv(run_dir / "summary.csv")}
     for scenario in ("oversubscription", "stopcont"):
         assert summary[scenario]["samples"] == "0" and summary[scenario]["outage_samples"] == "0"
+        assert "sample(s) 0 overlapped a scheduler outage (see outages.csv): left out" in summary[scenario]["warnings"]
         assert any(line.startswith("djsb: cell overlapped a scheduler outage") and scenario in line
                    for line in run.lines), run.lines
     # `djsb report --include-outages` keeps them
@@ -106,7 +120,7 @@ def test_sigint_during_an_outage_ends_within_5_s(slurm_cluster: SlurmCluster, tm
                                                  apps_bin: Path) -> None:
     run_dir = tmp_path / "run"
     run = Run(str(config(tmp_path, "[oversubscription]")), "-o", str(run_dir))
-    run.wait_for_line("submitted oversubscription-na1-s0-sim0")
+    run.wait_for_line("submitted oversubscription-na1-s0-sim0", timeout=RUN_BOUND_S)
     left: list[str] = []
     try:
         with controller_down(slurm_cluster):
@@ -127,6 +141,10 @@ def test_sigint_during_an_outage_ends_within_5_s(slurm_cluster: SlurmCluster, tm
                   for m in [re.search(r"submitted oversubscription-na1-s0-sim0 as job (\d+)$", line)] if m)
     # the simulation could not be cancelled with slurmctld down: written down and named
     assert sim_id in ids
+    # the polls that went unanswered are an outage; the cancellations not even tried are none
+    outages = read_csv(run_dir / "outages.csv")
+    assert outages and all(o["error"] != "the run is stopping" for o in outages), outages
+    assert not any("did not answer for" in line and "the run is stopping" in line for line in run.lines), run.lines
     assert any(line.startswith("djsb: interrupted by SIGINT: could not cancel job(s)") and sim_id in line
                for line in run.lines), run.lines
 

@@ -15,7 +15,7 @@ from test_slurm_module import module
 from djsb.harness.ledger import SUBMITTING, read_entries
 from djsb.jobs import JobRequest, JobState
 from djsb.sweep import slurm_array
-from djsb.sweep.arrays import ArrayLedger, plan_arrays
+from djsb.sweep.arrays import ArrayLedger, ArrayPlan, plan_arrays
 from djsb.sweep.slurm_array import ArraySettings, run_slurm_array
 from djsb.sweep.spec import read_sweep
 from djsb.sweep.sweep_dir import SweepDirectory
@@ -74,12 +74,16 @@ def test_the_ledger_records_each_array_before_and_after_sbatch(tmp_path: Path) -
 def test_the_plan_adopts_live_tasks_and_submits_only_the_points_nobody_runs() -> None:
     # 16 points; 0-9 finished; array 202 still runs 10-12 and queues 13 and 15; 14 was cancelled
     plan = plan_arrays(range(10, 16), {"202": [12, 10, 11, 13, 15]})
-    assert plan.adopt == {"202": [10, 11, 12, 13, 15]} and plan.submit == [14]
-    # two earlier arrays, one whose point 9 already finished (its task ending): both adopted, nothing new
+    assert plan.adopt == {"202": [10, 11, 12, 13, 15]} and plan.submit == [14] and plan.wait == ["202"]
+    # two earlier arrays, one whose point 9 already finished (its task still exiting): both waited
+    # for, nothing new, and point 9 counted once, as finished, not adopted as well (2 adopted)
     plan = plan_arrays([10, 11], {"202": [9, 10], "216": [11]})
-    assert plan.adopt == {"202": [9, 10], "216": [11]} and plan.submit == []
+    assert plan.adopt == {"202": [10], "216": [11]} and plan.submit == [] and plan.wait == ["202", "216"]
+    # an array whose only live task is a finished point's: waited for, adopting nothing
+    plan = plan_arrays([11], {"202": [9], "216": [11]})
+    assert plan.adopt == {"216": [11]} and plan.wait == ["202", "216"]
     # no earlier array alive: every unfinished point in the new array
-    assert plan_arrays([3, 7], {}).adopt == {} and plan_arrays([3, 7], {}).submit == [3, 7]
+    assert plan_arrays([3, 7], {}) == ArrayPlan({}, [3, 7], [])
 
 
 class FakeArrays:

@@ -156,7 +156,8 @@ def test_a_sigkilled_sweeps_array_is_adopted_by_resume_and_every_point_runs_once
             ours.append(second.group(1))
         assert resumed.returncode == 0, resumed.stderr
         # the resume found the killed client's array by its token and waited for its live tasks (some
-        # of those live at the kill may have ended since): finished before + adopted + the cancelled one
+        # of those live at the kill may have ended since): finished before + adopted + the cancelled
+        # one, each point counted once (a finished point whose task is still exiting is not adopted)
         before = re.search(r"16 point\(s\), (\d+) finished before, (\d+) to run", resumed.stderr)
         adopted = re.search(rf"adopting job array {first} of an earlier client: waiting for its (\d+) live "
                             r"task\(s\)", resumed.stderr)
@@ -166,6 +167,7 @@ def test_a_sigkilled_sweeps_array_is_adopted_by_resume_and_every_point_runs_once
         # the closing block on stdout: every point finished, none failed
         assert re.search(r"^  finished\s+16 points$", resumed.stdout, re.M), resumed.stdout
         assert re.search(r"^  failed\s+0 points$", resumed.stdout, re.M), resumed.stdout
+        assert resumed.stderr.count("done in") == 1, resumed.stderr
 
         # every point exactly once: one completed task per point across both arrays, and that task
         # (the one task of its index that ran) named in the point as its writer

@@ -22,10 +22,13 @@ itself, or a directory on a remote login node), and are read and written through
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import random
+import shlex
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
@@ -35,6 +38,7 @@ from djsb.config import AppConfig, Config, GeneralConfig
 from djsb.errors import RunError, SubmitRejected, one_line
 from djsb.harness.app_output import AppOutput, parse_app_output, reports_expected
 from djsb.harness.commands import expand_command, work_arguments
+from djsb.harness.ending import END_WAIT_S, end_for_good
 from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell, row_cell
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
@@ -42,7 +46,7 @@ from djsb.jobs.outage import Outage, spans_outage
 from djsb.progress import NORMAL, say
 from djsb.scenarios import CellState
 from djsb.scenarios import scenario as get_scenario
-from djsb.transport import Transport
+from djsb.transport import Transport, free_bytes
 
 APPS = ("simulation", "analytics")
 # A job the scheduler no longer knows (purged, no accounting) for this many polls in a row is lost.
@@ -159,6 +163,7 @@ class Driver:
         self.uncancelled: dict[str, str] = {}
         self.outages: list[Outage] = run.outages()
         self.cell_start = 0.0
+        self.cell_jobs: list[Tracked] = []
         module.watch_outages(self.outage_ended)
 
     # -- public ------------------------------------------------------------------------------
@@ -189,18 +194,32 @@ class Driver:
             if self.uncancelled:
                 self.run_dir.add_uncancelled(self.uncancelled)
 
-    def cancel_live(self) -> None:
-        """Cancel every job not yet recorded (live, or ended without a final state: Slurm may still
-        requeue it); the ones the scheduler could not be told about go to ``uncancelled``."""
-        for job in [*self.live.values(), *self.ending.values()]:
-            try:
-                self.module.cancel(job.job_id)
-                self.progress(f"cancelled {job.request.name} (job {job.job_id})")
-            except RunError as exc:
-                self.uncancelled[job.job_id] = job.request.name
-                self.progress(f"could not cancel job {job.job_id}: {exc}")
+    def cancel_live(self, also: Iterable[Tracked] = ()) -> None:
+        """End every job not yet recorded (live, or ended without a final state: Slurm may still
+        requeue it), and the jobs ``also`` (a failed cell's recorded ones), for good (:meth:`end_jobs`)."""
+        jobs = [*self.live.values(), *self.ending.values()]
         self.live.clear()
         self.ending.clear()
+        self.end_jobs({job.job_id: job for job in [*jobs, *also]}.values())
+        for job in jobs:
+            if job.job_id not in self.uncancelled:
+                self.progress(f"cancelled {job.request.name} (job {job.job_id})")
+
+    def end_jobs(self, jobs: Iterable[Tracked]) -> None:
+        """Cancel ``jobs`` and wait until the scheduler holds none of them (djsb.harness.ending), so
+        that none runs after its cell failed or the run ended; once the run is asked to stop, only
+        cancelled, not waited for. The ones not confirmed gone go to ``uncancelled``."""
+        names = {job.job_id: job.request.name for job in jobs}
+        if not names:
+            return
+        left = end_for_good(self.module, names, self.clock, self.config.general.poll_interval,
+                            stopping=lambda: self.stop_signal is not None, progress=self.progress)
+        self.uncancelled.update(left)
+        if left and self.stop_signal is None:
+            self.progress("warning: still held by the scheduler after "
+                          f"{END_WAIT_S:.0f} s of cancelling: " + ", ".join(
+                              f"{name} (job {job_id})" for job_id, name in left.items())
+                          + f"; listed in {self.run_dir.path / 'uncancelled.txt'}")
 
     def outage_ended(self, outage: Outage) -> None:
         """Record an interval the scheduler did not answer (outages.csv), to mark what overlapped it."""
@@ -310,7 +329,7 @@ class Driver:
             body()
             self.settle(key, reference)
         except CellFailed as exc:
-            self.cancel_live()
+            self.cancel_live(also=self.cell_jobs)
             self.progress(f"warning: cell {describe_cell(key)} failed: {exc}")
             self.finish_cell(key, failure=str(exc))
             return
@@ -404,6 +423,7 @@ class Driver:
 
     def start_cell(self) -> None:
         self.cell_start = self.clock.epoch(self.clock.now())
+        self.cell_jobs = []
 
     def finish_cell(self, key: CellKey, *, failure: str = "") -> None:
         """Record the cell (marked when it overlapped an outage since ``start_cell``)."""
@@ -425,6 +445,9 @@ class Driver:
         tag = stage[:3] if stage != "execution" else f"{scenario}-na{n_a}"
         name = f"{tag}-s{sample}-{app[:3]}{index}"
         app_config = self.app(app)
+        stdout, stderr = self.jobs_dir / f"{name}.out", self.jobs_dir / f"{name}.err"
+        if self.module.runs_commands:  # an earlier attempt's (a resumed cell's) output is not this job's
+            self.transport.run(shlex.join(["rm", "-f", "--", str(stdout), str(stderr)]))
         control = self.control_dir / f"{name}.threads"
         self.transport.write_text(str(control), f"{app_config.cpus_per_task}\n")
         values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
@@ -435,8 +458,7 @@ class Driver:
         request = JobRequest(
             name=name, app=app, total_tasks=app_config.total_tasks, cpus_per_task=app_config.cpus_per_task,
             total_memory=app_config.total_memory, exec_time=app_config.exec_time, argv=argv,
-            stdout_path=str(self.jobs_dir / f"{name}.out"),
-            stderr_path=str(self.jobs_dir / f"{name}.err"),
+            stdout_path=str(stdout), stderr_path=str(stderr),
             node_host_names=app_config.node_host_names,
             colocate_with=colocate_with if app_config.same_nodes_as_sim else None,
             oversubscribe=oversubscribe, control_file=str(control))
@@ -445,6 +467,7 @@ class Driver:
         job_id = self.submit_with_ledger(request, submit_time)
         job = Tracked(request, job_id, app, index, submit_time, iterations=iterations)
         self.live[job_id] = job
+        self.cell_jobs.append(job)
         self.progress(f"submitted {name} as job {job_id}")
         return job
 
@@ -535,8 +558,18 @@ class Driver:
             return f"{what} ended {status.state.value}" + (f" ({status.reason})" if status.reason else "")
         if not (self.module.runs_commands and reports_expected(job.request.argv)):
             return ""
-        return report_failure(what, self.read_output(job.request.stdout_path), job.request.total_tasks,
-                              job.iterations)
+        failure = report_failure(what, self.read_output(job.request.stdout_path), job.request.total_tasks,
+                                 job.iterations)
+        if failure:
+            self.check_disk(job.request.stdout_path)
+        return failure
+
+    def check_disk(self, path: str) -> None:
+        """Raise "No space left on device" naming ``path`` when the file system holding it is full: a
+        job whose report could not be written there failed for the disk, not for the benchmark, and
+        every later job would fail alike; the run stops with one line saying so."""
+        if free_bytes(self.transport, str(PurePath(path).parent)) == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
     def fail_job(self, job: Tracked, key: CellKey, reference: Reference | None, reason: str) -> None:
         """Record ``job`` as failed with ``reason``, end it if it still runs, and fail its cell."""
@@ -553,25 +586,43 @@ class Driver:
         raise CellFailed(reason)
 
     def record(self, job: Tracked, key: CellKey, reference: Reference | None) -> JobRecord:
+        """The jobs.csv row of ``job``; one that never ran has no start, wait, execution, response
+        or slowdown (:meth:`ran`)."""
         status = job.status
         from_scheduler = status.start is not None and status.end is not None
         submit = status.submit if status.submit is not None else job.submit
-        start = status.start if status.start is not None else (job.seen_start or job.submit)
-        end = status.end if status.end is not None else (job.seen_end or start)
-        output = self.read_output(job.request.stdout_path)
-        response = metrics.response_time(submit, end)
-        slowdown = metrics.slowdown(response, reference.t_alone[job.app]) if reference else None
+        text = self.transport.read_text(job.request.stdout_path) if self.module.runs_commands else None
+        output = parse_app_output(text or "")
+        times: dict[str, float | None] = dict.fromkeys(("start", "wait", "exec", "response", "slowdown"))
+        if self.ran(job, text):
+            start = status.start if status.start is not None else (job.seen_start or job.submit)
+            end = status.end if status.end is not None else (job.seen_end or start)
+            response = metrics.response_time(submit, end)
+            slowdown = metrics.slowdown(response, reference.t_alone[job.app]) if reference else None
+            times.update(start=start, wait=metrics.wait_time(submit, start),
+                         exec=metrics.execution_time(start, end), response=response, slowdown=slowdown)
+        else:
+            end = status.end if status.end is not None else (job.seen_end or submit)
         stage, scenario, n_a, sample = key
         return JobRecord(
             stage=stage, scenario=scenario, n_a=n_a, sample=sample, app=job.app, index=job.index,
-            name=job.request.name, job_id=job.job_id, state=status.state.value, submit=submit, start=start,
-            end=end, wait=metrics.wait_time(submit, start), exec=metrics.execution_time(start, end),
-            response=response, slowdown=slowdown, tasks=job.request.total_tasks,
+            name=job.request.name, job_id=job.job_id, state=status.state.value, submit=submit,
+            start=times["start"], end=end, wait=times["wait"], exec=times["exec"], response=times["response"],
+            slowdown=times["slowdown"], tasks=job.request.total_tasks,
             cpus_per_task=job.request.cpus_per_task, cpus=job.request.total_cpus,
             nodes=",".join(status.nodes), iterations=output.iterations, threads_min=output.threads_min,
             triad_MBps=output.triad_MBps, validated=output.validated, suspended_s=round(job.suspended_s, 3),
             shared_with_sim=job.shared_with_sim, times_source="scheduler" if from_scheduler else "harness",
             outage=spans_outage(submit, max(end, job.seen_end or end), self.outages), reason=status.reason)
+
+    def ran(self, job: Tracked, output: str | None) -> bool:
+        """Whether ``job`` ever ran: the scheduler gave it a start, or a poll saw it run, and, where
+        the module runs commands, its output file (``output``: its text, None when there is none)
+        exists. The scheduler creates that file when the job's script starts, and the harness
+        removed any earlier one at submission; a job whose launch failed on a dead node has none,
+        though Slurm gives it a start and an end."""
+        started = job.status.start is not None or job.seen_start is not None
+        return started and (output is not None or not self.module.runs_commands)
 
     def read_output(self, path: str) -> AppOutput:
         return parse_app_output(self.transport.read_text(path) or "")

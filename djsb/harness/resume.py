@@ -2,10 +2,12 @@
 
 A harness that was killed (SIGKILL, a crash) cancelled nothing: its jobs still run, or wait, or
 stay suspended for ever. Redoing their cells beside them would measure both attempts
-competing for the same CPUs. So the resume reads the run's write-ahead ledger
-(djsb.harness.ledger), asks the module which of the jobs whose end was never recorded are still
-alive (by submission token where the module can tag jobs, by the recorded id otherwise), cancels
-them, and says which.
+competing for the same CPUs. And a job whose end was recorded may still come back: Slurm requeues
+a job whose launch failed on a dead node, --no-requeue or not, once it marks the node down. So the
+resume reads the run's write-ahead ledger (djsb.harness.ledger), asks the module which of its jobs,
+whatever end was recorded, the scheduler still holds (by submission token where the module can tag
+jobs, by the recorded id otherwise), cancels them until they are gone (djsb.harness.ending), and
+says which.
 """
 
 from __future__ import annotations
@@ -14,24 +16,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from djsb.clock import Clock
-from djsb.harness.ledger import CANCELLED, Submission, outstanding
+from djsb.harness.ending import end_for_good
+from djsb.harness.ledger import CANCELLED, Submission, submissions
 from djsb.harness.rundir import RunDirectory
-from djsb.jobs import JobModule, JobState
+from djsb.jobs import JobModule
 
 
 def live_jobs(module: JobModule, submissions: Sequence[Submission]) -> dict[str, str]:
-    """The id of each of ``submissions`` whose job the scheduler still queues, runs or holds
-    suspended, by token: found by its token, else by a poll of its recorded id (a job the
-    scheduler no longer knows is gone)."""
+    """The id of each of ``submissions`` whose job the scheduler still holds (queued, running,
+    suspended, or ending without a final state: :meth:`JobModule.still_held`), by token: found by
+    its token, else by its recorded id (a job the scheduler no longer knows is gone)."""
     alive = module.find_by_token([s.token for s in submissions])
     ids = [s.job_id for s in submissions if s.job_id is not None and s.token not in alive]
-    statuses = module.poll(ids) if ids else {}
-    for submission in submissions:
-        if submission.job_id is None or submission.job_id not in statuses:
-            continue
-        state = statuses[submission.job_id].state
-        if not state.finished and state is not JobState.UNKNOWN:
-            alive[submission.token] = submission.job_id
+    held = module.still_held(ids) if ids else {}
+    alive.update((s.token, s.job_id) for s in submissions if s.job_id is not None and s.job_id in held)
     return alive
 
 
@@ -52,14 +50,25 @@ def cancel_live(module: JobModule, pending: Sequence[Submission],
     return cancelled
 
 
-def cancel_earlier_jobs(run: RunDirectory, module: JobModule, clock: Clock) -> tuple[list[Submission], int]:
-    """Cancel every job of an earlier attempt that is still alive, each noted in the ledger as
-    cancelled. Returns the cancelled submissions (with their ids) and how many submissions were
-    looked for."""
-    pending = outstanding(run.ledger_entries(), run.recorded_jobs())
+def cancel_earlier_jobs(run: RunDirectory, module: JobModule, clock: Clock, poll_interval: float = 1.0,
+                        progress: Callable[[str], None] = lambda message: None,
+                        ) -> tuple[list[Submission], int]:
+    """Cancel every job of an earlier attempt the scheduler still holds, whatever end was recorded,
+    each noted in the ledger as cancelled, and wait until they are gone; those that are not go to
+    uncancelled.txt, said through ``progress``. Returns the cancelled submissions (with their ids)
+    and how many submissions were looked for (every one in the ledger)."""
+    every = list(submissions(run.ledger_entries()).values())
 
     def record(submission: Submission, job_id: str) -> None:
         run.write_ledger(CANCELLED, submission.token, time=clock.epoch(clock.now()), name=submission.name,
                          job_id=job_id)
 
-    return cancel_live(module, pending, record), len(pending)
+    cancelled = cancel_live(module, every, record)
+    left = end_for_good(module, {str(s.job_id): s.name for s in cancelled}, clock, poll_interval,
+                        progress=progress)
+    if left:
+        path = run.add_uncancelled(left)
+        progress("warning: still held by the scheduler: " + ", ".join(f"{name} (job {job_id})"
+                                                                      for job_id, name in left.items())
+                 + f"; listed in {path}")
+    return cancelled, len(every)

@@ -50,7 +50,8 @@ from djsb.version import djsb_version
 
 @dataclass(frozen=True)
 class JobRecord:
-    """One finished job: the row of jobs.csv (times are Unix seconds)."""
+    """One finished job: the row of jobs.csv (times are Unix seconds; a job that never ran has no
+    start, wait, exec, response or slowdown)."""
 
     stage: str
     scenario: str
@@ -62,11 +63,11 @@ class JobRecord:
     job_id: str
     state: str
     submit: float
-    start: float
+    start: float | None
     end: float
-    wait: float
-    exec: float
-    response: float
+    wait: float | None
+    exec: float | None
+    response: float | None
     slowdown: float | None
     tasks: int
     cpus_per_task: int

@@ -115,6 +115,12 @@ class JobStatus:
     restarts: int = 0
 
 
+def held(statuses: Mapping[str, JobStatus]) -> dict[str, JobStatus]:
+    """The statuses of jobs not over for good: not ended, or ended without a final state."""
+    return {job_id: status for job_id, status in statuses.items()
+            if status.state is not JobState.UNKNOWN and not (status.state.finished and status.final)}
+
+
 @dataclass(frozen=True)
 class CpuCapacity:
     """The most CPUs a module can give, known before anything runs: ``per_task`` (the CPUs of one
@@ -179,6 +185,14 @@ class JobModule(ABC):
     @abstractmethod
     def cancel(self, job_id: str) -> None:
         """End the job now, whatever its state; never raises for a job already gone."""
+
+    def still_held(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """The jobs of ``job_ids`` the system still holds, with their states: queued, running,
+        suspended, or shown ending but not yet how (a job ending may still be started again: Slurm
+        requeues a job whose launch failed on a dead node, --no-requeue or not). A job the system
+        no longer knows is not held. By default, from :meth:`poll`; a module whose ``poll`` settles
+        some ends itself (Slurm: a job it cancelled is CANCELLED at once) asks the system instead."""
+        return held(self.poll(job_ids))
 
     def find_by_token(self, tokens: Collection[str]) -> dict[str, str]:
         """The id of each job not yet ended that was submitted with one of ``tokens``

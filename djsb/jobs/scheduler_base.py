@@ -40,6 +40,11 @@ TOKEN_PREFIX = "djsb-"
 its scheduler keeps: Slurm's --comment, the end of a Grid Engine or LSF job name (:func:`tagged_name`)."""
 
 
+STOPPING = "the run is stopping"
+"""Why a command did not run at all: the stop deadline had passed. No answer was asked of the
+scheduler, so nothing says it was down: no outage."""
+
+
 class Unanswered(Exception):
     """A one-off scheduler query (:meth:`RetryingTransport.run_once`) got no answer."""
 
@@ -184,7 +189,7 @@ class RetryingTransport:
         if self.stop_deadline is not None:
             timeout = min(timeout, self.stop_deadline - time.monotonic())
             if timeout <= 0:
-                return None, "the run is stopping"
+                return None, STOPPING
         started = time.monotonic()
         try:
             result = self.inner.run(command, timeout=timeout)
@@ -238,6 +243,10 @@ class RetryingTransport:
                 elif time.time() - started > self.slow_answer:
                     self._outage(started, 0, command, f"answered after {time.time() - started:.1f} s")
                 return result
+            if error == STOPPING:
+                if failed:  # the scheduler had not answered until then: that much was an outage
+                    self._outage(outage_start, failed, command, first_error)
+                raise SchedulerStopped(f"{self.scheduler}: not run, {STOPPING}: {command}")
             if not failed:
                 outage_start, first_error = started, error
             failed += 1

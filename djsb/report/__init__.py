@@ -24,12 +24,14 @@ def write_report(run_dir: Path, *, plots: bool = True, include_outages: bool = F
     if not jobs_csv.is_file():
         raise InputError(f"no jobs.csv in {run_dir}: nothing to report", key="RUN_DIR")
     jobs = pd.read_csv(jobs_csv, dtype={"job_id": str, "scenario": str}, keep_default_na=False,
-                       na_values={"slowdown": [""], "iterations": [""]})
+                       na_values={column: [""] for column in ("start", "wait", "exec", "response", "slowdown",
+                                                              "iterations")})
     cells = read_cells(run_dir / "cells.csv")
     jobs = without_cells(jobs, failed_cells(cells) | (set() if include_outages else outage_cells(cells)))
     samples = sample_table(jobs)
     samples.to_csv(run_dir / "samples.csv", index=False)
-    summary = annotate_summary(summary_table(samples, run_notes(jobs, RunDirectory(run_dir).meta())), cells)
+    summary = annotate_summary(summary_table(samples, run_notes(jobs, RunDirectory(run_dir).meta())), cells,
+                               include_outages)
     summary.to_csv(run_dir / "summary.csv", index=False)
     if plots and not summary.empty:
         from djsb.report.plots import plot_summary  # matplotlib costs 0.3 s to import: only when drawing

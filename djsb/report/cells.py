@@ -74,10 +74,20 @@ def _samples_text(samples: pd.Series) -> str:
     return ",".join(str(s) for s in sorted(int(v) for v in samples))
 
 
-def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+def outage_warning(samples: str, include_outages: bool) -> str:
+    """What summary.csv's warnings say of a row's samples that overlapped a scheduler outage
+    (``samples``: their numbers, as in ``outage_samples``) and what the summary did with them."""
+    fate = "included (--include-outages)" if include_outages else \
+        "left out (djsb report --include-outages keeps them)"
+    return f"sample(s) {samples} overlapped a scheduler outage (see outages.csv): {fate}"
+
+
+def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame,
+                     include_outages: bool = False) -> pd.DataFrame:
     """``summary`` with the samples that failed and that overlapped an outage per (scenario, n_a)
     (comma-separated sample numbers as in jobs.csv), and a row with 0 samples for a (scenario, n_a)
-    that has only such cells."""
+    that has only such cells; its warnings say why each such sample is left out (or, outages with
+    ``include_outages``, kept)."""
     cells = cells[cells["stage"] == "execution"]
     notes = pd.DataFrame({
         "scenario": cells["scenario"].astype(str), "n_a": cells["n_a"].astype(int),
@@ -96,9 +106,11 @@ def annotate_summary(summary: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame
     failures: dict[tuple[str, int], list[str]] = {}
     for (_, scenario, n_a, sample), reason in failure_reasons(cells):
         failures.setdefault((scenario, n_a), []).append(f"sample {sample} failed and is left out: {reason}")
-    table["warnings"] = ["; ".join(filter(None, [text, *failures.get((str(scenario), int(n_a)), [])]))
-                         for text, scenario, n_a in zip(table["warnings"], table["scenario"], table["n_a"],
-                                                        strict=True)]
+    table["warnings"] = [
+        "; ".join(filter(None, [text, *failures.get((str(scenario), int(n_a)), []),
+                                outage_warning(outage, include_outages) if outage else ""]))
+        for text, scenario, n_a, outage in zip(table["warnings"], table["scenario"], table["n_a"],
+                                               table["outage_samples"], strict=True)]
     return in_scenario_order(table)
 
 

@@ -113,21 +113,11 @@ def _display(value: Any) -> str:
     return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def cell_notes(summary: pd.DataFrame, cells: pd.DataFrame, include_outages: bool) -> list[str]:
+def cell_notes(cells: pd.DataFrame) -> list[str]:
     """One line per failed calibration or reference cell, with its reason (cells.csv; a failed
-    execution cell is among summary.csv's warnings), and per (scenario, n_a) with samples that
-    overlapped a scheduler outage (summary.csv's ``outage_samples``), saying what the summary did
-    with them."""
-    notes = [f"{describe_cell(cell)} failed and is not in the summary: {reason}"
-             for cell, reason in failure_reasons(cells) if cell.stage != "execution"]
-    for _, row in summary.iterrows():
-        if row.get("outage_samples", ""):
-            where = f"{scenario_label(str(row['scenario']))}, n_a={int(row['n_a'])}"
-            fate = "included (--include-outages)" if include_outages else \
-                "left out (djsb report --include-outages keeps them)"
-            notes.append(f"{where}: sample(s) {row['outage_samples']} overlapped a scheduler outage "
-                         f"(see outages.csv): {fate}")
-    return notes
+    execution cell, and samples that overlapped an outage, are among summary.csv's warnings)."""
+    return [f"{describe_cell(cell)} failed and is not in the summary: {reason}"
+            for cell, reason in failure_reasons(cells) if cell.stage != "execution"]
 
 
 def write_run_html(run_dir: Path, summary: pd.DataFrame, cells: pd.DataFrame,
@@ -142,7 +132,7 @@ def write_run_html(run_dir: Path, summary: pd.DataFrame, cells: pd.DataFrame,
         summary_headers=["scenario", "n_a", "samples"] + [label for _, label in SUMMARY_COLUMNS]
         + ["failed / outage samples"],
         summary_rows=summary_rows(summary, include_outages), warnings=summary_warnings(summary),
-        cell_notes=cell_notes(summary, cells, include_outages),
+        cell_notes=cell_notes(cells),
         outage_headers=["began", "lasted (s)", "scheduler", "failed attempts", "first error"],
         outage_rows=outage_rows(RunDirectory(run_dir).outages()),
         figure_items=existing_figures(run_dir, RUN_FIGURES),

@@ -65,17 +65,23 @@ class ArrayLedger:
 
 @dataclass(frozen=True)
 class ArrayPlan:
-    """What a client does: wait for the live tasks of earlier arrays (array id -> their points),
-    then submit one array for ``submit``."""
+    """What a client does: wait for the arrays ``wait`` (every earlier array with a live task), whose
+    live tasks run the unfinished points ``adopt`` (array id -> points), then submit one array for
+    ``submit``."""
 
     adopt: dict[str, list[int]]
     submit: list[int]
+    wait: list[str]
 
 
 def plan_arrays(todo: Collection[int], live: Mapping[str, Collection[int]]) -> ArrayPlan:
     """The plan for the unfinished points ``todo`` given earlier arrays' live tasks (array id -> the
-    points they run or will run): adopt those, submit the rest. A live task of a finished point
-    (its task ending) is adopted too: it writes nothing more, and it is the client's to wait for."""
-    running = {point for points in live.values() for point in points}
-    return ArrayPlan(adopt={job_id: sorted(points) for job_id, points in live.items() if points},
-                     submit=sorted(point for point in todo if point not in running))
+    points they run or will run): adopt those, submit the rest. A live task of a finished point (its
+    task still exiting) is waited for, as the client's own, but its point counts once, as finished:
+    it is in no array's ``adopt``."""
+    wanted = set(todo)
+    adopt = {job_id: sorted(set(points) & wanted) for job_id, points in live.items()}
+    running = {point for points in adopt.values() for point in points}
+    return ArrayPlan(adopt={job_id: points for job_id, points in adopt.items() if points},
+                     submit=sorted(point for point in wanted if point not in running),
+                     wait=[job_id for job_id, points in live.items() if points])

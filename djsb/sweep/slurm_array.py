@@ -180,11 +180,11 @@ def run_slurm_array(spec: SweepSpec, settings: ArraySettings, directory: SweepDi
         def polled() -> None:
             progress(len(finished_there(transport, layout)))
 
-        if plan.adopt:
+        if plan.wait:
             for job_id, points in plan.adopt.items():
                 say(f"sweep: adopting job array {job_id} of an earlier client: waiting for its "
                     f"{len(points)} live task(s) ({array_indices(points)})")
-            outcome.stopped_by = wait_for_arrays(module, list(plan.adopt), settings.poll_interval, polled)
+            outcome.stopped_by = wait_for_arrays(module, plan.wait, settings.poll_interval, polled)
         if plan.submit and outcome.stopped_by is None:
             name = directory.path.resolve().name
             job_id = submit_array(module, settings, layout, plan.submit, name, ledger)

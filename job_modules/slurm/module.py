@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from djsb.errors import JobModuleError, one_line
-from djsb.jobs.api import CpuCapacity, JobRequest, JobState, JobStatus
+from djsb.jobs.api import CpuCapacity, JobRequest, JobState, JobStatus, held
 from djsb.jobs.batch import script_path
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.names import slurm_name, slurm_partitions
@@ -291,6 +291,13 @@ class SlurmJobModule(SchedulerModule):
                     statuses[job_id] = replace(record, restarts=statuses[job_id].restarts)
         self._last.update(statuses)
         return statuses
+
+    def still_held(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """The jobs squeue still shows pending, running, suspended or COMPLETING (with sacct for
+        those it no longer lists): the scheduler's own states, not :meth:`poll`'s reading, which
+        takes a cancelled job COMPLETING for CANCELLED and asks sacct for the end of one that is
+        COMPLETING; either may still be requeued (a launch that failed on a dead node)."""
+        return held(super().poll(job_ids))
 
     def get_accounting_command(self, job_ids: Sequence[str], since: float) -> str:
         """sacct for jobs the controller forgot, from ``since`` (Unix seconds) on, times in UTC."""

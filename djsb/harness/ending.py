@@ -1,0 +1,61 @@
+"""Ending jobs for good: cancelled, and confirmed gone from the scheduler.
+
+A cancel is a request, not a result. Slurm shows a job whose node died COMPLETING until it marks the
+node down (SlurmdTimeout), ignores a cancel meanwhile, and then requeues the job if its launch had
+failed there, --no-requeue or not: a job of a failed cell, cancelled once, ran minutes after the run
+had ended. So the driver (a failed cell's jobs, the jobs live when a run ends) and ``--resume`` (an
+earlier attempt's jobs) cancel, then poll until the scheduler holds none of them
+(:meth:`JobModule.still_held`), cancelling again each one it shows queued or running once more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from djsb.clock import Clock
+from djsb.errors import RunError
+from djsb.jobs import JobModule, JobState
+
+END_WAIT_S = 900.0
+"""How long a cancelled job may stay held: Slurm's default SlurmdTimeout (300 s) before a dead node's
+jobs are failed or requeued, three times over."""
+
+
+def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_interval: float, *,
+                 stopping: Callable[[], bool] = lambda: False, timeout: float = END_WAIT_S,
+                 progress: Callable[[str], None] = lambda message: None) -> dict[str, str]:
+    """Cancel ``jobs`` (id -> name) and wait until the scheduler holds none of them, cancelling again
+    each it shows pending, running or suspended (requeued) at a poll; stop waiting after ``timeout``
+    seconds. Returns the ones not confirmed gone (id -> name); when ``stopping()``, nothing is
+    waited for and only the ones the scheduler could not be told to cancel are returned."""
+    left = dict(jobs)
+    deadline = clock.now() + timeout
+    cancel = list(left)
+    told = False
+    while left:
+        unreached = set()
+        for job_id in cancel:
+            try:
+                module.cancel(job_id)
+            except RunError as exc:
+                unreached.add(job_id)
+                progress(f"could not cancel job {job_id}: {exc}")
+        if stopping():
+            return {job_id: name for job_id, name in left.items() if job_id in unreached}
+        try:
+            held = module.still_held(list(left))
+        except RunError as exc:
+            progress(f"could not ask whether job(s) {', '.join(left)} ended: {exc}")
+            break
+        left = {job_id: name for job_id, name in left.items() if job_id in held}
+        if not left or clock.now() >= deadline:
+            break
+        if not told:
+            progress("waiting for the scheduler to end " + ", ".join(
+                f"{name} (job {job_id}, {held[job_id].state.value if held[job_id].final else 'ending'})"
+                for job_id, name in left.items()))
+            told = True
+        cancel = [job_id for job_id in left if held[job_id].state in
+                  (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)]
+        clock.sleep(poll_interval)
+    return left
