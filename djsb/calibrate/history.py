@@ -11,9 +11,9 @@ times and limits, and :mod:`djsb.report.replay_error` measures how far each star
 moving-average wait fall from the record.
 
 Every setting of the files the model does not reproduce is named in one note (:func:`unmodelled`),
-never dropped silently. The model holds the default partition and the partitions the dump's jobs ran
-in (a note names the others); jobs the model cannot place (an unknown partition, more CPUs than a node
-has) are rejected with their reason by the model and counted apart from the errors.
+never dropped silently. The model holds the partitions the dump's jobs ran in (the default one for a
+job that names none; a note names the others); jobs the model cannot place (more CPUs than a node
+has...) are rejected with their reason by the model and counted apart from the errors.
 
 A job that became eligible after its submission (a dependency, an array throttle, ``--begin``) is
 queued in the model at its recorded Eligible time; the sbatch options of its SubmitLine the model
@@ -210,13 +210,16 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf.config.update(settings or {})
     notes = unmodelled(conf)
     qos = parse_qos(files.qos.read_text()) if files.qos is not None else (QosSpec("normal"),)
-    first = default_partition(conf)
-    used = {job.partition for job in jobs}
-    others = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] != first]
-    left_out = [name for name in others if name not in used]
+    default = default_partition(conf)
+    used = {default if job.partition is None else job.partition for job in jobs}
+    modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
+    left_out = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] not in used]
     if left_out:
         notes.append(f"partition(s) {', '.join(left_out)} of slurm.conf ran no job of the dump: not modelled")
-    cluster = cluster_spec(conf.partitions, conf.nodes, first, [name for name in others if name in used], qos)
+    if not modelled:
+        raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
+                          f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
+    cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     associations = parse_associations(files.associations.read_text()) if files.associations else None
     make_priority, priority_notes = priority_plugin(conf.config, associations)
