@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,19 @@ def lanl_overrun() -> dict[str, float]:
 
 def load_done(out: Path) -> dict[str, float]:
     return dict(json.loads((out / DONE).read_text()))
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the commands and their workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_time(out: Path) -> str:
+    """How long a source's commands took, their CPU seconds and the load when they started."""
+    done = load_done(out)
+    return (f"{done['seconds']:.0f} s of wall time, {done['cpu_seconds']:.0f} s of CPU, at load "
+            f"{done['load_before']:.1f}")
 
 
 def demo_time(out: Path) -> str:
@@ -152,6 +166,36 @@ def psp_ratio(trace: str, ratio: str) -> Callable[[Path], str]:
     return render
 
 
+def reproduce_item(out: Path, item: str) -> pd.Series:
+    """The one row of reproduce.csv (djsb reproduce) whose item contains ``item``."""
+    table = pd.read_csv(out / "reproduce.csv", dtype={"paper": str})
+    rows = table[table["item"].str.contains(item, regex=False)]
+    if len(rows) != 1:
+        raise ValueError(f"{out}/reproduce.csv: {len(rows)} items contain {item!r}")
+    return rows.iloc[0]
+
+
+def measured(item: str, form: Callable[[float], str]) -> Callable[[Path], str]:
+    """An item's measured value, formatted."""
+    return lambda out: form(float(reproduce_item(out, item)["measured"]))
+
+
+def noted(item: str, pattern: str, form: Callable[..., str] = str) -> Callable[[Path], str]:
+    """Numbers of an item's note: the ``pattern``'s groups, given to ``form``."""
+    def render(out: Path) -> str:
+        note = str(reproduce_item(out, item)["note"])
+        found = re.search(pattern, note)
+        if found is None:
+            raise ValueError(f"{out}/reproduce.csv: the note of {item!r} has no {pattern!r}: {note}")
+        return form(*found.groups())
+    return render
+
+
+def recorded_busy(count: str, busy: str, cores: str) -> str:
+    return (f"{busy} % of the {grouped(float(count))} jobs MetaCentrum records waiting over an hour waited "
+            f"while {cores} %")
+
+
 def lanl_records(_: Path) -> str:
     counts = lanl_overrun()
     return f"{grouped(counts['overran'])} of {grouped(counts['records'])}"
@@ -178,6 +222,16 @@ SOURCES = {s.name: s for s in (
     Source("psp", False, "djsb sweep configs/psp-scenarios.yaml -o runs/psp && djsb psp-report runs/psp",
            (_module("sweep", "configs/psp-scenarios.yaml", "-o", "{out}"), _module("psp-report", "{out}")),
            needs=(KTH, ATLAS)),
+    Source("paper-simulated", False, "djsb run configs/paper-simulated.yaml",
+           (_module("run", "configs/paper-simulated.yaml", "-o", "{out}"),)),
+    Source("kth-easy", False, "djsb simulate configs/simulate-kth-easy.yaml",
+           (_module("simulate", "configs/simulate-kth-easy.yaml", "-o", "{out}"),), needs=(KTH,)),
+    Source("pool-n1", False, "djsb pool configs/pool-n1-sweep.yaml",
+           (_module("pool", "configs/pool-n1-sweep.yaml", "-o", "{out}"),)),
+    *(Source(f"reproduce-{paper}", False, "djsb reproduce PAPER",
+             (_module("reproduce", paper, "-o", "{out}"),), needs=needs)
+      for paper, needs in (("000", (KTH, ATLAS)), ("001", ()), ("002", ()), ("003", (METACENTRUM,)),
+                           ("004", (KTH, ATLAS)))),
 )}
 BLOCKS = {b.name: b for b in (
     Block("lanl-overrun", "lanl-overrun", lanl_records),
@@ -201,6 +255,33 @@ BLOCKS = {b.name: b for b in (
     Block("psp-atlas-makespan", "psp", psp_ratio("LLNL-Atlas", "makespan 6/4")),
     Block("psp-kth-4-5", "psp", psp_ratio("KTH", "wait 4/5")),
     Block("psp-atlas-4-5", "psp", psp_ratio("LLNL-Atlas", "wait 4/5")),
+    Block("paper-simulated-time", "paper-simulated", run_time),
+    Block("kth-easy-time", "kth-easy", run_time),
+    Block("pool-n1-time", "pool-n1", run_time),
+    Block("r002-n2-energy", "reproduce-002", measured("energy of N2(3) C3", "{:.2f}".format)),
+    Block("r002-n2-range", "reproduce-002", noted("energy of N2(3) C3", r"per seed ([\d.]+-[\d.]+)")),
+    Block("r002-n2-killed", "reproduce-002", measured("killed by N2(3) C3", "{:.1%}".format)),
+    Block("r002-d-energy", "reproduce-002", measured("energy of D(2, 8, 90 h) C3", "{:.2f}".format)),
+    Block("r002-d-range", "reproduce-002",
+          noted("energy of D(2, 8, 90 h) C3", r"per seed ([\d.]+-[\d.]+)")),
+    Block("r002-d-killed", "reproduce-002", measured("killed by D(m, d)", "{:.0f}".format)),
+    Block("r003-reject", "reproduce-003", measured("mean wait, misfits rejected / before", "{:.2f}".format)),
+    Block("r003-cpu-long", "reproduce-003",
+          measured("mean wait, misfits shaped into cpu_long / before", "{:.2f}".format)),
+    Block("r003-lost", "reproduce-003", noted("mean wait, misfits shaped into cpu_long / before",
+                                              r"hold (\d+)% of the trace's core-seconds", "{} %".format)),
+    Block("r003-p95", "reproduce-003", noted("95th percentile wait", r"\(([\d.]+ h -> [\d.]+ h)\)")),
+    Block("r003-crossing", "reproduce-003", measured("ECDFs cross", grouped)),
+    Block("r003-recorded", "reproduce-003",
+          noted("Fig. 5 of 003", r"of the (\d+) jobs MetaCentrum records waiting over an hour, (\d+)% waited "
+                r"while at least (\d+)%", recorded_busy)),
+    Block("r004-a", "reproduce-004", measured("fitted a", "{:.2f}".format)),
+    Block("r004-b", "reproduce-004", measured("fitted b", "{:.0f} s".format)),
+    Block("r004-kth-fairshare", "reproduce-004",
+          measured("worst / best fair share, KTH-SP2's most queued week", "{:.1f}x".format)),
+    Block("r004-kth-longer", "reproduce-004", measured("share of instants", "{:.0%}".format)),
+    *(Block(f"reproduce-{paper}-time", f"reproduce-{paper}", run_time)
+      for paper in ("000", "001", "002", "003", "004")),
 )}
 
 
@@ -238,12 +319,13 @@ def run_source(source: Source, runs: Path, reuse: bool) -> Path:
     if source.prepare is not None:
         source.prepare(out)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    load, start = os.getloadavg()[0], time.monotonic()
+    load, start, cpu = os.getloadavg()[0], time.monotonic(), children_cpu()
     for argv in source.argvs:
         command = [part.replace("{out}", str(out)) for part in argv]
         print("+", " ".join(command[2:]), file=sys.stderr)
         subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    done = {"seconds": time.monotonic() - start, "load_before": load, "load_after": os.getloadavg()[0],
+    done = {"seconds": time.monotonic() - start, "cpu_seconds": children_cpu() - cpu,
+            "load_before": load, "load_after": os.getloadavg()[0],
             "cpus": float(len(os.sched_getaffinity(0))), "command": source.command}
     (out / DONE).write_text(json.dumps(done, indent=2) + "\n")
     return out
