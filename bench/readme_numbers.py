@@ -94,17 +94,22 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def conditions(done: dict[str, float]) -> str:
+    """The machine's state while a source ran: its load average at the start, and the commands'
+    niceness when they ran niced (other work then took the CPUs first)."""
+    niced = f" under nice {int(done['niceness'])}" if done.get("niceness") else ""
+    return f"at load {done['load_before']:.1f}{niced}"
+
+
 def run_time(out: Path) -> str:
-    """How long a source's commands took, their CPU seconds and the load when they started."""
+    """The CPU seconds a source's commands used, and their wall time (which a busy machine lengthens)."""
     done = load_done(out)
-    return (f"{done['seconds']:.0f} s of wall time, {done['cpu_seconds']:.0f} s of CPU, at load "
-            f"{done['load_before']:.1f}")
+    return f"{done['cpu_seconds']:.0f} s of CPU, {done['seconds']:.0f} s of wall time {conditions(done)}"
 
 
 def demo_time(out: Path) -> str:
     done = load_done(out)
-    return (f"{done['seconds'] / 60:.1f} min on {int(done['cpus'])} cores at load average "
-            f"{done['load_before']:.1f}")
+    return f"{done['seconds'] / 60:.1f} min on {int(done['cpus'])} cores {conditions(done)}"
 
 
 def replay_summary(out: Path) -> dict[str, float]:
@@ -325,7 +330,7 @@ def run_source(source: Source, runs: Path, reuse: bool) -> Path:
         print("+", " ".join(command[2:]), file=sys.stderr)
         subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     done = {"seconds": time.monotonic() - start, "cpu_seconds": children_cpu() - cpu,
-            "load_before": load, "load_after": os.getloadavg()[0],
+            "load_before": load, "load_after": os.getloadavg()[0], "niceness": os.nice(0),
             "cpus": float(len(os.sched_getaffinity(0))), "command": source.command}
     (out / DONE).write_text(json.dumps(done, indent=2) + "\n")
     return out

@@ -65,3 +65,17 @@ def test_a_block_twice_or_missing_is_refused(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(rn, "README", readme)
     assert rn.main(["--check", "--runs", str(tmp_path)]) == 2
     assert readme.read_text() == "no blocks here\n"
+
+
+def test_a_reproduce_number_is_read_from_exactly_one_item(tmp_path: Path) -> None:
+    (tmp_path / "reproduce.csv").write_text(
+        "paper,item,paper_value,measured,agrees,note\n"
+        "003,\"Sec. 4.4 of 003: 95th percentile wait after / before\",0.333,0.1712,yes,"
+        "\"rule: same side; ours: the same workload (36.8 h -> 6.3 h); 003: two workloads\"\n"
+        "003,\"Sec. 4.4 of 003: wait (s) where the ECDFs cross\",2920,17170,yes,\"rule: within 10x\"\n")
+    assert rn.measured("ECDFs cross", rn.grouped)(tmp_path) == "17,170"
+    assert rn.noted("95th percentile", r"\(([\d.]+ h -> [\d.]+ h)\)")(tmp_path) == "36.8 h -> 6.3 h"
+    with pytest.raises(ValueError, match="2 items contain 'Sec. 4.4'"):
+        rn.measured("Sec. 4.4", rn.grouped)(tmp_path)
+    with pytest.raises(ValueError, match="has no"):
+        rn.noted("ECDFs cross", r"(\d+) h")(tmp_path)
