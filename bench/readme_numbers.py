@@ -118,20 +118,21 @@ def replay_summary(out: Path) -> dict[str, float]:
 
 
 def replay_table(out: Path) -> pd.DataFrame:
-    """replay_stats.csv of a replay: a row per quantity and statistic, recorded beside simulated."""
-    return pd.read_csv(out / "replay_stats.csv", index_col=[0, 1])
+    """replay_stats.csv of a replay: a row per statistic (mean, std, min, quartiles, max), a column
+    per quantity and side (recorded, simulated)."""
+    return pd.read_csv(out / "replay_stats.csv", header=[0, 1], index_col=0)
 
 
 def mean_wait(side: str) -> Callable[[Path], str]:
-    return lambda out: grouped(float(replay_table(out)[side].loc[("queue_wait", "mean")]))
+    return lambda out: grouped(float(replay_table(out)[("queue_wait", side)]["mean"]))
 
 
 def same_inputs(out: Path) -> str:
-    """The replay's inputs (every quantity but the wait) against the trace's: the same to 1e-6, or
-    the largest difference."""
+    """The replay's inputs (every quantity but the wait) against the trace's, every statistic: the
+    same to 1e-6, or the largest difference."""
     table = replay_table(out)
-    inputs = [q for q in table.index.get_level_values(0).unique() if q != "queue_wait"]
-    worst = max(float((table.loc[q]["recorded"] - table.loc[q]["simulated"]).abs().max()) for q in inputs)
+    inputs = [q for q in table.columns.get_level_values(0).unique() if q != "queue_wait"]
+    worst = max(float((table[(q, "recorded")] - table[(q, "simulated")]).abs().max()) for q in inputs)
     names = ", ".join(q.replace("_", " ") for q in inputs)
     return f"({names}) are identical" if worst < 1e-6 else f"({names}) differ by up to {worst:g}"
 
