@@ -8,7 +8,6 @@ import fnmatch
 import json
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_wheel_ships_every_source_the_build_reads() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     shipped = patterns["djsb.apps"]
     names = apps.app_sources()
