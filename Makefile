@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test setup apps lint clean
+.PHONY: demo test setup apps lint clean readme-numbers readme-numbers-check
 
 demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
@@ -23,6 +23,14 @@ $(VENV)/.installed: pyproject.toml
 
 apps:
 	$(MAKE) -C apps
+
+# README.md's measured numbers: rerun the commands they come from (minutes: a replay, a sweep, the demo)
+# and rewrite their blocks; the quick ones are also checked by the test suite (tests/test_readme_numbers.py).
+readme-numbers: setup
+	PYTHONPATH=$(CURDIR) $(BIN)/python bench/readme_numbers.py
+
+readme-numbers-check: setup
+	PYTHONPATH=$(CURDIR) $(BIN)/python bench/readme_numbers.py --check
 
 lint: setup
 	$(BIN)/ruff check .

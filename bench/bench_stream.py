@@ -2,7 +2,7 @@
 """Compare djsb-stream's bandwidth with McCalpin's STREAM.
 
 Paper 001 sec. 2.3 makes STREAM the DJSB mock-up application, so our
-malleable variant (apps/djsb_stream.c) must keep STREAM's performance:
+malleable variant (djsb/apps/djsb_stream.c) must keep STREAM's performance:
 triad bandwidth within 5% of McCalpin's stream.c built with ``gcc -O3
 -fopenmp`` at the same array size and thread count.
 

@@ -23,10 +23,11 @@ from types import FrameType
 
 import pandas as pd
 
+from djsb.apps import SOURCE_DIR, apps_dir
 from djsb.clock import VirtualClock, WallClock
 from djsb.completion import SHELLS, subcommands
 from djsb.completion import script as completion_script
-from djsb.config import APPS_SOURCE, Config, check_node_capacity, default_apps_dir, load_config, open_module
+from djsb.config import Config, check_node_capacity, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
@@ -150,7 +151,7 @@ def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[Pur
     binaries already built)."""
     ssh = config.job_module.ssh
     if ssh is None:
-        return default_apps_dir(), run_path
+        return apps_dir(build=False), run_path
     files_dir = PurePosixPath(ssh.remote_dir) / run_path.name
     made = transport.run(shlex.join(["mkdir", "-p", str(files_dir / "jobs"), str(files_dir / "control")]))
     if made.returncode != 0:
@@ -158,7 +159,7 @@ def job_paths(config: Config, run_path: Path, transport: Transport) -> tuple[Pur
     if ssh.apps_dir is not None:
         return PurePosixPath(ssh.apps_dir), files_dir
     try:
-        return stage_apps(transport, ssh.remote_dir, APPS_SOURCE, ssh.modules), files_dir
+        return stage_apps(transport, ssh.remote_dir, SOURCE_DIR, ssh.modules), files_dir
     except InputError as exc:
         exc.source = config.source
         raise

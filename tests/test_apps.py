@@ -1,4 +1,4 @@
-"""Tests of the DJSB benchmark application apps/djsb_stream.c.
+"""Tests of the DJSB benchmark application djsb/apps/djsb_stream.c.
 
 Paper 001 sec. 2.3: the DJSB mock-up application is STREAM (McCalpin), OpenMP and MPI+OpenMP,
 sized by memory and run for a given time; the reference stage runs it with ``--time`` and the

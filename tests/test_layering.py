@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
-    ("appmodel", "footprint", "jobs", "scenarios", "workloads", "pool"),
+    ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool"),
     ("model", "metrics", "config"),
     ("remote", "workflows", "harness", "job_modules"),
     ("report",),

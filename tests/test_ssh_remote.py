@@ -24,6 +24,7 @@ import pytest
 from sshd_plugin import REMOTE_USER, SHELL_MODULE, SshdPair, write_remote_experiment
 from support import wait_until
 
+from djsb.apps import SOURCE_DIR, app_sources, source_hash
 from djsb.cli import main
 from djsb.config import SSHConfig, load_config
 from djsb.errors import ConfigError, InputError, RunError
@@ -40,7 +41,7 @@ from djsb.remote.openssh import (
     ssh_options,
 )
 from djsb.remote.reconnect import Reconnector, backoff_delays
-from djsb.remote.staging import app_sources, build_command, source_hash, stage_apps
+from djsb.remote.staging import build_command, stage_apps
 from djsb.transport import ConnectionLost
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -423,7 +424,7 @@ def test_run_by_alias_stages_builds_and_fetches(sshd_pair: SshdPair, tmp_path: P
     jobs = pd.read_csv(run_dir / "jobs.csv")
     assert len(jobs) == 6 and (jobs["state"] == "COMPLETED").all()
     # built remotely, as the remote user, from this checkout's sources, in the directory named by their hash
-    stage = REMOTE_HOME / remote_dir / f"apps-{source_hash(app_sources(ROOT / 'apps'))}"
+    stage = REMOTE_HOME / remote_dir / f"apps-{source_hash(app_sources(SOURCE_DIR))}"
     binary = stage / "apps" / "bin" / "djsb-stream"
     assert (stage / "built").is_file() and binary.stat().st_uid == pwd.getpwnam(REMOTE_USER).pw_uid
     # the job files came back into the local run directory, as the remote side wrote them
@@ -436,7 +437,7 @@ def test_run_by_alias_stages_builds_and_fetches(sshd_pair: SshdPair, tmp_path: P
     built_at = (stage / "build.log").stat().st_mtime_ns
     remote = open_remote(alias(ssh_config, "paramiko"), "test.yaml")
     try:
-        again = stage_apps(remote, remote_dir, ROOT / "apps", ())
+        again = stage_apps(remote, remote_dir, SOURCE_DIR, ())
     finally:
         remote.close()
     assert again == PurePosixPath(remote_dir) / stage.name / "apps" / "bin"

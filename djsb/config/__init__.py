@@ -7,7 +7,6 @@ tells which kind of config a file is and checks it with that kind's reader.
 """
 
 from djsb.config.experiment import (
-    APPS_SOURCE,
     DEFAULT_COMMAND,
     SSH_TRANSPORTS,
     AppConfig,
@@ -18,12 +17,11 @@ from djsb.config.experiment import (
     SSHConfig,
     check_node_capacity,
     config_from_tree,
-    default_apps_dir,
     load_config,
     open_module,
     read_ssh,
 )
 
-__all__ = ["APPS_SOURCE", "DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig",
+__all__ = ["DEFAULT_COMMAND", "SSH_TRANSPORTS", "AppConfig", "Config", "GeneralConfig",
            "JobModuleConfig", "OutputConfig", "SSHConfig", "check_node_capacity", "config_from_tree",
-           "default_apps_dir", "load_config", "open_module", "read_ssh"]
+           "load_config", "open_module", "read_ssh"]

@@ -7,7 +7,6 @@ Every error names the file, the line and the key path, and says what would be ri
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
@@ -17,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from djsb.apps import AppBuildError, apps_dir
 from djsb.errors import ConfigError
 from djsb.jobs.api import CpuCapacity, JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
@@ -39,8 +39,6 @@ from djsb.yamlnodes import (
 
 DEFAULT_COMMAND = ("{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}",
                    "{work}", "--control", "{control_file}")
-APPS_SOURCE = Path(__file__).resolve().parents[2] / "apps"
-"""The bundled applications' sources (apps/ of this checkout), built into its bin/."""
 PLACEHOLDERS = ("apps", "cpus_per_task", "total_tasks", "memory_per_task", "exec_time", "control_file",
                 "name")
 """The ``{name}`` a command argument may hold (filled in per job by djsb/harness/commands.py);
@@ -362,23 +360,20 @@ def _output(node: Located) -> OutputConfig:
     return OutputConfig(**read_fields(node, {"directory": as_str, "plots": as_bool}))
 
 
-def default_apps_dir() -> Path:
-    """Where the compiled apps are (``{apps}`` in a command run on this machine): $DJSB_APPS_DIR,
-    else apps/bin of this checkout."""
-    return Path(os.environ.get("DJSB_APPS_DIR", APPS_SOURCE / "bin"))
-
-
 def _check_program(node: Located, app: AppConfig) -> None:
     """The program an application's command starts exists here and is executable (else every job
     of the run fails). A program named through another placeholder than ``{apps}`` is known only
-    per job, and is not checked."""
+    per job, and is not checked. The bundled app is built on first use (djsb/apps/bundled.py)."""
     template = app.command[0]
     if {name for _, name, _, _ in string.Formatter().parse(template) if name} - {"apps"}:
         return
-    program = template.format(apps=default_apps_dir())
+    where = node.get("command") or node
+    try:
+        program = template.format(apps=apps_dir(build="{apps}" in template))
+    except AppBuildError as exc:
+        raise where.error(exc.message) from exc
     if shutil.which(program) is not None:
         return
-    where = node.get("command") or node
     if "/" not in program:
         raise where.error(f"command not found: no {program!r} on PATH")
     problem = "is not an executable file" if Path(program).exists() else "does not exist"

@@ -1,4 +1,4 @@
-"""Read what djsb-stream printed: one JSON line per task (see apps/djsb_stream.c)."""
+"""Read what djsb-stream printed: one JSON line per task (see djsb/apps/djsb_stream.c)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 REPORTING_APP = "djsb-stream"
-"""The bundled application (apps/djsb_stream.c, and its MPI build djsb-stream-mpi): every task of it
+"""The bundled application (djsb/apps/djsb_stream.c, and its MPI build djsb-stream-mpi): every task of it
 prints one JSON report with its iterations and validation when it ends."""
 
 

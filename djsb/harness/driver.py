@@ -644,7 +644,7 @@ def requeue_reason(job: Tracked, status: JobStatus) -> str:
 
 def report_failure(what: str, output: AppOutput, tasks: int, iterations: int | None) -> str:
     """Why a completed job of the bundled application did not do what was asked ('' if it did): each
-    task reports its iterations and validation (apps/djsb_stream.c), ``iterations`` when counted."""
+    task reports its iterations and validation (djsb/apps/djsb_stream.c), ``iterations`` when counted."""
     if output.tasks_reported < tasks:
         return f"{what} completed but {tasks - output.tasks_reported} of its {tasks} task(s) left no report"
     if output.iterations is None:

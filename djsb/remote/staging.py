@@ -1,6 +1,6 @@
 """Staging the benchmark apps on a remote host and bringing the job files back.
 
-``djsb run`` over SSH copies the apps' sources (apps/Makefile and its C sources) to
+``djsb run`` over SSH copies the apps' sources (djsb/apps/: its Makefile and C sources) to
 ``REMOTE_DIR/apps-HASH/apps`` and builds them there with the cluster's compiler (``make -C apps``:
 the Makefile adds the MPI variant when ``mpicc`` exists), after ``module load`` of the config's
 modules. HASH is a digest of the sources, so a source version is built once per remote directory
@@ -11,34 +11,17 @@ ends.
 
 from __future__ import annotations
 
-import hashlib
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from djsb.apps import app_sources, source_hash
 from djsb.errors import one_line
 from djsb.remote.errors import RemoteUnusable
 from djsb.transport import Transport
 
-SOURCE_SUFFIXES = (".c", ".h")
 BUILD_TIMEOUT_S = 600.0
 BUILT_MARKER = "built"
-
-
-def app_sources(apps_dir: Path) -> dict[str, str]:
-    """The apps' sources by file name: the Makefile and every C source or header (not bin/)."""
-    files = [apps_dir / "Makefile", *sorted(p for p in apps_dir.iterdir() if p.suffix in SOURCE_SUFFIXES)]
-    return {file.name: file.read_text() for file in files}
-
-
-def source_hash(sources: Mapping[str, str]) -> str:
-    """A digest of the sources (names and contents, in name order): 16 hex digits of SHA-256."""
-    digest = hashlib.sha256()
-    for name in sorted(sources):
-        data = sources[name].encode()
-        digest.update(f"{name}\0{len(data)}\0".encode())
-        digest.update(data)
-    return digest.hexdigest()[:16]
 
 
 def build_command(stage_dir: PurePosixPath, modules: Iterable[str]) -> str:
