@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test setup apps lint clean readme-numbers readme-numbers-check
+.PHONY: demo test setup apps lint clean reference readme-numbers readme-numbers-check
 
 demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
@@ -31,6 +31,9 @@ readme-numbers: setup
 
 readme-numbers-check: setup
 	PYTHONPATH=$(CURDIR) $(BIN)/python bench/readme_numbers.py --check
+
+reference: setup
+	$(BIN)/python -c "from djsb.model.scheduler import reference; open('docs/reference/scheduler.md', 'w').write(reference())"
 
 lint: setup
 	$(BIN)/ruff check .

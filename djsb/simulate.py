@@ -87,7 +87,7 @@ from djsb.model.metrics import UNITS, summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
-from djsb.model.scheduler import SCHEDULER_READERS
+from djsb.model.scheduler import POLICY_SCHEDULER_KEYS
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.registry import UnknownName
@@ -283,10 +283,6 @@ def _cluster(node: Located) -> ClusterSpec:
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
-SCHEDULER_FIELDS: dict[str, Callable[[Located], Any]] = {
-    name: read for name, read in SCHEDULER_READERS.items()
-    if name not in ("extend_limit", "batch_sched_delay")}
-"""``policy.scheduler`` keys; SchedulerConfig.extend_limit is ``workload.at_time_limit``."""
 
 
 def _priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
@@ -331,7 +327,7 @@ def _policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
 def scheduler_overrides(node: Located) -> dict[str, Any]:
     """The options a ``policy.scheduler`` section (or a calibration's ``model``) sets, each checked
     by :class:`SchedulerConfig` now: a bad value is an error at its key's line."""
-    overrides = read_fields(node, SCHEDULER_FIELDS)
+    overrides = read_fields(node, POLICY_SCHEDULER_KEYS)
     try:
         dataclasses.replace(SchedulerConfig(), **overrides)
     except ConfigError as exc:

@@ -330,7 +330,7 @@ def test_run_times_are_sleeps_plus_the_mean_overhead() -> None:
     # a model option is checked when the file is read, before any Slurm is asked anything
     (f"workload:\n  swf: {CALIBRATE.parent / 'small.swf'}\nslurm: {{partition: oversub}}\nmodel:\n"
      "  node_select: best\n",
-     "5: model.node_select: unknown node selection 'best'; choose one of first_fit, cons_tres"),
+     "5: model.node_select: expected one of first_fit, cons_tres, got 'best'"),
     # a negative number of replays with drawn passes
     ("workload:\n  swf: x.swf\nslurm: {partition: oversub}\nwatch_draws: -1\n",
      "4: watch_draws: must be >= 0, got -1"),

@@ -11,18 +11,64 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
-from djsb.registry import UnknownName
+from djsb.registry import Registry, UnknownName
 from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
 NODE_SELECTS = ("first_fit", "cons_tres")
 """How the model chooses a starting job's nodes: first fit in node order, or as select/cons_tres does."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How one scheduler option is written in a config and documented: its reader (which checks
+    its type, range and choices at the key's own line), its unit, the Slurm setting it mirrors
+    (empty: the model's own) and one line of documentation. The default is the field's."""
+
+    read: Callable[[Located], Any]
+    unit: str
+    slurm: str
+    doc: str
+    where: str = "policy.scheduler"
+    """The config key that sets it, when it is not ``policy.scheduler.NAME``."""
+
+
+def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: str, doc: str,
+            where: str = "policy.scheduler") -> Any:
+    """A :class:`SchedulerConfig` field with its :class:`Setting`: one declaration per option."""
+    return field(default=default, metadata={"setting": Setting(read, unit, slurm, doc, where)})
+
+
+def _seconds(node: Located) -> float:
+    return as_duration(node, unit="s")
+
+
+def _depth(node: Located) -> float:
+    """A number of jobs >= 1, or ``math.inf`` for the word ``unlimited`` (any case)."""
+    return math.inf if isinstance(node.value, str) and node.value.strip().lower() == "unlimited" \
+        else as_int(node, 1)
+
+
+def _registered(node: Located, registry: Registry[Any]) -> str:
+    """A plugin's registered name (any case, or an alias of it), at the key's line if unknown."""
+    try:
+        return registry.canonical(as_str(node))
+    except UnknownName as exc:
+        raise node.error(str(exc)) from None
+
+
+def _choice(node: Located, choices: tuple[str, ...]) -> str:
+    """One of ``choices``, in any case (as plugin names are)."""
+    value = as_str(node).strip().lower()
+    if value not in choices:
+        raise node.error(f"expected one of {', '.join(choices)}, got {node.value!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,26 +112,46 @@ class SchedulerConfig:
     limit (one left to run by ``extend_limit``, or not yet killed) gone that long after its limit.
     """
 
-    backfill: str = "easy"
-    sched_interval: float = 60.0
-    bf_interval: float = 30.0
-    bf_window: float = 86400.0
-    bf_resolution: float = 60.0
-    bf_max_job_test: float = 500
-    bf_continue: bool = False
-    default_queue_depth: float = 100
-    defer: bool = False
-    batch_sched_delay: float = 3.0
-    extend_limit: bool = False
-    bf_node_reservations: bool = False
-    bf_round_reservations: bool = False
-    pass_jitter: bool = False
-    start_latency: float = 0.0
-    bf_will_run: bool = False
-    node_select: str = "first_fit"
-    bf_phase: float | None = None
-    bf_planner: str = "profile"
-    kill_wait: float = 30.0
+    backfill: str = setting(
+        "easy", lambda node: _registered(node, BACKFILL_POLICIES), "name", "SchedulerType",
+        "the backfill policy: none (sched/builtin), easy (one reservation per partition) or conservative "
+        "(every job tested reserves; sched/backfill plans this way)")
+    sched_interval: float = setting(
+        60.0, _seconds, "s", "sched_interval", "the periodic main pass (0: at every event instead)")
+    bf_interval: float = setting(30.0, _seconds, "s", "bf_interval",
+                                 "the periodic backfill pass (0: at every event)")
+    bf_window: float = setting(
+        86400.0, lambda node: as_duration(node, unit="s", unlimited=True), "s",
+        "bf_window (minutes there)", "how far ahead a reservation may lie; UNLIMITED for none (textbook)")
+    bf_resolution: float = setting(60.0, _seconds, "s", "bf_resolution", "the backfill plan's time slot")
+    bf_max_job_test: float = setting(500, _depth, "jobs", "bf_max_job_test",
+                                     "jobs a backfill pass tests at most (unlimited: every job)")
+    bf_continue: bool = setting(False, as_bool, "", "bf_continue",
+                                "accepted for Table 3.3 of paper 004; no effect (a pass takes no time)")
+    default_queue_depth: float = setting(100, _depth, "jobs", "default_queue_depth",
+                                         "jobs an event-driven main pass tests at most (unlimited: all)")
+    defer: bool = setting(False, as_bool, "", "defer",
+                          "a job's end queues its main pass instead of running it")
+    batch_sched_delay: float = setting(3.0, _seconds, "s", "batch_sched_delay",
+                                       "the least time between two queued main passes")
+    extend_limit: bool = setting(False, as_bool, "", "", "jobs run past their time limit, not killed at it",
+                                 where="workload.at_time_limit: run")
+    bf_node_reservations: bool = setting(False, as_bool, "", "",
+                                         "plan every reservation node by node, its nodes whole (backfill.c)")
+    bf_round_reservations: bool = setting(False, as_bool, "", "",
+                                          "round a reservation's ends down to bf_resolution (backfill.c)")
+    pass_jitter: bool = setting(False, as_bool, "", "", "periodic passes on a clock phase drawn from a seed")
+    start_latency: float = setting(0.0, _seconds, "s", "",
+                                   "each start delayed by a seeded draw in [0, this] (launch time)")
+    bf_will_run: bool = setting(False, as_bool, "", "", "the same as bf_planner: will_run")
+    node_select: str = setting("first_fit", lambda node: _choice(node, NODE_SELECTS), "name", "SelectType",
+                               "how a job's nodes are chosen: first_fit, or as select/cons_tres does")
+    bf_phase: float | None = setting(None, _seconds, "s", "",
+                                     "backfill passes at bf_phase + k bf_interval (Slurm's clock)")
+    bf_planner: str = setting("profile", lambda node: _registered(node, BACKFILL_PLANNERS), "name", "",
+                              "the backfill planner: profile (the model's own) or will_run (Slurm's)")
+    kill_wait: float = setting(30.0, _seconds, "s", "KillWait (+ OverTimeLimit)",
+                               "how long after its limit the will-run planner expects a job gone")
 
     @property
     def planner(self) -> str:
@@ -116,28 +182,33 @@ class SchedulerConfig:
                 raise ConfigError("must be >= 1", key=f"policy.scheduler.{name}")
 
 
-def _seconds(node: Located) -> float:
-    return as_duration(node, unit="s")
+SETTINGS: dict[str, Setting] = {f.name: f.metadata["setting"] for f in fields(SchedulerConfig)}
+"""Each :class:`SchedulerConfig` field's declaration, by key."""
+SCHEDULER_READERS: dict[str, Callable[[Located], Any]] = {name: s.read for name, s in SETTINGS.items()}
+POLICY_SCHEDULER_KEYS: dict[str, Callable[[Located], Any]] = {
+    name: s.read for name, s in SETTINGS.items() if s.where == "policy.scheduler"}
+"""The readers of the keys of a simulate config's ``policy.scheduler`` section."""
+"""The reader of each :class:`SchedulerConfig` field as a config writes it (the key's own line in an
+error). Every time is a bare number of seconds (bf_window too, which slurm.conf gives in minutes:
+1440 there is 86400 or ``1-00:00:00`` here) or one of Slurm's time forms
+(djsb.yamlnodes.parse_duration); bf_window may be ``UNLIMITED``."""
 
 
-def _depth(node: Located) -> float:
-    """A number of jobs >= 1, or ``math.inf`` for the word ``unlimited``."""
-    return math.inf if node.value == "unlimited" else as_int(node, 1)
-
-
-SCHEDULER_READERS: dict[str, Callable[[Located], Any]] = {
-    "backfill": as_str, "sched_interval": _seconds, "bf_interval": _seconds,
-    "bf_window": lambda n: as_duration(n, unit="s", unlimited=True), "bf_resolution": _seconds,
-    "bf_max_job_test": _depth, "bf_continue": as_bool, "default_queue_depth": _depth, "defer": as_bool,
-    "batch_sched_delay": _seconds, "extend_limit": as_bool,
-    "bf_node_reservations": as_bool, "bf_round_reservations": as_bool, "pass_jitter": as_bool,
-    "start_latency": _seconds, "bf_will_run": as_bool, "node_select": as_str, "bf_phase": _seconds,
-    "bf_planner": as_str, "kill_wait": _seconds,
-}
-"""The reader of each :class:`SchedulerConfig` field as a config writes it. Every time is a bare
-number of seconds (bf_window too, which slurm.conf gives in minutes: 1440 there is 86400 or
-``1-00:00:00`` here) or one of Slurm's time forms (djsb.yamlnodes.parse_duration); bf_window may be
-``UNLIMITED``."""
+def reference() -> str:
+    """The Markdown reference of ``policy.scheduler`` (docs/reference/scheduler.md is this text)."""
+    rows = ["# `policy.scheduler`: the model's scheduler options", "",
+            "Generated from djsb/model/scheduler.py (`make reference`); a test fails when this file and "
+            "the declarations differ. A time is a number of seconds or a Slurm time (`1-00:00:00`).", "",
+            "| key | default | unit | Slurm | what |", "|---|---|---|---|---|"]
+    written_elsewhere = []
+    for f in fields(SchedulerConfig):
+        item = SETTINGS[f.name]
+        default = "unlimited" if f.default == math.inf else "none" if f.default is None else \
+            str(f.default).lower() if isinstance(f.default, bool) else str(f.default)
+        rows.append(f"| `{f.name}` | {default} | {item.unit} | {item.slurm} | {item.doc} |")
+        if item.where != "policy.scheduler":
+            written_elsewhere.append(f"`{f.name}` is set by `{item.where}` in a simulate config.")
+    return "\n".join([*rows, "", *written_elsewhere]) + "\n"
 
 
 MARENOSTRUM4 = SchedulerConfig(
