@@ -21,10 +21,10 @@ import djsb
 ROOT = Path(djsb.__file__).resolve().parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "machine"),
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
-    ("appmodel", "footprint", "jobs", "scenarios", "workloads", "pool"),
+    ("appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "metrics", "config"),
     ("remote", "workflows", "harness"),
     ("report",),
