@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from djsb.errors import InputError, RunError, os_error_line
-from djsb.filelock import FileLock, LockHeld
+from djsb.filelock import FileLock
 
 DJSB_FILES = frozenset({"config.yaml", "meta.json", "jobs.csv", "metrics.json", "sweep.json", "sweep.csv",
                         "calibration.json", "ledger.csv", "reproduce.csv", "compare.csv", "report.html"})
@@ -53,10 +53,9 @@ def holder(path: Path) -> str | None:
     """Who holds one of the directory's locks (:data:`LOCK_NAMES`), or None if no live process does."""
     for pattern in LOCK_NAMES:
         for lock_file in path.glob(pattern):
-            try:
-                FileLock.acquire(lock_file, str(os.getpid())).release()
-            except LockHeld as held:
-                return held.holder
+            held_by = FileLock.holder(lock_file)
+            if held_by is not None:
+                return held_by
     return None
 
 
