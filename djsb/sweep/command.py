@@ -4,8 +4,9 @@ $SLURM_ARRAY_TASK_ID) and ``--point K`` (run point K).
 
 Without ``-o`` a sweep writes into runs/NAME-DATE-TIME; ``--resume`` without ``-o`` continues the
 latest sweep of the same config there. A new sweep refuses an existing non-empty directory unless
-``--force`` (djsb.outdir); ``--resume`` continues one, never rerunning a finished point. Exit status: 0 every point finished, 1 some point failed, 2 bad input, 130/143 stopped by
-SIGINT/SIGTERM (finished points kept).
+``--force`` (djsb.outdir); ``--resume`` continues one, never rerunning a finished point. Exit
+status: 0 every point finished, 1 some point failed, 2 bad input, 130/143 stopped by SIGINT/SIGTERM
+(finished points kept).
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
                    Headline("run_now", len(todo) - len(outcome.failed), "points")],
                   details={str(index): reason for index, reason in sorted(outcome.failed.items())})
     if outcome.stopped_by is not None:
-        say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out} --resume", QUIET)
+        say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out} --resume",
+            QUIET)
         return SIGNAL_EXIT.get(outcome.stopped_by, 1), end
     return (1 if outcome.failed else 0), end
 
