@@ -177,3 +177,12 @@ def test_one_node_beyond_the_bound_is_refused(tmp_path: Path) -> None:
     refused(djsb_limited(tmp_path, "validate", str(path)),
             f"djsb: error: {path}:11: cluster.nodes[0].count: {count} nodes "
             + TOO_MUCH.format(need="1.0 GiB", most=HALF_LIMIT_NODES))
+
+
+def test_a_pool_of_a_billion_computers_is_refused_before_its_rooms_are_drawn(tmp_path: Path) -> None:
+    path = config_with(tmp_path, "pool-baseline.yaml", "computers: 160,", "computers: 1000000000,")
+    # 1e9 computers x 35 days at 1.5 KiB a computer-day; half of 2 GiB / 1,536 B = 699,050
+    refused(djsb_limited(tmp_path, "pool", str(path), "-o", "out"),
+            f"djsb: error: {path}:9: pool.generate.computers: 35000000000 computer-days (1000000000 computers x "
+            "35 days) " + TOO_MUCH.format(need="50067.9 GiB", most=699_050))
+    assert not (tmp_path / "out").exists()
