@@ -125,9 +125,9 @@ def _convert(node: yaml.Node, key: str, source: str, line: int | None = None) ->
 
 
 ALIAS_VALUES = 100_000
-"""How many values aliases (``*name``) may add to a document beyond those written in it: enough to
-share a few blocks of a config many times, and a bound on "billion laughs" documents, whose few
-lines of nested aliases expand to billions of values."""
+"""How many entries (keys, values, items) aliases (``*name``) may add to a document beyond those
+written in it: enough to share a few blocks of a config many times, and a bound on "billion laughs"
+documents, whose few lines of nested aliases expand to billions of values."""
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -161,8 +161,19 @@ def _expanded_sizes(root: yaml.Node, source: str) -> dict[int, int]:
     return sizes
 
 
+def _named_values(node: yaml.Node) -> list[tuple[str, yaml.Node, int]]:
+    """A composed node's values with their key (``name``, or ``[i]`` in a sequence) and line; a
+    key that is not a scalar is named ``(key)``, never constructed (it may be an alias bomb)."""
+    if isinstance(node, yaml.MappingNode):
+        return [(str(k.value) if isinstance(k, yaml.ScalarNode) else "(key)", v, k.start_mark.line + 1)
+                for k, v in node.value]
+    if isinstance(node, yaml.SequenceNode):
+        return [(f"[{i}]", v, v.start_mark.line + 1) for i, v in enumerate(node.value)]
+    return []
+
+
 def _check_aliases(root: yaml.Node, source: str) -> None:
-    """Refuse a document whose aliases expand it by more than :data:`ALIAS_VALUES` values, naming
+    """Refuse a document whose aliases expand it by more than :data:`ALIAS_VALUES` entries, naming
     the innermost value that alone goes beyond the bound (where the aliases pile up)."""
     sizes = _expanded_sizes(root, source)
     written = len(sizes)
@@ -170,11 +181,8 @@ def _check_aliases(root: yaml.Node, source: str) -> None:
         return
     node, line, key = root, 1, ""
     while True:
-        children = ([(str(_scalar(k)), v, k.start_mark.line + 1) for k, v in node.value]
-                    if isinstance(node, yaml.MappingNode) else
-                    [(f"[{i}]", v, v.start_mark.line + 1) for i, v in enumerate(node.value)]
-                    if isinstance(node, yaml.SequenceNode) else [])
-        big = [(name, child, at) for name, child, at in children if sizes[id(child)] > ALIAS_VALUES]
+        big = [(name, child, at) for name, child, at in _named_values(node)
+               if sizes[id(child)] > ALIAS_VALUES]
         if not big:
             break
         name, node, line = big[0]
