@@ -126,3 +126,14 @@ def test_every_command_that_writes_a_directory_refuses_one_with_files(tmp_path: 
             f"djsb: error: -o: out already exists and is not empty: {how}replace it with --force, or give "
             "another directory")
     assert {path.name: path.read_text() for path in out.iterdir()} == RESULTS
+
+
+def test_report_on_a_replay_s_files_is_one_line(tmp_path: Path) -> None:
+    """A directory where a replay's jobs.csv sits beside a run's config.yaml (as the old simulate left
+    a run it overwrote) is named as not a run's, not a KeyError traceback."""
+    (tmp_path / "simulate.yaml").write_text(SIMULATE)
+    assert djsb(tmp_path, "simulate", "simulate.yaml", "-o", "mixed").returncode == 0
+    (tmp_path / "mixed" / "config.yaml").write_text((CONFIGS / "simulated-quick.yaml").read_text())
+    refused(djsb(tmp_path, "report", "mixed"),
+            "djsb: error: RUN_DIR: mixed/jobs.csv is not a run's (no stage, scenario, n_a, sample, state columns: "
+            "a model replay's?)")
