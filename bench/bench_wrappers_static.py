@@ -32,7 +32,7 @@ from djsb.reproduce.thesis_tables import (  # noqa: E402
     static_tables,
     write_static_report,
 )
-from djsb.sweep.local import default_jobs, run_local  # noqa: E402
+from djsb.sweep.local import run_local, worker_count  # noqa: E402
 from djsb.sweep.spec import read_sweep  # noqa: E402
 from djsb.sweep.sweep_dir import SweepDirectory  # noqa: E402
 
@@ -41,7 +41,7 @@ CONFIG = ROOT / "configs/wrappers-static-sweep.yaml"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=default_jobs())
+    parser.add_argument("--jobs", type=int, help="worker processes (default and most: one per usable CPU)")
     parser.add_argument("--sample", type=int, help="run this many points drawn at random, not all")
     parser.add_argument("-o", "--output", type=Path, default=Path("runs/bench-wrappers-static"))
     args = parser.parse_args()
@@ -53,7 +53,7 @@ def main() -> None:
     directory.claim(spec)
     todo = [k for k in range(len(spec.points)) if k not in directory.finished()]
     started = time.perf_counter()
-    outcome = run_local(spec, directory, todo, args.jobs, point_done=lambda k: None)
+    outcome = run_local(spec, directory, todo, worker_count(args.jobs), point_done=lambda k: None)
     wall = time.perf_counter() - started
     if outcome.failed or outcome.stopped_by:
         sys.exit(f"sweep did not finish: {outcome.failed or outcome.stopped_by}")

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
-import os
 import shlex
-import shutil
 import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from types import FrameType
@@ -28,7 +27,7 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.completion import SHELLS, subcommands
 from djsb.completion import script as completion_script
 from djsb.config import Config, check_node_capacity, load_config, open_module
-from djsb.errors import DjsbError, InputError, RunError
+from djsb.errors import DjsbError, InputError, RunError, os_error_line
 from djsb.harness.driver import Driver, Interrupted, log, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
@@ -37,11 +36,11 @@ from djsb.harness.rundir import (
     describe_cell,
     machine_metadata,
     never_started,
-    not_reusable,
     row_cell,
 )
 from djsb.jobs import JobModule
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome, as_json, headlines, summary_block
+from djsb.outdir import is_empty, output_directory, with_written_file
 from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
@@ -73,70 +72,6 @@ def new_run_dir(config: Config, config_path: Path, override: str | None) -> Path
 def default_out_dir(config_path: Path) -> Path:
     """runs/NAME-DATE-TIME under the current directory."""
     return Path("runs") / f"{config_path.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
-def outermost_missing(path: Path) -> Path | None:
-    """The outermost directory of ``path`` (itself or a parent) that does not exist yet."""
-    missing = None
-    for directory in (path.absolute(), *path.absolute().parents):
-        if directory.exists():
-            break
-        missing = directory
-    return missing
-
-
-def make_output_directory(path: Path) -> Path | None:
-    """Make the directory a command writes into, before anything runs, so an impossible or
-    unwritable one (``-o /proc/x``) is one line and exit 2; return the outermost directory made."""
-    made = outermost_missing(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the output directory {path}: {exc.strerror}", key="-o") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write into the output directory {path}: permission denied", key="-o")
-    return made
-
-
-@contextlib.contextmanager
-def output_directory(path: Path, keep: Callable[[Path], bool] = lambda path: False) -> Iterator[Path]:
-    """The output directory of a command, made first (:func:`make_output_directory`) and removed,
-    with whatever was written in it, if the command fails: a failed command leaves no directory
-    behind (one that existed before is left alone), unless ``keep`` says it holds what a
-    ``--resume`` continues from."""
-    made = make_output_directory(path)
-    try:
-        yield path
-    except DjsbError:
-        if made is not None and not keep(path):
-            shutil.rmtree(made, ignore_errors=True)
-        raise
-    except OSError as exc:  # a full disk names no file: say which one the command was writing
-        named = with_written_file(exc, path)
-        removed = made is not None and not keep(path)
-        if made is not None and removed:
-            shutil.rmtree(made, ignore_errors=True)
-        raise RunError(f"{os_error_line(named)}{' (output directory removed)' if removed else ''}") from exc
-
-
-def with_written_file(exc: OSError, directory: Path) -> OSError:
-    """``exc``, naming the file last written under ``directory`` when it names none: a write that
-    fails on a full disk names no file (only ``open`` does), and the file it was writing is the one
-    it had just created or grown. Unchanged when it names a file or ``directory`` holds none."""
-    if exc.filename is not None or exc.errno is None:
-        return exc
-    files = [Path(root, name) for root, _, names in os.walk(directory) for name in names]
-    stamped = [(stat.st_mtime_ns, path) for path in files if (stat := _stat(path)) is not None]
-    if not stamped:
-        return exc
-    return OSError(exc.errno, exc.strerror, str(max(stamped)[1]))
-
-
-def _stat(path: Path) -> os.stat_result | None:
-    try:
-        return path.stat()
-    except OSError:
-        return None
 
 
 def open_transport(config: Config) -> Transport:
@@ -204,11 +139,11 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
     config_path = Path(args.config)
     config = load_config(config_path)
     path = new_run_dir(config, config_path, args.output)
-    if not never_started(path):  # refused before connecting to anything
-        raise not_reusable(path)
     meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
             "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    with output_directory(path), contextlib.ExitStack() as opened:
+    with output_directory(path, key="-o" if args.output else "output.directory", force=args.force,
+                          resume=f"djsb run --resume {path}", reusable=never_started), \
+            contextlib.ExitStack() as opened:
         session = open_session(config, path)
         opened.callback(session.close)
         run = RunDirectory.create(path, resolved_config(config, config_path), meta)
@@ -246,6 +181,8 @@ def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, 
 def command_run(args: argparse.Namespace) -> int:
     if args.skip_failed and not args.resume:
         raise InputError("--skip-failed goes with --resume RUN_DIR", key="--skip-failed")
+    if args.force and args.resume:
+        raise InputError("--force starts a new run; --resume continues one: give one of them", key="--force")
     run, config, session = (resume_run(Path(args.resume), skip_failed=args.skip_failed) if args.resume
                             else start_run(args))
     try:
@@ -394,7 +331,8 @@ def command_compare(args: argparse.Namespace) -> int:
     from djsb.report.compare import text_table, write_comparison
 
     out_dir = Path(args.output) if args.output else Path("runs") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
-    side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
+    with output_directory(out_dir, force=args.force):
+        side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
     tidy = pd.read_csv(out_dir / "compare.csv")
     tested = tidy[tidy["p_value"].notna()]
     finish(args, Outcome("compare", f"{len(args.run_dirs)} runs against {side.columns[3]} (Welch's t-test, "
@@ -419,7 +357,8 @@ def command_replay_stats(args: argparse.Namespace) -> int:
     from djsb.simulate import replay_and_compare
 
     config_path = Path(args.config)
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
+                          force=args.force) as out:
         replay_and_compare(config_path, out)
     finish(args, replay_outcome("replay-stats", f"{config_path} replayed and compared with its trace", out))
     return EXIT_OK
@@ -455,7 +394,8 @@ def command_simulate(args: argparse.Namespace) -> int:
     from djsb.simulate import run_simulate
 
     config_path = Path(args.config)
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+    with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
+                          force=args.force) as out:
         run_simulate(config_path, out)
     finish(args, replay_outcome("simulate", f"{config_path} replayed on the scheduler model", out))
     return EXIT_OK
@@ -464,12 +404,31 @@ def command_simulate(args: argparse.Namespace) -> int:
 def command_pool(args: argparse.Namespace) -> int:
     from djsb.sweep.pool_command import run_pool
     from djsb.validate import validate
+    from djsb.yamlnodes import load_yaml
 
     config_path = Path(args.config)
     validate(config_path)  # every value of a sweep checked before its directory exists
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path)) as out:
+    if args.resume and (not args.output or args.force or load_yaml(config_path).get("sweep") is None):
+        raise InputError("--resume continues a pool sweep (a config with a sweep section) in -o DIR, "
+                         "without --force", key="--resume")
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    with output_directory(out, force=args.force, resume=f"djsb pool {config_path} -o {out} --resume",
+                          reusable=resumable(args.resume), keep=holds_points):
         finish(args, run_pool(config_path, out))
     return EXIT_OK
+
+
+def resumable(resume: bool) -> Callable[[Path], bool]:
+    """Which output directories a command may write into as they are: any with ``--resume`` (the
+    command continues what it holds), else only an empty one."""
+    return (lambda path: True) if resume else is_empty
+
+
+def holds_points(path: Path) -> bool:
+    """Whether a sweep directory holds a finished point (kept for --resume if the sweep fails)."""
+    from djsb.sweep.sweep_dir import SweepDirectory
+
+    return bool(SweepDirectory(path).finished())
 
 
 def command_wrappers(args: argparse.Namespace) -> int:
@@ -490,16 +449,25 @@ def command_wrappers(args: argparse.Namespace) -> int:
 
 def command_sweep(args: argparse.Namespace) -> int:
     from djsb.sweep.command import SweepRequest, run_sweep
+    from djsb.sweep.local import worker_count
     from djsb.validate import validate
 
     config_path = Path(args.config)
     request = SweepRequest(config_path, Path(args.output) if args.output else None, args.jobs, args.executor,
                            args.resume, args.point, args.array_task)
-    if args.point is None and not args.array_task:  # a point (an array task) is checked when it runs
+    if args.force and (args.resume or args.point is not None or args.array_task):
+        raise InputError("--force starts a new sweep; --resume, --point and --array-task continue one",
+                         key="--force")
+    if args.point is not None or args.array_task or args.resume:
+        # a point (an array task) is checked when it runs, into its sweep's directory
+        status, outcome = run_sweep(request, default_out_dir(config_path))
+    else:
+        worker_count(args.jobs)
         validate(config_path)
-        if not args.resume:
-            make_output_directory(request.out or default_out_dir(config_path))
-    status, outcome = run_sweep(request, default_out_dir(config_path))
+        out = request.out or default_out_dir(config_path)
+        with output_directory(out, force=args.force, resume=f"djsb sweep {config_path} -o {out} --resume",
+                              keep=holds_points):
+            status, outcome = run_sweep(dataclasses.replace(request, out=out), out)
     finish(args, outcome)
     return status
 
@@ -553,7 +521,8 @@ def command_history(args: argparse.Namespace) -> int:
             bar.close()
         return replayed
 
-    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct)) as out:
+    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct),
+                          force=args.force) as out:
         baseline = replay({}, "jobs")
         write_history(baseline, out)
         if settings:
@@ -585,9 +554,9 @@ def command_calibrate(args: argparse.Namespace) -> int:
     from djsb.calibrate.run_dir import submitted_any
 
     if args.resume:
-        if args.config or args.output or args.runs:
-            raise InputError("--resume RUN_DIR takes no CONFIG, -o or --runs: they are the calibration's",
-                             key="--resume")
+        if args.config or args.output or args.runs or args.force:
+            raise InputError("--resume RUN_DIR takes no CONFIG, -o, --runs or --force: they are the "
+                             "calibration's", key="--resume")
         out = Path(args.resume)
     elif not args.config:
         raise InputError("give a calibration file, or --resume RUN_DIR", key="CONFIG")
@@ -599,7 +568,8 @@ def command_calibrate(args: argparse.Namespace) -> int:
             lines = resume_calibration(out)
         else:
             config_path = Path(args.config)
-            with output_directory(out, keep=submitted_any) as made:
+            with output_directory(out, force=args.force, resume=f"djsb calibrate --resume {out}",
+                                  keep=submitted_any) as made:
                 lines = run_calibration(config_path, made, runs=args.runs)
     except RunError as exc:
         if submitted_any(out):
@@ -636,7 +606,8 @@ def command_reproduce(args: argparse.Namespace) -> int:
         raise InputError(f"paper {args.paper} has no reproduction yet ({exc})", key="PAPER") from exc
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
-    rows = pd.read_csv(reproduce(args.paper, out, full=args.full))
+    with output_directory(out, force=args.force):
+        rows = pd.read_csv(reproduce(args.paper, out, full=args.full))
     verdicts = rows["agrees"].value_counts()
     size = " at the paper's size" if args.full else ""
     finish(args, Outcome("reproduce", f"paper {args.paper}'s headline experiments{size}", out,
@@ -656,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", help="run directory (default: output.directory or runs/NAME-DATE)")
     run.add_argument("--resume", metavar="RUN_DIR",
                      help="complete an interrupted run, redoing its failed cells")
+    add_force(run, "run directory")
     run.add_argument("--skip-failed", action="store_true",
                      help="with --resume: keep the failed cells failed instead of redoing them")
     run.add_argument("--include-outages", action="store_true",
@@ -675,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                          help="run directories; the first is the base")
     compare.add_argument("-o", "--output", help="output directory (default: runs/compare-DATE-TIME)")
+    add_force(compare, "output directory")
     compare.set_defaults(func=command_compare)
     psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
     psp_report.add_argument("sweep_dir")
@@ -683,14 +656,19 @@ def build_parser() -> argparse.ArgumentParser:
                             "(paper 003 Tables 2-6, wait ECDFs, KS)")
     replay.add_argument("config")
     replay.add_argument("-o", "--output", help="output directory")
+    add_force(replay, "output directory")
     replay.set_defaults(func=command_replay_stats)
     simulate = sub.add_parser("simulate", help="replay a workload on the built-in scheduler model")
     simulate.add_argument("config")
     simulate.add_argument("-o", "--output", help="output directory")
+    add_force(simulate, "output directory")
     simulate.set_defaults(func=command_simulate)
     pool = sub.add_parser("pool", help="simulate a cycle-stealing pool under paper 002's policies")
     pool.add_argument("config")
     pool.add_argument("-o", "--output", help="output directory")
+    add_force(pool, "output directory")
+    pool.add_argument("--resume", action="store_true",
+                      help="continue the pool sweep in -o DIR; its finished points are kept")
     pool.set_defaults(func=command_pool)
     wrappers = sub.add_parser("wrappers", help="rank wrapper strategies for a workflow on the model")
     wrappers.add_argument("config", help="a simulate config with a workflow section")
@@ -698,11 +676,14 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser("sweep", help="run a config at every point of its sweep: grid (djsb/sweep/)")
     sweep.add_argument("config")
     sweep.add_argument("-o", "--output", help="sweep directory (default: runs/NAME-DATE)")
-    sweep.add_argument("--jobs", type=positive_int, help="worker processes (default: every core)")
+    sweep.add_argument("--jobs", type=positive_int,
+                       help="worker processes, at most one per CPU this process may use (default: that many)")
     sweep.add_argument("--executor", choices=("local", "slurm"), default="local",
                        help="run the points here, or as one Slurm job array (the config's sweep.slurm)")
     sweep.add_argument("--resume", action="store_true",
-                       help="continue the latest sweep of CONFIG (or -o's); finished points are kept")
+                       help="continue the latest sweep of CONFIG (or -o's); finished points are kept "
+                       "(without it an existing non-empty directory is refused)")
+    add_force(sweep, "sweep directory")
     sweep.add_argument("--point", type=int, help="run only point K (what a Slurm array task does)")
     sweep.add_argument("--array-task", action="store_true", help="run only point $SLURM_ARRAY_TASK_ID")
     sweep.set_defaults(func=command_sweep)
@@ -719,6 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--resume", metavar="RUN_DIR",
                            help="continue an interrupted calibration: its finished replays kept, what the "
                            "interrupted one left on Slurm cancelled")
+    add_force(calibrate, "output directory")
     calibrate.set_defaults(func=command_calibrate)
     history = sub.add_parser("history", help="replay a site's sacct dump offline under its slurm.conf and "
                              "measure each start and the moving-average wait against the record",
@@ -743,6 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a what-if: replay again with this slurm.conf setting changed (repeatable; "
                          "e.g. PriorityWeightFairShare=10000), written to what-if/ and what-if.csv")
     history.add_argument("-o", "--output", help="output directory")
+    add_force(history, "output directory")
     history.set_defaults(func=command_history)
     reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "
                                "(reproduce.csv, report.html)")
@@ -750,6 +733,7 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("-o", "--output", help="output directory (default: runs/reproduce-PAPER-DATE)")
     reproduce.add_argument("--full", action="store_true",
                            help="at the paper's size (long) instead of a laptop's")
+    add_force(reproduce, "output directory")
     reproduce.set_defaults(func=command_reproduce)
     completion = sub.add_parser("completion", help="print a shell completion script (source <(djsb "
                                 "completion bash); zsh: the same, or save it as _djsb on $fpath)")
@@ -758,6 +742,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbosity(parser)
     add_json(parser)
     return parser
+
+
+def add_force(parser: argparse.ArgumentParser, what: str) -> None:
+    """--force on a command that writes a directory (djsb.outdir): without it an existing non-empty
+    one is refused."""
+    parser.add_argument("--force", action="store_true",
+                        help=f"replace an existing {what} that DJSB wrote (its old files are deleted once "
+                        "the command succeeds); without it a non-empty one is refused")
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -807,12 +799,6 @@ def failure(exc: DjsbError | OSError) -> tuple[int, str]:
     if isinstance(exc, OSError):
         return EXIT_FAILED, f"run failed: {os_error_line(exc)}"
     return EXIT_FAILED, f"error: {exc}"
-
-
-def os_error_line(exc: OSError) -> str:
-    """An OSError as one line: the file (or address) it concerns, then the system's reason."""
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
 if __name__ == "__main__":

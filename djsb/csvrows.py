@@ -20,8 +20,7 @@ def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durab
     a file written with fewer columns stays one table); ``durable`` also survives a machine crash."""
     new = not path.exists() or path.stat().st_size == 0
     if not new:
-        with path.open(newline="") as existing:
-            columns = next(csv.reader(existing), list(columns))
+        columns = csv_header(path) or list(columns)
     with naming(path), path.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
         if new:
@@ -30,6 +29,12 @@ def append_row(path: Path, columns: Iterable[str], row: Mapping[str, Any], durab
         handle.flush()
         if durable:
             os.fsync(handle.fileno())
+
+
+def csv_header(path: Path) -> list[str]:
+    """The column names of an existing CSV file (none if it is empty)."""
+    with path.open(newline="") as handle:
+        return next(csv.reader(handle), [])
 
 
 def rewrite_rows(path: Path, columns: Iterable[str], rows: Iterable[Mapping[str, Any]]) -> None:

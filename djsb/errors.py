@@ -29,6 +29,12 @@ def one_line(text: str) -> str:
     return " / ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
+def os_error_line(exc: OSError) -> str:
+    """An OSError as one line: the file (or address) it concerns, then the system's reason."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
 class DjsbError(Exception):
     """Base class of every error DJSB raises on purpose."""
 

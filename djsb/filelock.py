@@ -57,6 +57,18 @@ class FileLock:
         handle.flush()
         return cls(path, handle)
 
+    @staticmethod
+    def holder(path: Path) -> str | None:
+        """Who holds the lock on ``path`` (what it wrote), or None if no live process does; the file
+        is only read (taking the lock for an instant), never written."""
+        with path.open() as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return lock_holder(handle)
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return None
+
     def release(self) -> None:
         """Unlock (closing the file drops the flock); the lock file stays, harmless."""
         if self._handle is not None:

@@ -73,6 +73,7 @@ import pandas as pd
 import yaml
 
 from djsb.errors import ConfigError, InputError
+from djsb.machine import NODE_BYTES
 from djsb.model import (
     ClusterSpec,
     NodeSpec,
@@ -117,6 +118,7 @@ from djsb.yamlnodes import (
     as_str,
     as_time_limit,
     check_arguments,
+    check_count,
     describe,
     load_yaml,
     one_of,
@@ -244,6 +246,7 @@ def _cluster(node: Located) -> ClusterSpec:
     for group in _list(_child(node, "nodes")):
         f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
                             "memory_mb": lambda n: as_number(n, 0), "prefix": as_str}, ("cores",))
+        check_count(group.get("count") or group, len(nodes) + f.get("count", 1), NODE_BYTES, "nodes")
         prefix = f.get("prefix", "n")
         first = sum(1 for n in nodes if n.name.startswith(prefix))
         nodes += [NodeSpec(f"{prefix}{first + i}", f["cores"], f.get("memory_mb"))

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import yaml
 
 from djsb.errors import ConfigError
+from djsb.machine import too_many
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,74 @@ def _convert(node: yaml.Node, key: str, source: str, line: int | None = None) ->
     return Located(_scalar(node), line, key, source)
 
 
+ALIAS_VALUES = 100_000
+"""How many entries (keys, values, items) aliases (``*name``) may add to a document beyond those
+written in it: enough to share a few blocks of a config many times, and a bound on "billion laughs"
+documents, whose few lines of nested aliases expand to billions of values."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A composed node's keys and values (a mapping's), items (a sequence's) or nothing (a scalar)."""
+    if isinstance(node, yaml.MappingNode):
+        return [item for pair in node.value for item in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _expanded_sizes(root: yaml.Node, source: str) -> dict[int, int]:
+    """The number of entries under each node of a composed document (by ``id``) with its aliases
+    expanded, computed once per node written, so an alias bomb is measured without being built.
+    A value that contains an alias of itself (it would never end) is a ConfigError."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    pending: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while pending:
+        node, children_done = pending.pop()
+        if children_done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in _children(node))
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in open_nodes:
+            raise ConfigError("an alias refers to a value that contains it (it would never end)",
+                              source=source, line=node.start_mark.line + 1)
+        open_nodes.add(id(node))
+        pending.append((node, True))
+        pending.extend((child, False) for child in _children(node) if id(child) not in sizes)
+    return sizes
+
+
+def _named_values(node: yaml.Node) -> list[tuple[str, yaml.Node, int]]:
+    """A composed node's values with their key (``name``, or ``[i]`` in a sequence) and line; a
+    key that is not a scalar is named ``(key)``, never constructed (it may be an alias bomb)."""
+    if isinstance(node, yaml.MappingNode):
+        return [(str(k.value) if isinstance(k, yaml.ScalarNode) else "(key)", v, k.start_mark.line + 1)
+                for k, v in node.value]
+    if isinstance(node, yaml.SequenceNode):
+        return [(f"[{i}]", v, v.start_mark.line + 1) for i, v in enumerate(node.value)]
+    return []
+
+
+def _check_aliases(root: yaml.Node, source: str) -> None:
+    """Refuse a document whose aliases expand it by more than :data:`ALIAS_VALUES` entries, naming
+    the innermost value that alone goes beyond the bound (where the aliases pile up)."""
+    sizes = _expanded_sizes(root, source)
+    written = len(sizes)
+    if sizes[id(root)] - written <= ALIAS_VALUES:
+        return
+    node, line, key = root, 1, ""
+    while True:
+        big = [(name, child, at) for name, child, at in _named_values(node)
+               if sizes[id(child)] > ALIAS_VALUES]
+        if not big:
+            break
+        name, node, line = big[0]
+        key = f"{key}{name}" if name.startswith("[") else _child_key(key, name)
+    raise ConfigError(f"aliases expand this value to {sizes[id(node)]} entries (the file writes {written}); "
+                      f"at most {ALIAS_VALUES} may come from aliases", source=source, line=line,
+                      key=key or "(top level)")
+
+
 def load_yaml(path: Path) -> Located:
     """Parse ``path`` into a located tree; unreadable or malformed YAML is a ConfigError."""
     source = str(path)
@@ -179,6 +248,7 @@ def load_yaml(path: Path) -> Located:
                           line=mark.line + 1 if mark else None) from exc
     if node is None:
         raise ConfigError("the file is empty", source=source)
+    _check_aliases(node, source)
     return _convert(node, "", source, 1)
 
 
@@ -189,6 +259,22 @@ def as_int(node: Located, minimum: int = 0) -> int:
     if node.value < minimum:
         raise node.error(f"must be >= {minimum}, got {node.value}")
     return node.value
+
+
+def check_count(node: Located, count: int, each_bytes: int, what: str) -> None:
+    """Refuse ``count`` items of ``what`` (written at ``node``, or derived from it) when, at
+    ``each_bytes`` each, they are more than this machine lets one command hold (djsb.machine)."""
+    problem = too_many(count, each_bytes, what)
+    if problem is not None:
+        raise node.error(problem)
+
+
+def as_count(node: Located, minimum: int, *, each_bytes: int, what: str) -> int:
+    """A whole number >= ``minimum`` of things that each take ``each_bytes`` of memory once made
+    (nodes, jobs, cells), bounded by what the machine can hold (:func:`check_count`)."""
+    count = as_int(node, minimum)
+    check_count(node, count, each_bytes, what)
+    return count
 
 
 def as_number(node: Located, minimum: float = 0.0, strict: bool = False) -> float:

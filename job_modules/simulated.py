@@ -92,6 +92,7 @@ from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatu
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
+from djsb.machine import JOB_BYTES, NODE_BYTES
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
@@ -108,6 +109,7 @@ from djsb.workloads.window import background_window
 from djsb.yamlnodes import (
     Located,
     as_bool,
+    as_count,
     as_duration,
     as_int,
     as_number,
@@ -152,6 +154,11 @@ def _duration(node: Located) -> float:
 
 def _count(node: Located) -> int:
     return as_int(node, 1)
+
+
+def _nodes(node: Located) -> int:
+    """The number of nodes of the simulated cluster, as many as this machine can model."""
+    return as_count(node, 1, each_bytes=NODE_BYTES, what="nodes")
 
 
 def _share(node: Located) -> float:
@@ -203,7 +210,8 @@ def _scheduler(node: Located) -> dict[str, Any]:
 
 
 def _synthetic(node: Located) -> dict[str, Any]:
-    return read_fields(node, {"n_jobs": _count, "arrival_rate": _positive, "service_rate": _positive,
+    return read_fields(node, {"n_jobs": lambda n: as_count(n, 1, each_bytes=JOB_BYTES, what="jobs"),
+                              "arrival_rate": _positive, "service_rate": _positive,
                               "cpus": _count, "seed": as_int},
                        required=("n_jobs", "arrival_rate", "service_rate"))
 
@@ -220,7 +228,7 @@ def _background(node: Located) -> dict[str, Any]:
 
 
 OPTIONS: dict[str, Option] = {
-    "nodes": Option(_count, 64, "number of nodes"),
+    "nodes": Option(_nodes, 64, "number of nodes"),
     "cores_per_node": Option(_count, 16, "cores of each node"),
     "memory_per_node": Option(as_size, 32 * 1000**3, "memory of each node (a size)"),
     "memory_bandwidth_per_node": Option(_positive, 76.8, "sustainable STREAM bandwidth of a node, GB/s"),

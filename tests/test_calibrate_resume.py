@@ -86,8 +86,8 @@ def test_a_new_calibration_never_reuses_a_calibration_directory(tmp_path: Path) 
 @pytest.mark.parametrize(("argv", "message"), [
     (["calibrate"], "give a calibration file, or --resume RUN_DIR"),
     (["calibrate", "--resume", "{tmp}/none"], "is not a calibration directory (no calibration.json)"),
-    (["calibrate", "x.yaml", "--resume", "{tmp}"], "--resume RUN_DIR takes no CONFIG, -o or --runs: they are "
-                                                  "the calibration's"),
+    (["calibrate", "x.yaml", "--resume", "{tmp}"], "--resume RUN_DIR takes no CONFIG, -o, --runs or --force: "
+                                                  "they are the calibration's"),
 ])
 def test_resume_errors_are_one_line_and_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                  argv: list[str], message: str) -> None:

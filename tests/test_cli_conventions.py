@@ -69,8 +69,9 @@ def test_bash_completion_offers_commands_options_and_choices(tmp_path: Path,
     assert bash_complete(script, "djsb s") == ["simulate", "sweep"]
     assert bash_complete(script, "djsb sweep --ex") == ["--executor"]
     assert bash_complete(script, "djsb sweep --executor ''") == ["local", "slurm"]
-    assert bash_complete(script, "djsb run -") == ["-h", "--help", "-o", "--output", "--resume", "--skip-failed",
-                                                   "--include-outages", "-v", "--verbose", "-q", "--quiet", "--json"]
+    assert bash_complete(script, "djsb run -") == ["-h", "--help", "-o", "--output", "--resume", "--force",
+                                                   "--skip-failed", "--include-outages", "-v", "--verbose", "-q",
+                                                   "--quiet", "--json"]
     assert bash_complete(script, "djsb validate conf") == ["configs"]
 
 

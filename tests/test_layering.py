@@ -24,10 +24,10 @@ ROOT = Path(djsb.__file__).resolve().parent
 JOB_MODULES = ROOT.parent / "job_modules"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "machine"),
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
-    ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool"),
+    ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "metrics", "config"),
     ("remote", "workflows", "harness", "job_modules"),
     ("report",),

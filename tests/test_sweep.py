@@ -203,8 +203,12 @@ def test_a_rerun_and_resume_never_rewrite_a_finished_point(tmp_path: Path) -> No
     assert {k: files_stat(points / str(k)) for k in (0, 1, 3)} == before
     assert (points / "2" / "metrics.json").exists() and not list(points.glob(".*partial*"))
     assert len(pd.read_csv(tmp_path / "out" / "sweep.csv")) == 4
-    # a plain rerun into the same directory runs nothing at all
-    again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out")
+    # a plain rerun into the same directory is refused, touching nothing; --resume runs nothing at all
+    refused = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out")
+    assert refused.returncode == 2 and refused.stderr.splitlines() == [
+        "djsb: error: -o: out already exists and is not empty: continue it with djsb sweep sweep.yaml -o out "
+        "--resume, replace it with --force, or give another directory"]
+    again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--resume")
     assert again.returncode == 0 and "4 finished before, 0 to run" in again.stderr
     assert {k: files_stat(points / str(k)) for k in (0, 1, 3)} == before
 
@@ -222,7 +226,7 @@ def test_another_sweep_into_the_same_directory_is_refused(tmp_path: Path) -> Non
     write(tmp_path, BASE + "sweep:\n  grid:\n    seed: [1]\n")
     assert djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--jobs", "1").returncode == 0
     write(tmp_path, BASE + "sweep:\n  grid:\n    seed: [1, 2]\n")
-    done = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out")
+    done = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--resume")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "djsb: error: sweep.yaml: sweep: out holds another sweep (other points, runner or base config); "
@@ -268,7 +272,7 @@ def test_a_stop_signal_ends_the_workers_and_keeps_finished_points(
     # no worker outlived the sweep: none of its children is left
     children = subprocess.run(["pgrep", "-P", str(sweep.pid)], capture_output=True, text=True)
     assert children.stdout.strip() == ""
-    resumed = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--jobs", "2")
+    resumed = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--resume", "--jobs", "2")
     assert resumed.returncode == 0
     assert f"{len(finished)} finished before, {12 - len(finished)} to run" in resumed.stderr
 

@@ -62,8 +62,8 @@ def test_a_20_point_sweep_is_one_job_array_equal_to_the_local_sweep(slurm_cluste
     assert len(on_cluster) == 20
     pd.testing.assert_frame_equal(on_cluster, here)
 
-    # a rerun into the same directory submits nothing: every point is finished
-    again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "on-slurm", "--executor", "slurm")
+    # resuming it submits nothing: every point is finished
+    again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "on-slurm", "--executor", "slurm", "--resume")
     assert again.returncode == 0 and "20 finished before, 0 to run" in again.stderr
     assert "job array" not in again.stderr
 

@@ -21,6 +21,7 @@ from djsb.errors import ConfigError
 from djsb.jobs.api import CpuCapacity, JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.registry import load_job_module, module_class, runs_remotely
+from djsb.machine import RUN_JOB_BYTES
 from djsb.registry import UnknownName
 from djsb.scenarios import SCENARIOS, scenario, scenario_names
 from djsb.transport import Transport
@@ -31,6 +32,7 @@ from djsb.yamlnodes import (
     as_int,
     as_size,
     as_str,
+    check_count,
     describe,
     load_yaml,
     one_of,
@@ -270,7 +272,19 @@ def _general(node: Located) -> GeneralConfig:
         where = node.get("sleep_max_time") or node
         raise where.error(f"sleep_max_time ({general.sleep_max_time:g}) must be >= sleep_min_time "
                           f"({general.sleep_min_time:g})")
+    per_sample = jobs_per_sample(general)
+    check_count(node.get("num_of_dyn_analysis") or node.get("num_of_ref_analysis") or node, per_sample,
+                RUN_JOB_BYTES, "jobs in each sample")
+    check_count(node.get("num_of_samples") or node, per_sample * general.num_of_samples, RUN_JOB_BYTES,
+                "jobs")
     return general
+
+
+def jobs_per_sample(general: GeneralConfig) -> int:
+    """The jobs one sample submits: its reference cell's simulation and analytics, then one
+    simulation and ``n_a`` analytics in each execution cell (every scenario, every ``n_a``)."""
+    execution = sum(1 + n_a for n_a in general.num_of_dyn_analysis) * len(general.scenarios)
+    return 1 + general.num_of_ref_analysis + execution
 
 
 def _app(node: Located, *, analytics: bool) -> AppConfig:

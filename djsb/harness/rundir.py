@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from djsb.csvrows import append_row, read_rows, rewrite_rows
+from djsb.csvrows import append_row, csv_header, read_rows, rewrite_rows
 from djsb.errors import InputError
 from djsb.harness.ledger import LEDGER_FILE, SUBMITTING, LedgerEntry, append_entry, next_attempt, read_entries
 from djsb.harness.runlock import LOCK_FILE, RunLock
@@ -212,6 +212,12 @@ class RunDirectory:
         """An existing run's directory, to read."""
         if not (path / "config.yaml").is_file():
             raise InputError(f"{path} is not a DJSB run directory (no config.yaml)", key="RUN_DIR")
+        jobs = path / "jobs.csv"
+        header = csv_header(jobs) if jobs.is_file() and jobs.stat().st_size else list(JOB_COLUMNS)
+        missing = [name for name in (*CELL_COLUMNS, "state") if name not in header]
+        if missing:
+            raise InputError(f"{path}/jobs.csv is not a run's (no {', '.join(missing)} column"
+                             f"{'s' if len(missing) > 1 else ''}: a model replay's?)", key="RUN_DIR")
         return cls(path)
 
     @classmethod

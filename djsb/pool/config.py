@@ -29,12 +29,14 @@ Every error names the file, line and dotted key (:class:`~djsb.errors.ConfigErro
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from djsb.machine import COMPUTER_DAY_BYTES, JOB_BYTES
 from djsb.pool.abandon import AbandonPolicy, build_abandon
 from djsb.pool.computers import ClusterSpec, PoolSpec
 from djsb.pool.generator import PoolShape, TaskShape, draw_clusters, draw_tasks
@@ -45,7 +47,7 @@ from djsb.pool.power import COMPUTER_TYPES, ComputerType
 from djsb.pool.readers import at_least_one, days, hour_of_day, hours, minutes, positive, share, short_share
 from djsb.pool.tasks import Task
 from djsb.pool.units import DAY
-from djsb.yamlnodes import Located, as_int, as_number, as_str, read_fields
+from djsb.yamlnodes import Located, as_count, as_int, as_number, as_str, check_count, read_fields
 
 TOP_KEYS = frozenset({"seed", "pool", "workload", "policy", "sweep"})
 
@@ -100,9 +102,10 @@ POOL_SHAPE = _shape_fields(PoolShape, {"clusters": at_least_one, "computers": at
                                        "open_24h": share, "short_gap_share": short_share,
                                        "idle_spread": as_number, "types": _type_mix,
                                        "mean_idle_minutes": minutes, "mean_session_minutes": minutes})
-TASK_SHAPE = _shape_fields(TaskShape, {"tasks": at_least_one, "bad_fraction": share,
-                                       "good_sigma": as_number, "days": days, "good_median_minutes": minutes,
-                                       "good_max_hours": hours, "bad_removal_days": days})
+TASK_SHAPE = _shape_fields(TaskShape, {"tasks": lambda n: as_count(n, 1, each_bytes=JOB_BYTES, what="tasks"),
+                                       "bad_fraction": share, "good_sigma": as_number, "days": days,
+                                       "good_median_minutes": minutes, "good_max_hours": hours,
+                                       "bad_removal_days": days})
 CLUSTER: dict[str, Reader] = {
     "name": as_str, "computers": at_least_one, "type": _computer_type, "open_hour": hour_of_day,
     "close_hour": hour_of_day, "mean_idle_minutes": minutes, "mean_session_minutes": minutes,
@@ -149,13 +152,26 @@ def _pool(node: Located, rng: random.Random) -> PoolSpec:
     if _one_of(node, "generate", "clusters") == "generate":
         generate = fields.pop("generate")
         shape = PoolShape(**read_fields(generate, POOL_SHAPE))
+        if shape.clusters > shape.computers:
+            raise (generate.get("clusters") or generate).error(
+                f"{shape.clusters} rooms cannot share {shape.computers} computers: give at most one room "
+                "per computer")
+        _check_size(generate.get("computers") or generate, shape.computers, fields["days"])
         clusters = tuple(_with_long_gaps(cluster, generate) for cluster in draw_clusters(shape, rng))
     else:
         items = fields.pop("clusters")
         if not isinstance(items.value, list) or not items.value:
             raise items.error("expected a non-empty list of clusters")
         clusters = tuple(_cluster(item) for item in items.value)
-    return PoolSpec(clusters=clusters, horizon=fields.pop("days") * DAY, **fields)
+    days = fields.pop("days")
+    _check_size(node.get("days") or node, sum(cluster.computers for cluster in clusters), days)
+    return PoolSpec(clusters=clusters, horizon=days * DAY, **fields)
+
+
+def _check_size(node: Located, computers: int, days: float) -> None:
+    """Refuse a pool whose computers' days of sessions this machine cannot hold (djsb.machine)."""
+    check_count(node, math.ceil(computers * days), COMPUTER_DAY_BYTES,
+                f"computer-days ({computers} computers x {days:g} days)")
 
 
 def _workload(node: Located, base: Path, rng: random.Random) -> list[Task]:

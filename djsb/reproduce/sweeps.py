@@ -10,11 +10,12 @@ from typing import Any
 import yaml
 
 from djsb.errors import RunError
+from djsb.machine import usable_cpus
 from djsb.sweep.command import SweepRequest, run_sweep
 from djsb.yamlnodes import load_yaml
 
 SWEEP_JOBS = 2
-"""Worker processes: the two cores the default sizes are measured on."""
+"""Worker processes: the two cores the default sizes are measured on (fewer on a machine with one)."""
 
 
 def absolute_paths(value: Any, base: Path) -> Any:
@@ -44,7 +45,7 @@ def run_config_sweep(config: Path, out_dir: Path, changes: dict[tuple[str, ...],
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / config.name
         path.write_text(yaml.safe_dump(data, sort_keys=False))
-    status, _ = run_sweep(SweepRequest(path, out_dir, jobs=SWEEP_JOBS), out_dir)
+    status, _ = run_sweep(SweepRequest(path, out_dir, jobs=min(SWEEP_JOBS, usable_cpus())), out_dir)
     if status:
         raise RunError(f"the sweep of {config.name} ended with status {status} ({out_dir})")
     return out_dir

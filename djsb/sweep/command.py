@@ -3,9 +3,10 @@ a Slurm array task and the Slurm executor's client use: ``--array-task`` (run th
 $SLURM_ARRAY_TASK_ID) and ``--point K`` (run point K).
 
 Without ``-o`` a sweep writes into runs/NAME-DATE-TIME; ``--resume`` without ``-o`` continues the
-latest sweep of the same config there. Into an existing sweep directory, finished points are never
-rerun. Exit status: 0 every point finished, 1 some point failed, 2 bad input, 130/143 stopped by
-SIGINT/SIGTERM (finished points kept).
+latest sweep of the same config there. A new sweep refuses an existing non-empty directory unless
+``--force`` (djsb.outdir); ``--resume`` continues one, never rerunning a finished point. Exit
+status: 0 every point finished, 1 some point failed, 2 bad input, 130/143 stopped by SIGINT/SIGTERM
+(finished points kept).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from djsb.errors import InputError
 from djsb.outcome import Headline, Outcome
 from djsb.progress import QUIET, Progress, say
-from djsb.sweep.local import default_jobs, run_local
+from djsb.sweep.local import run_local, worker_count
 from djsb.sweep.point import run_point
 from djsb.sweep.slurm_array import read_settings, run_slurm_array
 from djsb.sweep.spec import SweepSpec, read_sweep
@@ -70,6 +71,7 @@ def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
     """Run what ``request`` asks; ``default_out`` is where a new sweep goes without ``-o``. Returns
     the exit status (0 every point finished, 1 some failed, 130/143 stopped) and the sweep's end."""
     spec = read_sweep(request.config)
+    jobs = worker_count(request.jobs)
     out = request.out or (latest_sweep(request.config) if request.resume else default_out)
     if request.array_task or request.point is not None:
         index = request.point if request.point is not None else array_task_index()
@@ -86,7 +88,7 @@ def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
         if settings is not None:
             outcome = run_slurm_array(spec, settings, directory, todo, request.config, progress=bar.update)
         else:
-            outcome = run_local(spec, directory, todo, request.jobs or default_jobs(),
+            outcome = run_local(spec, directory, todo, jobs,
                                 point_done=lambda index: bar.advance())
     finally:
         bar.close()
@@ -99,7 +101,8 @@ def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
                    Headline("run_now", len(todo) - len(outcome.failed), "points")],
                   details={str(index): reason for index, reason in sorted(outcome.failed.items())})
     if outcome.stopped_by is not None:
-        say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out}", QUIET)
+        say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out} --resume",
+            QUIET)
         return SIGNAL_EXIT.get(outcome.stopped_by, 1), end
     return (1 if outcome.failed else 0), end
 

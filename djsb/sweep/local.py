@@ -1,17 +1,17 @@
 """The local executor: a sweep's points in worker processes on this machine.
 
 Each point is an independent run in a process of a ``multiprocessing`` pool (``jobs`` workers, by
-default every core). The parent collects each point as it ends, advances the progress bar and
-rewrites sweep.csv (at most once a second, and at the end). SIGINT or SIGTERM stops the sweep:
-the workers are terminated, the points they were running discarded, the finished ones kept (a rerun
-or ``--resume`` does only the rest). The workers ignore SIGINT, so Ctrl-C (sent to the whole
-process group) reaches only the parent, which ends them.
+default one per CPU this process may use, never more than that nor than the points to run). The
+parent collects each point as it ends, advances the progress bar and rewrites sweep.csv (at most
+once a second, and at the end). SIGINT or SIGTERM stops the sweep: the workers are terminated, the
+points they were running discarded, the finished ones kept (``--resume`` does only the rest). The
+workers ignore SIGINT, so Ctrl-C (sent to the whole process group) reaches only the parent, which
+ends them.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue
 import signal
 import time
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from djsb.errors import InputError
+from djsb.machine import usable_cpus
 from djsb.sweep.point import run_point
 from djsb.sweep.spec import SweepSpec
 from djsb.sweep.sweep_dir import SweepDirectory
@@ -79,7 +80,8 @@ def run_local(spec: SweepSpec, directory: SweepDirectory, todo: list[int], jobs:
         return outcome
     ended: queue.Queue[tuple[int, BaseException | None]] = queue.Queue()
     last_table = time.monotonic()
-    with stop_signals() as received, multiprocessing.get_context("fork").Pool(jobs, _worker_init) as pool:
+    workers = min(jobs, len(todo))
+    with stop_signals() as received, multiprocessing.get_context("fork").Pool(workers, _worker_init) as pool:
         for index in todo:
             pool.apply_async(run_point, (spec, directory.path, index), callback=_report(ended, index),
                              error_callback=_report(ended, index))
@@ -110,7 +112,13 @@ def run_local(spec: SweepSpec, directory: SweepDirectory, todo: list[int], jobs:
     return outcome
 
 
-def default_jobs() -> int:
-    """Every core this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
+def worker_count(asked: int | None) -> int:
+    """The worker processes of a sweep: ``asked`` (``--jobs``), at most one per CPU this process may
+    run on (more would only share those CPUs, each worker with its own memory), by default all."""
+    cpus = usable_cpus()
+    if asked is None:
+        return cpus
+    if asked > cpus:
+        raise InputError(f"{asked} worker processes asked, but this process may run on {cpus} CPU(s): "
+                         f"give --jobs {cpus} or fewer", key="--jobs")
+    return asked

@@ -1,9 +1,10 @@
-"""``djsb pool CONFIG [-o OUT]``: one run, or a parameter sweep from one config.
+"""``djsb pool CONFIG [-o OUT] [--force] [--resume]``: one run, or a parameter sweep from one config.
 
 A config with a ``sweep:`` section (``runner: pool``, ``grid:``/``zip:`` of dotted key paths, the
-format of ``djsb sweep``: djsb/sweep/spec.py) is run as that sweep, on every local core, with
-resume: ``OUT/points/<k>/``, ``OUT/sweep.csv``, plus ``OUT/policy_sweep.png`` (figs. 5-11 of paper
-002). Without it the single run goes straight into ``OUT``.
+format of ``djsb sweep``: djsb/sweep/spec.py) is run as that sweep, on every local core
+(``--resume`` continues it, its finished points kept): ``OUT/points/<k>/``, ``OUT/sweep.csv``,
+plus ``OUT/policy_sweep.png`` (figs. 5-11 of paper 002). Without it the single run goes straight
+into ``OUT``.
 """
 
 from __future__ import annotations

@@ -25,13 +25,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from djsb.machine import POINT_BYTES
 from djsb.registry import UnknownName
 from djsb.sweep.runners import POINT_RUNNERS
-from djsb.yamlnodes import Located, as_str, describe, load_yaml
+from djsb.yamlnodes import Located, as_str, check_count, describe, load_yaml
 
 SECTION = "sweep"
 SWEEP_KEYS = frozenset({"grid", "zip", "runner", "slurm"})
@@ -105,6 +107,8 @@ def sweep_from_tree(root: Located) -> SweepSpec:
         raise section.error("give at least one key path to vary under grid or zip")
     _check_disjoint(grid, zipped)
     _check_equal_lengths(zipped)
+    points = math.prod(len(values) for _, values in grid) * (len(zipped[0][1]) if zipped else 1)
+    check_count(section, points, POINT_BYTES, "sweep points")
     return SweepSpec(base, tuple(swept_key(node) for node, _ in grid + zipped),
                      expand([values for _, values in grid], [values for _, values in zipped]),
                      _runner(section.get("runner")), section.get("slurm"))

@@ -27,7 +27,8 @@ from functools import cached_property
 from typing import Any
 
 from djsb.errors import ConfigError
-from djsb.yamlnodes import Located, as_duration, as_int, as_str, one_of, read_fields
+from djsb.machine import JOB_BYTES
+from djsb.yamlnodes import Located, as_duration, as_int, as_str, check_count, one_of, read_fields
 
 SHAPES = ("vertical", "horizontal", "grid")
 
@@ -192,6 +193,8 @@ def read_workflow(node: Located) -> Workflow:
             raise node.error(f"shape {shape} needs {name!r}")
     chains, length = (values["chains"], values["length"]) if shape == "grid" else \
         (values["count"], 1) if shape == "horizontal" else (1, values["count"])
+    check_count(fields.get("count") or fields.get("length") or node, chains * length, JOB_BYTES,
+                "workflow jobs")
     return grid(chains, length, values["cpus"], values["run_time"], values.get("requested_time"))
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from djsb.errors import InputError
+from djsb.machine import JOB_BYTES, too_many
 from djsb.workloads.job import TraceJob
 
 _STD_NORMAL = NormalDist()
@@ -26,6 +27,14 @@ def _stream(seed: int, name: str) -> random.Random:
 def _require(condition: bool, key: str, message: str) -> None:
     if not condition:
         raise InputError(message, key=key)
+
+
+def _require_n_jobs(n_jobs: int) -> None:
+    """A number of jobs to generate: a whole number >= 0 whose jobs this machine can replay."""
+    _require(isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs >= 0, "n_jobs",
+             f"must be an integer >= 0, got {n_jobs!r}")
+    problem = too_many(n_jobs, JOB_BYTES, "jobs")
+    _require(problem is None, "n_jobs", problem or "")
 
 
 # ------------------------------------------------------------------------------------- M/M/c workload
@@ -48,7 +57,7 @@ def poisson_exponential(n_jobs: int, arrival_rate: float, service_rate: float, *
     Times are floats in seconds (rates per second). Job ids are consecutive from ``first_job_id``; all
     jobs belong to ``user`` / ``account`` so that fair share cannot reorder the FIFO queue.
     """
-    _require(isinstance(n_jobs, int) and n_jobs >= 0, "n_jobs", f"must be an integer >= 0, got {n_jobs!r}")
+    _require_n_jobs(n_jobs)
     _require(arrival_rate > 0 and math.isfinite(arrival_rate), "arrival_rate",
              f"must be > 0 (jobs per second), got {arrival_rate!r}")
     _require(service_rate > 0 and math.isfinite(service_rate), "service_rate",
@@ -150,7 +159,7 @@ def static_lognormal_004(n_jobs: int, *, seed: int, n_users: int = 100, n_groups
       least one minute (Slurm's granularity), times ``requested_time_factor``; None gives None
       (the partition's maximum).
     """
-    _require(isinstance(n_jobs, int) and n_jobs >= 0, "n_jobs", f"must be an integer >= 0, got {n_jobs!r}")
+    _require_n_jobs(n_jobs)
     _require(n_users >= 1, "n_users", f"must be >= 1, got {n_users!r}")
     _require(n_groups >= 1, "n_groups", f"must be >= 1, got {n_groups!r}")
     _require(requested_time_factor is None or requested_time_factor >= 1.0, "requested_time_factor",
