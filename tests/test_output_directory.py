@@ -110,6 +110,8 @@ COMMANDS = {
     "calibrate": (["calibrate", "calibration.yaml"], "djsb calibrate --resume out"),
     "reproduce": (["reproduce", "002"], None),
     "compare": (["compare", "run-a", "run-b"], None),
+    "history": (["history", str(REPO / "tests" / "fixtures" / "sacct" / "minicluster-22.05-allocations.txt"),
+                 "--slurm-conf", str(REPO / "tests" / "fixtures" / "sacct" / "minicluster-slurm.conf")], None),
 }
 
 
