@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "slurm.sh"
@@ -91,10 +92,7 @@ def slurm_settings(cluster: SlurmCluster, settings: dict[str, str]) -> Iterator[
 
 def wait_for_nodes(timeout: float = 120) -> None:
     """Wait until slurmctld answers with its nodes idle (after a restart)."""
-    deadline = time.monotonic() + timeout
-    while cluster_nodes() is None:
-        assert time.monotonic() < deadline, f"no idle node {timeout} s after restarting slurmctld"
-        time.sleep(0.5)
+    wait_until(cluster_nodes, timeout, "slurmctld to answer with idle nodes after its restart", interval=0.5)
 
 
 def has_accounting() -> bool:

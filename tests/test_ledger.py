@@ -9,10 +9,10 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from support import wait_until
 
 from djsb.clock import WallClock
 from djsb.errors import InputError
@@ -218,10 +218,7 @@ def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell
         cancelled, looked_for = cancel_earlier_jobs(resumed, fresh, WallClock())
         resumed.release()
         assert looked_for == 2 and [(s.name, s.job_id) for s in cancelled] == [(request.name, job_id)]
-        deadline = time.monotonic() + 30
-        while not fresh.poll([job_id])[job_id].state.finished:
-            assert time.monotonic() < deadline, "qdel did not end the job"
-            time.sleep(0.5)
+        wait_until(lambda: fresh.poll([job_id])[job_id].state.finished, 30, "qdel to end the job", interval=0.5)
         assert fresh.poll([job_id])[job_id].state in (JobState.CANCELLED, JobState.FAILED)
         assert [e.event for e in RunDirectory.open(run.path).ledger_entries()][-1] == CANCELLED
     finally:

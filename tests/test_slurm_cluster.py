@@ -39,13 +39,10 @@ def running_tasks(job_id: str) -> int:
 
 
 def wait_for(module: SlurmJobModule, job_id: str, *states: JobState, timeout: float = 60) -> JobStatus:
-    deadline = time.monotonic() + timeout
-    while True:
+    def reached() -> JobStatus | None:
         status = module.poll([job_id])[job_id]
-        if status.state in states:
-            return status
-        assert time.monotonic() < deadline, f"job {job_id} still {status.state} after {timeout} s"
-        time.sleep(0.5)
+        return status if status.state in states else None
+    return wait_until(reached, timeout, f"job {job_id} to be {' or '.join(s.name for s in states)}", interval=0.5)
 
 
 @pytest.fixture
@@ -160,10 +157,8 @@ def test_sacct_answers_for_jobs_the_controller_forgot(slurm_cluster: SlurmCluste
     transport.forgotten.add(job_id)
     # squeue no longer knows the job; a module that never saw it (a resumed harness) asks sacct
     fresh = SlurmJobModule({"partition": "shared"}, transport)
-    deadline = time.monotonic() + 30
-    while (accounted := fresh.poll([job_id])[job_id]).state is JobState.UNKNOWN:  # slurmdbd may lag
-        assert time.monotonic() < deadline, accounted
-        time.sleep(0.5)
+    accounted = wait_until(lambda: (lambda s: s if s.state is not JobState.UNKNOWN else None)(
+        fresh.poll([job_id])[job_id]), 30, "sacct to know the job (slurmdbd may lag)", interval=0.5)
     assert accounted.state is JobState.COMPLETED and accounted.exit_code == 0
     assert (accounted.submit, accounted.start, accounted.end, accounted.nodes) == (
         seen.submit, seen.start, seen.end, seen.nodes)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from support import wait_until
 
 from djsb.cli import main
 from djsb.sweep.runners import register_mapping_runner
@@ -255,10 +256,8 @@ def test_a_stop_signal_ends_the_workers_and_keeps_finished_points(
                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)
     points = tmp_path / "out" / "points"
-    deadline = time.monotonic() + 120
-    while not (points / "0").exists():
-        assert time.monotonic() < deadline and sweep.poll() is None
-        time.sleep(0.1)
+    wait_until(lambda: (points / "0").exists() or sweep.poll() is not None, 120, "the sweep's first point")
+    assert sweep.poll() is None, "the sweep ended before its first point was done"
     stop(sweep.pid)
     _, err = sweep.communicate(timeout=60)
     assert sweep.returncode == status, err

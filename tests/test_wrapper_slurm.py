@@ -5,12 +5,12 @@ workflow's queue time and makespan are measured wrapped vs unwrapped from Slurm'
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from slurm_plugin import SlurmCluster
+from support import wait_until
 
 from djsb.jobs import JobRequest, JobState, JobStatus
 from djsb.transport import LocalTransport
@@ -50,13 +50,10 @@ def module(slurm_cluster: SlurmCluster) -> SlurmJobModule:
 
 
 def finished(module: SlurmJobModule, job_id: str, timeout: float = 120) -> JobStatus:
-    deadline = time.monotonic() + timeout
-    while True:
+    def ended() -> JobStatus | None:
         status = module.poll([job_id])[job_id]
-        if status.state.finished:
-            return status
-        assert time.monotonic() < deadline, f"job {job_id} still {status.state} after {timeout} s"
-        time.sleep(0.5)
+        return status if status.state.finished else None
+    return wait_until(ended, timeout, f"job {job_id} to end", interval=0.5)
 
 
 def run_wrapper(module: SlurmJobModule, directory: Path, strategy: str, stages: list[list[list[str]]],
