@@ -3,14 +3,18 @@ is generated from them, and each option is read, checked and blamed at its own k
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
 import pytest
-from support import assert_experiment_error
+from support import assert_experiment_error, model_starts
 
+from djsb.calibrate.slurm_config import scheduler_config
+from djsb.model import ClusterSpec
 from djsb.model.scheduler import SETTINGS, SchedulerConfig, reference
 from djsb.simulate import load_experiment
+from djsb.workloads.job import TraceJob
 
 ROOT = Path(__file__).resolve().parents[1]
 SIMULATE = """\
@@ -74,3 +78,26 @@ def test_defaults_are_slurms() -> None:
         (60.0, 30.0, 1440 * 60.0, 60.0)
     assert (config.bf_max_job_test, config.default_queue_depth, config.batch_sched_delay, config.kill_wait) == \
         (500, 100, 3.0, 30.0)
+
+
+def user_job(job_id: int, submit: float, cpus: int, run: float, user: str) -> TraceJob:
+    return TraceJob(job_id, submit, run, cpus, requested_time=run, user=user)
+
+
+def test_bf_max_job_user_tests_at_most_so_many_jobs_of_one_user_per_pass() -> None:
+    # 1 node x 4 cores. B's J1 (2 cores) runs 0-100 and B's J2 (4 cores) waits for it, reserved at 100,
+    # blocking the main pass. A's J3-J5 (1 core, 5 s) fit beside J1 before 100. Backfill every 10 s:
+    # without a limit the pass at 10 starts J3 and J4 (2 free cores), J5 at 20; with bf_max_job_user 1
+    # each pass tests one of A's jobs: J3 at 10, J4 at 20, J5 at 30. J2 starts at 100 either way.
+    jobs = [user_job(1, 0, 2, 100, "B"), user_job(2, 1, 4, 10, "B"),
+            *(user_job(i, i, 1, 5, "A") for i in (3, 4, 5))]
+    cluster = ClusterSpec.homogeneous(1, 4)
+    config = SchedulerConfig(sched_interval=0, bf_interval=10, bf_resolution=0)
+    assert model_starts(jobs, cluster, config) == {1: 0, 2: 100, 3: 10, 4: 10, 5: 20}
+    limited = dataclasses.replace(config, bf_max_job_user=1)
+    assert model_starts(jobs, cluster, limited) == {1: 0, 2: 100, 3: 10, 4: 20, 5: 30}
+
+
+def test_slurm_conf_gives_bf_max_job_user_and_0_is_no_limit() -> None:
+    assert scheduler_config({"SchedulerParameters": "bf_max_job_user=3"}).bf_max_job_user == 3
+    assert scheduler_config({"SchedulerParameters": "bf_max_job_user=0"}).bf_max_job_user == math.inf

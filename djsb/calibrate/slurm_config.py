@@ -14,6 +14,7 @@ memory (``RealMemory``) make the model's cluster.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ SLURM_LIKE: dict[str, Any] = {"bf_will_run": True, "node_select": "cons_tres"}
 """Model options on by default when the model stands for a Slurm (a calibration, a site's history):
 the backfill plan and node choice as Slurm makes them."""
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
-COUNTS = ("bf_max_job_test", "default_queue_depth")
+COUNTS = ("bf_max_job_test", "default_queue_depth", "bf_max_job_user")
 FLAGS = ("bf_continue", "defer")
 PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFairShare",
                     "job_size": "PriorityWeightJobSize", "partition": "PriorityWeightPartition",
@@ -86,6 +87,8 @@ def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
     options: dict[str, object] = {"backfill": SCHEDULER_TYPES[kind]}
     options.update({name: parse_duration(params[name], "s") for name in SECONDS if params.get(name)})
     options.update({name: int(params[name]) for name in COUNTS if params.get(name)})
+    if options.get("bf_max_job_user") == 0:
+        options["bf_max_job_user"] = math.inf  # slurm.conf(5): 0, its default, is no limit
     options.update({name: True for name in FLAGS if name in params})
     if params.get("bf_window"):
         options["bf_window"] = slurm_time(params["bf_window"])  # minutes in slurm.conf

@@ -126,6 +126,8 @@ class SchedulerConfig:
     bf_resolution: float = setting(60.0, _seconds, "s", "bf_resolution", "the backfill plan's time slot")
     bf_max_job_test: float = setting(500, _depth, "jobs", "bf_max_job_test",
                                      "jobs a backfill pass tests at most (unlimited: every job)")
+    bf_max_job_user: float = setting(math.inf, _depth, "jobs", "bf_max_job_user",
+                                     "jobs of one user a backfill pass tests at most (unlimited: no limit)")
     bf_continue: bool = setting(False, as_bool, "", "bf_continue",
                                 "accepted for Table 3.3 of paper 004; no effect (a pass takes no time)")
     default_queue_depth: float = setting(100, _depth, "jobs", "default_queue_depth",

@@ -43,6 +43,8 @@ class PlannerOptions(Protocol):
     @property
     def bf_max_job_test(self) -> float: ...
     @property
+    def bf_max_job_user(self) -> float: ...
+    @property
     def bf_node_reservations(self) -> bool: ...
     @property
     def bf_round_reservations(self) -> bool: ...
@@ -106,7 +108,10 @@ class BackfillPlanner(ABC):
 
     def candidates(self, view: BackfillView, startable: Startable | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count).
+        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count), and at
+        most ``bf_max_job_user`` of one user: a user's jobs past that count toward
+        ``bf_max_job_test`` but are not tested (backfill.c ``_job_exceeds_max_bf_param``, checked
+        after the pass's depth is counted).
 
         Without an invariant checker the walk stops where no job left in the queue could start:
         by default where none could fit its partition's free capacity, or as the planner's
@@ -118,6 +123,7 @@ class BackfillPlanner(ABC):
         left = None if view.checker is not None else startable or FreeCapacity(view.queue.needs.copy(),
                                                                               view.state.partitions)
         tested = 0
+        per_user: dict[str, int] | None = {} if math.isfinite(self.config.bf_max_job_user) else None
         for job in view.queue.jobs:
             if tested >= self.config.bf_max_job_test:
                 return
@@ -127,6 +133,11 @@ class BackfillPlanner(ABC):
                 left.remove(job)
             if view.limits.allows(job):
                 tested += 1
+                if per_user is not None:
+                    user = job.trace.user
+                    if per_user.get(user, 0) >= self.config.bf_max_job_user:
+                        continue
+                    per_user[user] = per_user.get(user, 0) + 1
                 yield job
 
 
