@@ -13,7 +13,8 @@ from scipy.stats import ks_2samp
 from support import TraceFile
 
 from djsb.cli import main
-from djsb.report.replay_stats import describe, ks_statistic, recorded_waits
+from djsb.report.replay_error import ks_statistic
+from djsb.report.replay_stats import describe, recorded_waits
 from djsb.simulate import replay_and_compare
 
 
@@ -75,6 +76,14 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(trace: TraceFile, tmp
     # The recorded waits are SWF field 3: the first job (line "0 1356996147 0 ...") waited 0 s.
     assert stats.loc["min", ("queue_wait", "recorded")] == 0.0
     assert (out / "wait_ecdf_recorded.png").stat().st_size > 0
+    # job by job: each job's recorded start is its submit plus SWF field 3, its error the replay's
+    # start minus that; the mean absolute error is theirs
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    starts = jobs.set_index("job_id")
+    assert (errors["recorded_wait"] == errors.index.map(waits)).all()
+    expected = (starts["start"] - (starts["submit"] + starts.index.map(waits))).abs().mean()
+    assert summary["mean_abs_start_error"] == pytest.approx(expected)
+    assert summary["moving_average_mape"] >= 0
 
 
 def test_replay_under_another_layout_without_shaping_loses_jobs(trace: TraceFile, tmp_path: Path) -> None:

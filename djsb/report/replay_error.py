@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from djsb.report.replay_stats import ks_statistic
 from djsb.workloads.job import RecordedOutcome, TraceJob
 
 SIZE_CLASSES = ((1, "1"), (4, "2-4"), (16, "5-16"), (64, "17-64"), (256, "65-256"), (math.inf, ">256"))
@@ -35,6 +34,14 @@ SIZE_CLASSES = ((1, "1"), (4, "2-4"), (16, "5-16"), (64, "17-64"), (256, "65-256
 
 TWO_WEEKS = 14 * 86400.0
 """FastSim's moving-average window (s)."""
+
+
+def ks_statistic(a: pd.Series, b: pd.Series) -> float:
+    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``
+    (scipy.stats.ks_2samp), missing values left out."""
+    import scipy.stats  # half a second to import: only when this test is made
+
+    return float(scipy.stats.ks_2samp(a.dropna().to_numpy(float), b.dropna().to_numpy(float)).statistic)
 
 
 def size_class(cpus: int) -> str:
