@@ -29,7 +29,7 @@ from djsb.reproduce.checks import (
     interval,
 )
 from djsb.reproduce.paper_001 import dynamicity
-from djsb.reproduce.writer import write_outputs
+from djsb.reproduce.writer import relative, write_outputs
 
 
 def claim(item: str, paper: float = 1.956, rule_low: float = 1.0) -> Claim:
@@ -131,6 +131,10 @@ def test_writer(tmp_path: Path) -> None:
     html = (tmp_path / "report.html").read_text()
     assert "X0 C1 overhead" in html and "1 reproduced, 1 not reproduced" in html
     assert 'src="fig.png"' in html and "absent.png" not in html
+    # the paper's values drawn beside ours: overhead 270.7 / 20.03 = 13.5, rule [0.5, 2]
+    assert 'src="claims.png"' in html and (tmp_path / "claims.png").is_file()
+    scaled = relative(reproduction.rows[0])
+    assert scaled is not None and scaled[0] == pytest.approx(812 / 3 / 20.03) and scaled[3:] == (0.5, 2.0)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -143,8 +147,8 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 def check_rows(rows: list[dict[str, str]], paper: str) -> None:
     assert rows and {r["paper"] for r in rows} == {paper}
     assert {r["verdict"] for r in rows} <= set(VERDICTS)
-    items = {r["item"] for r in rows}
-    assert all(r["counterfactual"] in items for r in rows if r["verdict"] == "explained")
+    verdict = {r["item"]: r["verdict"] for r in rows}
+    assert all(verdict[r["counterfactual"]] == "reproduced" for r in rows if r["verdict"] == "explained")
 
 
 def test_reproduce_002_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,8 +159,10 @@ def test_reproduce_002_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert headline["claims"] == {"value": len(rows), "unit": "claims"}
     for verdict in VERDICTS:
         assert headline[verdict.replace(" ", "_")]["value"] == sum(r["verdict"] == verdict for r in rows)
-    overhead = next(r for r in rows if r["item"].startswith("Table II of 002: X0 C1 overhead"))
-    assert float(overhead["paper_value"]) == 20.03
+    overhead = next(r for r in rows if r["item"] == "X0 C1 overhead")
+    assert float(overhead["paper_value"]) == 20.03 and overhead["source"].startswith("Table II of 002")
+    # C3 against C2 is paired over twenty drawn pools (Table II's 5 % gap)
+    assert "mean of 20 seeds" in next(r for r in rows if r["item"] == "X0 C3 / X0 C2 energy")["note"]
     assert (tmp_path / "report.html").is_file() and (tmp_path / "policies.png").is_file()
 
 
@@ -166,23 +172,30 @@ def test_reproduce_000_end_to_end(tmp_path: Path, traces: Path) -> None:
     assert main(["reproduce", "000", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "000")
-    curie = next(r for r in rows if r["item"].startswith("Table 5 of 000: mean wait 1/6"))
+    curie = next(r for r in rows if r["item"] == "wait 1/6, KTH-SP2-1996-2.1, arrivals x2")
     assert float(curie["paper_value"]) == pytest.approx(4569 / 2336, abs=1e-3)
+    # the default load is the second table: each of its rows names the same claim at 000's load
+    default = next(r for r in rows if r["item"] == "wait 1/6, KTH-SP2-1996-2.1, default load")
+    assert default["counterfactual"] == curie["item"]
 
 
 def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
     assert main(["reproduce", "001", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "001")
-    assert {r["item"].split(" of 001")[0].split(" / ")[0] for r in rows} >= {"Fig. 3 (a)", "Fig. 3 (b)", "Fig. 3 (c)",
-                                                                            "Fig. 4 (c)", "Fig. 4 (b)", "Fig. 5"}
-    # no constant is fitted to a paper value any more: the analytics' 3.14 is a prediction
-    analytics = next(r for r in rows if r["paper_value"] == "3.14" and "214%" in r["item"])
-    assert "not a prediction" not in analytics["note"]
-    # the oversubscription dynamicity: the paper's 0.62 is eq. (2) with its own simulation slowdown
-    # 1.2 x 1.3 = 1.56 (fig. 3 (a)); the note gives that dynamicity worked from our run's weights
-    dynamicity = next(r for r in rows if r["item"] == "Fig. 3 (c) of 001: dynamicity, oversubscription, lowest")
-    assert dynamicity["agrees"] in ("yes", "explained") and "1.56" in dynamicity["note"]
+    assert {r["source"].split(" of 001")[0] for r in rows} >= {"Fig. 3 (a)", "Fig. 3 (b)", "Fig. 3 (c)",
+                                                               "Fig. 4 (c)", "Fig. 4 (b)"}
+    # fig. 3's values are the three noisy samples' mean with its t interval, not the noise-free
+    # prediction: the interval has width, and the prediction is only in the note
+    analytics = next(r for r in rows if r["paper_value"] == "3.14")
+    assert float(analytics["low"]) < float(analytics["measured"]) < float(analytics["high"])
+    assert "prediction (no noise)" in analytics["note"]
+    # a slowdown of 1.2 is judged on its loss: the rule excludes no loss at all (1.0)
+    simulation = next(r for r in rows if r["paper_value"] == "1.2" and r["source"].startswith("Fig. 3 (a)"))
+    assert simulation["rule"].startswith("[1.1, 1.4]")
+    # what the model cannot vary (the scale, fig. 4 (a)'s memory) is setup, not a claim
+    setup = list(csv.DictReader((tmp_path / "setup.csv").open()))
+    assert sum(r["source"].startswith("Fig. 5 of 001") for r in setup) == 3
     for fig in ("fig3", "fig4", "fig5"):
         assert (tmp_path / fig / "summary.csv").is_file()
 
