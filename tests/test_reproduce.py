@@ -28,7 +28,7 @@ from djsb.reproduce.checks import (
     factor,
     interval,
 )
-from djsb.reproduce.paper_001 import dynamicity
+from djsb.reproduce.paper_001 import dynamicity, loss_factor
 from djsb.reproduce.writer import relative, write_outputs
 
 
@@ -192,7 +192,7 @@ def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
     assert "prediction (no noise)" in analytics["note"]
     # a slowdown of 1.2 is judged on its loss: the rule excludes no loss at all (1.0)
     simulation = next(r for r in rows if r["paper_value"] == "1.2" and r["source"].startswith("Fig. 3 (a)"))
-    assert simulation["rule"].startswith("[1.1, 1.4]")
+    assert simulation["rule"].startswith("[1.133, 1.3]")
     # what the model cannot vary (the scale, fig. 4 (a)'s memory) is setup, not a claim
     setup = list(csv.DictReader((tmp_path / "setup.csv").open()))
     assert sum(r["source"].startswith("Fig. 5 of 001") for r in setup) == 3
@@ -203,3 +203,12 @@ def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
 def test_eq_2_of_001_worked_by_hand() -> None:
     # w_s 3, w_a 1, slowdowns e and e^2: exp(-(3 x 1 + 1 x 2) / 4) = exp(-1.25)
     assert dynamicity(3.0, 1.0, math.e, math.e ** 2) == pytest.approx(math.exp(-1.25))
+
+
+def test_a_slowdown_is_judged_on_its_loss() -> None:
+    # 001's 3.14 is a loss of 2.14: within a factor 1.5 is 1 + 2.14 / 1.5 = 2.4267 to 1 + 2.14 x 1.5 = 4.21;
+    # for 1.2 (a loss of 0.2) no loss at all, 1.0, is outside
+    rule = loss_factor(3.14, 1.5, "read off a plot")
+    assert (rule.low, rule.high) == pytest.approx((2.42667, 4.21), abs=1e-5)
+    assert decide(Measured(4.79, 3.77, 5.81, "3 samples"), rule) == "inconclusive"
+    assert decide(Measured.single(1.0), loss_factor(1.2, 1.5, "plot")) == "not reproduced"

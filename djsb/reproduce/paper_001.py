@@ -220,7 +220,7 @@ def rows_of(predicted: dict[str, pd.DataFrame], samples: dict[str, pd.DataFrame]
     rows = []
     for column, how, scenario, paper, item in FIG_3:
         figure, what = item.split(" of 001: ")
-        rule = (loss_factor(paper, 2.0, READ_OFF) if column.startswith("slowdown")
+        rule = (loss_factor(paper, 1.5, READ_OFF) if column.startswith("slowdown")
                 else factor(paper, 1.25, READ_OFF))
         note = f"prediction (no noise): {extreme(fig3, column, how, scenario):.3g}"
         if (column, scenario) == ("dynamicity", "oversubscription"):
