@@ -15,6 +15,7 @@ traces: a setup row. Fig. 1 of 000 (eq. (1) for four jobs submitted together) is
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from djsb.reproduce.checks import (
     factor,
 )
 from djsb.reproduce.registry import CONFIGS, PAPERS
-from djsb.reproduce.sweeps import absolute_paths, run_config_sweep
+from djsb.reproduce.sweeps import SWEEP_JOBS, absolute_paths, run_config_sweep
 from djsb.simulate import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
@@ -104,13 +105,10 @@ def estimate_note(sweep_dir: Path, trace: str) -> str:
     return f"{share:.0%} of the jobs give no request; PSP puts {best:.0%} in g10 (000's Table 3: 4-5 %)"
 
 
-def run_loads(config: Path, trace: str, factor_: float) -> pd.DataFrame:
-    """The config's point of ``trace`` run under each scenario of Table 4 of 000 with its submit
-    times multiplied by ``factor_``: mean wait (minutes), makespan (days), the share of jobs started at
-    PSP's priority cap and of jobs that waited longer than their limit."""
+def trace_point(config: Path, trace: str) -> dict[str, Any]:
+    """The config (its paths made absolute, without its sweep) at the sweep point of ``trace``."""
     data = absolute_paths(load_yaml(config).plain(), config.parent)
-    sweep = data.pop("sweep")
-    zipped = sweep.get("zip", {})
+    zipped = data.pop("sweep").get("zip", {})
     index = [Path(str(swf)).name.split(".swf")[0] for swf in zipped.get("workload.swf", [])].index(trace)
     for key, values in zipped.items():
         node = data
@@ -118,20 +116,33 @@ def run_loads(config: Path, trace: str, factor_: float) -> pd.DataFrame:
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node[part]
         node[last] = values[index]
-    rows = []
-    for (policy, estimate), scenario in TABLE_4.items():
-        data["policy"] = {"preset": policy}
-        data["workload"]["estimate"] = estimate
-        experiment = load_experiment(config, located(data))
-        jobs = [dataclasses.replace(job, submit=job.submit * factor_) for job in experiment.jobs]
-        priority, _ = preset(policy)
-        result = Simulation(jobs, experiment.cluster, experiment.scheduler, priority).run().jobs
-        rows.append({"trace": trace, "scenario": scenario, "load_factor": factor_,
-                     "mean_wait_min": float(result["wait"].mean()) / 60.0,
-                     "makespan_days": float(result["end"].max()) / 86400.0,
-                     "at_cap": float((result["priority_at_start"] >= CAP).mean()),
-                     "waited_past_limit": float((result["wait"] > result["requested_time"]).mean())})
-    return pd.DataFrame(rows)
+    return data
+
+
+def loaded_run(task: tuple[Path, dict[str, Any], str, str, str, float]) -> dict[str, Any]:
+    """One scenario of Table 4 (policy, estimate) on one trace's point with its submit times
+    multiplied by a factor: mean wait (minutes), makespan (days), the share of jobs started at PSP's
+    priority cap and of jobs that waited longer than their limit."""
+    config, data, trace, policy, estimate, factor_ = task
+    data = {**data, "policy": {"preset": policy}, "workload": {**data["workload"], "estimate": estimate}}
+    experiment = load_experiment(config, located(data))
+    jobs = [dataclasses.replace(job, submit=job.submit * factor_) for job in experiment.jobs]
+    priority, _ = preset(policy)
+    result = Simulation(jobs, experiment.cluster, experiment.scheduler, priority).run().jobs
+    return {"trace": trace, "scenario": TABLE_4[(policy, estimate)], "load_factor": factor_,
+            "mean_wait_min": float(result["wait"].mean()) / 60.0,
+            "makespan_days": float(result["end"].max()) / 86400.0,
+            "at_cap": float((result["priority_at_start"] >= CAP).mean()),
+            "waited_past_limit": float((result["wait"] > result["requested_time"]).mean())}
+
+
+def run_loads(config: Path, traces: list[str], factor_: float) -> pd.DataFrame:
+    """Every scenario of Table 4 of 000 on each trace's point of ``config`` with its submit times
+    multiplied by ``factor_`` (:func:`loaded_run`), on the sweep's number of worker processes."""
+    tasks = [(config, trace_point(config, trace), trace, policy, estimate, factor_)
+             for trace in traces for policy, estimate in TABLE_4]
+    with multiprocessing.get_context("fork").Pool(min(SWEEP_JOBS, len(tasks))) as pool:
+        return pd.DataFrame(pool.map(loaded_run, tasks, chunksize=1))
 
 
 def trace_rows(trace: str, runs: pd.DataFrame, load: str, paper_load: str | None, note: str) -> list[Row]:
@@ -265,7 +276,7 @@ def reproduce_000(out_dir: Path, full: bool) -> Reproduction:
                                  for trace, jobs in requests.items()})
     frame = scenarios(sweep_dir)
     traces = [str(trace) for trace in frame["trace"].unique()]
-    loads = pd.concat([run_loads(config, trace, PAPER_LOAD) for trace in traces])
+    loads = run_loads(config, traces, PAPER_LOAD)
     loads.to_csv(sweep_dir / "loads.csv", index=False)
     heavy, default = f"arrivals x{1 / PAPER_LOAD:g}", "default load"
     rows = []
