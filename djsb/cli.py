@@ -599,6 +599,7 @@ def command_completion(args: argparse.Namespace) -> int:
 def command_reproduce(args: argparse.Namespace) -> int:
     from djsb.registry import UnknownName
     from djsb.reproduce import PAPERS, reproduce
+    from djsb.reproduce.checks import VERDICTS
 
     try:
         PAPERS.canonical(args.paper)
@@ -607,13 +608,13 @@ def command_reproduce(args: argparse.Namespace) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
     with output_directory(out, force=args.force):
-        rows = pd.read_csv(reproduce(args.paper, out, full=args.full))
-    verdicts = rows["agrees"].value_counts()
+        rows = pd.read_csv(reproduce(args.paper, out, full=args.full), keep_default_na=False)
+    verdicts = rows["verdict"].value_counts()
     size = " at the paper's size" if args.full else ""
     finish(args, Outcome("reproduce", f"paper {args.paper}'s headline experiments{size}", out,
-                         [Headline("values", len(rows), "values"),
-                          *(Headline(f"agrees_{v}", int(verdicts.get(v, 0)), "values")
-                            for v in ("yes", "explained", "no"))],
+                         [Headline("claims", len(rows), "claims"),
+                          *(Headline(verdict.replace(" ", "_"), int(verdicts.get(verdict, 0)), "claims")
+                            for verdict in VERDICTS)],
                          details=rows.to_dict(orient="records")))
     return EXIT_OK
 

@@ -69,13 +69,14 @@ def test_a_block_twice_or_missing_is_refused(tmp_path: Path, monkeypatch: pytest
 
 def test_a_reproduce_number_is_read_from_exactly_one_item(tmp_path: Path) -> None:
     (tmp_path / "reproduce.csv").write_text(
-        "paper,item,paper_value,measured,agrees,note\n"
-        "003,\"Sec. 4.4 of 003: 95th percentile wait after / before\",0.333,0.1712,yes,"
-        "\"rule: same side; ours: the same workload (36.8 h -> 6.3 h); 003: two workloads\"\n"
-        "003,\"Sec. 4.4 of 003: wait (s) where the ECDFs cross\",2920,17170,yes,\"rule: within 10x\"\n")
+        "paper,item,source,paper_value,measured,low,high,rule,verdict,counterfactual,note\n"
+        "003,95th percentile wait after / before,Sec. 4.4,0.333,0.21,0.21,0.21,below 1,reproduced,,\n"
+        "003,wait where the ECDFs cross,Sec. 4.4,2920,17170,17100,17250,within 2x,not reproduced,,\n"
+        "002,energy of N2(3) C3 / X0 C1,Sec. VI,0.5,0.4368,0.3967,0.4769,within 25%,reproduced,,\n")
     assert rn.measured("ECDFs cross", rn.grouped)(tmp_path) == "17,170"
-    assert rn.noted("95th percentile", r"\(([\d.]+ h -> [\d.]+ h)\)")(tmp_path) == "36.8 h -> 6.3 h"
-    with pytest.raises(ValueError, match="2 items contain 'Sec. 4.4'"):
-        rn.measured("Sec. 4.4", rn.grouped)(tmp_path)
-    with pytest.raises(ValueError, match="has no"):
-        rn.noted("ECDFs cross", r"(\d+) h")(tmp_path)
+    assert rn.interval_of("energy of N2(3)")(tmp_path) == "0.40-0.48"
+    assert rn.tally(tmp_path) == "2 reproduced, 1 not reproduced, 0 inconclusive, 0 explained"
+    with pytest.raises(ValueError, match="2 items contain 'wait'"):
+        rn.measured("wait", rn.grouped)(tmp_path)
+    with pytest.raises(ValueError, match="0 items contain 'no such'"):
+        rn.interval_of("no such")(tmp_path)

@@ -11,54 +11,130 @@ from pathlib import Path
 import pytest
 
 from djsb.cli import main
-from djsb.reproduce.checks import COLUMNS, Between, Check, Figure, Reproduction, SameSide, Within
-from djsb.reproduce.paper_001 import dynamicity
-from djsb.reproduce.writer import write_outputs
+from djsb.reproduce.checks import (
+    COLUMNS,
+    SETUP_COLUMNS,
+    VERDICTS,
+    Claim,
+    Figure,
+    Measured,
+    NotAClaim,
+    Reproduction,
+    Row,
+    SetupRow,
+    band,
+    decide,
+    direction,
+    factor,
+    interval,
+)
+from djsb.reproduce.paper_001 import dynamicity, loss_factor
+from djsb.reproduce.writer import relative, write_outputs
 
 
-def test_within_accepts_a_factor_either_way() -> None:
-    assert Within(2.0).holds(20.03, 40.0) and Within(2.0).holds(20.03, 10.02)
-    assert not Within(2.0).holds(20.03, 41.0) and not Within(2.0).holds(20.03, -20.03)
-    assert Within(2.0).holds(0.0, 0.0) and not Within(2.0).holds(0.0, 1.0)
+def claim(item: str, paper: float = 1.956, rule_low: float = 1.0) -> Claim:
+    """Table 5 of 000, CEA-Curie: FCFS perfect / PSP+AGING real waits 4,569 / 2,336 = 1.956."""
+    return Claim(item, "Table 5 of 000, CEA-Curie, rows 1 and 6", "mean wait 1 / 6", paper,
+                 direction(paper, rule_low, "the paper's direction"))
 
 
-def test_same_side_is_the_papers_direction() -> None:
-    assert SameSide(1.0).holds(1.956, 1.10)  # Table 5 of 000: 1/6 above 1 in the paper and here
-    assert not SameSide(1.0).holds(1.244, 0.84)
-    assert not SameSide(1.0).holds(1.095, 1.0)  # a ratio of exactly 1 has no direction
-    assert Between(0.35, 0.65).holds(0.5, 0.47) and not Between(0, 0).holds(0.0, 0.01)
+def test_outside_the_rule_is_not_reproduced_whatever_the_note() -> None:
+    row = Row(claim("a"), Measured.single(0.78), note="at 000's load 3,123 min the ratio is 1.2")
+    assert decide(row.measured, row.claim.rule) == "not reproduced"
+    assert Reproduction("000", "t", "s", [row]).verdicts() == {"a": "not reproduced"}
 
 
-def test_verdicts_and_notes() -> None:
-    agrees = Check("a", 0.75, 0.63, SameSide())
-    disagrees = Check("b", 1.24, 0.84, SameSide(), detail="000: Gaia 1.54")
-    explained = Check("c", 1.10, 1.0, SameSide(), evidence="within 821 s of the lower bound")
-    unmeasured = Check("d", 1.0, math.nan, Within(2.0))
-    assert [c.agrees() for c in (agrees, disagrees, explained, unmeasured)] == ["yes", "no", "explained", "no"]
-    assert disagrees.note() == "rule: same side of 1 as the paper (its direction); 000: Gaia 1.54"
-    assert explained.note().endswith("why: within 821 s of the lower bound")
-    assert unmeasured.row("001")["measured"] == "nan"
+def test_a_straddling_interval_is_inconclusive() -> None:
+    rule = band(1.2, 0.25, "its precision")  # [0.9, 1.5]
+    assert (rule.low, rule.high) == pytest.approx((0.9, 1.5))
+    assert decide(Measured(1.4, 1.3, 1.6, "seeds"), rule) == "inconclusive"
+    assert decide(Measured(1.0, 0.8, 1.1, "seeds"), rule) == "inconclusive"
+    assert decide(Measured(1.2, 0.95, 1.45, "seeds"), rule) == "reproduced"
+    assert decide(Measured(1.7, 1.55, 1.9, "seeds"), rule) == "not reproduced"
+    assert decide(Measured(math.nan, math.nan, math.nan, "crossing"), rule) == "not reproduced"
 
 
-def test_evidence_must_hold_a_number() -> None:
-    with pytest.raises(ValueError, match="no measured number"):
-        Check("e", 1.0, 0.5, SameSide(), evidence="the setup differs")
+def test_a_direction_excludes_its_pivot() -> None:
+    rule = direction(1.095, 1.0, "direction")
+    assert decide(Measured.single(1.0), rule) == "not reproduced"  # a ratio of exactly 1 has no direction
+    assert decide(Measured(1.05, 0.99, 1.11, "seeds"), rule) == "inconclusive"
+    assert decide(Measured.single(0.84), direction(1.244, 1.0, "d")) == "not reproduced"
+    assert direction(0.7, 1.0, "d", margin=0.05).high == pytest.approx(0.95)
+
+
+def test_t_interval_worked_by_hand() -> None:
+    # 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.3027, half-width 4.3027 / sqrt(3) = 2.4841
+    measured = Measured.t_interval([1.0, 2.0, 3.0], "seeds")
+    assert (measured.value, measured.low, measured.high) == pytest.approx((2.0, -0.4841, 4.4841), abs=1e-4)
+    single = Measured.single(3.0)
+    assert single.low == single.high == 3.0 and "no interval" in single.how
+
+
+def test_explained_only_by_a_reproduced_counterfactual() -> None:
+    default = Row(claim("wait 1/6, default load"), Measured.single(0.9), counterfactual="wait 1/6, x2")
+    agrees = Row(claim("wait 1/6, x2"), Measured.single(1.3))
+    assert Reproduction("000", "t", "s", [default, agrees]).verdicts()["wait 1/6, default load"] == "explained"
+    disagrees = Row(claim("wait 1/6, x2"), Measured.single(0.96))
+    verdicts = Reproduction("000", "t", "s", [default, disagrees]).verdicts()
+    assert verdicts == {"wait 1/6, default load": "not reproduced", "wait 1/6, x2": "not reproduced"}
+    straddles = Row(claim("wait 1/6, x2"), Measured(1.1, 0.9, 1.3, "seeds"))
+    assert Reproduction("000", "t", "s", [default, straddles]).verdicts()["wait 1/6, default load"] == \
+        "not reproduced"
+
+
+def test_a_counterfactual_must_be_another_row_of_the_same_claim() -> None:
+    lone = Row(claim("a"), Measured.single(0.9), counterfactual="missing")
+    with pytest.raises(ValueError, match="not another row"):
+        Reproduction("000", "t", "s", [lone]).verdicts()
+    other = Row(claim("b", paper=3.0, rule_low=2.0), Measured.single(3.0))
+    with pytest.raises(ValueError, match="another claim"):
+        Reproduction("000", "t", "s", [Row(claim("a"), Measured.single(0.9), counterfactual="b"),
+                                       other]).verdicts()
+
+
+def test_a_copy_of_an_input_is_refused_as_a_claim() -> None:
+    # Table 2 of 003: the replay's mean requested CPUs is the trace's own mean
+    table_2 = Claim("mean CPUs", "Table 2 of 003", "mean requested CPUs, simulated", 10.0,
+                    factor(10.0, 1.001, "an input"))
+    with pytest.raises(NotAClaim, match="copy of the input"):
+        Row(table_2, Measured.single(9.87), inputs={"the trace's mean CPUs": 9.87})
+    assert Row(table_2, Measured.single(10.005), inputs={"the trace's mean CPUs": 9.87}).own_verdict() == \
+        "reproduced"
+
+
+def test_a_rule_that_accepts_every_attainable_value_is_refused() -> None:
+    # 002: good tasks run at most 20 h, so D(m, d) with d = 90 h can kill none of them
+    with pytest.raises(NotAClaim, match="every value"):
+        Claim("D kills none", "sec. VI of 002", "good tasks killed", 0.0, interval(0, 0, "none"),
+              attainable=(0.0, 0.0))
+    Claim("N2 kills few", "sec. VII of 002", "share killed", 0.0, interval(0, 0.05, "few"), attainable=(0.0, 1.0))
 
 
 def test_writer(tmp_path: Path) -> None:
     (tmp_path / "fig.png").write_bytes(b"\x89PNG")
+    overhead = Claim("X0 C1 overhead", "Table II of 002, X0 C1", "minutes per good task", 20.03,
+                     factor(20.03, 2.0, "another pool"))
+    c2 = Claim("X0 C2 / C1 overhead", "Table II of 002", "ratio", 0.7514, direction(0.7514, 1.0, "direction"))
     reproduction = Reproduction("002", "title", "setup", [
-        Check("Table II of 002: X0 C1 overhead", 20.03, 270.8, Within(2.0)),
-        Check("Table II of 002: X0 C2 / X0 C1 overhead", 0.7514, 0.6333, SameSide())],
-        [Figure(Path("fig.png"), "Table II of 002", "bars"), Figure(Path("absent.png"), "Fig. 9", "none")])
+        Row(overhead, Measured.t_interval([260.0, 270.0, 282.0], "seeds")),
+        Row(c2, Measured(0.63, 0.6, 0.66, "seeds"))],
+        [Figure(Path("fig.png"), "Table II of 002", "bars"), Figure(Path("absent.png"), "Fig. 9", "none")],
+        [SetupRow("computers", "sec. II of 002", "160", "1359")])
     write_outputs(reproduction, tmp_path)
     rows = list(csv.DictReader((tmp_path / "reproduce.csv").open()))
     assert tuple(rows[0]) == COLUMNS
-    assert [(r["paper_value"], r["measured"], r["agrees"]) for r in rows] == [("20.03", "270.8", "no"),
-                                                                              ("0.7514", "0.6333", "yes")]
+    assert [(r["paper_value"], r["measured"], r["verdict"]) for r in rows] == [
+        ("20.03", "270.7", "not reproduced"), ("0.7514", "0.63", "reproduced")]
+    assert rows[1]["rule"].startswith("(-inf, 1)")
+    setup = list(csv.DictReader((tmp_path / "setup.csv").open()))
+    assert tuple(setup[0]) == SETUP_COLUMNS and setup[0]["value"] == "160"
     html = (tmp_path / "report.html").read_text()
-    assert "Table II of 002: X0 C1 overhead" in html and "1 yes, 0 explained, 1 no" in html
+    assert "X0 C1 overhead" in html and "1 reproduced, 1 not reproduced" in html
     assert 'src="fig.png"' in html and "absent.png" not in html
+    # the paper's values drawn beside ours: overhead 270.7 / 20.03 = 13.5, rule [0.5, 2]
+    assert 'src="claims.png"' in html and (tmp_path / "claims.png").is_file()
+    scaled = relative(reproduction.rows[0])
+    assert scaled is not None and scaled[0] == pytest.approx(812 / 3 / 20.03) and scaled[3:] == (0.5, 2.0)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
@@ -70,8 +146,9 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 def check_rows(rows: list[dict[str, str]], paper: str) -> None:
     assert rows and {r["paper"] for r in rows} == {paper}
-    assert {r["agrees"] for r in rows} <= {"yes", "no", "explained"}
-    assert all(r["note"] for r in rows if r["agrees"] != "yes")
+    assert {r["verdict"] for r in rows} <= set(VERDICTS)
+    verdict = {r["item"]: r["verdict"] for r in rows}
+    assert all(verdict[r["counterfactual"]] == "reproduced" for r in rows if r["verdict"] == "explained")
 
 
 def test_reproduce_002_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,11 +156,13 @@ def test_reproduce_002_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "002")
     headline = json.loads(capsys.readouterr().out)["headline"]  # --json: the whole of stdout
-    assert headline["values"] == {"value": len(rows), "unit": "values"}
-    for verdict in ("yes", "explained", "no"):
-        assert headline[f"agrees_{verdict}"]["value"] == sum(r["agrees"] == verdict for r in rows)
-    overhead = next(r for r in rows if r["item"].startswith("Table II of 002: X0 C1 overhead"))
-    assert float(overhead["paper_value"]) == 20.03
+    assert headline["claims"] == {"value": len(rows), "unit": "claims"}
+    for verdict in VERDICTS:
+        assert headline[verdict.replace(" ", "_")]["value"] == sum(r["verdict"] == verdict for r in rows)
+    overhead = next(r for r in rows if r["item"] == "X0 C1 overhead")
+    assert float(overhead["paper_value"]) == 20.03 and overhead["source"].startswith("Table II of 002")
+    # C3 against C2 is paired over twenty drawn pools (Table II's 5 % gap)
+    assert "mean of 20 seeds" in next(r for r in rows if r["item"] == "X0 C3 / X0 C2 energy")["note"]
     assert (tmp_path / "report.html").is_file() and (tmp_path / "policies.png").is_file()
 
 
@@ -93,23 +172,30 @@ def test_reproduce_000_end_to_end(tmp_path: Path, traces: Path) -> None:
     assert main(["reproduce", "000", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "000")
-    curie = next(r for r in rows if r["item"].startswith("Table 5 of 000: mean wait 1/6"))
+    curie = next(r for r in rows if r["item"] == "wait 1/6, KTH-SP2-1996-2.1, arrivals x2")
     assert float(curie["paper_value"]) == pytest.approx(4569 / 2336, abs=1e-3)
+    # the default load is the second table: each of its rows names the same claim at 000's load
+    default = next(r for r in rows if r["item"] == "wait 1/6, KTH-SP2-1996-2.1, default load")
+    assert default["counterfactual"] == curie["item"]
 
 
 def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
     assert main(["reproduce", "001", "-o", str(tmp_path)]) == 0
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "001")
-    assert {r["item"].split(" of 001")[0].split(" / ")[0] for r in rows} >= {"Fig. 3 (a)", "Fig. 3 (b)", "Fig. 3 (c)",
-                                                                            "Fig. 4 (c)", "Fig. 4 (b)", "Fig. 5"}
-    # no constant is fitted to a paper value any more: the analytics' 3.14 is a prediction
-    analytics = next(r for r in rows if r["paper_value"] == "3.14" and "214%" in r["item"])
-    assert "not a prediction" not in analytics["note"]
-    # the oversubscription dynamicity: the paper's 0.62 is eq. (2) with its own simulation slowdown
-    # 1.2 x 1.3 = 1.56 (fig. 3 (a)); the note gives that dynamicity worked from our run's weights
-    dynamicity = next(r for r in rows if r["item"] == "Fig. 3 (c) of 001: dynamicity, oversubscription, lowest")
-    assert dynamicity["agrees"] in ("yes", "explained") and "1.56" in dynamicity["note"]
+    assert {r["source"].split(" of 001")[0] for r in rows} >= {"Fig. 3 (a)", "Fig. 3 (b)", "Fig. 3 (c)",
+                                                               "Fig. 4 (c)", "Fig. 4 (b)"}
+    # fig. 3's values are the three noisy samples' mean with its t interval, not the noise-free
+    # prediction: the interval has width, and the prediction is only in the note
+    analytics = next(r for r in rows if r["paper_value"] == "3.14")
+    assert float(analytics["low"]) < float(analytics["measured"]) < float(analytics["high"])
+    assert "prediction (no noise)" in analytics["note"]
+    # a slowdown of 1.2 is judged on its loss: the rule excludes no loss at all (1.0)
+    simulation = next(r for r in rows if r["paper_value"] == "1.2" and r["source"].startswith("Fig. 3 (a)"))
+    assert simulation["rule"].startswith("[1.133, 1.3]")
+    # what the model cannot vary (the scale, fig. 4 (a)'s memory) is setup, not a claim
+    setup = list(csv.DictReader((tmp_path / "setup.csv").open()))
+    assert sum(r["source"].startswith("Fig. 5 of 001") for r in setup) == 3
     for fig in ("fig3", "fig4", "fig5"):
         assert (tmp_path / fig / "summary.csv").is_file()
 
@@ -117,3 +203,12 @@ def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
 def test_eq_2_of_001_worked_by_hand() -> None:
     # w_s 3, w_a 1, slowdowns e and e^2: exp(-(3 x 1 + 1 x 2) / 4) = exp(-1.25)
     assert dynamicity(3.0, 1.0, math.e, math.e ** 2) == pytest.approx(math.exp(-1.25))
+
+
+def test_a_slowdown_is_judged_on_its_loss() -> None:
+    # 001's 3.14 is a loss of 2.14: within a factor 1.5 is 1 + 2.14 / 1.5 = 2.4267 to 1 + 2.14 x 1.5 = 4.21;
+    # for 1.2 (a loss of 0.2) no loss at all, 1.0, is outside
+    rule = loss_factor(3.14, 1.5, "read off a plot")
+    assert (rule.low, rule.high) == pytest.approx((2.42667, 4.21), abs=1e-5)
+    assert decide(Measured(4.79, 3.77, 5.81, "3 samples"), rule) == "inconclusive"
+    assert decide(Measured.single(1.0), loss_factor(1.2, 1.5, "plot")) == "not reproduced"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from djsb.reproduce.paper_000 import FIG_1_JOBS, aged, figure_1_checks, table_2, table_2_checks
+from djsb.reproduce.paper_000 import FIG_1_JOBS, aged, figure_1_row, table_2, table_2_setup
 
 
 def test_table_2_counts_jobs_of_more_than_one_core_per_range() -> None:
@@ -14,9 +14,9 @@ def test_table_2_counts_jobs_of_more_than_one_core_per_range() -> None:
     table = table_2({"t": pd.Series([1, 2, 16, 17, 64, 65, 300, 2000])})
     assert table["t"].tolist() == pytest.approx([2 / 7, 2 / 7, 1 / 7, 1 / 7, 1 / 7])
     assert table["CEA-Curie"].tolist() == [0.60, 0.07, 0.18, 0.14, 0.01]  # Table 2 of 000
-    check = table_2_checks(table)[0]
-    assert (check.paper_value, check.agrees()) == (0.60, "explained")  # 2/7 < 1/2: not "most jobs"
-    assert "2 to 16 cores (29%)" in check.note()
+    # a description of the input trace: a setup row, not a claim
+    (row,) = table_2_setup(table)
+    assert (row.value, row.paper_value) == ("0.29", "CEA-Curie 0.60, Gaia 0.87")
 
 
 def test_fig_1_follows_eq_1_every_150_s() -> None:
@@ -27,7 +27,7 @@ def test_fig_1_follows_eq_1_every_150_s() -> None:
     assert [p for _, p in points] == pytest.approx([49.0, 51.041667, 53.253472, 55.656684])
 
 
-def test_fig_1_ratio_is_explained_by_the_requests_000_does_not_give() -> None:
+def test_fig_1_ratio_is_not_reproduced_whatever_the_requests_000_does_not_give() -> None:
     # eq. (1) by hand for a g10 job (49) with a 1 h request: each 150 s step multiplies by
     # wait / 3600 and adds 49; at 6,750 s it has grown far past the 12 h job's priority
     p1 = p12 = 49.0
@@ -35,6 +35,7 @@ def test_fig_1_ratio_is_explained_by_the_requests_000_does_not_give() -> None:
         p1 = 49.0 + p1 * (k * 150.0) / 3600.0
         p12 = 49.0 + p12 * (k * 150.0) / 43200.0
     curves = {name: aged(g, request, 6750.0) for name, (g, request) in FIG_1_JOBS.items()}
-    (check,) = figure_1_checks(curves)
-    assert check.measured == pytest.approx(p1 / p12, rel=1e-9)
-    assert check.agrees() == "explained" and "12.1 h" in check.note() and "holds" in check.note()
+    row = figure_1_row(curves)
+    assert row.measured.value == pytest.approx(p1 / p12, rel=1e-9)
+    # 61 / 58 = 1.05 in 000; ours is far above 1.05 x 1.25, and the note changes nothing
+    assert p1 / p12 > 1.25 * 61 / 58 and row.own_verdict() == "not reproduced"

@@ -17,11 +17,12 @@ from djsb.cli import main
 from djsb.reproduce.checks import COLUMNS
 from djsb.reproduce.paper_004 import (
     DYNAMIC,
-    contended_checks,
-    dynamic_checks,
-    fair_share_check,
+    contended_rows,
+    dynamic_rows,
+    fair_share_row,
+    ours_table,
     outcome,
-    wrapping_checks,
+    wrapping_rows,
 )
 from djsb.reproduce.registry import CONFIGS
 from djsb.reproduce.sweeps import run_config_sweep
@@ -40,19 +41,22 @@ def test_thesis_shares_counted_by_hand() -> None:
     # Table 4.2 of 004: wrapping shortens T_q at A.2, B.2 (1.0) and A.2, A.3, B.2, B.3 (6.9e-3): 6 of
     # 12; lengthens at A.1, B.1 (6.9e-3): 2. Table 4.3: shortens at A.2, B.2 (1.0), A.1, A.2, B.2
     # (6.9e-3): 5; lengthens at A.3, B.3 (6.9e-3): 2.
-    paper = {check.item.split("where ")[1].split(" the")[0]: check.paper_value
-             for check in wrapping_checks(DYNAMIC, {})}
-    assert paper == {"vertical wrapping shortens": 6 / 12, "vertical wrapping lengthens": 2 / 12,
-                     "horizontal wrapping shortens": 5 / 12, "horizontal wrapping lengthens": 2 / 12}
+    rows, setup = wrapping_rows(DYNAMIC)
+    paper = {row.claim.item.split("where ")[1].split(" the")[0]: row.claim.paper_value for row in rows}
+    assert paper == {"vertical wrapping shortens": 6 / 12, "horizontal wrapping shortens": 5 / 12,
+                     "horizontal wrapping lengthens": 2 / 12}
+    # the model's vertical wrapper cannot lengthen T_q: a setup row, not a claim
+    assert [(row.item.split("where ")[1].split(" the")[0], row.paper_value) for row in setup] == [
+        ("vertical wrapping lengthens", f"{2 / 12:.3g}")]
     # and the thesis agrees with itself under every rule
-    assert all(check.agrees() == "yes" for check in wrapping_checks(DYNAMIC, {}))
+    assert all(row.own_verdict() == "reproduced" for row in rows)
 
 
 def test_thesis_fair_share_ratio() -> None:
     # Table 4.2, unwrapped: worst (1047 + 249 + 183 + 291 + 1323 + 5710) / 6 over best (134 + 221) / 6
-    check = fair_share_check("the thesis", DYNAMIC)
-    assert check.paper_value == pytest.approx(8803 / 355)
-    assert check.measured == pytest.approx(8803 / 355) and check.agrees() == "yes"
+    row = fair_share_row("the thesis", DYNAMIC)
+    assert row.claim.paper_value == pytest.approx(8803 / 355)
+    assert row.measured.value == pytest.approx(8803 / 355) and row.own_verdict() == "reproduced"
 
 
 def test_low_fair_share_waits_longer_on_a_contended_week(tmp_path: Path, trace: Callable[[str], Path]) -> None:
@@ -64,10 +68,11 @@ def test_low_fair_share_waits_longer_on_a_contended_week(tmp_path: Path, trace: 
     # at every one of the six instants the worst factor (0.01) waits longer than the best (1.0)
     assert (waits[0.01] > waits[1.0]).all()
     assert statistics.fmean(waits[0.01]) > 2 * statistics.fmean(waits[1.0])
-    ratio, share = contended_checks(sweep, config)
-    assert ratio.agrees() == "yes" and share.agrees() == "yes" and share.measured == 1.0
+    ratio, share = contended_rows(sweep, config)
+    assert ratio.own_verdict() == "reproduced" and share.own_verdict() == "reproduced"
+    assert share.measured.value == 1.0
     # the week is contended in the model too: other users' jobs are queued at the instants
-    queued = [int(n) for n in ratio.detail.split("(")[1].split(")")[0].split(", ")]
+    queued = [int(n) for n in ratio.note.split("(")[1].split(")")[0].split(", ")]
     assert len(queued) == 6 and min(queued) > 0
 
 
@@ -76,15 +81,15 @@ def test_atlas_week_verdicts(tmp_path: Path, trace: Callable[[str], Path]) -> No
     trace("LLNL-Atlas-2006-2.1-cln.swf.gz")
     config = CONFIGS / "wrappers-dynamic-sweep.yaml"
     sweep = pd.read_csv(run_config_sweep(config, tmp_path) / "sweep.csv")
-    checks = {check.item: check for check in dynamic_checks(sweep, config)}
-    worst = next(c for item, c in checks.items() if "lengthens the queue time, worst" in item)
+    rows, _, quiet = dynamic_rows(sweep, config)
+    worst = next(row for row in rows if "lengthens T_q, worst" in row.claim.item)
     # horizontal wrapping loses at A.3 and B.3 under the worst fair share, as in Table 4.3
-    assert worst.agrees() == "yes" and "here: A.3, B.3" in worst.detail
-    assert "room for a 96-CPU job" in worst.detail
-    # fair share changes nothing on this week: explained by its empty queue
-    atlas = next(c for item, c in checks.items() if "worst / best fair share, LLNL-Atlas" in item)
-    assert atlas.agrees() == "explained" and atlas.measured == pytest.approx(1.0)
-    assert "background jobs are queued" in atlas.note()
+    assert worst.own_verdict() == "reproduced" and "here: A.3, B.3" in worst.note
+    assert "room for a 96-CPU job" in worst.note
+    # fair share changes nothing on this week, whose queue is empty: not reproduced here
+    atlas = fair_share_row("LLNL-Atlas' busiest week", ours_table(sweep), note=quiet)
+    assert atlas.own_verdict() == "not reproduced" and atlas.measured.value == pytest.approx(1.0)
+    assert "background jobs are queued" in atlas.note
 
 
 @pytest.mark.slow
@@ -94,10 +99,14 @@ def test_reproduce_004_end_to_end(tmp_path: Path, traces: Path) -> None:
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames or ()) == COLUMNS
         rows = list(reader)
-    assert all(row["note"] for row in rows if row["agrees"] != "yes")
-    assert "no" not in {row["agrees"] for row in rows}
-    fit_a = next(row for row in rows if row["item"].startswith("Eq. 4.1 of 004: fitted a"))
-    assert float(fit_a["paper_value"]) == 7.469 and fit_a["agrees"] == "yes"
+    verdict = {row["item"]: row["verdict"] for row in rows}
+    fit_a = next(row for row in rows if row["item"] == "eq. 4.1 a")
+    assert float(fit_a["paper_value"]) == 7.469 and fit_a["verdict"] == "reproduced"
+    # the Atlas week's empty queue is removed by KTH-SP2's contended week: its counterfactual
+    atlas = next(row for row in rows if row["item"].endswith("LLNL-Atlas' busiest week"))
+    assert atlas["counterfactual"] in verdict
+    assert atlas["verdict"] == ("explained" if verdict[atlas["counterfactual"]] == "reproduced"
+                                else "not reproduced")
     assert (tmp_path / "static" / "report" / "wait_vs_fairshare.png").is_file()
 
 

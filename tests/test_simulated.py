@@ -346,7 +346,8 @@ def test_paper_setup_keeps_the_papers_order(tmp_path: Path) -> None:
     """Paper 001 sec. 4.4 for memory-bound STREAM: stop&continue has the best dynamicity,
     oversubscription hurts the analytics most. The model's means: the config without its work
     noise (work_cv 0). The simulation loses as much under oversubscription as in the dynamic
-    scenario (the paper: 30% more, a loss djsb reproduce 001 explains)."""
+    scenario (the paper: 30% more; djsb reproduce 001 reports it not reproduced, and
+    docs/results-001.md says why)."""
     measured = ROOT / "configs" / "footprint-epyc-2core.csv"
     text = (ROOT / "configs" / "paper-simulated.yaml").read_text()
     config = tmp_path / "paper.yaml"

@@ -2,9 +2,10 @@
 
 Each ``paper_NNN.py`` registers the experiment of paper NNN (``/work/shared/papers``) in
 :data:`~djsb.reproduce.registry.PAPERS`; it runs the existing runners as library calls at a size
-that fits a laptop (or the paper's size with ``full``), and pairs each measured number with the
-paper's value under an agreement rule (:mod:`djsb.reproduce.checks`). The writer turns the result
-into ``reproduce.csv`` and ``report.html`` (:mod:`djsb.reproduce.writer`).
+that fits a laptop (or the paper's size with ``full``), and pairs each claim of the paper, declared
+with its rule before measuring, with our measured interval; the verdict is computed from the two
+(:mod:`djsb.reproduce.checks`). The writer turns the result into ``reproduce.csv``, ``setup.csv``
+and ``report.html`` (:mod:`djsb.reproduce.writer`).
 """
 
 from __future__ import annotations
