@@ -121,3 +121,21 @@ def test_walks_stopped_early_start_the_same_jobs(
     stopped = Simulation(jobs, cluster, config, PLUGINS[plugin]()).run()
     assert stopped.jobs[columns].equals(full.jobs[columns])
     assert stopped.rejected.equals(full.rejected)
+
+
+@pytest.mark.xfail(strict=True, raises=InvariantViolation,
+                   reason="a model defect hypothesis found: conservative backfill with bf_window 20 and "
+                          "bf_max_job_test 3 moves job 3's reservation from t=47 to t=49 at t=45 (present "
+                          "since before the planner's view; not yet understood)")
+def test_a_reservation_is_not_moved_later_with_a_window_and_a_test_limit() -> None:
+    # 3 one-core nodes; partition "small" is n0 alone. (job, submit, run, cpus, limit, partition)
+    spec = [(1, 28, 0, 1, 1, "all"), (2, 0, 0, 1, 1, "all"), (3, 13, 0, 3, 8, "all"), (4, 12, 26, 3, 26, "all"),
+            (5, 0, 0, 1, 1, "all"), (6, 28, 0, 1, 1, "small"), (7, 0, 0, 1, 1, "all"), (8, 12, 6, 1, 9, "all"),
+            (9, 0, 0, 2, 1, "small"), (10, 12, 8, 1, 8, "all"), (11, 0, 0, 2, 1, "small")]
+    jobs = [TraceJob(job_id, submit, run, cpus, limit, user="a", partition=part)
+            for job_id, submit, run, cpus, limit, part in spec]
+    cluster = ClusterSpec(tuple(NodeSpec(f"n{i}", 1) for i in range(3)),
+                          (PartitionSpec("all"), PartitionSpec("small", nodes=("n0",))))
+    config = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=5, bf_window=20,
+                             bf_resolution=0, bf_max_job_test=3)
+    Simulation(jobs, cluster, config, PLUGINS["psp"](), checker=InvariantChecker(cluster)).run()

@@ -69,7 +69,7 @@ def test_run_simulate_writes_every_output(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, line, key", [
-    (GENERATED.replace("backfill: conservative", "backfill: greedy"), 9, "policy.scheduler"),
+    (GENERATED.replace("backfill: conservative", "backfill: greedy"), 9, "policy.scheduler.backfill"),
     (GENERATED.replace("cores: 1", "cores: 0"), 6, "cluster.nodes[0].cores"),
     (GENERATED.replace("seed: 3", "seed: 3\nwhatever: 1"), 2, "whatever"),
     (GENERATED.replace("generator: poisson_exponential", "generator: nope"), 3, "workload.generator"),
