@@ -195,7 +195,8 @@ def test_resume_cancels_a_job_the_scheduler_still_holds_whatever_end_was_recorde
         run = RunDirectory.create(tmp_path / "run", {"general": {}}, {})
         run.write_ledger(SUBMITTING, request.token, time=0.0, name=request.name)
         run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=held)
-        (run.path / "jobs.csv").write_text(f"name,job_id,state\n{request.name},{held},COMPLETED\n")
+        (run.path / "jobs.csv").write_text("stage,scenario,n_a,sample,name,job_id,state\n"
+                                           f"execution,oversubscription,1,0,{request.name},{held},COMPLETED\n")
         run.release()
         resumed = RunDirectory.resume(run.path)
         cancelled, looked_for = cancel_earlier_jobs(resumed, SlurmJobModule({}, LocalTransport()), WallClock(),

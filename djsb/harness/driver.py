@@ -41,7 +41,7 @@ from djsb.harness.commands import expand_command, work_arguments
 from djsb.harness.ending import END_WAIT_S, end_for_good
 from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.rundir import CellKey, JobRecord, RunDirectory, cell_key, describe_cell, row_cell
-from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs import CommandJobModule, JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.outage import Outage, spans_outage
 from djsb.progress import NORMAL, say
 from djsb.scenarios import CellState
@@ -447,7 +447,11 @@ class Driver:
         app_config = self.app(app)
         stdout, stderr = self.jobs_dir / f"{name}.out", self.jobs_dir / f"{name}.err"
         if self.module.runs_commands:  # an earlier attempt's (a resumed cell's) output is not this job's
-            self.transport.run(shlex.join(["rm", "-f", "--", str(stdout), str(stderr)]))
+            remove = shlex.join(["rm", "-f", "--", str(stdout), str(stderr)])
+            if isinstance(self.module, CommandJobModule):  # retried if a dropped connection cuts it short
+                self.module.run(remove, check=False)
+            else:
+                self.transport.run(remove)
         control = self.control_dir / f"{name}.threads"
         self.transport.write_text(str(control), f"{app_config.cpus_per_task}\n")
         values = {"apps": str(self.apps_dir), "cpus_per_task": str(app_config.cpus_per_task),
