@@ -165,3 +165,12 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
                      "OverTimeLimit, PriorityType, PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, "
                      "PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, PriorityDecayHalfLife, "
                      "PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags)", out)
+
+
+@pytest.mark.parametrize("option", ["--qos", "--associations"])
+def test_a_missing_sacctmgr_file_is_one_line_naming_its_option(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str) -> None:
+    out = tmp_path / "history"
+    one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), option, str(tmp_path / "none.txt"),
+                              "-o", str(out)], 2, f"{option}: cannot read {tmp_path / 'none.txt'}: No such file or "
+                     "directory", out)

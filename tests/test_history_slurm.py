@@ -61,6 +61,14 @@ def test_a_fresh_history_replayed_offline(slurm_cluster: SlurmCluster, tmp_path:
         ids.append(sbatch(f"--cpus-per-task={draw.choice((1, 1, 2))}", "--time=1", "--mem-per-cpu=100",
                           *extra, f"--wrap=sleep {draw.randint(2, 9)}"))
     ids.append(sbatch("--array=1-4%2", "--cpus-per-task=1", "--time=1", "--mem-per-cpu=100", "--wrap=sleep 3"))
+    try:
+        replay_fresh_history(ids, tmp_path, capsys)
+    finally:  # a test that fails or is interrupted leaves no job of its own behind
+        subprocess.run(["scancel", *map(str, ids)], capture_output=True, timeout=60)
+
+
+def replay_fresh_history(ids: list[int], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wait for the recorded jobs, dump them with sacct, replay them and check the replay."""
     wait_until(lambda: subprocess.run(["squeue", "--noheader", "--jobs", ",".join(map(str, ids))],
                                       capture_output=True, text=True, timeout=60).stdout.strip() == "",
                600, "the recorded jobs to end")

@@ -209,7 +209,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf = read_slurm_conf(files.slurm_conf)
     conf.config.update(settings or {})
     notes = unmodelled(conf)
-    qos = parse_qos(files.qos.read_text()) if files.qos is not None else (QosSpec("normal"),)
+    qos = parse_qos(_site_text(files.qos, "--qos")) if files.qos is not None else (QosSpec("normal"),)
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in jobs}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
@@ -221,7 +221,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
-    associations = parse_associations(files.associations.read_text()) if files.associations else None
+    associations = parse_associations(_site_text(files.associations, "--associations")) \
+        if files.associations else None
     make_priority, priority_notes = priority_plugin(conf.config, associations)
     eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True) if as_queued is not job)
     notes += priority_notes + _history_notes(workload, window) + job_notes(workload.recorded, eligible_later)
@@ -232,6 +233,15 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     return HistoryReplay(errors, summary(errors, window, step),
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes)
+
+
+def _site_text(path: Path, key: str) -> str:
+    """A site file's text, or one line naming the option that gave it."""
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
+                         key=key) from None
 
 
 def _queued_at_eligible(job: TraceJob, outcome: RecordedOutcome | None) -> TraceJob:
