@@ -23,6 +23,11 @@ reserves the job promises afresh), for a reserved job H of partition P:
   was planned on, e.g. a job held by a per-user limit that became eligible);
 * the main pass starts a job in another partition sharing P's nodes (it blocks per partition and
   does not plan across partitions);
+* the main pass starts a job of P that sorts behind H while a job sorting ahead of H waits in
+  another partition sharing P's nodes: that partition failed in the pass and took its nodes from
+  the jobs after it, and H, unable to run on the nodes left even were they idle, is skipped without
+  failing P (Slurm's ESLURM_NODE_NOT_AVAIL, job_scheduler.c), so a later job of P may take nodes H
+  was planned on (the main pass does not know backfill reservations);
 * a job of H's user and QoS starts while the QoS limits running jobs per user (H may now be held);
 * a pass reserves, ahead of H, a job in P or a partition sharing its nodes at a start or on nodes
   it did not have in the pass that promised H, or a new such job;
@@ -148,8 +153,13 @@ class InvariantChecker:
         def moves(held: SimJob) -> bool:
             if limited and (held.trace.user, held.qos.name) == (job.trace.user, job.qos.name):
                 return True
-            other_partition = not job.backfilled and held.part.index != p
-            return self._shares_nodes(p, held) and (job.sort_key < held.sort_key or other_partition)
+            if not self._shares_nodes(p, held):
+                return False
+            if job.sort_key < held.sort_key:
+                return True
+            if job.backfilled:
+                return False
+            return held.part.index != p or self._waits_behind(held, other_partitions=True)
 
         self._void(moves)
 
@@ -258,10 +268,13 @@ class InvariantChecker:
             self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id], reservations[:k]))
         self.last_pass = now
 
-    def _waits_behind(self, job: SimJob) -> bool:
+    def _waits_behind(self, job: SimJob, other_partitions: bool = False) -> bool:
         """Whether a job that sorts ahead of ``job`` waits in a partition sharing its nodes (then
-        the main pass stops before ``job``, and only a backfill pass can start it)."""
-        sharing = self.sharing[job.part.index]
+        the main pass stops before ``job``, and only a backfill pass can start it), or with
+        ``other_partitions`` in such a partition other than ``job``'s own (one whose failure in the
+        main pass may have taken nodes ``job`` needs)."""
+        p = job.part.index
+        sharing = self.sharing[p] - {p} if other_partitions else self.sharing[p]
         return any(other.sort_key < job.sort_key and other.part.index in sharing and not other.cancelled
                    for other in self.queued.values())
 
