@@ -10,6 +10,9 @@ too).
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +26,11 @@ from djsb.model import (
     SchedulerConfig,
     Simulation,
 )
-from djsb.model.cluster import ClusterState
+from djsb.model.allocation import allocate
+from djsb.model.backfill import BACKFILL_PLANNERS, BackfillView
+from djsb.model.backfill.profile_planner import ProfilePlanner
+from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.priority import FifoPriority, MultifactorPriority, MultifactorWeights, PspAgingPriority
@@ -123,11 +130,39 @@ def test_walks_stopped_early_start_the_same_jobs(
     assert stopped.rejected.equals(full.rejected)
 
 
-@pytest.mark.xfail(strict=True, raises=InvariantViolation,
-                   reason="a model defect hypothesis found: conservative backfill with bf_window 20 and "
-                          "bf_max_job_test 3 moves job 3's reservation from t=47 to t=49 at t=45 (present "
-                          "since before the planner's view; not yet understood)")
-def test_a_reservation_is_not_moved_later_with_a_window_and_a_test_limit() -> None:
+# Three one-core nodes; partition "small" is n0 alone and shares it with "all". FIFO, passes at
+# every event, unrounded limits, conservative. (job, submit, run = limit, cpus, partition)
+# X1-X3 (1-3) start at 0 on n0, n1, n2, ending at 20, 5, 5. At 1: K (4, small), H (5, all, 3 CPUs),
+# J (6, all, runs 30); at 6 L (7, small). Pass of t=1: K cannot start (n0 busy), "small" fails and
+# its node n0 is taken from the jobs after it; H cannot run on n1 + n2 even were they idle, so the
+# main pass skips it without failing "all" (Slurm's ESLURM_NODE_NOT_AVAIL); J finds n1, n2 busy
+# and fails "all". Backfill reserves K at 20 (n0), H at 21 (all nodes, after K), J at 22.
+# t=5: X2, X3 end. The main pass fails "small" at K again, skips H again and starts J on n1
+# (first fit) until 35: the main pass does not know backfill reservations, so H is moved from 21
+# to 35 legitimately. t=20: X1 ends, K starts (n0, to 21). t=21: K ends; H waits for n1, and L
+# (1 s on n0) is backfilled: it ends at 22, before H's 35. t=35: J ends, H starts.
+OVERLAP_CLUSTER = ClusterSpec(tuple(NodeSpec(f"n{i}", 1) for i in range(3)),
+                              (PartitionSpec("all"), PartitionSpec("small", nodes=("n0",))))
+OVERLAP_JOBS = [TraceJob(job_id, submit, run, cpus, run, partition=part) for job_id, submit, run, cpus, part in (
+    (1, 0, 20, 1, "all"), (2, 0, 5, 1, "all"), (3, 0, 5, 1, "all"), (4, 1, 1, 1, "small"),
+    (5, 1, 1, 3, "all"), (6, 1, 30, 1, "all"), (7, 6, 1, 1, "small"))]
+OVERLAP_CONFIG = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=0, bf_resolution=0)
+
+
+def overlap_run(config: SchedulerConfig) -> tuple[dict[int, float], dict[int, bool]]:
+    """Each job's start and whether it was backfilled, replayed under the checker."""
+    table = Simulation(OVERLAP_JOBS, OVERLAP_CLUSTER, config, checker=InvariantChecker(OVERLAP_CLUSTER)).run().jobs
+    return (dict(zip(table["job_id"], table["start"], strict=True)),
+            dict(zip(table["job_id"], table["backfilled"], strict=True)))
+
+
+def test_a_main_pass_start_behind_a_skipped_reserved_job_may_move_its_reservation() -> None:
+    starts, backfilled = overlap_run(OVERLAP_CONFIG)
+    assert starts == {1: 0, 2: 0, 3: 0, 4: 20, 5: 35, 6: 5, 7: 21}
+    assert not backfilled[6] and backfilled[7]
+
+
+def test_the_case_hypothesis_found_replays_under_the_checker() -> None:
     # 3 one-core nodes; partition "small" is n0 alone. (job, submit, run, cpus, limit, partition)
     spec = [(1, 28, 0, 1, 1, "all"), (2, 0, 0, 1, 1, "all"), (3, 13, 0, 3, 8, "all"), (4, 12, 26, 3, 26, "all"),
             (5, 0, 0, 1, 1, "all"), (6, 28, 0, 1, 1, "small"), (7, 0, 0, 1, 1, "all"), (8, 12, 6, 1, 9, "all"),
@@ -138,4 +173,98 @@ def test_a_reservation_is_not_moved_later_with_a_window_and_a_test_limit() -> No
                           (PartitionSpec("all"), PartitionSpec("small", nodes=("n0",))))
     config = SchedulerConfig(backfill="conservative", sched_interval=0, bf_interval=5, bf_window=20,
                              bf_resolution=0, bf_max_job_test=3)
-    Simulation(jobs, cluster, config, PLUGINS["psp"](), checker=InvariantChecker(cluster)).run()
+    result = Simulation(jobs, cluster, config, PLUGINS["psp"](), checker=InvariantChecker(cluster)).run()
+    # 9 and 11 never fit (2 CPUs, "small" has 1). 2, 5, 7 run 0 s at 0: user a's accuracy is 0,
+    # group 1, so every later job starts at p = 1 and ages by p' = 1 + p (step - submit) / limit
+    # every 4 s. t=12: 4 starts on all nodes (to 38); t=28 order 10 (10.5), 3 (8.55), 8 (8.19),
+    # 1, 6 (1). Pass t=30 (window to 50): 10 at 38, 3 at 46, 8 (9 s; 8 s free) none within 50.
+    # t=38: 4 ends, 10 starts (n0, to 46). t=40 order 1, 6 (493), 3 (211), 8 (163); the pass
+    # tests 3 jobs: 1 backfilled on n1 (0 s), 6 reserved at 46 (n0), 3 at 47; 8 untested. 1's end
+    # runs the main pass: 6 fails "small" (n0), 3 cannot run on n1 + n2 and is skipped without
+    # failing "all", 8 starts on n1 (planned to 49): 3's promise of 47 is void, and the pass of
+    # t=45 reserves 3 at 49. t=46: 10 and 8 end, 6 starts (0 s), then 3 on all nodes.
+    table = result.jobs
+    assert dict(zip(table["job_id"], table["start"], strict=True)) == {
+        1: 40, 2: 0, 3: 46, 4: 12, 5: 0, 6: 46, 7: 0, 8: 40, 10: 38}
+    assert sorted(result.rejected["job_id"]) == [9, 11]
+
+
+class ReservationBlind(ProfilePlanner):
+    """A deliberately wrong planner: after the profile planner's pass it starts every queued job
+    that fits now, whatever was reserved."""
+
+    def run(self, view: BackfillView) -> None:
+        super().run(view)
+        for queued in list(view.queue.jobs):
+            alloc = None if queued.start is not None else allocate(queued, view.state)
+            if alloc is not None:
+                view.start(queued, alloc)
+
+
+@pytest.fixture
+def reservation_blind() -> Iterator[str]:
+    """``ReservationBlind`` registered for one test."""
+    BACKFILL_PLANNERS.register("reservation_blind")(ReservationBlind)
+    yield "reservation_blind"
+    del BACKFILL_PLANNERS.entries["reservation_blind"]
+
+
+def test_checker_still_catches_a_backfilled_start_that_moves_a_reservation(reservation_blind: str) -> None:
+    # The case above with event passes testing 2 jobs: the main pass stops after K and H, so only
+    # backfill can start J. t=0: X1, X2 by the main pass, X3 backfilled on n2. The right planner
+    # reserves K at 20, H at 21, J at 22 (on n0, after H) from t=1 on and starts nothing at 5 (J's 30 s
+    # do not fit before 21); t=20 K starts, t=21 H starts (all nodes free), t=22 J on n0 (to 52),
+    # and L, held behind it on n0, at 52.
+    shallow = dataclasses.replace(OVERLAP_CONFIG, default_queue_depth=2)
+    starts, backfilled = overlap_run(shallow)
+    assert starts == {1: 0, 2: 0, 3: 0, 4: 20, 5: 21, 6: 22, 7: 52}
+    assert backfilled[3]
+    # The blind planner backfills J on n1 at 5 (K still waits in "small", as when the main pass
+    # started it above) and the pass of t=6 (L's submission) finds H moved from 21 to 35.
+    with pytest.raises(InvariantViolation, match="job 5 reserved to start at t=21.0 was moved to t=35.0 at t=6"):
+        overlap_run(dataclasses.replace(shallow, bf_planner=reservation_blind))
+
+
+@pytest.mark.parametrize(("k_waits", "backfilled", "moved"), [(True, False, False), (True, True, True),
+                                                               (False, False, True)])
+def test_checker_excuses_a_main_pass_start_behind_a_reserved_job_only_behind_a_failed_partition(
+        k_waits: bool, backfilled: bool, moved: bool) -> None:
+    # The checker alone, told the events of the first case until the pass of t=5: H (5) reserved at
+    # 21, J (6) started on n1 at 5 and H reserved at 35. A main-pass start of J is Slurm's only while
+    # a job ahead of H (K) waits in a partition sharing H's nodes, whose failure took n0 from H; with
+    # no such job the main pass fails "all" at H and never reaches J; a backfilled J must respect H.
+    state = ClusterState(OVERLAP_CLUSTER)
+    every, small = state.partitions
+    checker = InvariantChecker(OVERLAP_CLUSTER)
+
+    def sim(job_id: int, submit: float, run: float, cpus: int, part: PartitionState) -> SimJob:
+        job = SimJob(TraceJob(job_id, submit, run, cpus, run), part, OVERLAP_CLUSTER.qos[0], run, cpus, submit,
+                     plan=run)
+        job.update_sort_key()
+        checker.on_submit(job, submit)
+        return job
+
+    def start(job: SimJob, now: float, node: int, by_backfill: bool) -> None:
+        job.start, job.alloc, job.backfilled = now, Placement.of([(node, 1)]), by_backfill
+        checker.on_start(job, now, now + job.plan)
+
+    running = [sim(job_id, 0, run, 1, every) for job_id, run in ((1, 20), (2, 5), (3, 5))]
+    for node, job in enumerate(running):
+        start(job, 0.0, node, False)
+    k = [Reservation(4, small.index, 20.0, 1.0, 1, (0,))] if k_waits else []
+    if k_waits:
+        sim(4, 1, 1, 1, small)
+    sim(5, 1, 1, 3, every)
+    j = sim(6, 1, 30, 1, every)
+    checker.check_reservations(1.0, [*k, Reservation(5, every.index, 21.0, 1.0, 3, (0, 1, 2))])
+    for job in running[1:]:
+        checker.on_end(job, 5.0)
+    start(j, 5.0, 1, backfilled)
+    later = [*k, Reservation(5, every.index, 35.0, 1.0, 3, (0, 1, 2))]
+    if moved:
+        with pytest.raises(InvariantViolation, match="job 5 reserved to start at t=21.0 was moved to t=35.0"):
+            checker.check_reservations(5.0, later)
+    else:
+        checker.check_reservations(5.0, later)
+        # J's start voided H's promise, and K's (a main-pass start in another partition on its node)
+        assert checker.promises_voided == 2
