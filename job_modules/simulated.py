@@ -94,10 +94,11 @@ from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
 from djsb.machine import JOB_BYTES, NODE_BYTES
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model.cluster import oversubscribe
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
 from djsb.model.scheduler import SCHEDULER_READERS
-from djsb.model.sections import oversubscribe, scheduler_overrides
+from djsb.model.sections import scheduler_overrides
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates

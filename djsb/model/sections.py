@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass
 from typing import Any
 
 from djsb.errors import ConfigError
@@ -33,13 +34,13 @@ from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
 from djsb.model.scheduler import POLICY_SCHEDULER_KEYS, SchedulerConfig
+from djsb.model.setting import read_record, setting, table
 from djsb.registry import UnknownName
 from djsb.yamlnodes import (
     Located,
     as_int,
     as_number,
     as_str,
-    as_time_limit,
     check_count,
     describe,
     read_fields,
@@ -53,6 +54,10 @@ def nonempty_list(node: Located) -> list[Located]:
     return node.value
 
 
+NODES = "cluster.nodes[]"
+"""Where a config writes a node group's keys."""
+
+
 def required(node: Located, key: str, what: str = "key") -> Located:
     """A required child of a mapping."""
     child = node.get(key)
@@ -61,35 +66,28 @@ def required(node: Located, key: str, what: str = "key") -> Located:
     return child
 
 
-def time_limit(node: Located) -> float | None:
-    """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
-    None for ``UNLIMITED``."""
-    return as_time_limit(node, unit="s", minimum=1)
+@dataclass(frozen=True)
+class NodeGroup:
+    """One ``cluster.nodes`` entry: ``count`` nodes alike, named ``prefix`` and a number."""
 
-
-def oversubscribe(node: Located) -> str:
-    """A partition's OverSubscribe (``NO``, ``YES[:N]``, ``FORCE[:N]``, ``EXCLUSIVE``), checked by
-    :class:`PartitionSpec`, upper-cased as slurm.conf takes it in any case."""
-    value = str(node.value).upper()
-    try:
-        PartitionSpec("batch", oversubscribe=value).share  # noqa: B018 - validates
-    except ConfigError as exc:
-        raise node.error(exc.message) from None
-    return value
+    cores: int = setting(MISSING, lambda n: as_int(n, 1), "cores", "CPUs", "each node's CPUs", where=NODES)
+    count: int = setting(1, lambda n: as_int(n, 1), "nodes", "", "how many nodes of this kind", where=NODES)
+    memory_mb: float | None = setting(None, lambda n: as_number(n, 0), "MB", "RealMemory",
+                                      "each node's memory (none: memory is not modelled)", where=NODES)
+    prefix: str = setting("n", as_str, "", "NodeName",
+                          "names are the prefix and a number, counted on from earlier groups", where=NODES)
 
 
 def read_cluster(node: Located) -> ClusterSpec:
     """The ``cluster`` section: node groups, then partitions (or a named layout) and QoS."""
     node.check_keys(frozenset({"nodes", "partitions", "layout", "qos"}))
     nodes: list[NodeSpec] = []
-    for group in nonempty_list(required(node, "nodes")):
-        f = read_fields(group, {"count": lambda n: as_int(n, 1), "cores": lambda n: as_int(n, 1),
-                                "memory_mb": lambda n: as_number(n, 0), "prefix": as_str}, ("cores",))
-        check_count(group.get("count") or group, len(nodes) + f.get("count", 1), NODE_BYTES, "nodes")
-        prefix = f.get("prefix", "n")
-        first = sum(1 for n in nodes if n.name.startswith(prefix))
-        nodes += [NodeSpec(f"{prefix}{first + i}", f["cores"], f.get("memory_mb"))
-                  for i in range(f.get("count", 1))]
+    for item in nonempty_list(required(node, "nodes")):
+        group = read_record(item, NodeGroup)
+        check_count(item.get("count") or item, len(nodes) + group.count, NODE_BYTES, "nodes")
+        first = sum(1 for n in nodes if n.name.startswith(group.prefix))
+        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb)
+                  for i in range(group.count)]
     partitions = [PartitionSpec("batch")]
     partitions_node = node.get("partitions")
     layout_node = node.get("layout")
@@ -101,19 +99,11 @@ def read_cluster(node: Located) -> ClusterSpec:
         except UnknownName as exc:
             raise layout_node.error(str(exc)) from None
     if partitions_node is not None:
-        partitions = [PartitionSpec(**read_fields(item, {
-            "name": as_str, "nodes": lambda n: tuple(as_str(x) for x in nonempty_list(n)),
-            "min_cpus": lambda n: as_int(n, 1), "max_cpus": lambda n: as_int(n, 1),
-            "max_time": time_limit, "priority_tier": as_int,
-            "priority_job_factor": as_int, "oversubscribe": oversubscribe,
-        }, ("name",))) for item in nonempty_list(partitions_node)]
+        partitions = [read_record(item, PartitionSpec) for item in nonempty_list(partitions_node)]
     qos = [QosSpec("normal")]
     qos_node = node.get("qos")
     if qos_node is not None:
-        qos = [QosSpec(**read_fields(item, {"name": as_str, "priority": as_int,
-                                            "max_jobs_per_user": lambda n: as_int(n, 1),
-                                            "max_wall": time_limit}, ("name",)))
-               for item in nonempty_list(qos_node)]
+        qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
 
 
@@ -173,3 +163,17 @@ def scheduler_overrides(node: Located, readers: Readers = POLICY_SCHEDULER_KEYS)
         name = (exc.key or "").rpartition(".")[2]
         raise node.mapping().get(name, node).error(exc.message) from None
     return overrides
+
+
+def reference() -> str:
+    """The Markdown reference of the ``cluster`` section (docs/reference/cluster.md is this text)."""
+    return "\n".join([
+        "# `cluster`: the model's nodes, partitions and QoS", "",
+        "Generated from djsb/model/sections.py and djsb/model/cluster.py (`make reference`); a test fails "
+        "when this file and the declarations differ. A time is a number of seconds or a Slurm time "
+        "(`1-00:00:00`). `cluster.layout: NAME` (djsb/model/layouts.py) stands for a named set of "
+        "partitions.", "",
+        "## `cluster.nodes[]`: groups of nodes alike (required)", "", *table(NodeGroup), "",
+        "## `cluster.partitions[]` (default: one partition `batch` over every node)", "",
+        *table(PartitionSpec), "",
+        "## `cluster.qos[]` (default: one QoS `normal`)", "", *table(QosSpec)]) + "\n"
