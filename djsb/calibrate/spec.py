@@ -49,7 +49,7 @@ from djsb.config import SSHConfig, read_ssh
 from djsb.model.sections import scheduler_overrides
 from djsb.simulate.experiment import AT_TIME_LIMIT
 from djsb.workloads.job import TraceJob
-from djsb.workloads.source import read_source
+from djsb.workloads.source import SOURCE_KEYS, read_source
 from djsb.workloads.window import background_window
 from djsb.yamlnodes import (
     Located,
@@ -148,14 +148,9 @@ def dealt_by_user(jobs: list[TraceJob], values: tuple[str, ...], field: str) -> 
 
 
 
-def _node(node: Located) -> Located:
-    """A key of the workload's source, read by :func:`~djsb.workloads.source.read_source`."""
-    return node
-
-
 def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
     """The workload section's jobs: a trace or a generator, then the window and its scaling."""
-    fields = read_fields(node, {"swf": _node, "generator": _node, "params": _node, **WINDOW_FIELDS})
+    fields = read_fields(node, {**SOURCE_KEYS, **WINDOW_FIELDS})
     jobs = read_source(node, base, seed).jobs
     window = background_window(jobs, start=fields.get("start", 0.0), count=fields.get("count"),
                                cpu_scale=fields.get("cpu_scale", 1.0),

@@ -74,7 +74,7 @@ from djsb.workflows.run import fair_tree_priority
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
 from djsb.workloads.shaping import ShapingRecord, read_shaping, shape_workload
-from djsb.workloads.source import read_source
+from djsb.workloads.source import SOURCE_KEYS, read_source
 from djsb.workloads.swf import SkippedRecord
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, load_yaml, one_of, read_fields
 
@@ -100,11 +100,6 @@ _WORKLOAD_REPLAY: dict[str, Callable[[Located], Any]] = {
     "estimate": one_of(*ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
     "at_time_limit": one_of(*AT_TIME_LIMIT),
 }
-
-
-def _node(node: Located) -> Located:
-    """A key read later, by the reader of its own kind."""
-    return node
 
 
 def _replay(node: Located, cluster: ClusterSpec) -> Replay:
@@ -133,9 +128,8 @@ def _workload(node: Located, base: Path,
               seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
     """The workload's jobs, the trace records the reader skipped (none for a generator) and the
     window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
-    fields = read_fields(node, {"swf": _node, "limit": lambda n: as_int(n, 1), "keep_partitions": as_bool,
-                                "generator": _node, "params": _node, "window": _node, "shaping": _node,
-                                **_WORKLOAD_REPLAY})
+    fields = read_fields(node, {**SOURCE_KEYS, "limit": lambda n: as_int(n, 1), "keep_partitions": as_bool,
+                                "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     source = read_source(node, base, seed)
     if source.trace is None:
         if "window" in fields:

@@ -27,6 +27,11 @@ GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "empty": lambda seed: [],
 }
 """The workload generators a config names (``generator: NAME``); each takes a ``seed``."""
+SOURCE_KEYS: dict[str, Callable[[Located], Located]] = {"swf": lambda n: n, "generator": lambda n: n,
+                                                        "params": lambda n: n}
+"""The keys :func:`read_source` reads (with its default ``trace_key``), for a caller's schema of its
+section: the caller's :func:`~djsb.yamlnodes.read_fields` checks the section's keys, this module
+reads these."""
 
 
 @dataclass(frozen=True)
