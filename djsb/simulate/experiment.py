@@ -58,7 +58,6 @@ EASY's. It sets :attr:`SchedulerConfig.extend_limit` (``run`` = True).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,7 @@ from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.layouts import partition_limits
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.sections import read_cluster, read_policy, required
+from djsb.model.setting import readers, setting, table
 from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import fair_tree_priority
@@ -80,15 +80,23 @@ from djsb.yamlnodes import Located, as_bool, as_int, as_number, load_yaml, one_o
 
 AT_TIME_LIMIT = ("run", "kill")
 """``workload.at_time_limit``: run past the limit as recorded (the default), or kill at it."""
+WORKLOAD = "workload"
+"""Where a config writes the replay's keys."""
 
 
 @dataclass(frozen=True)
 class Replay:
     """How the workload's jobs are replayed: their time limits and what happens at a limit."""
 
-    estimate: str = "requested"
-    estimate_factor: float | None = None
-    at_time_limit: str = "run"
+    estimate: str = setting("requested", one_of(*ESTIMATES), "", "",
+                            "the jobs' time limits: requested, runtime (perfect estimates), runtime_factor "
+                            "or partition_max (djsb/workloads/estimate.py)", where=WORKLOAD)
+    estimate_factor: float | None = setting(None, lambda n: as_number(n, 0.0, strict=True), "", "",
+                                            "F of runtime_factor (only with it): a job's limit is F x its "
+                                            "run time", where=WORKLOAD)
+    at_time_limit: str = setting("run", one_of(*AT_TIME_LIMIT), "", "",
+                                 "run: jobs run their recorded time past their limit; kill: a job is killed "
+                                 "at its limit, as Slurm does", where=WORKLOAD)
 
     def as_metrics(self) -> dict[str, Any]:
         """The replay options as metrics.json records them."""
@@ -96,10 +104,7 @@ class Replay:
         return {"estimate": self.estimate, **factor, "at_time_limit": self.at_time_limit}
 
 
-_WORKLOAD_REPLAY: dict[str, Callable[[Located], Any]] = {
-    "estimate": one_of(*ESTIMATES), "estimate_factor": lambda n: as_number(n, 0.0, strict=True),
-    "at_time_limit": one_of(*AT_TIME_LIMIT),
-}
+_WORKLOAD_REPLAY = readers(Replay)
 
 
 def _replay(node: Located, cluster: ClusterSpec) -> Replay:
@@ -223,3 +228,14 @@ def every_job_refused(jobs: list[TraceJob], shaping: list[ShapingRecord] | None,
         return ""  # no job at all: an empty machine for a workflow (generator: empty)
     job_id, reason = refused[0]
     return f"each of its {len(refused)} job(s) would be rejected (job {job_id}: {reason})"
+
+
+def reference() -> str:
+    """The Markdown reference of the workload section's replay keys (docs/reference/workload.md)."""
+    return "\n".join([
+        "# `workload`: how the model replays the jobs", "",
+        "Generated from djsb/simulate/experiment.py (`make reference`); a test fails when this file and "
+        "the declarations differ. Where the jobs come from (`swf` and `limit`, or `generator` and "
+        "`params`) is read by djsb/workloads/source.py, `window` by djsb/workflows/busiest_week.py and "
+        "`shaping` by djsb/workloads/shaping/; djsb/simulate/experiment.py documents them.", "",
+        *table(Replay)]) + "\n"
