@@ -34,6 +34,8 @@ readme-numbers-check: setup
 
 reference: setup
 	$(BIN)/python -c "from djsb.model.scheduler import reference; open('docs/reference/scheduler.md', 'w').write(reference())"
+	$(BIN)/python -c "from djsb.model.sections import reference; open('docs/reference/cluster.md', 'w').write(reference())"
+	$(BIN)/python -c "from djsb.simulate.experiment import reference; open('docs/reference/workload.md', 'w').write(reference())"
 
 lint: setup
 	$(BIN)/ruff check .

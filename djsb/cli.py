@@ -354,7 +354,7 @@ def command_psp_report(args: argparse.Namespace) -> int:
 
 
 def command_replay_stats(args: argparse.Namespace) -> int:
-    from djsb.simulate import replay_and_compare
+    from djsb.simulate.replay_stats import replay_and_compare
 
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
@@ -391,7 +391,7 @@ def replay_outcome(command: str, ran: str, out: Path) -> Outcome:
 
 
 def command_simulate(args: argparse.Namespace) -> int:
-    from djsb.simulate import run_simulate
+    from djsb.simulate.command import run_simulate
 
     config_path = Path(args.config)
     with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
@@ -432,7 +432,7 @@ def holds_points(path: Path) -> bool:
 
 
 def command_wrappers(args: argparse.Namespace) -> int:
-    from djsb.simulate import compare_strategies
+    from djsb.simulate.wrappers import compare_strategies
     from djsb.workflows.compare import as_table
 
     outcomes = compare_strategies(Path(args.config))
@@ -693,7 +693,7 @@ def build_parser() -> argparse.ArgumentParser:
                                description="Replay a workload on a real Slurm (this machine, or a login "
                                "node with slurm.ssh) and on the model built from its scontrol answers; "
                                "report start order (Kendall tau), start and mean-wait errors, backfilled "
-                               "jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/run.py.")
+                               "jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/spec.py.")
     calibrate.add_argument("config", nargs="?", help="calibration file (YAML)")
     calibrate.add_argument("-o", "--output", help="output directory")
     calibrate.add_argument("--runs", type=positive_int,

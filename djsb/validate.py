@@ -12,10 +12,10 @@ sweep      a ``sweep`` section                            the sweep spec, its ``
 run        ``simulation`` / ``analytics`` / ``general`` / djsb.config, and the job module opened
            ``job_module``                                 here with its options
 pool       a ``pool`` section                             djsb.pool.config
-calibrate  a ``slurm`` section (no ``cluster``)           djsb.calibrate.run
-wrappers   a ``workflow`` section                         djsb.simulate's reader (a simulate config
+calibrate  a ``slurm`` section (no ``cluster``)           djsb.calibrate.spec
+wrappers   a ``workflow`` section                         djsb.simulate.experiment (a simulate config
                                                           with a workflow: ``djsb wrappers``)
-simulate   ``workload`` / ``cluster`` / ``policy``        djsb.simulate's reader
+simulate   ``workload`` / ``cluster`` / ``policy``        djsb.simulate.experiment
 ========== ============================================== =========================================
 
 It reads every kind, so it sits above every reader (docs/architecture.md).
@@ -27,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from djsb.calibrate.run import load_calibration
+from djsb.calibrate.spec import load_calibration
 from djsb.config import config_from_tree, open_module
 from djsb.pool.config import read_experiment
-from djsb.simulate import load_experiment
+from djsb.simulate.experiment import load_experiment
 from djsb.sweep.slurm_array import read_settings
 from djsb.sweep.spec import sweep_from_tree
 from djsb.transport import LocalTransport

@@ -94,17 +94,18 @@ from djsb.jobs.options import Option, OptionValues, one_of, option_error
 from djsb.jobs.registry import register
 from djsb.machine import JOB_BYTES, NODE_BYTES
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model.cluster import oversubscribe
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
 from djsb.model.scheduler import SCHEDULER_READERS
+from djsb.model.sections import scheduler_overrides
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
 from djsb.noise import WorkNoise
 from djsb.transport import Transport
 from djsb.workloads.job import TraceJob
-from djsb.workloads.swf import read_swf
-from djsb.workloads.synthetic import poisson_exponential
+from djsb.workloads.source import generated, read_trace
 from djsb.workloads.window import background_window
 from djsb.yamlnodes import (
     Located,
@@ -189,24 +190,10 @@ def _tasks_per_node(node: Located) -> dict[str, int]:
     return {"simulation": count, "analytics": count}
 
 
-def _oversubscribe(node: Located) -> str:
-    value = as_str(node)
-    try:
-        PartitionSpec("batch", oversubscribe=value).share  # noqa: B018 - validates
-    except ConfigError as exc:
-        raise node.error(exc.message) from None
-    return value
-
-
 def _scheduler(node: Located) -> dict[str, Any]:
     """Overrides of SchedulerConfig fields, each read by its reader (times as Slurm writes them),
     checked against a default SchedulerConfig."""
-    overrides = read_fields(node, SCHEDULER_READERS)
-    try:
-        dataclasses.replace(SchedulerConfig(), **overrides)
-    except ConfigError as exc:
-        raise node.error(exc.message) from None
-    return overrides
+    return scheduler_overrides(node, SCHEDULER_READERS)
 
 
 def _synthetic(node: Located) -> dict[str, Any]:
@@ -216,15 +203,20 @@ def _synthetic(node: Located) -> dict[str, Any]:
                        required=("n_jobs", "arrival_rate", "service_rate"))
 
 
-def _background(node: Located) -> dict[str, Any]:
-    """Exactly one of ``trace`` (an SWF path) and ``synthetic``, and valid window numbers."""
-    schema: dict[str, Callable[[Located], Any]] = {
-        "trace": as_str, "synthetic": _synthetic, "start": _duration, "jobs": as_int,
-        "warmup": _duration, "cpu_scale": _positive, "time_scale": _positive}
-    node.check_keys(frozenset(schema))
+BACKGROUND: dict[str, Callable[[Located], Any]] = {
+    "trace": as_str, "synthetic": _synthetic, "start": _duration, "jobs": as_int,
+    "warmup": _duration, "cpu_scale": _positive, "time_scale": _positive}
+"""The keys of ``background``: its source (``trace`` or ``synthetic``) and its window."""
+
+
+def _background(node: Located) -> Located:
+    """Exactly one of ``trace`` (an SWF path) and ``synthetic``, and valid window numbers; the
+    section itself is kept, so its jobs, made when the run starts, are blamed on their own keys."""
+    node.check_keys(frozenset(BACKGROUND))
     if (node.get("trace") is None) == (node.get("synthetic") is None):
         raise node.error("give exactly one of trace and synthetic")
-    return read_fields(node, schema)
+    read_fields(node, BACKGROUND)
+    return node
 
 
 OPTIONS: dict[str, Option] = {
@@ -242,13 +234,13 @@ OPTIONS: dict[str, Option] = {
     "llc_per_node": Option(as_size, 40 * MIB, "last-level cache of a node (a size)"),
     "work_cv": Option(_cv, None, "coefficient of variation of a job's work (default: footprint's, else 0)"),
     "seed": Option(as_int, 0, "seed of the work noise"),
-    "oversubscribe": Option(_oversubscribe, "YES:4", "the partition's OverSubscribe"),
+    "oversubscribe": Option(oversubscribe, "YES:4", "the partition's OverSubscribe"),
     "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
     "time_limit": Option(lambda n: as_time_limit(n, unit="s", strict=True), None,
                          "time limit of DJSB's jobs, seconds or a Slurm time (none or UNLIMITED: unlimited)"),
     "check_invariants": Option(as_bool, False, "run the model's InvariantChecker along"),
     "scheduler": Option(_scheduler, {}, "overrides of the policy's SchedulerConfig fields"),
-    "background": Option(_background, {}, "other users' jobs: an SWF window or a generator"),
+    "background": Option(_background, None, "other users' jobs: an SWF window or a generator"),
 }
 """The module's options (see the module docstring), read with line numbers from the config."""
 
@@ -275,7 +267,7 @@ class ClusterOptions:
     time_limit: float | None = None
     check_invariants: bool = False
     scheduler: Mapping[str, Any] = field(default_factory=dict)
-    background: Mapping[str, Any] = field(default_factory=dict)
+    background: Located | None = None
 
     def policy_pair(self) -> tuple[PriorityPlugin, SchedulerConfig]:
         """The priority plugin and scheduler options: the named policy with ``scheduler`` overrides."""
@@ -304,22 +296,15 @@ class ClusterOptions:
 
     def background_jobs(self, first_id: int) -> list[TraceJob]:
         """The background load (see the module docstring), its ids from ``first_id``."""
-        options = self.background
-        if not options:
+        if self.background is None:
             return []
-        if "trace" in options:
-            try:
-                jobs = read_swf(options["trace"]).replayable_jobs()
-            except InputError as exc:
-                raise option_error("background.trace", exc.one_line()) from None
+        node = self.background
+        options = read_fields(node, BACKGROUND)
+        trace = node.get("trace")
+        if trace is not None:
+            jobs = read_trace(trace, Path()).replayable_jobs()  # relative to the working directory
         else:
-            synthetic = dict(options["synthetic"])
-            try:
-                jobs = poisson_exponential(synthetic.pop("n_jobs"), synthetic.pop("arrival_rate"),
-                                           synthetic.pop("service_rate"), seed=synthetic.pop("seed", 0),
-                                           **synthetic)
-            except InputError as exc:
-                raise option_error("background.synthetic", str(exc)) from None
+            jobs = generated("poisson_exponential", node.get("synthetic"), 0, node)
         return background_window(jobs, start=options.get("start", 0.0), count=options.get("jobs"),
                                  warmup=options.get("warmup", 0.0), cpu_scale=options.get("cpu_scale", 1.0),
                                  time_scale=options.get("time_scale", 1.0), first_id=first_id)

@@ -15,21 +15,17 @@ import pandas as pd
 import pytest
 
 from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
-from djsb.calibrate.pass_watch import PassWatch
-from djsb.calibrate.run import (
+from djsb.calibrate.model_replay import (
     SlurmModel,
-    dealt_by_user,
     in_partitions,
-    kill_note,
-    late_start_notes,
-    load_calibration,
     model_config,
     model_replay,
     run_times,
-    slurm_module,
     submission_times,
     within_nodes,
 )
+from djsb.calibrate.outputs import kill_note, late_start_notes
+from djsb.calibrate.pass_watch import PassWatch
 from djsb.calibrate.slurm_config import (
     SlurmConfigError,
     cluster_spec,
@@ -42,6 +38,8 @@ from djsb.calibrate.slurm_config import (
     slurm_time,
 )
 from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
+from djsb.calibrate.slurm_side import slurm_module
+from djsb.calibrate.spec import dealt_by_user, load_calibration
 from djsb.errors import ConfigError
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, PartitionSpec

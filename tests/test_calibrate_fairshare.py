@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from djsb.calibrate.fairshare import decay_tolerance, end_charge_note, model_usage, snapshot, usage_table
-from djsb.calibrate.run import with_accounts
 from djsb.calibrate.slurm_config import parse_associations, parse_sshare_usage, priority_plugin
+from djsb.calibrate.spec import with_accounts
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, Simulation
 from djsb.model.priority.accounts import AccountSpec
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights

@@ -10,8 +10,9 @@ import pytest
 from support import ScriptedTransport, fail, ok
 
 from djsb.calibrate.compare import compare, per_job
-from djsb.calibrate.run import CommandDenied, ask, load_calibration
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name, submitted_any
+from djsb.calibrate.slurm_side import CommandDenied, ask
+from djsb.calibrate.spec import load_calibration
 from djsb.cli import main
 from djsb.errors import InputError
 from djsb.harness.ledger import CANCELLED, read_entries

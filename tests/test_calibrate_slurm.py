@@ -24,7 +24,8 @@ from sshd_plugin import REMOTE_USER, SshdPair
 from support import wait_until
 
 from djsb.calibrate.fairshare import decay_tolerance
-from djsb.calibrate.run import load_calibration, run_calibration
+from djsb.calibrate.run import run_calibration
+from djsb.calibrate.spec import load_calibration
 from djsb.cli import main
 from djsb.harness.ledger import read_entries
 

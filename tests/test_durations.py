@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.run import load_calibration
+from djsb.calibrate.spec import load_calibration
 from djsb.cli import main
 from djsb.config import config_from_tree
 from djsb.errors import ConfigError

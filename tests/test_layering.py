@@ -8,7 +8,8 @@ hiding one is how a cycle hides). The test fails on any cycle (a strongly connec
 than one node, named with the imports that make it) and on any import of a node from a lower layer
 than its own, so that a new upward import fails here before it can close a cycle. djsb finds job
 modules only by name (``djsb.jobs.registry``), so no module of djsb imports ``job_modules``, and one
-scheduler's package never imports another's.
+scheduler's package never imports another's. Commands are thin modules over libraries: no command
+module imports another (``COMMANDS``), so what two commands share lives in a library below both.
 """
 
 from __future__ import annotations
@@ -40,6 +41,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """The layers, lowest first: a node may import only nodes of lower layers (and nothing of its own
 layer). The reason for each placement is in docs/architecture.md ("Layers")."""
+
+COMMANDS: dict[str, str] = {
+    "simulate": "djsb.simulate.command", "replay-stats": "djsb.simulate.replay_stats",
+    "wrappers": "djsb.simulate.wrappers", "calibrate": "djsb.calibrate.run",
+    "history": "djsb.calibrate.history", "pool": "djsb.sweep.pool_command", "validate": "djsb.validate",
+    "reproduce": "djsb.reproduce", "compare": "djsb.report.compare", "psp-report": "djsb.report.psp_scenarios",
+}
+"""The command modules: for each subcommand of djsb/cli.py whose work is a module of its own, the
+module its ``command_*`` handler imports that work from. ``djsb run``, ``report`` and
+``completion`` are driven by cli.py itself over their libraries; ``djsb sweep``'s handler calls
+``djsb.sweep.command.run_sweep``, which ``djsb pool`` and the reproductions run too: a library."""
 
 
 @dataclass(frozen=True)
@@ -206,3 +218,44 @@ def test_no_scheduler_package_imports_another() -> None:
                 if module.startswith("job_modules.") and name.startswith("job_modules.")
                 and package(module) != package(name)]
     assert not crossing, "\n".join(crossing)
+
+
+def cli_imports() -> dict[str, set[str]]:
+    """The modules each ``command_*`` handler of djsb/cli.py imports."""
+    tree = ast.parse((ROOT / "cli.py").read_text())
+    return {function.name: {name for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))
+                            for name in imported_modules(node, "djsb")}
+            for function in tree.body if isinstance(function, ast.FunctionDef)
+            and function.name.startswith("command_")}
+
+
+def test_the_command_modules_are_what_the_cli_dispatches_to() -> None:
+    handlers = cli_imports()
+    missing = [f"command_{name.replace('-', '_')} does not import {module}" for name, module in COMMANDS.items()
+               if module not in handlers.get(f"command_{name.replace('-', '_')}", set())]
+    assert not missing, "\n".join(missing)
+
+
+def command_crossings(statements: list[tuple[str, str, int]], commands: set[str],
+                      packages: set[str]) -> list[str]:
+    """The imports (``statements``: importing module, imported module, line) by which a command
+    module reaches another: directly, or through a package of ``packages`` whose ``__init__``
+    re-exports one."""
+    exporters = {module: {name for m, name, _ in statements if m == module and name in commands}
+                 for module in packages}
+    return [f"{module}:{line} imports {name}" for module, name, line in statements
+            if module in commands and name != module
+            and (name in commands or exporters.get(name, set()) - {module})]
+
+
+def test_no_command_module_imports_another() -> None:
+    packages = {module_name(path) for path in ROOT.rglob("__init__.py")}
+    crossing = command_crossings(list(module_imports()), set(COMMANDS.values()), packages)
+    assert not crossing, "a command module imports another (move what they share into a library):\n" + \
+        "\n".join(crossing)
+
+
+def test_the_check_finds_a_command_importing_another() -> None:
+    commands = {"p.a", "p.b", "q"}
+    statements = [("p.a", "p.lib", 1), ("p.a", "p.b", 2), ("q", "p", 3), ("p", "p.b", 1), ("p.lib", "p.b", 4)]
+    assert command_crossings(statements, commands, {"p"}) == ["p.a:2 imports p.b", "q:3 imports p"]

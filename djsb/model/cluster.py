@@ -35,12 +35,14 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import TypeVar
 
 from djsb.errors import ConfigError
 from djsb.model.cons_tres import best_fit
 from djsb.model.placement import Placement, Run
+from djsb.model.setting import setting
+from djsb.yamlnodes import Located, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -55,6 +57,36 @@ class NodeSpec:
     memory_mb: float | None = None
 
 
+PARTITION = "cluster.partitions[]"
+"""Where a config writes a partition's keys."""
+QOS = "cluster.qos[]"
+"""Where a config writes a QoS's keys."""
+
+
+def node_names(node: Located) -> tuple[str, ...]:
+    """A non-empty list of node names."""
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error(f"expected a non-empty list of node names, got {describe(node.value)}")
+    return tuple(as_str(item) for item in node.value)
+
+
+def time_limit(node: Located) -> float | None:
+    """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
+    None for ``UNLIMITED``."""
+    return as_time_limit(node, unit="s", minimum=1)
+
+
+def oversubscribe(node: Located) -> str:
+    """A partition's OverSubscribe (``NO``, ``YES[:N]``, ``FORCE[:N]``, ``EXCLUSIVE``), checked by
+    :class:`PartitionSpec`, upper-cased as slurm.conf takes it in any case."""
+    value = str(node.value).upper()
+    try:
+        PartitionSpec("batch", oversubscribe=value).share  # noqa: B018 - validates
+    except ConfigError as exc:
+        raise node.error(exc.message) from None
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class PartitionSpec:
     """A Slurm partition: a node set with job limits and a scheduling tier.
@@ -65,14 +97,24 @@ class PartitionSpec:
     multifactor partition factor (Slurm ``PriorityJobFactor``).
     """
 
-    name: str
-    nodes: tuple[str, ...] | None = None
-    min_cpus: int = 1
-    max_cpus: int | None = None
-    max_time: float | None = None
-    priority_tier: int = 1
-    priority_job_factor: int = 1
-    oversubscribe: str = "NO"
+    name: str = setting(MISSING, as_str, "", "PartitionName", "the partition's name, which jobs ask for",
+                        where=PARTITION)
+    nodes: tuple[str, ...] | None = setting(None, node_names, "", "Nodes",
+                                            "its nodes by name (none: every node)", where=PARTITION)
+    min_cpus: int = setting(1, lambda n: as_int(n, 1), "CPUs", "",
+                            "the fewest CPUs a job may ask (fewer: rejected at submission)", where=PARTITION)
+    max_cpus: int | None = setting(None, lambda n: as_int(n, 1), "CPUs", "",
+                                   "the most CPUs a job may ask (more: rejected; none: no limit)",
+                                   where=PARTITION)
+    max_time: float | None = setting(None, time_limit, "s", "MaxTime",
+                                     "a job's longest limit, and the limit of a job giving none "
+                                     "(none or UNLIMITED: no limit)", where=PARTITION)
+    priority_tier: int = setting(1, as_int, "", "PriorityTier",
+                                 "orders partitions before job priority", where=PARTITION)
+    priority_job_factor: int = setting(1, as_int, "", "PriorityJobFactor",
+                                       "the multifactor partition factor", where=PARTITION)
+    oversubscribe: str = setting("NO", oversubscribe, "", "OverSubscribe",
+                                 "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
 
     @property
     def exclusive(self) -> bool:
@@ -105,10 +147,12 @@ class PartitionSpec:
 class QosSpec:
     """A Slurm QoS: a priority (multifactor QoS factor, eq. 2.3 of 004) and per-user limits."""
 
-    name: str
-    priority: int = 0
-    max_jobs_per_user: int | None = None
-    max_wall: float | None = None
+    name: str = setting(MISSING, as_str, "", "Name", "the QoS's name", where=QOS)
+    priority: int = setting(0, as_int, "", "Priority", "the multifactor QoS factor", where=QOS)
+    max_jobs_per_user: int | None = setting(None, lambda n: as_int(n, 1), "jobs", "MaxJobsPerUser",
+                                            "running jobs of one user (none: no limit)", where=QOS)
+    max_wall: float | None = setting(None, time_limit, "s", "MaxWall",
+                                     "a job's longest limit (none or UNLIMITED: no limit)", where=QOS)
 
 
 @dataclass(frozen=True, slots=True)

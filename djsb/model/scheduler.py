@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.setting import Setting, declared, setting, table
 from djsb.registry import Registry, UnknownName
 from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 
@@ -23,26 +24,6 @@ BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
 NODE_SELECTS = ("first_fit", "cons_tres")
 """How the model chooses a starting job's nodes: first fit in node order, or as select/cons_tres does."""
-
-
-@dataclass(frozen=True)
-class Setting:
-    """How one scheduler option is written in a config and documented: its reader (which checks
-    its type, range and choices at the key's own line), its unit, the Slurm setting it mirrors
-    (empty: the model's own) and one line of documentation. The default is the field's."""
-
-    read: Callable[[Located], Any]
-    unit: str
-    slurm: str
-    doc: str
-    where: str = "policy.scheduler"
-    """The config key that sets it, when it is not ``policy.scheduler.NAME``."""
-
-
-def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: str, doc: str,
-            where: str = "policy.scheduler") -> Any:
-    """A :class:`SchedulerConfig` field with its :class:`Setting`: one declaration per option."""
-    return field(default=default, metadata={"setting": Setting(read, unit, slurm, doc, where)})
 
 
 def _seconds(node: Located) -> float:
@@ -184,7 +165,7 @@ class SchedulerConfig:
                 raise ConfigError("must be >= 1", key=f"policy.scheduler.{name}")
 
 
-SETTINGS: dict[str, Setting] = {f.name: f.metadata["setting"] for f in fields(SchedulerConfig)}
+SETTINGS: dict[str, Setting] = declared(SchedulerConfig)
 """Each :class:`SchedulerConfig` field's declaration, by key."""
 SCHEDULER_READERS: dict[str, Callable[[Located], Any]] = {name: s.read for name, s in SETTINGS.items()}
 POLICY_SCHEDULER_KEYS: dict[str, Callable[[Located], Any]] = {
@@ -201,15 +182,9 @@ def reference() -> str:
     rows = ["# `policy.scheduler`: the model's scheduler options", "",
             "Generated from djsb/model/scheduler.py (`make reference`); a test fails when this file and "
             "the declarations differ. A time is a number of seconds or a Slurm time (`1-00:00:00`).", "",
-            "| key | default | unit | Slurm | what |", "|---|---|---|---|---|"]
-    written_elsewhere = []
-    for f in fields(SchedulerConfig):
-        item = SETTINGS[f.name]
-        default = "unlimited" if f.default == math.inf else "none" if f.default is None else \
-            str(f.default).lower() if isinstance(f.default, bool) else str(f.default)
-        rows.append(f"| `{f.name}` | {default} | {item.unit} | {item.slurm} | {item.doc} |")
-        if item.where != "policy.scheduler":
-            written_elsewhere.append(f"`{f.name}` is set by `{item.where}` in a simulate config.")
+            *table(SchedulerConfig)]
+    written_elsewhere = [f"`{name}` is set by `{item.where}` in a simulate config."
+                         for name, item in SETTINGS.items() if item.where != "policy.scheduler"]
     return "\n".join([*rows, "", *written_elsewhere]) + "\n"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from djsb.plotting import plt, save
 from djsb.report.html import existing_figures, render
 
 COMPARISON_HEADERS = ("replays", "jobs", "Kendall tau", "start error mean (s)", "median (s)", "max (s)",
@@ -55,3 +56,17 @@ def write_calibration_html(out_dir: Path, *, comparisons: Mapping[str, Mapping[s
                   usage_rows=usage_rows, job_headers=job_headers, job_rows=job_rows,
                   scheduler={key: str(value) for key, value in scheduler.items()}, priority=priority,
                   slurm_texts=dict(slurm_texts))
+
+
+def plot_timelines(replays: dict[str, pd.DataFrame], path: Path) -> None:
+    """Every job's run as a bar (submit marked), one panel per replay, on one time axis."""
+    fig, axes = plt.subplots(len(replays), 1, figsize=(10, 2.2 + 0.12 * len(next(iter(replays.values()))) *
+                                                      len(replays)), sharex=True, squeeze=False)
+    for ax, (name, replay) in zip(axes[:, 0], replays.items(), strict=True):
+        ax.barh(replay.index, replay["end"] - replay["start"], left=replay["start"], height=0.7)
+        ax.scatter(replay["submit"], replay.index, marker="|", color="black", s=30)
+        ax.set_ylabel(f"{name}\njob")
+        ax.invert_yaxis()
+    axes[-1, 0].set_xlabel("seconds from the replay's start (bars: run; ticks: submission)")
+    fig.tight_layout()
+    save(fig, path, dpi=110)

@@ -48,7 +48,7 @@ from djsb.reproduce.checks import (
 )
 from djsb.reproduce.registry import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import SWEEP_JOBS, absolute_paths, run_config_sweep
-from djsb.simulate import load_experiment
+from djsb.simulate.experiment import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.yamlnodes import load_yaml

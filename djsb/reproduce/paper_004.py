@@ -50,7 +50,7 @@ from djsb.reproduce.thesis_tables import (
     static_tables,
     write_static_report,
 )
-from djsb.simulate import load_experiment
+from djsb.simulate.experiment import load_experiment
 from djsb.sweep.spec import read_sweep
 from djsb.workflows.run import run_workflow
 from djsb.yamlnodes import load_yaml

@@ -9,7 +9,8 @@ from typing import Any
 # The points draw their figures with pyplot: imported once here, before the sweep forks its
 # workers, each worker has it already instead of importing it for its first point (about 1 s each).
 import djsb.plotting  # noqa: F401
-from djsb.simulate import run_simulate
+from djsb.simulate.experiment import load_experiment
+from djsb.simulate.results import write_replay
 from djsb.sweep.runners import POINT_RUNNERS
 from djsb.yamlnodes import Located
 
@@ -18,6 +19,6 @@ from djsb.yamlnodes import Located
 def simulate_point(point: Located, out_dir: Path) -> dict[str, Any]:
     """Simulate the point's experiment into ``out_dir`` (its relative paths are the sweep file's,
     its report shows the point's config)."""
-    run_simulate(Path(point.source), out_dir, point)
+    write_replay(load_experiment(Path(point.source), point), out_dir, Path(point.source), point)
     metrics: dict[str, Any] = json.loads((out_dir / "metrics.json").read_text())
     return metrics

@@ -3,7 +3,7 @@
 Paper 004's experiments (configs/wrappers-*-sweep.yaml) run thousands of points whose only output
 that matters is the workflow's numbers: per-point plots, HTML and the job table cost more than the
 simulation of a 1,000-job workload. This runner runs the point as ``djsb simulate`` would
-(:func:`djsb.simulate.load_experiment` on the point's tree, so errors keep the sweep file's lines
+(:func:`djsb.simulate.experiment.load_experiment` on the point's tree, so errors keep the sweep file's lines
 and relative paths resolve against its directory) and writes only metrics.json: the workload's
 summary, ``rejected`` and the ``workflow_*`` numbers.
 """
@@ -16,7 +16,8 @@ from typing import Any
 
 from djsb.model.metrics import summary
 from djsb.outcome import units_of
-from djsb.simulate import METRIC_UNITS, load_experiment
+from djsb.simulate.experiment import load_experiment
+from djsb.simulate.results import METRIC_UNITS
 from djsb.sweep.runners import POINT_RUNNERS
 from djsb.workflows.run import run_workflow
 from djsb.yamlnodes import Located

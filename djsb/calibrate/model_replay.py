@@ -1,0 +1,141 @@
+"""The model's side of a calibration: the running Slurm as the model sees it (:class:`SlurmModel`),
+the jobs fitted to its partitions and nodes, and the model's replay of a Slurm replay's submissions
+and run times (:func:`model_replay`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from djsb.calibrate.slurm_config import (
+    SLURM_LIKE,
+    scheduler_config,
+)
+from djsb.calibrate.slurm_replay import KILLED
+from djsb.calibrate.spec import dealt_by_user
+from djsb.errors import ConfigError
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model.priority.base import PriorityPlugin
+from djsb.workloads.job import TraceJob
+
+SECOND_BELOW = 0.999
+"""The latest instant within a recorded second (Slurm's times are whole seconds)."""
+
+
+
+@dataclass(frozen=True)
+class SlurmModel:
+    """The model of a running Slurm: its partition's nodes, its scheduler options and a factory of
+    its priority plugin (a plugin holds one run's state)."""
+
+    cluster: ClusterSpec
+    scheduler: SchedulerConfig
+    priority: Callable[[], PriorityPlugin]
+    associations: tuple[tuple[str, str], ...] = ()
+    """Every (user, account) of Slurm's tree, those without jobs too (they hold shares)."""
+
+
+
+def in_partitions(jobs: list[TraceJob], cluster: ClusterSpec) -> list[TraceJob]:
+    """Each trace user's jobs in one of the cluster's partitions, dealt round-robin as
+    :func:`dealt_by_user` deals; a job its partition cannot take (a limit above its MaxTime, more
+    CPUs than its nodes have) goes to the next partition in order that can, as a user moves a job
+    to a queue that takes it (one partition: unchanged)."""
+    parts = cluster.partitions
+    if len(parts) == 1:
+        return jobs
+    cores = {p.name: sum(n.cores for n in cluster.nodes if p.nodes is None or n.name in p.nodes)
+             for p in parts}
+    placed = []
+    for job in dealt_by_user(jobs, tuple(p.name for p in parts), "partition"):
+        first = next(k for k, p in enumerate(parts) if p.name == job.partition)
+        assert job.requested_time is not None  # slurm_ready gave every job one
+        limit = job.requested_time
+        part = next((p for p in parts[first:] + parts[:first] if (p.max_time is None or limit <= p.max_time)
+                     and job.cpus <= cores[p.name]), None)
+        if part is None:
+            raise ConfigError(f"job {job.job_id}: no partition of {', '.join(cores)} takes {job.cpus} CPUs "
+                              f"for {limit:g} s", key="slurm.partitions")
+        placed.append(dataclasses.replace(job, partition=part.name))
+    return placed
+
+
+
+def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[TraceJob], list[str]]:
+    """The jobs with their memory per CPU at most the largest node's (a job asking more could never
+    start, and sbatch refuses it; on the trace's machine it fitted), and a note of the memory the
+    jobs ask."""
+    asked = [job.memory_mb / job.cpus for job in jobs if job.memory_mb is not None]
+    largest = max((node.memory_mb or 0.0 for node in cluster.nodes), default=0.0)
+    if not asked or largest <= 0:
+        return jobs, []
+    capped = [dataclasses.replace(job, memory_mb=largest * job.cpus)
+              if job.memory_mb is not None and job.memory_mb / job.cpus > largest else job for job in jobs]
+    over = sum(per_cpu > largest for per_cpu in asked)
+    median = float(pd.Series(asked).median())
+    return capped, [f"memory: the jobs ask {min(asked):g}-{max(asked):g} MB per CPU (median {median:g}); "
+                    f"{over} asking more than a node's {largest:g} MB ask that"]
+
+
+
+def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> SchedulerConfig:
+    """The model's scheduler: Slurm's options, planned as sched/backfill plans, then ``overrides``."""
+    return dataclasses.replace(scheduler_config(show_config), **{**SLURM_LIKE, **overrides})
+
+
+
+def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmModel, seed: int,
+                 passes: dict[str, list[float]] | None = None,
+                 priority: PriorityPlugin | None = None) -> pd.DataFrame:
+    """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
+    ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`, run times
+    from :func:`run_times`, so a job Slurm killed past its limit runs until Slurm killed it), in the
+    replay table's form (index job_id). With the replay's ``origin`` column the model runs on
+    Slurm's clock (see the module docstring); ``passes`` (``main`` / ``backfill``: seconds from
+    the origin) are the instants of that scheduler's passes, when given, up to the last of them
+    (after it the model passes as configured). ``priority``: the
+    plugin to replay with (default a new one of ``model``'s), which keeps the replay's state (the
+    fair-share usage it accrued)."""
+    origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
+    submits = submission_times(reference).to_dict()
+    runs = run_times(jobs, reference).to_dict()
+    recorded = [dataclasses.replace(job, submit=origin + float(submits[job.job_id]),
+                                    run_time=float(runs[job.job_id]))
+                for job in jobs if job.job_id in submits]
+    times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
+    scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
+    result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
+                        start=origin, pass_times=times, associations=model.associations).run()
+    table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
+    table[["submit", "start", "end"]] -= origin
+    return table
+
+
+
+def submission_times(reference: pd.DataFrame) -> pd.Series:
+    """When each job of a Slurm replay was submitted: when sbatch returned (``sent``) within the
+    second Slurm recorded (``submit``, whole seconds), else that second itself."""
+    if "sent" not in reference:
+        return reference["submit"]
+    return reference["sent"].clip(lower=reference["submit"], upper=reference["submit"] + SECOND_BELOW)
+
+
+
+def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
+    """How long each job of a Slurm replay ran: its sleep plus the launch overhead of the replay's
+    jobs on average. Slurm's start and end are whole seconds, so one job's end - start is its run
+    time give or take a second (a sleep of 4 s recorded as 5 s would end after a pass it ended
+    before), while over many jobs, whose starts fall anywhere within their second, the mean of
+    (end - start - sleep) is the mean overhead (srun and the batch script around the sleep). A job
+    Slurm killed at its limit ran what Slurm recorded: its kill came at Slurm's time-limit check,
+    not at the end of its sleep."""
+    recorded = reference["end"] - reference["start"]
+    sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
+    killed = reference["state"] == KILLED if "state" in reference else pd.Series(False, index=recorded.index)
+    overhead = max(0.0, float((recorded - sleeps)[~killed].mean())) if not killed.all() else 0.0
+    return (sleeps + overhead).where(~killed, recorded)
+

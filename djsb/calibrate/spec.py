@@ -1,0 +1,175 @@
+"""A ``djsb calibrate`` file, read and checked into a :class:`Calibration` (nothing runs).
+
+The file::
+
+    seed: 1
+    workload:                 # a trace window, scaled in CPUs and time ...
+      swf: ../tests/fixtures/calibrate/kth_window.swf
+      start: 0                # first job submitted at or after this trace second (or a Slurm time)
+      count: 32
+      cpu_scale: 1.0          # CPUs (rounded, at least 1) and times scaled as djsb/workloads/window.py does
+      time_scale: 1.0         # submissions, run and requested times alike
+      memory_scale: 0.15      # optional: each job asks its record's memory per CPU times this
+                              # (nodes with less memory per core than the trace's machine); without
+                              # it the jobs ask none of their own
+      at_time_limit: run      # run (default): every job ends under its limit; kill: a job whose
+                              # record runs past its requested time runs past its limit on Slurm,
+                              # which kills it (djsb.calibrate.slurm_replay.slurm_ready)
+    # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
+    slurm:
+      partition: oversub      # the partition the jobs run in and the model is built from
+      runs: 2                 # replays on Slurm; the second gives Slurm's own run-to-run spread
+      work_dir: /tmp/djsb-calibrate   # batch scripts and outputs of the sleep jobs (on the login node)
+      ssh: {host: cluster}    # optional: a login node, as job_module.ssh (djsb/remote/); default this machine
+      poll_interval: 2        # seconds between two squeue (or a Slurm time, 0:02)
+      accounts: [a1, a2, a3]  # optional: each trace user's jobs go to one of these (round-robin, --account)
+      qos: [normal, debug]    # optional: each trace user's jobs go to one of these QoS (round-robin, --qos)
+      partitions: [oversub, half]   # optional: each trace user's jobs go to one of these
+                              # (round-robin, --partition; a job one cannot take, its limit or its
+                              # CPUs, to the next that can); the model takes them all
+    model:                    # optional: any policy.scheduler option, over what Slurm's answers give
+      bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
+      node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
+      start_latency: 0
+    watch_draws: 8            # optional: extra model replays, each pass drawn within its sdiag
+                              # bracket, whose range a note gives (djsb/calibrate/watch_draws.py); 0: none
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from djsb.calibrate.slurm_replay import slurm_ready
+from djsb.calibrate.watch_draws import DEFAULT_DRAWS
+from djsb.config import SSHConfig, read_ssh
+from djsb.model.sections import scheduler_overrides
+from djsb.simulate.experiment import AT_TIME_LIMIT
+from djsb.workloads.job import TraceJob
+from djsb.workloads.source import SOURCE_KEYS, read_source
+from djsb.workloads.window import background_window
+from djsb.yamlnodes import (
+    Located,
+    as_duration,
+    as_int,
+    as_number,
+    as_str,
+    load_yaml,
+    one_of,
+    read_fields,
+)
+
+WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
+    "start": lambda n: as_duration(n, unit="s"), "count": lambda n: as_int(n, 1),
+    "cpu_scale": lambda n: as_number(n, 0, strict=True),
+    "time_scale": lambda n: as_number(n, 0, strict=True),
+    "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
+}
+
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A validated calibration file."""
+
+    jobs: list[TraceJob]
+    partition: str
+    runs: int = 2
+    work_dir: str = "/tmp/djsb-calibrate"
+    ssh: SSHConfig | None = None
+    poll_interval: float = 2.0
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+    accounts: tuple[str, ...] = ()
+    qos: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
+    watch_draws: int = DEFAULT_DRAWS
+    """Extra model replays, every pass drawn within its sdiag bracket (:mod:`~djsb.calibrate.watch_draws`)."""
+
+    @property
+    def memory_margin(self) -> float | None:
+        """The Slurm module's memory margin: none when the jobs ask for their own memory (the model
+        must see what Slurm counts), else the module's default."""
+        return 0.0 if any(job.memory_mb is not None for job in self.jobs) else None
+
+
+
+def load_calibration(path: Path) -> Calibration:
+    """Read and check a calibration file (nothing runs)."""
+    root = load_yaml(path)
+    root.check_keys(frozenset({"seed", "workload", "slurm", "model", "watch_draws"}))
+    seed_node, draws_node = root.get("seed"), root.get("watch_draws")
+    seed = as_int(seed_node) if seed_node is not None else 0
+    draws = as_int(draws_node, 0) if draws_node is not None else DEFAULT_DRAWS
+    workload, slurm = root.get("workload"), root.get("slurm")
+    if workload is None or slurm is None:
+        raise root.error("missing section 'workload' or 'slurm'")
+    fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
+                                 "ssh": read_ssh, "accounts": _names, "qos": _names, "partitions": _names,
+                                 "poll_interval": lambda n: as_duration(n, unit="s", strict=True)},
+                         ("partition",))
+    model_node = root.get("model")
+    model = scheduler_overrides(model_node) if model_node is not None else {}
+    window = _workload(workload, path.resolve().parent, seed)
+    at_limit = workload.get("at_time_limit")
+    jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
+    jobs = with_accounts(jobs, fields.get("accounts", ()))
+    return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model,
+                       watch_draws=draws, **fields)
+
+
+
+def _names(node: Located) -> tuple[str, ...]:
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error(f"expected a list of one or more Slurm {node.key.rsplit('.', 1)[-1]}")
+    return tuple(as_str(item) for item in node.value)
+
+
+
+def with_accounts(jobs: list[TraceJob], accounts: tuple[str, ...]) -> list[TraceJob]:
+    """The jobs with each trace user's jobs in one of ``accounts`` (:func:`dealt_by_user`; none:
+    the jobs keep their records' accounts, and Slurm charges the submitting user's default
+    account)."""
+    return dealt_by_user(jobs, accounts, "account")
+
+
+
+def dealt_by_user(jobs: list[TraceJob], values: tuple[str, ...], field: str) -> list[TraceJob]:
+    """The jobs with ``field`` (account, qos) set to one of ``values`` for each trace user's jobs,
+    the users taken in order of their first job and dealt round-robin (no values: unchanged)."""
+    if not values:
+        return jobs
+    users = list(dict.fromkeys(job.user for job in jobs))
+    value = {user: values[i % len(values)] for i, user in enumerate(users)}
+    return [dataclasses.replace(job, **{field: value[job.user]}) for job in jobs]  # type: ignore[arg-type]
+
+
+
+def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
+    """The workload section's jobs: a trace or a generator, then the window and its scaling."""
+    fields = read_fields(node, {**SOURCE_KEYS, **WINDOW_FIELDS})
+    jobs = read_source(node, base, seed).jobs
+    window = background_window(jobs, start=fields.get("start", 0.0), count=fields.get("count"),
+                               cpu_scale=fields.get("cpu_scale", 1.0),
+                               time_scale=fields.get("time_scale", 1.0))
+    if not window:
+        raise node.error("the window holds no job")
+    scale = fields.get("memory_scale")
+    if scale is not None and any(job.memory_mb is None for job in window):
+        missing = next(k for k, job in enumerate(window) if job.memory_mb is None)
+        raise node.mapping()["memory_scale"].error(
+            f"the window's job {missing + 1} records no memory to scale")
+    return [dataclasses.replace(scaled_durations(job, fields.get("time_scale", 1.0)),
+                                memory_mb=None if scale is None or job.memory_mb is None
+                                else job.memory_mb * scale) for job in window]
+
+
+def scaled_durations(job: TraceJob, time_scale: float) -> TraceJob:
+    """A job's run and requested times scaled like its submission (background_window scales only
+    the submissions: the load's shape; a calibration shrinks the whole replay)."""
+    requested = None if job.requested_time is None else job.requested_time * time_scale
+    return dataclasses.replace(job, run_time=job.run_time * time_scale, requested_time=requested)
+

@@ -1,0 +1,179 @@
+"""The model's ``cluster`` and ``policy`` sections, read from a config's YAML tree.
+
+``djsb simulate`` (and its sweeps, reproductions and ``djsb validate``), ``djsb calibrate``'s
+``model`` section and the simulated job module read the model's settings here, each value by its
+one reader, so a bad value is one :class:`~djsb.errors.ConfigError` at the line of its own key
+whichever command reads it. The sections (every time a number of seconds, quoted or not, or a Slurm
+time such as ``1:30:00``)::
+
+    cluster:
+      nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
+      partitions: [{name: batch, min_cpus: 1, max_cpus: 64, max_time: 86400, oversubscribe: "NO", ...}]
+      # or layout: sdumont_2018, a named set of partitions (djsb/model/layouts.py)
+      qos: [{name: normal, priority: 0, max_jobs_per_user: 10}]
+    policy:
+      preset: marenostrum4         # optional; the sections below override it
+      priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
+      scheduler: {backfill: easy, bf_interval: 30}   # djsb/model/scheduler.py's settings
+
+Reading a tree is no I/O: the model stays pure, the commands load the files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass
+from typing import Any
+
+from djsb.errors import ConfigError
+from djsb.machine import NODE_BYTES
+from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
+from djsb.model.layouts import LAYOUTS
+from djsb.model.priority import FifoPriority
+from djsb.model.priority.base import PriorityPlugin
+from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.scheduler import POLICY_SCHEDULER_KEYS, SchedulerConfig
+from djsb.model.setting import read_record, setting, table
+from djsb.registry import UnknownName
+from djsb.yamlnodes import (
+    Located,
+    as_int,
+    as_number,
+    as_str,
+    check_count,
+    describe,
+    read_fields,
+)
+
+
+def nonempty_list(node: Located) -> list[Located]:
+    """A list of one item at least."""
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error(f"expected a non-empty list, got {describe(node.value)}")
+    return node.value
+
+
+NODES = "cluster.nodes[]"
+"""Where a config writes a node group's keys."""
+
+
+def required(node: Located, key: str, what: str = "key") -> Located:
+    """A required child of a mapping."""
+    child = node.get(key)
+    if child is None:
+        raise node.error(f"missing {what} {key!r}")
+    return child
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """One ``cluster.nodes`` entry: ``count`` nodes alike, named ``prefix`` and a number."""
+
+    cores: int = setting(MISSING, lambda n: as_int(n, 1), "cores", "CPUs", "each node's CPUs", where=NODES)
+    count: int = setting(1, lambda n: as_int(n, 1), "nodes", "", "how many nodes of this kind", where=NODES)
+    memory_mb: float | None = setting(None, lambda n: as_number(n, 0), "MB", "RealMemory",
+                                      "each node's memory (none: memory is not modelled)", where=NODES)
+    prefix: str = setting("n", as_str, "", "NodeName",
+                          "names are the prefix and a number, counted on from earlier groups", where=NODES)
+
+
+def read_cluster(node: Located) -> ClusterSpec:
+    """The ``cluster`` section: node groups, then partitions (or a named layout) and QoS."""
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos"}))
+    nodes: list[NodeSpec] = []
+    for item in nonempty_list(required(node, "nodes")):
+        group = read_record(item, NodeGroup)
+        check_count(item.get("count") or item, len(nodes) + group.count, NODE_BYTES, "nodes")
+        first = sum(1 for n in nodes if n.name.startswith(group.prefix))
+        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb)
+                  for i in range(group.count)]
+    partitions = [PartitionSpec("batch")]
+    partitions_node = node.get("partitions")
+    layout_node = node.get("layout")
+    if layout_node is not None and partitions_node is not None:
+        raise layout_node.error("give 'layout' (a named set of partitions) or 'partitions', not both")
+    if layout_node is not None:
+        try:
+            partitions = list(LAYOUTS.get(as_str(layout_node))())
+        except UnknownName as exc:
+            raise layout_node.error(str(exc)) from None
+    if partitions_node is not None:
+        partitions = [read_record(item, PartitionSpec) for item in nonempty_list(partitions_node)]
+    qos = [QosSpec("normal")]
+    qos_node = node.get("qos")
+    if qos_node is not None:
+        qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
+    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
+
+
+def read_priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
+    """The ``policy.priority`` section read by its plugin's registered reader.
+
+    Without a ``plugin`` key the plugin is the preset's, else multifactor when options are given,
+    else FIFO; a preset's plugin is refined by the section only when the section names the same plugin.
+    """
+    if node is None:
+        return base or FifoPriority()
+    plugin_node = node.get("plugin")
+    if plugin_node is not None:
+        name = as_str(plugin_node)
+    else:
+        name = base.name if base is not None else "multifactor" if node.mapping() else "fifo"
+    try:
+        reader = PRIORITY_PLUGINS.get(name)
+    except UnknownName as exc:
+        raise (plugin_node or node).error(str(exc)) from None
+    return reader(node, base if base is not None and base.name == name else None)
+
+
+def read_policy(node: Located | None) -> tuple[PriorityPlugin, SchedulerConfig]:
+    """The ``policy`` section: a preset's priority plugin and scheduler options, refined by its
+    ``priority`` and ``scheduler`` sections (none: FIFO and the default options)."""
+    if node is None:
+        return FifoPriority(), SchedulerConfig()
+    node.check_keys(frozenset({"preset", "priority", "scheduler"}))
+    base_priority: PriorityPlugin | None = None
+    scheduler = SchedulerConfig()
+    preset_node = node.get("preset")
+    if preset_node is not None:
+        try:
+            base_priority, scheduler = PRESETS.get(as_str(preset_node))()
+        except UnknownName as exc:
+            raise preset_node.error(str(exc)) from None
+    priority = read_priority(node.get("priority"), base_priority)
+    sched_node = node.get("scheduler")
+    if sched_node is not None:
+        scheduler = dataclasses.replace(scheduler, **scheduler_overrides(sched_node))
+    return priority, scheduler
+
+
+Readers = Mapping[str, Callable[[Located], Any]]
+"""The reader of each key of a section."""
+
+
+def scheduler_overrides(node: Located, readers: Readers = POLICY_SCHEDULER_KEYS) -> dict[str, Any]:
+    """The options a ``policy.scheduler`` section (a calibration's ``model``; the simulated job
+    module's ``scheduler``, which reads every field: ``readers``) sets, each checked by
+    :class:`SchedulerConfig` now: a bad value is an error at its key's line."""
+    overrides = read_fields(node, dict(readers))
+    try:
+        dataclasses.replace(SchedulerConfig(), **overrides)
+    except ConfigError as exc:
+        name = (exc.key or "").rpartition(".")[2]
+        raise node.mapping().get(name, node).error(exc.message) from None
+    return overrides
+
+
+def reference() -> str:
+    """The Markdown reference of the ``cluster`` section (docs/reference/cluster.md is this text)."""
+    return "\n".join([
+        "# `cluster`: the model's nodes, partitions and QoS", "",
+        "Generated from djsb/model/sections.py and djsb/model/cluster.py (`make reference`); a test fails "
+        "when this file and the declarations differ. A time is a number of seconds or a Slurm time "
+        "(`1-00:00:00`). `cluster.layout: NAME` (djsb/model/layouts.py) stands for a named set of "
+        "partitions.", "",
+        "## `cluster.nodes[]`: groups of nodes alike (required)", "", *table(NodeGroup), "",
+        "## `cluster.partitions[]` (default: one partition `batch` over every node)", "",
+        *table(PartitionSpec), "",
+        "## `cluster.qos[]` (default: one QoS `normal`)", "", *table(QosSpec)]) + "\n"

@@ -1,0 +1,84 @@
+"""One declaration per model setting: a dataclass field's reader, unit, Slurm name and doc.
+
+A field declared with :func:`setting` carries how a config writes it (:class:`Setting`); its
+default is the field's own. The config readers take each key's reader from here
+(:func:`readers`), so a bad value is an error at the key's own line, and the reference pages in
+docs/reference/ are generated from the same declarations (:func:`table`), so the documentation
+cannot drift from what is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, TypeVar
+
+from djsb.yamlnodes import Located, read_fields
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How one model setting is written in a config and documented: its reader (which checks
+    its type, range and choices at the key's own line), its unit, the Slurm setting it mirrors
+    (empty: the model's own) and one line of documentation. The default is the field's."""
+
+    read: Callable[[Located], Any]
+    unit: str
+    slurm: str
+    doc: str
+    where: str = "policy.scheduler"
+    """The config key that sets it, when it is not its section's key of the field's name."""
+
+
+def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: str, doc: str,
+            where: str = "policy.scheduler") -> Any:
+    """A field with its :class:`Setting`: one declaration per option (``default``
+    :data:`dataclasses.MISSING`: a key the config must give)."""
+    return field(default=default, metadata={"setting": Setting(read, unit, slurm, doc, where)})
+
+
+def declared(cls: type) -> dict[str, Setting]:
+    """Each declared field of dataclass ``cls``, by key."""
+    return {f.name: f.metadata["setting"] for f in fields(cls) if "setting" in f.metadata}
+
+
+def readers(cls: type) -> dict[str, Callable[[Located], Any]]:
+    """The reader of each declared field of ``cls``, by key (a section's schema)."""
+    return {name: s.read for name, s in declared(cls).items()}
+
+
+def required(cls: type) -> tuple[str, ...]:
+    """The declared fields of ``cls`` without a default: keys a config must give."""
+    return tuple(f.name for f in fields(cls) if "setting" in f.metadata and f.default is dataclasses.MISSING)
+
+
+def read_record(node: Located, cls: type[T]) -> T:
+    """A ``cls`` from the mapping ``node``: each key read by its declared reader, the keys without
+    a default required, unknown keys refused, the others left at their defaults."""
+    return cls(**read_fields(node, readers(cls), required(cls)))
+
+
+def default_text(value: Any) -> str:
+    """A default as the reference shows it."""
+    if value is dataclasses.MISSING:
+        return "required"
+    if value == math.inf:
+        return "unlimited"
+    if value is None:
+        return "none"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def table(cls: type) -> list[str]:
+    """The Markdown table of the declared fields of ``cls``: key, default, unit, Slurm name, doc."""
+    rows = ["| key | default | unit | Slurm | what |", "|---|---|---|---|---|"]
+    for f in fields(cls):
+        if "setting" in f.metadata:
+            item = f.metadata["setting"]
+            default = default_text(f.default)
+            rows.append(f"| `{f.name}` | {default} | {item.unit} | {item.slurm} | {item.doc} |")
+    return rows
