@@ -184,7 +184,10 @@ def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
     rows = read_rows(tmp_path / "reproduce.csv")
     check_rows(rows, "001")
     assert {r["source"].split(" of 001")[0] for r in rows} >= {"Fig. 3 (a)", "Fig. 3 (b)", "Fig. 3 (c)",
-                                                               "Fig. 4 (c)", "Fig. 4 (b)"}
+                                                               "Fig. 4 (a)", "Fig. 4 (b)", "Fig. 4 (c)"}
+    # fig. 4's rows are djsb-stream's rounds above half of the node's memory, not the model's
+    fig4 = [r for r in rows if r["source"].startswith("Fig. 4")]
+    assert all("half-memory-epyc-2core.csv" in r["note"] and "% of the node)" in r["item"] for r in fig4)
     # fig. 3's values are the three noisy samples' mean with its t interval, not the noise-free
     # prediction: the interval has width, and the prediction is only in the note
     analytics = next(r for r in rows if r["paper_value"] == "3.14")
@@ -193,9 +196,11 @@ def test_reproduce_001_reads_figs_3_to_5(tmp_path: Path) -> None:
     # a slowdown of 1.2 is judged on its loss: the rule excludes no loss at all (1.0)
     simulation = next(r for r in rows if r["paper_value"] == "1.2" and r["source"].startswith("Fig. 3 (a)"))
     assert simulation["rule"].startswith("[1.133, 1.3]")
-    # what the model cannot vary (the scale, fig. 4 (a)'s memory) is setup, not a claim
+    # what the model cannot vary (the scale) is setup, not a claim; so is the measurement's provenance
     setup = list(csv.DictReader((tmp_path / "setup.csv").open()))
     assert sum(r["source"].startswith("Fig. 5 of 001") for r in setup) == 3
+    assert any(r["source"].startswith("half-memory-epyc-2core.csv") and "load average" in r["note"]
+               for r in setup)
     for fig in ("fig3", "fig4", "fig5"):
         assert (tmp_path / fig / "summary.csv").is_file()
 
