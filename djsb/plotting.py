@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 matplotlib.use("Agg")
 
-__all__ = ["ecdf_step", "plt", "save"]
+__all__ = ["PAPER_LABEL", "ecdf_step", "mark_paper", "plt", "save"]
 
 
 def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
@@ -35,3 +35,15 @@ def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
 def ecdf_step(ax: Axes, ordered: np.ndarray, **kwargs: Any) -> None:
     """Draw the empirical CDF of the sorted values ``ordered`` as a step line (``kwargs`` to ``ax.step``)."""
     ax.step(ordered, np.arange(1, len(ordered) + 1) / max(len(ordered), 1), where="post", **kwargs)
+
+
+PAPER_LABEL = "paper"
+"""The legend label of a paper's value drawn on one of our figures."""
+
+
+def mark_paper(ax: Axes, x: float, value: float, width: float = 0.8) -> None:
+    """Draw a paper's ``value`` at ``x`` on ``ax``: a dashed black segment ``width`` wide, labelled
+    :data:`PAPER_LABEL` in the legend once per axis."""
+    labelled = PAPER_LABEL in ax.get_legend_handles_labels()[1]
+    ax.hlines(value, x - width / 2, x + width / 2, colors="k", linestyles="dashed", linewidth=1.4,
+              label="_nolegend_" if labelled else PAPER_LABEL, zorder=3)
