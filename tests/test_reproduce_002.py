@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from djsb.plotting import PAPER_LABEL, plt
+from djsb.plotting import PAPER_LABEL, paper_points, plt
 from djsb.reproduce.paper_002 import (
     FEW_SEEDS,
     FIGURE_CLAIMS,
@@ -71,10 +71,8 @@ def test_policies_chart_draws_the_paper_values_of_the_claims() -> None:
     try:
         energy, overhead, _ = fig.axes
         bars = list(dict.fromkeys(table["policy"]))
-        drawn = {(round(float(segment[0][1]), 6), (segment[0][0] + segment[1][0]) / 2)
-                 for ax in (overhead,) for collection in ax.collections for segment in collection.get_segments()
-                 if collection.get_label() in (PAPER_LABEL, "_nolegend_") and segment[0][1] == segment[1][1]}
-        assert (20.03, bars.index("X0 C1")) in drawn
+        assert (bars.index("X0 C1"), 20.03) in paper_points(overhead)
+        assert (bars.index("N2(3) C3"), pytest.approx(55.0)) in paper_points(energy)
         assert PAPER_LABEL in energy.get_legend_handles_labels()[1]
     finally:
         plt.close(fig)
