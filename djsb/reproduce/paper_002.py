@@ -18,12 +18,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import multiprocessing
 import statistics
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from djsb.machine import usable_cpus
 from djsb.pool.config import located, read_experiment
 from djsb.pool.generator import TaskShape
 from djsb.pool.metrics import pool_metrics
@@ -45,6 +47,7 @@ from djsb.reproduce.checks import (
     interval,
 )
 from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.sweeps import SWEEP_JOBS
 from djsb.yamlnodes import load_yaml
 
 if TYPE_CHECKING:
@@ -166,22 +169,32 @@ def good_mean_minutes() -> tuple[float, float]:
     return USEFUL_SECONDS / fewest / 60.0, USEFUL_SECONDS / most / 60.0
 
 
+def pool_point(task: tuple[dict[str, Any], str, dict[str, Any], str, int, str]) -> dict[str, Any]:
+    """One run: ``base`` at one seed under one abandon rule and placement; its row of
+    :func:`run_all`."""
+    base, name, abandon, placement, seed, variant = task
+    config = copy.deepcopy(base)
+    config["seed"] = seed
+    config["policy"] = {"abandon": abandon, "placement": placement}
+    result = simulate_pool(read_experiment(located(config), CONFIGS))
+    return {"variant": variant, "policy": name, "seed": seed, **pool_metrics(result),
+            "legacy_share": legacy_share(result)}
+
+
 def run_all(base: dict[str, Any], policies: dict[str, tuple[dict[str, Any], str]],
             variant: str = "", seeds: tuple[int, ...] = FEW_SEEDS) -> pd.DataFrame:
-    """One row per policy and seed: the metrics of 002 sec. VI and the legacy share of task hours."""
+    """One row per policy and seed: the metrics of 002 sec. VI and the legacy share of task hours,
+    the runs shared among the sweeps' worker processes (each run is seeded: the rows do not depend
+    on which process ran them)."""
+    tasks = [(base, name, abandon, placement, seed, variant)
+             for seed in seeds for name, (abandon, placement) in policies.items()]
+    bar = Progress(f"pool runs{' (' + variant + ')' if variant else ''}", len(tasks), line_every=10.0)
     rows = []
-    bar = Progress(f"pool runs{' (' + variant + ')' if variant else ''}", len(seeds) * len(policies),
-                   line_every=10.0)
-    with contextlib.closing(bar):
-        for seed in seeds:
-            for name, (abandon, placement) in policies.items():
-                config = copy.deepcopy(base)
-                config["seed"] = seed
-                config["policy"] = {"abandon": abandon, "placement": placement}
-                result = simulate_pool(read_experiment(located(config), CONFIGS))
-                rows.append({"variant": variant, "policy": name, "seed": seed, **pool_metrics(result),
-                             "legacy_share": legacy_share(result)})
-                bar.advance()
+    with contextlib.closing(bar), \
+            multiprocessing.get_context("fork").Pool(min(SWEEP_JOBS, usable_cpus(), len(tasks))) as pool:
+        for row in pool.imap(pool_point, tasks, chunksize=1):
+            rows.append(row)
+            bar.advance()
     return pd.DataFrame(rows)
 
 
