@@ -56,9 +56,11 @@ def mark_paper(ax: Axes, x: float, value: float, width: float = 0.8) -> None:
     lines.set_gid(PAPER_LABEL)
 
 
-def paper_curve(ax: Axes, xs: Sequence[float], ys: Sequence[float]) -> None:
-    """Draw a paper's curve (or a value along x) on ``ax``: a dashed black line."""
-    (line,) = ax.plot(xs, ys, color="k", linestyle="--", linewidth=1.4, label=_paper_label(ax), zorder=3)
+def paper_curve(ax: Axes, xs: Sequence[float], ys: Sequence[float], marker: str = "") -> None:
+    """Draw a paper's curve (a value along an axis, or with ``marker`` a point) on ``ax``: a dashed
+    black line."""
+    (line,) = ax.plot(xs, ys, color="k", linestyle="--", linewidth=1.4, marker=marker, label=_paper_label(ax),
+                      zorder=3)
     line.set_gid(PAPER_LABEL)
 
 
