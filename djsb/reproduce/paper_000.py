@@ -28,10 +28,13 @@ from djsb.model.priority.presets import preset
 from djsb.model.priority.psp import CAP, PspAgingPriority
 from djsb.pool.config import located
 from djsb.report.psp_scenarios import (
+    CHARTS,
     PAPER_MAKESPAN_DAYS,
     PAPER_WAIT_MIN,
     TABLE_4,
     WAIT_RATIOS,
+    PaperValues,
+    bar_charts,
     scenarios,
     write_psp_report,
 )
@@ -145,19 +148,44 @@ def run_loads(config: Path, traces: list[str], factor_: float) -> pd.DataFrame:
         return pd.DataFrame(pool.map(loaded_run, tasks, chunksize=1))
 
 
+def ratio_item(name: str, trace: str, load: str) -> str:
+    """The item of a ratio's claim (``name``: "wait 1/6", "makespan 6/4") on ``trace`` at ``load``."""
+    return f"{name}, {trace.split('-cln')[0]}, {load}"
+
+
+CHART_RATIOS = {"wait": ((1, 6), (4, 6), (5, 6)), "makespan": ((6, 4),)}
+"""The ratios of Tables 5-6 drawn on the charts of each stem: a / b as the paper's ratio times our b
+on scenario a's bar (one per bar: each over scenario 6, PSP+AGING real, for the waits)."""
+
+
+def chart_marks(rows: list[Row], frame: pd.DataFrame, load: str) -> PaperValues:
+    """The paper's values on psp-report's charts of ``frame`` (the runs at ``load``), from the claims
+    of ``rows``: for each ratio a / b of :data:`CHART_RATIOS`, the paper's ratio times our value of
+    scenario b, on scenario a (000's sites are not our traces: only ratios carry over)."""
+    claims = {row.claim.item: row.claim for row in rows}
+    marks: dict[tuple[str, str], dict[int, float]] = {}
+    for trace, runs in frame.groupby("trace"):
+        for column, _, stem in CHARTS:
+            ours = dict(zip(runs["scenario"], runs[column], strict=True))
+            name = "wait" if stem == "wait" else "makespan"
+            marks[(stem, str(trace))] = {
+                a: claims[ratio_item(f"{name} {a}/{b}", str(trace), load)].paper_value * ours[b]
+                for a, b in CHART_RATIOS[stem]}
+    return marks
+
+
 def trace_rows(trace: str, runs: pd.DataFrame, load: str, paper_load: str | None, note: str) -> list[Row]:
     """The wait ratios of sec. 5 (Table 5), PSP+AGING's gain over FCFS (4/6) and the makespan ratio of
     Table 6 for one trace at one load (``load``: its label); ``paper_load``: the label of the same
     trace's rows at 000's load, the counterfactual of these (None: these are 000's load)."""
     wait = dict(zip(runs["scenario"], runs["mean_wait_min"], strict=True))
     span = dict(zip(runs["scenario"], runs["makespan_days"], strict=True))
-    short = trace.split("-cln")[0]
     run = f"one deterministic replay per scenario ({load}; FCFS real waits {wait[4]:,.0f} min)"
     rows = []
 
     def add(name: str, claim_source: str, metric: str, paper: float, rule: Rule, value: float) -> None:
-        counterfactual = f"{name}, {short}, {paper_load}" if paper_load else ""
-        rows.append(Row(Claim(f"{name}, {short}, {load}", claim_source, metric, paper, rule),
+        counterfactual = ratio_item(name, trace, paper_load) if paper_load else ""
+        rows.append(Row(Claim(ratio_item(name, trace, load), claim_source, metric, paper, rule),
                         Measured.single(value, run), counterfactual, note))
 
     order = "the order of the two scenarios, as at both of 000's sites"
@@ -287,11 +315,14 @@ def reproduce_000(out_dir: Path, full: bool) -> Reproduction:
         runs = frame[frame["trace"] == trace]
         rows += trace_rows(trace, runs, default, heavy,
                            f"{estimate_note(sweep_dir, trace)}; {makespan_note(sweep_dir, runs)}")
+    bar_charts(frame, sweep_dir, chart_marks(rows, frame, default))  # again, with the paper's values
     table = table_2({trace: jobs["cpus"] for trace, jobs in requests.items()})
     table.to_csv(sweep_dir / "table2.csv", index=False)
     rows.append(figure_1_row(figure_1(out_dir / "fig1.png")))
     figures = [Figure(Path("fig1.png"), "Fig. 1 of 000", "eq. (1) for four jobs submitted together")]
-    figures += [Figure(Path("sweep") / f"{stem}_{trace}.png", paper, f"{what} per policy, {trace}")
+    figures += [Figure(Path("sweep") / f"{stem}_{trace}.png", paper,
+                       f"{what} per policy, {trace} ({default}; dashed: the paper's ratio to scenario 6 (4 "
+                       "for the makespan) times ours)")
                 for stem, paper, what in (("wait", "Figs. 3-4 of 000", "mean wait"),
                                           ("makespan", "Table 6 of 000", "makespan"))
                 for trace in traces]
