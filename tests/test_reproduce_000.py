@@ -12,6 +12,7 @@ from djsb.reproduce.paper_000 import (
     FIG_1_JOBS,
     aged,
     chart_marks,
+    figure_1_plot,
     figure_1_row,
     table_2,
     table_2_setup,
@@ -50,6 +51,12 @@ def test_fig_1_ratio_is_not_reproduced_whatever_the_requests_000_does_not_give()
     assert row.measured.value == pytest.approx(p1 / p12, rel=1e-9)
     # 61 / 58 = 1.05 in 000; ours is far above 1.05 x 1.25, and the note changes nothing
     assert p1 / p12 > 1.25 * 61 / 58 and row.own_verdict() == "not reproduced"
+    # the figure shows the paper's j1 / j4 = 61 / 58 on our 12 h job at 6,750 s
+    fig = figure_1_plot(curves)
+    try:
+        assert paper_points(fig.axes[0]) == [(6750.0, pytest.approx(p12 * 61 / 58))]
+    finally:
+        plt.close(fig)
 
 
 def test_wait_and_makespan_charts_draw_table_5_and_6_ratios_from_the_claims() -> None:

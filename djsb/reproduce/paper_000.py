@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -55,6 +55,9 @@ from djsb.simulate import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.yamlnodes import load_yaml
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
 
 SITES = tuple(PAPER_WAIT_MIN)
 PAPER_LOAD = 0.5
@@ -247,34 +250,49 @@ def aged(g: int, request: float, until: float) -> list[tuple[float, float]]:
     return points
 
 
+FIG_1_AT = 6750.0
+"""The instant of Fig. 1 of 000 whose priorities sec. 3 reads: j1 61, j4 58."""
+FIG_1_CLAIM = Claim("Fig. 1 priority ratio at 6,750 s", "Fig. 1 of 000 and sec. 3: j1 61, j4 58 at 6,750 s",
+                    "eq. (1) priority of a 1 h over a 12 h request, same group, at 6,750 s", 61 / 58,
+                    factor(61 / 58, 1.25, "the size of the ratio 000 reads off its figure"))
+"""Sec. 3 of 000 on Fig. 1: "the priority of small jobs increases faster than the priority of large
+jobs", its j1 over j4."""
+
+
 def figure_1(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """Fig. 1 of 000: the priority of four jobs submitted together, on a log scale, over 2 h."""
-    from djsb.plotting import plt, save
+    """Fig. 1 of 000 into ``path``; the curves drawn."""
+    from djsb.plotting import save
 
     curves = {name: aged(g, request, 7200.0) for name, (g, request) in FIG_1_JOBS.items()}
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, points in curves.items():
-        ax.plot([t for t, _ in points], [p for _, p in points], label=name)
-    ax.set_yscale("log")
-    ax.set_xlabel("time since submission (s)")
-    ax.set_ylabel("priority (eq. 1 of 000)")
-    ax.set_title("Fig. 1 of 000 redrawn: PSP+AGING priority, 150 s step", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(title="group, request")
-    fig.tight_layout()
-    save(fig, path)
+    save(figure_1_plot(curves), path)
     return curves
 
 
+def figure_1_plot(curves: dict[str, list[tuple[float, float]]]) -> MplFigure:
+    """The priority of four jobs submitted together, on a log scale, over 2 h, with the paper's j1 /
+    j4 of :data:`FIG_1_CLAIM` as a point: our 12 h job of g10 at 6,750 s times the paper's ratio."""
+    from djsb.plotting import paper_curve, plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in curves.items():
+        ax.plot([t for t, _ in points], [p for _, p in points], label=name)
+    paper_curve(ax, [FIG_1_AT], [dict(curves["g10, 12 h"])[FIG_1_AT] * FIG_1_CLAIM.paper_value], marker="D")
+    ax.set_yscale("log")
+    ax.set_xlabel("time since submission (s)")
+    ax.set_ylabel("priority (eq. 1 of 000)")
+    ax.set_title("Fig. 1 of 000 redrawn: PSP+AGING priority, 150 s step\n"
+                 "(paper: j1 / j4 = 61 / 58 at 6,750 s, on our g10, 12 h)", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="group, request")
+    fig.tight_layout()
+    return fig
+
+
 def figure_1_row(curves: dict[str, list[tuple[float, float]]]) -> Row:
-    """Sec. 3 of 000 on Fig. 1: "the priority of small jobs increases faster than the priority of
-    large jobs": its j1 over j4 at 6,750 s (61 / 58) against our 1 h and 12 h jobs of group g10
-    (eq. (1) is linear in g, so the ratio is the same in every group)."""
-    at = {name: dict(points)[6750.0] for name, points in curves.items()}
-    paper = 61 / 58
-    return Row(Claim("Fig. 1 priority ratio at 6,750 s", "Fig. 1 of 000 and sec. 3: j1 61, j4 58 at 6,750 s",
-                     "eq. (1) priority of a 1 h over a 12 h request, same group, at 6,750 s", paper,
-                     factor(paper, 1.25, "the size of the ratio 000 reads off its figure")),
+    """:data:`FIG_1_CLAIM` against our 1 h and 12 h jobs of group g10 (eq. (1) is linear in g, so
+    the ratio is the same in every group)."""
+    at = {name: dict(points)[FIG_1_AT] for name, points in curves.items()}
+    return Row(FIG_1_CLAIM,
                Measured.single(at["g10, 1 h"] / at["g10, 12 h"], "eq. (1) through the plugin, deterministic"),
                note="000 does not give its jobs' groups and requests; ours are 1 h and 12 h in g10")
 
