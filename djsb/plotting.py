@@ -10,6 +10,7 @@ imports it where it draws.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,12 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 matplotlib.use("Agg")
 
-__all__ = ["ecdf_step", "plt", "save"]
+__all__ = ["PAPER_LABEL", "ecdf_step", "mark_paper", "paper_curve", "paper_points", "plt", "save"]
 
 
 def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
@@ -35,3 +37,42 @@ def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
 def ecdf_step(ax: Axes, ordered: np.ndarray, **kwargs: Any) -> None:
     """Draw the empirical CDF of the sorted values ``ordered`` as a step line (``kwargs`` to ``ax.step``)."""
     ax.step(ordered, np.arange(1, len(ordered) + 1) / max(len(ordered), 1), where="post", **kwargs)
+
+
+PAPER_LABEL = "paper"
+"""The legend label of a paper's value drawn on one of our figures, and the gid of its artist (what a
+test finds it by)."""
+
+
+def _paper_label(ax: Axes) -> str:
+    """The paper's label for the first paper artist of ``ax``, none for the next: one legend entry."""
+    return "_nolegend_" if PAPER_LABEL in ax.get_legend_handles_labels()[1] else PAPER_LABEL
+
+
+def mark_paper(ax: Axes, x: float, value: float, width: float = 0.8) -> None:
+    """Draw a paper's ``value`` at ``x`` on ``ax``: a dashed black segment ``width`` wide."""
+    lines = ax.hlines(value, x - width / 2, x + width / 2, colors="k", linestyles="dashed", linewidth=1.4,
+                      label=_paper_label(ax), zorder=3)
+    lines.set_gid(PAPER_LABEL)
+
+
+def paper_curve(ax: Axes, xs: Sequence[float], ys: Sequence[float], marker: str = "") -> None:
+    """Draw a paper's curve (a value along an axis, or with ``marker`` a point) on ``ax``: a dashed
+    black line."""
+    (line,) = ax.plot(xs, ys, color="k", linestyle="--", linewidth=1.4, marker=marker, label=_paper_label(ax),
+                      zorder=3)
+    line.set_gid(PAPER_LABEL)
+
+
+def paper_points(ax: Axes) -> list[tuple[float, float]]:
+    """The (x, y) points of the paper's values drawn on ``ax`` by :func:`mark_paper` (a segment's
+    middle) and :func:`paper_curve` (each vertex): what a figure shows of the paper."""
+    points: list[tuple[float, float]] = []
+    for collection in ax.collections:
+        if collection.get_gid() == PAPER_LABEL and isinstance(collection, LineCollection):
+            points += [((s[0][0] + s[-1][0]) / 2, s[0][1]) for s in collection.get_segments()]
+    for line in ax.lines:
+        if line.get_gid() == PAPER_LABEL:
+            xs, ys = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+            points += [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    return points

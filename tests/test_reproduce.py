@@ -8,9 +8,12 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from djsb.cli import main
+from djsb.plotting import paper_points, plt
+from djsb.report.plots import summary_figure
 from djsb.reproduce.checks import (
     COLUMNS,
     SETUP_COLUMNS,
@@ -28,8 +31,18 @@ from djsb.reproduce.checks import (
     factor,
     interval,
 )
-from djsb.reproduce.paper_001 import dynamicity, loss_factor
+from djsb.reproduce.paper_001 import (
+    FIG_3,
+    FIG_4_DYNAMICITY,
+    dynamicity,
+    fig_3_item,
+    fig_4_item,
+    loss_factor,
+    paper_lines,
+)
 from djsb.reproduce.writer import relative, write_outputs
+
+METRICS = ("slowdown_s", "slowdown_a", "dynamicity")
 
 
 def claim(item: str, paper: float = 1.956, rule_low: float = 1.0) -> Claim:
@@ -217,3 +230,25 @@ def test_a_slowdown_is_judged_on_its_loss() -> None:
     assert (rule.low, rule.high) == pytest.approx((2.42667, 4.21), abs=1e-5)
     assert decide(Measured(4.79, 3.77, 5.81, "3 samples"), rule) == "inconclusive"
     assert decide(Measured.single(1.0), loss_factor(1.2, 1.5, "plot")) == "not reproduced"
+
+
+def test_001_figures_draw_the_values_sec_4_4_reads_off_the_paper() -> None:
+    rows = [Row(Claim(fig_3_item(entry), "Fig. 3 of 001", entry[0], entry[3], factor(entry[3], 1.25, "plot")),
+                Measured.single(1.0)) for entry in FIG_3]
+    rows += [Row(Claim(fig_4_item(name, "12 GiB (51% of the node)"), "Fig. 4 (c) of 001", "dynamicity", value, factor(value, 1.25, "plot")),
+                 Measured.single(1.0)) for name, value in FIG_4_DYNAMICITY]
+    lines = paper_lines(rows)
+    # sec. 4.4 of 001: analytics slowdown up to 3.14 (oversubscription) and 2.04 (dynamic); fig. 4's
+    # dynamicity as low as 52 %, 63 % and 49 %
+    assert lines["fig3"]["slowdown_a"] == [("oversubscription", 3.14), ("dynamic", 2.04)]
+    assert lines["fig4"] == {"dynamicity": [("oversubscription", 0.52), ("stopcont", 0.63), ("dynamic", 0.49)]}
+    summary = pd.DataFrame([{"scenario": name, "n_a": n_a, **{m: 1.5 for m in METRICS},
+                             **{f"{m}_ci95": 0.1 for m in METRICS}}
+                            for name in ("oversubscription", "stopcont", "dynamic") for n_a in (1, 2, 4, 6)])
+    fig = summary_figure(summary, "made-up", None, lines["fig3"])
+    try:
+        _, analytics, dynamic = fig.axes
+        assert {(1.0, 3.14), (6.0, 3.14), (1.0, 2.04), (6.0, 2.04)} == set(paper_points(analytics))
+        assert {y for _, y in paper_points(dynamic)} == {0.62, 0.79, 0.74}
+    finally:
+        plt.close(fig)

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from djsb.cli import main
+from djsb.plotting import paper_points, plt
 from djsb.reproduce.checks import COLUMNS
-from djsb.reproduce.paper_003 import QWT, ecdf_crossing, recorded_busy_share, run
+from djsb.reproduce.paper_003 import POINTS, QWT, ecdf_crossing, ecdf_figure, recorded_busy_share, run
 from djsb.workloads.job import TraceJob
 
 
@@ -25,6 +26,19 @@ def test_ecdf_crossing_where_short_waits_lengthen_and_long_ones_shorten() -> Non
     assert ecdf_crossing(before, after) == 10.0
     assert math.isnan(ecdf_crossing(after, after))  # never below: no crossing
     assert ecdf_crossing(pd.Series([0.0]), pd.Series([5.0])) == 5.0  # both reach 1 at the longest wait
+
+
+def test_ecdf_figure_draws_sec_4_4s_crossing_and_p95() -> None:
+    # sec. 4.4 of 003: the ECDFs cross at 2,920 s; p95 54 h -> 18 h, so the paper's after p95 is a
+    # third of our before p95: waits 0..100 s (p95 95 s) give 95 / 3 = 31.67 s at 0.95
+    runs = {name: pd.DataFrame({"wait": [float(w) for w in range(101)]}) for name in POINTS}
+    fig = ecdf_figure(runs)
+    try:
+        points = paper_points(fig.axes[0])
+        assert (2920.0, 0.0) in points and (2920.0, 1.0) in points
+        assert (pytest.approx(95.0 / 3), 0.95) in points
+    finally:
+        plt.close(fig)
 
 
 def test_recorded_busy_share_at_the_middle_of_each_wait() -> None:

@@ -12,10 +12,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from djsb.plotting import PAPER_LABEL, paper_points, plt
+from djsb.reproduce.paper_004 import paper_fit
 from djsb.reproduce.thesis_tables import (
     correlation_table,
     dynamic_tables,
     fit_exponential,
+    fit_figure,
     static_tables,
     write_static_report,
 )
@@ -93,3 +96,21 @@ def test_dynamic_tables_improvement_column() -> None:
     assert list(table["workflow.fairshare_target"]) == [1.0, 1.0, 6.9e-3]
     assert list(table["delta"]) == [0.0, 130.0, -247.0]
     assert [round(v, 2) for v in table["improvement_pct"]] == [0.0, 97.01, -23.59]
+
+
+def test_fig_4_1_draws_the_thesis_fit_from_its_claims() -> None:
+    # the thesis' curve 657.56 e^(-7.4689 x) dashed in every panel; at fair share 0.1 it is 311.57 s
+    # and at 1.0 0.3751 s (worked by hand: e^-0.74689 = 0.47384, e^-7.4689 = 0.00057043)
+    assert paper_fit() == (A, B)
+    fig = fit_figure(static_tables(made_up_sweep()), (1.0, 100.0), "made-up", paper_fit())
+    try:
+        panels = [ax for ax in fig.axes if ax.get_title().startswith("run time")]
+        assert len(panels) == 4
+        for ax in panels:
+            points = dict(paper_points(ax))
+            assert points[0.1] == pytest.approx(311.57, abs=0.01)
+            assert points[1.0] == pytest.approx(0.3751, abs=1e-4)
+        assert PAPER_LABEL in panels[0].get_legend_handles_labels()[1]
+        assert paper_points(fit_figure(static_tables(made_up_sweep()), (A, B), "no paper").axes[0]) == []
+    finally:
+        plt.close("all")

@@ -3,15 +3,17 @@ the number of analytics, one line per scenario (its means), with 95% confidence 
 samples; a point with fewer samples than a CI needs (noise.MIN_CI_SAMPLES, summary.csv leaves its CI
 empty) shows its individual samples instead of an error bar. A point that lost a sample to a failed
 cell or to a scheduler outage (summary.csv's ``failed_samples``, ``outage_samples``) is marked at the
-foot of each panel, in its scenario's colour, where it happened."""
+foot of each panel, in its scenario's colour, where it happened. A paper's values, when given, are
+dashed lines across their panels."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from djsb.plotting import plt, save
+from djsb.plotting import paper_curve, plt, save
 from djsb.scenarios import scenario, scenario_names
 
 DODGE = 0.06
@@ -25,24 +27,23 @@ PANELS = (("slowdown_s", "(a) slowdown of the simulation"), ("slowdown_a", "(b) 
           ("dynamicity", "(c) dynamicity"))
 
 
+PaperLines = Mapping[str, Sequence[tuple[str, float]]]
+"""A paper's values to draw across the panels: by metric, (scenario, value) pairs."""
+
+
 def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
-                 samples: pd.DataFrame | None = None) -> list[Path]:
+                 samples: pd.DataFrame | None = None, paper: PaperLines | None = None) -> list[Path]:
     """Write the three-panel figure (PNG and PDF) and one PNG per panel; returns the paths.
-    ``samples`` (samples.csv) gives the individual values drawn where a CI is missing."""
+    ``samples`` (samples.csv) gives the individual values drawn where a CI is missing; ``paper``: a
+    paper's values, each a dashed line across its metric's panel."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    what = "mean and 95% CI over samples; dots: samples of a point without a CI"
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
-    for ax, (metric, label) in zip(axes, PANELS, strict=True):
-        _panel(ax, summary, metric, label, samples)
-    _legend(fig, axes[0], summary)
-    fig.suptitle(f"Run {title}: {what}" if title else what)
     paths = [out_dir / f"djsb.{suffix}" for suffix in ("png", "pdf")]
-    save(fig, *paths)
+    save(summary_figure(summary, title, samples, paper), *paths)
     written.extend(paths)
     for metric, label in PANELS:
         fig, ax = plt.subplots(figsize=(4.8, 4.4), constrained_layout=True)
-        _panel(ax, summary, metric, label.split(") ", 1)[-1], samples)
+        _panel(ax, summary, metric, label.split(") ", 1)[-1], samples, (paper or {}).get(metric, ()))
         _legend(fig, ax, summary)
         if title:
             fig.suptitle(f"Run {title}", fontsize="medium")
@@ -52,8 +53,22 @@ def plot_summary(summary: pd.DataFrame, out_dir: Path, title: str = "",
     return written
 
 
+def summary_figure(summary: pd.DataFrame, title: str = "", samples: pd.DataFrame | None = None,
+                   paper: PaperLines | None = None) -> plt.Figure:
+    """The three-panel figure of :func:`plot_summary`."""
+    what = "mean and 95% CI over samples; dots: samples of a point without a CI"
+    if paper:
+        what += "; dashed: the paper's values"
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
+    for ax, (metric, label) in zip(axes, PANELS, strict=True):
+        _panel(ax, summary, metric, label, samples, (paper or {}).get(metric, ()))
+    _legend(fig, axes[0], summary)
+    fig.suptitle(f"Run {title}: {what}" if title else what)
+    return fig
+
+
 def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
-           samples: pd.DataFrame | None) -> None:
+           samples: pd.DataFrame | None, paper: Sequence[tuple[str, float]] = ()) -> None:
     # Each scenario's fixed order, label, colour and marker, so figures of different runs compare at a glance;
     # each scenario is shifted by DODGE along x so error bars at the same n_a do not hide each other.
     present = [name for name in scenario_names() if name in set(summary["scenario"])]
@@ -69,6 +84,11 @@ def _panel(ax: plt.Axes, summary: pd.DataFrame, metric: str, label: str,
             ax.scatter(points["n_a"] + shift, points[metric], marker=style.marker, color=style.colour,
                        alpha=0.45, s=18, linewidths=0)
         mark_left_out(ax, group, shift, style.colour)
+    span = [float(summary["n_a"].min()), float(summary["n_a"].max())] if not summary.empty else [0.0, 1.0]
+    for name, value in paper:
+        paper_curve(ax, span, [value, value])
+        ax.annotate(f"paper, {scenario(name).style.label}", (span[1], value), fontsize=7, ha="right",
+                    va="bottom", color=scenario(name).style.colour)
     if metric.startswith("slowdown"):
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
     ax.set_title(label)

@@ -23,12 +23,16 @@ from collections import deque
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from djsb.errors import InputError
 from djsb.model.priority.psp import GROUP_PRIORITY, group_priority, job_accuracy, mean_accuracy
-from djsb.plotting import save
+from djsb.plotting import mark_paper, save
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
 
 POLICIES = ("fcfs", "psp", "psp_aging")
 ESTIMATES = {"runtime": "perfect", "requested": "real"}
@@ -127,22 +131,42 @@ def group_breakdown(sweep_dir: Path, frame: pd.DataFrame,
     return pd.concat(parts, ignore_index=True)
 
 
-def bar_charts(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Figs. 3-4 of 000: per trace, the mean wait (and the makespan) of each policy, by estimate."""
+CHARTS = (("mean_wait_min", "mean wait (minutes)", "wait"), ("makespan_days", "makespan (days)", "makespan"))
+"""Figs. 3-4 of 000 and Table 6 as charts: the column of :func:`scenarios`, its label, the file's stem."""
+PaperValues = Mapping[tuple[str, str], Mapping[int, float]]
+"""The paper's values to draw on the charts: by (chart stem, trace), the value of each scenario."""
+
+
+def bar_chart(runs: pd.DataFrame, trace: str, column: str, label: str,
+              paper: Mapping[int, float] | None = None) -> MplFigure:
+    """One trace's ``column`` per policy, by estimate, with ``paper``'s value of a scenario dashed on
+    its bar."""
+    table = runs.pivot(index="estimate", columns="policy", values=column)
+    table = table.loc[list(ESTIMATES), list(POLICIES)].rename(index=ESTIMATES)
+    ax = table.plot.bar(rot=0, figsize=(6, 4))
+    for policy, container in zip(POLICIES, ax.containers, strict=True):
+        for estimate, patch in zip(ESTIMATES, container, strict=True):
+            scenario = TABLE_4[(policy, estimate)]
+            if paper and scenario in paper:
+                mark_paper(ax, patch.get_x() + patch.get_width() / 2, paper[scenario], patch.get_width())
+    if paper:
+        ax.legend(fontsize=8)
+    ax.set_xlabel("job run time estimates")
+    ax.set_ylabel(label)
+    ax.set_title(f"{trace.split('-cln')[0]}: {label}", fontsize=10)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def bar_charts(frame: pd.DataFrame, out_dir: Path, paper: PaperValues | None = None) -> list[Path]:
+    """Figs. 3-4 of 000: per trace, the mean wait (and the makespan) of each policy, by estimate;
+    ``paper``: the paper's values drawn on them."""
     written = []
     for trace, runs in frame.groupby("trace"):
-        for column, label, stem in (("mean_wait_min", "mean wait (minutes)", "wait"),
-                                    ("makespan_days", "makespan (days)", "makespan")):
-            table = runs.pivot(index="estimate", columns="policy", values=column)
-            table = table.loc[list(ESTIMATES), list(POLICIES)].rename(index=ESTIMATES)
-            ax = table.plot.bar(rot=0, figsize=(6, 4))
-            ax.set_xlabel("job run time estimates")
-            ax.set_ylabel(label)
-            ax.set_title(f"{str(trace).split('-cln')[0]}: {label}", fontsize=10)
-            ax.grid(True, axis="y", alpha=0.3)
+        for column, label, stem in CHARTS:
             path = out_dir / f"{stem}_{trace}.png"
-            ax.figure.tight_layout()
-            save(ax.figure, path)
+            save(bar_chart(runs, str(trace), column, label, (paper or {}).get((stem, str(trace)))), path)
             written.append(path)
     return written
 

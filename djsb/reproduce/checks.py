@@ -213,6 +213,18 @@ class Figure:
     caption: str
 
 
+@dataclass(frozen=True)
+class PaperMark:
+    """A paper's value drawn on one of our figures: in the panel ``panel``, at ``at`` (a bar, a
+    category or an x value), from the claim ``item`` (its paper value, or our value it is relative to
+    times the paper's ratio)."""
+
+    panel: str
+    at: str | float
+    value: float
+    item: str
+
+
 @dataclass
 class Reproduction:
     """What one paper's reproduction measured: its claim rows, its setup rows and figures."""

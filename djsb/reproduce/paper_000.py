@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -28,10 +28,13 @@ from djsb.model.priority.presets import preset
 from djsb.model.priority.psp import CAP, PspAgingPriority
 from djsb.pool.config import located
 from djsb.report.psp_scenarios import (
+    CHARTS,
     PAPER_MAKESPAN_DAYS,
     PAPER_WAIT_MIN,
     TABLE_4,
     WAIT_RATIOS,
+    PaperValues,
+    bar_charts,
     scenarios,
     write_psp_report,
 )
@@ -52,6 +55,9 @@ from djsb.simulate.experiment import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
 from djsb.yamlnodes import load_yaml
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
 
 SITES = tuple(PAPER_WAIT_MIN)
 PAPER_LOAD = 0.5
@@ -145,19 +151,44 @@ def run_loads(config: Path, traces: list[str], factor_: float) -> pd.DataFrame:
         return pd.DataFrame(pool.map(loaded_run, tasks, chunksize=1))
 
 
+def ratio_item(name: str, trace: str, load: str) -> str:
+    """The item of a ratio's claim (``name``: "wait 1/6", "makespan 6/4") on ``trace`` at ``load``."""
+    return f"{name}, {trace.split('-cln')[0]}, {load}"
+
+
+CHART_RATIOS = {"wait": ((1, 6), (4, 6), (5, 6)), "makespan": ((6, 4),)}
+"""The ratios of Tables 5-6 drawn on the charts of each stem: a / b as the paper's ratio times our b
+on scenario a's bar (one per bar: each over scenario 6, PSP+AGING real, for the waits)."""
+
+
+def chart_marks(rows: list[Row], frame: pd.DataFrame, load: str) -> PaperValues:
+    """The paper's values on psp-report's charts of ``frame`` (the runs at ``load``), from the claims
+    of ``rows``: for each ratio a / b of :data:`CHART_RATIOS`, the paper's ratio times our value of
+    scenario b, on scenario a (000's sites are not our traces: only ratios carry over)."""
+    claims = {row.claim.item: row.claim for row in rows}
+    marks: dict[tuple[str, str], dict[int, float]] = {}
+    for trace, runs in frame.groupby("trace"):
+        for column, _, stem in CHARTS:
+            ours = dict(zip(runs["scenario"], runs[column], strict=True))
+            name = "wait" if stem == "wait" else "makespan"
+            marks[(stem, str(trace))] = {
+                a: claims[ratio_item(f"{name} {a}/{b}", str(trace), load)].paper_value * ours[b]
+                for a, b in CHART_RATIOS[stem]}
+    return marks
+
+
 def trace_rows(trace: str, runs: pd.DataFrame, load: str, paper_load: str | None, note: str) -> list[Row]:
     """The wait ratios of sec. 5 (Table 5), PSP+AGING's gain over FCFS (4/6) and the makespan ratio of
     Table 6 for one trace at one load (``load``: its label); ``paper_load``: the label of the same
     trace's rows at 000's load, the counterfactual of these (None: these are 000's load)."""
     wait = dict(zip(runs["scenario"], runs["mean_wait_min"], strict=True))
     span = dict(zip(runs["scenario"], runs["makespan_days"], strict=True))
-    short = trace.split("-cln")[0]
     run = f"one deterministic replay per scenario ({load}; FCFS real waits {wait[4]:,.0f} min)"
     rows = []
 
     def add(name: str, claim_source: str, metric: str, paper: float, rule: Rule, value: float) -> None:
-        counterfactual = f"{name}, {short}, {paper_load}" if paper_load else ""
-        rows.append(Row(Claim(f"{name}, {short}, {load}", claim_source, metric, paper, rule),
+        counterfactual = ratio_item(name, trace, paper_load) if paper_load else ""
+        rows.append(Row(Claim(ratio_item(name, trace, load), claim_source, metric, paper, rule),
                         Measured.single(value, run), counterfactual, note))
 
     order = "the order of the two scenarios, as at both of 000's sites"
@@ -219,34 +250,49 @@ def aged(g: int, request: float, until: float) -> list[tuple[float, float]]:
     return points
 
 
+FIG_1_AT = 6750.0
+"""The instant of Fig. 1 of 000 whose priorities sec. 3 reads: j1 61, j4 58."""
+FIG_1_CLAIM = Claim("Fig. 1 priority ratio at 6,750 s", "Fig. 1 of 000 and sec. 3: j1 61, j4 58 at 6,750 s",
+                    "eq. (1) priority of a 1 h over a 12 h request, same group, at 6,750 s", 61 / 58,
+                    factor(61 / 58, 1.25, "the size of the ratio 000 reads off its figure"))
+"""Sec. 3 of 000 on Fig. 1: "the priority of small jobs increases faster than the priority of large
+jobs", its j1 over j4."""
+
+
 def figure_1(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """Fig. 1 of 000: the priority of four jobs submitted together, on a log scale, over 2 h."""
-    from djsb.plotting import plt, save
+    """Fig. 1 of 000 into ``path``; the curves drawn."""
+    from djsb.plotting import save
 
     curves = {name: aged(g, request, 7200.0) for name, (g, request) in FIG_1_JOBS.items()}
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, points in curves.items():
-        ax.plot([t for t, _ in points], [p for _, p in points], label=name)
-    ax.set_yscale("log")
-    ax.set_xlabel("time since submission (s)")
-    ax.set_ylabel("priority (eq. 1 of 000)")
-    ax.set_title("Fig. 1 of 000 redrawn: PSP+AGING priority, 150 s step", fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(title="group, request")
-    fig.tight_layout()
-    save(fig, path)
+    save(figure_1_plot(curves), path)
     return curves
 
 
+def figure_1_plot(curves: dict[str, list[tuple[float, float]]]) -> MplFigure:
+    """The priority of four jobs submitted together, on a log scale, over 2 h, with the paper's j1 /
+    j4 of :data:`FIG_1_CLAIM` as a point: our 12 h job of g10 at 6,750 s times the paper's ratio."""
+    from djsb.plotting import paper_curve, plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in curves.items():
+        ax.plot([t for t, _ in points], [p for _, p in points], label=name)
+    paper_curve(ax, [FIG_1_AT], [dict(curves["g10, 12 h"])[FIG_1_AT] * FIG_1_CLAIM.paper_value], marker="D")
+    ax.set_yscale("log")
+    ax.set_xlabel("time since submission (s)")
+    ax.set_ylabel("priority (eq. 1 of 000)")
+    ax.set_title("Fig. 1 of 000 redrawn: PSP+AGING priority, 150 s step\n"
+                 "(paper: j1 / j4 = 61 / 58 at 6,750 s, on our g10, 12 h)", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="group, request")
+    fig.tight_layout()
+    return fig
+
+
 def figure_1_row(curves: dict[str, list[tuple[float, float]]]) -> Row:
-    """Sec. 3 of 000 on Fig. 1: "the priority of small jobs increases faster than the priority of
-    large jobs": its j1 over j4 at 6,750 s (61 / 58) against our 1 h and 12 h jobs of group g10
-    (eq. (1) is linear in g, so the ratio is the same in every group)."""
-    at = {name: dict(points)[6750.0] for name, points in curves.items()}
-    paper = 61 / 58
-    return Row(Claim("Fig. 1 priority ratio at 6,750 s", "Fig. 1 of 000 and sec. 3: j1 61, j4 58 at 6,750 s",
-                     "eq. (1) priority of a 1 h over a 12 h request, same group, at 6,750 s", paper,
-                     factor(paper, 1.25, "the size of the ratio 000 reads off its figure")),
+    """:data:`FIG_1_CLAIM` against our 1 h and 12 h jobs of group g10 (eq. (1) is linear in g, so
+    the ratio is the same in every group)."""
+    at = {name: dict(points)[FIG_1_AT] for name, points in curves.items()}
+    return Row(FIG_1_CLAIM,
                Measured.single(at["g10, 1 h"] / at["g10, 12 h"], "eq. (1) through the plugin, deterministic"),
                note="000 does not give its jobs' groups and requests; ours are 1 h and 12 h in g10")
 
@@ -287,11 +333,14 @@ def reproduce_000(out_dir: Path, full: bool) -> Reproduction:
         runs = frame[frame["trace"] == trace]
         rows += trace_rows(trace, runs, default, heavy,
                            f"{estimate_note(sweep_dir, trace)}; {makespan_note(sweep_dir, runs)}")
+    bar_charts(frame, sweep_dir, chart_marks(rows, frame, default))  # again, with the paper's values
     table = table_2({trace: jobs["cpus"] for trace, jobs in requests.items()})
     table.to_csv(sweep_dir / "table2.csv", index=False)
     rows.append(figure_1_row(figure_1(out_dir / "fig1.png")))
     figures = [Figure(Path("fig1.png"), "Fig. 1 of 000", "eq. (1) for four jobs submitted together")]
-    figures += [Figure(Path("sweep") / f"{stem}_{trace}.png", paper, f"{what} per policy, {trace}")
+    figures += [Figure(Path("sweep") / f"{stem}_{trace}.png", paper,
+                       f"{what} per policy, {trace} ({default}; dashed: the paper's ratio to scenario 6 (4 "
+                       "for the makespan) times ours)")
                 for stem, paper, what in (("wait", "Figs. 3-4 of 000", "mean wait"),
                                           ("makespan", "Table 6 of 000", "makespan"))
                 for trace in traces]

@@ -116,8 +116,9 @@ SIM_OVERSUB_VS_DYNAMIC = 1.30
 """Sec. 4.4 on fig. 3 (a): oversubscription is "up to 30% worse than in case of dynamic scenario"."""
 
 
-def run_config(config: Config, run_path: Path) -> pd.DataFrame:
-    """Run a config on its (in-process) job module into ``run_path``; return its summary table."""
+def run_config(config: Config, run_path: Path, plots: bool = True) -> pd.DataFrame:
+    """Run a config on its (in-process) job module into ``run_path``; return its summary table
+    (``plots``: with the run's figures)."""
     transport = LocalTransport()
     module = open_module(config, transport)
     meta = {**machine_metadata(), "config_file": config.source,
@@ -131,7 +132,7 @@ def run_config(config: Config, run_path: Path) -> pd.DataFrame:
         bar.close()
         module.close()
         run.release()
-    return write_report(run_path, plots=True)
+    return write_report(run_path, plots=plots)
 
 
 def extreme_row(summary: pd.DataFrame, column: str, how: str, scenario: str) -> pd.Series:
@@ -261,13 +262,39 @@ def fig4_rows(half: HalfMemory) -> list[Row]:
             def lowest(sample: Sample, scenario: str = scenario) -> float:
                 return sample.lowest_dynamicity(scenario)
             rows.append(Row(
-                Claim(f"dynamicity, {scenario}, lowest, {here}",
+                Claim(fig_4_item(scenario, here),
                       "Fig. 4 (c) of 001, sec. 4.4: \"as low as 52%, 63% and 49%\"",
                       f"eq. (2) of 001 from one node's measured slowdowns on Table 2's timeline, "
                       f"{scenario}, min over n_a 1-6", paper, factor(paper, 1.25, READ_OFF)),
                 Measured.t_interval(half.values(large, lowest), "rounds"),
                 note=f"{mean_at(half, small, lowest):.3g} at {there} (mean); {context}"))
     return rows
+
+
+def fig_3_item(entry: tuple[str, str, str, float, str]) -> str:
+    """The item of a claim of :data:`FIG_3`: its text after the figure's name."""
+    return entry[4].split(" of 001: ")[1]
+
+
+def fig_4_item(scenario: str, footprint: str) -> str:
+    """The item of fig. 4 (c)'s claim on ``scenario``'s lowest dynamicity at ``footprint`` (as
+    :func:`share` words it)."""
+    return f"dynamicity, {scenario}, lowest, {footprint}"
+
+
+def paper_lines(rows: list[Row]) -> dict[str, dict[str, list[tuple[str, float]]]]:
+    """The paper's values of figs. 3-4's claims in ``rows``, by figure, for the run's three-panel
+    figure: by metric, (scenario, the claim's paper value)."""
+    claims = {row.claim.item: row.claim for row in rows}
+    places = [("fig3", entry[0], entry[2], fig_3_item(entry)) for entry in FIG_3]
+    for scenario, _ in FIG_4_DYNAMICITY:  # the paper's value is the same at every measured footprint
+        item = next((item for item in claims if item.startswith(fig_4_item(scenario, ""))), None)
+        if item is not None:
+            places.append(("fig4", "dynamicity", scenario, item))
+    lines: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    for figure, metric, scenario, item in places:
+        lines.setdefault(figure, {}).setdefault(metric, []).append((scenario, claims[item].paper_value))
+    return lines
 
 
 def rows_of(predicted: dict[str, pd.DataFrame], samples: dict[str, pd.DataFrame],
@@ -278,8 +305,9 @@ def rows_of(predicted: dict[str, pd.DataFrame], samples: dict[str, pd.DataFrame]
     (``half``); what the model cannot vary (the scale) is setup."""
     fig3, fig4, fig5 = predicted["fig3"], predicted["fig4"], predicted["fig5"]
     rows = []
-    for column, how, scenario, paper, item in FIG_3:
-        figure, what = item.split(" of 001: ")
+    for entry in FIG_3:
+        column, how, scenario, paper, item = entry
+        figure, what = item.split(" of 001: ")[0], fig_3_item(entry)
         rule = (loss_factor(paper, 1.5, READ_OFF) if column.startswith("slowdown")
                 else factor(paper, 1.25, READ_OFF))
         note = f"prediction (no noise): {extreme(fig3, column, how, scenario):.3g}"
@@ -314,11 +342,19 @@ def reproduce_001(out_dir: Path, full: bool) -> Reproduction:
     3 samples) and ``out_dir/fig3-prediction`` .. (without); compare with sec. 4.4."""
     base = load_config(CONFIGS / "paper-simulated.yaml")
     half = read_half_memory(HALF_MEMORY)
-    samples = {s.figure: run_config(s.config(base, noise=True), out_dir / s.figure) for s in SETUPS}
+    samples = {s.figure: run_config(s.config(base, noise=True), out_dir / s.figure, plots=False)
+               for s in SETUPS}
     predicted = {s.figure: run_config(s.config(base, noise=False), out_dir / f"{s.figure}-prediction")
                  for s in SETUPS}
     measured = base.job_module.options["footprint"]
     rows, setup = rows_of(predicted, samples, read_footprint(Path(measured)), half)
+    lines = paper_lines(rows)
+    from djsb.report.plots import plot_summary  # matplotlib is imported only when drawing
+
+    for s in SETUPS:
+        run = out_dir / s.figure
+        plot_summary(samples[s.figure], run / "figures", run.name, pd.read_csv(run / "samples.csv"),
+                     lines.get(s.figure))
     return Reproduction(
         "001", "DJSB: Dynamic Job Scheduling Benchmark",
         "Figs. 3-5's setups (1,024 CPUs with 4 and 16 GiB of simulation memory per node, 512 CPUs "
@@ -331,5 +367,6 @@ def reproduce_001(out_dir: Path, full: bool) -> Reproduction:
         "bench/bench_half_memory.py).",
         rows,
         [Figure(Path(f"{s.figure}/figures/djsb.png"), f"Fig. {s.figure[-1]} (a)-(c) of 001",
-                "slowdowns of the simulation and the analytics, and dynamicity") for s in SETUPS],
+                "slowdowns of the simulation and the analytics, and dynamicity (dashed: the values sec. "
+                "4.4 reads off the paper's figure)") for s in SETUPS],
         setup)

@@ -25,8 +25,12 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
 
 SHAPE, STRATEGY, SUBMIT = "workflow.shape", "workflow.strategy", "workflow.submit"
 RUN_TIME, CPUS, FAIRSHARE = "workflow.run_time", "workflow.cpus", "workflow.fairshare_target"
@@ -91,9 +95,9 @@ def fit_exponential(x: Sequence[float], y: Sequence[float]) -> tuple[float, floa
     return a, b_of(a)
 
 
-def write_static_report(sweep_csv: Path, out_dir: Path) -> Path:
+def write_static_report(sweep_csv: Path, out_dir: Path, paper_fit: tuple[float, float] | None = None) -> Path:
     """Tables A.1-A.4 (one CSV per run time), Table 4.1, the fit of eq. 4.1 (fit.json) and figs. 4.1
-    and 4.3 (PNG) into ``out_dir``."""
+    and 4.3 (PNG) into ``out_dir``; ``paper_fit``: the thesis' (a, b) of eq. 4.1, drawn on fig. 4.1."""
     sweep = pd.read_csv(sweep_csv)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -105,13 +109,19 @@ def write_static_report(sweep_csv: Path, out_dir: Path) -> Path:
     a, b = fit_exponential(fitted[FAIRSHARE], fitted["Tq_mean"])
     fit = {"a": a, "b": b, "from_fairshare": FIT_FROM}
     (out_dir / "fit.json").write_text(json.dumps(fit, indent=2) + "\n")
-    _plots(sweep, cells, a, b, out_dir, run=Path(sweep_csv).resolve().parent.name)
+    run = Path(sweep_csv).resolve().parent.name
+    from djsb.plotting import save  # matplotlib is imported only when drawing
+
+    save(fit_figure(cells, (a, b), run, paper_fit), out_dir / "wait_vs_fairshare.png")
+    save(boxplot_figure(sweep, run), out_dir / "wait_boxplots.png")
     return out_dir
 
 
-def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir: Path, run: str) -> None:
-    """Figs. 4.1 and 4.3 of 004 into ``out_dir``, titled with the sweep's name ``run``."""
-    from djsb.plotting import plt, save  # matplotlib is imported only when drawing
+def fit_figure(cells: pd.DataFrame, fit: tuple[float, float], run: str,
+               paper_fit: tuple[float, float] | None = None) -> MplFigure:
+    """Fig. 4.1 of 004 titled with the sweep's name ``run``: each cell's mean wait against fair share,
+    our eq. 4.1 ``fit`` (a, b) and, dashed, the thesis' ``paper_fit`` over the same fair shares."""
+    from djsb.plotting import paper_curve, plt  # matplotlib is imported only when drawing
 
     # One panel per run time and one line per CPU count (20 lines in one panel hid each other), the
     # fit in every panel, the legend beside the panels rather than over the data.
@@ -120,13 +130,16 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     fig, axes = plt.subplots(1, len(run_times), figsize=(3.4 * len(run_times) + 1.6, 4), sharey=True,
                              constrained_layout=True, squeeze=False)
     xs = [FIT_FROM + k * (1 - FIT_FROM) / 100 for k in range(101)]
+    a, b = fit
     for ax, run_time in zip(axes[0], run_times, strict=True):
         for rank, cpus in enumerate(cpu_counts):
             cell = cells[(cells[RUN_TIME] == run_time) & (cells[CPUS] == cpus)].sort_values(FAIRSHARE)
             ax.plot(cell[FAIRSHARE], cell["Tq_mean"], marker="os^Dv"[rank % 5], markersize=4, linewidth=0.9,
                     color=colours[rank], label=f"{cpus:g} CPUs")
-        ax.plot(xs, [b * math.exp(-a * x) for x in xs], "k--", linewidth=1.2,
+        ax.plot(xs, [b * math.exp(-a * x) for x in xs], color="tab:red", linewidth=1.2,
                 label=f"eq. 4.1 fit: {b:.5g} e^(-{a:.4g} x)")
+        if paper_fit is not None:
+            paper_curve(ax, xs, [paper_fit[1] * math.exp(-paper_fit[0] * x) for x in xs])
         waits = cells[cells[RUN_TIME] == run_time].groupby(FAIRSHARE)["Tq_mean"]
         spread = waits.max() - waits.min()
         ax.text(0.97, 0.95, f"CPU counts differ by\nat most {spread.max():.3g} s", transform=ax.transAxes,
@@ -136,8 +149,14 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean wait over the workloads (s)")
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside right center", fontsize=8)
-    fig.suptitle(f"{run}: the workflow's mean wait against its fair share (004 fig. 4.1)")
-    save(fig, out_dir / "wait_vs_fairshare.png")
+    title = f"{run}: the workflow's mean wait against its fair share (004 fig. 4.1"
+    fig.suptitle(title + (f"; paper: {paper_fit[1]:.5g} e^(-{paper_fit[0]:.4g} x))" if paper_fit else ")"))
+    return fig
+
+
+def boxplot_figure(sweep: pd.DataFrame, run: str) -> MplFigure:
+    """Fig. 4.3 of 004 titled with the sweep's name ``run``: the wait per fair share."""
+    from djsb.plotting import plt  # matplotlib is imported only when drawing
 
     shares = sorted(sweep[FAIRSHARE].unique())
     fig, ax = plt.subplots(figsize=(9, 4))
@@ -147,7 +166,7 @@ def _plots(sweep: pd.DataFrame, cells: pd.DataFrame, a: float, b: float, out_dir
     ax.set_ylabel("wait time (s)")
     ax.set_title(f"{run}: wait per fair share, all job configurations (004 fig. 4.3)")
     fig.tight_layout()
-    save(fig, out_dir / "wait_boxplots.png")
+    return fig
 
 
 def dynamic_tables(sweep: pd.DataFrame) -> pd.DataFrame:
