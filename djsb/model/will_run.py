@@ -123,7 +123,7 @@ class WillRunTest:
             free, has_free = list(state.node_free), bytearray(state.node_has_free)
             for node in self.nodes - usable:
                 free[node] = has_free[node] = 0
-            on_usable = [_on(holding, usable) for holding in self.holdings if not usable.isdisjoint(holding[3])]
+            on_usable = [_on(held, usable) for held in self.holdings if not usable.isdisjoint(held[3])]
             base = self.usable[usable] = (free, has_free, sum(f for f in free if f > 0), on_usable)
         return base
 
