@@ -200,12 +200,11 @@ def _on(holding: _Held, usable: frozenset[int]) -> _OnUsable:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Hold:
-    """Whole nodes a reservation keeps over ``[begin, end)`` (``mask``: the same nodes as bits)."""
+    """Whole nodes a reservation keeps over ``[begin, end)`` (``nodes``: a bit mask, bit i for node i)."""
 
     begin: float
     end: float
-    nodes: frozenset[int]
-    mask: int
+    nodes: int
 
 
 class NodeSpace:
@@ -232,15 +231,14 @@ class NodeSpace:
         begin = max(self._floor(start), self.origin)
         return begin, max(self._floor(end), begin + self.resolution)
 
-    def reserve(self, nodes: Iterable[int], start: float, end: float) -> Hold:
-        """Keep ``nodes`` whole for a run planned over ``[start, end)``."""
-        kept = frozenset(nodes)
-        hold = Hold(*self.window(start, end), kept, node_mask(kept))
+    def reserve(self, nodes: Iterable[int] | Placement, start: float, end: float) -> Hold:
+        """Keep ``nodes`` (or those of a placement) whole for a run planned over ``[start, end)``."""
+        hold = Hold(*self.window(start, end), node_mask(nodes))
         self.holds.append(hold)
         first, stop = self._split(hold.begin), self._split(hold.end)
         reserved = self.reserved
         for k in range(first, stop):
-            reserved[k] |= hold.mask
+            reserved[k] |= hold.nodes
         return hold
 
     def _split(self, t: float) -> int:
@@ -281,17 +279,21 @@ class NodeSpace:
             free, k = successor, k + 1
         return _nodes_of(avail), later
 
-    def overlaps(self, nodes: Iterable[int], start: float, end: float) -> bool:
-        """Whether a run over ``[start, end)`` on ``nodes`` would use a reserved node (both rounded
-        as a reservation is: backfill.c ``_test_resv_overlap``)."""
+    def overlaps(self, nodes: Iterable[int] | Placement, start: float, end: float) -> bool:
+        """Whether a run over ``[start, end)`` on ``nodes`` (or those of a placement) would use a
+        reserved node (both rounded as a reservation is: backfill.c ``_test_resv_overlap``)."""
         begin, stop = self.window(start, end)
         wanted = node_mask(nodes)
-        return any(hold.end > begin and hold.begin < stop and hold.mask & wanted for hold in self.holds)
+        return any(hold.end > begin and hold.begin < stop and hold.nodes & wanted for hold in self.holds)
 
 
-def node_mask(nodes: Iterable[int]) -> int:
-    """``nodes`` as a bit mask: bit i set for node i."""
+def node_mask(nodes: Iterable[int] | Placement) -> int:
+    """``nodes`` (or the nodes of a placement, from its runs) as a bit mask: bit i set for node i."""
     mask = 0
+    if isinstance(nodes, Placement):
+        for first, count, _ in nodes.runs:
+            mask |= ((1 << count) - 1) << first
+        return mask
     for node in nodes:
         mask |= 1 << node
     return mask
