@@ -221,6 +221,8 @@ class NodeSpace:
         self.holds: list[Hold] = []
         self.bounds: list[float] = [self.origin]
         self.reserved: list[int] = [0]
+        self.sets: dict[int, frozenset[int]] = {}
+        """The nodes of each mask a scan gave, one set object per mask (its hash is then computed once)."""
 
     def _floor(self, t: float) -> float:
         res = self.resolution
@@ -277,7 +279,10 @@ class NodeSpace:
                 break
             avail &= free
             free, k = successor, k + 1
-        return _nodes_of(avail), later
+        found = self.sets.get(avail)
+        if found is None:
+            found = self.sets[avail] = _nodes_of(avail)
+        return found, later
 
     def overlaps(self, nodes: Iterable[int] | Placement, start: float, end: float) -> bool:
         """Whether a run over ``[start, end)`` on ``nodes`` (or those of a placement) would use a
@@ -305,9 +310,8 @@ def _mask_of(nodes: tuple[int, ...]) -> int:
     return node_mask(nodes)
 
 
-@functools.lru_cache(maxsize=4096)
 def _nodes_of(mask: int) -> frozenset[int]:
-    """The nodes of a bit mask, one set object per mask (its hash is then computed once)."""
+    """The nodes of a bit mask."""
     nodes = []
     while mask:
         low = mask & -mask
