@@ -31,11 +31,12 @@ So :class:`~djsb.model.invariants.InvariantChecker` checks the starts of such a 
 oversubscribed) but not its reservations, whose invariants hold for the model's own planner only.
 
 Costs grow with the reservations of a pass times the running jobs. A pass keeps what only its own
-starts change (:class:`WillRunTest`) and the table as split slots (:class:`NodeSpace`), allocates a
-trace job only once the usable nodes free as many slots as its CPUs, and stops walking the queue
-where no job left could fit the free capacity: ``djsb simulate`` of KTH-SP2's first 10,000 jobs
-under ``marenostrum4`` takes about 2.3 times as long as with the model's own planner (wall and CPU
-time, bench/bench_simulate.py).
+starts change (:class:`WillRunTest`, with each running job's slots on each usable set listed once)
+and the table as split slots of node bit masks (:class:`NodeSpace`), allocates a trace job only
+once the usable nodes free as many slots as its CPUs, and stops walking the queue where no job left
+could fit the free capacity: ``djsb simulate`` of KTH-SP2's first 10,000 jobs under
+``marenostrum4`` takes about 2.5 times the CPU time it takes with the model's own planner
+(bench/bench_simulate.py).
 """
 
 from __future__ import annotations
