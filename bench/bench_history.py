@@ -14,12 +14,20 @@ times, and prints the wall time of each run, the best, and the peak resident mem
 (``ru_maxrss``). Exits 1 when the best run exceeds ``--limit`` seconds (120 by default: the target
 for a 600,000-job history).
 
-Usage: python3 bench/bench_history.py [--copies 5] [--reps 1] [--limit 120] [--keep DIR]
+With ``--before TREE`` (another source tree, e.g. ``git archive main | tar -x -C DIR``) the two trees
+run side by side instead, alternating run after run, each with its tree first on ``PYTHONPATH``
+under ``nice``: each prints its best CPU time (user + system: on a shared machine wall time mostly
+measures the other processes) and wall time of ``--reps`` runs, the ratio of the two, and whether
+every output file (jobs.csv, errors.csv, summary.csv...) is byte for byte the same: a speed-up must
+not move any start.
+
+Usage: python3 bench/bench_history.py [--copies 5] [--reps 1] [--limit 120] [--keep DIR] [--before TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import gzip
 import os
 import resource
@@ -92,12 +100,49 @@ def write_dump(path: Path, copies: int) -> int:
     return written
 
 
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Run ``command`` (exit 2 on failure); its wall and CPU seconds and its standard output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        print(done.stderr, file=sys.stderr)
+        raise SystemExit(2)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stdout
+
+
+def side_by_side(command: list[str], work: Path, before: Path, reps: int) -> None:
+    """Time ``command`` (without its output directory) with ``before`` and this tree first on the
+    path, alternating, and compare their output files."""
+    trees = {"before": before.resolve(), "after": ROOT}
+    best: dict[str, tuple[float, float]] = {}
+    for rep in range(reps):
+        for label, tree in trees.items():
+            wall, cpu, _ = timed(["nice", *command, "-o", str(work / label), "--force"],
+                                 {**os.environ, "PYTHONPATH": str(tree)})
+            print(f"{label} run {rep + 1}: {cpu:.1f} s CPU, {wall:.1f} s wall; load average "
+                  f"{os.getloadavg()[0]:.2f}", flush=True)
+            cpu_best, wall_best = best.get(label, (cpu, wall))
+            best[label] = (min(cpu, cpu_best), min(wall, wall_best))
+    names = sorted(path.name for path in (work / "before").iterdir() if path.is_file())
+    differ = [name for name in names if not filecmp.cmp(work / "before" / name, work / "after" / name,
+                                                        shallow=False)]
+    print(f"best of {reps}: before {best['before'][0]:.1f} s CPU ({best['before'][1]:.1f} s wall), after "
+          f"{best['after'][0]:.1f} s CPU ({best['after'][1]:.1f} s wall): "
+          f"{best['before'][0] / best['after'][0]:.2f}x CPU; outputs "
+          f"{'the same' if not differ else 'DIFFERENT: ' + ', '.join(differ)} ({', '.join(names)})")
+    print(f"peak memory {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f} MB (either tree)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=5)
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--limit", type=float, default=120.0)
     parser.add_argument("--keep", type=Path, help="keep the dump, slurm.conf and output here")
+    parser.add_argument("--before", type=Path, help="a source tree to run side by side with this one")
     args = parser.parse_args()
     if not TRACE.is_file():
         print(f"skipped: {TRACE} not found", file=sys.stderr)
@@ -110,21 +155,21 @@ def main() -> int:
     conf.write_text(SLURM_CONF)
     print(f"{jobs} jobs written as a sacct dump ({dump.stat().st_size / 1e6:.1f} MB gzip) in "
           f"{time.perf_counter() - began:.1f} s; load average {os.getloadavg()[0]:.2f}")
-    djsb = ROOT / ".venv" / "bin" / "djsb"
-    command = [str(djsb) if djsb.exists() else "djsb", "history", str(dump), "--slurm-conf", str(conf), "-q"]
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    command = [*pin, sys.executable, "-m", "djsb", "history", str(dump), "--slurm-conf", str(conf), "-q"]
+    if args.before is not None:
+        side_by_side(command, work, args.before, args.reps)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     times = []
     for rep in range(args.reps):
         out = work / f"out-{rep}"
         shutil.rmtree(out, ignore_errors=True)
-        began = time.perf_counter()
-        done = subprocess.run([*pin, *command, "-o", str(out)], capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - began)
-        if done.returncode != 0:
-            print(done.stderr, file=sys.stderr)
-            return 2
+        wall, _, stdout = timed([*command, "-o", str(out)], {**os.environ, "PYTHONPATH": str(ROOT)})
+        times.append(wall)
         print(f"run {rep + 1}: {times[-1]:.1f} s wall (one CPU)")
-        print(done.stdout.strip())
+        print(stdout.strip())
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     best = min(times)
     print(f"best {best:.1f} s for {jobs} jobs (limit {args.limit:g} s); peak memory {peak:.0f} MB; "

@@ -68,7 +68,7 @@ def worker(config: Path, output: Path) -> dict[str, float]:
     from djsb.cli import main
 
     started = time.perf_counter()
-    code = main(["simulate", str(config), "-o", str(output)])
+    code = main(["simulate", str(config), "-o", str(output), "--force"])  # the same directory every try
     if code:
         raise SystemExit(code)
     return {"seconds": time.perf_counter() - started,

@@ -518,6 +518,7 @@ def command_history(args: argparse.Namespace) -> int:
         replayed = replay_history(files, window=args.window, step=args.step, settings=changes,
                                   on_progress=progress)
         for bar in bars:
+            bar.update(bar.total)  # the replay ends between two reports: its end is shown once
             bar.close()
         return replayed
 

@@ -20,6 +20,7 @@ from test_cli_errors import one_line_failure
 from djsb.calibrate.history import submit_options, unmodelled
 from djsb.calibrate.slurm_conf import parse_slurm_conf
 from djsb.cli import main
+from djsb.model import simulation
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
 DUMP = FIXTURES / "minicluster-22.05-allocations.txt"
@@ -70,6 +71,17 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     assert summary[summary["group_by"] == "size"]["jobs"].sum() == 81
     jobs = pd.read_csv(out / "jobs.csv")
     assert set(jobs["job_id"]) == set(waits)
+
+
+def test_the_progress_of_a_replay_ends_with_every_job_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # reported every 50 events, the replay of the dump's 81 jobs ends between two reports: its last
+    # line still says all of them are done
+    monkeypatch.setattr(simulation, "PROGRESS_EVERY", 50)
+    assert main(["history", str(DUMP), "--slurm-conf", str(CONF), "--window", "600", "--step", "60",
+                 "-o", str(tmp_path / "history")]) == 0
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("djsb: jobs ")]
+    assert progress and progress[-1].startswith("djsb: jobs 81/81 (100%), done in ")
 
 
 def test_a_slurm_conf_that_does_not_parse_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

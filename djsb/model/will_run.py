@@ -31,17 +31,19 @@ So :class:`~djsb.model.invariants.InvariantChecker` checks the starts of such a 
 oversubscribed) but not its reservations, whose invariants hold for the model's own planner only.
 
 Costs grow with the reservations of a pass times the running jobs. A pass keeps what only its own
-starts change (:class:`WillRunTest`) and the table as split slots (:class:`NodeSpace`), allocates a
-trace job only once the usable nodes free as many slots as its CPUs, and stops walking the queue
-where no job left could fit the free capacity: ``djsb simulate`` of KTH-SP2's first 10,000 jobs
-under ``marenostrum4`` takes about 2.3 times as long as with the model's own planner (wall and CPU
-time, bench/bench_simulate.py).
+starts change (:class:`WillRunTest`, with each running job's slots on each usable set listed once)
+and the table as split slots of node bit masks (:class:`NodeSpace`), allocates a trace job only
+once the usable nodes free as many slots as its CPUs, and stops walking the queue where no job left
+could fit the free capacity: ``djsb simulate`` of KTH-SP2's first 10,000 jobs under
+``marenostrum4`` takes about 2.5 times the CPU time it takes with the model's own planner
+(bench/bench_simulate.py).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from bisect import bisect_right, insort
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -83,9 +85,9 @@ class WillRunTest:
         """The select plugin's view: capacity free in every partition, the free slots and memory
         per node of the instant tested (set by :meth:`view` before each allocation)."""
         self.select.partitions = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
-        self.usable: dict[frozenset[int], tuple[list[int], bytearray, int, list[_Held]]] = {}
+        self.usable: dict[frozenset[int], tuple[list[int], bytearray, int, list[_OnUsable]]] = {}
         """Per usable set: its free slots now (0 on the other nodes), which of them have one, their
-        positive sum, and the running jobs on it."""
+        positive sum, and the running jobs on it (what each holds there alone)."""
         self.answers: dict[tuple[frozenset[int], Hashable], tuple[float, Placement] | None] = {}
 
     def started(self, holding: Holding) -> None:
@@ -115,14 +117,14 @@ class WillRunTest:
             self.answers[memo] = self._test(usable, allocate, slots)
         return self.answers[memo]
 
-    def _base(self, usable: frozenset[int]) -> tuple[list[int], bytearray, int, list[_Held]]:
+    def _base(self, usable: frozenset[int]) -> tuple[list[int], bytearray, int, list[_OnUsable]]:
         base = self.usable.get(usable)
         if base is None:
             state = self.state
             free, has_free = list(state.node_free), bytearray(state.node_has_free)
             for node in self.nodes - usable:
                 free[node] = has_free[node] = 0
-            on_usable = [h for h in self.holdings if not usable.isdisjoint(h[3])]
+            on_usable = [_on(held, usable) for held in self.holdings if not usable.isdisjoint(held[3])]
             base = self.usable[usable] = (free, has_free, sum(f for f in free if f > 0), on_usable)
         return base
 
@@ -139,16 +141,15 @@ class WillRunTest:
         window, aligned, k = WILL_RUN_WINDOW, None, 0
         while k < len(pending):
             while True:
-                end, held, held_memory, _ = pending[k]
+                end, held = pending[k]
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
-                for i, (node, count) in enumerate(held):
-                    if node in usable:
-                        free[node] += count
-                        offered += count  # a bound: what the node offers grows by at most this
-                        has_free[node] = free[node] > 0
-                        if held_memory is not None and memory[node] is not None:
-                            memory[node] = memory[node] + held_memory[i]  # type: ignore[operator]
+                for node, count, held_memory in held:
+                    free[node] += count
+                    offered += count  # a bound: what the node offers grows by at most this
+                    has_free[node] = free[node] > 0
+                    if held_memory is not None and memory[node] is not None:
+                        memory[node] = memory[node] + held_memory  # type: ignore[operator]
                 last, k = end, k + 1
                 if k == len(pending) or pending[k][0] > aligned + window:
                     break
@@ -186,28 +187,43 @@ def _end_of(holding: _Held) -> float:
     return holding[0]
 
 
+_OnUsable = tuple[float, list[tuple[int, int, float | None]]]
+"""A running job as seen on some usable nodes: its expected end and ``(node, slots, memory)`` on
+each of its nodes among them (memory None: the job holds none there)."""
+
+
+def _on(holding: _Held, usable: frozenset[int]) -> _OnUsable:
+    """What ``holding`` holds on the nodes ``usable``."""
+    end, held, memory, _ = holding
+    return end, [(node, count, None if memory is None else memory[i])
+                 for i, (node, count) in enumerate(held) if node in usable]
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Hold:
-    """Whole nodes a reservation keeps over ``[begin, end)``."""
+    """Whole nodes a reservation keeps over ``[begin, end)`` (``nodes``: a bit mask, bit i for node i)."""
 
     begin: float
     end: float
-    nodes: frozenset[int]
+    nodes: int
 
 
 class NodeSpace:
     """One pass's reservations (backfill.c ``node_space``): whole nodes over rounded windows.
 
     The table is kept as its slots, split where a reservation begins or ends (``bounds``: each
-    slot's begin, the last one running to the end of time; ``reserved``: the nodes each keeps), so
-    a reservation updates the slots it covers and a scan reads the slots from its start on."""
+    slot's begin, the last one running to the end of time; ``reserved``: the nodes each keeps, as a
+    bit mask: bit i for node i), so a reservation updates the slots it covers and a scan reads the
+    slots from its start on with integer operations, whatever the node count."""
 
     def __init__(self, now: float, resolution: float) -> None:
         self.resolution = resolution
         self.origin = self._floor(now)
         self.holds: list[Hold] = []
         self.bounds: list[float] = [self.origin]
-        self.reserved: list[frozenset[int]] = [frozenset()]
+        self.reserved: list[int] = [0]
+        self.sets: dict[int, frozenset[int]] = {}
+        """The nodes of each mask a scan gave, one set object per mask (its hash is then computed once)."""
 
     def _floor(self, t: float) -> float:
         res = self.resolution
@@ -218,13 +234,14 @@ class NodeSpace:
         begin = max(self._floor(start), self.origin)
         return begin, max(self._floor(end), begin + self.resolution)
 
-    def reserve(self, nodes: Iterable[int], start: float, end: float) -> Hold:
-        """Keep ``nodes`` whole for a run planned over ``[start, end)``."""
-        hold = Hold(*self.window(start, end), frozenset(nodes))
+    def reserve(self, nodes: Iterable[int] | Placement, start: float, end: float) -> Hold:
+        """Keep ``nodes`` (or those of a placement) whole for a run planned over ``[start, end)``."""
+        hold = Hold(*self.window(start, end), node_mask(nodes))
         self.holds.append(hold)
         first, stop = self._split(hold.begin), self._split(hold.end)
+        reserved = self.reserved
         for k in range(first, stop):
-            self.reserved[k] = self.reserved[k] | hold.nodes
+            reserved[k] |= hold.nodes
         return hold
 
     def _split(self, t: float) -> int:
@@ -245,27 +262,60 @@ class NodeSpace:
         end of the first slot after ``start`` whose successor offers a node of ``nodes`` that the
         slots scanned so far do not (None: trying later cannot help). A slot is looked at for the
         next try before its overlap test, so the first slot past the window counts too."""
-        usable = frozenset(nodes)
+        usable = _mask_of(nodes if isinstance(nodes, tuple) else tuple(nodes))
         bounds, reserved = self.bounds, self.reserved
         last = len(bounds) - 1
         k = max(bisect_right(bounds, start) - 1, 0)  # the first slot ending after start
         avail, later = usable, None
-        free = usable - reserved[k]
+        free = usable & ~reserved[k]
         while True:
-            successor = usable - reserved[k + 1] if k < last else None
-            if later is None and successor is not None and not successor <= avail & free:
+            if k == last:
+                if bounds[k] <= end:
+                    avail &= free
+                break
+            successor = usable & ~reserved[k + 1]
+            if later is None and successor & ~(avail & free):
                 later = bounds[k + 1]
             if bounds[k] > end:
                 break
             avail &= free
-            if successor is None:
-                break
             free, k = successor, k + 1
-        return avail, later
+        found = self.sets.get(avail)
+        if found is None:
+            found = self.sets[avail] = _nodes_of(avail)
+        return found, later
 
-    def overlaps(self, nodes: Iterable[int], start: float, end: float) -> bool:
-        """Whether a run over ``[start, end)`` on ``nodes`` would use a reserved node (both rounded
-        as a reservation is: backfill.c ``_test_resv_overlap``)."""
+    def overlaps(self, nodes: Iterable[int] | Placement, start: float, end: float) -> bool:
+        """Whether a run over ``[start, end)`` on ``nodes`` (or those of a placement) would use a
+        reserved node (both rounded as a reservation is: backfill.c ``_test_resv_overlap``)."""
         begin, stop = self.window(start, end)
-        wanted = frozenset(nodes)
+        wanted = node_mask(nodes)
         return any(hold.end > begin and hold.begin < stop and hold.nodes & wanted for hold in self.holds)
+
+
+def node_mask(nodes: Iterable[int] | Placement) -> int:
+    """``nodes`` (or the nodes of a placement, from its runs) as a bit mask: bit i set for node i."""
+    mask = 0
+    if isinstance(nodes, Placement):
+        for first, count, _ in nodes.runs:
+            mask |= ((1 << count) - 1) << first
+        return mask
+    for node in nodes:
+        mask |= 1 << node
+    return mask
+
+
+@functools.lru_cache(maxsize=256)
+def _mask_of(nodes: tuple[int, ...]) -> int:
+    """:func:`node_mask` of a partition's nodes, made once per partition."""
+    return node_mask(nodes)
+
+
+def _nodes_of(mask: int) -> frozenset[int]:
+    """The nodes of a bit mask."""
+    nodes = []
+    while mask:
+        low = mask & -mask
+        nodes.append(low.bit_length() - 1)
+        mask ^= low
+    return frozenset(nodes)

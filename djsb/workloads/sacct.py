@@ -60,12 +60,10 @@ with the time they really ran.
 
 from __future__ import annotations
 
-import calendar
 import math
 import os
 import re
-from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from operator import attrgetter
 
 from djsb.errors import TraceError
@@ -90,6 +88,8 @@ _MEM_SCALE = {"": 1.0, "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
 _LEADING_DIGITS = re.compile(r"\d+")
 _SCHED_FLAGS = {f"sched{name}": name for name in STARTED_BY}
+_EPOCH = datetime(1970, 1, 1)
+_SECOND = timedelta(seconds=1)
 
 
 def parse_sacct_time(text: str) -> float | None:
@@ -105,7 +105,7 @@ def parse_sacct_time(text: str) -> float | None:
     stamp = datetime.fromisoformat(value)
     if stamp.tzinfo is not None:
         return stamp.timestamp()
-    return calendar.timegm(stamp.timetuple()) + stamp.microsecond / 1e6
+    return (stamp - _EPOCH) // _SECOND + stamp.microsecond / 1e6  # whole seconds exactly, as timegm
 
 
 def parse_timelimit(text: str) -> float | None:
@@ -197,11 +197,12 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
     width = len(names)
 
-    Parsed = tuple[int | None, str, TraceJob, str, RecordedOutcome | None]
+    Parsed = tuple[int | None, str, _Job, str, _Outcome | None]
 
     def parse(lineno: int, raw: str) -> Parsed | Skip | None:
-        """(id or None for a fresh one, JobID text, job, state, what was recorded of its scheduling
-        in absolute times or None without a Start column) of one line, or why it is skipped."""
+        """(id or None for a fresh one, JobID text, the job's fields after its id, state, the fields
+        of what was recorded of its scheduling or None without a Start column) of one line, in
+        absolute times, or why it is skipped."""
         nonlocal max_numeric
         if not raw.strip():
             return None
@@ -281,9 +282,9 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             uid = g_uid(row).strip()
             user = f"u{uid}" if uid.isdigit() else UNKNOWN
         account = g_account(row).strip() or UNKNOWN
-        job = TraceJob(-1 if job_id is None else job_id, submit, max(run, 0.0), cpus, limit, memory, nodes,
-                       user, account, g_partition(row).strip() or None, g_qos(row).strip() or None)
-        outcome = None if start is None else RecordedOutcome(
+        job = (submit, max(run, 0.0), cpus, limit, memory, nodes, user, account,
+               g_partition(row).strip() or None, g_qos(row).strip() or None)
+        outcome = None if start is None else (
             start, eligible, started_by(g_flags(row)), state, g_reason(row).strip(), priority,
             g_nodelist(row).strip(), g_submit_line(row).strip())
         return job_id, job_text, job, state, outcome
@@ -292,7 +293,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
                                      kind="sacct --parsable2 output", start=header_index + 2)
 
     next_id = max_numeric + 1
-    origin = min((job.submit for _, _, job, _, _ in accepted), default=0.0)
+    origin = min((job[0] for _, _, job, _, _ in accepted), default=0.0)
     jobs: list[TraceJob] = []
     extra: dict[int, dict[str, str]] = {}
     recorded: dict[int, RecordedOutcome] = {}
@@ -300,11 +301,11 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         if job_id is None:
             job_id = next_id
             next_id += 1
-        jobs.append(replace(job, job_id=job_id, submit=job.submit - origin))
+        jobs.append(TraceJob(job_id, job[0] - origin, *job[1:]))
         if outcome is not None:
-            eligible = outcome.eligible
-            recorded[job_id] = replace(outcome, start=outcome.start - origin,
-                                       eligible=None if eligible is None else eligible - origin)
+            eligible = outcome[1]
+            recorded[job_id] = RecordedOutcome(outcome[0] - origin,
+                                               None if eligible is None else eligible - origin, *outcome[2:])
         if keep_extra:
             info = {"State": state} if state else {}
             if job_text != str(job_id):
@@ -314,6 +315,12 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     jobs.sort(key=attrgetter("submit", "job_id"))
     return Workload(jobs, {"Fields": "|".join(n.strip() for n in names)}, skipped, source, extra, origin,
                     recorded)
+
+
+_Job = tuple[float, float, int, float | None, float | None, int | None, str, str, str | None, str | None]
+"""A parsed job's :class:`TraceJob` fields after its id, its submission in absolute time."""
+_Outcome = tuple[float, float | None, str | None, str, str, int | None, str, str]
+"""A parsed job's :class:`RecordedOutcome` fields, its times absolute."""
 
 
 def started_by(flags: str) -> str | None:

@@ -53,7 +53,7 @@ class WillRunPlanner(BackfillPlanner):
                 test.started((self.expected_end(job), job.alloc, job.memory))
             elif reserved.get(job.part.index, 0) < view.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
-                space.reserve((node for node, _ in alloc), start, start + job.plan)
+                space.reserve(alloc, start, start + job.plan)
 
     def _try_later(self, job: SimJob, space: NodeSpace, test: WillRunTest, now: float,
                    horizon: float) -> tuple[float, Placement] | None:
@@ -76,7 +76,7 @@ class WillRunPlanner(BackfillPlanner):
                 continue
             if start > horizon:
                 return None
-            if space.overlaps((node for node, _ in alloc), start, start + job.plan):
+            if space.overlaps(alloc, start, start + job.plan):
                 later = start if start > start_res else None
                 continue
             return start, alloc
