@@ -504,7 +504,7 @@ def command_history(args: argparse.Namespace) -> int:
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,
-                      Path(args.qos) if args.qos else None)
+                      Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None)
     settings = what_if_settings(args.set or [])
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
@@ -516,7 +516,7 @@ def command_history(args: argparse.Namespace) -> int:
             bars[0].update(done)
 
         replayed = replay_history(files, window=args.window, step=args.step, settings=changes,
-                                  on_progress=progress)
+                                  start=args.start, on_progress=progress)
         for bar in bars:
             bar.close()
         return replayed
@@ -717,6 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "format=Account,User,ParentName,Share (fair share's tree)")
     history.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos "
                          "format=Name,Priority,MaxJobsPU")
+    history.add_argument("--start", metavar="YYYY-MM-DDTHH:MM:SS",
+                         help="replay from this instant of the history (as the dump's times): jobs running "
+                         "then are placed where the record put them, jobs ended before it charge fair "
+                         "share (default: the dump's first submission)")
+    history.add_argument("--usage", help="sshare --all --noheader --parsable2 --format=Account,User,RawUsage "
+                         "taken at --start: the fair-share usage then (default: accrued from the dump)")
     history.add_argument("--window", type=duration_seconds, default=14 * 86400.0,
                          help="moving-average window: seconds or a Slurm time (default 14-00:00:00, "
                          "FastSim's)")
