@@ -524,11 +524,12 @@ def command_history(args: argparse.Namespace) -> int:
     with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct),
                           force=args.force) as out:
         baseline = replay({}, "jobs")
-        write_history(baseline, out)
+        write_history(baseline, out, f"DJSB history {files.sacct.name} under {files.slurm_conf.name}")
         if settings:
             what_if = replay(settings, "what-if jobs")
             (out / "what-if").mkdir()
-            write_history(what_if, out / "what-if")
+            changed = " ".join(f"{key}={value}" for key, value in settings.items())
+            write_history(what_if, out / "what-if", f"DJSB history {files.sacct.name}, what-if {changed}")
             compare_what_if(baseline, what_if).to_csv(out / "what-if.csv", index=False)
     for note in baseline.notes:
         log(f"note: {note}")

@@ -166,3 +166,12 @@ def test_a_bad_start_or_usage_is_one_line(tmp_path: Path, capsys: pytest.Capture
     message = message.replace("DUMP", str(tmp_path / "dump.txt")).replace("USAGE", str(tmp_path / "sshare.txt"))
     out = tmp_path / "history"
     one_line_failure(capsys, [*argv, *option, "-o", str(out)], 2, message, out)
+
+
+def test_the_report_page_shows_both_timelines_and_the_error(tmp_path: Path) -> None:
+    out = tmp_path / "history"
+    assert main([*site(tmp_path, PLACED), "-q", "-o", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    for figure in ("timelines.png", "waits.png", "error.png"):
+        assert (out / figure).stat().st_size > 0 and f'src="{figure}"' in page
+    assert "unknown partition &#39;gpu&#39;" in page  # the jobs not replayed, by reason

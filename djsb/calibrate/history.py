@@ -61,6 +61,7 @@ from djsb.errors import ConfigError, InputError
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
+from djsb.report.history import INTERVAL_COLUMNS, write_history_html
 from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import parse_sacct_time, read_sacct
@@ -124,6 +125,10 @@ class HistoryReplay:
     notes: list[str]
     rejected: pd.DataFrame
     """The jobs of the record not replayed (job_id, reason): not placed at the start, or refused."""
+    recorded: pd.DataFrame
+    """The record of the jobs replayed or placed (:data:`~djsb.report.history.INTERVAL_COLUMNS`)."""
+    origin: float
+    """The Unix time of the history's second 0 (its clock read as UTC)."""
 
 
 @dataclass(frozen=True)
@@ -340,7 +345,23 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)
     return HistoryReplay(errors, summary(errors, window, step),
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
-                         moving_average_waits(errors, window, step), result, notes, rejected)
+                         moving_average_waits(errors, window, step), result, notes, rejected,
+                         recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """Each job's recorded submission, start, end (start + run time) and CPUs (the jobs without a
+    recorded start left out)."""
+    rows = [(job.job_id, job.submit, outcome.start, outcome.start + job.run_time, job.cpus)
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
+    return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
+
+
+def replayed_intervals(replay: HistoryReplay) -> pd.DataFrame:
+    """The replay's side of :func:`recorded_intervals`: each job's start and end in the model, from
+    its recorded submission (the jobs the model did not replay left out)."""
+    model = replay.result.jobs[["job_id", "start", "end", "cpus"]]
+    return replay.recorded[["job_id", "submit"]].merge(model, on="job_id")[list(INTERVAL_COLUMNS)]
 
 
 def _start_notes(split: StartSplit, begin: float, usage: Path | None) -> list[str]:
@@ -410,19 +431,23 @@ def _history_notes(workload: Workload, window: float) -> list[str]:
     return notes
 
 
-def write_history(replay: HistoryReplay, out_dir: Path) -> None:
+def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
-    rejected.csv and notes.txt."""
+    rejected.csv, notes.txt and report.html (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
     rows = [{"group_by": "all", "group": "all", **replay.figures}]
     for by, table in replay.breakdowns.items():
         rows += [{"group_by": by, "group": group, **values} for group, values in table.iterrows()]
-    pd.DataFrame(rows).to_csv(out_dir / "summary.csv", index=False)
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")
     (out_dir / "notes.txt").write_text("".join(f"{note}\n" for note in replay.notes))
+    write_history_html(out_dir, errors=replay.errors, averages=replay.averages, recorded=replay.recorded,
+                       replayed=replayed_intervals(replay), figures=replay.figures, summary=table,
+                       notes=replay.notes, rejected=replay.rejected, origin=replay.origin, title=title)
 
 
 def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:
