@@ -61,6 +61,7 @@ from djsb.errors import ConfigError, InputError
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
+from djsb.report.compare_history import figure_changes
 from djsb.report.history import INTERVAL_COLUMNS, write_history_html
 from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
 from djsb.workloads.job import RecordedOutcome, TraceJob
@@ -88,9 +89,6 @@ WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTim
                     "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
                     "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags")
 """The slurm.conf settings the model reads, which a what-if may change."""
-WHAT_IF_FIGURES = ("recorded_mean_wait", "simulated_mean_wait", "mean_abs_start_error", "moving_average_mape",
-                   "ks_wait", "pass_agreement")
-"""The headline figures a what-if is compared on."""
 
 PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
                            "PriorityJobFactor", "Default", "State"}
@@ -451,15 +449,6 @@ def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
 
 
 def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:
-    """The what-if's headline figures beside the baseline's (one row each of :data:`WHAT_IF_FIGURES`):
-    its change from the baseline, and the baseline's own error against the record where the record
-    has the figure (the mean wait: the baseline's simulated minus the recorded), the uncertainty a
-    change smaller than it cannot overcome."""
-    rows = []
-    for name in WHAT_IF_FIGURES:
-        base, other = baseline.figures[name], what_if.figures[name]
-        error = baseline.figures["simulated_mean_wait"] - baseline.figures["recorded_mean_wait"] \
-            if name == "simulated_mean_wait" else float("nan")
-        rows.append({"figure": name, "baseline": base, "what_if": other, "change": other - base,
-                     "baseline_error": error})
-    return pd.DataFrame(rows)
+    """The what-if's headline figures beside the baseline's
+    (:func:`~djsb.report.compare_history.figure_changes`)."""
+    return pd.DataFrame(figure_changes(baseline.figures, what_if.figures))
