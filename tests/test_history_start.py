@@ -75,6 +75,7 @@ def test_jobs_running_at_the_start_hold_the_nodes_the_record_gave_them(
                         5: "unknown partition 'gpu'"}
     assert "note: 2 job(s) of the record are not replayed (rejected.csv)" in err
     assert "note: 1 job(s) pending at the replay's start are queued at it" in err
+    assert "fair share" not in err  # priority/basic: no usage to speak of
 
 
 def test_without_a_start_the_history_replays_from_its_first_submission(tmp_path: Path) -> None:
@@ -141,11 +142,14 @@ def first_at_eleven(out: Path) -> int:
     return 12 if starts[12] == 3000.0 else 13
 
 
-def test_the_fair_share_usage_at_the_start_orders_the_queue(tmp_path: Path) -> None:
-    argv = [*site(tmp_path, FAIR, FAIR_CONF), "-q", "--start", f"{DAY}10:30:00"]
+def test_the_fair_share_usage_at_the_start_orders_the_queue(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*site(tmp_path, FAIR, FAIR_CONF), "--start", f"{DAY}10:30:00"]
     # accrued from the dump: alice used the node for an hour, bob never: bob's job goes first
     assert main([*argv, "-o", str(tmp_path / "accrued")]) == 0
     assert first_at_eleven(tmp_path / "accrued") == 13
+    assert ("note: fair share: the usage at the replay's start is accrued from 1 job(s) ended before it "
+            "and 1 running at it") in capsys.readouterr().err
     # given: bob has used far more than alice, so alice's goes first
     (tmp_path / "sshare.txt").write_text("acct|alice|10\nacct|bob|1000000\nacct|carol|0\n")
     assert main([*argv, "--usage", str(tmp_path / "sshare.txt"), "-o", str(tmp_path / "given")]) == 0

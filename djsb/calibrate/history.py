@@ -49,6 +49,7 @@ from djsb.calibrate.slurm_config import (
     SECONDS,
     SLURM_LIKE,
     cluster_spec,
+    fair_share_used,
     parse_associations,
     parse_qos,
     parse_sshare_usage,
@@ -328,7 +329,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True)
                          if as_queued.submit > max(job.submit, begin))
     notes += priority_notes + _history_notes(workload, window) + job_notes(workload.recorded, eligible_later)
-    notes += _start_notes(split, begin, files.usage)
+    notes += _start_notes(split, begin, files.usage, fair_share_used(conf.config))
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
     sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
@@ -362,8 +363,9 @@ def replayed_intervals(replay: HistoryReplay) -> pd.DataFrame:
     return replay.recorded[["job_id", "submit"]].merge(model, on="job_id")[list(INTERVAL_COLUMNS)]
 
 
-def _start_notes(split: StartSplit, begin: float, usage: Path | None) -> list[str]:
-    """Notes on how the replay starts within the history."""
+def _start_notes(split: StartSplit, begin: float, usage: Path | None, fair_share: bool) -> list[str]:
+    """Notes on how the replay starts within the history (on the usage at its start only when
+    the priority has a fair-share term)."""
     notes = []
     if split.running:
         notes.append(f"{len(split.running)} job(s) running at the replay's start are placed where the record "
@@ -372,6 +374,8 @@ def _start_notes(split: StartSplit, begin: float, usage: Path | None) -> list[st
     if pending:
         notes.append(f"{pending} job(s) pending at the replay's start are queued at it: their age factor "
                      "counts from it (their waits from their submission)")
+    if not fair_share:
+        return notes
     if usage is not None:
         notes.append(f"fair share: the usage at the replay's start is {usage}'s")
     elif split.ended or split.running:

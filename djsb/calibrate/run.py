@@ -92,6 +92,7 @@ from djsb.calibrate.slurm_config import (
     SLURM_LIKE,
     SSHARE_COMMAND,
     cluster_spec,
+    fair_share_used,
     last_backfill_cycle,
     parse_associations,
     parse_qos,
@@ -399,12 +400,6 @@ def ask(module: SchedulerModule, argv: tuple[str, ...] | list[str], needed_for: 
         raise CommandDenied(f"{' '.join(argv[:3])} failed ({said}); the calibration needs it for "
                             f"{needed_for}")
     return answer.stdout
-
-
-def fair_share_used(config: dict[str, str]) -> bool:
-    """Whether Slurm's priority has a fair-share term (then associations and usage are read)."""
-    return (config.get("PriorityType") == "priority/multifactor"
-            and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
 
 
 def slurm_model(module: SchedulerModule, run_dir: CalibrationDir, calibration: Calibration,
