@@ -124,6 +124,8 @@ class HistoryReplay:
     notes: list[str]
     rejected: pd.DataFrame
     """The jobs of the record not replayed (job_id, reason): not placed at the start, or refused."""
+    unmodelled: pd.DataFrame
+    """The jobs replayed without an sbatch option they asked (:func:`unmodelled_options`)."""
     recorded: pd.DataFrame
     """The record of the jobs replayed or placed (:data:`~djsb.report.history.INTERVAL_COLUMNS`)."""
     origin: float
@@ -252,14 +254,20 @@ def submit_options(line: str) -> set[str]:
     return found
 
 
-def job_notes(recorded: Mapping[int, RecordedOutcome], eligible_later: int) -> list[str]:
-    """Notes on what jobs asked that the model does not reproduce (from their submit lines), and on
-    the jobs queued at their recorded Eligible time."""
-    counts: Counter[str] = Counter()
-    for outcome in recorded.values():
-        options = submit_options(outcome.submit_line)
-        counts.update(option for option in options if option in OPTIONS_UNMODELLED)
-    notes = [f"{count} job(s) asked {option}: {OPTIONS_UNMODELLED[option]}"
+def unmodelled_options(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """One row per job of ``jobs`` and sbatch option of its submit line the model does not
+    reproduce: job_id, option, and what the replay does instead (unmodelled.csv)."""
+    rows = [(job.job_id, option, OPTIONS_UNMODELLED[option])
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None
+            for option in sorted(submit_options(outcome.submit_line)) if option in OPTIONS_UNMODELLED]
+    return pd.DataFrame(rows, columns=["job_id", "option", "replayed_as"])
+
+
+def job_notes(unmodelled_jobs: pd.DataFrame, eligible_later: int) -> list[str]:
+    """Notes on what jobs asked that the model does not reproduce (:func:`unmodelled_options`),
+    and on the jobs queued at their recorded Eligible time."""
+    counts = Counter(unmodelled_jobs["option"])
+    notes = [f"{count} job(s) asked {option}: {OPTIONS_UNMODELLED[option]} (unmodelled.csv)"
              for option, count in sorted(counts.items())]
     if eligible_later:
         notes.append(f"{eligible_later} job(s) became eligible after their submission (a dependency, an "
@@ -328,7 +336,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     make_priority, priority_notes = priority_plugin(conf.config, associations, usage)
     eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True)
                          if as_queued.submit > max(job.submit, begin))
-    notes += priority_notes + _history_notes(workload, window) + job_notes(workload.recorded, eligible_later)
+    unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
+    notes += priority_notes + _history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
     notes += _start_notes(split, begin, files.usage, fair_share_used(conf.config))
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
@@ -344,7 +353,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)
     return HistoryReplay(errors, summary(errors, window, step),
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
-                         moving_average_waits(errors, window, step), result, notes, rejected,
+                         moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
                          recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
 
 
@@ -436,9 +445,10 @@ def _history_notes(workload: Workload, window: float) -> list[str]:
 def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
-    rejected.csv, notes.txt and report.html (``title``) with its figures."""
+    rejected.csv, unmodelled.csv, notes.txt and report.html (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
     rows = [{"group_by": "all", "group": "all", **replay.figures}]
     for by, table in replay.breakdowns.items():
