@@ -343,9 +343,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
              *((job.user, job.account) for job in split.running)]
     sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
                      on_progress=on_progress, start=begin)
-    not_placed = [(job.job_id, f"running at the replay's start: {reason}") for job in split.running
-                  for reason in (sim.place(job, workload.recorded[job.job_id].start,
-                                           node_list(workload.recorded[job.job_id])),) if reason]
+    not_placed = place_running(sim, split.running, workload.recorded)
     result = sim.run()
     rejected = pd.concat([pd.DataFrame(not_placed, columns=["job_id", "reason"]), result.rejected],
                          ignore_index=True)
@@ -355,6 +353,19 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
                          recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def place_running(sim: Simulation, running: Sequence[TraceJob],
+                  recorded: Mapping[int, RecordedOutcome]) -> list[tuple[int, str]]:
+    """Place the jobs running at the replay's start on ``sim`` where the record put them; the
+    (job id, reason) of those that cannot be."""
+    refused = []
+    for job in running:
+        outcome = recorded[job.job_id]
+        reason = sim.place(job, outcome.start, node_list(outcome))
+        if reason:
+            refused.append((job.job_id, f"running at the replay's start: {reason}"))
+    return refused
 
 
 def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
