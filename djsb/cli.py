@@ -329,8 +329,12 @@ def command_report(args: argparse.Namespace) -> int:
 
 def command_compare(args: argparse.Namespace) -> int:
     from djsb.report.compare import text_table, write_comparison
+    from djsb.report.compare_history import is_history_output
 
     out_dir = Path(args.output) if args.output else Path("runs") / f"compare-{time.strftime('%Y%m%d-%H%M%S')}"
+    histories = [is_history_output(Path(run_dir)) for run_dir in args.run_dirs]
+    if any(histories):
+        return compare_histories(args, out_dir, histories)
     with output_directory(out_dir, force=args.force):
         side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
     tidy = pd.read_csv(out_dir / "compare.csv")
@@ -342,6 +346,34 @@ def command_compare(args: argparse.Namespace) -> int:
                           Headline("significant", int(tested["significant"].astype(bool).sum()), "tests")],
                          details=tidy.to_dict(orient="records")),
            text_table(side))
+    return EXIT_OK
+
+
+def compare_histories(args: argparse.Namespace, out_dir: Path, histories: list[bool]) -> int:
+    """``djsb compare`` on ``djsb history`` outputs (all of them: a history is not compared with a run)."""
+    from djsb.report.compare import text_table
+    from djsb.report.compare_history import display, write_history_comparison
+
+    if not all(histories):
+        history, other = (args.run_dirs[histories.index(flag)] for flag in (True, False))
+        raise InputError(f"{history} is a djsb history output and {other} is not: compare runs with runs, "
+                         "histories with histories", key="RUN_DIR")
+    if len(args.run_dirs) < 2:
+        raise InputError("djsb compare needs two history outputs or more", key="RUN_DIR")
+    with output_directory(out_dir, force=args.force):
+        table = write_history_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
+    overall = table[table["group_by"] == "all"]
+    judged = table[table["beyond_error"].notna()]
+    shown = display(overall.drop(columns=["group_by", "group"]))
+    finish(args, Outcome("compare", f"{len(args.run_dirs) - 1} replay(s) of one history against "
+                         f"{args.run_dirs[0]}, the baseline's error against the record as uncertainty",
+                         out_dir,
+                         [Headline("groups", len(table.drop_duplicates(["group_by", "group"])), "groups"),
+                          Headline("changes_judged", len(judged), "figures"),
+                          Headline("beyond_baseline_error", int(judged["beyond_error"].astype(bool).sum()),
+                                   "figures")],
+                         details=table.to_dict(orient="records")),
+           text_table(shown))
     return EXIT_OK
 
 
@@ -504,7 +536,7 @@ def command_history(args: argparse.Namespace) -> int:
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,
-                      Path(args.qos) if args.qos else None)
+                      Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None)
     settings = what_if_settings(args.set or [])
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
@@ -516,7 +548,7 @@ def command_history(args: argparse.Namespace) -> int:
             bars[0].update(done)
 
         replayed = replay_history(files, window=args.window, step=args.step, settings=changes,
-                                  on_progress=progress)
+                                  start=args.start, on_progress=progress)
         for bar in bars:
             bar.update(bar.total)  # the replay ends between two reports: its end is shown once
             bar.close()
@@ -525,11 +557,12 @@ def command_history(args: argparse.Namespace) -> int:
     with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct),
                           force=args.force) as out:
         baseline = replay({}, "jobs")
-        write_history(baseline, out)
+        write_history(baseline, out, f"DJSB history {files.sacct.name} under {files.slurm_conf.name}")
         if settings:
             what_if = replay(settings, "what-if jobs")
             (out / "what-if").mkdir()
-            write_history(what_if, out / "what-if")
+            changed = " ".join(f"{key}={value}" for key, value in settings.items())
+            write_history(what_if, out / "what-if", f"DJSB history {files.sacct.name}, what-if {changed}")
             compare_what_if(baseline, what_if).to_csv(out / "what-if.csv", index=False)
     for note in baseline.notes:
         log(f"note: {note}")
@@ -645,9 +678,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep cells that overlapped a scheduler outage in summary.csv")
     report.set_defaults(func=command_report)
     compare = sub.add_parser("compare", help="the cells of two or more runs side by side, with Welch's "
-                             "t-test of each against the first")
+                             "t-test of each against the first; or replays of one history (djsb history "
+                             "outputs) beside the first, with its error against the record as uncertainty")
     compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
-                         help="run directories; the first is the base")
+                         help="run directories, or djsb history output directories; the first is the base")
     compare.add_argument("-o", "--output", help="output directory (default: runs/compare-DATE-TIME)")
     add_force(compare, "output directory")
     compare.set_defaults(func=command_compare)
@@ -718,6 +752,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "format=Account,User,ParentName,Share (fair share's tree)")
     history.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos "
                          "format=Name,Priority,MaxJobsPU")
+    history.add_argument("--start", metavar="YYYY-MM-DDTHH:MM:SS",
+                         help="replay from this instant of the history (as the dump's times): jobs running "
+                         "then are placed where the record put them, jobs ended before it charge fair "
+                         "share (default: the dump's first submission)")
+    history.add_argument("--usage", help="sshare --all --noheader --parsable2 --format=Account,User,RawUsage "
+                         "taken at --start: the fair-share usage then (default: accrued from the dump)")
     history.add_argument("--window", type=duration_seconds, default=14 * 86400.0,
                          help="moving-average window: seconds or a Slurm time (default 14-00:00:00, "
                          "FastSim's)")

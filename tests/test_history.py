@@ -56,6 +56,9 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     held = sum(1 for row in rows if seconds(row["Eligible"]) > seconds(row["Submit"]))
     assert (nodelist, held) == (22, 37)
     assert f"note: {nodelist} job(s) asked --nodelist: the model places them on any node" in err
+    unmodelled = pd.read_csv(out / "unmodelled.csv")
+    assert sorted(unmodelled[unmodelled["option"] == "--nodelist"]["job_id"]) == sorted(
+        int(row["JobIDRaw"]) for row in rows if "--nodelist=" in row["SubmitLine"])
     assert f"note: {held} job(s) became eligible after their submission" in err
     waits = recorded_waits()
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")

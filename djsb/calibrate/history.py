@@ -17,15 +17,23 @@ has...) are rejected with their reason by the model and counted apart from the e
 
 A job that became eligible after its submission (a dependency, an array throttle, ``--begin``) is
 queued in the model at its recorded Eligible time; the sbatch options of its SubmitLine the model
-does not reproduce (``--nodelist``, ``--exclusive``...) are counted in a note. Not yet reproduced
-(each a note when it applies): jobs running when the dump starts are replayed from their submission
-like the others (the dump's first jobs start on an empty cluster), and the fair-share usage accrued
-before the dump is taken as none.
+does not reproduce (``--nodelist``, ``--exclusive``...) are counted in a note.
+
+The replay starts at an instant of the history (``start``; the dump's first submission by default,
+when the cluster was empty as far as the dump tells), split by :func:`split_at_start`: the jobs that
+ended before it only charge fair share (:func:`usage_before`: the model's own accounting, each job's
+CPUs over its recorded run, decayed to the start with PriorityDecayHalfLife) unless the usage at the
+start is given (sshare's RawUsage); the jobs running at it are placed where the record put them
+(their NodeList; their size where the dump has none, or where the model lacks those nodes) and hold
+their nodes until their recorded end, unscored; the jobs pending at it are queued at it and scored
+with their waits counted from their recorded submission, as the others. Jobs the model cannot
+replay or place are listed with their reason (rejected.csv) and counted in a note.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -41,18 +49,24 @@ from djsb.calibrate.slurm_config import (
     SECONDS,
     SLURM_LIKE,
     cluster_spec,
+    fair_share_used,
     parse_associations,
     parse_qos,
+    parse_sshare_usage,
     priority_plugin,
     scheduler_config,
     scheduler_parameters,
+    slurm_time,
 )
 from djsb.errors import ConfigError, InputError
+from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
+from djsb.report.compare_history import figure_changes
+from djsb.report.history import INTERVAL_COLUMNS, write_history_html
 from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.sacct import read_sacct
+from djsb.workloads.sacct import parse_sacct_time, read_sacct
 from djsb.workloads.swf import Workload
 
 BREAKDOWNS = ("partition", "qos", "account", "size")
@@ -76,9 +90,6 @@ WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTim
                     "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
                     "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags")
 """The slurm.conf settings the model reads, which a what-if may change."""
-WHAT_IF_FIGURES = ("recorded_mean_wait", "simulated_mean_wait", "mean_abs_start_error", "moving_average_mape",
-                   "ks_wait", "pass_agreement")
-"""The headline figures a what-if is compared on."""
 
 PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
                            "PriorityJobFactor", "Default", "State"}
@@ -96,6 +107,8 @@ class SiteFiles:
     slurm_conf: Path
     associations: Path | None = None
     qos: Path | None = None
+    usage: Path | None = None
+    """sshare's RawUsage of each association at the replay's start (else accrued from the dump)."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +122,88 @@ class HistoryReplay:
     averages: pd.DataFrame
     result: SimulationResult
     notes: list[str]
+    rejected: pd.DataFrame
+    """The jobs of the record not replayed (job_id, reason): not placed at the start, or refused."""
+    unmodelled: pd.DataFrame
+    """The jobs replayed without an sbatch option they asked (:func:`unmodelled_options`)."""
+    recorded: pd.DataFrame
+    """The record of the jobs replayed or placed (:data:`~djsb.report.history.INTERVAL_COLUMNS`)."""
+    origin: float
+    """The Unix time of the history's second 0 (its clock read as UTC)."""
+
+
+@dataclass(frozen=True)
+class StartSplit:
+    """The jobs of a history at the instant its replay starts: those replayed (submitted after it,
+    or pending at it), those running at it (Start < start < End, by the record) and those ended by
+    it."""
+
+    replayed: list[TraceJob]
+    running: list[TraceJob]
+    ended: list[TraceJob]
+
+
+def split_at_start(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome],
+                   start: float) -> StartSplit:
+    """``jobs`` split at ``start`` by their recorded start and end (start + run time); a job
+    without a recorded start is replayed."""
+    replayed, running, ended = [], [], []
+    for job in jobs:
+        outcome = recorded.get(job.job_id)
+        if outcome is None or outcome.start >= start:
+            replayed.append(job)
+        elif outcome.start + job.run_time > start:
+            running.append(job)
+        else:
+            ended.append(job)
+    return StartSplit(replayed, running, ended)
+
+
+def usage_before(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome], start: float,
+                 half_life: float) -> dict[tuple[str, str], float]:
+    """The RawUsage (CPU-seconds decayed to ``start``, halving every ``half_life``; 0: no decay) each
+    (user, account) has at ``start`` from the part before it of ``jobs``' recorded runs, charged as
+    the model charges a running job (:class:`~djsb.model.priority.accounts.AccountTree`): CPUs
+    times the integral of 2^-((start - t) / half_life) over the run."""
+    usage: dict[tuple[str, str], float] = {}
+    for job in jobs:
+        outcome = recorded.get(job.job_id)
+        if outcome is None or outcome.start >= start:
+            continue
+        end = min(outcome.start + job.run_time, start)
+        if half_life > 0:
+            charge = half_life / math.log(2) * (2.0 ** ((end - start) / half_life)
+                                                - 2.0 ** ((outcome.start - start) / half_life))
+        else:
+            charge = end - outcome.start
+        key = (job.user, job.account)
+        usage[key] = usage.get(key, 0.0) + job.cpus * charge
+    return usage
+
+
+def replay_start(text: str | None, workload: Workload) -> float:
+    """The instant a replay starts, in the workload's seconds: ``text`` a sacct timestamp
+    (``YYYY-MM-DDTHH:MM:SS``, read as the dump's times are), else the dump's first submission."""
+    if text is None:
+        return min(job.submit for job in workload.jobs)
+    try:
+        instant = parse_sacct_time(text)
+    except ValueError as exc:
+        raise InputError(str(exc), key="--start") from None
+    if instant is None:
+        raise InputError(f"{text!r}: expected YYYY-MM-DDTHH:MM:SS", key="--start")
+    return instant - workload.time_origin
+
+
+def node_list(outcome: RecordedOutcome | None) -> list[str]:
+    """The nodes a job ran on by its record (none when the dump does not say)."""
+    text = "" if outcome is None else outcome.node_list
+    if text in NO_NODES:
+        return []
+    try:
+        return expand_hostlist(text, check=False)
+    except ValueError:
+        return []
 
 
 def unmodelled(conf: SlurmConf) -> list[str]:
@@ -159,14 +254,20 @@ def submit_options(line: str) -> set[str]:
     return found
 
 
-def job_notes(recorded: Mapping[int, RecordedOutcome], eligible_later: int) -> list[str]:
-    """Notes on what jobs asked that the model does not reproduce (from their submit lines), and on
-    the jobs queued at their recorded Eligible time."""
-    counts: Counter[str] = Counter()
-    for outcome in recorded.values():
-        options = submit_options(outcome.submit_line)
-        counts.update(option for option in options if option in OPTIONS_UNMODELLED)
-    notes = [f"{count} job(s) asked {option}: {OPTIONS_UNMODELLED[option]}"
+def unmodelled_options(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """One row per job of ``jobs`` and sbatch option of its submit line the model does not
+    reproduce: job_id, option, and what the replay does instead (unmodelled.csv)."""
+    rows = [(job.job_id, option, OPTIONS_UNMODELLED[option])
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None
+            for option in sorted(submit_options(outcome.submit_line)) if option in OPTIONS_UNMODELLED]
+    return pd.DataFrame(rows, columns=["job_id", "option", "replayed_as"])
+
+
+def job_notes(unmodelled_jobs: pd.DataFrame, eligible_later: int) -> list[str]:
+    """Notes on what jobs asked that the model does not reproduce (:func:`unmodelled_options`),
+    and on the jobs queued at their recorded Eligible time."""
+    counts = Counter(unmodelled_jobs["option"])
+    notes = [f"{count} job(s) asked {option}: {OPTIONS_UNMODELLED[option]} (unmodelled.csv)"
              for option, count in sorted(counts.items())]
     if eligible_later:
         notes.append(f"{eligible_later} job(s) became eligible after their submission (a dependency, an "
@@ -198,20 +299,26 @@ def what_if_settings(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 0,
-                   settings: Mapping[str, str] | None = None,
+                   settings: Mapping[str, str] | None = None, start: str | None = None,
                    on_progress: Callable[[int, int], None] | None = None) -> HistoryReplay:
-    """Replay the history of ``files`` on the model of the site's own configuration, with the
-    slurm.conf ``settings`` changed (a what-if; :func:`what_if_settings`), and measure it against the
-    record (moving averages over ``window``, sampled every ``step``: seconds)."""
+    """Replay the history of ``files`` from ``start`` (a sacct timestamp; None: the dump's first
+    submission) on the model of the site's own configuration, with the slurm.conf ``settings``
+    changed (a what-if; :func:`what_if_settings`), and measure it against the record (moving
+    averages over ``window``, sampled every ``step``: seconds)."""
     workload = read_sacct(files.sacct)
-    jobs = workload.replayable_jobs()
-    queued = [_queued_at_eligible(job, workload.recorded.get(job.job_id)) for job in jobs]
+    begin = replay_start(start, workload)
+    split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
+    jobs = split.replayed
+    if not jobs:
+        raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
+                         key="--start")
+    queued = [_queued_at(job, workload.recorded.get(job.job_id), begin) for job in jobs]
     conf = read_slurm_conf(files.slurm_conf)
     conf.config.update(settings or {})
     notes = unmodelled(conf)
     qos = parse_qos(_site_text(files.qos, "--qos")) if files.qos is not None else (QosSpec("normal"),)
     default = default_partition(conf)
-    used = {default if job.partition is None else job.partition for job in jobs}
+    used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
     left_out = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] not in used]
     if left_out:
@@ -223,16 +330,87 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     associations = parse_associations(_site_text(files.associations, "--associations")) \
         if files.associations else None
-    make_priority, priority_notes = priority_plugin(conf.config, associations)
-    eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True) if as_queued is not job)
-    notes += priority_notes + _history_notes(workload, window) + job_notes(workload.recorded, eligible_later)
-    pairs = associations.pairs if associations is not None else ()
-    result = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
-                        on_progress=on_progress).run()
+    half_life = slurm_time(conf.config.get("PriorityDecayHalfLife", "7-00:00:00"))
+    usage = _given_usage(files.usage) if files.usage is not None \
+        else usage_before([*split.ended, *split.running], workload.recorded, begin, half_life)
+    make_priority, priority_notes = priority_plugin(conf.config, associations, usage)
+    eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True)
+                         if as_queued.submit > max(job.submit, begin))
+    unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
+    notes += priority_notes + _history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
+    notes += _start_notes(split, begin, files.usage, fair_share_used(conf.config))
+    pairs = [*(associations.pairs if associations is not None else ()),
+             *((job.user, job.account) for job in split.running)]
+    sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
+                     on_progress=on_progress, start=begin)
+    not_placed = place_running(sim, split.running, workload.recorded)
+    result = sim.run()
+    rejected = pd.concat([pd.DataFrame(not_placed, columns=["job_id", "reason"]), result.rejected],
+                         ignore_index=True)
+    notes += _rejected_notes(rejected)
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)
     return HistoryReplay(errors, summary(errors, window, step),
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
-                         moving_average_waits(errors, window, step), result, notes)
+                         moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
+                         recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def place_running(sim: Simulation, running: Sequence[TraceJob],
+                  recorded: Mapping[int, RecordedOutcome]) -> list[tuple[int, str]]:
+    """Place the jobs running at the replay's start on ``sim`` where the record put them; the
+    (job id, reason) of those that cannot be."""
+    refused = []
+    for job in running:
+        outcome = recorded[job.job_id]
+        reason = sim.place(job, outcome.start, node_list(outcome))
+        if reason:
+            refused.append((job.job_id, f"running at the replay's start: {reason}"))
+    return refused
+
+
+def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """Each job's recorded submission, start, end (start + run time) and CPUs (the jobs without a
+    recorded start left out)."""
+    rows = [(job.job_id, job.submit, outcome.start, outcome.start + job.run_time, job.cpus)
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
+    return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
+
+
+def replayed_intervals(replay: HistoryReplay) -> pd.DataFrame:
+    """The replay's side of :func:`recorded_intervals`: each job's start and end in the model, from
+    its recorded submission (the jobs the model did not replay left out)."""
+    model = replay.result.jobs[["job_id", "start", "end", "cpus"]]
+    return replay.recorded[["job_id", "submit"]].merge(model, on="job_id")[list(INTERVAL_COLUMNS)]
+
+
+def _start_notes(split: StartSplit, begin: float, usage: Path | None, fair_share: bool) -> list[str]:
+    """Notes on how the replay starts within the history (on the usage at its start only when
+    the priority has a fair-share term)."""
+    notes = []
+    if split.running:
+        notes.append(f"{len(split.running)} job(s) running at the replay's start are placed where the record "
+                     "put them and hold their nodes until their recorded end (not scored)")
+    pending = sum(1 for job in split.replayed if job.submit < begin)
+    if pending:
+        notes.append(f"{pending} job(s) pending at the replay's start are queued at it: their age factor "
+                     "counts from it (their waits from their submission)")
+    if not fair_share:
+        return notes
+    if usage is not None:
+        notes.append(f"fair share: the usage at the replay's start is {usage}'s")
+    elif split.ended or split.running:
+        notes.append(f"fair share: the usage at the replay's start is accrued from {len(split.ended)} job(s) "
+                     f"ended before it and {len(split.running)} running at it")
+    return notes
+
+
+def _rejected_notes(rejected: pd.DataFrame) -> list[str]:
+    """One note counting the jobs of the record not replayed, by reason."""
+    if rejected.empty:
+        return []
+    counts = rejected["reason"].value_counts()
+    reasons = "; ".join(f"{count} {reason}" for reason, count in counts.items())
+    return [f"{len(rejected)} job(s) of the record are not replayed (rejected.csv): {reasons}"]
 
 
 def _site_text(path: Path, key: str) -> str:
@@ -244,12 +422,22 @@ def _site_text(path: Path, key: str) -> str:
                          key=key) from None
 
 
-def _queued_at_eligible(job: TraceJob, outcome: RecordedOutcome | None) -> TraceJob:
-    """``job`` submitted to the model when Slurm recorded it eligible, if that was later (the wait is
-    still counted from its submission on both sides)."""
-    if outcome is None or outcome.eligible is None or outcome.eligible <= job.submit:
-        return job
-    return dataclasses.replace(job, submit=outcome.eligible)
+def _given_usage(path: Path) -> dict[tuple[str, str], float]:
+    """sshare's RawUsage of each association, from the file ``--usage`` names."""
+    try:
+        return parse_sshare_usage(_site_text(path, "--usage"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not sshare --parsable2 Account|User|RawUsage output ({exc})",
+                         key="--usage") from None
+
+
+def _queued_at(job: TraceJob, outcome: RecordedOutcome | None, begin: float) -> TraceJob:
+    """``job`` submitted to the model when Slurm recorded it eligible, if that was later, and not
+    before the replay's start ``begin`` (the wait is still counted from its submission on both
+    sides)."""
+    eligible = job.submit if outcome is None or outcome.eligible is None else outcome.eligible
+    queued = max(job.submit, eligible, begin)
+    return job if queued == job.submit else dataclasses.replace(job, submit=queued)
 
 
 def _history_notes(workload: Workload, window: float) -> list[str]:
@@ -265,31 +453,27 @@ def _history_notes(workload: Workload, window: float) -> list[str]:
     return notes
 
 
-def write_history(replay: HistoryReplay, out_dir: Path) -> None:
+def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
-    rejected.csv and notes.txt."""
+    rejected.csv, unmodelled.csv, notes.txt and report.html (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
-    replay.result.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
     rows = [{"group_by": "all", "group": "all", **replay.figures}]
     for by, table in replay.breakdowns.items():
         rows += [{"group_by": by, "group": group, **values} for group, values in table.iterrows()]
-    pd.DataFrame(rows).to_csv(out_dir / "summary.csv", index=False)
+    table = pd.DataFrame(rows)
+    table.to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")
     (out_dir / "notes.txt").write_text("".join(f"{note}\n" for note in replay.notes))
+    write_history_html(out_dir, errors=replay.errors, averages=replay.averages, recorded=replay.recorded,
+                       replayed=replayed_intervals(replay), figures=replay.figures, summary=table,
+                       notes=replay.notes, rejected=replay.rejected, origin=replay.origin, title=title)
 
 
 def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:
-    """The what-if's headline figures beside the baseline's (one row each of :data:`WHAT_IF_FIGURES`):
-    its change from the baseline, and the baseline's own error against the record where the record
-    has the figure (the mean wait: the baseline's simulated minus the recorded), the uncertainty a
-    change smaller than it cannot overcome."""
-    rows = []
-    for name in WHAT_IF_FIGURES:
-        base, other = baseline.figures[name], what_if.figures[name]
-        error = baseline.figures["simulated_mean_wait"] - baseline.figures["recorded_mean_wait"] \
-            if name == "simulated_mean_wait" else float("nan")
-        rows.append({"figure": name, "baseline": base, "what_if": other, "change": other - base,
-                     "baseline_error": error})
-    return pd.DataFrame(rows)
+    """The what-if's headline figures beside the baseline's
+    (:func:`~djsb.report.compare_history.figure_changes`)."""
+    return pd.DataFrame(figure_changes(baseline.figures, what_if.figures))

@@ -49,11 +49,11 @@ from djsb.calibrate.recompute_watch import DECAY_THREAD
 from djsb.calibrate.run_dir import CalibrationDir
 from djsb.calibrate.slurm_config import (
     SHOW_CONFIG_COMMAND,
+    fair_share_used,
     parse_show_config,
 )
 from djsb.calibrate.slurm_side import (
     ask,
-    fair_share_used,
     job_modules,
     replay_run,
     slurm_cluster,

@@ -176,6 +176,12 @@ def parse_sshare_usage(text: str) -> dict[tuple[str, str], float]:
     return usage
 
 
+def fair_share_used(config: dict[str, str]) -> bool:
+    """Whether Slurm's priority has a fair-share term (then associations and usage are read)."""
+    return (config.get("PriorityType") == "priority/multifactor"
+            and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
+
+
 def priority_plugin(config: dict[str, str], associations: Associations | None = None,
                     usage: dict[tuple[str, str], float] | None = None,
                     decay_runs: Sequence[tuple[float, float]] = (),

@@ -24,6 +24,7 @@ from djsb.calibrate.slurm_config import (
     SHOW_CONFIG_COMMAND,
     SSHARE_COMMAND,
     cluster_spec,
+    fair_share_used,
     last_backfill_cycle,
     parse_associations,
     parse_qos,
@@ -66,14 +67,6 @@ def answer_or_none(module: SchedulerModule, argv: tuple[str, ...] | list[str]) -
     the watches of the replay go on without it."""
     answer = module.run(shlex.join(argv), check=False)
     return answer.stdout if answer.returncode == 0 else None
-
-
-
-def fair_share_used(config: dict[str, str]) -> bool:
-    """Whether Slurm's priority has a fair-share term (then associations and usage are read)."""
-    return (config.get("PriorityType") == "priority/multifactor"
-            and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
-
 
 
 def submitter(module: SchedulerModule, run_dir: CalibrationDir) -> tuple[str, str]:

@@ -475,28 +475,65 @@ class Simulation:
     def start_job(self, job: SimJob, alloc: Placement, now: float, backfilled: bool) -> None:
         """Start a queued job now on ``alloc``: a pass's decision. The pass takes the jobs it
         started out of the queue's list when it ends (:meth:`JobQueue.remove_started`)."""
+        job.backfilled = backfilled
+        job.priority_at_start = job.priority
+        job.factors_at_start = job.factors
+        self.queue.started(job)
+        latency = self.config.start_latency
+        self._occupy(job, alloc, now, now, now + self.jitter.uniform(0.0, latency) if latency > 0 else None)
+
+    def place(self, trace: TraceJob, began: float, node_list: Sequence[str] = ()) -> str:
+        """A job already running when the replay begins (a recorded history replayed from an
+        instant within it): begun at ``began`` (before now), on ``node_list`` when given (its CPUs
+        spread evenly over those nodes), else where the model's node choice puts it now. It is
+        never queued; it holds its nodes until ``began`` plus its run time (or its time limit, from
+        ``began``) and is charged to fair share from now. Returns why it cannot be placed (its
+        partition or QoS unknown, its nodes not in the partition or without room now), "" when it
+        is placed. Call it before :meth:`run`, at the replay's start."""
+        if trace.job_id in self.by_id:
+            raise ModelError(f"duplicate job id {trace.job_id}")
+        shape = JobShape(trace.cpus, 1, memory_per_task=trace.memory_mb / trace.cpus
+                         if trace.memory_mb is not None else None,
+                         node_list=tuple(node_list)) if node_list else None
+        reason, part, qos = self.admitter.admit(trace, shape)
+        if reason:
+            return reason
+        limit = self.admitter.time_limit(trace, part, qos)
+        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
+                     eligible=began, shape=shape)
+        job.plan = self.planner.plan_duration(limit)
+        alloc = allocate(job, self.state)
+        if alloc is None:
+            where = f"nodes {','.join(node_list)}" if node_list else f"partition {part.spec.name}"
+            return f"no room on {where} for it at the replay's start"
+        self.by_id[trace.job_id] = trace
+        self.jobs[trace.job_id] = job
+        self._occupy(job, alloc, began, self.now)
+        self._settle(self.now)
+        return ""
+
+    def _occupy(self, job: SimJob, alloc: Placement, began: float, now: float,
+                delayed_to: float | None = None) -> None:
+        """A job begun at ``began`` runs from now on ``alloc`` (or holds it now and begins at
+        ``delayed_to``): it holds its nodes, counts against its QoS limits and fair share, and ends
+        when its work left is done or at its limit."""
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
         job.cpus = trace.cpus
         job.alloc = alloc
-        job.start = now
-        job.backfilled = backfilled
-        job.priority_at_start = job.priority
-        job.factors_at_start = job.factors
-        job.left = trace.run_time
+        job.start = began
+        job.left = max(0.0, trace.run_time - (now - began))
         job.since = now
-        latency = self.config.start_latency
-        if latency > 0:
-            self._delay_start(job, now + self.jitter.uniform(0.0, latency))
+        if delayed_to is not None:
+            self._delay_start(job, delayed_to)
         self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
         amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
-        self.queue.started(job)
         self.priority.on_start(job, now)
         if self.checker is not None:
             self.checker.on_start(job, now, self.planner.planned_end(job, now))
