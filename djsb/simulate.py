@@ -84,17 +84,16 @@ from djsb.model import (
     SimulationResult,
 )
 from djsb.model.layouts import LAYOUTS, partition_limits
-from djsb.model.metrics import UNITS, summary
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
+from djsb.model.schedule_metrics import UNITS, summary
 from djsb.model.scheduler import POLICY_SCHEDULER_KEYS
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.registry import UnknownName
 from djsb.report.html import write_simulate_html
 from djsb.report.replay_stats import write_replay_stats
-from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.compare import ranked
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import OUTCOME_UNITS, WorkflowOutcome, fair_tree_priority, run_workflow
@@ -109,6 +108,7 @@ from djsb.workloads.shaping import (
     shape_workload,
 )
 from djsb.workloads.swf import SkippedRecord, read_swf
+from djsb.workloads.window import Window, read_window, window_jobs
 from djsb.yamlnodes import (
     Located,
     as_bool,

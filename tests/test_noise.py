@@ -147,7 +147,7 @@ def test_driver_records_the_machine_load_in_meta(tmp_path: Path) -> None:
     from djsb.clock import WallClock
     from djsb.config import load_config
     from djsb.harness.driver import Driver
-    from djsb.jobs.registry import load_job_module
+    from djsb.jobs.loader import load_job_module
     from djsb.transport import LocalTransport
 
     config = load_config(Path(__file__).resolve().parent.parent / "configs" / "local-quick.yaml")

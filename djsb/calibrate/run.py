@@ -104,7 +104,7 @@ from djsb.calibrate.watch_draws import DEFAULT_DRAWS, drawn_passes, spread_figur
 from djsb.config import SSHConfig, read_ssh
 from djsb.errors import ConfigError, RunError, one_line
 from djsb.jobs.api import JobModule
-from djsb.jobs.registry import load_job_module
+from djsb.jobs.loader import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from djsb import metrics, noise
+from djsb import benchmark_metrics, noise
 from djsb.clock import Clock, VirtualClock
 from djsb.errors import one_line
 from djsb.harness.app_output import parse_app_output
@@ -84,10 +84,11 @@ class RunRecords:
         if ran(job, text, self.module.runs_commands):
             start = status.start if status.start is not None else (job.seen_start or job.submit)
             end = status.end if status.end is not None else (job.seen_end or start)
-            response = metrics.response_time(submit, end)
-            slowdown = metrics.slowdown(response, reference.t_alone[job.app]) if reference else None
-            times.update(start=start, wait=metrics.wait_time(submit, start),
-                         exec=metrics.execution_time(start, end), response=response, slowdown=slowdown)
+            response = benchmark_metrics.response_time(submit, end)
+            slowdown = benchmark_metrics.slowdown(response, reference.t_alone[job.app]) if reference else None
+            times.update(start=start, wait=benchmark_metrics.wait_time(submit, start),
+                         exec=benchmark_metrics.execution_time(start, end), response=response,
+                         slowdown=slowdown)
         else:
             end = status.end if status.end is not None else (job.seen_end or submit)
         stage, scenario, n_a, sample = key

@@ -41,7 +41,7 @@ from djsb.reproduce.checks import (
     direction,
     factor,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.transport import LocalTransport
 
 GIB = 2**30

@@ -41,7 +41,7 @@ from djsb.reproduce.checks import (
     factor,
     interval,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.yamlnodes import load_yaml
 
 TABLE_II = {"C1": (20.03, 137.54), "C2": (15.05, 123.58), "C3": (15.77, 117.43)}

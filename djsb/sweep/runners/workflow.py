@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from djsb.model.metrics import summary
+from djsb.model.schedule_metrics import summary
 from djsb.outcome import units_of
 from djsb.simulate import METRIC_UNITS, load_experiment
 from djsb.sweep.runners import POINT_RUNNERS
