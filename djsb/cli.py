@@ -28,7 +28,7 @@ from djsb.completion import SHELLS, subcommands
 from djsb.completion import script as completion_script
 from djsb.config import Config, check_node_capacity, load_config, open_module
 from djsb.errors import DjsbError, InputError, RunError, os_error_line
-from djsb.harness.driver import Driver, Interrupted, log, planned_cells
+from djsb.harness.driver import Driver, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
     CellKey,
@@ -38,10 +38,11 @@ from djsb.harness.rundir import (
     never_started,
     row_cell,
 )
+from djsb.harness.stop import Interrupted
 from djsb.jobs import JobModule
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome, as_json, headlines, summary_block
 from djsb.outdir import is_empty, output_directory, with_written_file
-from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, set_verbosity
+from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, say, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
 from djsb.report import summary_warnings, write_report
@@ -148,7 +149,7 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
         opened.callback(session.close)
         run = RunDirectory.create(path, resolved_config(config, config_path), meta)
         opened.pop_all()
-    log(f"run directory {run.path}")
+    say(f"run directory {run.path}")
     return run, config, session
 
 
@@ -162,18 +163,18 @@ def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, 
         session = open_session(config, run.path)
         opened.callback(session.close)
         cancelled, looked_for = cancel_earlier_jobs(run, session.module, session.module.clock or WallClock(),
-                                                    config.general.poll_interval, progress=log)
+                                                    config.general.poll_interval, progress=say)
         opened.pop_all()
     if looked_for:
-        log(f"cancelled {len(cancelled)} job(s) of an earlier attempt the scheduler still held"
+        say(f"cancelled {len(cancelled)} job(s) of an earlier attempt the scheduler still held"
             + (": " + ", ".join(s.describe() for s in cancelled) if cancelled else "")
             + f" (of the {looked_for} in its ledger)")
     reopened = [] if skip_failed else run.reopen_failed_cells()
     if reopened:
-        log(f"redoing {len(reopened)} failed cell(s) (--skip-failed keeps them failed): "
+        say(f"redoing {len(reopened)} failed cell(s) (--skip-failed keeps them failed): "
             + "; ".join(f"{describe_cell(row_cell(row))}: {row.get('reason', '')}" for row in reopened))
     moved = run.discard_unfinished()
-    log(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished or failed cells moved to "
+    say(f"resuming {run.path}" + (f" ({moved} record(s) of unfinished or failed cells moved to "
                                   "discarded.csv)" if moved else ""))
     return run, config, session
 
@@ -218,7 +219,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
                     progress=bar.log, cell_finished=cell_finished)
     watch_outages = getattr(transport, "watch_outages", None)  # a remote transport's reconnections
     if watch_outages is not None:
-        watch_outages(driver.outage_ended)
+        watch_outages(driver.records.outage_ended)
     bar.update(bar.done)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -228,8 +229,8 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
     try:
         driver.run()
     except Interrupted as exc:
-        log(f"{exc}: {cancel_outcome(run, driver.uncancelled)}; resume with: djsb run --resume {run.path}",
-            QUIET)
+        outcome = cancel_outcome(run, driver.ender.uncancelled)
+        say(f"{exc}: {outcome}; resume with: djsb run --resume {run.path}", QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
         return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED), None
@@ -241,9 +242,9 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
     for warning in summary_warnings(summary):
-        log(f"warning: {warning}", QUIET)
+        say(f"warning: {warning}", QUIET)
     for line in untrusted_cells(run, include_outages):
-        log(line, QUIET)
+        say(line, QUIET)
     return EXIT_OK, summary
 
 
@@ -322,7 +323,7 @@ def command_report(args: argparse.Namespace) -> int:
     run = RunDirectory.open(Path(args.run_dir))
     summary = write_report(run.path, include_outages=args.include_outages)
     for warning in summary_warnings(summary):
-        log(f"warning: {warning}", QUIET)
+        say(f"warning: {warning}", QUIET)
     finish(args, run_outcome("report", run, summary), summary_text(summary))
     return EXIT_OK
 
@@ -565,7 +566,7 @@ def command_history(args: argparse.Namespace) -> int:
             write_history(what_if, out / "what-if", f"DJSB history {files.sacct.name}, what-if {changed}")
             compare_what_if(baseline, what_if).to_csv(out / "what-if.csv", index=False)
     for note in baseline.notes:
-        log(f"note: {note}")
+        say(f"note: {note}")
     figures = baseline.figures
     headline = [Headline("jobs", figures["jobs"], "jobs"),
                 Headline("not_started", figures["not_started"], "jobs"),

@@ -35,8 +35,8 @@ from typing import Any
 from djsb.clock import WallClock
 from djsb.errors import JobModuleError
 from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
+from djsb.jobs.loader import register
 from djsb.jobs.options import Option, OptionValues
-from djsb.jobs.registry import register
 from djsb.transport import Transport
 from djsb.yamlnodes import Located, as_duration
 

@@ -90,8 +90,8 @@ from djsb.errors import ConfigError, InputError, JobModuleError
 from djsb.footprint import FootprintParameters, read_footprint
 from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.hostlist import compress_hostlist
+from djsb.jobs.loader import register
 from djsb.jobs.options import Option, OptionValues, one_of, option_error
-from djsb.jobs.registry import register
 from djsb.machine import JOB_BYTES, NODE_BYTES
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import oversubscribe

@@ -15,7 +15,7 @@ import pytest
 
 from djsb.cli import main
 from djsb.harness.app_output import AppOutput
-from djsb.harness.driver import report_failure
+from djsb.harness.job_failures import report_failure
 
 REQUEUING = Path(__file__).parent / "fixtures" / "requeuing_module.py"
 STREAM = ["{apps}/djsb-stream", "--memory", "{memory_per_task}", "--threads", "{cpus_per_task}", "{work}"]

@@ -13,7 +13,7 @@ from support import sim_request
 from djsb.errors import ConfigError
 from djsb.jobs import CommandJobModule, JobModule
 from djsb.jobs.batch import render_batch_script, script_path
-from djsb.jobs.registry import is_path, module_class, registered, runs_remotely
+from djsb.jobs.loader import is_path, module_class, registered, runs_remotely
 from djsb.transport import LocalTransport
 from djsb.yamlnodes import load_yaml
 

@@ -1,13 +1,13 @@
 """djsb's packages and the job modules form layers without cycles (docs/architecture.md).
 
 The graph's nodes are djsb's top-level subpackages and modules (``djsb/model/``, ``djsb/config/``,
-``djsb/metrics.py``...) and the ``job_modules`` package; an edge is any ``import``/``from ... import``
+``djsb/benchmark_metrics.py``...) and the ``job_modules`` package; an edge is any ``import``/``from ... import``
 in a module of one node naming another node, absolute or relative, at module level, inside a function
 or under ``if TYPE_CHECKING:`` (a type-only import is still a dependency of the code's design, and
 hiding one is how a cycle hides). The test fails on any cycle (a strongly connected component of more
 than one node, named with the imports that make it) and on any import of a node from a lower layer
 than its own, so that a new upward import fails here before it can close a cycle. djsb finds job
-modules only by name (``djsb.jobs.registry``), so no module of djsb imports ``job_modules``, and one
+modules only by name (``djsb.jobs.loader``), so no module of djsb imports ``job_modules``, and one
 scheduler's package never imports another's. Commands are thin modules over libraries: no command
 module imports another (``COMMANDS``), so what two commands share lives in a library below both.
 """
@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
     ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
-    ("model", "metrics", "config"),
+    ("model", "benchmark_metrics", "config"),
     ("remote", "workflows", "harness", "job_modules"),
     ("report",),
     ("simulate",),
@@ -206,7 +206,7 @@ def test_the_check_finds_a_cycle() -> None:
 def test_djsb_finds_job_modules_only_by_name() -> None:
     statements = [f"{module}:{line} imports {name}" for module, name, line in module_imports()
                   if module.startswith("djsb.") and name.split(".")[0] == "job_modules"]
-    assert not statements, "djsb imports a job module (find it through djsb.jobs.registry):\n" + \
+    assert not statements, "djsb imports a job module (find it through djsb.jobs.loader):\n" + \
         "\n".join(statements)
 
 

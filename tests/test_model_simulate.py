@@ -10,7 +10,7 @@ import pytest
 from support import TraceFile
 
 from djsb.errors import ConfigError
-from djsb.model.metrics import bounded_slowdown, makespan, summary, utilisation, wait_stats
+from djsb.model.schedule_metrics import bounded_slowdown, makespan, summary, utilisation, wait_stats
 from djsb.simulate import load_experiment, run_simulate, step_bins
 
 REPO = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ from support import MIB, Answer, ScriptedTransport, fail, ok
 from djsb.clock import Clock, WallClock
 from djsb.errors import JobModuleError
 from djsb.jobs import JobModule, JobRequest, JobState, JobStatus
-from djsb.jobs.registry import load_job_module
+from djsb.jobs.loader import load_job_module
 from djsb.transport import CommandResult, LocalTransport, Transport
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -147,7 +147,7 @@ def test_driver_records_the_machine_load_in_meta(tmp_path: Path) -> None:
     from djsb.clock import WallClock
     from djsb.config import load_config
     from djsb.harness.driver import Driver
-    from djsb.jobs.registry import load_job_module
+    from djsb.jobs.loader import load_job_module
     from djsb.transport import LocalTransport
 
     config = load_config(Path(__file__).resolve().parent.parent / "configs" / "local-quick.yaml")
@@ -157,8 +157,8 @@ def test_driver_records_the_machine_load_in_meta(tmp_path: Path) -> None:
     driver = Driver(config, load_job_module("local", {}, transport), run, WallClock(), transport, tmp_path,
                     progress=said.append)
     before = os.getloadavg()[0]
-    driver.record_load("reference", "start")
-    driver.record_load("reference", "end")
+    driver.records.record_load("reference", "start")
+    driver.records.record_load("reference", "end")
     after = os.getloadavg()[0]
     samples = run.meta()["load"]
     assert [(s["stage"], s["at"]) for s in samples] == [("reference", "start"), ("reference", "end")]

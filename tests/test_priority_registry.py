@@ -8,7 +8,7 @@ import pytest
 from support import assert_experiment_error
 
 from djsb.model.priority import FifoPriority, MultifactorPriority, PspAgingPriority
-from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
 from djsb.simulate import load_experiment
 
 HEAD = """\

@@ -24,10 +24,10 @@ from djsb.reproduce.paper_004 import (
     outcome,
     wrapping_rows,
 )
-from djsb.reproduce.registry import CONFIGS
+from djsb.reproduce.papers import CONFIGS
 from djsb.reproduce.sweeps import run_config_sweep
-from djsb.workflows.busiest_week import week_starts
 from djsb.workloads.swf import read_swf
+from djsb.workloads.window import week_starts
 from djsb.yamlnodes import load_yaml
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from support import wait_until
 
-from djsb import metrics
+from djsb import benchmark_metrics
 
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 
@@ -75,8 +75,8 @@ def test_run_writes_records_summary_and_figures(tiny_config: Path, tmp_path: Pat
     summary = pd.read_csv(run_dir / "summary.csv").set_index("scenario")
     assert set(summary.index) == {"oversubscription", "stopcont", "dynamic"}
     # the summary's dynamicity is eq. (2) over the jobs' own numbers (one sample)
-    w_s, w_a = metrics.weights("stopcont", 2, 1, sim.loc["stopcont", "exec"], ana.loc["stopcont", "exec"], 1)
-    expected = metrics.dynamicity(w_s, w_a, sim.loc["stopcont", "slowdown"], ana.loc["stopcont", "slowdown"])
+    w_s, w_a = benchmark_metrics.weights("stopcont", 2, 1, sim.loc["stopcont", "exec"], ana.loc["stopcont", "exec"], 1)
+    expected = benchmark_metrics.dynamicity(w_s, w_a, sim.loc["stopcont", "slowdown"], ana.loc["stopcont", "slowdown"])
     assert summary.loc["stopcont", "dynamicity"] == pytest.approx(expected)
     for figure in ("djsb.png", "djsb.pdf", "slowdown_s.png", "slowdown_a.png", "dynamicity.png"):
         assert (run_dir / "figures" / figure).stat().st_size > 1000

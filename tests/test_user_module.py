@@ -10,7 +10,7 @@ import pytest
 from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.jobs import CommandJobModule
-from djsb.jobs.registry import load_job_module
+from djsb.jobs.loader import load_job_module
 from djsb.transport import LocalTransport
 
 FIXTURE = Path(__file__).parent / "fixtures" / "shell_module.py"

@@ -35,7 +35,7 @@ from djsb.calibrate.slurm_replay import replay_on_slurm
 from djsb.calibrate.spec import Calibration
 from djsb.errors import RunError, one_line
 from djsb.jobs.api import JobModule
-from djsb.jobs.registry import load_job_module
+from djsb.jobs.loader import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig

@@ -20,7 +20,7 @@ from djsb.apps import AppBuildError, apps_dir
 from djsb.errors import ConfigError
 from djsb.jobs.api import CpuCapacity, JobModule
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
-from djsb.jobs.registry import load_job_module, module_class, runs_remotely
+from djsb.jobs.loader import load_job_module, module_class, runs_remotely
 from djsb.machine import RUN_JOB_BYTES
 from djsb.registry import UnknownName
 from djsb.scenarios import SCENARIOS, scenario, scenario_names

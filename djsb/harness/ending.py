@@ -11,6 +11,7 @@ earlier attempt's jobs) cancel, then poll until the scheduler holds none of them
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from djsb.clock import Clock
 from djsb.errors import RunError
@@ -59,3 +60,33 @@ def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_
                   (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)]
         clock.sleep(poll_interval)
     return left
+
+
+class JobEnder:
+    """Ends a run's jobs for good (:func:`end_for_good`) and keeps the ones it could not confirm gone
+    (``uncancelled``, id -> name, for uncancelled.txt at the run's end)."""
+
+    def __init__(self, module: JobModule, clock: Clock, poll_interval: float, stopping: Callable[[], bool],
+                 progress: Callable[[str], None], listed_in: Path) -> None:
+        self.module = module
+        self.clock = clock
+        self.poll_interval = poll_interval
+        self.stopping = stopping
+        self.progress = progress
+        self.listed_in = listed_in
+        self.uncancelled: dict[str, str] = {}
+
+    def end(self, jobs: Mapping[str, str]) -> None:
+        """Cancel ``jobs`` (id -> name) and wait until the scheduler holds none of them, so that none
+        runs after its cell failed or the run ended; once the run is asked to stop, only cancelled,
+        not waited for. The ones not confirmed gone go to ``uncancelled``."""
+        if not jobs:
+            return
+        left = end_for_good(self.module, jobs, self.clock, self.poll_interval, stopping=self.stopping,
+                            progress=self.progress)
+        self.uncancelled.update(left)
+        if left and not self.stopping():
+            self.progress("warning: still held by the scheduler after "
+                          f"{END_WAIT_S:.0f} s of cancelling: " + ", ".join(
+                              f"{name} (job {job_id})" for job_id, name in left.items())
+                          + f"; listed in {self.listed_in}")

@@ -1,4 +1,4 @@
-"""The job-module API (djsb.jobs.api), its options (djsb.jobs.options) and registry (djsb.jobs.registry).
+"""The job-module API (djsb.jobs.api), its options (djsb.jobs.options) and loader (djsb.jobs.loader).
 
 The harness depends on this package only; the concrete modules in job_modules/ depend on it and are
 found by name through the registry.

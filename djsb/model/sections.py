@@ -32,7 +32,7 @@ from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.layouts import LAYOUTS
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.registry import PRESETS, PRIORITY_PLUGINS
+from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
 from djsb.model.scheduler import POLICY_SCHEDULER_KEYS, SchedulerConfig
 from djsb.model.setting import read_record, setting, table
 from djsb.registry import UnknownName

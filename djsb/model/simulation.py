@@ -60,7 +60,7 @@ event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity ov
 * ``resize`` sets a running job's CPUs on each of its nodes (a malleable job shrinking or growing,
   as DLB-DROM does in paper 001's cooperative scenario): shrinking frees CPUs other jobs may use
   without oversubscription; growing takes them back unchecked, like a resume.
-* Progress: see :mod:`djsb.model.progress`; without a rate model a running job goes at rate 1.
+* Progress: see :mod:`djsb.model.rate_model`; without a rate model a running job goes at rate 1.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
-from djsb.model.progress import ProgressModel
 from djsb.model.queue import JobQueue
+from djsb.model.rate_model import RateModel
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -107,7 +107,7 @@ class Simulation:
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
                  scheduler: SchedulerConfig | None = None, priority: PriorityPlugin | None = None,
                  *, seed: int = 0, checker: InvariantChecker | None = None,
-                 rates: ProgressModel | None = None, start: float = 0.0,
+                 rates: RateModel | None = None, start: float = 0.0,
                  associations: Sequence[tuple[str, str]] = (),
                  on_progress: Callable[[int, int], None] | None = None,
                  dependencies: Mapping[int, Dependency] | None = None,

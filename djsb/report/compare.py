@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from djsb import metrics, noise
+from djsb import benchmark_metrics, noise
 from djsb.errors import InputError
 from djsb.harness.rundir import RunDirectory
 from djsb.report.html import plus_minus, render, with_human_sizes
@@ -133,7 +133,7 @@ def compare_samples(labels: Sequence[str],
             values = [run_cells[(scenario, n_a, metric)] for run_cells in by_cell]
             base_mean = statistics.fmean(values[0])
             for rank, (label, run_values) in enumerate(zip(labels, values, strict=True)):
-                mean, half = metrics.mean_ci95(run_values)
+                mean, half = benchmark_metrics.mean_ci95(run_values)
                 row: dict[str, Any] = {"scenario": scenario, "n_a": int(n_a), "metric": metric, "run": label,
                                        "samples": len(run_values), "mean": mean,
                                        "ci95": half if len(run_values) >= noise.MIN_CI_SAMPLES else math.nan}

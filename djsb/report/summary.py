@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from djsb import metrics, noise
+from djsb import benchmark_metrics, noise
 from djsb.scenarios import scenario_names
 
 SAMPLE_COLUMNS = ("scenario", "n_a", "sample", "slowdown_s", "slowdown_a", "t_s", "t_a", "w_s", "w_a",
@@ -34,7 +34,7 @@ def sample_table(jobs: pd.DataFrame) -> pd.DataFrame:
         ana = cell[cell["app"] == "analytics"]
         if len(sim) != 1 or len(ana) != n_a or (cell["state"] != "COMPLETED").any():
             continue
-        values = metrics.cell_metrics(
+        values = benchmark_metrics.cell_metrics(
             str(scenario), n_cpus_s=int(sim["cpus"].iloc[0]), n_cpus_a=int(ana["cpus"].iloc[0]),
             sim_response=float(sim["response"].iloc[0]), sim_exec=float(sim["exec"].iloc[0]),
             analytics_response=ana["response"].astype(float).tolist(),
@@ -58,7 +58,7 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
                                   "samples": len(group)}
         means: dict[str, float] = {}
         for name in SUMMARY_METRICS:
-            mean, half = metrics.mean_ci95(group[name].astype(float).tolist())
+            mean, half = benchmark_metrics.mean_ci95(group[name].astype(float).tolist())
             means[name] = mean
             row[name] = mean
             row[f"{name}_ci95"] = half if len(group) >= noise.MIN_CI_SAMPLES else math.nan

@@ -1,7 +1,7 @@
 """``djsb reproduce PAPER``: a paper's headline experiments, our numbers beside the paper's.
 
 Each ``paper_NNN.py`` registers the experiment of paper NNN (``/work/shared/papers``) in
-:data:`~djsb.reproduce.registry.PAPERS`; it runs the existing runners as library calls at a size
+:data:`~djsb.reproduce.papers.PAPERS`; it runs the existing runners as library calls at a size
 that fits a laptop (or the paper's size with ``full``), and pairs each claim of the paper, declared
 with its rule before measuring, with our measured interval; the verdict is computed from the two
 (:mod:`djsb.reproduce.checks`). The writer turns the result into ``reproduce.csv``, ``setup.csv``
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from djsb.reproduce.registry import PAPERS
+from djsb.reproduce.papers import PAPERS
 from djsb.reproduce.writer import write_outputs
 
 

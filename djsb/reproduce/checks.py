@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djsb.metrics import mean_ci95
+from djsb.benchmark_metrics import mean_ci95
 
 COLUMNS = ("paper", "item", "source", "paper_value", "measured", "low", "high", "rule", "verdict",
            "counterfactual", "note")

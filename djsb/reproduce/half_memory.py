@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from djsb.benchmark_metrics import dynamicity, weights
 from djsb.errors import InputError
-from djsb.metrics import dynamicity, weights
 
 TIMES = ("sim_alone", "sim_shrunk", "sim_oversub", "ana_alone", "ana_oversub", "ana_stopcont", "ana_dynamic")
 """Seconds per iteration measured in each round (bench/bench_footprint.py's round)."""

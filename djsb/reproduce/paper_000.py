@@ -49,7 +49,7 @@ from djsb.reproduce.checks import (
     direction,
     factor,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import SWEEP_JOBS, absolute_paths, run_config_sweep
 from djsb.simulate.experiment import load_experiment
 from djsb.workloads.job import TraceJob

@@ -48,7 +48,7 @@ from djsb.reproduce.checks import (
     interval,
 )
 from djsb.reproduce.half_memory import HalfMemory, Sample, read_half_memory
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.transport import LocalTransport
 
 GIB = 2**30

@@ -46,7 +46,7 @@ from djsb.reproduce.checks import (
     factor,
     interval,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import SWEEP_JOBS
 from djsb.yamlnodes import load_yaml
 

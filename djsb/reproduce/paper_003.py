@@ -31,7 +31,7 @@ from djsb.reproduce.checks import (
     factor,
     interval,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import run_config_sweep
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf

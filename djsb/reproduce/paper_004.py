@@ -36,7 +36,7 @@ from djsb.reproduce.checks import (
     direction,
     interval,
 )
-from djsb.reproduce.registry import CONFIGS, PAPERS
+from djsb.reproduce.papers import CONFIGS, PAPERS
 from djsb.reproduce.sweeps import run_config_sweep
 from djsb.reproduce.thesis_tables import (
     FAIRSHARE,

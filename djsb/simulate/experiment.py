@@ -9,7 +9,7 @@ relative paths are resolved against the config file's directory)::
       swf: ../shared/data/traces/KTH-SP2-1996-2.1-cln.swf.gz
       limit: 5000                  # optional: first N jobs
       window: {start: busiest, length: 604800, warmup: 172800}   # optional: a week of the trace
-                                   # (djsb/workflows/busiest_week.py), the warm-up starting at 0
+                                   # (djsb/workloads/window.py), the warm-up starting at 0
       keep_partitions: false       # default: every job goes to the first partition
     # ... or a generator: {generator: poisson_exponential, params: {n_jobs: ..., ...}}
       estimate: requested          # the jobs' time limits: requested (default), runtime (perfect
@@ -68,7 +68,6 @@ from djsb.model.layouts import partition_limits
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.sections import read_cluster, read_policy, required
 from djsb.model.setting import readers, setting, table
-from djsb.workflows.busiest_week import Window, read_window, window_jobs
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import fair_tree_priority
 from djsb.workloads.estimate import ESTIMATES, with_estimates
@@ -76,6 +75,7 @@ from djsb.workloads.job import TraceJob
 from djsb.workloads.shaping import ShapingRecord, read_shaping, shape_workload
 from djsb.workloads.source import SOURCE_KEYS, read_source
 from djsb.workloads.swf import SkippedRecord
+from djsb.workloads.window import Window, read_window, window_jobs
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, load_yaml, one_of, read_fields
 
 AT_TIME_LIMIT = ("run", "kill")
@@ -132,7 +132,7 @@ def _estimated(jobs: list[TraceJob], replay: Replay, cluster: ClusterSpec) -> li
 def _workload(node: Located, base: Path,
               seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
     """The workload's jobs, the trace records the reader skipped (none for a generator) and the
-    window of the trace replayed (``window:``, djsb/workflows/busiest_week.py), if any."""
+    window of the trace replayed (``window:``, djsb/workloads/window.py), if any."""
     fields = read_fields(node, {**SOURCE_KEYS, "limit": lambda n: as_int(n, 1), "keep_partitions": as_bool,
                                 "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     source = read_source(node, base, seed)
@@ -236,6 +236,6 @@ def reference() -> str:
         "# `workload`: how the model replays the jobs", "",
         "Generated from djsb/simulate/experiment.py (`make reference`); a test fails when this file and "
         "the declarations differ. Where the jobs come from (`swf` and `limit`, or `generator` and "
-        "`params`) is read by djsb/workloads/source.py, `window` by djsb/workflows/busiest_week.py and "
+        "`params`) is read by djsb/workloads/source.py, `window` by djsb/workloads/window.py and "
         "`shaping` by djsb/workloads/shaping/; djsb/simulate/experiment.py documents them.", "",
         *table(Replay)]) + "\n"

@@ -20,7 +20,7 @@ import yaml
 
 from djsb.errors import ConfigError
 from djsb.model import Simulation, SimulationResult
-from djsb.model.metrics import UNITS, summary
+from djsb.model.schedule_metrics import UNITS, summary
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.report.html import write_simulate_html

@@ -40,7 +40,7 @@ from djsb.config import SSHConfig, read_ssh
 from djsb.errors import RunError
 from djsb.jobs.api import JobRequest, JobState
 from djsb.jobs.batch import render_batch_script
-from djsb.jobs.registry import load_job_module, module_class
+from djsb.jobs.loader import load_job_module, module_class
 from djsb.progress import say
 from djsb.remote.connect import open_remote
 from djsb.sweep.arrays import ArrayLedger, plan_arrays

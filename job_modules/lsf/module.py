@@ -42,9 +42,9 @@ from typing import Any
 from djsb.errors import JobModuleError, one_line
 from djsb.jobs.api import CpuCapacity, JobRequest, JobStatus
 from djsb.jobs.batch import script_path
+from djsb.jobs.loader import register
 from djsb.jobs.names import lsf_project_name, lsf_queue_name
 from djsb.jobs.options import Option, as_tasks_per_node, checked_name, tasks_per_node_for
-from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
     SchedulerModule,

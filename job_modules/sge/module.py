@@ -46,9 +46,9 @@ from typing import Any
 
 from djsb.jobs.api import CpuCapacity, JobRequest, JobStatus
 from djsb.jobs.batch import script_path
+from djsb.jobs.loader import register
 from djsb.jobs.names import sge_object_name
 from djsb.jobs.options import Option, checked_name
-from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
     MIB,

@@ -40,6 +40,7 @@ from djsb.errors import JobModuleError, one_line
 from djsb.jobs.api import CpuCapacity, JobRequest, JobState, JobStatus, held
 from djsb.jobs.batch import script_path
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
+from djsb.jobs.loader import register
 from djsb.jobs.names import slurm_name, slurm_partitions
 from djsb.jobs.options import (
     Option,
@@ -51,7 +52,6 @@ from djsb.jobs.options import (
     option_error,
     tasks_per_node_for,
 )
-from djsb.jobs.registry import register
 from djsb.jobs.scheduler_base import (
     COMMON_OPTIONS,
     TOKEN_PREFIX,

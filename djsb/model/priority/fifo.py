@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
+from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
 from djsb.yamlnodes import Located
 
 

@@ -31,7 +31,7 @@ from djsb.model.priority.accounts import AccountSpec, AccountTree
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
-from djsb.model.priority.registry import PRIORITY_PLUGINS, plugin_options
+from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
 from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str, read_fields
 
 DAY = 86400.0

@@ -1,4 +1,4 @@
-"""Named policy presets, registered in ``PRESETS`` (djsb/model/priority/registry.py).
+"""Named policy presets, registered in ``PRESETS`` (djsb/model/priority/plugins.py).
 
 ``marenostrum4``: paper 004 Table 3.2 (weights: fair share 100000, age 100000, job size 10000)
 and Table 3.3 (PriorityMaxAge 10 days; scheduler options, see ``scheduler.MARENOSTRUM4``) with
@@ -24,8 +24,8 @@ from djsb.errors import ConfigError
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import DAY, MultifactorPriority, MultifactorWeights
+from djsb.model.priority.plugins import PRESETS
 from djsb.model.priority.psp import PspAgingPriority
-from djsb.model.priority.registry import PRESETS
 from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig
 from djsb.registry import UnknownName
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from djsb.model.metrics import summary
+from djsb.model.schedule_metrics import summary
 from djsb.outcome import units_of
 from djsb.simulate.experiment import load_experiment
 from djsb.simulate.results import METRIC_UNITS

@@ -4,7 +4,7 @@ A job carries ``run_time`` seconds of *work*; it progresses at a *rate* (seconds
 second of simulated time) and ends when its work is done, or at its time limit. Without a rate
 model (trace replay) every running job goes at rate 1, so it ends at start + run_time, and the
 simulation never asks for rates: replay pays nothing for the feature. With a
-:class:`ProgressModel`, the simulation asks it for every running job's rate after each instant
+:class:`RateModel`, the simulation asks it for every running job's rate after each instant
 where something changed (a start, an end, a suspension, a resume, a resize, the end of a resume
 stall); a job whose rate changed gets a new END event and its old one becomes stale.
 
@@ -21,7 +21,7 @@ from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 
 
-class ProgressModel(Protocol):
+class RateModel(Protocol):
     """Rates of the running, non-suspended jobs given everything that runs now."""
 
     def rates(self, active: Sequence[SimJob], state: ClusterState, now: float) -> list[float]:

@@ -7,22 +7,22 @@ import math
 import pandas as pd
 import pytest
 
-from djsb import metrics
+from djsb import benchmark_metrics
 from djsb.report.summary import sample_table, summary_table
 
 
 def test_time_metrics_follow_their_definitions() -> None:
     # submitted at 100, started at 130, ended at 250 (sec. 2.4, metrics 1-3)
-    assert metrics.wait_time(100, 130) == 30
-    assert metrics.execution_time(130, 250) == 120
-    assert metrics.response_time(100, 250) == 150
+    assert benchmark_metrics.wait_time(100, 130) == 30
+    assert benchmark_metrics.execution_time(130, 250) == 120
+    assert benchmark_metrics.response_time(100, 250) == 150
 
 
 def test_slowdown_eq1() -> None:
     # 150 s sharing over 120 s alone
-    assert metrics.slowdown(150, 120) == pytest.approx(1.25)
+    assert benchmark_metrics.slowdown(150, 120) == pytest.approx(1.25)
     with pytest.raises(ValueError):
-        metrics.slowdown(1, 0)
+        benchmark_metrics.slowdown(1, 0)
 
 
 # N_s = 4 CPUs, N_a = 2 CPUs, T_s = 120 s, T_a = 20 s, n_a = 2, worked by hand:
@@ -35,40 +35,40 @@ def test_slowdown_eq1() -> None:
     ("dynamic", 400.0, 40.0),
 ])
 def test_weights_eq3_to_eq8(scenario: str, w_s: float, w_a: float) -> None:
-    assert metrics.weights(scenario, 4, 2, 120, 20, 2) == pytest.approx((w_s, w_a))
+    assert benchmark_metrics.weights(scenario, 4, 2, 120, 20, 2) == pytest.approx((w_s, w_a))
 
 
 def test_weights_reject_unknown_scenario() -> None:
     with pytest.raises(ValueError):
-        metrics.weights("gang", 4, 2, 120, 20, 2)
+        benchmark_metrics.weights("gang", 4, 2, 120, 20, 2)
 
 
 def test_dynamicity_eq2_worked_value() -> None:
     # w_s=440, w_a=20, sd_s=1.2, sd_a=2.0:
     # (440*ln 1.2 + 20*ln 2)/460 = (80.22148 + 13.86294)/460 = 0.204531; exp(-0.204531) = 0.81503
-    assert metrics.dynamicity(440, 20, 1.2, 2.0) == pytest.approx(0.81503, abs=5e-5)
+    assert benchmark_metrics.dynamicity(440, 20, 1.2, 2.0) == pytest.approx(0.81503, abs=5e-5)
 
 
 def test_dynamicity_is_inverse_weighted_geometric_mean() -> None:
     # an independent form of eq. (2): (sd_s^w_s * sd_a^w_a)^(-1/(w_s+w_a))
     w_s, w_a, sd_s, sd_a = 320.0, 40.0, 1.37, 0.91
     oracle = (sd_s ** w_s * sd_a ** w_a) ** (-1 / (w_s + w_a))
-    assert metrics.dynamicity(w_s, w_a, sd_s, sd_a) == pytest.approx(oracle)
+    assert benchmark_metrics.dynamicity(w_s, w_a, sd_s, sd_a) == pytest.approx(oracle)
     # equal slowdowns: the weights do not matter; no slowdown: dynamicity 1
-    assert metrics.dynamicity(3, 1000, 2.0, 2.0) == pytest.approx(0.5)
-    assert metrics.dynamicity(5, 7, 1.0, 1.0) == 1.0
+    assert benchmark_metrics.dynamicity(3, 1000, 2.0, 2.0) == pytest.approx(0.5)
+    assert benchmark_metrics.dynamicity(5, 7, 1.0, 1.0) == 1.0
 
 
 def test_mean_ci95_student_t() -> None:
     # [1, 2, 3]: mean 2, s = 1, t(0.975, 2) = 4.303 -> 4.303/sqrt(3) = 2.4843
-    mean, half = metrics.mean_ci95([1.0, 2.0, 3.0])
+    mean, half = benchmark_metrics.mean_ci95([1.0, 2.0, 3.0])
     assert mean == 2.0
     assert half == pytest.approx(4.303 / math.sqrt(3), abs=1e-3)  # the table rounds t to 3 decimals
-    assert metrics.mean_ci95([5.0]) == (5.0, 0.0)
+    assert benchmark_metrics.mean_ci95([5.0]) == (5.0, 0.0)
     # beyond 30 degrees of freedom too: t_{0.975, 40} = 2.021 (standard tables), not the normal 1.960;
     # 41 values alternating 0 and 1 (and a last 0): mean 20/41, s = sqrt(20 * 21 / (41 * 40))
     values = [float(i % 2) for i in range(41)]
-    mean, half = metrics.mean_ci95(values)
+    mean, half = benchmark_metrics.mean_ci95(values)
     assert mean == pytest.approx(20 / 41)
     assert half == pytest.approx(2.021 * math.sqrt(20 * 21 / (41 * 40)) / math.sqrt(41), abs=1e-4)
 
@@ -77,7 +77,7 @@ def test_cell_metrics_from_job_times() -> None:
     # simulation: response 130 s, execution 120 s, alone 100 s -> sd_s = 1.3
     # analytics: responses 25 and 35 s alone 20 s -> slowdowns 1.25, 1.75, mean 1.5; T_a = mean(22, 30) = 26
     # stop&continue, N_s = 4, N_a = 2, n_a = 2: w_s = 4*(120 - 2*26) = 272, w_a = 2*26 = 52
-    cell = metrics.cell_metrics("stopcont", n_cpus_s=4, n_cpus_a=2, sim_response=130, sim_exec=120,
+    cell = benchmark_metrics.cell_metrics("stopcont", n_cpus_s=4, n_cpus_a=2, sim_response=130, sim_exec=120,
                                 analytics_response=[25, 35], analytics_exec=[22, 30], t_ref_s=100, t_ref_a=20)
     assert cell.slowdown_s == pytest.approx(1.3)
     assert cell.slowdown_a == pytest.approx(1.5)
@@ -118,7 +118,7 @@ def test_summary_over_samples() -> None:
     assert row["slowdown_s"] == pytest.approx(1.3)
     # two samples 1.2 and 1.4: s = 0.141421, t(0.975, 1) = 12.706 -> 12.706*0.141421/sqrt(2) = 1.2706,
     # wider than the effect itself: summary.csv leaves a CI of fewer than 3 samples empty
-    assert metrics.mean_ci95([1.2, 1.4])[1] == pytest.approx(1.2706, abs=1e-4)
+    assert benchmark_metrics.mean_ci95([1.2, 1.4])[1] == pytest.approx(1.2706, abs=1e-4)
     assert math.isnan(row["slowdown_s_ci95"])
     assert row["samples"] == 2
 

@@ -1,4 +1,4 @@
-"""The busiest week of a trace and its window (djsb/workflows/busiest_week.py, 004 sec. 3.3.2)."""
+"""The busiest week of a trace and its window (djsb/workloads/window.py, 004 sec. 3.3.2)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from djsb.cli import main
-from djsb.workflows.busiest_week import DAY, WEEK, Window, busiest, week_starts, window_jobs
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import Workload
+from djsb.workloads.window import DAY, WEEK, Window, busiest, week_starts, window_jobs
 
 
 def job(job_id: int, submit: float, cpus: int, run_time: float) -> TraceJob:
