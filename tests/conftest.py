@@ -19,6 +19,22 @@ TRACES = ROOT.parent / "shared" / "data" / "traces"
 # test directory, so it is imported by its module name)
 pytest_plugins = ["slurm_plugin", "sshd_plugin"]
 
+LIVE_FIXTURES = frozenset({"slurm_cluster", "slurm_container", "sshd", "sshd_pair", "sge_cell"})
+"""Fixtures of this machine's shared daemons: the Slurm mini-cluster, the Slurm container, sshd and the
+Grid Engine cell."""
+LIVE_MARKERS = ("slurm", "ssh", "docker")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of a shared daemon in one pytest-xdist group, so that under ``-n 2 --dist loadgroup``
+    they run one after another on one worker (they share the cluster's nodes, its accounting and its
+    slurm.conf, which some of them change) while the model and harness tests share out over both."""
+    for item in items:
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) or \
+                any(item.get_closest_marker(name) for name in LIVE_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("live"))
+
 
 @pytest.fixture(scope="session")
 def traces() -> Path:

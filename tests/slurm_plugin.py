@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,11 +136,10 @@ class Run:
             self.lines.append(line.rstrip())
 
     def wait_for_line(self, text: str, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(text in line for line in self.lines):
+        def seen() -> bool:
             assert self.process.poll() is None, f"djsb exited before {text!r}:\n" + "\n".join(self.lines)
-            assert time.monotonic() < deadline, f"no {text!r} after {timeout} s:\n" + "\n".join(self.lines)
-            time.sleep(0.1)
+            return any(text in line for line in self.lines)
+        wait_until(seen, timeout, f"{text!r} from djsb (it said:\n" + "\n".join(self.lines) + ")", interval=0.1)
 
     def finish(self, timeout: float = 300) -> int:
         # stderr belongs to the reader thread; stdout (the summary table) is small enough for the pipe
@@ -261,16 +259,16 @@ def slurm_container() -> Iterator[object]:
     container = client.containers.run(IMAGE, detach=True, network=NETWORK, hostname="djsb-slurm",
                                       name=f"djsb-slurm-test-{os.getpid()}", privileged=False)
     try:
-        deadline = time.monotonic() + 120
-        while True:
+        def all_idle() -> bool:
             code, out = container.exec_run(["sinfo", "--noheader", "--Node", "--format=%t", "--partition=shared"])
             states = out.decode().split()
             if code == 0 and states and all(state == "idle" for state in states):
-                break
+                return True
             container.reload()
-            if container.status != "running" or time.monotonic() > deadline:
-                pytest.fail(f"the Slurm container has no idle nodes: {container.logs().decode()[-800:]}")
-            time.sleep(0.5)
+            if container.status != "running":
+                pytest.fail(f"the Slurm container stopped: {container.logs().decode()[-800:]}")
+            return False
+        wait_until(all_idle, 120, "the Slurm container's nodes to be idle", interval=0.5)
         yield container
     finally:
         container.remove(force=True)

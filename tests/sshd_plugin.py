@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import wait_until
 
 from djsb.config import SSHConfig
 
@@ -80,9 +80,8 @@ class Sshd:
         pids = self.sessions()
         for pid in pids:
             os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), 10,
+                   "the killed sshd sessions to exit")
         return len(pids)
 
 

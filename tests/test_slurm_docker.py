@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 import posixpath
 import tarfile
-import time
 
 import pytest
+from support import wait_until
 
 from djsb.jobs import JobRequest, JobState
 from djsb.transport import CommandResult, CommandTimeout
@@ -61,12 +61,11 @@ def test_a_job_runs_in_the_container(slurm_container: object) -> None:
                               "--wrap='srun hostname'")
     assert submitted.returncode == 0, submitted.stderr
     job_id = submitted.stdout.strip()
-    deadline = time.monotonic() + 60
-    while (state := transport.run(f"squeue --noheader --states=all --jobs={job_id} --format=%T").stdout.strip()) \
-            != "COMPLETED":
-        assert state in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING"), state
-        assert time.monotonic() < deadline
-        time.sleep(0.5)
+    def completed() -> bool:
+        state = transport.run(f"squeue --noheader --states=all --jobs={job_id} --format=%T").stdout.strip()
+        assert state in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "COMPLETED"), state
+        return state == "COMPLETED"
+    wait_until(completed, 60, f"job {job_id} to complete", interval=0.5)
     # both tasks ran on the container's host (every virtual node is this one host)
     lines = transport.run("cat /tmp/hello.out").stdout.split()
     assert lines == ["djsb-slurm", "djsb-slurm"]
@@ -78,26 +77,22 @@ def test_the_module_drives_the_containerized_cluster(slurm_container: object) ->
                          total_memory=64 << 20, exec_time=60, argv=("sleep", "60"),
                          stdout_path="/tmp/docker-sim.out", stderr_path="/tmp/docker-sim.err")
     job_id = module.submit(request)
-    deadline = time.monotonic() + 60
-    while (status := module.poll([job_id])[job_id]).state is not JobState.RUNNING:
-        assert time.monotonic() < deadline, status
-        time.sleep(0.5)
+    wait_until(lambda: module.poll([job_id])[job_id].state is JobState.RUNNING, 60, f"job {job_id} to run",
+               interval=0.5)
 
     def task_states() -> list[str]:
         """ps states of the job's tasks (the container's own `sleep infinity` is not one)."""
         rows = [line.split() for line in module.run("ps -o stat=,args= -C sleep").stdout.splitlines()]
         return [row[0] for row in rows if row[1].endswith("sleep") and row[2:] == ["60"]]
 
-    while len(task_states()) < 2:  # srun starts the tasks just after the job starts
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    # srun starts the tasks just after the job starts
+    wait_until(lambda: len(task_states()) >= 2, 60, "the job's two tasks", interval=0.2)
     module.suspend(job_id)
     assert module.poll([job_id])[job_id].state is JobState.SUSPENDED
     assert [stat[0] for stat in task_states()] == ["T", "T"]
     module.resume(job_id)
     assert module.poll([job_id])[job_id].state is JobState.RUNNING
     module.cancel(job_id)
-    while (status := module.poll([job_id])[job_id]).state is not JobState.CANCELLED:
-        assert time.monotonic() < deadline, status
-        time.sleep(0.5)
+    status = wait_until(lambda: (s := module.poll([job_id])[job_id]).state is JobState.CANCELLED and s, 60,
+                        f"job {job_id} to be cancelled", interval=0.5)
     assert status.start is not None and status.end is not None and status.start <= status.end

@@ -169,7 +169,4 @@ def test_a_refused_submission_fails_only_its_cell(slurm_cluster: SlurmCluster, t
     assert [(row["scenario"], row["samples"], row["failed_samples"]) for row in summary] == \
         [("oversubscription", "0", "0")]
     # its simulation was cancelled, nothing of the run is left
-    deadline = time.monotonic() + 30
-    while slurm_run.active_jobs(run.job_ids()):
-        assert time.monotonic() < deadline, slurm_run.active_jobs(run.job_ids())
-        time.sleep(0.5)
+    wait_until(lambda: not slurm_run.active_jobs(run.job_ids()), 30, "the run's jobs to leave squeue", interval=0.5)

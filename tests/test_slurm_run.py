@@ -8,11 +8,11 @@ import json
 import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
 from slurm_plugin import Run, SlurmCluster, job_process_states
+from support import wait_until
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -146,10 +146,8 @@ def test_interrupt_leaves_no_job_and_resume_completes(slurm_cluster: SlurmCluste
     assert job_ids
     left = active_jobs(job_ids)
     assert not {i: s for i, s in left.items() if s != "COMPLETING"}, left
-    deadline = time.monotonic() + 20
-    while active_jobs(job_ids):  # scancel'd jobs may take a moment to finish completing
-        assert time.monotonic() < deadline, active_jobs(job_ids)
-        time.sleep(0.5)
+    # scancel'd jobs may take a moment to finish completing
+    wait_until(lambda: not active_jobs(job_ids), 20, f"jobs {job_ids} to leave squeue", interval=0.5)
 
     if signum is signal.SIGTERM:
         return  # --resume does not depend on which signal stopped the run: checked once, after SIGINT
@@ -181,11 +179,9 @@ def test_sigkill_then_two_resumes_at_once(slurm_cluster: SlurmCluster, config: P
     sim_id = earlier["stopcont-na1-s0-sim0"]
     assert active_jobs({sim_id}) == {sim_id: "SUSPENDED"}
 
-    started = time.monotonic()
     first, second = Run("--resume", str(run_dir)), Run("--resume", str(run_dir))
-    while first.process.poll() is None and second.process.poll() is None:
-        assert time.monotonic() - started < 60, "neither resume ended or was refused"
-        time.sleep(0.1)
+    wait_until(lambda: first.process.poll() is not None or second.process.poll() is not None, 60,
+               "one of two concurrent resumes to end or be refused", interval=0.1)
     winner, loser = (first, second) if second.process.poll() is not None else (second, first)
     assert loser.finish(timeout=30) == 2
     assert loser.lines == [f"djsb: error: RUN_DIR: {run_dir} is in use by another djsb run "
@@ -194,9 +190,8 @@ def test_sigkill_then_two_resumes_at_once(slurm_cluster: SlurmCluster, config: P
     winner.wait_for_line("submitted ")
     said = next(line for line in winner.lines if "of an earlier attempt" in line)
     assert f"stopcont-na1-s0-sim0 (job {sim_id})" in said, said
-    while active_jobs(set(earlier.values())):
-        assert time.monotonic() - started < 30, active_jobs(set(earlier.values()))
-        time.sleep(0.5)
+    wait_until(lambda: not active_jobs(set(earlier.values())), 30, "the earlier attempt's jobs to leave squeue",
+               interval=0.5)
     assert winner.finish() == 0, "\n".join(winner.lines)
 
     # every cell, and every job of every cell, exactly once

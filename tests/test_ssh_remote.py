@@ -298,10 +298,10 @@ def test_openssh_reuses_the_users_control_master(sshd_pair: SshdPair, tmp_path: 
                                      "-N", "cluster"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while not socket.exists():
-            assert users_master.poll() is None and time.monotonic() < deadline, "the user's master did not start"
-            time.sleep(0.05)
+        def master_up() -> bool:
+            assert users_master.poll() is None, "the user's master exited"
+            return socket.exists()
+        wait_until(master_up, 30, "the user's ssh master socket")
         logins = sshd_pair.target.accepted()
         remote = open_remote(alias(config, "openssh"), "test.yaml")
         try:

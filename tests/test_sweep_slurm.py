@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from slurm_plugin import SlurmCluster
+from support import wait_until
 
 pytestmark = pytest.mark.slurm
 
@@ -74,10 +75,10 @@ def test_sigterm_cancels_the_array_and_keeps_finished_points(slurm_cluster: Slur
     client = subprocess.Popen([sys.executable, "-m", "djsb.cli", "sweep", "sweep.yaml", "-o", "out",
                                "--executor", "slurm"], cwd=tmp_path, stderr=subprocess.PIPE, text=True)
     points = tmp_path / "out" / "points"
-    deadline = time.monotonic() + 300
-    while not (points / "0").exists():
-        assert time.monotonic() < deadline and client.poll() is None
-        time.sleep(0.2)
+    def first_point() -> bool:
+        assert client.poll() is None, "the sweep exited"
+        return (points / "0").exists()
+    wait_until(first_point, 300, "the sweep's first point", interval=0.2)
     client.send_signal(signal.SIGTERM)
     _, err = client.communicate(timeout=120)
     assert client.returncode == 143, err
@@ -128,17 +129,15 @@ def test_a_sigkilled_sweeps_array_is_adopted_by_resume_and_every_point_runs_once
     ours: list[str] = []
     try:
         # SIGKILL once 4+ points are finished and the array still runs some tasks and queues 2+
-        deadline = time.monotonic() + 180
-        while True:
-            assert time.monotonic() < deadline and client.poll() is None, (tmp_path / "client.err").read_text()
+        def killable() -> bool:
+            assert client.poll() is None, (tmp_path / "client.err").read_text()
             found = re.search(r"job array (\d+) of 16 task\(s\) \(0-15%3\)", (tmp_path / "client.err").read_text())
             if found and not ours:
                 ours.append(found.group(1))
             states = [state for _, _, state in array_tasks(*ours)] if ours else []
             finished = [p for p in points.iterdir() if p.name.isdigit()] if points.is_dir() else []
-            if len(finished) >= 4 and "RUNNING" in states and states.count("PENDING") >= 2:
-                break
-            time.sleep(0.2)
+            return len(finished) >= 4 and "RUNNING" in states and states.count("PENDING") >= 2
+        wait_until(killable, 180, "4 finished points while the array still runs one and queues 2", interval=0.2)
         client.kill()
         client.wait(timeout=30)
         killed_at = time.monotonic()
