@@ -10,8 +10,12 @@ BIN     = $(VENV)/bin
 demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
 
+# Two workers: the tests of the shared daemons (Slurm, its container, sshd, Grid Engine) run one after
+# another on one of them (tests/conftest.py groups them), the model and harness tests share both.
+TEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra -n $(TEST_WORKERS) --dist loadgroup
 
 setup: $(VENV)/.installed apps
 
