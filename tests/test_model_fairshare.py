@@ -197,3 +197,27 @@ def test_fair_tree_same_user_in_two_tied_accounts() -> None:
     # LF = (1/2) / (5/10) = 1: one tie across the merged list, so all four get rank N = 4 -> 1.0.
     usage = {("x", "A"): 5, ("a2", "A"): 5, ("x", "B"): 5, ("b2", "B"): 5}
     assert set(fair_tree_factors(tree_with_usage(usage)).values()) == {1.0}
+
+
+def test_incremental_fair_tree_many_accounts_under_the_root() -> None:
+    # Many small accounts under the root (a site's groups), one with sub-accounts and two users
+    # directly under the root (an account's first user may tie with one of them): a charge that
+    # reorders users inside one account without moving it at the root re-ranks that account's users
+    # alone. Small integer usage makes ties (between users, and between accounts, merged) frequent.
+    # After every charge the factors must equal those of a tree built from scratch.
+    rng = random.Random(11)
+    accounts = {f"g{i}": AccountSpec(shares=1 + i % 3) for i in range(20)}
+    accounts |= {"s0": AccountSpec(parent="g0"), "s1": AccountSpec(parent="g0", shares=2)}
+    pairs = [(f"u{i}", f"g{i % 20}") for i in range(45)] + [(f"v{i}", f"s{i % 2}") for i in range(6)]
+    pairs += [("w0", "root"), ("w1", "root")]
+    live = AccountTree(pairs, accounts, half_life=0)
+    for _ in range(400):
+        user, account = rng.choice(pairs)
+        live.add_usage(user, account, rng.choice([1.0, 2.0, 3.0]), 0.0)
+        live.settle(0.0)
+        factors = fair_tree_factors(live)
+        fresh = AccountTree(pairs, accounts, half_life=0)
+        for key, assoc in live.users.items():
+            fresh.add_usage(*key, assoc.total, 0.0)
+        fresh.settle(0.0)
+        assert factors == fair_tree_factors(fresh)

@@ -88,6 +88,7 @@ class JobQueue:
         self.needs_by_plan: Needs[tuple[int, float]] = Needs()
         """The same per partition and planned duration (``SimJob.plan``)."""
         self.node_jobs = [0] * len(state.partitions)  # queued jobs planned node by node, per partition
+        self.shaped = 0  # queued jobs laid out as tasks per node (JobShape)
 
     def add(self, job: SimJob) -> None:
         """An eligible job joins the queue at its place in the order (its priority is set)."""
@@ -101,6 +102,7 @@ class JobQueue:
         self.needs.add(p, job.need)
         self.needs_by_plan.add((p, job.plan), job.need)
         self.node_jobs[p] += self.plans_nodes(job)
+        self.shaped += job.shape is not None
 
     def cancel(self, job: SimJob) -> None:
         """A pending job is cancelled: out of the list and the counters."""
@@ -112,6 +114,7 @@ class JobQueue:
         self.cores -= job.trace.cpus
         p = job.part.index
         self.node_jobs[p] -= self.plans_nodes(job)
+        self.shaped -= job.shape is not None
         self.needs.remove(p, job.need)
         self.needs_by_plan.remove((p, job.plan), job.need)
 

@@ -16,7 +16,8 @@ import math
 from collections.abc import Hashable
 
 from djsb.model.allocation import allocate
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, FreeCapacity
+from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.will_run import NodeSpace, WillRunTest
@@ -43,7 +44,8 @@ class WillRunPlanner(BackfillPlanner):
         test = WillRunTest(view.state, [(self.expected_end(job), job.alloc, job.memory) for job in running],
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
-        for job in self.candidates(view):
+        left = UnreservedCapacity(view, space) if not view.queue.shaped else None
+        for job in self.candidates(view, left):
             found = self._try_later(job, space, test, now, horizon)
             if found is None:
                 continue
@@ -54,6 +56,10 @@ class WillRunPlanner(BackfillPlanner):
             elif reserved.get(job.part.index, 0) < view.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve(alloc, start, start + job.plan)
+            else:
+                continue
+            if left is not None:
+                left.changed()
 
     def _try_later(self, job: SimJob, space: NodeSpace, test: WillRunTest, now: float,
                    horizon: float) -> tuple[float, Placement] | None:
@@ -81,6 +87,57 @@ class WillRunPlanner(BackfillPlanner):
                 continue
             return start, alloc
         return None
+
+
+class UnreservedCapacity:
+    """:class:`~djsb.model.backfill.planner.Startable` of a will-run pass over trace jobs: a job can
+    start now only if it fits its partition's free capacity (:class:`FreeCapacity`) and, but on an
+    exclusive partition, the free slots of its partition's nodes that no reservation of the pass
+    keeps over its planned run from now add up to its CPUs (:meth:`WillRunPlanner._try_later` scans
+    those nodes first and its will-run test tries a placement now only then; a try past a reserved
+    slot starts later). Jobs are grouped by partition and planned duration (the queue's
+    ``needs_by_plan``, whose units are CPUs on a partition that is not exclusive); a group's free
+    slots are counted again only after the pass started a job or reserved nodes."""
+
+    def __init__(self, view: BackfillView, space: NodeSpace) -> None:
+        self.free = FreeCapacity(view.queue.needs.copy(), view.state.partitions)
+        self.left = view.queue.needs_by_plan.copy()
+        self.state: ClusterState = view.state
+        self.space = space
+        self.now = view.now
+        self.offered: dict[tuple[int, float], int] = {}
+
+    def changed(self) -> None:
+        """The pass started a job or reserved nodes: free slots are counted again."""
+        self.offered.clear()
+
+    def remove(self, job: SimJob) -> None:
+        """The pass reached ``job``."""
+        self.free.remove(job)
+        self.left.remove((job.part.index, job.plan), job.need)
+
+    def any(self) -> bool:
+        """Could a job not walked yet start now?"""
+        if not self.free.any():
+            return False
+        parts = self.state.partitions
+        for group, least in self.left.least.items():
+            part = parts[group[0]]
+            if least > part.free:
+                continue
+            if part.exclusive or least <= self._offered(group):
+                return True
+        return False
+
+    def _offered(self, group: tuple[int, float]) -> int:
+        """The free slots of the partition's nodes no reservation keeps over ``group``'s planned run."""
+        offered = self.offered.get(group)
+        if offered is None:
+            p, plan = group
+            usable, _ = self.space.scan(self.state.partitions[p].node_ids, self.now, self.now + plan)
+            node_free = self.state.node_free
+            offered = self.offered[group] = sum(f for f in map(node_free.__getitem__, usable) if f > 0)
+        return offered
 
 
 def _request(job: SimJob) -> Hashable | None:
