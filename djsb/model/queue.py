@@ -15,7 +15,7 @@ partition the queued jobs whose placement depends on more than the partition's u
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from itertools import islice
 from operator import attrgetter, lt
 from typing import Generic, TypeVar
@@ -72,6 +72,39 @@ class Needs(Generic[K]):
             if least <= parts[p].free:
                 return True
         return False
+
+
+class NeedsLeft(Generic[K]):
+    """The needs of a set (``base``) but the jobs a pass has walked, copying a group's counts when
+    the pass walks one of its jobs: a pass mostly walks a few jobs of a queue holding many groups.
+    ``base`` may lose only jobs the pass walked meanwhile (its starts)."""
+
+    def __init__(self, base: Needs[K]) -> None:
+        self.base = base
+        self.walked: dict[K, Needs[K]] = {}  # the groups a walked job belongs to, each its own copy
+
+    def remove(self, key: K, need: int) -> None:
+        """The pass walked a job of group ``key`` needing ``need`` units."""
+        group = self.walked.get(key)
+        if group is None:
+            group = self.walked[key] = Needs()
+            group.counts[key] = dict(self.base.counts[key])
+            group.least[key] = self.base.least[key]
+        group.remove(key, need)
+
+    def least(self) -> Iterator[tuple[K, int]]:
+        """Each group with jobs left and their least need."""
+        walked = self.walked
+        for key, least in self.base.least.items():
+            group = walked.get(key)
+            if group is None:
+                yield key, least
+            elif key in group.least:
+                yield key, group.least[key]
+
+    def fit(self: NeedsLeft[int], parts: Sequence[PartitionState]) -> bool:
+        """:meth:`Needs.fit` of the jobs left."""
+        return any(least <= parts[p].free for p, least in self.least())
 
 
 class JobQueue:

@@ -28,7 +28,7 @@ from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
-from djsb.model.queue import JobQueue, Needs
+from djsb.model.queue import JobQueue, Needs, NeedsLeft
 from djsb.registry import Registry
 
 
@@ -157,7 +157,7 @@ class FreeCapacity:
     (:meth:`~djsb.model.cluster.ClusterState.allocate` refuses a job needing more than its
     partition's free units)."""
 
-    def __init__(self, left: Needs[int], parts: Sequence[PartitionState]) -> None:
+    def __init__(self, left: Needs[int] | NeedsLeft[int], parts: Sequence[PartitionState]) -> None:
         self.left = left
         self.parts = parts
 

@@ -20,6 +20,7 @@ from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, Back
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
+from djsb.model.queue import NeedsLeft
 from djsb.model.will_run import NodeSpace, WillRunTest
 
 
@@ -100,8 +101,8 @@ class UnreservedCapacity:
     slots are counted again only after the pass started a job or reserved nodes."""
 
     def __init__(self, view: BackfillView, space: NodeSpace) -> None:
-        self.free = FreeCapacity(view.queue.needs.copy(), view.state.partitions)
-        self.left = view.queue.needs_by_plan.copy()
+        self.free = FreeCapacity(NeedsLeft(view.queue.needs), view.state.partitions)
+        self.left = NeedsLeft(view.queue.needs_by_plan)
         self.state: ClusterState = view.state
         self.space = space
         self.now = view.now
@@ -121,7 +122,7 @@ class UnreservedCapacity:
         if not self.free.any():
             return False
         parts = self.state.partitions
-        for group, least in self.left.least.items():
+        for group, least in self.left.least():
             part = parts[group[0]]
             if least > part.free:
                 continue
