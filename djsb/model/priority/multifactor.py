@@ -90,7 +90,7 @@ class MultifactorOptions:
                                           "", "PriorityWeight*",
                                           "the factors' weights (the weights not given: 0)", where=PRIORITY)
     max_age: float = setting(7 * DAY, lambda n: as_duration(n, unit="s", minimum=1), "s", "PriorityMaxAge",
-                             "the wait at which the age factor reaches 1", where=PRIORITY)
+                             "the wait at which the age factor reaches 1 (>= 1 s)", where=PRIORITY)
     favor_small: bool = setting(False, as_bool, "", "PriorityFavorSmall",
                                 "the smaller the job, the larger its job size factor", where=PRIORITY)
     fairshare: str = setting("fair_tree", fairshare_algorithm, "", "PriorityFlags",
@@ -102,7 +102,7 @@ class MultifactorOptions:
                                      "past usage halves every half-life (0: no decay)", where=PRIORITY)
     calc_period: float = setting(300.0, lambda n: as_duration(n, unit="s", minimum=1), "s",
                                  "PriorityCalcPeriod",
-                                 "how often fair share and every pending job's priority are recomputed",
+                                 "how often fair share and pending jobs' priorities are recomputed (>= 1 s)",
                                  where=PRIORITY)
     accounts: Mapping[str, AccountSpec] | None = setting(None, accounts, "", "sacctmgr account",
                                                          "accounts by name (below; none: users under root)",

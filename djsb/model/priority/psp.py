@@ -73,7 +73,7 @@ class PspAgingOptions:
 
     time_step: float = setting(150.0, lambda n: as_duration(n, unit="s", minimum=1), "s",
                                "PriorityCalcPeriod",
-                               "how often a pending job's priority ages by eq. (1) of paper 000 (150 s)",
+                               "how often a pending job's priority ages by eq. (1) of paper 000 (>= 1 s)",
                                where="policy.priority")
 
 
