@@ -58,7 +58,7 @@ def test_the_reference_lists_every_plugin_and_key_with_its_default() -> None:
     assert "| `decay_half_life` | 604800.0 | s | PriorityDecayHalfLife |" in page  # 7 days
     assert "| `calc_period` | 300.0 | s | PriorityCalcPeriod |" in page  # 5 minutes
     assert "| `age` | 0.0 |  | PriorityWeightAge |" in page
-    assert "| `fairshare` | 0.0 |  | PriorityWeightFairshare |" in page
+    assert "| `fairshare` | 0.0 |  | PriorityWeightFairShare |" in page
     assert "| `time_step` | 150.0 | s | PriorityCalcPeriod |" in page  # paper 000's step
 
 

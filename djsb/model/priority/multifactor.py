@@ -53,7 +53,7 @@ class MultifactorWeights:
     """PriorityWeight* of slurm.conf."""
 
     age: float = setting(0.0, as_number, "", "PriorityWeightAge", "weight of the age factor", where=WEIGHTS)
-    fairshare: float = setting(0.0, as_number, "", "PriorityWeightFairshare",
+    fairshare: float = setting(0.0, as_number, "", "PriorityWeightFairShare",
                                "weight of the fair share factor", where=WEIGHTS)
     job_size: float = setting(0.0, as_number, "", "PriorityWeightJobSize", "weight of the job size factor",
                               where=WEIGHTS)
