@@ -39,6 +39,7 @@ readme-numbers-check: setup
 reference: setup
 	$(BIN)/python -c "from djsb.model.scheduler import reference; open('docs/reference/scheduler.md', 'w').write(reference())"
 	$(BIN)/python -c "from djsb.model.sections import reference; open('docs/reference/cluster.md', 'w').write(reference())"
+	$(BIN)/python -c "from djsb.model.priority.reference import reference; open('docs/reference/priority.md', 'w').write(reference())"
 	$(BIN)/python -c "from djsb.simulate.experiment import reference; open('docs/reference/workload.md', 'w').write(reference())"
 
 lint: setup
