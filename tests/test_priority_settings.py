@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import assert_experiment_error
+from support import assert_edited_experiment_error
 
 from djsb.model.priority import MultifactorPriority, MultifactorWeights, PspAgingPriority
 from djsb.model.priority.accounts import AccountSpec
@@ -93,7 +93,4 @@ def test_the_declared_readers_refine_the_preset(tmp_path: Path) -> None:
 ])
 def test_a_bad_key_is_blamed_at_its_own_line(tmp_path: Path, old: str, new: str, line: int, key: str,
                                              needle: str) -> None:
-    path = tmp_path / "sim.yaml"
-    assert old in SIMULATE
-    path.write_text(SIMULATE.replace(old, new))
-    assert_experiment_error(path, line, key, needle)
+    assert_edited_experiment_error(tmp_path, SIMULATE, old, new, line, key, needle)
