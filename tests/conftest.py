@@ -27,13 +27,13 @@ LIVE_MARKERS = ("slurm", "ssh", "docker")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test of a shared daemon in one pytest-xdist group, so that under ``-n 2 --dist loadgroup``
-    they run one after another on one worker (they share the cluster's nodes, its accounting and its
-    slurm.conf, which some of them change) while the model and harness tests share out over both."""
+    """Mark every test of a shared daemon ``live`` (before ``-m`` selects), so that ``make test`` runs
+    them one after another in one pytest (they share the cluster's nodes, its accounting and its
+    slurm.conf, which some of them change) beside a second pytest running all the others."""
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) or \
                 any(item.get_closest_marker(name) for name in LIVE_MARKERS):
-            item.add_marker(pytest.mark.xdist_group("live"))
+            item.add_marker(pytest.mark.live)
 
 
 @pytest.fixture(scope="session")

@@ -96,6 +96,16 @@ def assert_experiment_error(path: Path, line: int, key: str, needle: str) -> Non
     assert needle in info.value.message
 
 
+def assert_edited_experiment_error(tmp_path: Path, text: str, old: str, new: str, line: int, key: str,
+                                   needle: str) -> None:
+    """``text`` with ``old`` replaced by ``new`` fails ``djsb simulate``'s reading at ``line`` and
+    ``key`` (see :func:`assert_experiment_error`)."""
+    assert old in text
+    path = tmp_path / "sim.yaml"
+    path.write_text(text.replace(old, new))
+    assert_experiment_error(path, line, key, needle)
+
+
 def exact_job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
     """A trace job that runs exactly its time limit (the planner's view is the truth)."""
     return TraceJob(job_id, submit, run, cpus, requested_time=run)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import assert_experiment_error
+from support import assert_edited_experiment_error
 
 from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.sections import NodeGroup, reference
@@ -73,7 +73,4 @@ def test_the_declared_readers_build_the_cluster(tmp_path: Path) -> None:
 ])
 def test_a_bad_key_is_blamed_at_its_own_line(tmp_path: Path, old: str, new: str, line: int, key: str,
                                              needle: str) -> None:
-    path = tmp_path / "sim.yaml"
-    assert old in SIMULATE
-    path.write_text(SIMULATE.replace(old, new))
-    assert_experiment_error(path, line, key, needle)
+    assert_edited_experiment_error(tmp_path, SIMULATE, old, new, line, key, needle)

@@ -15,6 +15,7 @@ from djsb.errors import ConfigError, TraceError
 from djsb.pool.abandon import build_abandon
 from djsb.pool.computers import Computer
 from djsb.pool.config import located
+from djsb.pool.event_loop import PoolSimulation
 from djsb.pool.history_csv import read_history
 from djsb.pool.interactive import Interruptions
 from djsb.pool.metrics import pool_metrics
@@ -22,7 +23,6 @@ from djsb.pool.placement import PLACEMENTS, PlacementContext, cluster_ranks, idl
 from djsb.pool.plots import replicate_keys, x_key
 from djsb.pool.power import COMPUTER_TYPES, timeline_energy_kwh
 from djsb.pool.runner import run_point
-from djsb.pool.simulation import PoolSimulation
 from djsb.pool.tasks import EndCause, Task
 
 HOUR = 3600.0

@@ -29,6 +29,7 @@ from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.model.setting import declared
 from djsb.yamlnodes import parse_duration
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
@@ -39,9 +40,8 @@ the backfill plan and node choice as Slurm makes them."""
 SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
 COUNTS = ("bf_max_job_test", "default_queue_depth", "bf_max_job_user")
 FLAGS = ("bf_continue", "defer")
-PRIORITY_WEIGHTS = {"age": "PriorityWeightAge", "fairshare": "PriorityWeightFairShare",
-                    "job_size": "PriorityWeightJobSize", "partition": "PriorityWeightPartition",
-                    "qos": "PriorityWeightQOS"}
+PRIORITY_WEIGHTS = {name: item.slurm for name, item in declared(MultifactorWeights).items()}
+"""Each multifactor weight's slurm.conf name, as its declaration gives it."""
 TOTAL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 

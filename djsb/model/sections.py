@@ -3,18 +3,9 @@
 ``djsb simulate`` (and its sweeps, reproductions and ``djsb validate``), ``djsb calibrate``'s
 ``model`` section and the simulated job module read the model's settings here, each value by its
 one reader, so a bad value is one :class:`~djsb.errors.ConfigError` at the line of its own key
-whichever command reads it. The sections (every time a number of seconds, quoted or not, or a Slurm
-time such as ``1:30:00``)::
-
-    cluster:
-      nodes: [{count: 100, cores: 1, memory_mb: 1024, prefix: n}]
-      partitions: [{name: batch, min_cpus: 1, max_cpus: 64, max_time: 86400, oversubscribe: "NO", ...}]
-      # or layout: sdumont_2018, a named set of partitions (djsb/model/layouts.py)
-      qos: [{name: normal, priority: 0, max_jobs_per_user: 10}]
-    policy:
-      preset: marenostrum4         # optional; the sections below override it
-      priority: {plugin: multifactor, weights: {age: 1000, fairshare: 10000}, fairshare: fair_tree}
-      scheduler: {backfill: easy, bf_interval: 30}   # djsb/model/scheduler.py's settings
+whichever command reads it. Each key, its unit, default, range and the Slurm name it mirrors is in
+docs/reference/cluster.md, priority.md and scheduler.md (generated from the declarations by
+``make reference``); djsb/simulate/experiment.py shows a whole config.
 
 Reading a tree is no I/O: the model stays pure, the commands load the files.
 """

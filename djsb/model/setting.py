@@ -62,10 +62,23 @@ def read_record(node: Located, cls: type[T]) -> T:
     return cls(**read_fields(node, readers(cls), required(cls)))
 
 
+def values(record: Any) -> dict[str, Any]:
+    """The fields of the dataclass instance ``record`` by name, as they are (:func:`dataclasses.asdict`
+    would turn nested records into dicts): the keyword arguments of what the record configures."""
+    return {f.name: getattr(record, f.name) for f in fields(record)}
+
+
+def record_of(cls: type[T], configured: Any) -> T:
+    """The ``cls`` record of an object built from one: its attributes named as ``cls``'s fields."""
+    return cls(**{f.name: getattr(configured, f.name) for f in fields(cls)})  # type: ignore[arg-type]
+
+
 def default_text(value: Any) -> str:
-    """A default as the reference shows it."""
+    """A default as the reference shows it (a nested record: its own table's defaults)."""
     if value is dataclasses.MISSING:
         return "required"
+    if dataclasses.is_dataclass(value):
+        return "below"
     if value == math.inf:
         return "unlimited"
     if value is None:

@@ -1,5 +1,5 @@
 """The metrics of paper 002 sec. VI: energy, overhead per completed good task, good tasks killed,
-and the time wasted on bad tasks, from a :class:`~djsb.pool.simulation.PoolResult`.
+and the time wasted on bad tasks, from a :class:`~djsb.pool.event_loop.PoolResult`.
 
 Energy is what the pool's tasks cost: the energy of every computer with the task runs (Table I
 wattages, :func:`djsb.pool.power.timeline_energy_kwh`) less the energy the same computers draw with
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from djsb.pool.event_loop import PoolResult, TaskRecord
 from djsb.pool.power import timeline_energy_kwh
-from djsb.pool.simulation import PoolResult, TaskRecord
 from djsb.pool.tasks import Run, deallocations, wasted_time
 from djsb.pool.units import HOUR
 

@@ -21,10 +21,10 @@ import pandas as pd
 from djsb.outcome import units_of
 from djsb.pool.computers import computers_of
 from djsb.pool.config import PoolExperiment, located, read_experiment
+from djsb.pool.event_loop import PoolResult, PoolSimulation, TaskRecord
 from djsb.pool.interactive import draw_interruptions
 from djsb.pool.metrics import UNITS, pool_metrics
 from djsb.pool.placement import PLACEMENTS
-from djsb.pool.simulation import PoolResult, PoolSimulation, TaskRecord
 from djsb.pool.tasks import DEALLOCATIONS, accrued_time, wasted_time
 from djsb.pool.units import DAY, HOUR
 from djsb.yamlnodes import Located

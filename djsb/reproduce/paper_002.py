@@ -27,10 +27,10 @@ import pandas as pd
 
 from djsb.machine import usable_cpus
 from djsb.pool.config import located, read_experiment
+from djsb.pool.event_loop import PoolResult
 from djsb.pool.generator import TaskShape
 from djsb.pool.metrics import pool_metrics
 from djsb.pool.runner import simulate_pool
-from djsb.pool.simulation import PoolResult
 from djsb.progress import Progress
 from djsb.reproduce.checks import (
     REPRODUCED,

@@ -23,8 +23,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from djsb.errors import ConfigError
+from djsb.model.setting import setting
+from djsb.yamlnodes import as_number, as_str
 
 ROOT = "root"
+ACCOUNTS = "policy.priority.accounts.NAME"
+"""Where a config writes an account's keys."""
 _RENORMALISE_AFTER = 200.0  # half-lives; 2**200 is far from float overflow
 
 
@@ -55,8 +59,9 @@ class Association:
 class AccountSpec:
     """An account of the tree: its parent account and RawShares."""
 
-    parent: str = ROOT
-    shares: float = 1.0
+    parent: str = setting(ROOT, as_str, "", "Parent", "the account above it", where=ACCOUNTS)
+    shares: float = setting(1.0, as_number, "shares", "Fairshare",
+                            "its RawShares among its siblings", where=ACCOUNTS)
 
 
 class AccountTree:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
+from djsb.model.priority.plugins import PRIORITY_PLUGINS, NoOptions, plugin_options
 from djsb.yamlnodes import Located
 
 
@@ -28,5 +28,5 @@ class FifoPriority(PriorityPlugin):
 @PRIORITY_PLUGINS.register("fifo")
 def read_fifo(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
     """``{plugin: fifo}``: no options."""
-    plugin_options(node, {})
+    plugin_options(node, NoOptions())
     return FifoPriority()

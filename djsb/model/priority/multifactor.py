@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.job import SimJob
@@ -32,7 +31,8 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
-from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str, read_fields
+from djsb.model.setting import read_record, record_of, setting, values
+from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
 
 DAY = 86400.0
 JOB_SIZE_FORMULAS = ("cpus", "slurm")
@@ -43,15 +43,73 @@ FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], dict[tuple[str, str], fl
 }
 
 
+PRIORITY = "policy.priority"
+WEIGHTS = "policy.priority.weights"
+"""Where a config writes the multifactor plugin's keys and its weights."""
+
+
 @dataclass(frozen=True, slots=True)
 class MultifactorWeights:
     """PriorityWeight* of slurm.conf."""
 
-    age: float = 0.0
-    fairshare: float = 0.0
-    job_size: float = 0.0
-    partition: float = 0.0
-    qos: float = 0.0
+    age: float = setting(0.0, as_number, "", "PriorityWeightAge", "weight of the age factor", where=WEIGHTS)
+    fairshare: float = setting(0.0, as_number, "", "PriorityWeightFairShare",
+                               "weight of the fair share factor", where=WEIGHTS)
+    job_size: float = setting(0.0, as_number, "", "PriorityWeightJobSize", "weight of the job size factor",
+                              where=WEIGHTS)
+    partition: float = setting(0.0, as_number, "", "PriorityWeightPartition",
+                               "weight of the partition factor", where=WEIGHTS)
+    qos: float = setting(0.0, as_number, "", "PriorityWeightQOS", "weight of the QoS factor", where=WEIGHTS)
+
+
+def fairshare_algorithm(node: Located) -> str:
+    """A fair share algorithm's name (a key of :data:`FAIRSHARE_ALGORITHMS`)."""
+    name = as_str(node)
+    if name not in FAIRSHARE_ALGORITHMS:
+        choices = " or ".join(FAIRSHARE_ALGORITHMS)
+        raise node.error(f"unknown fair share algorithm {name!r} (choose {choices})")
+    return name
+
+
+def accounts(node: Located) -> dict[str, AccountSpec]:
+    """Accounts by name, each an :class:`AccountSpec` mapping."""
+    return {name: read_record(account, AccountSpec) for name, account in node.items()}
+
+
+def user_shares(node: Located) -> dict[str, float]:
+    """Users' RawShares by name."""
+    return {name: as_number(shares) for name, shares in node.items()}
+
+
+@dataclass(frozen=True)
+class MultifactorOptions:
+    """The ``policy.priority`` keys of ``plugin: multifactor`` (slurm.conf's Priority* settings and
+    sacctmgr's associations); the keys not given keep the preset's values, else Slurm's defaults."""
+
+    weights: MultifactorWeights = setting(MultifactorWeights(), lambda n: read_record(n, MultifactorWeights),
+                                          "", "PriorityWeight*",
+                                          "the factors' weights (the weights not given: 0)", where=PRIORITY)
+    max_age: float = setting(7 * DAY, lambda n: as_duration(n, unit="s", minimum=1), "s", "PriorityMaxAge",
+                             "the wait at which the age factor reaches 1 (>= 1 s)", where=PRIORITY)
+    favor_small: bool = setting(False, as_bool, "", "PriorityFavorSmall",
+                                "the smaller the job, the larger its job size factor", where=PRIORITY)
+    fairshare: str = setting("fair_tree", fairshare_algorithm, "", "PriorityFlags",
+                             "fair_tree (Slurm's default since 19.05) or classic "
+                             "(PriorityFlags=NO_FAIR_TREE)",
+                             where=PRIORITY)
+    decay_half_life: float = setting(7 * DAY, lambda n: as_duration(n, unit="s"), "s",
+                                     "PriorityDecayHalfLife",
+                                     "past usage halves every half-life (0: no decay)", where=PRIORITY)
+    calc_period: float = setting(300.0, lambda n: as_duration(n, unit="s", minimum=1), "s",
+                                 "PriorityCalcPeriod",
+                                 "how often fair share and pending jobs' priorities are recomputed (>= 1 s)",
+                                 where=PRIORITY)
+    accounts: Mapping[str, AccountSpec] | None = setting(None, accounts, "", "sacctmgr account",
+                                                         "accounts by name (below; none: users under root)",
+                                                         where=PRIORITY)
+    user_shares: Mapping[str, float] | None = setting(None, user_shares, "shares", "sacctmgr Fairshare",
+                                                      "each user's RawShares by name (none: 1 each)",
+                                                      where=PRIORITY)
 
 
 class MultifactorPriority(PriorityPlugin):
@@ -61,9 +119,11 @@ class MultifactorPriority(PriorityPlugin):
 
     name = "multifactor"
 
-    def __init__(self, weights: MultifactorWeights, *, max_age: float = 7 * DAY,
-                 favor_small: bool = False, fairshare: str = "fair_tree",
-                 decay_half_life: float = 7 * DAY, calc_period: float = 300.0,
+    def __init__(self, weights: MultifactorWeights, *, max_age: float = MultifactorOptions.max_age,
+                 favor_small: bool = MultifactorOptions.favor_small,
+                 fairshare: str = MultifactorOptions.fairshare,
+                 decay_half_life: float = MultifactorOptions.decay_half_life,
+                 calc_period: float = MultifactorOptions.calc_period,
                  accounts: Mapping[str, AccountSpec] | None = None,
                  user_shares: Mapping[str, float] | None = None,
                  usage: Mapping[tuple[str, str], float] | None = None, job_size: str = "cpus",
@@ -172,41 +232,10 @@ class MultifactorPriority(PriorityPlugin):
             job.sort_key = (key[0], -priority, key[2], key[3])
 
 
-def _weights(node: Located) -> MultifactorWeights:
-    return MultifactorWeights(**read_fields(node, {k: as_number for k in ("age", "fairshare", "job_size",
-                                                                          "partition", "qos")}))
-
-
-def _fairshare(node: Located) -> str:
-    name = as_str(node)
-    if name not in FAIRSHARE_ALGORITHMS:
-        choices = " or ".join(FAIRSHARE_ALGORITHMS)
-        raise node.error(f"unknown fair share algorithm {name!r} (choose {choices})")
-    return name
-
-
-def _accounts(node: Located) -> dict[str, AccountSpec]:
-    return {name: AccountSpec(**read_fields(account, {"parent": as_str, "shares": as_number}))
-            for name, account in node.items()}
-
-
-def _user_shares(node: Located) -> dict[str, float]:
-    return {name: as_number(shares) for name, shares in node.items()}
-
-
 @PRIORITY_PLUGINS.register("multifactor")
 def read_multifactor(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
-    """``{plugin: multifactor, weights: {age, fairshare, job_size, partition, qos}, max_age,
-    favor_small, fairshare: fair_tree|classic, decay_half_life, calc_period, accounts, user_shares}``;
-    the keys not given keep the preset's values (``base``), else Slurm's defaults."""
-    options: dict[str, Any] = plugin_options(node, {
-        "weights": _weights, "max_age": lambda n: as_duration(n, unit="s", minimum=1), "favor_small": as_bool,
-        "fairshare": _fairshare, "decay_half_life": lambda n: as_duration(n, unit="s"),
-        "calc_period": lambda n: as_duration(n, unit="s", minimum=1),
-        "accounts": _accounts, "user_shares": _user_shares})
-    if isinstance(base, MultifactorPriority):
-        options = {"weights": base.weights, "max_age": base.max_age, "favor_small": base.favor_small,
-                   "fairshare": base.fairshare, "decay_half_life": base.decay_half_life,
-                   "calc_period": base.calc_period, "accounts": base.accounts,
-                   "user_shares": base.user_shares, **options}
-    return MultifactorPriority(options.pop("weights", MultifactorWeights()), **options)
+    """``{plugin: multifactor, ...}`` (:class:`MultifactorOptions`); the keys not given keep the
+    preset's values (``base``), else Slurm's defaults."""
+    start = (record_of(MultifactorOptions, base) if isinstance(base, MultifactorPriority)
+             else MultifactorOptions())
+    return MultifactorPriority(**values(plugin_options(node, start)))

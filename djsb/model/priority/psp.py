@@ -37,11 +37,13 @@ import math
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
-from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
+from djsb.model.priority.plugins import PRIORITY_PLUGINS, NoOptions, plugin_options
+from djsb.model.setting import setting, values
 from djsb.yamlnodes import Located, as_duration
 
 GROUP_BOUNDS = tuple(Fraction(bound) for bound in ("0.05", "0.10", "0.15", "0.20", "0.30", "0.40",
@@ -65,13 +67,24 @@ def group_priority(accuracy: Fraction) -> int:
     return GROUP_PRIORITY[bisect_right(GROUP_BOUNDS, accuracy)]
 
 
+@dataclass(frozen=True)
+class PspAgingOptions:
+    """The ``policy.priority`` keys of ``plugin: psp_aging``."""
+
+    time_step: float = setting(150.0, lambda n: as_duration(n, unit="s", minimum=1), "s",
+                               "PriorityCalcPeriod",
+                               "how often a pending job's priority ages by eq. (1) of paper 000 (>= 1 s)",
+                               where="policy.priority")
+
+
 class PspAgingPriority(PriorityPlugin):
     """PSP+AGING: accuracy-group priority that ages with the normalised waiting time (PSP when
     ``aging`` is False: the group priority g stays the job's priority)."""
 
     name = "psp_aging"
 
-    def __init__(self, time_step: float = 150.0, window: int = 10, aging: bool = True) -> None:
+    def __init__(self, time_step: float = PspAgingOptions.time_step, window: int = 10,
+                 aging: bool = True) -> None:
         self.calc_period = time_step if aging else 0.0
         self.name = "psp_aging" if aging else "psp"
         self.window = window
@@ -129,12 +142,11 @@ class PspAgingPriority(PriorityPlugin):
 @PRIORITY_PLUGINS.register("psp_aging")
 def read_psp_aging(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
     """``{plugin: psp_aging, time_step: 150}``: the aging step in seconds (150 s in paper 000)."""
-    return PspAgingPriority(**plugin_options(node, {
-        "time_step": lambda n: as_duration(n, unit="s", minimum=1)}))
+    return PspAgingPriority(**values(plugin_options(node, PspAgingOptions())))
 
 
 @PRIORITY_PLUGINS.register("psp")
 def read_psp(node: Located, base: PriorityPlugin | None) -> PriorityPlugin:
     """``{plugin: psp}``: PSP without aging (scenarios 2 and 5 of Table 4 of 000); no options."""
-    plugin_options(node, {})
+    plugin_options(node, NoOptions())
     return PspAgingPriority(aging=False)
