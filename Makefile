@@ -10,16 +10,18 @@ BIN     = $(VENV)/bin
 demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
 
-# Two pytests side by side: the tests of the shared daemons (Slurm, its container, sshd, Grid Engine;
-# marked `live` by tests/conftest.py) one after another in one, every other test in the other; the live
-# one's report follows the other's, and the target fails if either does.
+# The live tests whose outcome depends on Slurm's timing (marked `alone`) first, with nothing beside
+# them; then two pytests side by side: the other tests of the shared daemons (Slurm, its container,
+# sshd, Grid Engine; marked `live` by tests/conftest.py) one after another in one, every other test in
+# the other. The second live report follows; the target fails if any of the three does.
 test: setup
-	@live_log=$$(mktemp); \
-	$(BIN)/pytest -q -ra -m live > $$live_log 2>&1 & live=$$!; \
+	@$(BIN)/pytest -q -ra -m "live and alone"; alone=$$?; \
+	live_log=$$(mktemp); \
+	$(BIN)/pytest -q -ra -m "live and not alone" > $$live_log 2>&1 & live=$$!; \
 	$(BIN)/pytest -q -ra -m "not live"; others=$$?; \
 	wait $$live; live_rc=$$?; \
-	echo "== the live tests (run beside the others)"; cat $$live_log; rm -f $$live_log; \
-	test $$others -eq 0 -a $$live_rc -eq 0
+	echo "== the other live tests (run beside the rest)"; cat $$live_log; rm -f $$live_log; \
+	test $$alone -eq 0 -a $$others -eq 0 -a $$live_rc -eq 0
 
 setup: $(VENV)/.installed apps
 

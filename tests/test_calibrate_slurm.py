@@ -29,7 +29,9 @@ from djsb.calibrate.spec import load_calibration
 from djsb.cli import main
 from djsb.harness.ledger import read_entries
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+# `alone`: what Slurm itself backfills in these time-scaled replays depends on how promptly slurmctld
+# runs its passes, so `make test` runs them before starting anything beside them.
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.alone]
 
 CONFIG = Path(__file__).parent / "fixtures" / "calibrate" / "calibrate.yaml"
 
