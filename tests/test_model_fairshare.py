@@ -38,6 +38,19 @@ def tree_with_usage(usage: Mapping[tuple[str, str], float], accounts: dict[str, 
     return tree
 
 
+def assert_ranked_as_a_fresh_tree(live: AccountTree, pairs: list[tuple[str, str]],
+                                  accounts: dict[str, AccountSpec]) -> None:
+    """``live``'s Fair Tree factors (kept up to date charge by charge) equal those of a tree built
+    from scratch with the same usage."""
+    live.settle(0.0)
+    factors = fair_tree_factors(live)
+    fresh = AccountTree(pairs, accounts, half_life=0)
+    for key, assoc in live.users.items():
+        fresh.add_usage(*key, assoc.total, 0.0)
+    fresh.settle(0.0)
+    assert factors == fair_tree_factors(fresh)
+
+
 def test_classic_flat_is_eq_2_5() -> None:
     # Users under root with RawShares 1, 1, 2 (t_s = 4) and usage 30, 10, 0 (t_u = 40):
     # f = 2^(-(ru/t_u)/(rs/t_s)): A 2^-(0.75/0.25) = 0.125, B 2^-(0.25/0.25) = 0.5, C 2^0 = 1.
@@ -183,13 +196,7 @@ def test_incremental_fair_tree_equals_a_fresh_computation() -> None:
         user, account = rng.choice(pairs)
         live.add_usage(user, account, rng.choice([1.0, 2.0, 5.0]), 0.0)
         if step % 7 == 0:
-            live.settle(0.0)
-            factors = fair_tree_factors(live)
-            fresh = AccountTree(pairs, accounts, half_life=0)
-            for key, assoc in live.users.items():
-                fresh.add_usage(*key, assoc.total, 0.0)
-            fresh.settle(0.0)
-            assert factors == fair_tree_factors(fresh)
+            assert_ranked_as_a_fresh_tree(live, pairs, accounts)
 
 
 def test_fair_tree_same_user_in_two_tied_accounts() -> None:
@@ -214,10 +221,4 @@ def test_incremental_fair_tree_many_accounts_under_the_root() -> None:
     for _ in range(400):
         user, account = rng.choice(pairs)
         live.add_usage(user, account, rng.choice([1.0, 2.0, 3.0]), 0.0)
-        live.settle(0.0)
-        factors = fair_tree_factors(live)
-        fresh = AccountTree(pairs, accounts, half_life=0)
-        for key, assoc in live.users.items():
-            fresh.add_usage(*key, assoc.total, 0.0)
-        fresh.settle(0.0)
-        assert factors == fair_tree_factors(fresh)
+        assert_ranked_as_a_fresh_tree(live, pairs, accounts)
