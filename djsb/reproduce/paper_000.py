@@ -144,11 +144,16 @@ def loaded_run(task: tuple[Path, dict[str, Any], str, str, str, float]) -> dict[
 
 def run_loads(config: Path, traces: list[str], factor_: float) -> pd.DataFrame:
     """Every scenario of Table 4 of 000 on each trace's point of ``config`` with its submit times
-    multiplied by ``factor_`` (:func:`loaded_run`), on the sweep's number of worker processes."""
+    multiplied by ``factor_`` (:func:`loaded_run`), on the sweep's number of worker processes.
+    The longest runs go first (PSP+AGING's, then the larger trace's: on 10,000 Atlas jobs at 000's
+    load it takes as long as all the others together), so no worker is left with one at the end."""
     tasks = [(config, trace_point(config, trace), trace, policy, estimate, factor_)
              for trace in traces for policy, estimate in TABLE_4]
+    order = sorted(range(len(tasks)), reverse=True,
+                   key=lambda i: (tasks[i][3] == "psp_aging", tasks[i][1]["workload"].get("limit", 0)))
     with multiprocessing.get_context("fork").Pool(min(SWEEP_JOBS, len(tasks))) as pool:
-        return pd.DataFrame(pool.map(loaded_run, tasks, chunksize=1))
+        results = pool.map(loaded_run, [tasks[i] for i in order], chunksize=1)
+    return pd.DataFrame([results[order.index(i)] for i in range(len(tasks))])
 
 
 def ratio_item(name: str, trace: str, load: str) -> str:

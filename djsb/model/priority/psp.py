@@ -121,20 +121,31 @@ class PspAgingPriority(PriorityPlugin):
         self.aged_until.pop(job.job_id, None)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
-        """Apply eq. (1) of 000 for every time step passed since each job last aged (PSP: none)."""
+        """Apply eq. (1) of 000 for every time step passed since each job last aged (PSP: none).
+
+        A job at the cap or without a finite estimate keeps its priority, and one that passed no
+        step boundary since it last aged has nothing to apply: both are left as they are (the
+        boundary of the next step depends only on the step interval ``aged_until`` falls in, so
+        leaving it older changes nothing)."""
         step = self.calc_period
         if step <= 0:
             return
+        aged_until, base, floor, isfinite = self.aged_until, self.base, math.floor, math.isfinite
         for job in queue:
-            estimate = job.limit
-            last = self.aged_until[job.job_id]
-            boundary = (math.floor(last / step) + 1) * step
             p = job.priority
-            g = self.base[job.job_id]
-            while boundary <= now and math.isfinite(estimate) and p < CAP:
-                p = min(CAP, g + p * (boundary - job.trace.submit) / estimate)
+            estimate = job.limit
+            if p >= CAP or not isfinite(estimate):
+                continue
+            trace = job.trace
+            job_id = trace.job_id
+            boundary = (floor(aged_until[job_id] / step) + 1) * step
+            if boundary > now:
+                continue
+            g, submit = base[job_id], trace.submit
+            while boundary <= now and p < CAP:
+                p = min(CAP, g + p * (boundary - submit) / estimate)
                 boundary += step
-            self.aged_until[job.job_id] = now
+            aged_until[job_id] = now
             job.priority = p
             job.update_sort_key()
 
