@@ -23,6 +23,17 @@
 #   DJSB_SLURM_ACCOUNTING  1: slurmdbd on a private MariaDB, so sacct works [0]
 #   DJSB_SLURM_WAIT        seconds to wait for idle nodes before failing [90]
 #
+# A second cluster beside the first (its own slurmctld, slurmds, slurmdbd and MariaDB; munged is
+# shared) takes its own values of these (.ci/slurm-second.env holds the test suite's):
+#   DJSB_SLURM_NODE_PREFIX node names PREFIX1..PREFIXN [n]
+#   DJSB_SLURM_CTLD_PORT   SlurmctldPort [6817]
+#   DJSB_SLURM_DBD_PORT    slurmdbd's DbdPort [6819]
+#   DJSB_SLURM_FIRST_JOB_ID  FirstJobId, so that the two clusters' job ids never meet [1]
+#   DJSB_SLURM_LINK        where the clients' default slurm.conf points to this cluster's; empty: nowhere,
+#                          the clients of this cluster set SLURM_CONF=DIR/etc/slurm.conf [/etc/slurm/slurm.conf]
+#   DJSB_SLURM_NICE        niceness of its daemons and so of its jobs (root only; negative: Slurm's
+#                          own timing is kept when other work loads the machine) [0]
+#
 # Start and stop are idempotent: every daemon has a pid file under DJSB_SLURM_DIR/run, a running
 # daemon is left alone by start, and stop only signals the PIDs in those files. A start without
 # DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY or DJSB_SLURM_ACCOUNTING keeps what the
@@ -32,25 +43,35 @@ set -euo pipefail
 
 DIR=${DJSB_SLURM_DIR:-/var/lib/djsb-slurm}
 PREVIOUS="$DIR/etc/slurm.conf"
+PREFIX=${DJSB_SLURM_NODE_PREFIX:-n}
 previous() {  # previous SED_EXPR DEFAULT: what the last slurm.conf says, else DEFAULT
     local found=""
     [[ -f $PREVIOUS ]] && found=$(sed -n "$1" "$PREVIOUS" | tail -n 1)
     echo "${found:-$2}"
 }
-NODES=${DJSB_SLURM_NODES:-$(previous 's/^NodeName=n\([0-9][0-9]*\) .*/\1/p' 4)}
+NODES=${DJSB_SLURM_NODES:-$(previous "s/^NodeName=$PREFIX\\([0-9][0-9]*\\) .*/\\1/p" 4)}
 CPUS=${DJSB_SLURM_CPUS:-$(previous 's/^NodeName=DEFAULT CPUs=\([0-9][0-9]*\) .*/\1/p' 2)}
 MEMORY=${DJSB_SLURM_MEMORY:-$(previous 's/^NodeName=DEFAULT .*RealMemory=\([0-9][0-9]*\).*/\1/p' 2048)}
 PORT=${DJSB_SLURM_PORT:-17000}
 ACCOUNTING=${DJSB_SLURM_ACCOUNTING:-$(previous 's|^AccountingStorageType=accounting_storage/slurmdbd$|1|p' 0)}
 WAIT=${DJSB_SLURM_WAIT:-90}
-CONF=/etc/slurm/slurm.conf
+CTLD_PORT=${DJSB_SLURM_CTLD_PORT:-6817}
+DBD_PORT=${DJSB_SLURM_DBD_PORT:-6819}
+FIRST_JOB_ID=${DJSB_SLURM_FIRST_JOB_ID:-1}
+LINK=${DJSB_SLURM_LINK-/etc/slurm/slurm.conf}
+NICE=${DJSB_SLURM_NICE:-0}
+# Every daemon and client this script runs reads this cluster's own files.
+export SLURM_CONF="$DIR/etc/slurm.conf"
 MARK="# Written by djsb slurm-cluster.sh"
 DB_SOCKET="$DIR/run/mysqld.sock"
 
 log() { echo "slurm-cluster: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-node_names() { seq -f 'n%g' 1 "$NODES"; }
+node_names() { seq -f "$PREFIX%g" 1 "$NODES"; }
+
+# daemon COMMAND...: start a daemon at the cluster's niceness.
+daemon() { nice -n "$NICE" "$@"; }
 
 # pid_alive FILE: the PID in FILE is a running process.
 pid_alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -91,7 +112,7 @@ write_conf() {
     if [[ $ACCOUNTING == 1 ]]; then
         accounting="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
-AccountingStoragePort=6819"
+AccountingStoragePort=$DBD_PORT"
     else
         accounting="AccountingStorageType=accounting_storage/none"
     fi
@@ -101,7 +122,8 @@ AccountingStoragePort=6819"
 $MARK: the DJSB mini-cluster ($NODES virtual nodes on $host).
 ClusterName=djsb
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=6817
+SlurmctldPort=$CTLD_PORT
+FirstJobId=$FIRST_JOB_ID
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -135,6 +157,8 @@ MessageTimeout=10
 InactiveLimit=0
 KillWait=5
 MpiDefault=none
+# A job runs at the niceness of the sbatch that submitted it, not at the daemons' (DJSB_SLURM_NICE).
+PropagatePrioProcess=1
 SwitchType=switch/none
 MailProg=/bin/true
 NodeName=DEFAULT CPUs=$CPUS RealMemory=$MEMORY State=UNKNOWN
@@ -151,10 +175,11 @@ PartitionName=oversub Nodes=ALL OverSubscribe=YES:4 MaxTime=INFINITE State=UP
 PartitionName=exclusive Nodes=ALL OverSubscribe=EXCLUSIVE MaxTime=INFINITE State=UP
 EOF
     # The clients (sbatch, squeue, ...) read /etc/slurm/slurm.conf; never clobber a foreign one.
-    if [[ -e $CONF && ! -L $CONF ]] && ! grep -q "^$MARK" "$CONF"; then
-        die "$CONF exists and was not written by this script; move it away or run in Docker"
+    [[ -n $LINK ]] || return 0
+    if [[ -e $LINK && ! -L $LINK ]] && ! grep -q "^$MARK" "$LINK"; then
+        die "$LINK exists and was not written by this script; move it away or run in Docker"
     fi
-    ln -sfn "$DIR/etc/slurm.conf" "$CONF"
+    ln -sfn "$DIR/etc/slurm.conf" "$LINK"
 }
 
 start_munge() {
@@ -194,7 +219,7 @@ $MARK
 AuthType=auth/munge
 DbdHost=localhost
 DbdAddr=127.0.0.1
-DbdPort=6819
+DbdPort=$DBD_PORT
 SlurmUser=root
 PidFile=$DIR/run/slurmdbd.pid
 LogFile=$DIR/log/slurmdbd.log
@@ -204,11 +229,10 @@ StorageLoc=slurm_acct_db
 StorageUser=root
 StoragePort=0
 EOF
-    # slurmdbd talks to MariaDB through the default socket path: point it at ours.
-    mkdir -p /run/mysqld && ln -sfn "$DB_SOCKET" /run/mysqld/mysqld.sock
     chmod 600 "$DIR/etc/slurmdbd.conf"
-    ln -sfn "$DIR/etc/slurmdbd.conf" /etc/slurm/slurmdbd.conf
-    if ! pid_alive "$DIR/run/slurmdbd.pid"; then slurmdbd; fi
+    # slurmdbd reads the slurmdbd.conf beside SLURM_CONF, and reaches MariaDB through the socket
+    # MYSQL_UNIX_PORT names (MariaDB's client library).
+    if ! pid_alive "$DIR/run/slurmdbd.pid"; then MYSQL_UNIX_PORT="$DB_SOCKET" daemon slurmdbd; fi
     local i
     for i in $(seq 1 100); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.2; done
     sacctmgr -n list cluster format=cluster | grep -qw djsb || sacctmgr -i add cluster djsb >/dev/null
@@ -220,7 +244,7 @@ EOF
 repair_ctld_pid() {
     local pid
     pid_alive "$DIR/run/slurmctld.pid" && return 0
-    pid=$(our_pids -x slurmctld | head -n 1)
+    pid=$(our_pids -f "^slurmctld -f $SLURM_CONF\$" | head -n 1)
     [[ -n $pid ]] && echo "$pid" > "$DIR/run/slurmctld.pid"
     return 0
 }
@@ -246,7 +270,7 @@ kill_stray_slurmds() {
     done
 }
 
-start_slurmctld() { repair_ctld_pid; pid_alive "$DIR/run/slurmctld.pid" || slurmctld; }
+start_slurmctld() { repair_ctld_pid; pid_alive "$DIR/run/slurmctld.pid" || daemon slurmctld -f "$SLURM_CONF"; }
 
 # start_slurmds: start the missing slurmds, remembering which and when (STARTED, STARTED_AT), so that
 # wait_idle does not take a node state restored from StateSaveLocation for a registration.
@@ -256,7 +280,7 @@ start_slurmds() {
     STARTED_AT=$(date +%s)
     kill_stray_slurmds
     for n in $(node_names); do
-        pid_alive "$DIR/run/slurmd-$n.pid" || { slurmd -N "$n"; STARTED+=("$n"); }
+        pid_alive "$DIR/run/slurmd-$n.pid" || { daemon slurmd -N "$n"; STARTED+=("$n"); }
     done
 }
 
@@ -289,7 +313,7 @@ wait_idle() {
         states=$(sinfo -h -N -p shared -o '%N %t' 2>/dev/null || true)
         if [[ $(grep -cE ' (idle|mix|alloc)$' <<<"$states") -ge $NODES ]] && registered; then return 0; fi
         if ((resumed == 0)) && grep -qE ' (down|drain|drng)$' <<<"$states"; then
-            scontrol update nodename="n[1-$NODES]" state=resume 2>/dev/null || true
+            scontrol update nodename="$PREFIX[1-$NODES]" state=resume 2>/dev/null || true
             resumed=1
         fi
         ((SECONDS < deadline)) || die "nodes not idle after ${WAIT}s: $(tr '\n' ' ' <<<"$states")"

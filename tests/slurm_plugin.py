@@ -28,7 +28,9 @@ from support import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "slurm.sh"
-SLURM_CONF = Path("/etc/slurm/slurm.conf")
+SLURM_CONF = Path(os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf"))
+"""The slurm.conf of the cluster the tests use: the first mini-cluster's, or the one SLURM_CONF names
+(the second one's, .ci/slurm-second.env)."""
 IMAGE = "djsb/slurm"
 NETWORK = "djsb-net"
 
