@@ -481,8 +481,8 @@ def command_wrappers(args: argparse.Namespace) -> int:
 
 
 def command_sweep(args: argparse.Namespace) -> int:
-    from djsb.sweep.command import SweepRequest, run_sweep
     from djsb.sweep.local import worker_count
+    from djsb.sweep.run import SweepRequest, run_sweep
     from djsb.validate import validate
 
     config_path = Path(args.config)

@@ -51,7 +51,7 @@ COMMANDS: dict[str, str] = {
 """The command modules: for each subcommand of djsb/cli.py whose work is a module of its own, the
 module its ``command_*`` handler imports that work from. ``djsb run``, ``report`` and
 ``completion`` are driven by cli.py itself over their libraries; ``djsb sweep``'s handler calls
-``djsb.sweep.command.run_sweep``, which ``djsb pool`` and the reproductions run too: a library."""
+``djsb.sweep.run.run_sweep``, which ``djsb pool`` and the reproductions run too: a library."""
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,17 @@ def test_replay_under_its_own_queues_reproduces_its_inputs(trace: TraceFile, tmp
     expected = (starts["start"] - (starts["submit"] + starts.index.map(waits))).abs().mean()
     assert summary["mean_abs_start_error"] == pytest.approx(expected)
     assert summary["moving_average_mape"] >= 0
+    # the report of djsb history: summary.csv's overall row holds the same figures, one row per
+    # partition follows; both timelines, the waits and the error over time are drawn
+    table = pd.read_csv(out / "summary.csv")
+    overall = table[table["group_by"] == "all"].iloc[0]
+    assert overall["mean_abs_start_error"] == pytest.approx(expected)
+    assert overall["jobs"] == 1500
+    by_partition = table[table["group_by"] == "partition"]
+    assert by_partition["jobs"].sum() == 1500 and len(by_partition) >= 2
+    html = (out / "report.html").read_text()
+    for figure in ("timelines.png", "waits.png", "error.png"):
+        assert figure in html and (out / figure).stat().st_size > 0
 
 
 def test_replay_under_another_layout_without_shaping_loses_jobs(trace: TraceFile, tmp_path: Path) -> None:

@@ -63,14 +63,19 @@ from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
 from djsb.report.compare_history import figure_changes
-from djsb.report.history import INTERVAL_COLUMNS, write_history_html
-from djsb.report.replay_error import breakdown, job_errors, moving_average_waits, recorded_frame, summary
+from djsb.report.history import INTERVAL_COLUMNS, recorded_intervals, write_history_html
+from djsb.report.replay_error import (
+    BREAKDOWNS,
+    breakdown,
+    job_errors,
+    moving_average_waits,
+    recorded_frame,
+    summary,
+    summary_rows,
+)
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import parse_sacct_time, read_sacct
 from djsb.workloads.swf import Workload
-
-BREAKDOWNS = ("partition", "qos", "account", "size")
-"""The groups the errors are broken down by."""
 
 OPTIONS_UNMODELLED = {
     "--nodelist": "the model places them on any node", "-w": "--nodelist",
@@ -368,14 +373,6 @@ def place_running(sim: Simulation, running: Sequence[TraceJob],
     return refused
 
 
-def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
-    """Each job's recorded submission, start, end (start + run time) and CPUs (the jobs without a
-    recorded start left out)."""
-    rows = [(job.job_id, job.submit, outcome.start, outcome.start + job.run_time, job.cpus)
-            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
-    return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
-
-
 def replayed_intervals(replay: HistoryReplay) -> pd.DataFrame:
     """The replay's side of :func:`recorded_intervals`: each job's start and end in the model, from
     its recorded submission (the jobs the model did not replay left out)."""
@@ -461,10 +458,7 @@ def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
     replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
-    rows = [{"group_by": "all", "group": "all", **replay.figures}]
-    for by, table in replay.breakdowns.items():
-        rows += [{"group_by": by, "group": group, **values} for group, values in table.iterrows()]
-    table = pd.DataFrame(rows)
+    table = summary_rows(replay.figures, replay.breakdowns)
     table.to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")
     (out_dir / "notes.txt").write_text("".join(f"{note}\n" for note in replay.notes))

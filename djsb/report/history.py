@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from djsb.report.html import EXAMPLES, existing_figures, render
+from djsb.workloads.job import RecordedOutcome, TraceJob
 
 FIGURES = (("timelines.png", "CPUs running and jobs queued over time, recorded and replayed"),
            ("waits.png", "each job's wait, replayed against recorded"),
@@ -30,6 +31,14 @@ INTERVAL_COLUMNS = ("job_id", "submit", "start", "end", "cpus")
 and CPUs."""
 MAX_INSTANTS = 4000
 """Instants a timeline is drawn at, at most (a history of any length draws in bounded memory)."""
+
+
+def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
+    """Each job's recorded submission, start, end (start + run time) and CPUs (the jobs without a
+    recorded start left out)."""
+    rows = [(job.job_id, job.submit, outcome.start, outcome.start + job.run_time, job.cpus)
+            for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
+    return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
 
 
 def running_cpus(jobs: pd.DataFrame, instants: np.ndarray) -> np.ndarray:

@@ -32,6 +32,8 @@ from djsb.workloads.job import RecordedOutcome, TraceJob
 SIZE_CLASSES = ((1, "1"), (4, "2-4"), (16, "5-16"), (64, "17-64"), (256, "65-256"), (math.inf, ">256"))
 """CPU counts by class, for the breakdown by job size: (largest count of the class, its label)."""
 
+BREAKDOWNS = ("partition", "qos", "account", "size")
+"""The groups the errors are broken down by."""
 TWO_WEEKS = 14 * 86400.0
 """FastSim's moving-average window (s)."""
 
@@ -135,3 +137,12 @@ def breakdown(errors: pd.DataFrame, by: str, window: float, step: float) -> pd.D
     """:func:`summary` per value of the column ``by`` (partition, qos, account or size), one row each."""
     rows = {str(value): summary(group, window, step) for value, group in errors.groupby(by, dropna=False)}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(by)
+
+
+def summary_rows(figures: Mapping[str, float], breakdowns: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """summary.csv: the headline figures (group_by and group ``all``), then one row per group of
+    each breakdown (:func:`breakdown`)."""
+    rows = [{"group_by": "all", "group": "all", **figures}]
+    for by, table in breakdowns.items():
+        rows += [{"group_by": by, "group": group, **values} for group, values in table.iterrows()]
+    return pd.DataFrame(rows)

@@ -22,12 +22,26 @@ import numpy as np
 import pandas as pd
 
 from djsb.plotting import ecdf_step, plt, save
-from djsb.report.replay_error import TWO_WEEKS, job_errors, ks_statistic, recorded_frame, summary
+from djsb.report.history import INTERVAL_COLUMNS, recorded_intervals, write_history_html
+from djsb.report.replay_error import (
+    BREAKDOWNS,
+    TWO_WEEKS,
+    breakdown,
+    job_errors,
+    ks_statistic,
+    moving_average_waits,
+    recorded_frame,
+    summary,
+    summary_rows,
+)
 from djsb.workloads._textio import open_trace_text
 from djsb.workloads.job import RecordedOutcome, TraceJob
+from djsb.workloads.swf import read_swf
 
 STATISTICS = ("mean", "std", "min", "1Q", "2Q", "3Q", "max")
 QUANTITIES = ("requested_cpus", "time_limit", "elapsed", "inter_arrival", "queue_wait")
+DAY = 86400.0
+"""The moving average's sampling step (its window is FastSim's two weeks)."""
 
 
 def describe(values: pd.Series) -> dict[str, float]:
@@ -95,7 +109,8 @@ def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> N
 def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Path) -> dict[str, float]:
     """Write replay_stats.csv, replay_stats.json (KS D, job counts, and the job-by-job figures of
     :mod:`djsb.report.replay_error`: mean absolute start error, two-week moving-average wait MAPE
-    sampled daily), errors.csv (one row per recorded job) and wait_ecdf_recorded.png.
+    sampled daily), errors.csv (one row per recorded job), wait_ecdf_recorded.png, and the report of
+    ``djsb history`` (:func:`write_report`).
 
     ``trace_jobs`` are the trace's jobs as read (before estimates and shaping); ``out_dir`` holds
     the replay's jobs.csv. Returns what replay_stats.json holds.
@@ -111,9 +126,31 @@ def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Pa
                 if job.job_id in waits}
     errors = job_errors(recorded_frame(trace_jobs, outcomes), jobs)
     errors.to_csv(out_dir / "errors.csv", index=False)
-    figures = summary(errors, TWO_WEEKS, 86400.0)
+    figures = summary(errors, TWO_WEEKS, DAY)
+    write_report(trace_path, trace_jobs, outcomes, jobs, errors, figures, out_dir)
     result = {"ks_wait": ks, "recorded_jobs": float(len(trace_jobs)), "simulated_jobs": float(len(jobs)),
               "mean_abs_start_error": figures["mean_abs_start_error"],
               "moving_average_mape": figures["moving_average_mape"]}
     (out_dir / "replay_stats.json").write_text(json.dumps(result, indent=2) + "\n")
     return result
+
+
+def write_report(trace_path: Path, trace_jobs: list[TraceJob], outcomes: dict[int, RecordedOutcome],
+                 jobs: pd.DataFrame, errors: pd.DataFrame, figures: dict[str, float], out_dir: Path) -> None:
+    """The same report as ``djsb history``'s (:func:`~djsb.report.history.write_history_html`):
+    summary.csv with the breakdowns, moving_average.csv, report.html with both timelines, the waits
+    and the moving-average error over time, on the trace's own clock (its ``UnixStartTime``)."""
+    averages = moving_average_waits(errors, TWO_WEEKS, DAY)
+    averages.to_csv(out_dir / "moving_average.csv")
+    table = summary_rows(figures, {by: breakdown(errors, by, TWO_WEEKS, DAY) for by in BREAKDOWNS})
+    table.to_csv(out_dir / "summary.csv", index=False)
+    recorded_side = recorded_intervals(trace_jobs, outcomes)
+    replayed_side = recorded_side[["job_id", "submit"]].merge(jobs[["job_id", "start", "end", "cpus"]],
+                                                              on="job_id")[list(INTERVAL_COLUMNS)]
+    trace = read_swf(trace_path, limit=1)
+    origin = float(trace.header.get("UnixStartTime", 0) or 0) + trace.time_origin
+    not_replayed = sorted({job.job_id for job in trace_jobs} - set(jobs["job_id"]))
+    rejected = pd.DataFrame({"job_id": not_replayed, "reason": "not in the replay's jobs.csv"})
+    write_history_html(out_dir, errors=errors, averages=averages, recorded=recorded_side,
+                       replayed=replayed_side, figures=figures, summary=table, notes=[], rejected=rejected,
+                       origin=origin, title=f"DJSB replay-stats: {trace_path.name} against its record")

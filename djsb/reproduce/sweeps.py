@@ -11,7 +11,7 @@ import yaml
 
 from djsb.errors import RunError
 from djsb.machine import usable_cpus
-from djsb.sweep.command import SweepRequest, run_sweep
+from djsb.sweep.run import SweepRequest, run_sweep
 from djsb.yamlnodes import load_yaml
 
 SWEEP_JOBS = 2

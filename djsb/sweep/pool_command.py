@@ -20,7 +20,7 @@ from djsb.pool.config import read_experiment
 from djsb.pool.metrics import UNITS
 from djsb.pool.plots import plot_sweep
 from djsb.pool.runner import run_experiment
-from djsb.sweep.command import SweepRequest, run_sweep
+from djsb.sweep.run import SweepRequest, run_sweep
 from djsb.sweep.spec import sweep_from_tree
 from djsb.yamlnodes import load_yaml
 

@@ -1,6 +1,8 @@
-"""``djsb sweep CONFIG [-o OUT] [--jobs N] [--executor local|slurm] [--resume]``, and the two entries
-a Slurm array task and the Slurm executor's client use: ``--array-task`` (run the point numbered
-$SLURM_ARRAY_TASK_ID) and ``--point K`` (run point K).
+"""A whole sweep run, as ``djsb sweep CONFIG [-o OUT] [--jobs N] [--executor local|slurm] [--resume]``
+asks (cli.py reads the command line into a :class:`SweepRequest`; ``djsb pool`` and the paper
+reproductions build one themselves), and the two entries a Slurm array task and the Slurm
+executor's client use: ``--array-task`` (run the point numbered $SLURM_ARRAY_TASK_ID) and
+``--point K`` (run point K).
 
 Without ``-o`` a sweep writes into runs/NAME-DATE-TIME; ``--resume`` without ``-o`` continues the
 latest sweep of the same config there. A new sweep refuses an existing non-empty directory unless
