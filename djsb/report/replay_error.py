@@ -114,6 +114,23 @@ def pass_agreement(errors: pd.DataFrame) -> float:
     return float((named["recorded_pass"] == named["simulated_pass"]).mean())
 
 
+def records_paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Two records of the same submissions made twice (the recorded columns of two replays'
+    errors.csv), paired job by job in submission order (job ids rise with it), as a replay's errors
+    whose simulated side is the second record: Slurm's own run-to-run differences, measured as the
+    model's errors are. Both records must hold the same number of jobs."""
+    if len(first) != len(second):
+        raise ValueError(f"the two records hold {len(first)} and {len(second)} jobs")
+    a = first.sort_values("job_id").reset_index(drop=True)
+    b = second.sort_values("job_id").reset_index(drop=True)
+    frame = a[["job_id", "submit", "recorded_start", "recorded_wait", "recorded_pass"]].copy()
+    frame["simulated_wait"] = b["recorded_wait"]
+    frame["simulated_start"] = frame["submit"] + frame["simulated_wait"]
+    frame["start_error"] = frame["simulated_wait"] - frame["recorded_wait"]
+    frame["simulated_pass"] = b["recorded_pass"]
+    return frame
+
+
 def summary(errors: pd.DataFrame, window: float, step: float) -> dict[str, float]:
     """The headline figures of a replay against its record: jobs compared and not started by the
     replay, mean waits, mean and mean absolute start error, moving-average MAPE, KS distance of the

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Ground truth for ``djsb history``: site-like histories recorded on a Slurm mini-cluster of their own.
+
+Starts a third mini-cluster (docker/slurm-cluster.sh with :data:`CLUSTER`: 16 virtual nodes of 2
+CPUs, slurmdbd, daemons at niceness -10, beside the test suite's two), gives it a site's settings
+(:data:`SITE`: three partitions over overlapping nodes, multifactor priority with Fair Tree over
+three accounts, a QoS with a per-user job limit, memory per CPU; PriorityDecayHalfLife and
+PriorityMaxAge compressed as the jobs are) and records:
+
+* ``site-1``, ``site-2``: the same drawn jobs (:func:`draw_jobs`, seeded: sizes 1-8 CPUs, sleeps of
+  1-40 s, limits in whole minutes, Poisson arrivals at 90 % of the CPUs) submitted twice at the
+  same instants from the recording's start, so that the two records measure Slurm's own
+  run-to-run spread on one history;
+* ``features`` (with ``--features``): a shorter history that adds what the model lacks: a
+  reservation on four nodes, a node drained then resumed, job arrays throttled with ``%``, and
+  dependencies.
+
+Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
+sacct dump, slurm.conf, sacctmgr's associations and QoS, plus sacctmgr's node events and
+scontrol's reservations (which ``djsb history`` does not read: the model has neither), and
+``provenance.json`` (machine, Slurm, load, command, seed). tests/test_history_ground_truth.py
+replays the committed records offline. The figures (each record replayed, and the two records
+against each other) are printed and written to ``OUT/figures.csv``.
+
+Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
+
+    python3 bench/record_history.py OUT [--jobs 2000] [--features-jobs 600] [--features] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from djsb.report.replay_error import records_paired, summary  # noqa: E402
+
+DIR = "/var/lib/djsb-slurm-history"
+CLUSTER = {"DJSB_SLURM_DIR": DIR, "DJSB_SLURM_NODE_PREFIX": "h", "DJSB_SLURM_CTLD_PORT": "6837",
+           "DJSB_SLURM_DBD_PORT": "6839", "DJSB_SLURM_PORT": "17200", "DJSB_SLURM_FIRST_JOB_ID": "900000",
+           "DJSB_SLURM_LINK": "", "DJSB_SLURM_NICE": "-10", "DJSB_SLURM_NODES": "16", "DJSB_SLURM_CPUS": "2",
+           "DJSB_SLURM_MEMORY": "2048", "DJSB_SLURM_ACCOUNTING": "1", "SLURM_CONF": f"{DIR}/etc/slurm.conf"}
+"""The recording cluster: docker/slurm-cluster.sh's settings for a cluster beside the test suite's."""
+SITE = {"PriorityType": "priority/multifactor", "PriorityWeightFairshare": "10000",
+        "PriorityWeightAge": "1000", "PriorityWeightJobSize": "100", "PriorityWeightQOS": "2000",
+        "PriorityMaxAge": "00:10:00",
+        "PriorityDecayHalfLife": "00:05:00", "PriorityCalcPeriod": "1",
+        "AccountingStorageEnforce": "associations,limits,qos"}
+"""The site's scheduling settings (slurm.conf keys), its decay and age compressed to the jobs' scale."""
+PARTITIONS = ("PartitionName=debug Nodes=h[1-4] MaxTime=2 State=UP",
+              "PartitionName=batch Nodes=h[3-16] MaxTime=10 State=UP",
+              "PartitionName=long Nodes=h[9-16] MaxTime=30 PriorityJobFactor=10 State=UP")
+"""Three partitions over overlapping nodes, beside the mini-cluster's own (which its script waits on;
+no job runs in them)."""
+ACCOUNTS = {"physics": 50, "biology": 30, "climate": 20}
+"""Fair-share accounts and their RawShares (root is a user of each)."""
+QOS = ("high", 100, 4)
+"""A QoS: name, Priority, MaxJobsPerUser."""
+FORMAT = ("JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,ReqCPUS,"
+          "AllocCPUS,ReqMem,ReqTRES,AllocTRES,NNodes,NodeList,State,Reason,Flags,Priority,SubmitLine")
+"""docs/history.md's sacct format."""
+CPUS = 32
+LOAD = 0.9
+WINDOW, STEP = 120.0, 30.0
+"""The moving average of the figures: 2 minutes sampled every 30 s (a record spans 15-25 minutes,
+about as many windows as FastSim's two weeks in its four months)."""
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One job to submit: when (s from the record's start), where and what it runs."""
+
+    at: float
+    cpus: int
+    sleep: int
+    limit_min: int
+    partition: str
+    account: str
+    qos: str
+    mem_per_cpu: int
+    extra: tuple[str, ...] = ()
+
+
+def draw_jobs(count: int, seed: int, load: float = LOAD) -> list[Draw]:
+    """``count`` jobs: 1-8 CPUs (mostly small), sleeps lognormal around 4 s within 1-40 s, limits
+    the sleep times 1.2-4 in whole minutes; partition by limit (``debug`` for some jobs of a
+    minute, ``long`` above 10 minutes' worth); Poisson arrivals offering ``load`` of the CPUs."""
+    rng = random.Random(seed)
+    jobs = []
+    for _ in range(count):
+        cpus = rng.choices((1, 2, 4, 8), weights=(55, 25, 12, 8))[0]
+        sleep = int(min(40, max(1, round(rng.lognormvariate(math.log(4), 0.8)))))
+        limit = max(1, math.ceil(sleep * rng.uniform(1.2, 4.0) / 60))
+        partition = "debug" if limit <= 1 and cpus <= 4 and rng.random() < 0.3 else \
+            "long" if rng.random() < 0.1 else "batch"
+        limit = max(limit, 11) if partition == "long" else limit
+        account = rng.choices(list(ACCOUNTS), list(ACCOUNTS.values()))[0]
+        qos = QOS[0] if rng.random() < 0.15 else "normal"
+        jobs.append(Draw(0.0, cpus, sleep, limit, partition, account, qos, rng.choice((100, 200, 400))))
+    rate = load * CPUS / (sum(j.cpus * (j.sleep + 1) for j in jobs) / count)
+    at = 0.0
+    timed = []
+    for job in jobs:
+        timed.append(Draw(round(at, 2), job.cpus, job.sleep, job.limit_min, job.partition, job.account,
+                          job.qos, job.mem_per_cpu))
+        at += rng.expovariate(rate)
+    return timed
+
+
+def with_features(jobs: list[Draw]) -> list[Draw]:
+    """The features history's jobs: every 25th job an array of 6 tasks throttled to 2 at a time,
+    every 40th waiting for the job submitted 3 before it (afterany); arrays of at most 2 CPUs."""
+    out = []
+    for index, job in enumerate(jobs):
+        extra = ("--array=1-6%2",) if index % 25 == 24 else ("DEPENDENCY",) if index % 40 == 39 else ()
+        cpus = min(job.cpus, 2) if extra[:1] == ("--array=1-6%2",) else job.cpus
+        out.append(Draw(job.at, cpus, job.sleep, job.limit_min, job.partition, job.account, job.qos,
+                        job.mem_per_cpu, extra))
+    return out
+
+
+def slurm(*args: str, check: bool = True) -> str:
+    env = {**os.environ, **CLUSTER}
+    done = subprocess.run(list(args), capture_output=True, text=True, timeout=120, env=env, check=False)
+    if check and done.returncode != 0 and "Nothing" not in done.stdout + done.stderr:
+        reason = done.stderr.strip() or done.stdout.strip()
+        raise SystemExit(f"record_history: {' '.join(args)} failed: {reason}")
+    return done.stdout
+
+
+def start_cluster() -> None:
+    """Start the recording cluster, give it the site's partitions and settings, accounts and QoS."""
+    script = ROOT / ".ci" / "slurm.sh"
+    slurm("bash", str(script), "start")
+    conf = Path(CLUSTER["SLURM_CONF"])
+    lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in SITE]
+    first_node = next(i for i, line in enumerate(lines) if line.startswith("NodeName="))
+    lines[first_node:first_node] = [f"{key}={value}" for key, value in SITE.items()]
+    conf.write_text("\n".join([*lines, *PARTITIONS]) + "\n")
+    slurm("bash", str(script), "restart-ctld")
+    name, priority, per_user = QOS
+    slurm("sacctmgr", "-i", "add", "qos", name, f"priority={priority}", f"maxjobsperuser={per_user}")
+    for account, shares in ACCOUNTS.items():
+        slurm("sacctmgr", "-i", "add", "account", account, f"fairshare={shares}")
+        slurm("sacctmgr", "-i", "add", "user", "root", f"account={account}", f"qos=normal,{name}")
+    slurm("scontrol", "reconfigure")
+
+
+def wait_empty(timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while slurm("squeue", "--noheader", "--format=%i").strip():
+        if time.monotonic() > deadline:
+            raise SystemExit("record_history: jobs still queued after the record's time")
+        time.sleep(2)
+
+
+def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
+    """Submit ``jobs`` at their instants, wait for the queue to drain, write the site's files."""
+    out.mkdir(parents=True, exist_ok=True)
+    wait_empty(600)
+    time.sleep(2)  # sacct's -S is whole seconds: the record starts after the last one's end
+    begin = time.time()
+    started = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(begin - 1))
+    ids: list[str] = []
+    load_before = os.getloadavg()[0]
+    drained = resumed = reserved = False
+    for index, job in enumerate(jobs):
+        delay = begin + job.at - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        if features and not reserved and job.at >= 60:
+            slurm("scontrol", "create", "reservation", "reservationname=maintenance", "starttime=now+120",
+                  "duration=3", "nodes=h[1-4]", "users=root", "flags=maint,ignore_jobs")
+            reserved = True
+        if features and not drained and job.at >= 240:
+            slurm("scontrol", "update", "nodename=h12", "state=drain", "reason=bench drain")
+            drained = True
+        if features and drained and not resumed and job.at >= 420:
+            slurm("scontrol", "update", "nodename=h12", "state=resume")
+            resumed = True
+        extra = [f"--dependency=afterany:{ids[index - 3]}" if option == "DEPENDENCY" else option
+                 for option in job.extra]
+        done = subprocess.run(["sbatch", "--parsable", "--output=/dev/null", f"--partition={job.partition}",
+                               f"--ntasks={job.cpus}", f"--time={job.limit_min}", f"--account={job.account}",
+                               f"--qos={job.qos}", f"--mem-per-cpu={job.mem_per_cpu}", f"--job-name=g{index}",
+                               *extra, f"--wrap=sleep {job.sleep}"],
+                              capture_output=True, text=True, timeout=120, env={**os.environ, **CLUSTER})
+        if done.returncode != 0:
+            raise SystemExit(f"record_history: sbatch of job {index} failed: {done.stderr.strip()}")
+        ids.append(done.stdout.strip().split(";")[0])
+        if index % 200 == 0:
+            print(f"record_history: {out.name}: {index}/{len(jobs)} submitted", file=sys.stderr)
+    wait_empty(3600)
+    time.sleep(5)  # slurmdbd records an end a moment after squeue forgets the job
+    ended = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
+    dump = slurm("sacct", "-a", "-X", "-P", "-S", started, "-E", ended, f"--format={FORMAT}")
+    (out / "dump.txt.gz").write_bytes(gzip.compress(dump.encode(), mtime=0))
+    shutil.copy(CLUSTER["SLURM_CONF"], out / "slurm.conf")
+    (out / "assoc.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "associations",
+                                         "format=Account,User,ParentName,Share"))
+    (out / "qos.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "qos",
+                                       "format=Name,Priority,MaxJobsPU"))
+    (out / "events.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "events",
+                                          f"start={started}", "format=NodeName,Start,End,State,Reason,User"))
+    (out / "reservations.txt").write_text(slurm("scontrol", "show", "reservation", check=False))
+    if features and reserved:
+        slurm("scontrol", "delete", "reservationname=maintenance", check=False)
+    version = slurm("sinfo", "--version").strip()
+    (out / "provenance.json").write_text(json.dumps({
+        "what": "bench/record_history.py: jobs drawn by draw_jobs(seed) submitted at their instants",
+        "jobs": len(jobs), "seed": seed, "features": features, "slurm": version,
+        "machine": f"{platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "recorded": f"{started} to {ended} (UTC)", "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+        "cluster": "16 virtual nodes x 2 CPUs, 2048 MiB, on one host (docker/slurm-cluster.sh)",
+        "site_settings": SITE, "partitions": PARTITIONS, "accounts": ACCOUNTS, "qos": QOS,
+        "command": " ".join(sys.argv)}, indent=2) + "\n")
+    print(f"record_history: {out.name}: {len(jobs)} jobs recorded {started} to {ended}", file=sys.stderr)
+
+
+def replay(record_dir: Path) -> Path:
+    """``djsb history`` on a record's files; the output directory."""
+    out = record_dir.parent / f"{record_dir.name}-replay"
+    subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), "--slurm-conf",
+                    str(record_dir / "slurm.conf"), "--associations", str(record_dir / "assoc.txt"),
+                    "--qos", str(record_dir / "qos.txt"), "--window", str(WINDOW), "--step", str(STEP),
+                    "-o", str(out), "--force"], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--jobs", type=int, default=2000)
+    parser.add_argument("--features-jobs", type=int, default=600)
+    parser.add_argument("--features", action="store_true", help="also record the features history")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
+    args = parser.parse_args()
+    if not 1 <= args.jobs <= 20000 or not 1 <= args.features_jobs <= 20000:
+        parser.error("--jobs and --features-jobs: 1 to 20000")
+    if os.geteuid() != 0:
+        parser.error("the recording cluster's daemons run as root: run as root")
+    start_cluster()
+    try:
+        jobs = draw_jobs(args.jobs, args.seed)
+        for name in ("site-1", "site-2"):
+            record(jobs, args.out / name, False, args.seed)
+        if args.features:
+            record(with_features(draw_jobs(args.features_jobs, args.seed + 1)), args.out / "features", True,
+                   args.seed + 1)
+    finally:
+        if not args.keep:
+            slurm("bash", str(ROOT / ".ci" / "slurm.sh"), "stop", check=False)
+    first, second = (pd.read_csv(replay(args.out / name) / "errors.csv") for name in ("site-1", "site-2"))
+    rows = [{"compared": "Slurm site-2 against site-1 (run to run)",
+             **summary(records_paired(first, second), WINDOW, STEP)},
+            {"compared": "model against site-1", **summary(first, WINDOW, STEP)},
+            {"compared": "model against site-2", **summary(second, WINDOW, STEP)}]
+    if args.features:
+        rows.append({"compared": "model against features",
+                     **summary(pd.read_csv(replay(args.out / "features") / "errors.csv"), WINDOW, STEP)})
+    table = pd.DataFrame(rows)
+    table.to_csv(args.out / "figures.csv", index=False)
+    print(table.to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
