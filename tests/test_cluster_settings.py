@@ -11,7 +11,7 @@ from support import assert_edited_experiment_error
 
 from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.sections import NodeGroup, reference
-from djsb.model.setting import declared, required
+from djsb.setting import declared, required
 from djsb.simulate.experiment import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]

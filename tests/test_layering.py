@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "machine"),
     ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
+    ("setting",),
     ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "benchmark_metrics", "config"),
     ("remote", "workflows", "harness", "job_modules"),

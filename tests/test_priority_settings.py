@@ -16,7 +16,7 @@ from djsb.model.priority.multifactor import MultifactorOptions
 from djsb.model.priority.plugins import PRIORITY_PLUGINS
 from djsb.model.priority.psp import PspAgingOptions
 from djsb.model.priority.reference import reference
-from djsb.model.setting import declared, required
+from djsb.setting import declared, required
 from djsb.simulate.experiment import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from support import assert_experiment_error
 
-from djsb.model.setting import declared
+from djsb.setting import declared
 from djsb.simulate.experiment import Replay, load_experiment, reference
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
-from djsb.model.setting import declared
+from djsb.setting import declared
 from djsb.yamlnodes import parse_duration
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")

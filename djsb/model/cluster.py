@@ -41,7 +41,7 @@ from typing import TypeVar
 from djsb.errors import ConfigError
 from djsb.model.cons_tres import best_fit
 from djsb.model.placement import Placement, Run
-from djsb.model.setting import setting
+from djsb.setting import setting
 from djsb.yamlnodes import Located, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")

@@ -16,8 +16,8 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
-from djsb.model.setting import Setting, declared, setting, table
 from djsb.registry import Registry, UnknownName
+from djsb.setting import Setting, declared, setting, table
 from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()

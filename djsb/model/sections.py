@@ -25,8 +25,8 @@ from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
 from djsb.model.scheduler import POLICY_SCHEDULER_KEYS, SchedulerConfig
-from djsb.model.setting import read_record, setting, table
 from djsb.registry import UnknownName
+from djsb.setting import read_record, setting, table
 from djsb.yamlnodes import (
     Located,
     as_int,

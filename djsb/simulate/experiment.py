@@ -67,13 +67,13 @@ from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.layouts import partition_limits
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.sections import read_cluster, read_policy, required
-from djsb.model.setting import readers, setting, table
+from djsb.setting import readers, setting, table
 from djsb.workflows.plan import WorkflowPlan, read_plan
 from djsb.workflows.run import fair_tree_priority
 from djsb.workloads.estimate import ESTIMATES, with_estimates
 from djsb.workloads.job import TraceJob
 from djsb.workloads.shaping import ShapingRecord, read_shaping, shape_workload
-from djsb.workloads.source import SOURCE_KEYS, read_source
+from djsb.workloads.source import SOURCE_KEYS, SourceKeys, read_source
 from djsb.workloads.swf import SkippedRecord
 from djsb.workloads.window import Window, read_window, window_jobs
 from djsb.yamlnodes import Located, as_bool, as_int, as_number, load_yaml, one_of, read_fields
@@ -133,7 +133,7 @@ def _workload(node: Located, base: Path,
               seed: int) -> tuple[list[TraceJob], list[SkippedRecord], Window | None]:
     """The workload's jobs, the trace records the reader skipped (none for a generator) and the
     window of the trace replayed (``window:``, djsb/workloads/window.py), if any."""
-    fields = read_fields(node, {**SOURCE_KEYS, "limit": lambda n: as_int(n, 1), "keep_partitions": as_bool,
+    fields = read_fields(node, {**SOURCE_KEYS, "keep_partitions": as_bool,
                                 "window": lambda n: n, "shaping": lambda n: n, **_WORKLOAD_REPLAY})
     source = read_source(node, base, seed)
     if source.trace is None:
@@ -231,11 +231,12 @@ def every_job_refused(jobs: list[TraceJob], shaping: list[ShapingRecord] | None,
 
 
 def reference() -> str:
-    """The Markdown reference of the workload section's replay keys (docs/reference/workload.md)."""
+    """The Markdown reference of the workload section's replay and source keys
+    (docs/reference/workload.md)."""
     return "\n".join([
         "# `workload`: how the model replays the jobs", "",
-        "Generated from djsb/simulate/experiment.py (`make reference`); a test fails when this file and "
-        "the declarations differ. Where the jobs come from (`swf` and `limit`, or `generator` and "
-        "`params`) is read by djsb/workloads/source.py, `window` by djsb/workloads/window.py and "
-        "`shaping` by djsb/workloads/shaping/; djsb/simulate/experiment.py documents them.", "",
-        *table(Replay)]) + "\n"
+        "Generated from djsb/simulate/experiment.py and djsb/workloads/source.py (`make reference`); a "
+        "test fails when this file and the declarations differ. `window` is read by "
+        "djsb/workloads/window.py and `shaping` by djsb/workloads/shaping/; djsb/simulate/experiment.py "
+        "documents them.", "",
+        *table(Replay), "", "## Where the jobs come from", "", *table(SourceKeys)]) + "\n"

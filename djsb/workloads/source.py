@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djsb.errors import ConfigError, InputError
+from djsb.setting import readers, setting
 from djsb.workloads import synthetic
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import SkippedRecord, Workload, read_swf
@@ -27,8 +28,27 @@ GENERATORS: dict[str, Callable[..., list[TraceJob]]] = {
     "empty": lambda seed: [],
 }
 """The workload generators a config names (``generator: NAME``); each takes a ``seed``."""
-SOURCE_KEYS: dict[str, Callable[[Located], Located]] = {"swf": lambda n: n, "generator": lambda n: n,
-                                                        "params": lambda n: n}
+
+
+@dataclass(frozen=True)
+class SourceKeys:
+    """The keys of a section that say where its jobs come from, declared for the section's schema
+    and the reference page; :func:`read_source` reads them (a path needs the config's directory, a
+    generator the config's seed), each error at its key's line."""
+
+    swf: Located | None = setting(None, lambda n: n, "", "",
+                                  "an SWF trace (plain or gzip), relative to the config's directory; exactly "
+                                  "one of swf and generator", where="workload")
+    limit: int | None = setting(None, lambda n: as_int(n, 1), "jobs", "",
+                                "with swf: only the trace's first N jobs", where="workload")
+    generator: Located | None = setting(None, lambda n: n, "", "",
+                                        f"a workload generator: {', '.join(GENERATORS)}", where="workload")
+    params: Located | None = setting(None, lambda n: n, "", "",
+                                     "with generator: its parameters (a mapping; its seed the config's by "
+                                     "default)", where="workload")
+
+
+SOURCE_KEYS = readers(SourceKeys)
 """The keys :func:`read_source` reads (with its default ``trace_key``), for a caller's schema of its
 section: the caller's :func:`~djsb.yamlnodes.read_fields` checks the section's keys, this module
 reads these."""

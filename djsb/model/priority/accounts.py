@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from djsb.errors import ConfigError
-from djsb.model.setting import setting
+from djsb.setting import setting
 from djsb.yamlnodes import as_number, as_str
 
 ROOT = "root"

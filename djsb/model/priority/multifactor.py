@@ -31,7 +31,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
-from djsb.model.setting import read_record, record_of, setting, values
+from djsb.setting import read_record, record_of, setting, values
 from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
 
 DAY = 86400.0

@@ -4,7 +4,7 @@ of ``djsb simulate``.
 Each plugin file registers a *reader* of its ``policy.priority`` section: given the section (a
 located YAML mapping, see djsb/yamlnodes.py) and the plugin of the preset it refines (None
 without a preset, or when the preset uses another plugin), it returns the configured plugin. A
-plugin's options are a record whose fields are declared with :func:`djsb.model.setting.setting`
+plugin's options are a record whose fields are declared with :func:`djsb.setting.setting`
 (read by :func:`plugin_options`, documented in docs/reference/priority.md by
 djsb/model/priority/reference.py), so a bad key is reported with its file, line and key path.
 A preset registers a function returning a fresh (priority plugin, scheduler options) pair. A new
@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.scheduler import SchedulerConfig
-from djsb.model.setting import readers
 from djsb.registry import Registry
+from djsb.setting import readers
 from djsb.yamlnodes import Located, as_str, read_fields
 
 T = TypeVar("T")

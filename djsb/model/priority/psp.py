@@ -43,7 +43,7 @@ from fractions import Fraction
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, NoOptions, plugin_options
-from djsb.model.setting import setting, values
+from djsb.setting import setting, values
 from djsb.yamlnodes import Located, as_duration
 
 GROUP_BOUNDS = tuple(Fraction(bound) for bound in ("0.05", "0.10", "0.15", "0.20", "0.30", "0.40",

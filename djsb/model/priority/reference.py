@@ -1,5 +1,5 @@
 """The reference page of ``policy.priority`` (docs/reference/priority.md), generated from the
-declarations of each plugin's options (:func:`djsb.model.setting.setting`), so the page cannot
+declarations of each plugin's options (:func:`djsb.setting.setting`), so the page cannot
 drift from what the plugins read."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from djsb.model.priority.accounts import AccountSpec
 from djsb.model.priority.multifactor import MultifactorOptions, MultifactorWeights
 from djsb.model.priority.plugins import PRIORITY_PLUGINS
 from djsb.model.priority.psp import PspAgingOptions
-from djsb.model.setting import declared, table
+from djsb.setting import declared, table
 
 PLUGINS: dict[str, tuple[str, tuple[type, ...]]] = {
     "fifo": ("Slurm's `PriorityType=priority/basic`: jobs run in submission order. No options.", ()),

@@ -1,10 +1,11 @@
-"""One declaration per model setting: a dataclass field's reader, unit, Slurm name and doc.
+"""One declaration per config setting: a dataclass field's reader, unit, Slurm name and doc.
 
 A field declared with :func:`setting` carries how a config writes it (:class:`Setting`); its
 default is the field's own. The config readers take each key's reader from here
 (:func:`readers`), so a bad value is an error at the key's own line, and the reference pages in
 docs/reference/ are generated from the same declarations (:func:`table`), so the documentation
-cannot drift from what is read.
+cannot drift from what is read. It sits below the model and the workload readers, so that both
+declare their keys through it.
 """
 
 from __future__ import annotations
