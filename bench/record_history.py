@@ -16,8 +16,8 @@ PriorityMaxAge compressed as the jobs are) and records:
   dependencies.
 
 Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
-sacct dump, slurm.conf, sacctmgr's associations and QoS, plus sacctmgr's node events and
-scontrol's reservations (which ``djsb history`` does not read: the model has neither), and
+sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations (the last two
+only noted by ``djsb history``: the model has neither), and
 ``provenance.json`` (machine, Slurm, load, command, seed). tests/test_history_ground_truth.py
 replays the committed records offline. The figures (each record replayed, and the two records
 against each other) are printed and written to ``OUT/figures.csv``.
@@ -48,6 +48,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from djsb.calibrate.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 DIR = "/var/lib/djsb-slurm-history"
@@ -215,9 +216,9 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
                                          "format=Account,User,ParentName,Share"))
     (out / "qos.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "qos",
                                        "format=Name,Priority,MaxJobsPU"))
-    (out / "events.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "events",
-                                          f"start={started}", "format=NodeName,Start,End,State,Reason,User"))
-    (out / "reservations.txt").write_text(slurm("scontrol", "show", "reservation", check=False))
+    for name, command in (("events.txt", EVENTS_COMMAND), ("reservations.txt", RESERVATIONS_COMMAND)):
+        argv = command.replace("START", started).replace("END", ended).split()
+        (out / name).write_text(slurm(*argv))
     if features and reserved:
         slurm("scontrol", "delete", "reservationname=maintenance", check=False)
     version = slurm("sinfo", "--version").strip()
@@ -238,7 +239,9 @@ def replay(record_dir: Path) -> Path:
     out = record_dir.parent / f"{record_dir.name}-replay"
     subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), "--slurm-conf",
                     str(record_dir / "slurm.conf"), "--associations", str(record_dir / "assoc.txt"),
-                    "--qos", str(record_dir / "qos.txt"), "--window", str(WINDOW), "--step", str(STEP),
+                    "--qos", str(record_dir / "qos.txt"), "--events", str(record_dir / "events.txt"),
+                    "--reservations", str(record_dir / "reservations.txt"), "--window", str(WINDOW),
+                    "--step", str(STEP),
                     "-o", str(out), "--force"], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return out
 

@@ -537,7 +537,9 @@ def command_history(args: argparse.Namespace) -> int:
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,
-                      Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None)
+                      Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None,
+                      Path(args.events) if args.events else None,
+                      Path(args.reservations) if args.reservations else None)
     settings = what_if_settings(args.set or [])
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
@@ -753,6 +755,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "format=Account,User,ParentName,Share (fair share's tree)")
     history.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos "
                          "format=Name,Priority,MaxJobsPU")
+    history.add_argument("--events", help="sacctmgr --noheader --parsable2 show events start=START end=END "
+                         "format=NodeName,Start,End,State,Reason,User (nodes DOWN or DRAIN: noted, the model "
+                         "keeps them in service)")
+    history.add_argument("--reservations", help="sacctmgr --noheader --parsable2 show reservation "
+                         "start=START end=END format=Name,NodeNames,TimeStart,TimeEnd,Flags (noted: the "
+                         "model holds none)")
     history.add_argument("--start", metavar="YYYY-MM-DDTHH:MM:SS",
                          help="replay from this instant of the history (as the dump's times): jobs running "
                          "then are placed where the record put them, jobs ended before it charge fair "

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.calibrate.site_events import parse_node_events, parse_reservations, site_event_notes
 from djsb.calibrate.slurm_conf import SlurmConf, read_slurm_conf
 from djsb.calibrate.slurm_config import (
     COUNTS,
@@ -114,6 +115,11 @@ class SiteFiles:
     qos: Path | None = None
     usage: Path | None = None
     """sshare's RawUsage of each association at the replay's start (else accrued from the dump)."""
+    events: Path | None = None
+    """sacctmgr's node events (:data:`~djsb.calibrate.site_events.EVENTS_COMMAND`): noted, not modelled."""
+    reservations: Path | None = None
+    """sacctmgr's reservations (:data:`~djsb.calibrate.site_events.RESERVATIONS_COMMAND`): noted, not
+    modelled."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +350,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
     notes += priority_notes + _history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
     notes += _start_notes(split, begin, files.usage, fair_share_used(conf.config))
+    notes += _site_event_notes(files, workload)
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
     sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
@@ -417,6 +424,21 @@ def _site_text(path: Path, key: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
                          key=key) from None
+
+
+def _site_event_notes(files: SiteFiles, workload: Workload) -> list[str]:
+    """The notes of the node events and reservations ``files`` give that overlap the dump's span
+    (its first submission to its last recorded end)."""
+    events = parse_node_events(_site_text(files.events, "--events"), str(files.events)) \
+        if files.events is not None else []
+    held = parse_reservations(_site_text(files.reservations, "--reservations"), str(files.reservations)) \
+        if files.reservations is not None else []
+    ends = [outcome.start + job.run_time for job in workload.jobs
+            for outcome in (workload.recorded.get(job.job_id),) if outcome is not None]
+    if not workload.jobs or not ends:
+        return []
+    first = workload.time_origin + min(job.submit for job in workload.jobs)
+    return site_event_notes(events, held, first, workload.time_origin + max(ends))
 
 
 def _given_usage(path: Path) -> dict[tuple[str, str], float]:
