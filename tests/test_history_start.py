@@ -179,3 +179,34 @@ def test_the_report_page_shows_both_timelines_and_the_error(tmp_path: Path) -> N
     for figure in ("timelines.png", "waits.png", "error.png"):
         assert (out / figure).stat().st_size > 0 and f'src="{figure}"' in page
     assert "unknown partition &#39;gpu&#39;" in page  # the jobs not replayed, by reason
+
+
+AGE_CONF = """\
+SchedulerType=sched/builtin
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityMaxAge=01:00:00
+NodeName=n1 CPUs=4
+PartitionName=p Nodes=n1 Default=YES MaxTime=INFINITE
+"""
+# One node, held by carol 10:00-11:00. Bob's job 13 has waited since 10:10, alice's job 12 since
+# 10:20; replayed from 10:30 both are queued at that instant, so only their recorded eligibility
+# tells them apart.
+AGE = "\n".join([
+    HEADER,
+    dump_line(11, "carol", "p", "10:00:00", "10:00:00", "11:00:00", "01:00:00", 4, 1, "n1"),
+    dump_line(12, "alice", "p", "10:20:00", "11:10:00", "11:20:00", "00:10:00", 4, 1, "n1"),
+    dump_line(13, "bob", "p", "10:10:00", "11:00:00", "11:10:00", "00:10:00", 4, 1, "n1"),
+]) + "\n"
+
+
+def test_a_job_pending_at_the_start_ages_from_its_recorded_eligibility(tmp_path: Path) -> None:
+    # at 11:00 job 13 has aged 50 minutes (1000 x 50/60 = 833) and job 12 40 (666): 13 goes first,
+    # as in the record, and each waits 50 minutes. Aged from the start (30 minutes each), the tie
+    # would go to the lower id, 12 (waits 40 and 60 minutes).
+    out = tmp_path / "history"
+    assert main([*site(tmp_path, AGE, AGE_CONF), "--start", f"{DAY}10:30:00", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    assert errors.loc[13, "simulated_wait"] == 3000.0 and errors.loc[12, "simulated_wait"] == 3000.0
+    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    assert jobs.loc[13, "eligible"] < jobs.loc[12, "eligible"]

@@ -354,7 +354,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
     sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
-                     on_progress=on_progress, start=begin)
+                     on_progress=on_progress, start=begin,
+                     eligible_since=_eligible_before(jobs, workload, begin))
     not_placed = place_running(sim, split.running, workload.recorded)
     result = sim.run()
     rejected = pd.concat([pd.DataFrame(not_placed, columns=["job_id", "reason"]), result.rejected],
@@ -457,6 +458,18 @@ def _queued_at(job: TraceJob, outcome: RecordedOutcome | None, begin: float) -> 
     eligible = job.submit if outcome is None or outcome.eligible is None else outcome.eligible
     queued = max(job.submit, eligible, begin)
     return job if queued == job.submit else dataclasses.replace(job, submit=queued)
+
+
+def _eligible_before(jobs: Sequence[TraceJob], workload: Workload, begin: float) -> dict[int, float]:
+    """When each job pending at the replay's start ``begin`` became eligible, by the record (its
+    Eligible, else its submission): the model ages it from there, as Slurm does."""
+    found = {}
+    for job in jobs:
+        outcome = workload.recorded.get(job.job_id)
+        eligible = outcome.eligible if outcome is not None and outcome.eligible is not None else job.submit
+        if eligible < begin:
+            found[job.job_id] = eligible
+    return found
 
 
 def _history_notes(workload: Workload, window: float) -> list[str]:

@@ -111,7 +111,8 @@ class Simulation:
                  associations: Sequence[tuple[str, str]] = (),
                  on_progress: Callable[[int, int], None] | None = None,
                  dependencies: Mapping[int, Dependency] | None = None,
-                 pass_times: Mapping[str, Sequence[float]] | None = None) -> None:
+                 pass_times: Mapping[str, Sequence[float]] | None = None,
+                 eligible_since: Mapping[int, float] | None = None) -> None:
         """``jobs`` are submitted at their submit times; ``start`` is the current time before any
         event; ``associations`` lists (user, account) pairs of jobs submitted later with
         :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
@@ -120,7 +121,9 @@ class Simulation:
         job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`);
         ``pass_times``: for ``main`` and/or ``backfill``, the instants that scheduler's passes run
         at, instead of every ``sched_interval`` / ``bf_interval`` and (main) at submissions and job
-        ends: the passes a live slurmctld ran, replayed by ``djsb calibrate``."""
+        ends: the passes a live slurmctld ran, replayed by ``djsb calibrate``; ``eligible_since``
+        maps a job id to the instant it became eligible before it was submitted here (a job pending
+        when a replay starts, submitted at ``start``): its age counts from there, as Slurm's does."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
@@ -132,6 +135,7 @@ class Simulation:
         self.jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
         self.checker = checker
         self.on_progress = on_progress
+        self.eligible_since = dict(eligible_since or {})
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
@@ -457,8 +461,9 @@ class Simulation:
             self.rejected.append((trace.job_id, self.deps.dropped[trace.job_id]))
             return
         limit = self.admitter.time_limit(trace, part, qos)
+        eligible = min(now, self.eligible_since.get(trace.job_id, now)) if self.eligible_since else now
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
-                     eligible=now, shape=self.shapes.get(trace.job_id))
+                     eligible=eligible, shape=self.shapes.get(trace.job_id))
         self.jobs[trace.job_id] = job
         job.plan = self.planner.plan_duration(limit)
         if self.deps is None or not self.deps.hold(job):
