@@ -36,6 +36,7 @@ def test_node_events_of_a_killed_slurmd_and_a_drain() -> None:
     assert down[0] == NodeEvent("n3", seconds("2026-11-27T10:39:12"), seconds("2026-11-27T10:39:50"), "DOWN*",
                                 "Not responding")
     (drain,) = parse_node_events((FIXTURES / "events-drain-22.05.txt").read_text())
+    assert drain.end is not None
     assert (drain.node, drain.state, drain.reason, drain.end - drain.start) == ("m4", "DRAIN", "probe drain", 3.0)
 
 
