@@ -180,18 +180,19 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
     ids: list[str] = []
     load_before = os.getloadavg()[0]
     drained = resumed = reserved = False
+    span = jobs[-1].at if jobs else 0.0  # the reservation, the drain and the resume fall inside it
     for index, job in enumerate(jobs):
         delay = begin + job.at - time.time()
         if delay > 0:
             time.sleep(delay)
-        if features and not reserved and job.at >= 60:
-            slurm("scontrol", "create", "reservation", "reservationname=maintenance", "starttime=now+120",
+        if features and not reserved and job.at >= 0.1 * span:
+            slurm("scontrol", "create", "reservation", "reservationname=maintenance", "starttime=now+60",
                   "duration=3", "nodes=h[1-4]", "users=root", "flags=maint,ignore_jobs")
             reserved = True
-        if features and not drained and job.at >= 240:
+        if features and not drained and job.at >= 0.35 * span:
             slurm("scontrol", "update", "nodename=h12", "state=drain", "reason=bench drain")
             drained = True
-        if features and drained and not resumed and job.at >= 420:
+        if features and drained and not resumed and job.at >= 0.7 * span:
             slurm("scontrol", "update", "nodename=h12", "state=resume")
             resumed = True
         extra = [f"--dependency=afterany:{ids[index - 3]}" if option == "DEPENDENCY" else option
@@ -252,6 +253,8 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--features-jobs", type=int, default=600)
     parser.add_argument("--features", action="store_true", help="also record the features history")
+    parser.add_argument("--features-only", action="store_true",
+                        help="record the features history only (the site records of OUT are kept)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
     args = parser.parse_args()
@@ -262,9 +265,9 @@ def main() -> int:
     start_cluster()
     try:
         jobs = draw_jobs(args.jobs, args.seed)
-        for name in ("site-1", "site-2"):
+        for name in () if args.features_only else ("site-1", "site-2"):
             record(jobs, args.out / name, False, args.seed)
-        if args.features:
+        if args.features or args.features_only:
             record(with_features(draw_jobs(args.features_jobs, args.seed + 1)), args.out / "features", True,
                    args.seed + 1)
     finally:
@@ -275,7 +278,7 @@ def main() -> int:
              **summary(records_paired(first, second), WINDOW, STEP)},
             {"compared": "model against site-1", **summary(first, WINDOW, STEP)},
             {"compared": "model against site-2", **summary(second, WINDOW, STEP)}]
-    if args.features:
+    if args.features or args.features_only:
         rows.append({"compared": "model against features",
                      **summary(pd.read_csv(replay(args.out / "features") / "errors.csv"), WINDOW, STEP)})
     table = pd.DataFrame(rows)
