@@ -1,0 +1,110 @@
+"""``djsb history`` against ground truth we own: histories recorded on a 16-node Slurm mini-cluster by
+bench/record_history.py and committed under tests/fixtures/history/ (the sacct dump, slurm.conf and
+sacctmgr's answers of each, with its provenance), replayed offline from those files alone.
+
+``site-1`` and ``site-2`` are the same drawn jobs submitted twice at the same instants (three
+partitions, multifactor priority with Fair Tree over three accounts, a QoS with a per-user limit,
+memory), so Slurm's own run-to-run spread on that history is measured by pairing the two records
+job by job (:func:`~djsb.report.replay_error.records_paired`). The rule, declared before the
+records were made: the replay is within Slurm's spread on a measure when its error against each
+record is at most Slurm's own difference between the two records on that measure, for the
+moving-average wait's MAPE (2-minute window, every 30 s: bench/record_history.py) and the mean
+absolute wait error. ``features`` adds what the model lacks (a reservation, a node drained and
+resumed, throttled arrays, dependencies): its replay must run and say what it does not model.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from djsb.cli import main
+from djsb.report.replay_error import records_paired, summary
+
+FIXTURES = Path(__file__).parent / "fixtures" / "history"
+WINDOW, STEP = 120.0, 30.0
+
+
+def replay(name: str, out: Path) -> pd.DataFrame:
+    """``djsb history`` on the committed record ``name``; its errors.csv."""
+    record = FIXTURES / name
+    assert main(["history", str(record / "dump.txt.gz"), "--slurm-conf", str(record / "slurm.conf"),
+                 "--associations", str(record / "assoc.txt"), "--qos", str(record / "qos.txt"),
+                 "--events", str(record / "events.txt"), "--reservations", str(record / "reservations.txt"),
+                 "--window", str(WINDOW), "--step", str(STEP), "-o", str(out / name)]) == 0
+    return pd.read_csv(out / name / "errors.csv")
+
+
+def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
+    # record 1 waits 0, 4, 2; record 2 of the same submissions (other ids, listed out of order) 1, 4, 0
+    first = pd.DataFrame({"job_id": [11, 12, 13], "submit": [0.0, 5.0, 9.0], "recorded_start": [0.0, 9.0, 11.0],
+                          "recorded_wait": [0.0, 4.0, 2.0], "recorded_pass": ["main", "backfill", "main"]})
+    second = pd.DataFrame({"job_id": [23, 21, 22], "submit": [9.0, 0.0, 5.0], "recorded_start": [9.0, 1.0, 9.0],
+                           "recorded_wait": [0.0, 1.0, 4.0], "recorded_pass": ["main", "main", "main"]})
+    paired = records_paired(first, second)
+    assert paired["simulated_wait"].tolist() == [1.0, 4.0, 0.0]
+    assert paired["start_error"].tolist() == [1.0, 0.0, -2.0]
+    figures = summary(paired, window=100.0, step=10.0)
+    assert figures["mean_abs_start_error"] == pytest.approx(1.0)  # (1 + 0 + 2) / 3
+    assert figures["pass_agreement"] == pytest.approx(2 / 3)
+    # one moving-average sample, at the first submit + the window (100 s), over the jobs submitted
+    # in (0, 100]: the second and third, waits 4 and 0 against 4 and 2, means 2 against 3
+    assert figures["moving_average_mape"] == pytest.approx(abs(2 - 3) / 3)
+    with pytest.raises(ValueError, match="3 and 2 jobs"):
+        records_paired(first, second.iloc[:2])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
+    out = tmp_path_factory.mktemp("history")
+    return {name: replay(name, out) for name in ("site-1", "site-2")}
+
+
+def test_the_records_are_site_like(site: dict[str, pd.DataFrame]) -> None:
+    for errors in site.values():
+        assert len(errors) >= 2000
+        assert set(errors["partition"]) == {"debug", "batch", "long"}
+        assert set(errors["account"]) == {"physics", "biology", "climate"}
+        assert set(errors["qos"]) == {"normal", "high"}
+        assert set(errors["recorded_pass"]) >= {"main", "backfill"}
+        assert errors["simulated_start"].notna().all()  # every job replayed
+        assert (errors["recorded_wait"] > 0).mean() > 0.3  # jobs queued
+
+
+NOT_WITHIN = pytest.mark.xfail(strict=True, reason=(
+    "not reproduced, measured on the committed records: the model's waits are 31-36 % shorter than "
+    "Slurm's (mean 7.8 s against 12.2 s, 9.7 s against 13.9 s) where Slurm's two records differ by 14 %; "
+    "moving-average MAPE 36.7 % and 43.3 % against Slurm's own 15.5 %, mean absolute wait error 8.5 s "
+    "against site-2 where Slurm's own is 7.5 s"))
+"""The comparisons the model fails, as measured when the records were committed (a model that comes
+within Slurm's spread there turns them into failures to update: strict)."""
+
+
+@pytest.mark.parametrize(("name", "measure"), [
+    pytest.param("site-1", "moving_average_mape", marks=NOT_WITHIN),
+    pytest.param("site-2", "moving_average_mape", marks=NOT_WITHIN),
+    ("site-1", "mean_abs_start_error"),
+    pytest.param("site-2", "mean_abs_start_error", marks=NOT_WITHIN),
+])
+def test_the_replay_is_within_slurms_own_spread(site: dict[str, pd.DataFrame], name: str, measure: str) -> None:
+    spread = summary(records_paired(site["site-1"], site["site-2"]), WINDOW, STEP)[measure]
+    model = summary(site[name], WINDOW, STEP)[measure]
+    print(f"{measure}: model against {name} {model:.4g}, Slurm against itself {spread:.4g}")
+    assert math.isfinite(model) and math.isfinite(spread)
+    assert model <= spread, (model, spread)
+
+
+def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    errors = replay("features", tmp_path)
+    notes = (tmp_path / "features" / "notes.txt").read_text()
+    assert "eligible after their submission" in notes  # the arrays' throttle and the dependencies
+    assert "node h12 was DRAIN (bench drain)" in notes and "the model keeps it in service" in notes
+    assert "reservation maintenance held h[1-4]" in notes
+    assert errors["simulated_start"].notna().all()
+    assert errors["job_id"].nunique() == len(errors)
+    print(capsys.readouterr().out)
+    print(summary(errors, WINDOW, STEP))
