@@ -115,14 +115,15 @@ def test_the_usage_before_the_start_is_each_run_decayed_to_it() -> None:
     assert usage_before(jobs, recorded, 0.0, 0.0) == {("alice", "a"): 10800.0}
 
 
-FAIR_CONF = """\
-SchedulerType=sched/builtin
-PriorityType=priority/multifactor
-PriorityWeightFairShare=1000
-PriorityDecayHalfLife=1-00:00:00
-NodeName=n1 CPUs=4
-PartitionName=p Nodes=n1 Default=YES MaxTime=INFINITE
-"""
+
+
+def one_node_multifactor(*settings: str) -> str:
+    """slurm.conf: one node of 4 CPUs under sched/builtin and priority/multifactor with ``settings``."""
+    return "\n".join(["SchedulerType=sched/builtin", "PriorityType=priority/multifactor", *settings,
+                      "NodeName=n1 CPUs=4", "PartitionName=p Nodes=n1 Default=YES MaxTime=INFINITE"]) + "\n"
+
+
+FAIR_CONF = one_node_multifactor("PriorityWeightFairShare=1000", "PriorityDecayHalfLife=1-00:00:00")
 # One node. Alice ran it 09:00-10:00; carol holds it 10:00-11:00; alice (job 12, 10:10) and bob (job 13,
 # 10:20) wait for it. Replayed from 10:30 both are queued then, at the same instant.
 FAIR = "\n".join([
@@ -181,14 +182,7 @@ def test_the_report_page_shows_both_timelines_and_the_error(tmp_path: Path) -> N
     assert "unknown partition &#39;gpu&#39;" in page  # the jobs not replayed, by reason
 
 
-AGE_CONF = """\
-SchedulerType=sched/builtin
-PriorityType=priority/multifactor
-PriorityWeightAge=1000
-PriorityMaxAge=01:00:00
-NodeName=n1 CPUs=4
-PartitionName=p Nodes=n1 Default=YES MaxTime=INFINITE
-"""
+AGE_CONF = one_node_multifactor("PriorityWeightAge=1000", "PriorityMaxAge=01:00:00")
 # One node, held by carol 10:00-11:00. Bob's job 13 has waited since 10:10, alice's job 12 since
 # 10:20; replayed from 10:30 both are queued at that instant, so only their recorded eligibility
 # tells them apart.
