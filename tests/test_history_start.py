@@ -126,10 +126,11 @@ def one_node_multifactor(*settings: str) -> str:
 FAIR_CONF = one_node_multifactor("PriorityWeightFairShare=1000", "PriorityDecayHalfLife=1-00:00:00")
 # One node. Alice ran it 09:00-10:00; carol holds it 10:00-11:00; alice (job 12, 10:10) and bob (job 13,
 # 10:20) wait for it. Replayed from 10:30 both are queued then, at the same instant.
+CAROL = dump_line(11, "carol", "p", "10:00:00", "10:00:00", "11:00:00", "01:00:00", 4, 1, "n1")
 FAIR = "\n".join([
     HEADER,
     dump_line(10, "alice", "p", "09:00:00", "09:00:00", "10:00:00", "01:00:00", 4, 1, "n1"),
-    dump_line(11, "carol", "p", "10:00:00", "10:00:00", "11:00:00", "01:00:00", 4, 1, "n1"),
+    CAROL,
     dump_line(12, "alice", "p", "10:10:00", "11:10:00", "11:20:00", "00:10:00", 4, 1, "n1"),
     dump_line(13, "bob", "p", "10:20:00", "11:00:00", "11:10:00", "00:10:00", 4, 1, "n1"),
 ]) + "\n"
@@ -186,12 +187,8 @@ AGE_CONF = one_node_multifactor("PriorityWeightAge=1000", "PriorityMaxAge=01:00:
 # One node, held by carol 10:00-11:00. Bob's job 13 has waited since 10:10, alice's job 12 since
 # 10:20; replayed from 10:30 both are queued at that instant, so only their recorded eligibility
 # tells them apart.
-AGE = "\n".join([
-    HEADER,
-    dump_line(11, "carol", "p", "10:00:00", "10:00:00", "11:00:00", "01:00:00", 4, 1, "n1"),
-    dump_line(12, "alice", "p", "10:20:00", "11:10:00", "11:20:00", "00:10:00", 4, 1, "n1"),
-    dump_line(13, "bob", "p", "10:10:00", "11:00:00", "11:10:00", "00:10:00", 4, 1, "n1"),
-]) + "\n"
+AGE = "\n".join([HEADER, CAROL, dump_line(12, "alice", "p", "10:20:00", "11:10:00", "11:20:00", "00:10:00", 4, 1, "n1"),
+                 dump_line(13, "bob", "p", "10:10:00", "11:00:00", "11:10:00", "00:10:00", 4, 1, "n1")]) + "\n"
 
 
 def test_a_job_pending_at_the_start_ages_from_its_recorded_eligibility(tmp_path: Path) -> None:
