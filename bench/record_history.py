@@ -37,6 +37,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -262,6 +263,14 @@ def main() -> int:
         parser.error("--jobs and --features-jobs: 1 to 20000")
     if os.geteuid() != 0:
         parser.error("the recording cluster's daemons run as root: run as root")
+    names = [] if args.features_only else ["site-1", "site-2"]
+    names += ["features"] if args.features or args.features_only else []
+    recorded = [name for name in names if (args.out / name / "dump.txt.gz").exists()]
+    if recorded:
+        parser.error(f"{args.out} already holds the record(s) {', '.join(recorded)}: give another OUT")
+    # SIGTERM ends the run as Ctrl-C does, through the finally below: the cluster's stop cancels
+    # every job the record submitted.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
     start_cluster()
     try:
         jobs = draw_jobs(args.jobs, args.seed)
@@ -270,6 +279,9 @@ def main() -> int:
         if args.features or args.features_only:
             record(with_features(draw_jobs(args.features_jobs, args.seed + 1)), args.out / "features", True,
                    args.seed + 1)
+    except BaseException:
+        slurm("scancel", "--user=root", check=False)  # a record left unfinished leaves no job, --keep or not
+        raise
     finally:
         if not args.keep:
             slurm("bash", str(ROOT / ".ci" / "slurm.sh"), "stop", check=False)
