@@ -1,6 +1,7 @@
 """djsb reproduce 004: the win / tie / loss rule and the thesis' own counts (Tables 4.2-4.3 of 004),
 fair share on a contended week (a low factor waits longer than a high one), the dynamic sweep's
-verdicts, and the whole reproduction."""
+verdicts, and the whole reproduction (its static sweep at one seed: ``djsb reproduce 004`` runs three,
+``make readme-numbers`` runs that)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from djsb.cli import main
 from djsb.reproduce.checks import COLUMNS
 from djsb.reproduce.paper_004 import (
     DYNAMIC,
@@ -22,10 +22,11 @@ from djsb.reproduce.paper_004 import (
     fair_share_row,
     ours_table,
     outcome,
+    run,
     wrapping_rows,
 )
 from djsb.reproduce.papers import CONFIGS
-from djsb.reproduce.sweeps import run_config_sweep
+from djsb.reproduce.writer import write_outputs
 from djsb.workloads.swf import read_swf
 from djsb.workloads.window import week_starts
 from djsb.yamlnodes import load_yaml
@@ -59,10 +60,20 @@ def test_thesis_fair_share_ratio() -> None:
     assert row.measured.value == pytest.approx(8803 / 355) and row.own_verdict() == "reproduced"
 
 
-def test_low_fair_share_waits_longer_on_a_contended_week(tmp_path: Path, trace: Callable[[str], Path]) -> None:
-    trace("KTH-SP2-1996-2.1-cln.swf.gz")  # skipped without ../shared
+@pytest.fixture(scope="module")
+def reproduction(tmp_path_factory: pytest.TempPathFactory, trace: Callable[[str], Path]) -> Path:
+    """The directory of one reproduction, its static sweep at seed 1 (skipped without the traces)."""
+    trace("KTH-SP2-1996-2.1-cln.swf.gz")
+    trace("LLNL-Atlas-2006-2.1-cln.swf.gz")
+    out = tmp_path_factory.mktemp("reproduce-004")
+    write_outputs(run(out, [1]), out)
+    return out
+
+
+@pytest.mark.slow
+def test_low_fair_share_waits_longer_on_a_contended_week(reproduction: Path) -> None:
     config = CONFIGS / "wrappers-contended-fairshare.yaml"
-    sweep = pd.read_csv(run_config_sweep(config, tmp_path) / "sweep.csv")
+    sweep = pd.read_csv(reproduction / "contended" / "sweep.csv")
     waits = sweep.pivot(index="workflow.submit", columns="workflow.fairshare_target",
                         values="workflow_queue_time_s")
     # at every one of the six instants the worst factor (0.01) waits longer than the best (1.0)
@@ -77,10 +88,9 @@ def test_low_fair_share_waits_longer_on_a_contended_week(tmp_path: Path, trace: 
 
 
 @pytest.mark.slow
-def test_atlas_week_verdicts(tmp_path: Path, trace: Callable[[str], Path]) -> None:
-    trace("LLNL-Atlas-2006-2.1-cln.swf.gz")
+def test_atlas_week_verdicts(reproduction: Path) -> None:
     config = CONFIGS / "wrappers-dynamic-sweep.yaml"
-    sweep = pd.read_csv(run_config_sweep(config, tmp_path) / "sweep.csv")
+    sweep = pd.read_csv(reproduction / "dynamic" / "sweep.csv")
     rows, _, quiet = dynamic_rows(sweep, config)
     worst = next(row for row in rows if "lengthens T_q, worst" in row.claim.item)
     # horizontal wrapping loses at A.3 and B.3 under the worst fair share, as in Table 4.3
@@ -93,9 +103,8 @@ def test_atlas_week_verdicts(tmp_path: Path, trace: Callable[[str], Path]) -> No
 
 
 @pytest.mark.slow
-def test_reproduce_004_end_to_end(tmp_path: Path, traces: Path) -> None:
-    assert main(["reproduce", "004", "-o", str(tmp_path)]) == 0
-    with (tmp_path / "reproduce.csv").open() as handle:
+def test_reproduce_004_end_to_end(reproduction: Path) -> None:
+    with (reproduction / "reproduce.csv").open() as handle:
         reader = csv.DictReader(handle)
         assert tuple(reader.fieldnames or ()) == COLUMNS
         rows = list(reader)
@@ -107,7 +116,7 @@ def test_reproduce_004_end_to_end(tmp_path: Path, traces: Path) -> None:
     assert atlas["counterfactual"] in verdict
     assert atlas["verdict"] == ("explained" if verdict[atlas["counterfactual"]] == "reproduced"
                                 else "not reproduced")
-    assert (tmp_path / "static" / "report" / "wait_vs_fairshare.png").is_file()
+    assert (reproduction / "static" / "report" / "wait_vs_fairshare.png").is_file()
 
 
 def test_contended_week_is_kths_most_queued(trace: Callable[[str], Path]) -> None:

@@ -50,7 +50,7 @@ from djsb.reproduce.checks import (
     factor,
 )
 from djsb.reproduce.papers import CONFIGS, PAPERS
-from djsb.reproduce.sweeps import SWEEP_JOBS, absolute_paths, run_config_sweep
+from djsb.reproduce.sweeps import SWEEP_JOBS, absolute_paths, changed_config, run_config_sweep
 from djsb.simulate.experiment import load_experiment
 from djsb.workloads.job import TraceJob
 from djsb.workloads.swf import read_swf
@@ -318,10 +318,16 @@ def user_requests(sweep_dir: Path) -> dict[str, pd.DataFrame]:
 
 @PAPERS.register("000")
 def reproduce_000(out_dir: Path, full: bool) -> Reproduction:
-    """Run the six scenarios on both traces at 000's load (arrivals x2) and at the config's, write
-    psp-report's tables and charts, return the rows."""
-    config = CONFIGS / "psp-scenarios.yaml"
-    sweep_dir = run_config_sweep(config, out_dir / "sweep", FULL if full else None)
+    """Run the six scenarios on the config's subsets of both traces (every job with ``full``)."""
+    return run(out_dir, FULL if full else None)
+
+
+def run(out_dir: Path, changes: dict[tuple[str, ...], Any] | None = None) -> Reproduction:
+    """Run the six scenarios on both traces at 000's load (arrivals x2) and at the config's, with
+    ``changes`` to configs/psp-scenarios.yaml (such as :data:`FULL`), write psp-report's tables and
+    charts, return the rows."""
+    config = changed_config(CONFIGS / "psp-scenarios.yaml", out_dir / "sweep", changes)
+    sweep_dir = run_config_sweep(config, out_dir / "sweep")
     requests = user_requests(sweep_dir)
     write_psp_report(sweep_dir, {trace: dict(zip(jobs.index, jobs["requested"], strict=True))
                                  for trace, jobs in requests.items()})

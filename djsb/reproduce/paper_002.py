@@ -420,20 +420,27 @@ def bar_chart(table: pd.DataFrame, marks: list[PaperMark]) -> MplFigure:
 
 @PAPERS.register("002")
 def reproduce_002(out_dir: Path, full: bool) -> Reproduction:
-    """Run the five policies at every seed; write points.csv and the chart; return the checks."""
+    """Run :func:`run` on the config's pool (002's 1,359 computers with ``full``)."""
     base = load_yaml(CONFIGS / "pool-baseline.yaml").plain()
     base.pop("sweep")
     if full:
         base["pool"]["generate"].update(clusters=35, computers=1359)
         base["workload"]["generate"]["tasks"] = 17000
-    table = run_all(base, POLICIES, seeds=SEEDS)
+    return run(out_dir, base)
+
+
+def run(out_dir: Path, base: dict[str, Any], seeds: tuple[int, ...] = SEEDS,
+        few_seeds: tuple[int, ...] = FEW_SEEDS) -> Reproduction:
+    """Run the five policies of Table II on the pool and workload of ``base`` at ``seeds``, the other
+    variants at ``few_seeds``; write points.csv and the chart; return the checks."""
+    table = run_all(base, POLICIES, seeds=seeds)
     x0 = {name: POLICIES[name] for name in ("X0 C1", "X0 C2", "X0 C3")}
-    single = run_all(one_type(base), x0, "one type")
+    single = run_all(one_type(base), x0, "one type", few_seeds)
     low, high = good_mean_minutes()
-    lengths = pd.concat([run_all(task_length(base, minutes), {"X0 C1": POLICIES["X0 C1"]}, variant)
+    lengths = pd.concat([run_all(task_length(base, minutes), {"X0 C1": POLICIES["X0 C1"]}, variant, few_seeds)
                          for variant, minutes in (("short", low), ("long", high))])
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures = run_all(base, FIGURE_RUNS, "figs. 5-11")
+    figures = run_all(base, FIGURE_RUNS, "figs. 5-11", few_seeds)
     pd.concat([table, single, lengths, figures]).to_csv(out_dir / "points.csv", index=False)
     rows = checks_of(table, single, lengths, figures)
     from djsb.plotting import save
@@ -443,7 +450,7 @@ def reproduce_002(out_dir: Path, full: bool) -> Reproduction:
     return Reproduction(
         "002", "Reducing miscreant task executions in a multi-use cluster",
         f"{shape['computers']} computers in {shape['clusters']} rooms drawn from 002's statistics, "
-        f"{base['workload']['generate']['tasks']} tasks, seeds {SEEDS[0]}-{SEEDS[-1]} (points.csv).",
+        f"{base['workload']['generate']['tasks']} tasks, seeds {seeds[0]}-{seeds[-1]} (points.csv).",
         rows,
         [Figure(Path("policies.png"), "Table II and figs. 5 and 9 of 002",
                 "energy, overhead and good tasks killed per policy (bars: mean; whiskers: seed range; "

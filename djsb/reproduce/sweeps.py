@@ -29,22 +29,30 @@ def absolute_paths(value: Any, base: Path) -> Any:
     return value
 
 
+def changed_config(config: Path, out_dir: Path, changes: dict[tuple[str, ...], Any] | None) -> Path:
+    """``config`` with ``changes`` applied (values replaced, each at its path of keys, such as
+    ``("sweep", "zip", "workload.limit")``), written into ``out_dir`` with its relative paths made
+    absolute; ``config`` itself without changes."""
+    if not changes:
+        return config
+    data = absolute_paths(load_yaml(config).plain(), config.parent)
+    for keys, value in changes.items():
+        node = data
+        *parents, last = keys
+        for part in parents:
+            node = node[part]
+        node[last] = value
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / config.name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
 def run_config_sweep(config: Path, out_dir: Path, changes: dict[tuple[str, ...], Any] | None = None) -> Path:
-    """Run the sweep of ``config`` into ``out_dir`` (``changes``: values replaced first, each at its
-    path of keys, such as ``("sweep", "zip", "workload.limit")``); return ``out_dir``. Finished
-    points are kept, as ``djsb sweep`` keeps them, so a second call completes an interrupted one."""
-    path = config
-    if changes:
-        data = absolute_paths(load_yaml(config).plain(), config.parent)
-        for keys, value in changes.items():
-            node = data
-            *parents, last = keys
-            for part in parents:
-                node = node[part]
-            node[last] = value
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / config.name
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
+    """Run the sweep of ``config`` with ``changes`` (:func:`changed_config`) into ``out_dir``; return
+    ``out_dir``. Finished points are kept, as ``djsb sweep`` keeps them, so a second call completes an
+    interrupted one."""
+    path = changed_config(config, out_dir, changes)
     status, _ = run_sweep(SweepRequest(path, out_dir, jobs=min(SWEEP_JOBS, usable_cpus())), out_dir)
     if status:
         raise RunError(f"the sweep of {config.name} ended with status {status} ({out_dir})")
