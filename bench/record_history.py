@@ -17,8 +17,9 @@ PriorityMaxAge compressed as the jobs are) and records:
 
 Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
 sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations (the last two
-only noted by ``djsb history``: the model has neither), and
-``provenance.json`` (machine, Slurm, load, command, seed). tests/test_history_ground_truth.py
+only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that start or
+end its jobs (``slurmctld.log.gz``: to the millisecond; bench/history_counterfactuals.py reads them),
+and ``provenance.json`` (machine, Slurm, load, command, seed). tests/test_history_ground_truth.py
 replays the committed records offline. The figures (each record replayed, and the two records
 against each other) are printed and written to ``OUT/figures.csv``.
 
@@ -50,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from djsb.calibrate.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
+from djsb.calibrate.slurmctld_log import BACKFILL, END, MAIN  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 DIR = "/var/lib/djsb-slurm-history"
@@ -213,6 +215,8 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
     ended = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
     dump = slurm("sacct", "-a", "-X", "-P", "-S", started, "-E", ended, f"--format={FORMAT}")
     (out / "dump.txt.gz").write_bytes(gzip.compress(dump.encode(), mtime=0))
+    log = scheduler_lines((Path(DIR) / "log" / "slurmctld.log").read_text(errors="replace"), dump)
+    (out / "slurmctld.log.gz").write_bytes(gzip.compress(log.encode(), mtime=0))
     shutil.copy(CLUSTER["SLURM_CONF"], out / "slurm.conf")
     (out / "assoc.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                                          "format=Account,User,ParentName,Share"))
@@ -234,6 +238,18 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
         "site_settings": SITE, "partitions": PARTITIONS, "accounts": ACCOUNTS, "qos": QOS,
         "command": " ".join(sys.argv)}, indent=2) + "\n")
     print(f"record_history: {out.name}: {len(jobs)} jobs recorded {started} to {ended}", file=sys.stderr)
+
+
+def scheduler_lines(log: str, dump: str) -> str:
+    """The lines of slurmctld's log ``log`` that start or end a job of the sacct ``dump`` (by its
+    JobIDRaw): each to the millisecond, where the dump has whole seconds."""
+    lines = dump.splitlines()
+    raw = lines[0].split("|").index("JobIDRaw")
+    ids = {line.split("|")[raw] for line in lines[1:]}
+    kept = [line for line in log.splitlines()
+            if (match := MAIN.search(line) or BACKFILL.search(line) or END.search(line))
+            and (match.group(1) or match.group(2)) in ids]
+    return "\n".join(kept) + "\n"
 
 
 def replay(record_dir: Path) -> Path:

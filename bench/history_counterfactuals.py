@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Why the model's waits on the committed mini-cluster histories are shorter than Slurm's: the
+replays with one cause removed at a time, beside the record's own timing read from slurmctld's log.
+
+slurmctld's log of each record (tests/fixtures/history/*/slurmctld.log.gz) stamps every start and end
+to the millisecond (djsb/calibrate/slurmctld_log.py). It shows two things the sacct dump cannot:
+
+* the clock: Slurm's main scheduler started its jobs on a whole-second clock (the share of its
+  starts a whole number of seconds apart), so a job waiting for room got it a median of 0.9 s after
+  the end that freed it (the reuse lag); the model, by default, passes at the end itself;
+* the run times: each job held its CPUs from its start to its end in the log, sacct's Elapsed cut
+  to the whole second.
+
+For each of the two site records it replays (``djsb history`` on the record's files):
+
+* ``baseline``: the site's files as they are;
+* ``clock``: SchedulerParameters plus ``defer``, the model's way of running the pass a job's end
+  asks for at its next whole-second wake-up (djsb/model/pass_timing.py), as the log shows Slurm did;
+* ``clock + log run times``: that, and each job's run time its start-to-end in the log (Elapsed
+  written to the millisecond in a copy of the dump).
+
+and prints, for the record and each replay, the mean wait, the share of main-pass starts on a
+whole-second clock, the median and third quartile of the reuse lags and the backfill starts, and each
+replay's moving-average MAPE and mean absolute
+wait error against the record. The rule of tests/test_history_ground_truth.py (at most Slurm's own
+difference between the two records, 15.5 % and 7.5 s) says whether a replay is within Slurm's spread.
+
+Usage: python3 bench/history_counterfactuals.py [-o OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
+from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
+from djsb.calibrate.slurmctld_log import (  # noqa: E402
+    LoggedStart,
+    SchedulerLog,
+    on_clock_share,
+    parse_scheduler_log,
+    reuse_lags,
+)
+from djsb.jobs.hostlist import expand_hostlist  # noqa: E402
+from djsb.report.replay_error import records_paired, summary  # noqa: E402
+
+HISTORY = ROOT / "tests" / "fixtures" / "history"
+RECORDS = ("site-1", "site-2")
+WINDOW, STEP = 120.0, 30.0
+
+
+def elapsed(seconds: float) -> str:
+    """A run time as sacct's ``MM:SS.mmm`` (the runs here are under an hour)."""
+    return f"{int(seconds // 60):02d}:{seconds % 60:06.3f}"
+
+
+def with_log_run_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
+    """A copy of ``dump`` whose Elapsed is each job's start-to-end in ``log``."""
+    lines = gzip.decompress(dump.read_bytes()).decode().splitlines()
+    names = lines[0].split("|")
+    raw, column = names.index("JobIDRaw"), names.index("Elapsed")
+    rows = [lines[0]]
+    for line in lines[1:]:
+        fields = line.split("|")
+        job = int(fields[raw])
+        fields[column] = elapsed(log.ends[job] - log.starts[job].time)
+        rows.append("|".join(fields))
+    out.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), mtime=0))
+    return out
+
+
+def timing(log: SchedulerLog, submitted: dict[int, float]) -> dict[str, float]:
+    """The share of main-pass starts on a whole-second clock, the median and third quartile of the
+    reuse lags, and the backfill starts of ``log``."""
+    main = [start.time for start in log.starts.values() if start.scheduler == "main"]
+    lags = reuse_lags(log, submitted)
+    return {"main_starts_on_clock": on_clock_share(main), "reuse_lag_median_s": statistics.median(lags),
+            "reuse_lag_q3_s": statistics.quantiles(lags, n=4)[2],
+            "backfill_starts": sum(start.scheduler == "backfill" for start in log.starts.values())}
+
+
+def model_log(jobs: pd.DataFrame) -> SchedulerLog:
+    """A replay's started jobs as a scheduler log, on the model's clock."""
+    ran = jobs.dropna(subset=["start", "end"])
+    ids = [int(job) for job in ran["job_id"]]
+    starts = {job: LoggedStart(job, float(start), "backfill" if backfilled else "main",
+                               tuple(expand_hostlist(str(nodes), check=False)))
+              for job, start, backfilled, nodes in zip(ids, ran["start"], ran["backfilled"], ran["nodes"],
+                                                       strict=True)}
+    return SchedulerLog(starts, {job: float(end) for job, end in zip(ids, ran["end"], strict=True)})
+
+
+def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
+    """The three replays of ``record`` (baseline, clock, clock + log run times)."""
+    where = HISTORY / record
+    files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt")
+    params = read_slurm_conf(where / "slurm.conf").config.get("SchedulerParameters", "")
+    clock = {"SchedulerParameters": f"{params},defer" if params else "defer"}
+    logged = with_log_run_times(files.sacct, record_log(record), scratch / f"{record}.txt.gz")
+    return {"baseline": replay_history(files, window=WINDOW, step=STEP),
+            "clock": replay_history(files, window=WINDOW, step=STEP, settings=clock),
+            "clock + log run times": replay_history(dataclasses.replace(files, sacct=logged), window=WINDOW,
+                                                    step=STEP, settings=clock)}
+
+
+def record_log(record: str) -> SchedulerLog:
+    return parse_scheduler_log(gzip.decompress((HISTORY / record / "slurmctld.log.gz").read_bytes()).decode())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-o", "--output", type=Path, help="write the table as CSV here too")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        runs = {record: replays(record, Path(scratch)) for record in RECORDS}
+    spread = summary(records_paired(*(runs[record]["baseline"].errors for record in RECORDS)), WINDOW, STEP)
+    print(f"history_counterfactuals: Slurm against itself: moving-average MAPE "
+          f"{100 * spread['moving_average_mape']:.3g} %, mean absolute wait error "
+          f"{spread['mean_abs_start_error']:.3g} s", file=sys.stderr)
+    rows = []
+    for record, by_name in runs.items():
+        base = by_name["baseline"]
+        submitted = {int(job): float(at) for job, at in zip(base.errors["job_id"], base.errors["submit"],
+                                                             strict=True)}
+        log = record_log(record)
+        on_replay_clock = SchedulerLog({job: dataclasses.replace(start, time=start.time - base.origin)
+                                        for job, start in log.starts.items()},
+                                       {job: end - base.origin for job, end in log.ends.items()})
+        rows.append({"record": record, "replay": "Slurm (the record)",
+                     "mean_wait_s": base.figures["recorded_mean_wait"],
+                     **timing(on_replay_clock, submitted)})
+        for name, replay in by_name.items():
+            figures = replay.figures
+            within = (figures["moving_average_mape"] <= spread["moving_average_mape"]
+                      and figures["mean_abs_start_error"] <= spread["mean_abs_start_error"])
+            rows.append({"record": record, "replay": name, "mean_wait_s": figures["simulated_mean_wait"],
+                         **timing(model_log(replay.result.jobs), submitted),
+                         "mape_pct": 100 * figures["moving_average_mape"],
+                         "mean_abs_error_s": figures["mean_abs_start_error"],
+                         "within_spread": "yes" if within else "no"})
+    table = pd.DataFrame(rows)
+    print(table.to_string(index=False, na_rep="", float_format=lambda value: f"{value:.3g}"))
+    if args.output:
+        table.to_csv(args.output, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""When a slurmctld started and ended its jobs, to the millisecond, read from its log.
+
+sacct gives Start and End to the whole second. slurmctld's log, at its default level (info), stamps
+to the millisecond each start by the main scheduler (``sched: Allocate JobId=N NodeList=...``), each
+start by the backfill scheduler (``sched/backfill: _start_job: Started JobId=N in PART on NODES``)
+and each job's end (``_job_complete: JobId=N done``). From them: how long each job held its CPUs,
+whether Slurm started jobs at the events that freed room or on a clock (its background loop's
+whole-second wake-ups), and how long the CPUs a job ended on stayed idle before a waiting job got
+them. Lines of other kinds are skipped: a log holds many.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from djsb.errors import InputError
+from djsb.jobs.hostlist import expand_hostlist
+from djsb.workloads.sacct import parse_sacct_time
+
+STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\]")
+JOB = r"JobId=(?:\d+_\d+\((\d+)\)|(\d+))"
+"""A job id as slurmctld logs it: ``N``, or ``A_T(N)`` for task T of array A (N: JobIDRaw)."""
+MAIN = re.compile(rf"\bsched: Allocate {JOB} NodeList=(\S+)")
+BACKFILL = re.compile(rf"\b_start_job: Started {JOB} in \S+ on (\S+)")
+END = re.compile(rf"\b_job_complete: {JOB} done")
+
+
+@dataclass(frozen=True)
+class LoggedStart:
+    """A job's start as slurmctld logged it: when (seconds, the log's local clock), by which
+    scheduler (main or backfill), on which nodes."""
+
+    job_id: int
+    time: float
+    scheduler: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SchedulerLog:
+    """The starts and ends of a slurmctld log, by job id (a job started again after a requeue keeps
+    its first start and end)."""
+
+    starts: dict[int, LoggedStart]
+    ends: dict[int, float]
+
+
+def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLog:
+    """The starts and ends in ``text``, a slurmctld log; a start or end line whose time stamp cannot
+    be read is an error naming ``source`` and the line."""
+    starts: dict[int, LoggedStart] = {}
+    ends: dict[int, float] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        found = (MAIN.search(line), BACKFILL.search(line), END.search(line))
+        if not any(found):
+            continue
+        stamp = STAMP.match(line)
+        at = parse_sacct_time(stamp.group(1) + (stamp.group(2) or "")) if stamp else None
+        if at is None:
+            raise InputError(f"{source}, line {number}: no [YYYY-MM-DDThh:mm:ss.mmm] time stamp", key="log")
+        main, backfill, end = found
+        if end is not None:
+            ends.setdefault(int(end.group(1) or end.group(2)), at)
+            continue
+        match, scheduler = (main, "main") if main is not None else (backfill, "backfill")
+        assert match is not None
+        job = int(match.group(1) or match.group(2))
+        if job not in starts:
+            try:
+                nodes = tuple(expand_hostlist(match.group(3), check=False))
+            except ValueError as exc:
+                raise InputError(f"{source}, line {number}: {exc}", key="log") from exc
+            starts[job] = LoggedStart(job, at, scheduler, nodes)
+    return SchedulerLog(starts, ends)
+
+
+def on_clock_share(times: Sequence[float], tolerance: float = 0.05) -> float:
+    """The share of successive distinct instants of ``times`` (more than 0.1 s apart) that lie a
+    whole number of seconds apart, within ``tolerance``: near 1 when they fall on one whole-second
+    clock, near 2 x ``tolerance`` when they fall at random."""
+    ordered = sorted(times)
+    gaps = [(later - earlier) % 1.0 for earlier, later in zip(ordered, ordered[1:], strict=False)
+            if later - earlier > 0.1]
+    if not gaps:
+        return float("nan")
+    return sum(1 for gap in gaps if gap <= tolerance or gap >= 1.0 - tolerance) / len(gaps)
+
+
+def reuse_lags(log: SchedulerLog, eligible: Mapping[int, float], waited: float = 2.0) -> list[float]:
+    """For each job of ``eligible`` (its eligible time, on the log's clock) that started at least
+    ``waited`` seconds after it: the time from the last end, on one of its nodes, before its start
+    to its start. The job waited for room, so this is how long the room freed there stayed idle."""
+    ends_on: dict[str, list[float]] = {}
+    for job, end in log.ends.items():
+        start = log.starts.get(job)
+        for node in start.nodes if start is not None else ():
+            ends_on.setdefault(node, []).append(end)
+    for times in ends_on.values():
+        times.sort()
+    lags = []
+    for job, since in eligible.items():
+        start = log.starts.get(job)
+        if start is None or start.time - since < waited:
+            continue
+        before = [times[index - 1] for node in start.nodes
+                  if (index := bisect.bisect_right(times := ends_on.get(node, []), start.time))]
+        if before:
+            lags.append(start.time - max(before))
+    return lags
