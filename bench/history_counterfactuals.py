@@ -22,7 +22,8 @@ For each of the two site records it replays (``djsb history`` on the record's fi
 and prints, for the record and each replay, the mean wait, the share of main-pass starts on a
 whole-second clock, the median and third quartile of the reuse lags and the backfill starts, and each
 replay's moving-average MAPE and mean absolute
-wait error against the record. The rule of tests/test_history_ground_truth.py (at most Slurm's own
+wait error against the record; then the jobs' priorities at start by account, the record's (sacct's
+Priority) beside the baseline replay's. The rule of tests/test_history_ground_truth.py (at most Slurm's own
 difference between the two records, 15.5 % and 7.5 s) says whether a replay is within Slurm's spread.
 
 Usage: python3 bench/history_counterfactuals.py [-o OUT]
@@ -153,7 +154,26 @@ def main() -> int:
     print(table.to_string(index=False, na_rep="", float_format=lambda value: f"{value:.3g}"))
     if args.output:
         table.to_csv(args.output, index=False)
+    print("\nPriority at start by account (mean; jobs below 1,000: a fair-share factor under 0.1):")
+    print(priorities(runs).to_string(index=False, float_format=lambda value: f"{value:.0f}"))
     return 0
+
+
+def priorities(runs: dict[str, dict[str, HistoryReplay]]) -> pd.DataFrame:
+    """Each record's priorities at start (sacct's Priority) beside its baseline replay's, by account."""
+    rows = []
+    for record, by_name in runs.items():
+        lines = gzip.decompress((HISTORY / record / "dump.txt.gz").read_bytes()).decode().splitlines()
+        dump = pd.DataFrame([line.split("|") for line in lines[1:]], columns=lines[0].split("|"))
+        model = by_name["baseline"].result.jobs
+        for who, frame, account, priority in (("Slurm", dump, "Account", "Priority"),
+                                              ("model", model, "account", "priority_at_start")):
+            values = frame[priority].astype(float)
+            for name, group in values.groupby(frame[account]):
+                rows.append({"record": record, "who": who, "account": name, "mean": group.mean(),
+                             "below_1000": int((group < 1000).sum())})
+    return pd.DataFrame(rows).pivot_table(index=["record", "account"], columns="who",
+                                          values=["mean", "below_1000"]).reset_index()
 
 
 if __name__ == "__main__":
