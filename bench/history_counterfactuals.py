@@ -6,8 +6,8 @@ slurmctld's log of each record (tests/fixtures/history/*/slurmctld.log.gz) stamp
 to the millisecond (djsb/calibrate/slurmctld_log.py). It shows two things the sacct dump cannot:
 
 * the clock: Slurm's main scheduler started its jobs on a whole-second clock (the share of its
-  starts a whole number of seconds apart), so a job waiting for room got it a median of 0.9 s after
-  the end that freed it (the reuse lag); the model, by default, passes at the end itself;
+  starts a whole number of seconds apart), so a job that waited started a median of 0.8 s after the
+  last end (the lag); the model, by default, passes at the end itself;
 * the run times: each job held its CPUs from its start to its end in the log, sacct's Elapsed cut
   to the whole second.
 
@@ -20,8 +20,8 @@ For each of the two site records it replays (``djsb history`` on the record's fi
   written to the millisecond in a copy of the dump).
 
 and prints, for the record and each replay, the mean wait, the share of main-pass starts on a
-whole-second clock, the median and third quartile of the reuse lags and the backfill starts, and each
-replay's moving-average MAPE and mean absolute
+whole-second clock, the waiting jobs' lags since the last end (anywhere: median and third quartile;
+on their own nodes: median) and the backfill starts, and each replay's moving-average MAPE and mean absolute
 wait error against the record; then the jobs' priorities at start by account, the record's (sacct's
 Priority) beside the baseline replay's. The rule of tests/test_history_ground_truth.py (at most Slurm's own
 difference between the two records, 15.5 % and 7.5 s) says whether a replay is within Slurm's spread.
@@ -49,6 +49,7 @@ from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
 from djsb.calibrate.slurmctld_log import (  # noqa: E402
     LoggedStart,
     SchedulerLog,
+    lags_since_any_end,
     on_clock_share,
     parse_scheduler_log,
     reuse_lags,
@@ -83,11 +84,13 @@ def with_log_run_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
 
 def timing(log: SchedulerLog, submitted: dict[int, float]) -> dict[str, float]:
     """The share of main-pass starts on a whole-second clock, the median and third quartile of the
-    reuse lags, and the backfill starts of ``log``."""
+    waiting jobs' lags since the last end anywhere, the median lag since the last end on their own
+    nodes (which depends on where they were put), and the backfill starts of ``log``."""
     main = [start.time for start in log.starts.values() if start.scheduler == "main"]
-    lags = reuse_lags(log, submitted)
-    return {"main_starts_on_clock": on_clock_share(main), "reuse_lag_median_s": statistics.median(lags),
-            "reuse_lag_q3_s": statistics.quantiles(lags, n=4)[2],
+    since_any = lags_since_any_end(log, submitted)
+    return {"main_starts_on_clock": on_clock_share(main), "lag_median_s": statistics.median(since_any),
+            "lag_q3_s": statistics.quantiles(since_any, n=4)[2],
+            "own_nodes_lag_median_s": statistics.median(reuse_lags(log, submitted)),
             "backfill_starts": sum(start.scheduler == "backfill" for start in log.starts.values())}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.slurmctld_log import on_clock_share, parse_scheduler_log, reuse_lags
+from djsb.calibrate.slurmctld_log import lags_since_any_end, on_clock_share, parse_scheduler_log, reuse_lags
 from djsb.errors import InputError
 from djsb.workloads.sacct import parse_sacct_time
 
@@ -42,6 +42,9 @@ def test_reuse_lag_is_the_room_left_idle_before_a_waiting_job_took_it() -> None:
     # job 7 waited 4.2 s; the last end on h4 before its start is job 5's: 45.471 - 44.514
     assert reuse_lags(log, {7: submitted}) == [pytest.approx(0.957)]
     assert reuse_lags(log, {7: submitted}, waited=5.0) == []  # it did not wait 5 s
+    # from the last end anywhere: the same end here (job 12 ends after job 7 starts)
+    assert lags_since_any_end(log, {7: submitted}) == [pytest.approx(0.957)]
+    assert lags_since_any_end(log, {12: submitted}) == [pytest.approx(46.100 - 44.514)]
 
 
 def test_on_clock_share_worked_by_hand() -> None:

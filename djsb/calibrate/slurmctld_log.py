@@ -5,8 +5,8 @@ to the millisecond each start by the main scheduler (``sched: Allocate JobId=N N
 start by the backfill scheduler (``sched/backfill: _start_job: Started JobId=N in PART on NODES``)
 and each job's end (``_job_complete: JobId=N done``). From them: how long each job held its CPUs,
 whether Slurm started jobs at the events that freed room or on a clock (its background loop's
-whole-second wake-ups), and how long the CPUs a job ended on stayed idle before a waiting job got
-them. Lines of other kinds are skipped: a log holds many.
+whole-second wake-ups), and how long after an end a waiting job started. Lines of other kinds are
+skipped: a log holds many.
 """
 
 from __future__ import annotations
@@ -109,4 +109,20 @@ def reuse_lags(log: SchedulerLog, eligible: Mapping[int, float], waited: float =
                   if (index := bisect.bisect_right(times := ends_on.get(node, []), start.time))]
         if before:
             lags.append(start.time - max(before))
+    return lags
+
+
+def lags_since_any_end(log: SchedulerLog, eligible: Mapping[int, float], waited: float = 2.0) -> list[float]:
+    """For each job of ``eligible`` that started at least ``waited`` seconds after it: the time from
+    the last end anywhere before its start to its start. Unlike :func:`reuse_lags` it does not depend
+    on which nodes the job was given, so a replay that places jobs elsewhere compares with it."""
+    ends = sorted(log.ends.values())
+    lags = []
+    for job, since in eligible.items():
+        start = log.starts.get(job)
+        if start is None or start.time - since < waited:
+            continue
+        index = bisect.bisect_right(ends, start.time)
+        if index:
+            lags.append(start.time - ends[index - 1])
     return lags
