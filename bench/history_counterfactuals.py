@@ -19,7 +19,8 @@ For each of the two site records it replays (``djsb history`` on the record's fi
 * ``clock + log run times``: that, and each job's run time its start-to-end in the log (Elapsed
   written to the millisecond in a copy of the dump).
 
-and prints, for the record and each replay, the mean wait, the share of main-pass starts on a
+and prints, for the record and each replay, the mean wait, the share of the CPUs busy over the
+submissions' span, the share of main-pass starts on a
 whole-second clock, the waiting jobs' lags since the last end (anywhere: median and third quartile;
 on their own nodes: median) and the backfill starts, and each replay's moving-average MAPE and mean absolute
 wait error against the record; then the jobs' priorities at start by account, the record's (sacct's
@@ -82,6 +83,13 @@ def with_log_run_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
     return out
 
 
+def utilisation(log: SchedulerLog, cpus: dict[int, int], span: float, total: int) -> float:
+    """The share of ``total`` CPUs busy in ``log`` over [0, ``span``] (the submissions' span)."""
+    busy = sum(cpus[job] * max(0.0, min(log.ends[job], span) - max(start.time, 0.0))
+               for job, start in log.starts.items() if job in log.ends)
+    return busy / (total * span)
+
+
 def timing(log: SchedulerLog, submitted: dict[int, float]) -> dict[str, float]:
     """The share of main-pass starts on a whole-second clock, the median and third quartile of the
     waiting jobs' lags since the last end anywhere, the median lag since the last end on their own
@@ -141,15 +149,20 @@ def main() -> int:
         on_replay_clock = SchedulerLog({job: dataclasses.replace(start, time=start.time - base.origin)
                                         for job, start in log.starts.items()},
                                        {job: end - base.origin for job, end in log.ends.items()})
+        jobs = base.result.jobs
+        cpus = {int(job): int(count) for job, count in zip(jobs["job_id"], jobs["cpus"], strict=True)}
+        span, total = max(submitted.values()), base.result.total_cores
         rows.append({"record": record, "replay": "Slurm (the record)",
                      "mean_wait_s": base.figures["recorded_mean_wait"],
+                     "busy": utilisation(on_replay_clock, cpus, span, total),
                      **timing(on_replay_clock, submitted)})
         for name, replay in by_name.items():
             figures = replay.figures
             within = (figures["moving_average_mape"] <= spread["moving_average_mape"]
                       and figures["mean_abs_start_error"] <= spread["mean_abs_start_error"])
+            replayed = model_log(replay.result.jobs)
             rows.append({"record": record, "replay": name, "mean_wait_s": figures["simulated_mean_wait"],
-                         **timing(model_log(replay.result.jobs), submitted),
+                         "busy": utilisation(replayed, cpus, span, total), **timing(replayed, submitted),
                          "mape_pct": 100 * figures["moving_average_mape"],
                          "mean_abs_error_s": figures["mean_abs_start_error"],
                          "within_spread": "yes" if within else "no"})
