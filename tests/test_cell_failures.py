@@ -8,6 +8,7 @@ report (its output lost). Neither may give a number in summary.csv.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -80,7 +81,10 @@ def test_a_requeued_job_fails_its_cell_and_resume_redoes_it(tmp_path: Path, apps
     assert requeued_id in set(pd.read_csv(run_dir / "discarded.csv", dtype={"job_id": str})["job_id"])
     summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False).set_index("scenario")
     assert summary.loc["oversubscription", "samples"] == 1
-    assert float(summary.loc["oversubscription", "slowdown_a"]) >= 1.0
+    # the redone sample is measured (a real slowdown of real processes: its value depends on what else
+    # this shared machine runs, so only that there is one)
+    slowdown = float(summary.loc["oversubscription", "slowdown_a"])
+    assert math.isfinite(slowdown) and slowdown > 0
 
 
 def test_a_job_that_completed_without_its_report_fails_its_cell(tmp_path: Path, apps_bin: Path) -> None:
