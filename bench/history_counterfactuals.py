@@ -17,7 +17,10 @@ For each of the two site records it replays (``djsb history`` on the record's fi
 * ``clock``: SchedulerParameters plus ``defer``, the model's way of running the pass a job's end
   asks for at its next whole-second wake-up (djsb/model/pass_timing.py), as the log shows Slurm did;
 * ``clock + log run times``: that, and each job's run time its start-to-end in the log (Elapsed
-  written to the millisecond in a copy of the dump).
+  written to the millisecond in a copy of the dump);
+* ``clock, phase of seed K``: the clock, its whole seconds shifted by a phase drawn from seed K
+  (the model's ``pass_jitter``): Slurm's clock has a phase of its own (its starts fall at .6 s past
+  the second in the log), which the dump's whole-second times do not give.
 
 and prints, for the record and each replay, the mean wait, the share of the CPUs busy over the
 submissions' span, the share of main-pass starts on a
@@ -39,6 +42,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 
@@ -47,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
 from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
+from djsb.calibrate.slurm_config import SLURM_LIKE  # noqa: E402
 from djsb.calibrate.slurmctld_log import (  # noqa: E402
     LoggedStart,
     SchedulerLog,
@@ -60,6 +65,7 @@ from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 RECORDS = ("site-1", "site-2")
+PHASE_SEEDS = (1, 2, 3)
 WINDOW, STEP = 120.0, 30.0
 
 
@@ -114,16 +120,22 @@ def model_log(jobs: pd.DataFrame) -> SchedulerLog:
 
 
 def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
-    """The three replays of ``record`` (baseline, clock, clock + log run times)."""
+    """The replays of ``record``: baseline, clock, clock + log run times, and clock with the pass
+    clock's phase drawn from each of :data:`PHASE_SEEDS`."""
     where = HISTORY / record
     files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt")
     params = read_slurm_conf(where / "slurm.conf").config.get("SchedulerParameters", "")
     clock = {"SchedulerParameters": f"{params},defer" if params else "defer"}
     logged = with_log_run_times(files.sacct, record_log(record), scratch / f"{record}.txt.gz")
-    return {"baseline": replay_history(files, window=WINDOW, step=STEP),
+    runs = {"baseline": replay_history(files, window=WINDOW, step=STEP),
             "clock": replay_history(files, window=WINDOW, step=STEP, settings=clock),
             "clock + log run times": replay_history(dataclasses.replace(files, sacct=logged), window=WINDOW,
                                                     step=STEP, settings=clock)}
+    with mock.patch.dict(SLURM_LIKE, pass_jitter=True):  # the model options every history replay takes
+        for seed in PHASE_SEEDS:
+            runs[f"clock, phase of seed {seed}"] = replay_history(files, window=WINDOW, step=STEP,
+                                                                  settings=clock, seed=seed)
+    return runs
 
 
 def record_log(record: str) -> SchedulerLog:
