@@ -22,13 +22,14 @@ For each of the two site records it replays (``djsb history`` on the record's fi
   (the model's ``pass_jitter``): Slurm's clock has a phase of its own (its starts fall at .6 s past
   the second in the log), which the dump's whole-second times do not give.
 
-and prints, for the record and each replay, the mean wait, the share of the CPUs busy over the
-submissions' span, the share of main-pass starts on a
-whole-second clock, the waiting jobs' lags since the last end (anywhere: median and third quartile;
-on their own nodes: median) and the backfill starts, and each replay's moving-average MAPE and mean absolute
-wait error against the record; then the jobs' priorities at start by account, the record's (sacct's
-Priority) beside the baseline replay's. The rule of tests/test_history_ground_truth.py (at most Slurm's own
-difference between the two records, 15.5 % and 7.5 s) says whether a replay is within Slurm's spread.
+and prints, for the record and each replay: the mean wait; the share of the CPUs busy over the
+submissions' span; the share of main-pass starts on a whole-second clock; the waiting jobs' lags
+since the last end (anywhere: median and third quartile; on their own nodes: median); the backfill
+starts; and each replay's moving-average MAPE and mean absolute wait error against the record.
+Then it prints the jobs' priorities at start by account, the record's (sacct's Priority) beside the
+baseline replay's. A replay is within Slurm's spread by the rule of
+tests/test_history_ground_truth.py: at most Slurm's own difference between the two records,
+computed here as that test computes it.
 
 Usage: python3 bench/history_counterfactuals.py [-o OUT]
 """
