@@ -64,7 +64,7 @@ from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
 from djsb.report.compare_history import figure_changes
-from djsb.report.history import INTERVAL_COLUMNS, recorded_intervals, write_history_html
+from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (
     BREAKDOWNS,
     breakdown,
@@ -381,13 +381,6 @@ def place_running(sim: Simulation, running: Sequence[TraceJob],
     return refused
 
 
-def replayed_intervals(replay: HistoryReplay) -> pd.DataFrame:
-    """The replay's side of :func:`recorded_intervals`: each job's start and end in the model, from
-    its recorded submission (the jobs the model did not replay left out)."""
-    model = replay.result.jobs[["job_id", "start", "end", "cpus"]]
-    return replay.recorded[["job_id", "submit"]].merge(model, on="job_id")[list(INTERVAL_COLUMNS)]
-
-
 def _start_notes(split: StartSplit, begin: float, usage: Path | None, fair_share: bool) -> list[str]:
     """Notes on how the replay starts within the history (on the usage at its start only when
     the priority has a fair-share term)."""
@@ -498,8 +491,9 @@ def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     replay.averages.to_csv(out_dir / "moving_average.csv")
     (out_dir / "notes.txt").write_text("".join(f"{note}\n" for note in replay.notes))
     write_history_html(out_dir, errors=replay.errors, averages=replay.averages, recorded=replay.recorded,
-                       replayed=replayed_intervals(replay), figures=replay.figures, summary=table,
-                       notes=replay.notes, rejected=replay.rejected, origin=replay.origin, title=title)
+                       replayed=replayed_intervals(replay.recorded, replay.result.jobs),
+                       figures=replay.figures, summary=table, notes=replay.notes, rejected=replay.rejected,
+                       origin=replay.origin, title=title)
 
 
 def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:

@@ -41,6 +41,14 @@ def recorded_intervals(jobs: Sequence[TraceJob], recorded: Mapping[int, Recorded
     return pd.DataFrame(rows, columns=list(INTERVAL_COLUMNS))
 
 
+def replayed_intervals(recorded: pd.DataFrame, model_jobs: pd.DataFrame) -> pd.DataFrame:
+    """The replay's side of :func:`recorded_intervals` (``recorded``): each job's start, end and CPUs
+    in the model's ``model_jobs`` (its jobs.csv), from its recorded submission (the jobs the model did
+    not replay left out)."""
+    model = model_jobs[["job_id", "start", "end", "cpus"]]
+    return recorded[["job_id", "submit"]].merge(model, on="job_id")[list(INTERVAL_COLUMNS)]
+
+
 def running_cpus(jobs: pd.DataFrame, instants: np.ndarray) -> np.ndarray:
     """The CPUs of ``jobs`` (columns of :data:`INTERVAL_COLUMNS`) running at each of ``instants``
     (sorted): those with start <= t < end."""

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from djsb.plotting import ecdf_step, plt, save
-from djsb.report.history import INTERVAL_COLUMNS, recorded_intervals, write_history_html
+from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (
     BREAKDOWNS,
     TWO_WEEKS,
@@ -145,12 +145,11 @@ def write_report(trace_path: Path, trace_jobs: list[TraceJob], outcomes: dict[in
     table = summary_rows(figures, {by: breakdown(errors, by, TWO_WEEKS, DAY) for by in BREAKDOWNS})
     table.to_csv(out_dir / "summary.csv", index=False)
     recorded_side = recorded_intervals(trace_jobs, outcomes)
-    replayed_side = recorded_side[["job_id", "submit"]].merge(jobs[["job_id", "start", "end", "cpus"]],
-                                                              on="job_id")[list(INTERVAL_COLUMNS)]
     trace = read_swf(trace_path, limit=1)
     origin = float(trace.header.get("UnixStartTime", 0) or 0) + trace.time_origin
     not_replayed = sorted({job.job_id for job in trace_jobs} - set(jobs["job_id"]))
     rejected = pd.DataFrame({"job_id": not_replayed, "reason": "not in the replay's jobs.csv"})
     write_history_html(out_dir, errors=errors, averages=averages, recorded=recorded_side,
-                       replayed=replayed_side, figures=figures, summary=table, notes=[], rejected=rejected,
-                       origin=origin, title=f"DJSB replay-stats: {trace_path.name} against its record")
+                       replayed=replayed_intervals(recorded_side, jobs), figures=figures, summary=table,
+                       notes=[], rejected=rejected, origin=origin,
+                       title=f"DJSB replay-stats: {trace_path.name} against its record")
