@@ -115,8 +115,6 @@ def test_the_usage_before_the_start_is_each_run_decayed_to_it() -> None:
     assert usage_before(jobs, recorded, 0.0, 0.0) == {("alice", "a"): 10800.0}
 
 
-
-
 def one_node_multifactor(*settings: str) -> str:
     """slurm.conf: one node of 4 CPUs under sched/builtin and priority/multifactor with ``settings``."""
     return "\n".join(["SchedulerType=sched/builtin", "PriorityType=priority/multifactor", *settings,

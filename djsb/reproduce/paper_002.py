@@ -181,8 +181,8 @@ def pool_point(task: tuple[dict[str, Any], str, dict[str, Any], str, int, str]) 
             "legacy_share": legacy_share(result)}
 
 
-def run_all(base: dict[str, Any], policies: dict[str, tuple[dict[str, Any], str]],
-            variant: str = "", seeds: tuple[int, ...] = FEW_SEEDS) -> pd.DataFrame:
+def run_all(base: dict[str, Any], policies: dict[str, tuple[dict[str, Any], str]], variant: str,
+            seeds: tuple[int, ...]) -> pd.DataFrame:
     """One row per policy and seed: the metrics of 002 sec. VI and the legacy share of task hours,
     the runs shared among the sweeps' worker processes (each run is seeded: the rows do not depend
     on which process ran them)."""
@@ -433,7 +433,7 @@ def run(out_dir: Path, base: dict[str, Any], seeds: tuple[int, ...] = SEEDS,
         few_seeds: tuple[int, ...] = FEW_SEEDS) -> Reproduction:
     """Run the five policies of Table II on the pool and workload of ``base`` at ``seeds``, the other
     variants at ``few_seeds``; write points.csv and the chart; return the checks."""
-    table = run_all(base, POLICIES, seeds=seeds)
+    table = run_all(base, POLICIES, "", seeds)
     x0 = {name: POLICIES[name] for name in ("X0 C1", "X0 C2", "X0 C3")}
     single = run_all(one_type(base), x0, "one type", few_seeds)
     low, high = good_mean_minutes()
