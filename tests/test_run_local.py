@@ -23,11 +23,11 @@ def djsb(*args: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes other than djsb itself that mention ``text`` (the run
+def processes_mentioning(text: str) -> dict[int, str]:
+    """PID -> command line of the live processes other than djsb itself that mention ``text`` (the run
     directory is in every job's argv; pytest's temporary directories are named pytest-of-USER, so
     only the word djsb.cli, not a mere mention of pytest, tells the harness apart)."""
-    found = []
+    found = {}
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
@@ -35,7 +35,7 @@ def processes_mentioning(text: str) -> list[str]:
             except OSError:
                 continue
             if any(text in word for word in words) and "djsb.cli" not in words:
-                found.append(" ".join(words))
+                found[int(proc.name)] = " ".join(words)
     return found
 
 
@@ -102,7 +102,7 @@ def test_interrupt_cancels_jobs_and_resume_completes(tiny_config: Path, tmp_path
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == status, err
     assert "resume with: djsb run --resume" in err
-    assert processes_mentioning(str(run_dir)) == []
+    assert processes_mentioning(str(run_dir)) == {}
     cells = pd.read_csv(run_dir / "cells.csv")
     assert set(cells["stage"]) == {"calibration", "reference"}
     kept = pd.read_csv(run_dir / "jobs.csv")
@@ -117,7 +117,7 @@ def test_interrupt_cancels_jobs_and_resume_completes(tiny_config: Path, tmp_path
     assert len(jobs[jobs["stage"] != "execution"]) == 4
     assert len(jobs[jobs["stage"] == "execution"]) == 6
     assert len(pd.read_csv(run_dir / "cells.csv")) == 1 + 1 + 3
-    assert processes_mentioning(str(run_dir)) == []
+    assert processes_mentioning(str(run_dir)) == {}
 
 
 def test_existing_run_directory_is_refused(tiny_config: Path, tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def submitted_id(run_dir: Path, name: str) -> str | None:
 
 def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tmp_path: Path,
                                                          apps_bin: Path) -> None:
-    # a simulation long enough to outlive the killed harness by several seconds; two scenarios
+    # a simulation long enough to outlive the killed harness; two scenarios
     config = tmp_path / "long.yaml"
     config.write_text(tiny_config.read_text().replace("scenarios: [oversubscription, stopcont, dynamic]",
                                                       "scenarios: [oversubscription, stopcont]")
@@ -160,7 +160,10 @@ def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tm
     proc.kill()
     proc.communicate(timeout=60)
     sim_control = str(run_dir / "control" / "oversubscription-na1-s0-sim0")
-    assert processes_mentioning(sim_control)  # the killed harness's simulation runs on
+    orphans = processes_mentioning(sim_control)
+    assert orphans  # the killed harness's simulation runs on
+    for pid in orphans:  # and stays alive until the resume ends it, however long a loaded machine takes
+        os.kill(pid, signal.SIGSTOP)
 
     resumed = djsb("run", "--resume", str(run_dir))
     _, err = resumed.communicate(timeout=300)
@@ -170,7 +173,7 @@ def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tm
     assert f"oversubscription-na1-s0-sim0 (job {sim_id})" in said, said
     assert any(r["event"] == "cancelled" and r["job_id"] == sim_id and r["attempt"] == "2"
                for r in ledger_rows(run_dir))
-    assert processes_mentioning(str(run_dir)) == []
+    assert processes_mentioning(str(run_dir)) == {}
     # every cell, and every job of it, exactly once
     cells = pd.read_csv(run_dir / "cells.csv")
     assert len(cells) == 1 + 1 + 2 and not cells.duplicated().any()

@@ -63,15 +63,23 @@ def squeue_state(job_id: str) -> str:
 
 
 def kill_node(node: str, job_id: str) -> None:
-    """SIGKILL the node's slurmd and every process of the job there (slurmstepd and tasks)."""
+    """SIGKILL the node's slurmd, then every process of the job there (slurmstepd and tasks) until
+    none is left: a slurmstepd that slurmd was still forking is caught by the next round, or it would
+    report the job's end itself (FAILED) instead of leaving it to the missed pings (NODE_FAIL)."""
     subprocess.run(["pkill", "-KILL", "-f", f"^slurmd -N {node}$"], check=True, timeout=30)
-    stepds = subprocess.run(["pgrep", "-f", f"^slurmstepd: \\[{job_id}\\."], capture_output=True, text=True,
-                            timeout=30).stdout.split()
-    for pid in [*map(int, stepds), *job_process_states(job_id)]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+
+    def nothing_left() -> bool:
+        stepds = subprocess.run(["pgrep", "-f", f"^slurmstepd: \\[{job_id}\\."], capture_output=True,
+                                text=True, timeout=30).stdout.split()
+        left = [*map(int, stepds), *(pid for pid, state in job_process_states(job_id).items() if state != "Z")]
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return not left
+
+    wait_until(nothing_left, 30, f"job {job_id}'s processes on {node} to be gone")
 
 
 def our_jobs(names: set[str]) -> list[str]:
@@ -92,7 +100,7 @@ def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster
         run.wait_for_line("submitted oversubscription-na1-s0-ana0 as job", timeout=240)
         job_id = next(line.rsplit(" ", 1)[1] for line in run.lines
                       if "submitted oversubscription-na1-s0-ana0 as job" in line)
-        wait_until(lambda: squeue_state(job_id) == "RUNNING", 60, "the analytics runs")
+        wait_until(lambda: job_process_states(job_id), 60, "the analytics' processes to run")
         killed_at = time.monotonic()
         kill_node(ANALYTICS_NODE, job_id)
         status = run.finish(timeout=400)
