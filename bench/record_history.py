@@ -15,6 +15,13 @@ PriorityMaxAge compressed as the jobs are) and records:
   reservation on four nodes, a node drained then resumed, job arrays throttled with ``%``, and
   dependencies.
 
+``--time-scale K`` multiplies every duration of the history by K: the jobs' sleeps and limits, the
+partitions' MaxTime, and the site's PriorityDecayHalfLife and PriorityMaxAge. The arrivals are
+drawn for the same load counting one second of scheduling per job, which does not scale: Slurm's
+mini-cluster starts a waiting job about a second after the end that made room (its passes at the
+submissions), a fifth of a 5-s job and a twentieth of a 20-s one. The records at K = 1 and K > 1
+tell how much of the model's error on them comes from that second.
+
 Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
 sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations (the last two
 only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that start or
@@ -26,6 +33,7 @@ against each other) are printed and written to ``OUT/figures.csv``.
 Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
 
     python3 bench/record_history.py OUT [--jobs 2000] [--features-jobs 600] [--features] [--seed 1]
+        [--time-scale 1]
 """
 
 from __future__ import annotations
@@ -66,11 +74,23 @@ SITE = {"PriorityType": "priority/multifactor", "PriorityWeightFairshare": "1000
         "PriorityDecayHalfLife": "00:05:00", "PriorityCalcPeriod": "1",
         "AccountingStorageEnforce": "associations,limits,qos"}
 """The site's scheduling settings (slurm.conf keys), its decay and age compressed to the jobs' scale."""
-PARTITIONS = ("PartitionName=debug Nodes=h[1-4] MaxTime=2 State=UP",
-              "PartitionName=batch Nodes=h[3-16] MaxTime=10 State=UP",
-              "PartitionName=long Nodes=h[9-16] MaxTime=30 PriorityJobFactor=10 State=UP")
-"""Three partitions over overlapping nodes, beside the mini-cluster's own (which its script waits on;
-no job runs in them)."""
+PARTITIONS = (("debug", "h[1-4]", 2, ""), ("batch", "h[3-16]", 10, ""),
+              ("long", "h[9-16]", 30, " PriorityJobFactor=10"))
+"""Three partitions over overlapping nodes (name, nodes, MaxTime in minutes, other settings), beside
+the mini-cluster's own (which its script waits on; no job runs in them)."""
+
+
+def partition_lines(scale: int) -> tuple[str, ...]:
+    """slurm.conf's lines of :data:`PARTITIONS`, their MaxTime ``scale`` times longer."""
+    return tuple(f"PartitionName={name} Nodes={nodes} MaxTime={scale * minutes}{other} State=UP"
+                 for name, nodes, minutes, other in PARTITIONS)
+
+
+def site_settings(scale: int) -> dict[str, str]:
+    """:data:`SITE` with its decay half-life and maximum age ``scale`` times longer."""
+    stretched = {key: f"{scale * int(SITE[key][:2]):02d}:{SITE[key][3:]}"
+                 for key in ("PriorityDecayHalfLife", "PriorityMaxAge")}
+    return {**SITE, **stretched}
 ACCOUNTS = {"physics": 50, "biology": 30, "climate": 20}
 """Fair-share accounts and their RawShares (root is a user of each)."""
 QOS = ("high", 100, 4)
@@ -100,22 +120,27 @@ class Draw:
     extra: tuple[str, ...] = ()
 
 
-def draw_jobs(count: int, seed: int, load: float = LOAD) -> list[Draw]:
+def draw_jobs(count: int, seed: int, load: float = LOAD, scale: int = 1) -> list[Draw]:
     """``count`` jobs: 1-8 CPUs (mostly small), sleeps lognormal around 4 s within 1-40 s, limits
     the sleep times 1.2-4 in whole minutes; partition by limit (``debug`` for some jobs of a
-    minute, ``long`` above 10 minutes' worth); Poisson arrivals offering ``load`` of the CPUs."""
+    minute, ``long`` above 10 minutes' worth); Poisson arrivals offering ``load`` of the CPUs, each
+    job counted for its sleep plus the second Slurm takes to start the next. With ``scale`` every
+    sleep and limit is ``scale`` times longer; the draw (sizes, partitions, accounts) is the same."""
     rng = random.Random(seed)
     jobs = []
     for _ in range(count):
         cpus = rng.choices((1, 2, 4, 8), weights=(55, 25, 12, 8))[0]
         sleep = int(min(40, max(1, round(rng.lognormvariate(math.log(4), 0.8)))))
-        limit = max(1, math.ceil(sleep * rng.uniform(1.2, 4.0) / 60))
+        stretch = rng.uniform(1.2, 4.0)
+        limit = max(1, math.ceil(sleep * stretch / 60))
         partition = "debug" if limit <= 1 and cpus <= 4 and rng.random() < 0.3 else \
             "long" if rng.random() < 0.1 else "batch"
-        limit = max(limit, 11) if partition == "long" else limit
+        limit = max(1, math.ceil(scale * sleep * stretch / 60))
+        limit = max(limit, 11 * scale) if partition == "long" else limit
         account = rng.choices(list(ACCOUNTS), list(ACCOUNTS.values()))[0]
         qos = QOS[0] if rng.random() < 0.15 else "normal"
-        jobs.append(Draw(0.0, cpus, sleep, limit, partition, account, qos, rng.choice((100, 200, 400))))
+        memory = rng.choice((100, 200, 400))
+        jobs.append(Draw(0.0, cpus, scale * sleep, limit, partition, account, qos, memory))
     rate = load * CPUS / (sum(j.cpus * (j.sleep + 1) for j in jobs) / count)
     at = 0.0
     timed = []
@@ -147,15 +172,16 @@ def slurm(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def start_cluster() -> None:
-    """Start the recording cluster, give it the site's partitions and settings, accounts and QoS."""
+def start_cluster(scale: int) -> None:
+    """Start the recording cluster, give it the site's partitions and settings (durations ``scale``
+    times longer), accounts and QoS."""
     script = ROOT / ".ci" / "slurm.sh"
     slurm("bash", str(script), "start")
     conf = Path(CLUSTER["SLURM_CONF"])
     lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in SITE]
     first_node = next(i for i, line in enumerate(lines) if line.startswith("NodeName="))
-    lines[first_node:first_node] = [f"{key}={value}" for key, value in SITE.items()]
-    conf.write_text("\n".join([*lines, *PARTITIONS]) + "\n")
+    lines[first_node:first_node] = [f"{key}={value}" for key, value in site_settings(scale).items()]
+    conf.write_text("\n".join([*lines, *partition_lines(scale)]) + "\n")
     slurm("bash", str(script), "restart-ctld")
     name, priority, per_user = QOS
     slurm("sacctmgr", "-i", "add", "qos", name, f"priority={priority}", f"maxjobsperuser={per_user}")
@@ -173,7 +199,7 @@ def wait_empty(timeout: float) -> None:
         time.sleep(2)
 
 
-def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
+def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int) -> None:
     """Submit ``jobs`` at their instants, wait for the queue to drain, write the site's files."""
     out.mkdir(parents=True, exist_ok=True)
     wait_empty(600)
@@ -230,12 +256,13 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int) -> None:
     version = slurm("sinfo", "--version").strip()
     (out / "provenance.json").write_text(json.dumps({
         "what": "bench/record_history.py: jobs drawn by draw_jobs(seed) submitted at their instants",
-        "jobs": len(jobs), "seed": seed, "features": features, "slurm": version,
+        "jobs": len(jobs), "seed": seed, "time_scale": scale, "features": features, "slurm": version,
         "machine": f"{platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}",
         "recorded": f"{started} to {ended} (UTC)", "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "cluster": "16 virtual nodes x 2 CPUs, 2048 MiB, on one host (docker/slurm-cluster.sh)",
-        "site_settings": SITE, "partitions": PARTITIONS, "accounts": ACCOUNTS, "qos": QOS,
+        "site_settings": site_settings(scale), "partitions": partition_lines(scale), "accounts": ACCOUNTS,
+        "qos": QOS,
         "command": " ".join(sys.argv)}, indent=2) + "\n")
     print(f"record_history: {out.name}: {len(jobs)} jobs recorded {started} to {ended}", file=sys.stderr)
 
@@ -274,9 +301,13 @@ def main() -> int:
                         help="record the features history only (the site records of OUT are kept)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
+    parser.add_argument("--time-scale", type=int, default=1,
+                        help="every duration (sleeps, limits, MaxTime, decay, age) K times longer")
     args = parser.parse_args()
     if not 1 <= args.jobs <= 20000 or not 1 <= args.features_jobs <= 20000:
         parser.error("--jobs and --features-jobs: 1 to 20000")
+    if not 1 <= args.time_scale <= 10:
+        parser.error("--time-scale: 1 to 10 (a record lasts about 16 minutes times K per 2,000 jobs)")
     if os.geteuid() != 0:
         parser.error("the recording cluster's daemons run as root: run as root")
     names = [] if args.features_only else ["site-1", "site-2"]
@@ -287,14 +318,15 @@ def main() -> int:
     # SIGTERM ends the run as Ctrl-C does, through the finally below: the cluster's stop cancels
     # every job the record submitted.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
-    start_cluster()
+    scale = args.time_scale
+    start_cluster(scale)
     try:
-        jobs = draw_jobs(args.jobs, args.seed)
+        jobs = draw_jobs(args.jobs, args.seed, scale=scale)
         for name in () if args.features_only else ("site-1", "site-2"):
-            record(jobs, args.out / name, False, args.seed)
+            record(jobs, args.out / name, False, args.seed, scale)
         if args.features or args.features_only:
-            record(with_features(draw_jobs(args.features_jobs, args.seed + 1)), args.out / "features", True,
-                   args.seed + 1)
+            features = with_features(draw_jobs(args.features_jobs, args.seed + 1, scale=scale))
+            record(features, args.out / "features", True, args.seed + 1, scale)
     except BaseException:
         slurm("scancel", "--user=root", check=False)  # a record left unfinished leaves no job, --keep or not
         raise
