@@ -24,9 +24,9 @@ tell how much of the model's error on them comes from that second.
 
 Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
 sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations (the last two
-only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that start or
-end its jobs (``slurmctld.log.gz``: to the millisecond; bench/history_counterfactuals.py reads them),
-and ``provenance.json`` (machine, Slurm, load, command, seed). tests/test_history_ground_truth.py
+only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that submit,
+start or end its jobs (``slurmctld.log.gz``: to the millisecond; bench/history_counterfactuals.py
+reads them), and ``provenance.json`` (machine, Slurm, load, command, seed, time scale). tests/test_history_ground_truth.py
 replays the committed records offline. The figures (each record replayed, and the two records
 against each other) are printed and written to ``OUT/figures.csv``.
 
@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from djsb.calibrate.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
-from djsb.calibrate.slurmctld_log import BACKFILL, END, MAIN  # noqa: E402
+from djsb.calibrate.slurmctld_log import BACKFILL, END, MAIN, SUBMIT  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 DIR = "/var/lib/djsb-slurm-history"
@@ -268,14 +268,15 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int) -
 
 
 def scheduler_lines(log: str, dump: str) -> str:
-    """The lines of slurmctld's log ``log`` that start or end a job of the sacct ``dump`` (by its
-    JobIDRaw): each to the millisecond, where the dump has whole seconds."""
+    """The lines of slurmctld's log ``log`` that submit, start or end a job of the sacct ``dump`` (by
+    its JobIDRaw): each to the millisecond, where the dump has whole seconds."""
     lines = dump.splitlines()
     raw = lines[0].split("|").index("JobIDRaw")
     ids = {line.split("|")[raw] for line in lines[1:]}
     kept = [line for line in log.splitlines()
             if (match := MAIN.search(line) or BACKFILL.search(line) or END.search(line))
-            and (match.group(1) or match.group(2)) in ids]
+            and (match.group(1) or match.group(2)) in ids
+            or (submitted := SUBMIT.search(line)) and submitted.group(1) in ids]
     return "\n".join(kept) + "\n"
 
 

@@ -33,6 +33,7 @@ def test_starts_and_ends_to_the_millisecond() -> None:
     assert log.ends[5] - first.time == pytest.approx(3.046)  # 44.514 - 41.468
     assert log.starts[7].scheduler == "backfill" and log.starts[7].nodes == ("h4",)
     assert log.ends[12] - log.starts[12].time == pytest.approx(0.9)  # an array task by its JobIDRaw
+    assert log.submits == {7: parse_sacct_time("2026-11-27T18:51:41.254")}
 
 
 def test_reuse_lag_is_the_room_left_idle_before_a_waiting_job_took_it() -> None:
@@ -63,7 +64,8 @@ def test_the_recorded_logs_match_their_dumps(record: str) -> None:
     log = parse_scheduler_log(gzip.decompress((HISTORY / record / "slurmctld.log.gz").read_bytes()).decode())
     lines = gzip.decompress((HISTORY / record / "dump.txt.gz").read_bytes()).decode().splitlines()
     rows = [dict(zip(lines[0].split("|"), line.split("|"), strict=True)) for line in lines[1:]]
-    assert set(log.starts) == set(log.ends) == {int(row["JobIDRaw"]) for row in rows} and len(rows) == 2000
+    assert set(log.starts) == set(log.ends) == set(log.submits) == {int(row["JobIDRaw"]) for row in rows}
+    assert len(rows) == 2000
     for row in rows:
         job = int(row["JobIDRaw"])
         start, end = parse_sacct_time(row["Start"]), parse_sacct_time(row["End"])
@@ -71,6 +73,9 @@ def test_the_recorded_logs_match_their_dumps(record: str) -> None:
         # sacct's Start and End are the log's instants cut to the whole second (the log line is
         # written up to a millisecond after the instant is taken)
         assert start <= log.starts[job].time <= start + 1.001 and end <= log.ends[job] <= end + 1.001
+        # the submission's line is written when its RPC ends (its usec=, under 10 ms here)
+        submit = parse_sacct_time(row["Submit"])
+        assert submit is not None and submit <= log.submits[job] <= submit + 1.01
         assert row["Flags"].startswith("SchedMain" if log.starts[job].scheduler == "main" else "SchedBackfill")
     # Slurm's main scheduler started its jobs on a whole-second clock (instants at random: 0.1)
     main = [start.time for start in log.starts.values() if start.scheduler == "main"]

@@ -1,9 +1,10 @@
 """When a slurmctld started and ended its jobs, to the millisecond, read from its log.
 
-sacct gives Start and End to the whole second. slurmctld's log, at its default level (info), stamps
-to the millisecond each start by the main scheduler (``sched: Allocate JobId=N NodeList=...``), each
-start by the backfill scheduler (``sched/backfill: _start_job: Started JobId=N in PART on NODES``)
-and each job's end (``_job_complete: JobId=N done``). From them: how long each job held its CPUs,
+sacct gives Submit, Start and End to the whole second. slurmctld's log, at its default level (info),
+stamps to the millisecond each submission (``_slurm_rpc_submit_batch_job: JobId=N InitPrio=...``),
+each start by the main scheduler (``sched: Allocate JobId=N NodeList=...``), each start by the
+backfill scheduler (``sched/backfill: _start_job: Started JobId=N in PART on NODES``) and each job's
+end (``_job_complete: JobId=N done``). From them: how long each job held its CPUs,
 whether Slurm started jobs at the events that freed room or on a clock (its background loop's
 whole-second wake-ups), and how long after an end a waiting job started. Lines of other kinds are
 skipped: a log holds many.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from djsb.errors import InputError
 from djsb.jobs.hostlist import expand_hostlist
@@ -26,6 +27,8 @@ JOB = r"JobId=(?:\d+_\d+\((\d+)\)|(\d+))"
 MAIN = re.compile(rf"\bsched: Allocate {JOB} NodeList=(\S+)")
 BACKFILL = re.compile(rf"\b_start_job: Started {JOB} in \S+ on (\S+)")
 END = re.compile(rf"\b_job_complete: {JOB} done")
+SUBMIT = re.compile(r"\b_slurm_rpc_submit_batch_job: JobId=(\d+) ")
+"""A submission, by the job's id (an array's: its tasks are not logged one by one)."""
 
 
 @dataclass(frozen=True)
@@ -41,27 +44,32 @@ class LoggedStart:
 
 @dataclass(frozen=True)
 class SchedulerLog:
-    """The starts and ends of a slurmctld log, by job id (a job started again after a requeue keeps
-    its first start and end)."""
+    """The starts, ends and submissions of a slurmctld log, by job id (a job started again after a
+    requeue keeps its first start and end)."""
 
     starts: dict[int, LoggedStart]
     ends: dict[int, float]
+    submits: dict[int, float] = field(default_factory=dict)
 
 
 def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLog:
-    """The starts and ends in ``text``, a slurmctld log; a start or end line whose time stamp cannot
-    be read is an error naming ``source`` and the line."""
+    """The starts, ends and submissions in ``text``, a slurmctld log; a line of one of them whose
+    time stamp cannot be read is an error naming ``source`` and the line."""
     starts: dict[int, LoggedStart] = {}
     ends: dict[int, float] = {}
+    submits: dict[int, float] = {}
     for number, line in enumerate(text.splitlines(), 1):
-        found = (MAIN.search(line), BACKFILL.search(line), END.search(line))
+        found = (MAIN.search(line), BACKFILL.search(line), END.search(line), SUBMIT.search(line))
         if not any(found):
             continue
         stamp = STAMP.match(line)
         at = parse_sacct_time(stamp.group(1) + (stamp.group(2) or "")) if stamp else None
         if at is None:
             raise InputError(f"{source}, line {number}: no [YYYY-MM-DDThh:mm:ss.mmm] time stamp", key="log")
-        main, backfill, end = found
+        main, backfill, end, submit = found
+        if submit is not None:
+            submits.setdefault(int(submit.group(1)), at)
+            continue
         if end is not None:
             ends.setdefault(int(end.group(1) or end.group(2)), at)
             continue
@@ -74,7 +82,7 @@ def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLo
             except ValueError as exc:
                 raise InputError(f"{source}, line {number}: {exc}", key="log") from exc
             starts[job] = LoggedStart(job, at, scheduler, nodes)
-    return SchedulerLog(starts, ends)
+    return SchedulerLog(starts, ends, submits)
 
 
 def on_clock_share(times: Sequence[float], tolerance: float = 0.05) -> float:
