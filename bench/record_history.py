@@ -27,8 +27,8 @@ sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservatio
 only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that submit,
 start or end its jobs (``slurmctld.log.gz``: to the millisecond; bench/history_counterfactuals.py
 reads them), and ``provenance.json`` (machine, Slurm, load, command, seed, time scale).
-tests/test_history_ground_truth.py replays the committed records offline. The figures (each record replayed, and the two records
-against each other) are printed and written to ``OUT/figures.csv``.
+tests/test_history_ground_truth.py replays the committed records offline. The figures (each record
+replayed, and the two records against each other) are printed and written to ``OUT/figures.csv``.
 
 Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
 
