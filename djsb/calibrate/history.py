@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +75,7 @@ from djsb.report.replay_error import (
 )
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import parse_sacct_time, read_sacct
+from djsb.workloads.submit_line import sbatch_options
 from djsb.workloads.swf import Workload
 
 OPTIONS_UNMODELLED = {
@@ -90,7 +90,6 @@ OPTIONS_UNMODELLED = {
 }
 """sbatch options (long name: what the replay does instead; short name: its long name) the model does
 not reproduce, found in sacct's SubmitLine."""
-SHORT_WITH_VALUE = {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D"}
 WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTimeLimit", "PriorityType",
                     "PriorityWeightAge", "PriorityWeightFairShare", "PriorityWeightJobSize",
                     "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
@@ -246,22 +245,10 @@ def unmodelled(conf: SlurmConf) -> list[str]:
 def submit_options(line: str) -> set[str]:
     """The long names of the options of an sbatch command line (up to its script), short ones by
     their long name when :data:`OPTIONS_UNMODELLED` knows it."""
-    try:
-        words = shlex.split(line)
-    except ValueError:
-        return set()
     found: set[str] = set()
-    index = 1
-    while index < len(words):
-        word = words[index]
-        if not word.startswith("-"):
-            break  # the script: what follows is its own arguments
-        name = word.split("=", 1)[0]
-        if len(name) == 2 and name in SHORT_WITH_VALUE and "=" not in word:
-            index += 1
+    for name, _ in sbatch_options(line):
         alias = OPTIONS_UNMODELLED.get(name, "")
         found.add(alias if alias.startswith("--") else name)
-        index += 1
     return found
 
 

@@ -18,7 +18,10 @@ Elapsed/ElapsedRaw  run time (a Slurm time: ``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:S
 Timelimit /         requested time (``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``; minutes for TimelimitRaw);
 TimelimitRaw        ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` or empty -> None (partition maximum)
 AllocCPUS / NCPUS   cpus (first that is > 0), else ReqCPUS
-NNodes              nodes
+NNodes              nodes: the count Slurm allocated. With a SubmitLine the count is the one it asked
+                    (``-N``/``--nodes``, the minimum of a range), none when it asked none: a job of
+                    ``--ntasks=8`` alone may take any number of nodes. ReqMem's per-node suffix ``n``
+                    is multiplied by the allocated count
 ReqMem              memory: ``<number>[K|M|G|T|P]`` in MiB by default (sacct >= 21.08 prints the job's total
                     ``mem`` TRES request); the suffixes ``c`` (per CPU) and ``n`` (per node) of older Slurm
                     are multiplied out. ``0`` or empty -> None
@@ -78,6 +81,7 @@ from djsb.workloads.records import (
     Skip,
     read_records,
 )
+from djsb.workloads.submit_line import requested_nodes
 from djsb.workloads.swf import UNKNOWN, Workload
 from djsb.yamlnodes import parse_duration
 
@@ -252,12 +256,14 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             return SUBMIT_UNKNOWN
         try:
             cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
-            nodes = _count(g_nnodes(row)) or None
+            allocated = _count(g_nnodes(row)) or None
+            submit_line = g_submit_line(row).strip()
+            nodes = requested_nodes(submit_line) if submit_line else allocated
             if g_tlraw(row).strip().isdigit():
                 limit: float | None = float(g_tlraw(row)) * 60.0
             else:
                 limit = parse_timelimit(g_tl(row))
-            memory = parse_reqmem(g_reqmem(row), cpus, nodes)
+            memory = parse_reqmem(g_reqmem(row), cpus, allocated)
             priority_text = g_priority(row).strip()
             priority = int(priority_text) if priority_text else None
             raw_id = g_jobidraw(row).strip()
@@ -286,7 +292,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
                g_partition(row).strip() or None, g_qos(row).strip() or None)
         outcome = None if start is None else (
             start, eligible, started_by(g_flags(row)), state, g_reason(row).strip(), priority,
-            g_nodelist(row).strip(), g_submit_line(row).strip())
+            g_nodelist(row).strip(), submit_line)
         return job_id, job_text, job, state, outcome
 
     accepted, skipped = read_records(lines[header_index + 1:], parse, source=source,

@@ -1,0 +1,67 @@
+"""An sbatch command line as sacct's SubmitLine prints it (Slurm >= 20.11), read for its options.
+
+A record's other fields say what a job was given; only its submit line says what it asked. The node
+count is the case in point: sacct's NNodes of a finished job is how many nodes Slurm allocated, and
+a job that asked ``--ntasks=8`` alone may have been spread over 1 to 8 of them.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+SHORT_WITH_VALUE = frozenset(
+    {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D"})
+"""sbatch's short options that take a value (the next word, or the rest of the word: ``-N2``)."""
+LONG_WITH_VALUE = frozenset({
+    "--account", "--array", "--begin", "--chdir", "--comment", "--constraint", "--cpus-per-task",
+    "--dependency", "--error", "--exclude", "--export", "--gpus", "--gres", "--job-name", "--licenses",
+    "--mail-type", "--mail-user", "--mem", "--mem-per-cpu", "--nodelist", "--nodes", "--ntasks",
+    "--ntasks-per-node", "--output", "--partition", "--qos", "--reservation", "--signal", "--switches",
+    "--time", "--time-min", "--wrap"})
+"""sbatch's long options whose value may be the next word (``--nodes 4``) as well as ``--nodes=4``
+(sbatch(1)); any other long option without ``=`` is read as a flag."""
+
+
+def sbatch_options(line: str) -> list[tuple[str, str]]:
+    """The options of the sbatch command ``line`` in their order, up to its script (what follows is
+    the script's own arguments): (name as written, ``--nodes`` or ``-N``; value, ``""`` for a
+    flag). A line whose quoting cannot be read gives none."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return []
+    options: list[tuple[str, str]] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if not word.startswith("-"):
+            break
+        if word.startswith("--"):
+            name, equals, value = word.partition("=")
+            if not equals and name in LONG_WITH_VALUE and index + 1 < len(words):
+                index += 1
+                value = words[index]
+        elif word[:2] in SHORT_WITH_VALUE:
+            name, value = word[:2], word[2:]
+            if not value and index + 1 < len(words):
+                index += 1
+                value = words[index]
+        else:
+            name, value = word, ""
+        options.append((name, value))
+        index += 1
+    return options
+
+
+def requested_nodes(line: str) -> int | None:
+    """The node count the sbatch command ``line`` asked for (``-N``/``--nodes`` N, or the minimum N
+    of N-M; the last one given, as sbatch reads it), None if it asked none (Slurm chose how many).
+    Raises ValueError for a count that is not one."""
+    values = [value for name, value in sbatch_options(line) if name in ("-N", "--nodes")]
+    if not values:
+        return None
+    value = values[-1]
+    count = int(value.split("-", 1)[0])
+    if count < 1:
+        raise ValueError(f"not a node count: {value!r}")
+    return count
