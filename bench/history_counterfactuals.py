@@ -1,29 +1,34 @@
 #!/usr/bin/env python3
-"""Why the model's waits on the committed mini-cluster histories are shorter than Slurm's: the
-replays with one cause removed at a time, beside the record's own timing read from slurmctld's log.
+"""Why the model's waits on the committed mini-cluster histories differ from Slurm's: the replays
+with one cause removed at a time, beside the record's own timing read from slurmctld's log.
 
-slurmctld's log of each record (tests/fixtures/history/*/slurmctld.log.gz) stamps every start and end
-to the millisecond (djsb/calibrate/slurmctld_log.py). It shows two things the sacct dump cannot:
+slurmctld's log of each record (tests/fixtures/history/*/slurmctld.log.gz) stamps every submission,
+start and end to the millisecond (djsb/calibrate/slurmctld_log.py). It shows what the sacct dump
+cannot:
 
-* the clock: Slurm's main scheduler started its jobs on a whole-second clock (the share of its
-  starts a whole number of seconds apart), so a job that waited started a median of 0.8 s after the
-  last end (the lag); the model, by default, passes at the end itself;
+* the clock: Slurm's main scheduler started its jobs on its background loop's wake-ups, about once
+  a second with a phase that drifts (the share of its starts a whole number of seconds apart), so a
+  job that waited started a median of 0.8 s after the last end (the lag); its backfill on a 5-s
+  clock of its own;
 * the run times: each job held its CPUs from its start to its end in the log, sacct's Elapsed cut
-  to the whole second.
+  to the whole second (a sleep of N s holds them N s and about 0.1 s);
+* the submissions, sacct's Submit cut to the whole second.
 
 For each of the two site records it replays (``djsb history`` on the record's files):
 
 * ``baseline``: the site's files as they are;
 * ``clock``: SchedulerParameters plus ``defer``, the model's way of running the pass a job's end
-  asks for at its next whole-second wake-up (djsb/model/pass_timing.py), as the log shows Slurm did;
+  asks for at its next whole-second wake-up (djsb/model/pass_timing.py);
 * ``clock + log run times``: that, and each job's run time its start-to-end in the log (Elapsed
   written to the millisecond in a copy of the dump);
-* ``clock + log run times, backfill 0.5 s off the clock``: that, with the model's backfill passes
-  at half a second past its main clock's seconds (``bf_phase``): about half of Slurm's backfill
-  starts are 0.2-0.9 s off its main scheduler's clock (the table's ``backfill_on_main_clock``);
 * ``clock, phase of seed K``: the clock, its whole seconds shifted by a phase drawn from seed K
-  (the model's ``pass_jitter``): Slurm's clock has a phase of its own (its starts fall at .6 s past
-  the second in the log), which the dump's whole-second times do not give.
+  (the model's ``pass_jitter``), which the dump's whole-second times do not give;
+* ``Slurm's own timing``: the log's submissions and run times, and the model's passes at the
+  instants of Slurm's (the model's ``pass_times``, as ``djsb calibrate`` replays a live Slurm's):
+  its main scheduler's and its backfill's, each the instants at which that scheduler started jobs
+  with the passes between them that started none put back on its clock (:func:`pass_grid`). It
+  tells the model's policy from its timing: it is told when Slurm passed, never which jobs it
+  started.
 
 and prints, for the record and each replay: the mean wait; the share of the CPUs busy over the
 submissions' span; the share of main-pass starts on a whole-second clock; the waiting jobs' lags
@@ -42,10 +47,12 @@ from __future__ import annotations
 import argparse
 import bisect
 import dataclasses
+import functools
 import gzip
 import statistics
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from unittest import mock
 
@@ -56,7 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
 from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
-from djsb.calibrate.slurm_config import SLURM_LIKE  # noqa: E402
+from djsb.calibrate.slurm_config import SLURM_LIKE, scheduler_config  # noqa: E402
 from djsb.calibrate.slurmctld_log import (  # noqa: E402
     LoggedStart,
     SchedulerLog,
@@ -65,8 +72,10 @@ from djsb.calibrate.slurmctld_log import (  # noqa: E402
     parse_scheduler_log,
     reuse_lags,
 )
-from djsb.jobs.hostlist import expand_hostlist  # noqa: E402
+from djsb.jobs.hostlist import node_names  # noqa: E402
+from djsb.model import Simulation  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
+from djsb.workloads.sacct import read_sacct  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 RECORDS = ("site-1", "site-2")
@@ -79,8 +88,16 @@ def elapsed(seconds: float) -> str:
     return f"{int(seconds // 60):02d}:{seconds % 60:06.3f}"
 
 
-def with_log_run_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
-    """A copy of ``dump`` whose Elapsed is each job's start-to-end in ``log``."""
+def stamp(seconds: float) -> str:
+    """An instant of the log's clock as a sacct timestamp to the millisecond."""
+    instant = datetime.fromtimestamp(seconds, timezone.utc).replace(tzinfo=None)
+    return instant.isoformat(timespec="milliseconds")
+
+
+def with_log_times(dump: Path, log: SchedulerLog, out: Path, *, instants: bool) -> Path:
+    """A copy of ``dump`` whose Elapsed is each job's start-to-end in ``log``, and with ``instants``
+    its Submit, Eligible, Start and End the log's too (to the millisecond, where sacct cuts them
+    to the second)."""
     lines = gzip.decompress(dump.read_bytes()).decode().splitlines()
     names = lines[0].split("|")
     raw, column = names.index("JobIDRaw"), names.index("Elapsed")
@@ -89,9 +106,31 @@ def with_log_run_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
         fields = line.split("|")
         job = int(fields[raw])
         fields[column] = elapsed(log.ends[job] - log.starts[job].time)
+        if instants:
+            for name, at in (("Submit", log.submits[job]), ("Eligible", log.submits[job]),
+                             ("Start", log.starts[job].time), ("End", log.ends[job])):
+                fields[names.index(name)] = stamp(at)
         rows.append("|".join(fields))
     out.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), mtime=0))
     return out
+
+
+def pass_grid(instants: list[float], period: float, together: float = 0.05) -> list[float]:
+    """The instants of a pass clock of about ``period`` seconds that ran at ``instants`` (the log's
+    starts by that scheduler: the passes that started something): the distinct instants (those
+    within ``together`` of the previous one are one pass), and between two of them a whole number
+    of periods apart the passes that started nothing, evenly spaced (the clock drifts: each loop
+    adds its own work to its sleep)."""
+    ticks: list[float] = []
+    for instant in sorted(instants):
+        if ticks and instant - ticks[-1] <= together:
+            continue
+        if ticks:
+            gap = instant - ticks[-1]
+            count = round(gap / period)
+            ticks += [ticks[-1] + index * gap / count for index in range(1, count)]
+        ticks.append(instant)
+    return ticks
 
 
 def utilisation(log: SchedulerLog, cpus: dict[int, int], span: float, total: int) -> float:
@@ -134,32 +173,38 @@ def model_log(jobs: pd.DataFrame) -> SchedulerLog:
     ran = jobs.dropna(subset=["start", "end"])
     ids = [int(job) for job in ran["job_id"]]
     starts = {job: LoggedStart(job, float(start), "backfill" if backfilled else "main",
-                               tuple(expand_hostlist(str(nodes), check=False)))
+                               node_names(str(nodes)))
               for job, start, backfilled, nodes in zip(ids, ran["start"], ran["backfilled"], ran["nodes"],
                                                        strict=True)}
     return SchedulerLog(starts, {job: float(end) for job, end in zip(ids, ran["end"], strict=True)})
 
 
 def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
-    """The replays of ``record``: baseline, clock, clock + log run times (also with the backfill
-    passes half a second off the main clock), and clock with the pass clock's phase drawn from each
-    of :data:`PHASE_SEEDS`."""
+    """The replays of ``record``: baseline, clock, clock + log run times, clock with the pass
+    clock's phase drawn from each of :data:`PHASE_SEEDS`, and Slurm's own timing."""
     where = HISTORY / record
     files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt")
     params = read_slurm_conf(where / "slurm.conf").config.get("SchedulerParameters", "")
     clock = {"SchedulerParameters": f"{params},defer" if params else "defer"}
-    logged = with_log_run_times(files.sacct, record_log(record), scratch / f"{record}.txt.gz")
+    log = record_log(record)
+    logged = with_log_times(files.sacct, log, scratch / f"{record}.txt.gz", instants=False)
     runs = {"baseline": replay_history(files, window=WINDOW, step=STEP),
             "clock": replay_history(files, window=WINDOW, step=STEP, settings=clock),
             "clock + log run times": replay_history(dataclasses.replace(files, sacct=logged), window=WINDOW,
                                                     step=STEP, settings=clock)}
-    with mock.patch.dict(SLURM_LIKE, bf_phase=0.5):  # the model options every history replay takes
-        runs["clock + log run times, backfill 0.5 s off the clock"] = replay_history(
-            dataclasses.replace(files, sacct=logged), window=WINDOW, step=STEP, settings=clock)
-    with mock.patch.dict(SLURM_LIKE, pass_jitter=True):
+    with mock.patch.dict(SLURM_LIKE, pass_jitter=True):  # the model options every history replay takes
         for seed in PHASE_SEEDS:
             runs[f"clock, phase of seed {seed}"] = replay_history(files, window=WINDOW, step=STEP,
                                                                   settings=clock, seed=seed)
+    timed = with_log_times(files.sacct, log, scratch / f"{record}-instants.txt.gz", instants=True)
+    origin = read_sacct(timed).time_origin
+    bf_interval = scheduler_config(read_slurm_conf(where / "slurm.conf").config).bf_interval
+    passes = {kind: [tick - origin for tick in pass_grid(
+        [start.time for start in log.starts.values() if start.scheduler == kind], period)]
+        for kind, period in (("main", 1.0), ("backfill", bf_interval))}
+    with mock.patch("djsb.calibrate.history.Simulation", functools.partial(Simulation, pass_times=passes)):
+        runs["Slurm's own timing"] = replay_history(dataclasses.replace(files, sacct=timed), window=WINDOW,
+                                                    step=STEP)
     return runs
 
 
