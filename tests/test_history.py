@@ -189,3 +189,23 @@ def test_a_missing_sacctmgr_file_is_one_line_naming_its_option(
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), option, str(tmp_path / "none.txt"),
                               "-o", str(out)], 2, f"{option}: cannot read {tmp_path / 'none.txt'}: No such file or "
                      "directory", out)
+
+
+def test_a_history_of_short_jobs_is_noted_for_the_second_sacct_does_not_keep(tmp_path: Path) -> None:
+    (tmp_path / "slurm.conf").write_text(SMALL_CONF)
+    for name, dump, expected in (
+            # runs of 100, 10 and 50 s: two of three under a minute
+            ("short", SMALL_DUMP, "2 of the 3 jobs ran under 60 s"),
+            # the same jobs ten times longer (Elapsed, End and Timelimit): none
+            ("long", SMALL_DUMP.replace("00:01:40|00:02:00", "00:16:40|00:20:00")
+             .replace("00:00:10|00:05:00", "00:01:40|00:50:00").replace("00:00:50|00:01:00", "00:08:20|00:10:00"),
+             None)):
+        (tmp_path / f"{name}.txt").write_text(dump)
+        out = tmp_path / name
+        assert main(["history", str(tmp_path / f"{name}.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"),
+                     "--window", "60", "--step", "10", "-q", "-o", str(out)]) == 0
+        notes = (out / "notes.txt").read_text()
+        if expected is None:
+            assert "ran under" not in notes, notes
+        else:
+            assert expected in notes and "about a second after the end" in notes, notes

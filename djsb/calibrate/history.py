@@ -90,6 +90,10 @@ OPTIONS_UNMODELLED = {
 }
 """sbatch options (long name: what the replay does instead; short name: its long name) the model does
 not reproduce, found in sacct's SubmitLine."""
+SHORT_RUN, SHORT_SHARE = 60.0, 0.1
+"""A dump whose jobs ran under a minute for more than a tenth of them gets a note: the second Slurm
+spends between an end and the next start, which sacct does not keep, is then more than 1/60 of a
+run (docs/history.md, on the mini-cluster records of 5-s jobs)."""
 WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTimeLimit", "PriorityType",
                     "PriorityWeightAge", "PriorityWeightFairShare", "PriorityWeightJobSize",
                     "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
@@ -462,6 +466,12 @@ def _history_notes(workload: Workload, window: float) -> list[str]:
     if span < window:
         notes.append(f"the dump spans {span:.0f} s of submissions, less than the {window:.0f} s window of "
                      "the moving averages: they have one sample")
+    short = sum(1 for job in workload.jobs if job.run_time < SHORT_RUN)
+    if short > SHORT_SHARE * len(workload.jobs):
+        notes.append(f"{short} of the {len(workload.jobs)} jobs ran under {SHORT_RUN:.0f} s: Slurm starts a "
+                     "waiting job at its background loop's next wake-up, about a second after the end that "
+                     "made room, and sacct's whole seconds do not keep that second; on such jobs it is a "
+                     "large part of the run, and the replay's waits come out shorter than the record's")
     return notes
 
 
