@@ -471,7 +471,7 @@ def _history_notes(workload: Workload, window: float) -> list[str]:
         notes.append(f"{short} of the {len(workload.jobs)} jobs ran under {SHORT_RUN:.0f} s: Slurm starts a "
                      "waiting job at its background loop's next wake-up, about a second after the end that "
                      "made room, and sacct's whole seconds do not keep that second; on such jobs it is a "
-                     "large part of the run, and the replay's waits come out shorter than the record's")
+                     "large part of the run, and the replay's waits may come out shorter than the record's")
     return notes
 
 
