@@ -5,7 +5,10 @@ sacctmgr's answers of each, with its provenance), replayed offline from those fi
 ``site-1`` and ``site-2`` are the same drawn jobs submitted twice at the same instants (three
 partitions, multifactor priority with Fair Tree over three accounts, a QoS with a per-user limit,
 memory), so Slurm's own run-to-run spread on that history is measured by pairing the two records
-job by job (:func:`~djsb.report.replay_error.records_paired`). The rule, declared before the
+job by job (:func:`~djsb.report.replay_error.records_paired`). ``site-x4-1`` and ``site-x4-2`` are
+the first 600 jobs of the same draw with every duration four times longer, recorded twice the same
+way, to tell the model's error from the second Slurm spends between an end and the next start
+(docs/history.md). The rule, declared before the
 records were made: the replay is within Slurm's spread on a measure when its error against each
 record is at most Slurm's own difference between the two records on that measure, for the
 moving-average wait's MAPE (2-minute window, every 30 s: bench/record_history.py) and the mean
@@ -57,21 +60,28 @@ def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
         records_paired(first, second.iloc[:2])
 
 
+PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2")}
+"""Each pair of records of one history: the 2,000 jobs of 1-40 s, and the first 600 of the same draw
+with every duration four times longer (bench/record_history.py --time-scale 4)."""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("history")
-    return {name: replay(name, out) for name in ("site-1", "site-2")}
+    return {name: replay(name, out) for pair in PAIRS.values() for name in pair}
 
 
-def test_the_records_are_site_like(site: dict[str, pd.DataFrame]) -> None:
-    for errors in site.values():
-        assert len(errors) >= 2000
-        assert set(errors["partition"]) == {"debug", "batch", "long"}
-        assert set(errors["account"]) == {"physics", "biology", "climate"}
-        assert set(errors["qos"]) == {"normal", "high"}
-        assert set(errors["recorded_pass"]) >= {"main", "backfill"}
-        assert errors["simulated_start"].notna().all()  # every job replayed
-        assert (errors["recorded_wait"] > 0).mean() > 0.3  # jobs queued
+@pytest.mark.parametrize(("name", "jobs"), [("site-1", 2000), ("site-2", 2000), ("site-x4-1", 600),
+                                            ("site-x4-2", 600)])
+def test_the_records_are_site_like(site: dict[str, pd.DataFrame], name: str, jobs: int) -> None:
+    errors = site[name]
+    assert len(errors) == jobs
+    assert set(errors["partition"]) == {"debug", "batch", "long"}
+    assert set(errors["account"]) == {"physics", "biology", "climate"}
+    assert set(errors["qos"]) == {"normal", "high"}
+    assert set(errors["recorded_pass"]) >= {"main", "backfill"}
+    assert errors["simulated_start"].notna().all()  # every job replayed
+    assert (errors["recorded_wait"] > 0).mean() > 0.3  # jobs queued
 
 
 NOT_WITHIN = pytest.mark.xfail(strict=True, reason=(
@@ -81,16 +91,25 @@ NOT_WITHIN = pytest.mark.xfail(strict=True, reason=(
     "and 10.8 s against Slurm's own 7.5 s (docs/history.md: the sub-second timing sacct cuts)"))
 """The comparisons the model fails, as measured when the records were committed (a model that comes
 within Slurm's spread there turns them into failures to update: strict)."""
+JUST_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
+    "not within, measured on the committed records: mean absolute wait error 21.54 s against record 2, "
+    "Slurm's own 21.44 s (within on the other three comparisons of the 4x records)"))
 
 
-@pytest.mark.parametrize(("name", "measure"), [
-    pytest.param("site-1", "moving_average_mape", marks=NOT_WITHIN),
-    pytest.param("site-2", "moving_average_mape", marks=NOT_WITHIN),
-    pytest.param("site-1", "mean_abs_start_error", marks=NOT_WITHIN),
-    pytest.param("site-2", "mean_abs_start_error", marks=NOT_WITHIN),
+@pytest.mark.parametrize(("pair", "name", "measure"), [
+    pytest.param("site", "site-1", "moving_average_mape", marks=NOT_WITHIN),
+    pytest.param("site", "site-2", "moving_average_mape", marks=NOT_WITHIN),
+    pytest.param("site", "site-1", "mean_abs_start_error", marks=NOT_WITHIN),
+    pytest.param("site", "site-2", "mean_abs_start_error", marks=NOT_WITHIN),
+    ("site-x4", "site-x4-1", "moving_average_mape"),
+    ("site-x4", "site-x4-2", "moving_average_mape"),
+    ("site-x4", "site-x4-1", "mean_abs_start_error"),
+    pytest.param("site-x4", "site-x4-2", "mean_abs_start_error", marks=JUST_OUTSIDE),
 ])
-def test_the_replay_is_within_slurms_own_spread(site: dict[str, pd.DataFrame], name: str, measure: str) -> None:
-    spread = summary(records_paired(site["site-1"], site["site-2"]), WINDOW, STEP)[measure]
+def test_the_replay_is_within_slurms_own_spread(site: dict[str, pd.DataFrame], pair: str, name: str,
+                                                measure: str) -> None:
+    first, second = PAIRS[pair]
+    spread = summary(records_paired(site[first], site[second]), WINDOW, STEP)[measure]
     model = summary(site[name], WINDOW, STEP)[measure]
     print(f"{measure}: model against {name} {model:.4g}, Slurm against itself {spread:.4g}")
     assert math.isfinite(model) and math.isfinite(spread)
