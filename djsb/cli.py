@@ -534,6 +534,7 @@ def command_history(args: argparse.Namespace) -> int:
         what_if_settings,
         write_history,
     )
+    from djsb.gcpause import collector_paused
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,
@@ -557,8 +558,8 @@ def command_history(args: argparse.Namespace) -> int:
             bar.close()
         return replayed
 
-    with output_directory(Path(args.output) if args.output else default_out_dir(files.sacct),
-                          force=args.force) as out:
+    with collector_paused(), output_directory(Path(args.output) if args.output
+                                              else default_out_dir(files.sacct), force=args.force) as out:
         baseline = replay({}, "jobs")
         write_history(baseline, out, f"DJSB history {files.sacct.name} under {files.slurm_conf.name}")
         if settings:

@@ -9,7 +9,11 @@ Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), 
 
 Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
 
-* Events are ``(time, kind, key, seq)`` tuples in a heap. At one instant they are handled in this
+* Events are ``(time, kind, key, seq)`` tuples in a heap, but for the trace's own submissions,
+  known and sorted up front: they wait in a list in the heap's order (time, job id, seq), merged
+  with the heap as time advances, so the heap holds only what the replay makes (ends, ticks,
+  wake-ups, later submissions), a few hundred entries instead of the whole trace, and costs
+  pushes and pops in proportion. At one instant they are handled in this
   documented order: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass
   (2), then submissions (3), then the end of resume stalls (4); within a kind, by job id; new
   progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's
@@ -146,6 +150,10 @@ class Simulation:
         self.rejected: list[tuple[int, str]] = []
         self.limits = RunningLimits()
         self.heap: list[tuple[float, int, int, int]] = []
+        self.arrivals: list[tuple[float, int, int]] = []
+        """The trace's submissions (time, job id, seq), sorted: SUBMIT events kept out of the heap."""
+        self.arrived = 0
+        """How many of :attr:`arrivals` were handled."""
         self.seq = itertools.count()
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
@@ -168,7 +176,8 @@ class Simulation:
         self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         for job in self.trace:
             if self.deps is None or job.job_id not in self.deps.on_parent_end:
-                self._push(job.submit, SUBMIT, job.job_id)
+                self.arrivals.append((job.submit, job.job_id, next(self.seq)))
+        self.arrivals.sort()
         for instant, kind in self.passes.given_ticks:
             self._push(instant, kind, 0)
 
@@ -197,11 +206,17 @@ class Simulation:
         stats = self.stats
         next_progress = stats["events"] + PROGRESS_EVERY
         heappop = heapq.heappop
-        while heap and heap[0][0] <= until:
-            now = heap[0][0]
+        arrivals, arrived, count = self.arrivals, self.arrived, len(self.arrivals)
+        while True:
+            now = heap[0][0] if heap else math.inf
+            if arrived < count and arrivals[arrived][0] < now:
+                now = arrivals[arrived][0]
+            if not now <= until or now == math.inf:
+                break
             self.now = now
             ends: list[int] = []
             submits: list[int] = []
+            later: list[tuple[int, int]] = []  # (job id, seq) of submissions the replay made
             ticks: set[int] = set()
             events = 0
             while heap and heap[0][0] == now:
@@ -212,12 +227,21 @@ class Simulation:
                     if job is not None and job.end_seq == seq:
                         ends.append(key)
                 elif kind == SUBMIT:
-                    submits.append(key)
+                    later.append((key, seq))
                 elif kind == WAKE:
                     self.rates_dirty = True
                 else:
                     ticks.add(kind)
                     passes.fired(kind, now)
+            first = arrived
+            while arrived < count and arrivals[arrived][0] == now:
+                arrived += 1
+            self.arrived = arrived
+            events += arrived - first
+            if later:  # both in the heap's order: by job id, then seq
+                submits = [key for key, _ in sorted([*later, *(a[1:] for a in arrivals[first:arrived])])]
+            else:
+                submits = [a[1] for a in arrivals[first:arrived]]
             stats["events"] += events
             event_bf, event_main = passes.event_bf, passes.event_main
             queued_submit, queued_end = passes.queued_submit, passes.queued_end

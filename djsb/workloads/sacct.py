@@ -63,11 +63,13 @@ with the time they really ran.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
@@ -117,7 +119,16 @@ def parse_timelimit(text: str) -> float | None:
     value = text.strip()
     if value.lower() in _NO_LIMIT:
         return None
-    return parse_duration(value, "min")
+    return _slurm_duration(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _slurm_duration(text: str) -> float:
+    """Seconds of a Slurm time as sacct prints Elapsed and Timelimit (``parse_duration`` in
+    minutes), remembered: a dump repeats its time limits and run times over hundreds of thousands
+    of lines. A pure function of the text, so no entry ever goes stale; the size bound only keeps
+    the memory small on a dump of many distinct times."""
+    return parse_duration(text, "min")
 
 
 def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
@@ -178,11 +189,12 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
         raise TraceError("no CPU count: add AllocCPUS (or NCPUS) to sacct --format", source=source,
                          line=header_index + 1)
 
-    def getter(*keys: str):  # noqa: ANN202 - small local accessor factory
+    def getter(*keys: str) -> Callable[[list[str]], str]:
+        """The field of the first of ``keys`` the header names (C-level ``itemgetter``: it is read
+        several times per line), else always ""."""
         for key in keys:
             if key in col:
-                index = col[key]
-                return lambda row: row[index]
+                return itemgetter(col[key])
         return lambda row: ""
 
     g_jobid = getter("jobid")
@@ -232,7 +244,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
             if g_elapsedraw(row).strip():
                 run: float | None = float(g_elapsedraw(row))
             elif g_elapsed(row).strip():
-                run = parse_duration(g_elapsed(row), "min")
+                run = _slurm_duration(g_elapsed(row))
             elif start is not None and end is not None:
                 run = end - start
             else:

@@ -48,6 +48,9 @@ class Association:
     order_keys: list[tuple[float, bool, str]] = field(default_factory=list)
     order_nodes: list[Association] = field(default_factory=list)
     order_key: tuple[float, bool, str] | None = None
+    number: int = -1
+    """A user association's place among the tree's users (``AccountTree.users``, in the order they
+    were added): its index in a ranking's arrays. -1 for an account."""
 
     @property
     def name(self) -> str:
@@ -121,7 +124,7 @@ class AccountTree:
         key = (user, account)
         if key not in self.users:
             parent = self._account(account, specs or {})
-            node = Association(account, user, shares, parent)
+            node = Association(account, user, shares, parent, number=len(self.users))
             self._attach(node)
             self.users[key] = node
         return self.users[key]

@@ -25,6 +25,9 @@ accounts is charged, since a tied account's change always counts as a change of 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
+
+import numpy as np
 
 from djsb.model.priority.accounts import AccountTree, Association
 
@@ -48,9 +51,11 @@ def _merged(accounts: list[Association]) -> tuple[list[Key], list[Association]]:
     return [key for key, _ in keyed], [node for _, node in keyed]
 
 
-Visit = list[tuple[tuple[str, str], bool | None]]
-"""Users in visiting order, each with whether it ties with the user before it (None: as the first
-element of the list ties, which the caller decides)."""
+Visit = tuple[list[int], list[bool | None]]
+"""Users in visiting order (their ``Association.number``) and, parallel, whether each ties with
+the user before it (None: as the first element of the list ties, which the caller decides). Two
+flat lists of numbers rather than pairs of keys: the lists of the accounts below are spliced into
+their parent's at C speed at every ranking, and the ranks are written by number into an array."""
 
 
 Idle = dict[tuple[Association, ...], Visit]
@@ -62,7 +67,8 @@ def _users_in_order(keys: list[Key], nodes: list[Association], visits: dict[Asso
     """The users below ``nodes`` (siblings sorted by ``keys``, or the merged children of tied
     accounts) in visiting order, with their ties (see the module docstring); an account visited
     alone takes its list from ``visits`` or adds it there, tied accounts from :func:`_tied_accounts`."""
-    out: Visit = []
+    users: list[int] = []
+    ties: list[bool | None] = []
     previous = None
     i = 0
     count = len(keys)
@@ -71,7 +77,8 @@ def _users_in_order(keys: list[Key], nodes: list[Association], visits: dict[Asso
         tied = None if i == 0 else value == previous
         if not is_account:
             node = nodes[i]
-            out.append(((node.name, node.account), tied))
+            users.append(node.number)
+            ties.append(tied)
             i += 1
         else:
             last = i + 1
@@ -85,13 +92,16 @@ def _users_in_order(keys: list[Key], nodes: list[Association], visits: dict[Asso
                                                               visits, idle)
             else:
                 below = _tied_accounts(nodes[i:last], visits, idle)
-            if below:
-                first_key, first_tied = below[0]
-                out.append((first_key, tied if first_tied is None else first_tied))
-                out.extend(below[1:])
+            below_users, below_ties = below
+            if below_users:
+                first = len(ties)
+                users += below_users
+                ties += below_ties
+                if below_ties[0] is None:
+                    ties[first] = tied
             i = last
         previous = value
-    return out
+    return users, ties
 
 
 def _tied_accounts(accounts: list[Association], visits: dict[Association, Visit], idle: Idle) -> Visit:
@@ -111,7 +121,7 @@ def _tied_accounts(accounts: list[Association], visits: dict[Association, Visit]
     return below
 
 
-def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
+def fair_tree_factors(tree: AccountTree) -> Mapping[tuple[str, str], float]:
     """Fair share factor of every user association (call ``tree.settle`` first)."""
     visits: dict[Association, Visit] = tree.cache.setdefault("fair_tree_visits", {})  # type: ignore[assignment]
     idle: Idle = tree.cache.setdefault("fair_tree_idle", {})  # type: ignore[assignment]
@@ -125,13 +135,57 @@ def fair_tree_factors(tree: AccountTree) -> dict[tuple[str, str], float]:
     if not moved and cached is not None:
         return cached  # type: ignore[return-value]
     n_users = len(tree.users)
-    factors: dict[tuple[str, str], float] = {}
-    rank = rnt = n_users
+    factors = np.full(n_users, np.nan)
+    users: list[int] = []
     if n_users:
-        for key, tied in _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits, idle):
-            if not tied:
-                rank = rnt
-            factors[key] = rank / n_users
-            rnt -= 1
-    tree.cache["fair_tree"] = factors
-    return factors
+        users, ties = _users_in_order(tree.root.order_keys, tree.root.order_nodes, visits, idle)
+        factors[users] = _rank_fractions(ties, n_users)
+    ranking = Ranking(tree.users, factors.tolist(), users)
+    tree.cache["fair_tree"] = ranking
+    return ranking
+
+
+def _rank_fractions(ties: list[bool | None], n_users: int) -> np.ndarray:
+    """rank / N of each user in visiting order, ``ties`` saying which tie with the user before: the
+    i-th user (from 0) has rank N - i, or the rank of the last user before it that does not tie.
+    Computed over whole arrays (a ranking visits every user, and runs at every recomputation that
+    moved one); the same integer ranks and the same correctly rounded divisions as one at a time."""
+    position = np.arange(len(ties))
+    untied_at = np.maximum.accumulate(np.where(np.array(ties, dtype=bool), 0, position))
+    return (n_users - untied_at) / n_users
+
+
+class Ranking(Mapping[tuple[str, str], float]):
+    """The fair share factor of each user association a ranking visited, by (user, account), in
+    visiting order. A ranking writes every user's factor by the user's number (``factors``, NaN for
+    a user it did not visit); the scheduler then reads those of the few users with queued jobs, so
+    no table keyed by name is built. ``users`` is the tree's live table of user associations: one
+    added after the ranking (its number past ``factors``) is not in it."""
+
+    def __init__(self, users: Mapping[tuple[str, str], Association], factors: list[float],
+                 visited: list[int]) -> None:
+        self.users = users
+        self.factors = factors
+        self.visited = visited
+
+    def get(self, key: tuple[str, str], default: float | None = None) -> float | None:  # type: ignore[override]
+        """The factor of ``key``, else ``default`` (read for every queued job at every
+        recomputation: written out rather than Mapping's, through ``__getitem__`` and an exception)."""
+        node = self.users.get(key)
+        if node is None or node.number >= len(self.factors):
+            return default
+        factor = self.factors[node.number]
+        return default if math.isnan(factor) else factor
+
+    def __getitem__(self, key: tuple[str, str]) -> float:
+        factor = self.get(key)
+        if factor is None:
+            raise KeyError(key)
+        return factor
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        keys = list(self.users)
+        return (keys[number] for number in self.visited)
+
+    def __len__(self) -> int:
+        return len(self.visited)

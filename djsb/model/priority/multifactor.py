@@ -37,7 +37,7 @@ from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
 DAY = 86400.0
 JOB_SIZE_FORMULAS = ("cpus", "slurm")
 """The job size factor: paper 004's r / S, or Slurm 22.05's mean of node and CPU fractions."""
-FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], dict[tuple[str, str], float]]] = {
+FAIRSHARE_ALGORITHMS: dict[str, Callable[[AccountTree], Mapping[tuple[str, str], float]]] = {
     "fair_tree": fair_tree_factors,
     "classic": classic_factors,
 }
@@ -148,7 +148,7 @@ class MultifactorPriority(PriorityPlugin):
         self.user_shares = dict(user_shares or {})
         self.usage = dict(usage or {})
         self.job_size = job_size
-        self.fs_table: dict[tuple[str, str], float] = {}
+        self.fs_table: Mapping[tuple[str, str], float] = {}
         self.tree = AccountTree((), self.accounts, self.user_shares, decay_half_life)
 
     def setup(self, ctx: PriorityContext) -> None:
