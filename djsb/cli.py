@@ -534,7 +534,7 @@ def command_history(args: argparse.Namespace) -> int:
         what_if_settings,
         write_history,
     )
-    from djsb.gcpause import collector_paused
+    from djsb.machine import collector_paused
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),
                       Path(args.associations) if args.associations else None,

@@ -5,12 +5,24 @@ sets is checked against these before anything is allocated, so no input can exha
 node: a value beyond them is refused as bad input, naming its key, while the rest of the machine is
 still free to print the message. The bounds are estimates (an item's measured cost times the count
 must fit), not promises that anything below them fits alongside whatever else the machine runs.
+
+It also pauses Python's cyclic garbage collector over a bulk computation (:func:`collector_paused`).
+A replay builds hundreds of thousands of long-lived objects (parsed records, jobs, events, result
+rows) and leaves next to nothing in reference cycles. The cyclic collector, triggered by allocation
+counts alone, keeps walking the whole growing heap to free nothing: on ``djsb history`` of a
+120,000-job sacct dump its collections take about 6 % of the run, and pausing it moves the peak
+memory by under 2 % (505 -> 502 MB there, 1,923 -> 1,950 MB on five times that dump). Reference
+counting frees everything that is not in a cycle while the collector is paused; when the pause ends
+the collector is enabled again and collects the few cycles left at its next run.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 MEMORY_SHARE = 0.5
 """The part of the memory one command may plan to fill: the rest is left to the operating system,
@@ -76,3 +88,15 @@ def too_many(count: int, each_bytes: int, what: str) -> str | None:
         return None
     return (f"{count} {what} would need about {gib(count * each_bytes)} of memory, more than one command "
             f"may take here (half the {gib(memory_bytes())} this process may use): at most {most}")
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector disabled inside the block, enabled again after it if it was before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

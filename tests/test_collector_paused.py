@@ -1,4 +1,4 @@
-"""The cyclic collector pause of djsb.gcpause: off inside the block, as it was after it."""
+"""The cyclic collector pause of djsb.machine: off inside the block, as it was after it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from djsb.gcpause import collector_paused
+from djsb.machine import collector_paused
 
 
 @pytest.fixture(autouse=True)
