@@ -62,24 +62,52 @@ def squeue_state(job_id: str) -> str:
                           capture_output=True, text=True, timeout=60).stdout.strip()
 
 
-def kill_node(node: str, job_id: str) -> None:
-    """SIGKILL the node's slurmd, then every process of the job there (slurmstepd and tasks) until
-    none is left: a slurmstepd that slurmd was still forking is caught by the next round, or it would
-    report the job's end itself (FAILED) instead of leaving it to the missed pings (NODE_FAIL)."""
-    subprocess.run(["pkill", "-KILL", "-f", f"^slurmd -N {node}$"], check=True, timeout=30)
+def process_state(pid: int) -> str:
+    """The state letter of process ``pid`` (proc(5) stat field 3); "" once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2:].split()[0]
 
-    def nothing_left() -> bool:
-        stepds = subprocess.run(["pgrep", "-f", f"^slurmstepd: \\[{job_id}\\."], capture_output=True,
-                                text=True, timeout=30).stdout.split()
-        left = [*map(int, stepds), *(pid for pid, state in job_process_states(job_id).items() if state != "Z")]
-        for pid in left:
+
+def pids_of(pattern: str) -> list[int]:
+    return [int(pid) for pid in subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True,
+                                               timeout=30).stdout.split()]
+
+
+def kill_node(node: str, job_id: str) -> None:
+    """The node loses power: its slurmd and every process of the job there (slurmstepds and tasks)
+    stop at once, then die (SIGKILL).
+
+    slurmd is stopped first, not killed: a dead slurmd refuses connections, and a step the batch
+    script is launching then fails within milliseconds, so the script exits and its slurmstepd
+    reports the job FAILED before it is killed in turn. A stopped slurmd refuses nothing. Every
+    process of the job is then stopped until none runs (a stopped tree forks no more), and all are
+    killed together."""
+    slurmd = pids_of(f"^slurmd -N {node}$")
+    assert slurmd, f"no slurmd of {node}"
+    for pid in slurmd:
+        os.kill(pid, signal.SIGSTOP)
+    frozen: list[int] = []
+
+    def all_stopped() -> bool:
+        pids = [*pids_of(f"^slurmstepd: \\[{job_id}\\."), *job_process_states(job_id)]
+        running = [pid for pid in pids if process_state(pid) not in ("", "T", "t", "Z")]
+        for pid in running:
             try:
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGSTOP)
             except ProcessLookupError:
                 pass
-        return not left
+        frozen[:] = pids
+        return not running
 
-    wait_until(nothing_left, 30, f"job {job_id}'s processes on {node} to be gone")
+    wait_until(all_stopped, 30, f"job {job_id}'s processes on {node} to be stopped")
+    for pid in [*slurmd, *frozen]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def our_jobs(names: set[str]) -> list[str]:
