@@ -89,6 +89,10 @@ def config(tmp_path: Path, apps_bin: Path) -> Path:
 
 def test_three_scenarios_survive_a_slurmctld_restart(slurm_cluster: SlurmCluster, config: Path,
                                                     tmp_path: Path) -> None:
+    # a simulation long enough to outlive the controller's restart on a loaded machine, so that the
+    # analytics refused while slurmctld was down is submitted again beside it, not after it
+    config.write_text(config.read_text().replace("total_memory: 128MiB, exec_time: 6",
+                                                 "total_memory: 128MiB, exec_time: 15"))
     run_dir = tmp_path / "run"
     watcher = SqueueWatcher()
     watcher.start()
