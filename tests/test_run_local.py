@@ -165,8 +165,15 @@ def test_resume_after_sigkill_cancels_the_killed_runs_jobs(tiny_config: Path, tm
     for pid in orphans:  # and stays alive until the resume ends it, however long a loaded machine takes
         os.kill(pid, signal.SIGSTOP)
 
-    resumed = djsb("run", "--resume", str(run_dir))
-    _, err = resumed.communicate(timeout=300)
+    try:
+        resumed = djsb("run", "--resume", str(run_dir))
+        _, err = resumed.communicate(timeout=300)
+    finally:  # a resume that failed to end them leaves no frozen process behind
+        for pid in processes_mentioning(sim_control):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     assert resumed.returncode == 0, err
     sim_id = submitted_id(run_dir, "oversubscription-na1-s0-sim0")
     said = next(line for line in err.splitlines() if "of an earlier attempt" in line)
