@@ -90,8 +90,14 @@ def test_outages_mark_cells_and_the_run_completes(slurm_cluster: SlurmCluster, t
     assert cells[("execution", "oversubscription")]["outage"] == "True"
     assert cells[("execution", "stopcont")]["outage"] == "True"
     assert cells[("calibration", "")]["outage"] == "False" and cells[("reference", "")]["outage"] == "False"
-    assert {c["status"] for c in cells.values()} == {"completed"}
     jobs = read_csv(run_dir / "jobs.csv")
+    # a cell fails only when one of its jobs did not complete, and that only in an outage (the second
+    # stop may come before the stop&continue analytics' srun reached slurmctld)
+    for (stage, scenario), cell in cells.items():
+        ended = [j for j in jobs if j["stage"] == stage and j["scenario"] == scenario]
+        assert cell["status"] == ("completed" if all(j["state"] == "COMPLETED" for j in ended) else "failed"), \
+            (cell, ended)
+        assert cell["status"] == "completed" or cell["outage"] == "True", cell
     # a job may fail because of an outage (its srun could not reach slurmctld), never without one
     assert all(j["state"] == "COMPLETED" or j["outage"] == "True" for j in jobs), jobs
     assert all(j["state"] == "COMPLETED" for j in jobs if j["stage"] != "execution")
