@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test setup apps lint clean reference readme-numbers readme-numbers-check
+.PHONY: demo test setup apps lint clean reference readme-numbers readme-numbers-check history-numbers
 
 demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
@@ -52,6 +52,12 @@ readme-numbers: setup
 
 readme-numbers-check: setup
 	PYTHONPATH=$(CURDIR) $(BIN)/python bench/readme_numbers.py --check
+
+# docs/history.md's ground-truth tables: the committed mini-cluster records replayed offline, and the
+# replays with one cause of their error removed at a time (seconds each)
+history-numbers: setup
+	$(BIN)/python bench/history_ground_truth.py
+	$(BIN)/python bench/history_counterfactuals.py
 
 reference: setup
 	$(BIN)/python -c "from djsb.model.scheduler import reference; open('docs/reference/scheduler.md', 'w').write(reference())"

@@ -61,7 +61,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
+from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history, slurm_clock_origin  # noqa: E402
 from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
 from djsb.calibrate.slurm_config import SLURM_LIKE, scheduler_config  # noqa: E402
 from djsb.calibrate.slurmctld_log import (  # noqa: E402
@@ -133,11 +133,12 @@ def pass_grid(instants: list[float], period: float, together: float = 0.05) -> l
     return ticks
 
 
-def utilisation(log: SchedulerLog, cpus: dict[int, int], span: float, total: int) -> float:
-    """The share of ``total`` CPUs busy in ``log`` over [0, ``span``] (the submissions' span)."""
-    busy = sum(cpus[job] * max(0.0, min(log.ends[job], span) - max(start.time, 0.0))
+def utilisation(log: SchedulerLog, cpus: dict[int, int], span: tuple[float, float], total: int) -> float:
+    """The share of ``total`` CPUs busy in ``log`` over ``span`` (the submissions' first and last)."""
+    first, last = span
+    busy = sum(cpus[job] * max(0.0, min(log.ends[job], last) - max(start.time, first))
                for job, start in log.starts.items() if job in log.ends)
-    return busy / (total * span)
+    return busy / (total * (last - first))
 
 
 def timing(log: SchedulerLog, submitted: dict[int, float]) -> dict[str, float]:
@@ -197,8 +198,9 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
             runs[f"clock, phase of seed {seed}"] = replay_history(files, window=WINDOW, step=STEP,
                                                                   settings=clock, seed=seed)
     timed = with_log_times(files.sacct, log, scratch / f"{record}-instants.txt.gz", instants=True)
-    origin = read_sacct(timed).time_origin
-    bf_interval = scheduler_config(read_slurm_conf(where / "slurm.conf").config).bf_interval
+    config = scheduler_config(read_slurm_conf(where / "slurm.conf").config)
+    origin = slurm_clock_origin(read_sacct(timed).time_origin, config.bf_resolution)
+    bf_interval = config.bf_interval
     passes = {kind: [tick - origin for tick in pass_grid(
         [start.time for start in log.starts.values() if start.scheduler == kind], period)]
         for kind, period in (("main", 1.0), ("backfill", bf_interval))}
@@ -233,7 +235,7 @@ def main() -> int:
                                        {job: end - base.origin for job, end in log.ends.items()})
         jobs = base.result.jobs
         cpus = {int(job): int(count) for job, count in zip(jobs["job_id"], jobs["cpus"], strict=True)}
-        span, total = max(submitted.values()), base.result.total_cores
+        span, total = (min(submitted.values()), max(submitted.values())), base.result.total_cores
         rows.append({"record": record, "replay": "Slurm (the record)",
                      "mean_wait_s": base.figures["recorded_mean_wait"],
                      "busy": utilisation(on_replay_clock, cpus, span, total),

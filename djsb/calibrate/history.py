@@ -41,6 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.calibrate.recorded_priorities import decay_runs
 from djsb.calibrate.site_events import parse_node_events, parse_reservations, site_event_notes
 from djsb.calibrate.slurm_conf import SlurmConf, read_slurm_conf
 from djsb.calibrate.slurm_config import (
@@ -307,7 +308,11 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     submission) on the model of the site's own configuration, with the slurm.conf ``settings``
     changed (a what-if; :func:`what_if_settings`), and measure it against the record (moving
     averages over ``window``, sampled every ``step``: seconds)."""
+    conf = read_slurm_conf(files.slurm_conf)
+    conf.config.update(settings or {})
+    scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     workload = read_sacct(files.sacct)
+    workload = workload.counted_from(slurm_clock_origin(workload.time_origin, scheduler.bf_resolution))
     begin = replay_start(start, workload)
     split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
     jobs = split.replayed
@@ -315,8 +320,6 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
                          key="--start")
     queued = [_queued_at(job, workload.recorded.get(job.job_id), begin) for job in jobs]
-    conf = read_slurm_conf(files.slurm_conf)
-    conf.config.update(settings or {})
     notes = unmodelled(conf)
     qos = parse_qos(_site_text(files.qos, "--qos")) if files.qos is not None else (QosSpec("normal"),)
     default = default_partition(conf)
@@ -329,13 +332,13 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
-    scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     associations = parse_associations(_site_text(files.associations, "--associations")) \
         if files.associations else None
     half_life = slurm_time(conf.config.get("PriorityDecayHalfLife", "7-00:00:00"))
     usage = _given_usage(files.usage) if files.usage is not None \
         else usage_before([*split.ended, *split.running], workload.recorded, begin, half_life)
-    make_priority, priority_notes = priority_plugin(conf.config, associations, usage)
+    make_priority, priority_notes = priority_plugin(conf.config, associations, usage,
+                                                    decay_runs(workload.jobs, workload.recorded))
     eligible_later = sum(1 for job, as_queued in zip(jobs, queued, strict=True)
                          if as_queued.submit > max(job.submit, begin))
     unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
@@ -357,6 +360,17 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
                          recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def slurm_clock_origin(first: float, resolution: float) -> float:
+    """The Unix time a replay whose first submission is at ``first`` counts from: the multiple of
+    ``resolution`` (bf_resolution, whole seconds) at or before it. slurmctld counts whole seconds
+    (``time_t``) and sched/backfill floors its reservations to multiples of bf_resolution on that
+    clock (backfill.c ``start_time / backfill_resolution * backfill_resolution``); the model floors
+    its own clock, so its floors are Slurm's only on a clock counted from such a multiple (the
+    calibration runs on the Unix clock itself, for the same reason)."""
+    step = max(1, round(resolution))
+    return math.floor(first / step) * step
 
 
 def place_running(sim: Simulation, running: Sequence[TraceJob],

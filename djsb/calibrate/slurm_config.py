@@ -225,6 +225,9 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
         options["calc_phase"] = float(boot) % options["calc_period"]
         notes.append("no recomputation of the priorities was seen: the model's fall at the phase of "
                      "slurmctld's BOOT_TIME, which the decay thread starts after")
+    else:
+        notes.append("no recomputation of the priorities was seen and BOOT_TIME is not given: the model's "
+                     "fall at the start of each period of its own clock")
     notes += list(associations.notes) if associations is not None else [] if not weights.fairshare else [
         "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
     options["usage"] = dict(usage or {})

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The ground-truth tables of docs/history.md: each committed mini-cluster record
+(tests/fixtures/history/) replayed offline from its files alone, as tests/test_history_ground_truth.py
+replays it, beside Slurm's own difference between the two records of each history.
+
+For each pair of records (``site``: 2,000 jobs; ``site-x4``: the first 600 of the same draw with
+every duration four times longer) it prints one row for Slurm against itself (the records paired
+job by job) and one per record for the model against it; then the ``features`` record. Columns: the
+mean waits (replayed or second record / recorded), the moving-average MAPE (2-minute window, every
+30 s), the mean absolute wait error, the KS distance of the waits and the share of jobs started by
+the same pass, and whether the row is within Slurm's spread (the test's rule: at most Slurm's own
+value on both measures).
+
+Usage: python3 bench/history_ground_truth.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from djsb.calibrate.history import SiteFiles, replay_history  # noqa: E402
+from djsb.report.replay_error import records_paired, summary  # noqa: E402
+
+HISTORY = ROOT / "tests" / "fixtures" / "history"
+PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2")}
+WINDOW, STEP = 120.0, 30.0
+
+
+def replay(name: str) -> pd.DataFrame:
+    """The per-job errors of the replay of the committed record ``name``."""
+    where = HISTORY / name
+    optional = {key: where / f"{key}.txt" for key in ("events", "reservations")}
+    files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt",
+                      **{key: path for key, path in optional.items() if path.is_file()})
+    return replay_history(files, window=WINDOW, step=STEP).errors
+
+
+def row(compared: str, figures: dict[str, float], spread: dict[str, float] | None) -> dict[str, object]:
+    measures = ("moving_average_mape", "mean_abs_start_error")
+    within = "" if spread is None else ("yes" if all(figures[m] <= spread[m] for m in measures) else "no")
+    return {"compared": compared,
+            "mean_waits_s": f"{figures['simulated_mean_wait']:.1f} / {figures['recorded_mean_wait']:.1f}",
+            "mape_pct": 100 * figures["moving_average_mape"],
+            "mean_abs_error_s": figures["mean_abs_start_error"],
+            "ks": figures["ks_wait"], "same_pass": figures["pass_agreement"], "within_spread": within}
+
+
+def main() -> int:
+    if not HISTORY.is_dir():
+        print(f"skipped: {HISTORY} not found", file=sys.stderr)
+        return 0
+    rows = []
+    for first, second in PAIRS.values():
+        errors = {name: replay(name) for name in (first, second)}
+        spread = summary(records_paired(errors[first], errors[second]), WINDOW, STEP)
+        rows.append(row(f"Slurm, {second} against {first}", spread, None))
+        rows += [row(f"model against {name}", summary(errors[name], WINDOW, STEP), spread) for name in errors]
+    rows.append(row("model against features", summary(replay("features"), WINDOW, STEP), None))
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda value: f"{value:.3g}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
