@@ -28,7 +28,11 @@ For each of the two site records it replays (``djsb history`` on the record's fi
   its main scheduler's and its backfill's, each the instants at which that scheduler started jobs
   with the passes between them that started none put back on its clock (:func:`pass_grid`). It
   tells the model's policy from its timing: it is told when Slurm passed, never which jobs it
-  started.
+  started. Its decay thread runs at the phase read from the dump's priorities
+  (djsb/calibrate/recorded_priorities.py);
+* ``Slurm's own timing, decay at P s``: the same with the decay thread's runs P s into each
+  PriorityCalcPeriod instead, for each P of :data:`DECAY_PHASES`: a diagnostic of how much that
+  phase moves the error, never a way to choose it.
 
 and prints, for the record and each replay: the mean wait; the share of the CPUs busy over the
 submissions' span; the share of main-pass starts on a whole-second clock; the waiting jobs' lags
@@ -80,6 +84,8 @@ from djsb.workloads.sacct import read_sacct  # noqa: E402
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 RECORDS = ("site-1", "site-2")
 PHASE_SEEDS = (1, 2, 3)
+DECAY_PHASES = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0)
+"""Phases (s into PriorityCalcPeriod) at which the diagnostic replays put the decay thread's runs."""
 WINDOW, STEP = 120.0, 30.0
 
 
@@ -207,6 +213,10 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
     with mock.patch("djsb.calibrate.history.Simulation", functools.partial(Simulation, pass_times=passes)):
         runs["Slurm's own timing"] = replay_history(dataclasses.replace(files, sacct=timed), window=WINDOW,
                                                     step=STEP)
+        for phase in DECAY_PHASES:  # one zero-width bracket: the decay thread's runs at that phase
+            with mock.patch("djsb.calibrate.history.decay_runs", lambda jobs, recorded, at=phase: [(at, at)]):
+                runs[f"Slurm's own timing, decay at {phase:g} s"] = replay_history(
+                    dataclasses.replace(files, sacct=timed), window=WINDOW, step=STEP)
     return runs
 
 

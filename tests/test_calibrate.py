@@ -408,7 +408,7 @@ def test_multifactor_priority_from_show_config() -> None:
     factory, notes = priority_plugin(parse_show_config(MULTIFACTOR), decay_runs=[
         (1795627570.4, 1795627570.7), (1795627630.3, 1795627630.6)])
     assert factory().calc_phase == pytest.approx(10.5)
-    assert notes[0] == ("the decay thread was seen recomputing the priorities 2 time(s): the model's "
+    assert notes[0] == ("the decay thread was seen recomputing the priorities in 2 interval(s): the model's "
                         "recomputations fall 10.50 s (± 0.10) into its 60 s period")
     _, notes = priority_plugin(parse_show_config(MULTIFACTOR.replace("PriorityWeightAssoc     = 0",
                                                                      "PriorityWeightAssoc     = 10")))

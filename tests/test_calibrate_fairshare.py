@@ -68,7 +68,7 @@ def test_multifactor_takes_sacctmgrs_shares_and_sshares_usage() -> None:
     factory, notes = priority_plugin(config, parse_associations(ASSOCIATIONS), parse_sshare_usage(SSHARE),
                                      decay_runs=[(1795627570.2, 1795627570.4)])
     plugin = factory()
-    assert notes == ["the decay thread was seen recomputing the priorities 1 time(s): the model's "
+    assert notes == ["the decay thread was seen recomputing the priorities in 1 interval(s): the model's "
                      "recomputations fall 10.30 s (± 0.10) into its 60 s period"]
     assert isinstance(plugin, MultifactorPriority)
     assert plugin.accounts["cal_a"] == AccountSpec("root", 40)
