@@ -218,8 +218,8 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     notes: list[str] = []
     if seen is not None:
         options["calc_phase"], half = seen
-        notes.append(f"the decay thread was seen recomputing the priorities in {len(decay_runs)} interval(s): "
-                     f"the model's recomputations fall {seen[0]:.2f} s (± {half:.2f}) into its "
+        notes.append(f"the decay thread was seen recomputing the priorities in {len(decay_runs)} "
+                     f"interval(s): the model's recomputations fall {seen[0]:.2f} s (± {half:.2f}) into its "
                      f"{options['calc_period']:g} s period")
     elif boot.isdigit():
         options["calc_phase"] = float(boot) % options["calc_period"]
