@@ -23,13 +23,13 @@ For each of the two site records it replays (``djsb history`` on the record's fi
   written to the millisecond in a copy of the dump);
 * ``clock, phase of seed K``: the clock, its whole seconds shifted by a phase drawn from seed K
   (the model's ``pass_jitter``), which the dump's whole-second times do not give;
-* ``Slurm's own timing``: the log's submissions and run times, and the model's passes at the
-  instants of Slurm's (the model's ``pass_times``, as ``djsb calibrate`` replays a live Slurm's):
-  its main scheduler's and its backfill's, each the instants at which that scheduler started jobs
-  with the passes between them that started none put back on its clock (:func:`pass_grid`). It
-  tells the model's policy from its timing: it is told when Slurm passed, never which jobs it
-  started. Its decay thread runs at the phase read from the dump's priorities
-  (djsb/calibrate/recorded_priorities.py);
+* ``Slurm's own timing``: ``djsb history --slurmctld-log``: the log's submissions and run times,
+  and the model's passes at the instants of Slurm's (the model's ``pass_times``, as ``djsb
+  calibrate`` replays a live Slurm's): its main scheduler's and its backfill's, each the instants
+  at which that scheduler started jobs with the passes between them that started none put back on
+  its clock (djsb/calibrate/slurmctld_log.py, ``pass_grid``). It tells the model's policy from its
+  timing: it is told when Slurm passed, never which jobs it started. Its decay thread runs at the
+  phase read from the dump's priorities (djsb/calibrate/recorded_priorities.py);
 * ``Slurm's own timing, decay at P s``: the same with the decay thread's runs P s into each
   PriorityCalcPeriod instead, for each P of :data:`DECAY_PHASES`: a diagnostic of how much that
   phase moves the error, never a way to choose it.
@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import dataclasses
-import functools
 import gzip
 import statistics
 import sys
@@ -65,9 +64,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history, slurm_clock_origin  # noqa: E402
+from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
 from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
-from djsb.calibrate.slurm_config import SLURM_LIKE, scheduler_config  # noqa: E402
+from djsb.calibrate.slurm_config import SLURM_LIKE  # noqa: E402
 from djsb.calibrate.slurmctld_log import (  # noqa: E402
     LoggedStart,
     SchedulerLog,
@@ -77,9 +76,7 @@ from djsb.calibrate.slurmctld_log import (  # noqa: E402
     reuse_lags,
 )
 from djsb.jobs.hostlist import node_names  # noqa: E402
-from djsb.model import Simulation  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
-from djsb.workloads.sacct import read_sacct  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 RECORDS = ("site-1", "site-2")
@@ -100,10 +97,8 @@ def stamp(seconds: float) -> str:
     return instant.isoformat(timespec="milliseconds")
 
 
-def with_log_times(dump: Path, log: SchedulerLog, out: Path, *, instants: bool) -> Path:
-    """A copy of ``dump`` whose Elapsed is each job's start-to-end in ``log``, and with ``instants``
-    its Submit, Eligible, Start and End the log's too (to the millisecond, where sacct cuts them
-    to the second)."""
+def with_log_times(dump: Path, log: SchedulerLog, out: Path) -> Path:
+    """A copy of ``dump`` whose Elapsed is each job's start-to-end in ``log``."""
     lines = gzip.decompress(dump.read_bytes()).decode().splitlines()
     names = lines[0].split("|")
     raw, column = names.index("JobIDRaw"), names.index("Elapsed")
@@ -112,31 +107,9 @@ def with_log_times(dump: Path, log: SchedulerLog, out: Path, *, instants: bool) 
         fields = line.split("|")
         job = int(fields[raw])
         fields[column] = elapsed(log.ends[job] - log.starts[job].time)
-        if instants:
-            for name, at in (("Submit", log.submits[job]), ("Eligible", log.submits[job]),
-                             ("Start", log.starts[job].time), ("End", log.ends[job])):
-                fields[names.index(name)] = stamp(at)
         rows.append("|".join(fields))
     out.write_bytes(gzip.compress(("\n".join(rows) + "\n").encode(), mtime=0))
     return out
-
-
-def pass_grid(instants: list[float], period: float, together: float = 0.05) -> list[float]:
-    """The instants of a pass clock of about ``period`` seconds that ran at ``instants`` (the log's
-    starts by that scheduler: the passes that started something): the distinct instants (those
-    within ``together`` of the previous one are one pass), and between two of them a whole number
-    of periods apart the passes that started nothing, evenly spaced (the clock drifts: each loop
-    adds its own work to its sleep)."""
-    ticks: list[float] = []
-    for instant in sorted(instants):
-        if ticks and instant - ticks[-1] <= together:
-            continue
-        if ticks:
-            gap = instant - ticks[-1]
-            count = round(gap / period)
-            ticks += [ticks[-1] + index * gap / count for index in range(1, count)]
-        ticks.append(instant)
-    return ticks
 
 
 def utilisation(log: SchedulerLog, cpus: dict[int, int], span: tuple[float, float], total: int) -> float:
@@ -194,7 +167,7 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
     params = read_slurm_conf(where / "slurm.conf").config.get("SchedulerParameters", "")
     clock = {"SchedulerParameters": f"{params},defer" if params else "defer"}
     log = record_log(record)
-    logged = with_log_times(files.sacct, log, scratch / f"{record}.txt.gz", instants=False)
+    logged = with_log_times(files.sacct, log, scratch / f"{record}.txt.gz")
     runs = {"baseline": replay_history(files, window=WINDOW, step=STEP),
             "clock": replay_history(files, window=WINDOW, step=STEP, settings=clock),
             "clock + log run times": replay_history(dataclasses.replace(files, sacct=logged), window=WINDOW,
@@ -203,20 +176,11 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
         for seed in PHASE_SEEDS:
             runs[f"clock, phase of seed {seed}"] = replay_history(files, window=WINDOW, step=STEP,
                                                                   settings=clock, seed=seed)
-    timed = with_log_times(files.sacct, log, scratch / f"{record}-instants.txt.gz", instants=True)
-    config = scheduler_config(read_slurm_conf(where / "slurm.conf").config)
-    origin = slurm_clock_origin(read_sacct(timed).time_origin, config.bf_resolution)
-    bf_interval = config.bf_interval
-    passes = {kind: [tick - origin for tick in pass_grid(
-        [start.time for start in log.starts.values() if start.scheduler == kind], period)]
-        for kind, period in (("main", 1.0), ("backfill", bf_interval))}
-    with mock.patch("djsb.calibrate.history.Simulation", functools.partial(Simulation, pass_times=passes)):
-        runs["Slurm's own timing"] = replay_history(dataclasses.replace(files, sacct=timed), window=WINDOW,
-                                                    step=STEP)
-        for phase in DECAY_PHASES:  # one zero-width bracket: the decay thread's runs at that phase
-            with mock.patch("djsb.calibrate.history.decay_runs", lambda jobs, recorded, at=phase: [(at, at)]):
-                runs[f"Slurm's own timing, decay at {phase:g} s"] = replay_history(
-                    dataclasses.replace(files, sacct=timed), window=WINDOW, step=STEP)
+    own = dataclasses.replace(files, slurmctld_log=where / "slurmctld.log.gz")
+    runs["Slurm's own timing"] = replay_history(own, window=WINDOW, step=STEP)
+    for phase in DECAY_PHASES:  # one zero-width bracket: the decay thread's runs at that phase
+        with mock.patch("djsb.calibrate.history.decay_runs", lambda jobs, recorded, at=phase: [(at, at)]):
+            runs[f"Slurm's own timing, decay at {phase:g} s"] = replay_history(own, window=WINDOW, step=STEP)
     return runs
 
 

@@ -540,7 +540,8 @@ def command_history(args: argparse.Namespace) -> int:
                       Path(args.associations) if args.associations else None,
                       Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None,
                       Path(args.events) if args.events else None,
-                      Path(args.reservations) if args.reservations else None)
+                      Path(args.reservations) if args.reservations else None,
+                      Path(args.slurmctld_log) if args.slurmctld_log else None)
     settings = what_if_settings(args.set or [])
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
@@ -762,6 +763,9 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--reservations", help="sacctmgr --noheader --parsable2 show reservation "
                          "start=START end=END format=Name,NodeNames,TimeStart,TimeEnd,Flags (noted: the "
                          "model holds none)")
+    history.add_argument("--slurmctld-log", help="slurmctld's log over the dump's span (plain or gzip; the "
+                         "default level, info): the jobs' submissions, starts and ends to the millisecond, "
+                         "and the instants of Slurm's main and backfill passes, which sacct does not keep")
     history.add_argument("--start", metavar="YYYY-MM-DDTHH:MM:SS",
                          help="replay from this instant of the history (as the dump's times): jobs running "
                          "then are placed where the record put them, jobs ended before it charge fair "

@@ -12,7 +12,8 @@ way, to tell the model's error from the second Slurm spends between an end and t
 records were made: the replay is within Slurm's spread on a measure when its error against each
 record is at most Slurm's own difference between the two records on that measure, for the
 moving-average wait's MAPE (2-minute window, every 30 s: bench/record_history.py) and the mean
-absolute wait error. ``features`` adds what the model lacks (a reservation, a node drained and
+absolute wait error. The same rule is applied again to the replays given each record's slurmctld
+log (``--slurmctld-log``), against Slurm's spread measured on the logs' times. ``features`` adds what the model lacks (a reservation, a node drained and
 resumed, throttled arrays, dependencies): its replay must run and say what it does not model.
 """
 
@@ -31,14 +32,17 @@ FIXTURES = Path(__file__).parent / "fixtures" / "history"
 WINDOW, STEP = 120.0, 30.0
 
 
-def replay(name: str, out: Path) -> pd.DataFrame:
-    """``djsb history`` on the committed record ``name``; its errors.csv."""
+def replay(name: str, out: Path, *, with_log: bool = False) -> pd.DataFrame:
+    """``djsb history`` on the committed record ``name`` (``with_log``: given its slurmctld log
+    too); its errors.csv."""
     record = FIXTURES / name
+    log = ["--slurmctld-log", str(record / "slurmctld.log.gz")] if with_log else []
+    where = out / f"{name}{'-log' if with_log else ''}"
     assert main(["history", str(record / "dump.txt.gz"), "--slurm-conf", str(record / "slurm.conf"),
                  "--associations", str(record / "assoc.txt"), "--qos", str(record / "qos.txt"),
                  "--events", str(record / "events.txt"), "--reservations", str(record / "reservations.txt"),
-                 "--window", str(WINDOW), "--step", str(STEP), "-o", str(out / name)]) == 0
-    return pd.read_csv(out / name / "errors.csv")
+                 *log, "--window", str(WINDOW), "--step", str(STEP), "-o", str(where)]) == 0
+    return pd.read_csv(where / "errors.csv")
 
 
 def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
@@ -69,6 +73,12 @@ with every duration four times longer (bench/record_history.py --time-scale 4)."
 def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("history")
     return {name: replay(name, out) for pair in PAIRS.values() for name in pair}
+
+
+@pytest.fixture(scope="module")
+def site_with_log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
+    out = tmp_path_factory.mktemp("history-log")
+    return {name: replay(name, out, with_log=True) for pair in PAIRS.values() for name in pair}
 
 
 @pytest.mark.parametrize(("name", "jobs"), [("site-1", 2000), ("site-2", 2000), ("site-x4-1", 600),
@@ -113,6 +123,38 @@ def test_the_replay_is_within_slurms_own_spread(site: dict[str, pd.DataFrame], p
     spread = summary(records_paired(site[first], site[second]), WINDOW, STEP)[measure]
     model = summary(site[name], WINDOW, STEP)[measure]
     print(f"{measure}: model against {name} {model:.4g}, Slurm against itself {spread:.4g}")
+    assert math.isfinite(model) and math.isfinite(spread)
+    assert model <= spread, (model, spread)
+
+
+LOG_OUTSIDE_SITE_1 = pytest.mark.xfail(strict=True, reason=(
+    "not within, measured on the committed records with their logs: moving-average MAPE 23.4 % against "
+    "record 1, Slurm's own 15.6 % (mean absolute wait error 7.11 s, within Slurm's 7.52 s)"))
+LOG_OUTSIDE_X4_2 = pytest.mark.xfail(strict=True, reason=(
+    "not within, measured on the committed records with their logs: against record 2 moving-average "
+    "MAPE 30.4 % and mean absolute wait error 24.9 s, Slurm's own 12.9 % and 21.4 s (within on both "
+    "against record 1: 12.4 % and 18.9 s)"))
+
+
+@pytest.mark.parametrize(("pair", "name", "measure"), [
+    pytest.param("site", "site-1", "moving_average_mape", marks=LOG_OUTSIDE_SITE_1),
+    ("site", "site-2", "moving_average_mape"),
+    ("site", "site-1", "mean_abs_start_error"),
+    ("site", "site-2", "mean_abs_start_error"),
+    ("site-x4", "site-x4-1", "moving_average_mape"),
+    pytest.param("site-x4", "site-x4-2", "moving_average_mape", marks=LOG_OUTSIDE_X4_2),
+    ("site-x4", "site-x4-1", "mean_abs_start_error"),
+    pytest.param("site-x4", "site-x4-2", "mean_abs_start_error", marks=LOG_OUTSIDE_X4_2),
+])
+def test_given_slurmctlds_log_the_replay_is_within_slurms_own_spread(site_with_log: dict[str, pd.DataFrame],
+                                                                      pair: str, name: str, measure: str) -> None:
+    # the same rule, each record replayed with its slurmctld log (djsb history --slurmctld-log: the
+    # submissions, starts and run times to the millisecond, the passes at Slurm's instants) and
+    # Slurm's own spread measured on the logs' times too
+    first, second = PAIRS[pair]
+    spread = summary(records_paired(site_with_log[first], site_with_log[second]), WINDOW, STEP)[measure]
+    model = summary(site_with_log[name], WINDOW, STEP)[measure]
+    print(f"{measure}: model given the log against {name} {model:.4g}, Slurm against itself {spread:.4g}")
     assert math.isfinite(model) and math.isfinite(spread)
     assert model <= spread, (model, spread)
 

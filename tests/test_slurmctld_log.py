@@ -7,11 +7,20 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from djsb.calibrate.slurmctld_log import lags_since_any_end, on_clock_share, parse_scheduler_log, reuse_lags
+from djsb.calibrate.history import with_logged_times
+from djsb.calibrate.slurmctld_log import (
+    lags_since_any_end,
+    on_clock_share,
+    parse_scheduler_log,
+    pass_grid,
+    reuse_lags,
+)
+from djsb.cli import main
 from djsb.errors import InputError
-from djsb.workloads.sacct import parse_sacct_time
+from djsb.workloads.sacct import parse_sacct_time, read_sacct
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 LINES = """\
@@ -80,3 +89,56 @@ def test_the_recorded_logs_match_their_dumps(record: str) -> None:
     # Slurm's main scheduler started its jobs on a whole-second clock (instants at random: 0.1)
     main = [start.time for start in log.starts.values() if start.scheduler == "main"]
     assert on_clock_share(main) > 0.85
+
+
+def test_pass_grid_puts_back_the_passes_that_started_nothing() -> None:
+    # starts at 0.2 and 0.21 (one pass), then 3.2 (three periods later: two empty passes between),
+    # then 3.8 (less than half a period later: no pass between)
+    assert pass_grid([0.21, 3.2, 0.2, 3.8], 1.0) == pytest.approx([0.2, 1.2, 2.2, 3.2, 3.8])
+    # a drifting clock: 5.3 s after the last pass on a 1-s clock is 5 periods of 1.06 s
+    assert pass_grid([10.0, 15.3], 1.0) == pytest.approx([10.0, 11.06, 12.12, 13.18, 14.24, 15.3])
+
+
+SACCT = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|ReqCPUS|NNodes|State|Flags
+5|u1|a1|batch|normal|2026-11-27T18:51:40|2026-11-27T18:51:40|2026-11-27T18:51:41|2026-11-27T18:51:44|00:00:03|00:01:00|2|2|COMPLETED|SchedMain
+7|u1|a1|batch|normal|2026-11-27T18:51:41|2026-11-27T18:51:41|2026-11-27T18:51:45|2026-11-27T18:51:46|00:00:01|00:01:00|1|1|COMPLETED|SchedBackfill
+8|u1|a1|batch|normal|2026-11-27T18:51:42|2026-11-27T18:51:42|2026-11-27T18:51:42|2026-11-27T18:51:43|00:00:01|00:01:00|1|1|COMPLETED|SchedMain
+"""
+
+
+def test_the_logged_times_replace_the_whole_seconds_of_the_jobs_the_log_has(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.txt"
+    dump.write_text(SACCT)
+    lines = LINES + ("[2026-11-27T18:51:40.700] _slurm_rpc_submit_batch_job: JobId=5 InitPrio=4 usec=9\n"
+                     "[2026-11-27T18:51:46.471] _job_complete: JobId=7 done\n")
+    workload = read_sacct(dump)
+    timed = with_logged_times(workload, parse_scheduler_log(lines))
+    origin = workload.time_origin  # sacct's first Submit, 18:51:40
+    jobs = {job.job_id: job for job in timed.jobs}
+    # job 5: submitted at .700, started at 41.468, ended at 44.514 (the log's); job 7: submitted at
+    # 41.254, started by backfill at 45.471, ended at 46.471; job 8 is not in the log: sacct's seconds
+    assert jobs[5].submit == pytest.approx(0.7) and jobs[5].run_time == pytest.approx(3.046)
+    assert timed.recorded[5].start == pytest.approx(1.468) and timed.recorded[5].eligible == pytest.approx(0.7)
+    assert jobs[7].submit == pytest.approx(1.254) and jobs[7].run_time == pytest.approx(1.0)
+    assert timed.recorded[7].start == pytest.approx(5.471)
+    assert jobs[8].submit == 2.0 and jobs[8].run_time == 1.0 and timed.recorded[8].start == 2.0
+    assert timed.time_origin == origin
+    assert [job.job_id for job in timed.jobs] == [5, 7, 8]
+
+
+def test_djsb_history_takes_the_log_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record = HISTORY / "site-2"
+    if not record.is_dir():
+        pytest.skip(f"{record} is not here")
+    base = ["history", str(record / "dump.txt.gz"), "--slurm-conf", str(record / "slurm.conf"),
+            "--associations", str(record / "assoc.txt"), "--qos", str(record / "qos.txt"), "-q"]
+    assert main([*base, "--slurmctld-log", str(record / "slurmctld.log.gz"), "-o", str(tmp_path / "log")]) == 0
+    notes = (tmp_path / "log" / "notes.txt").read_text()
+    assert "slurmctld's log: the submissions, starts and run times of 2000 of 2000 jobs" in notes
+    errors = pd.read_csv(tmp_path / "log" / "errors.csv")
+    assert (errors["recorded_start"] % 1 != 0).mean() > 0.9  # the log's milliseconds, not sacct's seconds
+    capsys.readouterr()
+    assert main([*base, "--slurmctld-log", str(tmp_path / "missing.log"), "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--slurmctld-log" in err[0] and "missing.log" in err[0], err

@@ -59,6 +59,7 @@ from djsb.calibrate.slurm_config import (
     scheduler_parameters,
     slurm_time,
 )
+from djsb.calibrate.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.errors import ConfigError, InputError
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
@@ -124,6 +125,9 @@ class SiteFiles:
     reservations: Path | None = None
     """sacctmgr's reservations (:data:`~djsb.calibrate.site_events.RESERVATIONS_COMMAND`): noted, not
     modelled."""
+    slurmctld_log: Path | None = None
+    """slurmctld's log over the dump's span: its jobs' submissions, starts and ends to the millisecond
+    and the instants of Slurm's passes (:func:`with_logged_times`)."""
 
 
 @dataclass(frozen=True)
@@ -312,7 +316,13 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     workload = read_sacct(files.sacct)
-    workload = workload.counted_from(slurm_clock_origin(workload.time_origin, scheduler.bf_resolution))
+    log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
+    if log is not None:
+        workload = with_logged_times(workload, log)
+    first = workload.time_origin + min((job.submit for job in workload.jobs), default=0.0)
+    workload = workload.counted_from(slurm_clock_origin(first, scheduler.bf_resolution))
+    passes = {kind: [at - workload.time_origin for at in instants]
+              for kind, instants in pass_instants(log, scheduler.bf_interval).items()} if log else {}
     begin = replay_start(start, workload)
     split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
     jobs = split.replayed
@@ -345,10 +355,12 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     notes += priority_notes + _history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
     notes += _start_notes(split, begin, files.usage, fair_share_used(conf.config))
     notes += _site_event_notes(files, workload)
+    if log is not None:
+        notes.append(_log_note(log, workload, passes))
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
     sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
-                     on_progress=on_progress, start=begin,
+                     on_progress=on_progress, start=begin, pass_times=passes,
                      eligible_since=_eligible_before(jobs, workload, begin))
     not_placed = place_running(sim, split.running, workload.recorded)
     result = sim.run()
@@ -360,6 +372,36 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
                          recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
+    """``workload`` with the times of ``log`` where it has a job's submission, start and end: the
+    submission, the recorded start and the run time (start to end) to the millisecond where sacct
+    cuts them to the second, and the eligibility at the submission when sacct's was that second."""
+    origin = workload.time_origin
+    jobs, recorded = [], dict(workload.recorded)
+    for job in workload.jobs:
+        submit, start, end = log.submits.get(job.job_id), log.starts.get(job.job_id), log.ends.get(job.job_id)
+        outcome = recorded.get(job.job_id)
+        if submit is None or start is None or end is None or outcome is None:
+            jobs.append(job)
+            continue
+        jobs.append(dataclasses.replace(job, submit=submit - origin, run_time=end - start.time))
+        eligible = outcome.eligible
+        if eligible is not None and math.floor(eligible) <= math.floor(job.submit):
+            eligible = submit - origin
+        recorded[job.job_id] = dataclasses.replace(outcome, start=start.time - origin, eligible=eligible)
+    return dataclasses.replace(workload, jobs=sorted(jobs, key=lambda job: (job.submit, job.job_id)),
+                               recorded=recorded)
+
+
+def _log_note(log: SchedulerLog, workload: Workload, passes: Mapping[str, Sequence[float]]) -> str:
+    """What the replay took from slurmctld's log."""
+    timed = sum(1 for job in workload.jobs if job.job_id in log.submits and job.job_id in log.ends)
+    last = max((at for instants in passes.values() for at in instants), default=0.0)
+    return (f"slurmctld's log: the submissions, starts and run times of {timed} of {len(workload.jobs)} "
+            f"jobs to the millisecond, and the model's passes at Slurm's ({len(passes.get('main', []))} "
+            f"main, {len(passes.get('backfill', []))} backfill) up to {last:.0f} s, as configured after")
 
 
 def slurm_clock_origin(first: float, resolution: float) -> float:

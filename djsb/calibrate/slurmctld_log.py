@@ -16,9 +16,11 @@ import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from djsb.errors import InputError
+from djsb.errors import InputError, TraceError
 from djsb.jobs.hostlist import expand_hostlist
+from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
 from djsb.workloads.sacct import parse_sacct_time
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\]")
@@ -29,6 +31,10 @@ BACKFILL = re.compile(rf"\b_start_job: Started {JOB} in \S+ on (\S+)")
 END = re.compile(rf"\b_job_complete: {JOB} done")
 SUBMIT = re.compile(r"\b_slurm_rpc_submit_batch_job: JobId=(\d+) ")
 """A submission, by the job's id (an array's: its tasks are not logged one by one)."""
+MAIN_LOOP_PERIOD = 1.0
+"""Seconds between two wake-ups of slurmctld's background loop, which runs the main scheduler's
+pass a submission or an end asked for (controller.c ``_slurmctld_background``: ten 100 ms sleeps,
+then its work)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,44 @@ def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLo
                 raise InputError(f"{source}, line {number}: {exc}", key="log") from exc
             starts[job] = LoggedStart(job, at, scheduler, nodes)
     return SchedulerLog(starts, ends, submits)
+
+
+def read_scheduler_log(path: Path) -> SchedulerLog:
+    """:func:`parse_scheduler_log` of the log file at ``path`` (plain or gzip), its errors naming it."""
+    try:
+        with open_trace_text(path) as handle:
+            text = handle.read()
+    except TraceError as exc:
+        raise InputError(str(exc), key="--slurmctld-log") from None
+    except STREAM_ERRORS as exc:
+        raise InputError(f"cannot read {path}: {exc}", key="--slurmctld-log") from None
+    return parse_scheduler_log(text, str(path))
+
+
+def pass_grid(instants: Sequence[float], period: float, together: float = 0.05) -> list[float]:
+    """The instants of a pass clock of about ``period`` seconds that ran at ``instants`` (the log's
+    starts by one scheduler: the passes that started something): the distinct instants (those
+    within ``together`` of the previous one are one pass), and between two of them a whole number
+    of periods apart the passes that started nothing, evenly spaced (the clock drifts: each loop
+    adds its own work to its sleep)."""
+    ticks: list[float] = []
+    for instant in sorted(instants):
+        if ticks and instant - ticks[-1] <= together:
+            continue
+        if ticks:
+            gap = instant - ticks[-1]
+            count = round(gap / period)
+            ticks += [ticks[-1] + index * gap / count for index in range(1, count)]
+        ticks.append(instant)
+    return ticks
+
+
+def pass_instants(log: SchedulerLog, bf_interval: float) -> dict[str, list[float]]:
+    """The instants of Slurm's passes in ``log``, by scheduler (``main``: its background loop's
+    wake-ups, about a second apart; ``backfill``: every ``bf_interval``), as :func:`pass_grid`
+    rebuilds each clock from the starts it logged."""
+    return {kind: pass_grid([start.time for start in log.starts.values() if start.scheduler == kind], period)
+            for kind, period in (("main", MAIN_LOOP_PERIOD), ("backfill", bf_interval))}
 
 
 def on_clock_share(times: Sequence[float], tolerance: float = 0.05) -> float:
