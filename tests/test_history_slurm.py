@@ -91,11 +91,28 @@ def replay_fresh_history(ids: list[int], tmp_path: Path, capsys: pytest.CaptureF
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     times = [t for job_id in ids for t in scontrol_times(job_id)]
     assert len(times) == JOBS and set(errors.index) == {job_id for job_id, _, _ in times}
+    # the replay's clock counts from a multiple of bf_resolution before the first submission: the
+    # recorded starts are scontrol's, counted from the replay's first submission as from scontrol's
     origin = min(submit for _, submit, _ in times)
     recorded = {job_id: float(start - origin) for job_id, _, start in times}
-    assert errors["recorded_start"].to_dict() == recorded
+    assert (errors["recorded_start"] - errors["submit"].min()).to_dict() == recorded
     assert errors["recorded_pass"].isin(("main", "backfill")).all()
     assert (errors["simulated_start"] >= errors["submit"]).all()
     summary = pd.read_csv(out / "summary.csv").set_index(["group_by", "group"]).loc[("all", "all")]
     assert summary["not_started"] == 0
     print(summary.to_dict())
+    # again given slurmctld's log: every job timed by it, its starts to the millisecond within the
+    # second scontrol gives, counted from the first submission's whole second (the log stamps a
+    # start a moment after slurmctld set it: 50 ms allowed past that second)
+    log = re.search(r"^SlurmctldLogFile=(\S+)", SLURM_CONF.read_text(), re.MULTILINE)
+    assert log is not None
+    logged = tmp_path / "history-log"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(SLURM_CONF), "--slurmctld-log",
+                 log.group(1), "--window", "30", "--step", "5", "-o", str(logged)]) == 0
+    print(capsys.readouterr().out)
+    assert f"the submissions, starts and run times of {JOBS} of {JOBS} jobs" in (logged / "notes.txt").read_text()
+    timed = pd.read_csv(logged / "errors.csv").set_index("job_id")
+    first = timed["submit"].min()
+    for job_id, start in recorded.items():
+        assert -0.05 <= timed.loc[job_id, "recorded_start"] - first - start + (first % 1) < 1.05, job_id
+    assert (timed["simulated_start"] >= timed["submit"]).all()
