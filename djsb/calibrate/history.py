@@ -397,7 +397,8 @@ def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
 
 def _log_note(log: SchedulerLog, workload: Workload, passes: Mapping[str, Sequence[float]]) -> str:
     """What the replay took from slurmctld's log."""
-    timed = sum(1 for job in workload.jobs if job.job_id in log.submits and job.job_id in log.ends)
+    timed = sum(1 for job in workload.jobs
+                if job.job_id in log.submits and job.job_id in log.starts and job.job_id in log.ends)
     last = max((at for instants in passes.values() for at in instants), default=0.0)
     return (f"slurmctld's log: the submissions, starts and run times of {timed} of {len(workload.jobs)} "
             f"jobs to the millisecond, and the model's passes at Slurm's ({len(passes.get('main', []))} "
