@@ -209,9 +209,11 @@ def test_resume_cancels_by_recorded_id_where_the_module_cannot_tag_jobs(sge_cell
         run.write_ledger(SUBMITTING, request.token, time=0.0, name=request.name)
         run.write_ledger(SUBMITTED, request.token, time=0.0, job_id=job_id)
         run.write_ledger(SUBMITTING, "ended", time=0.0, name="ref-s0-sim0")
-        run.write_ledger(SUBMITTED, "ended", time=0.0, job_id="1")  # not a live job's id: recorded below
+        # an id no live job has (a fresh cell numbers its jobs from 1: the job above may be 1)
+        ended = str(int(job_id) + 100_000)
+        run.write_ledger(SUBMITTED, "ended", time=0.0, job_id=ended)  # recorded below
         (run.path / "jobs.csv").write_text("stage,scenario,n_a,sample,name,job_id,state\n"
-                                           "reference,,0,0,ref-s0-sim0,1,COMPLETED\n")
+                                           f"reference,,0,0,ref-s0-sim0,{ended},COMPLETED\n")
         run.release()
 
         resumed = RunDirectory.resume(run.path)

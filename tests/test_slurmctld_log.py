@@ -16,6 +16,7 @@ from djsb.calibrate.slurmctld_log import (
     on_clock_share,
     parse_scheduler_log,
     pass_grid,
+    pass_instants,
     reuse_lags,
 )
 from djsb.cli import main
@@ -99,6 +100,18 @@ def test_pass_grid_puts_back_the_passes_that_started_nothing() -> None:
     assert pass_grid([10.0, 15.3], 1.0) == pytest.approx([10.0, 11.06, 12.12, 13.18, 14.24, 15.3])
 
 
+def test_a_log_too_long_to_rebuild_its_passes_is_refused_before_they_are_made() -> None:
+    log = parse_scheduler_log(LINES)
+    first = log.starts[5].time
+    # the main scheduler's starts at 41.468 and 46.100: 4.632 s, five turns of 0.9264 s
+    passes = pass_instants(log, 5.0, (first, first + 10.0))
+    assert [at - first for at in passes["main"]] == pytest.approx([0.0, 0.9264, 1.8528, 2.7792, 3.7056, 4.632],
+                                                                  abs=1e-3)
+    assert passes["backfill"] == [log.starts[7].time]  # its one start (45.471)
+    with pytest.raises(InputError, match="more than 5,000,000 passes of Slurm's main scheduler"):
+        pass_instants(log, 5.0, (first, first + 6e6))
+
+
 SACCT = """\
 JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|ReqCPUS|NNodes|State|Flags
 5|u1|a1|batch|normal|2026-11-27T18:51:40|2026-11-27T18:51:40|2026-11-27T18:51:41|2026-11-27T18:51:44|00:00:03|00:01:00|2|2|COMPLETED|SchedMain
@@ -111,18 +124,22 @@ def test_the_logged_times_replace_the_whole_seconds_of_the_jobs_the_log_has(tmp_
     dump = tmp_path / "dump.txt"
     dump.write_text(SACCT)
     lines = LINES + ("[2026-11-27T18:51:40.700] _slurm_rpc_submit_batch_job: JobId=5 InitPrio=4 usec=9\n"
-                     "[2026-11-27T18:51:46.471] _job_complete: JobId=7 done\n")
+                     "[2026-11-27T18:51:46.471] _job_complete: JobId=7 done\n"
+                     "[2026-11-27T18:51:42.300] sched: Allocate JobId=8 NodeList=h1 #CPUs=1 Partition=batch\n"
+                     "[2026-11-27T18:51:43.350] _job_complete: JobId=8 done\n")
     workload = read_sacct(dump)
     timed = with_logged_times(workload, parse_scheduler_log(lines))
     origin = workload.time_origin  # sacct's first Submit, 18:51:40
     jobs = {job.job_id: job for job in timed.jobs}
     # job 5: submitted at .700, started at 41.468, ended at 44.514 (the log's); job 7: submitted at
-    # 41.254, started by backfill at 45.471, ended at 46.471; job 8 is not in the log: sacct's seconds
+    # 41.254, started by backfill at 45.471, ended at 46.471; job 8's submission is not in the log
+    # (as an array's later tasks'): sacct's second, its start (42.300) and end (43.350) the log's
     assert jobs[5].submit == pytest.approx(0.7) and jobs[5].run_time == pytest.approx(3.046)
     assert timed.recorded[5].start == pytest.approx(1.468) and timed.recorded[5].eligible == pytest.approx(0.7)
     assert jobs[7].submit == pytest.approx(1.254) and jobs[7].run_time == pytest.approx(1.0)
     assert timed.recorded[7].start == pytest.approx(5.471)
-    assert jobs[8].submit == 2.0 and jobs[8].run_time == 1.0 and timed.recorded[8].start == 2.0
+    assert jobs[8].submit == 2.0 and jobs[8].run_time == pytest.approx(1.05)
+    assert timed.recorded[8].start == pytest.approx(2.3)
     assert timed.time_origin == origin
     assert [job.job_id for job in timed.jobs] == [5, 7, 8]
 
@@ -135,7 +152,8 @@ def test_djsb_history_takes_the_log_and_says_so(tmp_path: Path, capsys: pytest.C
             "--associations", str(record / "assoc.txt"), "--qos", str(record / "qos.txt"), "-q"]
     assert main([*base, "--slurmctld-log", str(record / "slurmctld.log.gz"), "-o", str(tmp_path / "log")]) == 0
     notes = (tmp_path / "log" / "notes.txt").read_text()
-    assert "slurmctld's log: the submissions, starts and run times of 2000 of 2000 jobs" in notes
+    assert "slurmctld's log: the starts and run times of 2000 of 2000 jobs to the millisecond (2000 of them " \
+        "with their submission)" in notes
     errors = pd.read_csv(tmp_path / "log" / "errors.csv")
     assert (errors["recorded_start"] % 1 != 0).mean() > 0.9  # the log's milliseconds, not sacct's seconds
     capsys.readouterr()

@@ -322,7 +322,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     first = workload.time_origin + min((job.submit for job in workload.jobs), default=0.0)
     workload = workload.counted_from(slurm_clock_origin(first, scheduler.bf_resolution))
     passes = {kind: [at - workload.time_origin for at in instants]
-              for kind, instants in pass_instants(log, scheduler.bf_interval).items()} if log else {}
+              for kind, instants in pass_instants(log, scheduler.bf_interval, _span(workload)).items()} \
+        if log else {}
     begin = replay_start(start, workload)
     split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
     jobs = split.replayed
@@ -375,21 +376,23 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
 
 
 def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
-    """``workload`` with the times of ``log`` where it has a job's submission, start and end: the
-    submission, the recorded start and the run time (start to end) to the millisecond where sacct
-    cuts them to the second, and the eligibility at the submission when sacct's was that second."""
+    """``workload`` with the times of ``log`` to the millisecond where sacct cuts them to the second:
+    each job's recorded start and run time (start to end) where the log has both, and its submission
+    where the log has it (an array's later tasks have none: their submission stays sacct's second),
+    with the eligibility at that submission when sacct's was its second."""
     origin = workload.time_origin
     jobs, recorded = [], dict(workload.recorded)
     for job in workload.jobs:
         submit, start, end = log.submits.get(job.job_id), log.starts.get(job.job_id), log.ends.get(job.job_id)
         outcome = recorded.get(job.job_id)
-        if submit is None or start is None or end is None or outcome is None:
+        if start is None or end is None or outcome is None:
             jobs.append(job)
             continue
-        jobs.append(dataclasses.replace(job, submit=submit - origin, run_time=end - start.time))
+        logged = job.submit if submit is None else submit - origin
+        jobs.append(dataclasses.replace(job, submit=logged, run_time=end - start.time))
         eligible = outcome.eligible
         if eligible is not None and math.floor(eligible) <= math.floor(job.submit):
-            eligible = submit - origin
+            eligible = logged
         recorded[job.job_id] = dataclasses.replace(outcome, start=start.time - origin, eligible=eligible)
     return dataclasses.replace(workload, jobs=sorted(jobs, key=lambda job: (job.submit, job.job_id)),
                                recorded=recorded)
@@ -397,12 +400,22 @@ def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
 
 def _log_note(log: SchedulerLog, workload: Workload, passes: Mapping[str, Sequence[float]]) -> str:
     """What the replay took from slurmctld's log."""
-    timed = sum(1 for job in workload.jobs
-                if job.job_id in log.submits and job.job_id in log.starts and job.job_id in log.ends)
+    timed = [job.job_id for job in workload.jobs if job.job_id in log.starts and job.job_id in log.ends]
+    submitted = sum(1 for job_id in timed if job_id in log.submits)
     last = max((at for instants in passes.values() for at in instants), default=0.0)
-    return (f"slurmctld's log: the submissions, starts and run times of {timed} of {len(workload.jobs)} "
-            f"jobs to the millisecond, and the model's passes at Slurm's ({len(passes.get('main', []))} "
-            f"main, {len(passes.get('backfill', []))} backfill) up to {last:.0f} s, as configured after")
+    return (f"slurmctld's log: the starts and run times of {len(timed)} of {len(workload.jobs)} jobs to the "
+            f"millisecond ({submitted} of them with their submission), and the model's passes at Slurm's "
+            f"({len(passes.get('main', []))} main, {len(passes.get('backfill', []))} backfill) up to "
+            f"{last:.0f} s, as configured after")
+
+
+def _span(workload: Workload) -> tuple[float, float]:
+    """The Unix times of a history's first submission and of its last recorded start or end."""
+    origin = workload.time_origin
+    first = min((job.submit for job in workload.jobs), default=0.0)
+    last = max((max(outcome.start, outcome.start + job.run_time) for job in workload.jobs
+                if (outcome := workload.recorded.get(job.job_id)) is not None), default=first)
+    return origin + first, origin + last
 
 
 def slurm_clock_origin(first: float, resolution: float) -> float:

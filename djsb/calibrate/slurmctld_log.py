@@ -31,6 +31,9 @@ BACKFILL = re.compile(rf"\b_start_job: Started {JOB} in \S+ on (\S+)")
 END = re.compile(rf"\b_job_complete: {JOB} done")
 SUBMIT = re.compile(r"\b_slurm_rpc_submit_batch_job: JobId=(\d+) ")
 """A submission, by the job's id (an array's: its tasks are not logged one by one)."""
+MAX_PASSES = 5_000_000
+"""The most pass instants a replay rebuilds of one scheduler's clock (40 MB of floats; 58 days of
+slurmctld's one-second main loop)."""
 MAIN_LOOP_PERIOD = 1.0
 """Seconds between two wake-ups of slurmctld's background loop, which runs the main scheduler's
 pass a submission or an end asked for (controller.c ``_slurmctld_background``: ten 100 ms sleeps,
@@ -121,12 +124,22 @@ def pass_grid(instants: Sequence[float], period: float, together: float = 0.05) 
     return ticks
 
 
-def pass_instants(log: SchedulerLog, bf_interval: float) -> dict[str, list[float]]:
-    """The instants of Slurm's passes in ``log``, by scheduler (``main``: its background loop's
-    wake-ups, about a second apart; ``backfill``: every ``bf_interval``), as :func:`pass_grid`
-    rebuilds each clock from the starts it logged."""
-    return {kind: pass_grid([start.time for start in log.starts.values() if start.scheduler == kind], period)
-            for kind, period in (("main", MAIN_LOOP_PERIOD), ("backfill", bf_interval))}
+def pass_instants(log: SchedulerLog, bf_interval: float, span: tuple[float, float]) -> dict[str, list[float]]:
+    """The instants of Slurm's passes in ``log`` over ``span`` (first, last: the log's clock), by
+    scheduler (``main``: its background loop's wake-ups, about a second apart; ``backfill``: every
+    ``bf_interval``), as :func:`pass_grid` rebuilds each clock from the starts it logged over that
+    span. A span of more than :data:`MAX_PASSES` passes of a clock is an InputError (before the
+    instants are made): the log of a shorter window is needed."""
+    first, last = span
+    instants = {}
+    for kind, period in (("main", MAIN_LOOP_PERIOD), ("backfill", bf_interval)):
+        if (last - first) / period > MAX_PASSES:
+            raise InputError(f"the dump spans {last - first:.0f} s: more than {MAX_PASSES:,} passes of "
+                             f"Slurm's {kind} scheduler (every {period:g} s) to rebuild from its log; replay "
+                             f"a shorter window (sacct -S/-E, or --start)", key="--slurmctld-log")
+        instants[kind] = pass_grid([start.time for start in log.starts.values()
+                                    if start.scheduler == kind and first <= start.time <= last], period)
+    return instants
 
 
 def on_clock_share(times: Sequence[float], tolerance: float = 0.05) -> float:
