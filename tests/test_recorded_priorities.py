@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.history import SiteFiles, replay_history, slurm_clock_origin
+from djsb.calibrate.history import SiteFiles, clock_step, replay_history
 from djsb.calibrate.recompute_watch import calc_phase
 from djsb.calibrate.recorded_priorities import decay_runs
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.swf import Workload
+from djsb.workloads.sacct import parse_sacct_parsable2
 
 RECORD = Path(__file__).parent / "fixtures" / "history" / "site-1"
 
@@ -39,16 +39,17 @@ def test_changes_of_priority_between_like_jobs_started_at_once_bracket_the_runs(
 
 
 def test_the_clock_counts_from_the_multiple_of_bf_resolution_before_the_first_submission() -> None:
-    # 1,700,000,037.4 / 60 = 28,333,333.96: the multiple at or before it is 28,333,333 x 60
-    assert slurm_clock_origin(1_700_000_037.4, 60.0) == 1_699_999_980
-    assert slurm_clock_origin(1_700_000_037.4, 0.0) == 1_700_000_037  # whole seconds at least
-    workload = Workload([job(1, 0.0), job(2, 3.5)], {}, [], "dump", time_origin=1_700_000_037.4,
-                        recorded={2: RecordedOutcome(4.0, eligible=3.5, priority=9)})
-    moved = workload.counted_from(1_699_999_980)
-    assert moved.time_origin == 1_699_999_980
-    assert [j.submit for j in moved.jobs] == pytest.approx([57.4, 60.9])
-    assert moved.recorded[2].start == pytest.approx(61.4) and moved.recorded[2].eligible == pytest.approx(60.9)
-    assert moved.recorded[2].priority == 9
+    # 2023-11-14T22:13:57 is Unix 1,700,000,037; / 60 = 28,333,333.95: the multiple at or before it is
+    # 28,333,333 x 60 = 1,699,999,980, 57 s before the first submission
+    dump = ("JobIDRaw|Submit|Start|End|Elapsed|ReqCPUS|State\n"
+            "1|2023-11-14T22:13:57|2023-11-14T22:13:58|2023-11-14T22:14:00|00:00:02|1|COMPLETED\n"
+            "2|2023-11-14T22:14:03|2023-11-14T22:14:05|2023-11-14T22:14:06|00:00:01|1|COMPLETED\n")
+    aligned = parse_sacct_parsable2(dump, align=clock_step(60.0))
+    assert aligned.time_origin == 1_699_999_980
+    assert [job.submit for job in aligned.jobs] == [57.0, 63.0]
+    assert aligned.recorded[2].start == 65.0
+    assert parse_sacct_parsable2(dump).time_origin == 1_700_000_037  # without: the first submission
+    assert clock_step(0.0) == 1.0 and clock_step(60.0) == 60.0  # whole seconds at least
 
 
 def test_a_replay_of_a_committed_record_reads_its_decay_thread_and_counts_on_slurms_grid() -> None:

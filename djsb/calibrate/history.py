@@ -315,12 +315,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf = read_slurm_conf(files.slurm_conf)
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
-    workload = read_sacct(files.sacct)
+    workload = read_sacct(files.sacct, align=clock_step(scheduler.bf_resolution))
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
         workload = with_logged_times(workload, log)
-    first = workload.time_origin + min((job.submit for job in workload.jobs), default=0.0)
-    workload = workload.counted_from(slurm_clock_origin(first, scheduler.bf_resolution))
     passes = {kind: [at - workload.time_origin for at in instants]
               for kind, instants in pass_instants(log, scheduler.bf_interval, _span(workload)).items()} \
         if log else {}
@@ -418,15 +416,14 @@ def _span(workload: Workload) -> tuple[float, float]:
     return origin + first, origin + last
 
 
-def slurm_clock_origin(first: float, resolution: float) -> float:
-    """The Unix time a replay whose first submission is at ``first`` counts from: the multiple of
-    ``resolution`` (bf_resolution, whole seconds) at or before it. slurmctld counts whole seconds
-    (``time_t``) and sched/backfill floors its reservations to multiples of bf_resolution on that
-    clock (backfill.c ``start_time / backfill_resolution * backfill_resolution``); the model floors
-    its own clock, so its floors are Slurm's only on a clock counted from such a multiple (the
+def clock_step(resolution: float) -> float:
+    """The step a replay's clock counts from a multiple of (on the Unix clock, at or before the
+    first submission): bf_resolution in whole seconds. slurmctld counts whole seconds (``time_t``)
+    and sched/backfill floors its reservations to multiples of bf_resolution on that clock
+    (backfill.c ``start_time / backfill_resolution * backfill_resolution``); the model floors its
+    own clock, so its floors are Slurm's only on a clock counted from such a multiple (the
     calibration runs on the Unix clock itself, for the same reason)."""
-    step = max(1, round(resolution))
-    return math.floor(first / step) * step
+    return float(max(1, round(resolution)))
 
 
 def place_running(sim: Simulation, running: Sequence[TraceJob],

@@ -159,12 +159,16 @@ def _count(text: str) -> int:
     return int(value) if value else 0
 
 
-def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: bool = True) -> Workload:
+def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: bool = True,
+                          align: float = 0.0) -> Workload:
     """Parse ``sacct --parsable2`` output (header line required) into a :class:`Workload`.
 
     Pure: text in, records out. ``keep_extra=False`` drops the per-job ``State``/``JobID`` strings (saves
-    memory on very large dumps). Raises :class:`~djsb.errors.TraceError` when there is no header naming
-    JobID, when a needed column is missing, or when most data lines are malformed.
+    memory on very large dumps). The times count from the first submission, or with ``align`` (seconds)
+    from the multiple of it at or before the first submission (a replay of Slurm counts from a
+    multiple of bf_resolution: djsb.calibrate.history.clock_step). Raises
+    :class:`~djsb.errors.TraceError` when there is no header naming JobID, when a needed column is
+    missing, or when most data lines are malformed.
     """
     lines = text.splitlines()
     header_index = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -312,6 +316,8 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
 
     next_id = max_numeric + 1
     origin = min((job[0] for _, _, job, _, _ in accepted), default=0.0)
+    if align > 0:
+        origin = math.floor(origin / align) * align
     jobs: list[TraceJob] = []
     extra: dict[int, dict[str, str]] = {}
     recorded: dict[int, RecordedOutcome] = {}
@@ -351,7 +357,7 @@ def started_by(flags: str) -> str | None:
     return None
 
 
-def read_sacct(path: str | os.PathLike, **kwargs: bool) -> Workload:
+def read_sacct(path: str | os.PathLike, *, keep_extra: bool = True, align: float = 0.0) -> Workload:
     """Read a file of ``sacct --parsable2`` output (plain or gzip) with :func:`parse_sacct_parsable2`."""
     source = os.fspath(path)
     with open_trace_text(source) as stream:
@@ -359,4 +365,4 @@ def read_sacct(path: str | os.PathLike, **kwargs: bool) -> Workload:
             text = stream.read()
         except STREAM_ERRORS as exc:
             raise TraceError(f"cannot read sacct output: {exc}", source=source) from exc
-    return parse_sacct_parsable2(text, source=source, **kwargs)
+    return parse_sacct_parsable2(text, source=source, keep_extra=keep_extra, align=align)

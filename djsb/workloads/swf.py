@@ -151,18 +151,6 @@ class Workload:
         raise TraceError(f"no usable job in the trace: all {len(self.skipped)} record(s) skipped "
                          f"({skip_reasons(self.skipped)})", source=self.source)
 
-    def counted_from(self, origin: float) -> Workload:
-        """The same workload with its times counted from the Unix time ``origin`` instead of
-        :attr:`time_origin` (every submission and recorded instant moved by the difference)."""
-        shift = self.time_origin - origin
-        return replace(
-            self, time_origin=origin,
-            jobs=[replace(job, submit=job.submit + shift) for job in self.jobs],
-            recorded={job_id: replace(
-                outcome, start=outcome.start + shift,
-                eligible=None if outcome.eligible is None else outcome.eligible + shift)
-                for job_id, outcome in self.recorded.items()})
-
     def skip_summary(self) -> dict[str, int]:
         """Reason -> number of skipped records, most frequent first."""
         return skip_counts(self.skipped)
