@@ -65,7 +65,7 @@ def test_on_clock_share_worked_by_hand() -> None:
 
 
 def test_a_start_line_without_a_time_stamp_is_refused_naming_it() -> None:
-    with pytest.raises(InputError, match=r"ctld.log, line 2: no \["):
+    with pytest.raises(InputError, match=r"^ctld.log:2: log: no \["):
         parse_scheduler_log("noise\nsched: Allocate JobId=5 NodeList=h1 #CPUs=1\n", "ctld.log")
 
 
@@ -160,3 +160,8 @@ def test_djsb_history_takes_the_log_and_says_so(tmp_path: Path, capsys: pytest.C
     assert main([*base, "--slurmctld-log", str(tmp_path / "missing.log"), "-o", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--slurmctld-log" in err[0] and "missing.log" in err[0], err
+    bad = tmp_path / "bad.log"
+    bad.write_text("noise\nsched: Allocate JobId=5 NodeList=h1 #CPUs=1\n")
+    assert main([*base, "--slurmctld-log", str(bad), "-o", str(tmp_path / "y")]) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"djsb: error: {bad}:2: --slurmctld-log: no [YYYY-MM-DDThh:mm:ss.mmm] time stamp"

@@ -61,9 +61,10 @@ class SchedulerLog:
     submits: dict[int, float] = field(default_factory=dict)
 
 
-def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLog:
+def parse_scheduler_log(text: str, source: str = "slurmctld log", key: str = "log") -> SchedulerLog:
     """The starts, ends and submissions in ``text``, a slurmctld log; a line of one of them whose
-    time stamp cannot be read is an error naming ``source`` and the line."""
+    time stamp or node list cannot be read is an error naming ``source``, the line and ``key`` (the
+    option that gave the log)."""
     starts: dict[int, LoggedStart] = {}
     ends: dict[int, float] = {}
     submits: dict[int, float] = {}
@@ -74,7 +75,7 @@ def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLo
         stamp = STAMP.match(line)
         at = parse_sacct_time(stamp.group(1) + (stamp.group(2) or "")) if stamp else None
         if at is None:
-            raise InputError(f"{source}, line {number}: no [YYYY-MM-DDThh:mm:ss.mmm] time stamp", key="log")
+            raise InputError("no [YYYY-MM-DDThh:mm:ss.mmm] time stamp", source=source, line=number, key=key)
         main, backfill, end, submit = found
         if submit is not None:
             submits.setdefault(int(submit.group(1)), at)
@@ -89,7 +90,7 @@ def parse_scheduler_log(text: str, source: str = "slurmctld log") -> SchedulerLo
             try:
                 nodes = tuple(expand_hostlist(match.group(3), check=False))
             except ValueError as exc:
-                raise InputError(f"{source}, line {number}: {exc}", key="log") from exc
+                raise InputError(str(exc), source=source, line=number, key=key) from exc
             starts[job] = LoggedStart(job, at, scheduler, nodes)
     return SchedulerLog(starts, ends, submits)
 
@@ -103,7 +104,7 @@ def read_scheduler_log(path: Path) -> SchedulerLog:
         raise InputError(str(exc), key="--slurmctld-log") from None
     except STREAM_ERRORS as exc:
         raise InputError(f"cannot read {path}: {exc}", key="--slurmctld-log") from None
-    return parse_scheduler_log(text, str(path))
+    return parse_scheduler_log(text, str(path), "--slurmctld-log")
 
 
 def pass_grid(instants: Sequence[float], period: float, together: float = 0.05) -> list[float]:
