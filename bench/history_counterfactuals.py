@@ -72,7 +72,7 @@ from djsb.calibrate.slurmctld_log import (  # noqa: E402
     SchedulerLog,
     lags_since_any_end,
     on_clock_share,
-    parse_scheduler_log,
+    read_scheduler_log,
     reuse_lags,
 )
 from djsb.jobs.hostlist import node_names  # noqa: E402
@@ -185,7 +185,7 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
 
 
 def record_log(record: str) -> SchedulerLog:
-    return parse_scheduler_log(gzip.decompress((HISTORY / record / "slurmctld.log.gz").read_bytes()).decode())
+    return read_scheduler_log(HISTORY / record / "slurmctld.log.gz")
 
 
 def main() -> int:
