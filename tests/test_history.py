@@ -76,6 +76,17 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     assert set(jobs["job_id"]) == set(waits)
 
 
+def test_a_gres_conf_beside_the_slurm_conf_is_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # slurmctld reads gres.conf from slurm.conf's directory; the replay does too, and says it has no model
+    (tmp_path / "slurm.conf").write_text(CONF.read_text())
+    (tmp_path / "gres.conf").write_text("NodeName=n[1-2] Name=gpu Type=a100 Count=4\n")
+    assert main(["history", str(DUMP), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "-o", str(tmp_path / "out")]) == 0
+    assert (f"{tmp_path / 'gres.conf'}: gpu (a100) on n[1-2] x4 has no model: jobs are placed by CPUs and "
+            "memory, and a job's --gres is replayed without it") in (tmp_path / "out" / "notes.txt").read_text()
+    capsys.readouterr()
+
+
 def test_the_progress_of_a_replay_ends_with_every_job_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     # reported every 50 events, the replay of the dump's 81 jobs ends between two reports: its last

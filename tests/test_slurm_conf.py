@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.slurm_conf import parse_slurm_conf, read_slurm_conf
+from djsb.calibrate.slurm_conf import (
+    gres_notes,
+    parse_gres_conf,
+    parse_slurm_conf,
+    read_gres_conf,
+    read_slurm_conf,
+)
 from djsb.calibrate.slurm_config import cluster_spec, scheduler_config
 from djsb.errors import ConfigError
 
@@ -82,3 +88,39 @@ def test_an_item_without_a_value_names_its_line() -> None:
     with pytest.raises(ConfigError, match="'CPUs' is not Key=Value") as bad:
         parse_slurm_conf("ClusterName=x\nNodeName=n1 CPUs\n", source="site.conf")
     assert bad.value.one_line() == "site.conf:2: 'CPUs' is not Key=Value"
+
+
+GRES_CONF = """\
+# Generic resources, in the forms of gres.conf(5)'s examples (Slurm 22.05)
+AutoDetect=nvml
+NodeName=tux[0-15]  Name=gpu File=/dev/nvidia[0-3]
+NodeName=tux[16-31] Name=gpu Type=tesla File=/dev/nvidia[0-7] COREs=0,1
+name=mps Count=100 File=/dev/nvidia0
+"""
+
+
+def test_a_gres_conf_beside_slurm_conf_is_read_and_each_resource_noted(tmp_path: Path) -> None:
+    records = parse_gres_conf(GRES_CONF)
+    assert records[0] == {"AutoDetect": "nvml"}
+    assert records[2] == {"NodeName": "tux[16-31]", "Name": "gpu", "Type": "tesla", "File": "/dev/nvidia[0-7]",
+                          "Cores": "0,1"}  # keys are case-insensitive: COREs is Cores
+    assert records[3] == {"Name": "mps", "Count": "100", "File": "/dev/nvidia0"}
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\n")
+    assert read_gres_conf(conf) is None  # none beside it: nothing to say
+    (tmp_path / "gres.conf").write_text(GRES_CONF)
+    found = read_gres_conf(conf)
+    assert found is not None
+    notes = gres_notes(*found)
+    gres = tmp_path / "gres.conf"
+    assert notes == [f"{gres}: AutoDetect=nvml has no model: jobs are placed by CPUs and memory, and a job's "
+                     "--gres is replayed without it",
+                     f"{gres}: gpu on tux[0-15] has no model: jobs are placed by CPUs and memory, and a job's "
+                     "--gres is replayed without it",
+                     f"{gres}: gpu (tesla) on tux[16-31] has no model: jobs are placed by CPUs and memory, and "
+                     "a job's --gres is replayed without it",
+                     f"{gres}: mps on every node x100 has no model: jobs are placed by CPUs and memory, and a "
+                     "job's --gres is replayed without it"]
+    (tmp_path / "gres.conf").write_text("Name=gpu File\n")
+    with pytest.raises(ConfigError, match=r"gres.conf:1: 'File' is not Key=Value"):
+        read_gres_conf(conf)

@@ -43,7 +43,7 @@ import pandas as pd
 
 from djsb.calibrate.recorded_priorities import decay_runs
 from djsb.calibrate.site_events import parse_node_events, parse_reservations, site_event_notes
-from djsb.calibrate.slurm_conf import SlurmConf, read_slurm_conf
+from djsb.calibrate.slurm_conf import SlurmConf, gres_notes, read_gres_conf, read_slurm_conf
 from djsb.calibrate.slurm_config import (
     COUNTS,
     FLAGS,
@@ -330,6 +330,9 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          key="--start")
     queued = [_queued_at(job, workload.recorded.get(job.job_id), begin) for job in jobs]
     notes = unmodelled(conf)
+    gres = read_gres_conf(files.slurm_conf)
+    if gres is not None:
+        notes += gres_notes(*gres)
     qos = parse_qos(_site_text(files.qos, "--qos")) if files.qos is not None else (QosSpec("normal"),)
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}

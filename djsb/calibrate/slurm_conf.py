@@ -200,3 +200,45 @@ def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
         return [(match, text_of(Path(match), source, line)) for match in matches]
 
     return parse_slurm_conf(text_of(main, str(main), 0), source=str(main), include=include)
+
+
+GRES_KEYS = {key.lower(): key for key in ("AutoDetect", "Count", "Cores", "File", "Flags", "Links",
+                                            "MultipleFiles", "Name", "NodeName", "Type")}
+"""gres.conf's keys (case-insensitive) in gres.conf(5)'s spelling."""
+
+
+def parse_gres_conf(text: str, source: str = "gres.conf") -> list[dict[str, str]]:
+    """The records of a gres.conf (gres.conf(5): one ``Name=`` line per resource, with NodeName,
+    Type, Count, File...; ``AutoDetect=`` alone sets the detection), as key/value dicts, in order."""
+    return [{GRES_KEYS.get(key.lower(), key): value for key, value in items(line, source, number)}
+            for number, line in logical_lines(text)]
+
+
+def read_gres_conf(slurm_conf: Path) -> tuple[Path, list[dict[str, str]]] | None:
+    """The gres.conf beside ``slurm_conf`` (where slurmctld reads it) and its records; None when
+    there is none."""
+    path = slurm_conf.parent / "gres.conf"
+    if not path.is_file():
+        return None
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
+                          source=str(path)) from None
+    return path, parse_gres_conf(text, str(path))
+
+
+def gres_notes(path: Path, records: list[dict[str, str]]) -> list[str]:
+    """One note per generic resource of a gres.conf (by Name and Type), with its nodes and count:
+    the model places jobs by CPUs and memory alone."""
+    found: dict[str, list[str]] = {}
+    for record in records:
+        if "Name" not in record:
+            found.setdefault(f"AutoDetect={record.get('AutoDetect', '')}", [])
+            continue
+        what = record["Name"] + (f" ({record['Type']})" if record.get("Type") else "")
+        where = record.get("NodeName", "every node") + (f" x{record['Count']}" if record.get("Count") else "")
+        found.setdefault(what, []).append(where)
+    return [f"{path}: {what}{' on ' + ', '.join(where) if where else ''} has no model: jobs are placed by "
+            f"CPUs and memory, and a job's --gres is replayed without it" for what, where in found.items()]
+
