@@ -9,7 +9,9 @@ job by job) and one per record for the model against it; then the ``features`` r
 mean waits (replayed or second record / recorded), the moving-average MAPE (2-minute window, every
 30 s), the mean absolute wait error, the KS distance of the waits and the share of jobs started by
 the same pass, and whether the row is within Slurm's spread (the test's rule: at most Slurm's own
-value on both measures). Then the same given each record's slurmctld log (``djsb history
+value on both measures). Record 2 of each pair was made right after record 1 on the same cluster,
+which kept record 1's fair-share usage: it is replayed with record 1's dump before it (``djsb
+history --earlier``). Then the same given each record's slurmctld log (``djsb history
 --slurmctld-log``): the times to the millisecond, Slurm's own spread measured on them too.
 
 Usage: python3 bench/history_ground_truth.py
@@ -33,13 +35,15 @@ PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2")}
 WINDOW, STEP = 120.0, 30.0
 
 
-def replay(name: str, *, with_log: bool = False) -> pd.DataFrame:
+def replay(name: str, *, with_log: bool = False, earlier: str | None = None) -> pd.DataFrame:
     """The per-job errors of the replay of the committed record ``name`` (``with_log``: given its
-    slurmctld log too, so measured against the log's starts)."""
+    slurmctld log too, so measured against the log's starts; ``earlier``: the record made before it
+    on the same cluster, whose jobs charge fair share before it starts)."""
     where = HISTORY / name
     optional = {key: where / f"{key}.txt" for key in ("events", "reservations")}
     files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt",
                       **{key: path for key, path in optional.items() if path.is_file()},
+                      earlier=(HISTORY / earlier / "dump.txt.gz",) if earlier else (),
                       slurmctld_log=where / "slurmctld.log.gz" if with_log else None)
     return replay_history(files, window=WINDOW, step=STEP).errors
 
@@ -62,7 +66,8 @@ def main() -> int:
     for with_log in (False, True):
         given = " (with slurmctld's log)" if with_log else ""
         for first, second in PAIRS.values():
-            errors = {name: replay(name, with_log=with_log) for name in (first, second)}
+            errors = {first: replay(first, with_log=with_log),
+                      second: replay(second, with_log=with_log, earlier=first)}
             spread = summary(records_paired(errors[first], errors[second]), WINDOW, STEP)
             rows.append(row(f"Slurm, {second} against {first}{given}", spread, None))
             rows += [row(f"model against {name}{given}", summary(errors[name], WINDOW, STEP), spread)

@@ -280,11 +280,13 @@ def scheduler_lines(log: str, dump: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def replay(record_dir: Path) -> Path:
-    """``djsb history`` on a record's files; the output directory."""
+def replay(record_dir: Path, earlier: Path | None = None) -> Path:
+    """``djsb history`` on a record's files (``earlier``: the record made before it on the same
+    cluster, which kept its fair-share usage); the output directory."""
     out = record_dir.parent / f"{record_dir.name}-replay"
-    subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), "--slurm-conf",
-                    str(record_dir / "slurm.conf"), "--associations", str(record_dir / "assoc.txt"),
+    before = ["--earlier", str(earlier / "dump.txt.gz")] if earlier is not None else []
+    subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), *before,
+                    "--slurm-conf", str(record_dir / "slurm.conf"), "--associations", str(record_dir / "assoc.txt"),
                     "--qos", str(record_dir / "qos.txt"), "--events", str(record_dir / "events.txt"),
                     "--reservations", str(record_dir / "reservations.txt"), "--window", str(WINDOW),
                     "--step", str(STEP),
@@ -334,7 +336,8 @@ def main() -> int:
     finally:
         if not args.keep:
             slurm("bash", str(ROOT / ".ci" / "slurm.sh"), "stop", check=False)
-    first, second = (pd.read_csv(replay(args.out / name) / "errors.csv") for name in ("site-1", "site-2"))
+    first = pd.read_csv(replay(args.out / "site-1") / "errors.csv")
+    second = pd.read_csv(replay(args.out / "site-2", earlier=args.out / "site-1") / "errors.csv")
     rows = [{"compared": "Slurm site-2 against site-1 (run to run)",
              **summary(records_paired(first, second), WINDOW, STEP)},
             {"compared": "model against site-1", **summary(first, WINDOW, STEP)},

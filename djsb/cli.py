@@ -541,7 +541,8 @@ def command_history(args: argparse.Namespace) -> int:
                       Path(args.qos) if args.qos else None, Path(args.usage) if args.usage else None,
                       Path(args.events) if args.events else None,
                       Path(args.reservations) if args.reservations else None,
-                      Path(args.slurmctld_log) if args.slurmctld_log else None)
+                      earlier=tuple(Path(path) for path in args.earlier or ()),
+                      slurmctld_log=Path(args.slurmctld_log) if args.slurmctld_log else None)
     settings = what_if_settings(args.set or [])
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
@@ -763,6 +764,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--reservations", help="sacctmgr --noheader --parsable2 show reservation "
                          "start=START end=END format=Name,NodeNames,TimeStart,TimeEnd,Flags (noted: the "
                          "model holds none)")
+    history.add_argument("--earlier", action="append", metavar="DUMP",
+                         help="a sacct dump of the history before DUMP's (the same format; repeatable, in "
+                         "time order): its jobs charge fair share before the replay starts, at DUMP's "
+                         "first submission unless --start says otherwise")
     history.add_argument("--slurmctld-log", help="slurmctld's log over the dump's span (plain or gzip; the "
                          "default level, info): the jobs' submissions, starts and ends to the millisecond, "
                          "and the instants of Slurm's main and backfill passes, which sacct does not keep")

@@ -76,7 +76,7 @@ from djsb.report.replay_error import (
     summary_rows,
 )
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.sacct import parse_sacct_time, read_sacct
+from djsb.workloads.sacct import merged_dumps, parse_sacct_time, read_sacct
 from djsb.workloads.submit_line import sbatch_options
 from djsb.workloads.swf import Workload
 
@@ -125,6 +125,9 @@ class SiteFiles:
     reservations: Path | None = None
     """sacctmgr's reservations (:data:`~djsb.calibrate.site_events.RESERVATIONS_COMMAND`): noted, not
     modelled."""
+    earlier: tuple[Path, ...] = ()
+    """sacct dumps of the history before ``sacct``'s, in time order: their jobs charge fair share
+    before the replay's start, which is then ``sacct``'s first submission unless given."""
     slurmctld_log: Path | None = None
     """slurmctld's log over the dump's span: its jobs' submissions, starts and ends to the millisecond
     and the instants of Slurm's passes (:func:`with_logged_times`)."""
@@ -315,14 +318,17 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf = read_slurm_conf(files.slurm_conf)
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
-    workload = read_sacct(files.sacct, align=clock_step(scheduler.bf_resolution))
+    step = clock_step(scheduler.bf_resolution)
+    parts = [read_sacct(path, align=step) for path in (*files.earlier, files.sacct)]
+    workload = merged_dumps(parts, align=step)
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
         workload = with_logged_times(workload, log)
     passes = {kind: [at - workload.time_origin for at in instants]
               for kind, instants in pass_instants(log, scheduler.bf_interval, _span(workload)).items()} \
         if log else {}
-    begin = replay_start(start, workload)
+    begin = replay_start(start, workload) if start is not None or not files.earlier else \
+        parts[-1].time_origin + min(job.submit for job in parts[-1].replayable_jobs()) - workload.time_origin
     split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
     jobs = split.replayed
     if not jobs:

@@ -67,7 +67,8 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from operator import attrgetter, itemgetter
 
@@ -366,3 +367,32 @@ def read_sacct(path: str | os.PathLike, *, keep_extra: bool = True, align: float
         except STREAM_ERRORS as exc:
             raise TraceError(f"cannot read sacct output: {exc}", source=source) from exc
     return parse_sacct_parsable2(text, source=source, keep_extra=keep_extra, align=align)
+
+
+def merged_dumps(parts: Sequence[Workload], *, align: float = 0.0) -> Workload:
+    """Several sacct dumps of one history (each read by :func:`read_sacct`, in time order) as one:
+    times count from the first submission of them all (or the multiple of ``align`` before it); a
+    job in more than one dump (windows that overlap) is kept as the first dump has it."""
+    if len(parts) == 1:
+        return parts[0]
+    first = min(part.time_origin + min((job.submit for job in part.jobs), default=0.0) for part in parts)
+    origin = math.floor(first / align) * align if align > 0 else first
+    jobs: dict[int, TraceJob] = {}
+    recorded: dict[int, RecordedOutcome] = {}
+    extra: dict[int, dict[str, str]] = {}
+    for part in parts:
+        shift = part.time_origin - origin
+        for job in part.jobs:
+            if job.job_id in jobs:
+                continue
+            jobs[job.job_id] = replace(job, submit=job.submit + shift)
+            outcome = part.recorded.get(job.job_id)
+            if outcome is not None:
+                recorded[job.job_id] = replace(
+                    outcome, start=outcome.start + shift,
+                    eligible=None if outcome.eligible is None else outcome.eligible + shift)
+            if job.job_id in part.extra:
+                extra[job.job_id] = part.extra[job.job_id]
+    skipped = [record for part in parts for record in part.skipped]
+    return Workload(sorted(jobs.values(), key=attrgetter("submit", "job_id")), parts[-1].header, skipped,
+                    " + ".join(part.source for part in parts), extra, origin, recorded)
