@@ -287,8 +287,8 @@ def replay(record_dir: Path, earlier: Path | None = None) -> Path:
     before = ["--earlier", str(earlier / "dump.txt.gz")] if earlier is not None else []
     subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), *before,
                     "--slurm-conf", str(record_dir / "slurm.conf"),
-                    "--associations", str(record_dir / "assoc.txt"), "--qos", str(record_dir / "qos.txt"), "--events", str(record_dir / "events.txt"),
-                    "--reservations", str(record_dir / "reservations.txt"), "--window", str(WINDOW),
+                    "--associations", str(record_dir / "assoc.txt"), "--qos", str(record_dir / "qos.txt"),
+                    "--events", str(record_dir / "events.txt"), "--reservations", str(record_dir / "reservations.txt"), "--window", str(WINDOW),
                     "--step", str(STEP),
                     "-o", str(out), "--force"], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return out
