@@ -285,12 +285,13 @@ def replay(record_dir: Path, earlier: Path | None = None) -> Path:
     cluster, which kept its fair-share usage); the output directory."""
     out = record_dir.parent / f"{record_dir.name}-replay"
     before = ["--earlier", str(earlier / "dump.txt.gz")] if earlier is not None else []
+    files = ["--associations", str(record_dir / "assoc.txt"), "--qos", str(record_dir / "qos.txt"),
+             "--events", str(record_dir / "events.txt"),
+             "--reservations", str(record_dir / "reservations.txt")]
     subprocess.run([sys.executable, "-m", "djsb", "history", str(record_dir / "dump.txt.gz"), *before,
-                    "--slurm-conf", str(record_dir / "slurm.conf"),
-                    "--associations", str(record_dir / "assoc.txt"), "--qos", str(record_dir / "qos.txt"),
-                    "--events", str(record_dir / "events.txt"), "--reservations", str(record_dir / "reservations.txt"), "--window", str(WINDOW),
-                    "--step", str(STEP),
-                    "-o", str(out), "--force"], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                    "--slurm-conf", str(record_dir / "slurm.conf"), *files, "--window", str(WINDOW),
+                    "--step", str(STEP), "-o", str(out), "--force"],
+                   check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return out
 
 
