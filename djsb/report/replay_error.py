@@ -38,12 +38,32 @@ TWO_WEEKS = 14 * 86400.0
 """FastSim's moving-average window (s)."""
 
 
-def ks_statistic(a: pd.Series, b: pd.Series) -> float:
-    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``
-    (scipy.stats.ks_2samp), missing values left out."""
-    import scipy.stats  # half a second to import: only when this test is made
+_KS_EXACT_N = 10000
+"""Up to this many values in both samples, scipy.stats.ks_2samp computes its exact p-value."""
 
-    return float(scipy.stats.ks_2samp(a.dropna().to_numpy(float), b.dropna().to_numpy(float)).statistic)
+
+def ks_statistic(a: pd.Series, b: pd.Series) -> float:
+    """Two-sample Kolmogorov-Smirnov D = sup |F_a - F_b| of the empirical CDFs of ``a`` and ``b``,
+    missing values left out; NaN when either has none.
+
+    The same arithmetic as scipy.stats.ks_2samp's statistic (both CDFs evaluated at every value by
+    searchsorted, the largest difference either way), without its p-value: the exact one it
+    computes for samples of up to 10,000 values costs far more than the statistic and is not read
+    (157 tests in a replay's breakdown)."""
+    first = np.sort(a.dropna().to_numpy(float))
+    second = np.sort(b.dropna().to_numpy(float))
+    if not len(first) or not len(second):
+        return math.nan
+    both = np.concatenate([first, second])
+    differences = (np.searchsorted(first, both, side="right") / len(first)
+                   - np.searchsorted(second, both, side="right") / len(second))
+    d = float(max(np.clip(-differences.min(), 0, 1), differences.max()))
+    n1, n2 = len(first), len(second)
+    g = math.gcd(n1, n2)
+    if max(n1, n2) <= _KS_EXACT_N and n1 // g < np.iinfo(np.int32).max / (n2 // g):
+        lcm = n1 // g * n2  # D is a multiple of 1/lcm: scipy rounds it to one for its exact p-value
+        d = int(np.round(d * lcm)) * 1.0 / lcm
+    return d
 
 
 def size_class(cpus: int) -> str:
