@@ -163,7 +163,10 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
     """The replays of ``record``: baseline, clock, clock + log run times, clock with the pass
     clock's phase drawn from each of :data:`PHASE_SEEDS`, and Slurm's own timing."""
     where = HISTORY / record
-    files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt")
+    # record 2 was made right after record 1 on the same cluster, which kept record 1's usage
+    earlier = tuple(HISTORY / before / "dump.txt.gz" for before in RECORDS[:RECORDS.index(record)])
+    files = SiteFiles(where / "dump.txt.gz", where / "slurm.conf", where / "assoc.txt", where / "qos.txt",
+                      earlier=earlier)
     params = read_slurm_conf(where / "slurm.conf").config.get("SchedulerParameters", "")
     clock = {"SchedulerParameters": f"{params},defer" if params else "defer"}
     log = record_log(record)

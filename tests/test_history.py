@@ -45,7 +45,7 @@ def recorded_waits() -> dict[int, float]:
 
 def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "history"
-    assert main(["history", str(DUMP), "--slurm-conf", str(CONF), "--window", "600", "--step", "60",
+    assert main(["history", str(DUMP), "--slurm-conf", str(CONF), "--window", "600", "--step", "45",
                  "-o", str(out)]) == 0
     err = capsys.readouterr().err
     # the two partitions no job of the dump ran in, and the two jobs cancelled before they started
@@ -74,6 +74,13 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     assert summary[summary["group_by"] == "size"]["jobs"].sum() == 81
     jobs = pd.read_csv(out / "jobs.csv")
     assert set(jobs["job_id"]) == set(waits)
+    # the moving averages are sampled every --step (45 s) over --window (600 s) from the first
+    # submission plus the window, and summary.csv's MAPE is theirs
+    averages = pd.read_csv(out / "moving_average.csv")
+    assert (averages["instant"].diff().dropna().round(6) == 45.0).all()
+    assert averages["instant"].iloc[0] == pytest.approx(errors["submit"].min() + 600.0)
+    mape = (averages["simulated"] - averages["recorded"]).abs() / averages["recorded"]
+    assert overall["moving_average_mape"] == pytest.approx(mape[averages["recorded"] > 0].mean())
 
 
 def test_a_gres_conf_beside_the_slurm_conf_is_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

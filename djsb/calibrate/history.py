@@ -318,9 +318,9 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf = read_slurm_conf(files.slurm_conf)
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
-    step = clock_step(scheduler.bf_resolution)
-    parts = [read_sacct(path, align=step) for path in (*files.earlier, files.sacct)]
-    workload = merged_dumps(parts, align=step)
+    grid = clock_step(scheduler.bf_resolution)
+    parts = [read_sacct(path, align=grid) for path in (*files.earlier, files.sacct)]
+    workload = merged_dumps(parts, align=grid)
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
         workload = with_logged_times(workload, log)
