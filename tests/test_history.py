@@ -227,3 +227,13 @@ def test_a_history_of_short_jobs_is_noted_for_the_second_sacct_does_not_keep(tmp
             assert "ran under" not in notes, notes
         else:
             assert expected in notes and "about a second after the end" in notes, notes
+
+
+def test_a_bad_earlier_dump_is_one_line_naming_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "before.txt"
+    bad.write_text("garbage\n")
+    assert main(["history", str(DUMP), "--earlier", str(bad), "--slurm-conf", str(CONF), "-q",
+                 "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"djsb: error: {bad}:1: --earlier: no JobID column"), err
+    assert not (tmp_path / "out").exists()

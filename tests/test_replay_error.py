@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import ks_2samp
 
 from djsb.report.replay_error import (
     breakdown,
     job_errors,
+    ks_statistic,
     moving_average_mape,
     moving_average_waits,
     recorded_frame,
@@ -91,3 +94,19 @@ def test_the_breakdown_by_partition() -> None:
                                               (256, "65-256"), (257, ">256")])
 def test_size_classes(cpus: int, label: str) -> None:
     assert size_class(cpus) == label
+
+
+# scipy's exact p-value may give up on large samples and warn: only its statistic is compared
+@pytest.mark.filterwarnings("ignore:ks_2samp. Exact calculation unsuccessful:RuntimeWarning")
+@pytest.mark.parametrize(("n1", "n2", "values"), [(7, 5, 4), (300, 200, 50), (3000, 2000, 10_000),
+                                                  (12_000, 9_000, 100), (1, 1, 3)])
+def test_ks_statistic_is_scipys_ks_2samp_statistic(n1: int, n2: int, values: int) -> None:
+    # an independent oracle: scipy computes the same D (ties from few distinct values; samples above
+    # and below the 10,000 at which scipy stops rounding D for its exact p-value), missing values dropped
+    draw = np.random.default_rng(n1 * 7 + n2)
+    for _ in range(20):
+        a = pd.Series(draw.integers(0, values, n1).astype(float))
+        b = pd.Series(draw.integers(0, values, n2).astype(float))
+        a[a == 0] = math.nan
+        expected = ks_2samp(a.dropna(), b.dropna()).statistic if a.notna().any() else math.nan
+        assert ks_statistic(a, b) == pytest.approx(expected, abs=1e-15, nan_ok=True)

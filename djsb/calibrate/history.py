@@ -60,7 +60,7 @@ from djsb.calibrate.slurm_config import (
     slurm_time,
 )
 from djsb.calibrate.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
-from djsb.errors import ConfigError, InputError
+from djsb.errors import ConfigError, InputError, TraceError
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
@@ -319,7 +319,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     grid = clock_step(scheduler.bf_resolution)
-    parts = [read_sacct(path, align=grid) for path in (*files.earlier, files.sacct)]
+    parts = [*(_earlier_dump(path, grid) for path in files.earlier), read_sacct(files.sacct, align=grid)]
     workload = merged_dumps(parts, align=grid)
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
@@ -327,8 +327,12 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     passes = {kind: [at - workload.time_origin for at in instants]
               for kind, instants in pass_instants(log, scheduler.bf_interval, _span(workload)).items()} \
         if log else {}
-    begin = replay_start(start, workload) if start is not None or not files.earlier else \
-        parts[-1].time_origin + min(job.submit for job in parts[-1].replayable_jobs()) - workload.time_origin
+    if start is None and files.earlier:  # the replayed dump's window, the earlier ones before it
+        replayed = parts[-1]
+        first = min(job.submit for job in replayed.replayable_jobs())
+        begin = replayed.time_origin - workload.time_origin + first
+    else:
+        begin = replay_start(start, workload)
     split = split_at_start(workload.replayable_jobs(), workload.recorded, begin)
     jobs = split.replayed
     if not jobs:
@@ -380,6 +384,14 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          {by: breakdown(errors, by, window, step) for by in BREAKDOWNS},
                          moving_average_waits(errors, window, step), result, notes, rejected, unmodelled_jobs,
                          recorded_intervals([*jobs, *split.running], workload.recorded), workload.time_origin)
+
+
+def _earlier_dump(path: Path, grid: float) -> Workload:
+    """An ``--earlier`` dump, read as the replayed one is; its errors name the option too."""
+    try:
+        return read_sacct(path, align=grid)
+    except TraceError as exc:
+        raise InputError(exc.message, source=exc.source, line=exc.line, key="--earlier") from None
 
 
 def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:

@@ -241,4 +241,3 @@ def gres_notes(path: Path, records: list[dict[str, str]]) -> list[str]:
         found.setdefault(what, []).append(where)
     return [f"{path}: {what}{' on ' + ', '.join(where) if where else ''} has no model: jobs are placed by "
             f"CPUs and memory, and a job's --gres is replayed without it" for what, where in found.items()]
-
