@@ -7,7 +7,6 @@ and from the mapping rules documented in djsb/workloads/swf.py, worked by hand b
 from __future__ import annotations
 
 import gzip
-import time
 from pathlib import Path
 
 import pytest
@@ -157,14 +156,11 @@ def test_lanl_spot_checks(trace: TraceFile) -> None:
     assert any(s.line == lineno and s.reason == "no_processors" for s in w.skipped)
 
 
-def test_lanl_read_speed(trace: TraceFile) -> None:
-    lanl = trace(LANL)
-    start = time.perf_counter()
-    w = read_swf(lanl)
-    elapsed = time.perf_counter() - start
+def test_lanl_reads_every_job(trace: TraceFile) -> None:
+    """LANL-CM5 (cleaned) has 122,060 records (``zcat | grep -vc '^;'``); the 3 without a processor count
+    are skipped (spot checks above). How fast it reads is bench/bench_read_swf.py's figure, not a test's."""
+    w = read_swf(trace(LANL))
     assert len(w.jobs) == 122057
-    # Measured about 1.1 s (110k jobs/s) on the development machine; the bound leaves room for slow CI.
-    assert elapsed < 6.0, f"reading LANL-CM5 took {elapsed:.2f} s"
 
 
 def test_llnl_cancelled_partitions_and_unknown_users(trace: TraceFile) -> None:
