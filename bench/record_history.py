@@ -33,7 +33,7 @@ replayed, and the two records against each other) are printed and written to ``O
 Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
 
     python3 bench/record_history.py OUT [--jobs 2000] [--features-jobs 600] [--features] [--seed 1]
-        [--time-scale 1]
+        [--time-scale 1] [--debug-flags Backfill]
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import math
 import os
 import platform
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -172,15 +173,17 @@ def slurm(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def start_cluster(scale: int) -> None:
+def start_cluster(scale: int, debug_flags: str = "") -> None:
     """Start the recording cluster, give it the site's partitions and settings (durations ``scale``
-    times longer), accounts and QoS."""
+    times longer; ``debug_flags``: slurmctld's DebugFlags, e.g. ``Backfill``, to see its
+    reservations pass by pass), accounts and QoS."""
     script = ROOT / ".ci" / "slurm.sh"
     slurm("bash", str(script), "start")
     conf = Path(CLUSTER["SLURM_CONF"])
     lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in SITE]
     first_node = next(i for i, line in enumerate(lines) if line.startswith("NodeName="))
-    lines[first_node:first_node] = [f"{key}={value}" for key, value in site_settings(scale).items()]
+    settings = {**site_settings(scale), **({"DebugFlags": debug_flags} if debug_flags else {})}
+    lines[first_node:first_node] = [f"{key}={value}" for key, value in settings.items()]
     conf.write_text("\n".join([*lines, *partition_lines(scale)]) + "\n")
     slurm("bash", str(script), "restart-ctld")
     name, priority, per_user = QOS
@@ -199,8 +202,10 @@ def wait_empty(timeout: float) -> None:
         time.sleep(2)
 
 
-def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int) -> None:
-    """Submit ``jobs`` at their instants, wait for the queue to drain, write the site's files."""
+def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int,
+           whole_log: bool = False) -> None:
+    """Submit ``jobs`` at their instants, wait for the queue to drain, write the site's files (and
+    with ``whole_log`` slurmctld's whole log so far, ``slurmctld-whole.log.gz``: its debug lines)."""
     out.mkdir(parents=True, exist_ok=True)
     wait_empty(600)
     time.sleep(2)  # sacct's -S is whole seconds: the record starts after the last one's end
@@ -241,8 +246,10 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int) -
     ended = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
     dump = slurm("sacct", "-a", "-X", "-P", "-S", started, "-E", ended, f"--format={FORMAT}")
     (out / "dump.txt.gz").write_bytes(gzip.compress(dump.encode(), mtime=0))
-    log = scheduler_lines((Path(DIR) / "log" / "slurmctld.log").read_text(errors="replace"), dump)
-    (out / "slurmctld.log.gz").write_bytes(gzip.compress(log.encode(), mtime=0))
+    whole = (Path(DIR) / "log" / "slurmctld.log").read_text(errors="replace")
+    (out / "slurmctld.log.gz").write_bytes(gzip.compress(scheduler_lines(whole, dump).encode(), mtime=0))
+    if whole_log:
+        (out / "slurmctld-whole.log.gz").write_bytes(gzip.compress(whole.encode(), mtime=0))
     shutil.copy(CLUSTER["SLURM_CONF"], out / "slurm.conf")
     (out / "assoc.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                                          "format=Account,User,ParentName,Share"))
@@ -307,7 +314,12 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
     parser.add_argument("--time-scale", type=int, default=1,
                         help="every duration (sleeps, limits, MaxTime, decay, age) K times longer")
+    parser.add_argument("--debug-flags", default="", metavar="FLAGS",
+                        help="slurmctld's DebugFlags during the records (e.g. Backfill); each record "
+                             "then keeps the whole log too")
     args = parser.parse_args()
+    if not re.fullmatch(r"([A-Za-z]+(,[A-Za-z]+)*)?", args.debug_flags):
+        parser.error("--debug-flags: DebugFlags names separated by commas, e.g. Backfill,BackfillMap")
     if not 1 <= args.jobs <= 20000 or not 1 <= args.features_jobs <= 20000:
         parser.error("--jobs and --features-jobs: 1 to 20000")
     if not 1 <= args.time_scale <= 10:
@@ -323,14 +335,14 @@ def main() -> int:
     # every job the record submitted.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
     scale = args.time_scale
-    start_cluster(scale)
+    start_cluster(scale, args.debug_flags)
     try:
         jobs = draw_jobs(args.jobs, args.seed, scale=scale)
         for name in () if args.features_only else ("site-1", "site-2"):
-            record(jobs, args.out / name, False, args.seed, scale)
+            record(jobs, args.out / name, False, args.seed, scale, bool(args.debug_flags))
         if args.features or args.features_only:
             features = with_features(draw_jobs(args.features_jobs, args.seed + 1, scale=scale))
-            record(features, args.out / "features", True, args.seed + 1, scale)
+            record(features, args.out / "features", True, args.seed + 1, scale, bool(args.debug_flags))
     except BaseException:
         slurm("scancel", "--user=root", check=False)  # a record left unfinished leaves no job, --keep or not
         raise
