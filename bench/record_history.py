@@ -34,6 +34,7 @@ Usage (root; minutes: a record lasts about its jobs' submission span plus the qu
 
     python3 bench/record_history.py OUT [--jobs 2000] [--features-jobs 600] [--features] [--seed 1]
         [--time-scale 1] [--debug-flags Backfill]
+        [--log-level debug3]
 """
 
 from __future__ import annotations
@@ -173,16 +174,16 @@ def slurm(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def start_cluster(scale: int, debug_flags: str = "") -> None:
+def start_cluster(scale: int, debug: dict[str, str] | None = None) -> None:
     """Start the recording cluster, give it the site's partitions and settings (durations ``scale``
-    times longer; ``debug_flags``: slurmctld's DebugFlags, e.g. ``Backfill``, to see its
-    reservations pass by pass), accounts and QoS."""
+    times longer; ``debug``: slurmctld's DebugFlags and SlurmctldDebug, e.g. ``Backfill`` and
+    ``debug3``, to see its reservations and each job's state pass by pass), accounts and QoS."""
     script = ROOT / ".ci" / "slurm.sh"
     slurm("bash", str(script), "start")
     conf = Path(CLUSTER["SLURM_CONF"])
-    lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in SITE]
+    settings = {**site_settings(scale), **(debug or {})}
+    lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in settings]
     first_node = next(i for i, line in enumerate(lines) if line.startswith("NodeName="))
-    settings = {**site_settings(scale), **({"DebugFlags": debug_flags} if debug_flags else {})}
     lines[first_node:first_node] = [f"{key}={value}" for key, value in settings.items()]
     conf.write_text("\n".join([*lines, *partition_lines(scale)]) + "\n")
     slurm("bash", str(script), "restart-ctld")
@@ -317,9 +318,15 @@ def main() -> int:
     parser.add_argument("--debug-flags", default="", metavar="FLAGS",
                         help="slurmctld's DebugFlags during the records (e.g. Backfill); each record "
                              "then keeps the whole log too")
+    parser.add_argument("--log-level", default="", choices=("", "info", "verbose", "debug", "debug2",
+                                                             "debug3"),
+                        help="slurmctld's SlurmctldDebug during the records (debug3: why each job waits, "
+                             "pass by pass); each record then keeps the whole log too")
     args = parser.parse_args()
     if not re.fullmatch(r"([A-Za-z]+(,[A-Za-z]+)*)?", args.debug_flags):
         parser.error("--debug-flags: DebugFlags names separated by commas, e.g. Backfill,BackfillMap")
+    debug = {key: value for key, value in (("DebugFlags", args.debug_flags),
+                                           ("SlurmctldDebug", args.log_level)) if value}
     if not 1 <= args.jobs <= 20000 or not 1 <= args.features_jobs <= 20000:
         parser.error("--jobs and --features-jobs: 1 to 20000")
     if not 1 <= args.time_scale <= 10:
@@ -335,14 +342,14 @@ def main() -> int:
     # every job the record submitted.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
     scale = args.time_scale
-    start_cluster(scale, args.debug_flags)
+    start_cluster(scale, debug)
     try:
         jobs = draw_jobs(args.jobs, args.seed, scale=scale)
         for name in () if args.features_only else ("site-1", "site-2"):
-            record(jobs, args.out / name, False, args.seed, scale, bool(args.debug_flags))
+            record(jobs, args.out / name, False, args.seed, scale, bool(debug))
         if args.features or args.features_only:
             features = with_features(draw_jobs(args.features_jobs, args.seed + 1, scale=scale))
-            record(features, args.out / "features", True, args.seed + 1, scale, bool(args.debug_flags))
+            record(features, args.out / "features", True, args.seed + 1, scale, bool(debug))
     except BaseException:
         slurm("scancel", "--user=root", check=False)  # a record left unfinished leaves no job, --keep or not
         raise
