@@ -82,14 +82,14 @@ def test_cons_tres_counts_a_node_by_the_cpus_its_free_memory_holds() -> None:
 
 
 # ---------------------------------------------------------------- the will-run test
-def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None]]]:
+def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None, int]]]:
     """4 nodes x 2 cores; running (planned end, node): 100 n1, 110 n2, 160 n1, 170 n2, 175 n3;
     free now: n3 1 core, n4 2."""
     state = ClusterState(ClusterSpec.homogeneous(4, 2))
     state.cons_tres_select = True
-    holdings = [(float(end), Placement.of([(node, 1)]), None)
-                for end, node in ((100, 0), (110, 1), (160, 0), (170, 1), (175, 2))]
-    for _, alloc, _ in holdings:
+    holdings = [(float(end), Placement.of([(node, 1)]), None, job_id)
+                for job_id, (end, node) in enumerate(((100, 0), (110, 1), (160, 0), (170, 1), (175, 2)))]
+    for _, alloc, _, _ in holdings:
         state.commit(alloc, 1, None)
     return state, holdings
 
@@ -114,6 +114,40 @@ def test_will_run_counts_only_jobs_on_usable_nodes() -> None:
     assert found is not None
     assert (found[0], list(found[1])) == (170, [(0, 2), (1, 2)])
     assert WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 4, None, None)) is None
+
+
+def test_will_run_checks_the_batch_bound_on_the_next_job_of_the_whole_list() -> None:
+    # Only n1 usable, a 1-core job; n1 is full (jobs ending at 100 and 160). cons_common
+    # job_test.c removes the 100 job, then peeks at the next running job of the whole list: the
+    # 110 job on n2, within the bound (120 + 30 = 150), so the batch goes on. The 110 job runs
+    # elsewhere and is skipped without a check, so the 160 job joins the first batch though it
+    # ends past 150; the next peek (170) ends the batch. The job fits, and the start is the last
+    # removed job's end: 160, not 100 (checking the bound on the next *usable* job would stop the
+    # batch after 100). Slurm 22.05 did this in a record made with DebugFlags=Backfill: a job
+    # ending 1 s past the bound removed in the first batch.
+    state, holdings = busy_cluster()
+    found = WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 1, None, None))
+    assert found is not None
+    assert (found[0], list(found[1])) == (160, [(0, 1)])
+
+
+@pytest.mark.parametrize(("elsewhere_first", "start"), [(False, 160.0), (True, 100.0)])
+def test_jobs_ending_together_are_removed_in_job_id_order(elsewhere_first: bool, start: float) -> None:
+    # n1 (usable) runs jobs ending at 100 and 160, n2 (not usable) one ending at 100 too and one
+    # at 170; a 1-core job on n1. The two jobs ending at 100 are taken in job id order (job_list's
+    # creation order, kept by a stable sort by end). The n1 job first: its removal peeks at the n2
+    # job (100, within the bound 150), which is then skipped, so the 160 job joins the batch: start
+    # 160. The n2 job first: it is skipped, the n1 job's removal peeks at the 160 job, past the
+    # bound: the batch ends, the job fits, start 100.
+    state = ClusterState(ClusterSpec.homogeneous(2, 2))
+    state.cons_tres_select = True
+    ids = (1, 0) if elsewhere_first else (0, 1)  # job ids of the n1 and the n2 job ending at 100
+    holdings = [(100.0, Placement.of([(0, 1)]), None, ids[0]), (100.0, Placement.of([(1, 1)]), None, ids[1]),
+                (160.0, Placement.of([(0, 1)]), None, 2), (170.0, Placement.of([(1, 1)]), None, 3)]
+    for _, alloc, _, _ in holdings:
+        state.commit(alloc, 1, None)
+    found = WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 1, None, None))
+    assert found is not None and found[0] == start
 
 
 def test_will_run_expects_a_job_past_its_limit_gone_kill_wait_after_it() -> None:

@@ -18,7 +18,12 @@ backfill:
   next job's end. After each batch the job is tried on what is free, and the start is the
   expected end of the last job removed (for a job already past its limit, KillWait after its
   limit, at least a second from now: ``_guess_job_end``): :class:`WillRunTest`. Only jobs on
-  usable nodes count.
+  usable nodes are removed, but the bound is checked as the code checks it: after a removal,
+  against the *next running job of the whole list* (``list_peek_next``), whether or not it runs
+  on usable nodes; a job skipped for running elsewhere checks nothing. So when the jobs just past
+  a removed one run elsewhere, the next usable job joins the batch whatever its end (seen in a
+  record made with ``DebugFlags=Backfill``: a job ending 1 s past the bound removed in the first
+  batch, its start then past the next reserved slot's boundary, tried later).
 - **Later starts are tried past reserved slots** (``TRY_LATER``): when the job does not fit, or
   would start after the first slot boundary where a reserved node frees, it is tried again from
   that boundary; a start whose run would overlap a reservation on its nodes is tried again from
@@ -57,8 +62,10 @@ WILL_RUN_WINDOW = 30
 Allocate = Callable[[ClusterState], Placement | None]
 """A job's allocation rules on a cluster state (the live one or a future view of it)."""
 
-Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None]
-"""A running job as the will-run test sees it: (expected end, its ``(node, slots)``, memory per node)."""
+Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None, int]
+"""A running job as the will-run test sees it: (expected end, its ``(node, slots)``, memory per node,
+job id). Jobs expected to end together are removed in job id order: slurmctld's job_list keeps jobs
+in their creation order and the test sorts it by end with glibc's merge sort, which is stable."""
 
 
 class WillRunTest:
@@ -77,7 +84,7 @@ class WillRunTest:
     def __init__(self, state: ClusterState, holdings: Sequence[Holding], now: float,
                  kill_wait: float = 30.0) -> None:
         self.state = state
-        self.holdings = sorted(map(_with_nodes, holdings), key=_end_of)  # by expected end
+        self.holdings = sorted(map(_with_nodes, holdings), key=_end_of)  # by expected end, then id
         self.now = now
         self.kill_wait = kill_wait
         self.nodes = frozenset(range(len(state.node_free)))
@@ -124,7 +131,9 @@ class WillRunTest:
             free, has_free = list(state.node_free), bytearray(state.node_has_free)
             for node in self.nodes - usable:
                 free[node] = has_free[node] = 0
-            on_usable = [_on(held, usable) for held in self.holdings if not usable.isdisjoint(held[3])]
+            holdings = self.holdings
+            on_usable = [_on(held, usable, holdings[i + 1][0] if i + 1 < len(holdings) else None)
+                         for i, held in enumerate(holdings) if not usable.isdisjoint(held[3])]
             base = self.usable[usable] = (free, has_free, sum(f for f in free if f > 0), on_usable)
         return base
 
@@ -141,7 +150,7 @@ class WillRunTest:
         window, aligned, k = WILL_RUN_WINDOW, None, 0
         while k < len(pending):
             while True:
-                end, held = pending[k]
+                end, held, peek = pending[k]
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
                 for node, count, held_memory in held:
@@ -151,10 +160,10 @@ class WillRunTest:
                     if held_memory is not None and memory[node] is not None:
                         memory[node] = memory[node] + held_memory  # type: ignore[operator]
                 last, k = end, k + 1
-                if k == len(pending) or pending[k][0] > aligned + window:
+                if k == len(pending) or peek is None or peek > aligned + window:
                     break
             window *= 2
-            while k < len(pending) and pending[k][0] > aligned + window:
+            while peek is not None and peek > aligned + window:
                 window *= 2
             if offered >= slots:
                 alloc = allocate(self.view(free, has_free, memory))
@@ -173,30 +182,31 @@ class WillRunTest:
         return guess if guess > now else now + 1.0
 
 
-_Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int]]
-"""A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set."""
+_Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int], int]
+"""A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set, its job id last."""
 
 
 def _with_nodes(holding: Holding) -> _Held:
-    end, held, memory = holding
+    end, held, memory, job_id = holding
     pairs = list(held)
-    return end, pairs, memory, frozenset(node for node, _ in pairs)
+    return end, pairs, memory, frozenset(node for node, _ in pairs), job_id
 
 
-def _end_of(holding: _Held) -> float:
-    return holding[0]
+def _end_of(holding: _Held) -> tuple[float, int]:
+    return holding[0], holding[4]
 
 
-_OnUsable = tuple[float, list[tuple[int, int, float | None]]]
-"""A running job as seen on some usable nodes: its expected end and ``(node, slots, memory)`` on
-each of its nodes among them (memory None: the job holds none there)."""
+_OnUsable = tuple[float, list[tuple[int, int, float | None]], float | None]
+"""A running job as seen on some usable nodes: its expected end, ``(node, slots, memory)`` on each
+of its nodes among them (memory None: the job holds none there), and the expected end of the
+running job after it in the whole list, usable or not (None: it is the last)."""
 
 
-def _on(holding: _Held, usable: frozenset[int]) -> _OnUsable:
-    """What ``holding`` holds on the nodes ``usable``."""
-    end, held, memory, _ = holding
+def _on(holding: _Held, usable: frozenset[int], peek: float | None) -> _OnUsable:
+    """What ``holding`` holds on the nodes ``usable``; ``peek``: the next running job's end."""
+    end, held, memory, _, _ = holding
     return end, [(node, count, None if memory is None else memory[i])
-                 for i, (node, count) in enumerate(held) if node in usable]
+                 for i, (node, count) in enumerate(held) if node in usable], peek
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

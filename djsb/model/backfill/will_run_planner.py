@@ -42,7 +42,8 @@ class WillRunPlanner(BackfillPlanner):
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
         running = (job for job in view.running.values() if job.suspended_since is None)
-        test = WillRunTest(view.state, [(self.expected_end(job), job.alloc, job.memory) for job in running],
+        test = WillRunTest(view.state, [(self.expected_end(job), job.alloc, job.memory, job.job_id)
+                                        for job in running],
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
         left = UnreservedCapacity(view, space) if not view.queue.shaped else None
@@ -53,7 +54,7 @@ class WillRunPlanner(BackfillPlanner):
             start, alloc = found
             if start <= now:
                 view.start(job, alloc)
-                test.started((self.expected_end(job), job.alloc, job.memory))
+                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id))
             elif reserved.get(job.part.index, 0) < view.max_reservations:
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve(alloc, start, start + job.plan)
