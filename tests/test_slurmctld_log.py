@@ -108,6 +108,9 @@ def test_a_log_too_long_to_rebuild_its_passes_is_refused_before_they_are_made() 
     assert [at - first for at in passes["main"]] == pytest.approx([0.0, 0.9264, 1.8528, 2.7792, 3.7056, 4.632],
                                                                   abs=1e-3)
     assert passes["backfill"] == [log.starts[7].time]  # its one start (45.471)
+    # over the first second alone the backfill logged no start: no clock to rebuild, so it is left
+    # out (its passes run as configured) rather than given no instant at all
+    assert pass_instants(log, 5.0, (first, first + 1.0)) == {"main": [first]}
     with pytest.raises(InputError, match="more than 5,000,000 passes of Slurm's main scheduler"):
         pass_instants(log, 5.0, (first, first + 6e6))
 
@@ -165,3 +168,10 @@ def test_djsb_history_takes_the_log_and_says_so(tmp_path: Path, capsys: pytest.C
     assert main([*base, "--slurmctld-log", str(bad), "-o", str(tmp_path / "y")]) == 2
     assert capsys.readouterr().err.strip() == \
         f"djsb: error: {bad}:2: --slurmctld-log: no [YYYY-MM-DDThh:mm:ss.mmm] time stamp"
+    other = tmp_path / "other.log"  # another controller's log: its one start is no job of the dump
+    other.write_text("[2026-11-27T18:51:41.000] sched: Allocate JobId=5 NodeList=h1 #CPUs=1 Partition=batch\n")
+    assert main([*base, "--slurmctld-log", str(other), "-o", str(tmp_path / "z")]) == 2
+    assert capsys.readouterr().err.strip() == \
+        f"djsb: error: --slurmctld-log: {other} logs the start of no job of the dump (1 start(s) in all): " \
+        "give the log of the controller that ran the dump's jobs, over its span"
+    assert not (tmp_path / "z" / "jobs.csv").exists()

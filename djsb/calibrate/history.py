@@ -323,6 +323,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     workload = merged_dumps(parts, align=grid)
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
+        if not any(job.job_id in log.starts for job in workload.jobs):
+            raise InputError(f"{files.slurmctld_log} logs the start of no job of the dump ({len(log.starts)} "
+                             "start(s) in all): give the log of the controller that ran the dump's jobs, "
+                             "over its span", key="--slurmctld-log")
         workload = with_logged_times(workload, log)
     passes = {kind: [at - workload.time_origin for at in instants]
               for kind, instants in pass_instants(log, scheduler.bf_interval, _span(workload)).items()} \

@@ -129,8 +129,9 @@ def pass_instants(log: SchedulerLog, bf_interval: float, span: tuple[float, floa
     """The instants of Slurm's passes in ``log`` over ``span`` (first, last: the log's clock), by
     scheduler (``main``: its background loop's wake-ups, about a second apart; ``backfill``: every
     ``bf_interval``), as :func:`pass_grid` rebuilds each clock from the starts it logged over that
-    span. A span of more than :data:`MAX_PASSES` passes of a clock is an InputError (before the
-    instants are made): the log of a shorter window is needed."""
+    span; a scheduler that logged no start there has no clock to rebuild and is left out (its
+    passes run as configured). A span of more than :data:`MAX_PASSES` passes of a clock is an
+    InputError (before the instants are made): the log of a shorter window is needed."""
     first, last = span
     instants = {}
     for kind, period in (("main", MAIN_LOOP_PERIOD), ("backfill", bf_interval)):
@@ -138,8 +139,10 @@ def pass_instants(log: SchedulerLog, bf_interval: float, span: tuple[float, floa
             raise InputError(f"the dump spans {last - first:.0f} s: more than {MAX_PASSES:,} passes of "
                              f"Slurm's {kind} scheduler (every {period:g} s) to rebuild from its log; replay "
                              f"a shorter window (sacct -S/-E, or --start)", key="--slurmctld-log")
-        instants[kind] = pass_grid([start.time for start in log.starts.values()
-                                    if start.scheduler == kind and first <= start.time <= last], period)
+        logged = [start.time for start in log.starts.values()
+                  if start.scheduler == kind and first <= start.time <= last]
+        if logged:
+            instants[kind] = pass_grid(logged, period)
     return instants
 
 
