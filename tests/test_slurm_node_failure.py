@@ -16,6 +16,7 @@ and a ``--resume`` must cancel any job of the ledger Slurm still holds, whatever
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -32,6 +33,7 @@ from djsb.harness.ledger import SUBMITTED, SUBMITTING
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import RunDirectory
 from djsb.jobs import JobRequest
+from djsb.noise import SLOWDOWN_FLOOR
 from djsb.transport import LocalTransport
 from job_modules.slurm.module import SlurmJobModule
 
@@ -164,7 +166,13 @@ def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster
     assert sorted(execution["app"]) == ["analytics", "simulation"] and (execution["state"] == "COMPLETED").all()
     assert execution[execution["app"] == "analytics"]["nodes"].tolist() == [ANALYTICS_NODE]
     summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False)
-    assert summary["samples"].tolist() == [1] and float(summary["slowdown_a"].iloc[0]) >= 1.0
+    # the redone sample is measured: a real slowdown of real processes on a shared machine, which
+    # noise can put below 1 (0.8 in one fresh-clone CI); the run then says so in its warnings
+    slowdown = float(summary["slowdown_a"].iloc[0])
+    assert summary["samples"].tolist() == [1] and math.isfinite(slowdown) and slowdown > 0
+    if slowdown < SLOWDOWN_FLOOR:
+        warnings = summary["warnings"].iloc[0]
+        assert "slowdown_a " in warnings and f" < {SLOWDOWN_FLOOR:g}" in warnings, warnings
     assert our_jobs(names | set(jobs["name"])) == []
 
 
