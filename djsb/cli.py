@@ -27,7 +27,7 @@ from djsb.clock import VirtualClock, WallClock
 from djsb.completion import SHELLS, subcommands
 from djsb.completion import script as completion_script
 from djsb.config import Config, check_node_capacity, load_config, open_module
-from djsb.errors import DjsbError, InputError, RunError, os_error_line
+from djsb.errors import DjsbError, InputError, RunError, Signalled, os_error_line
 from djsb.harness.driver import Driver, planned_cells
 from djsb.harness.resume import cancel_earlier_jobs
 from djsb.harness.rundir import (
@@ -39,9 +39,10 @@ from djsb.harness.rundir import (
     row_cell,
 )
 from djsb.harness.stop import Interrupted
+from djsb.interrupts import EXIT_STATUS, signals_raise
 from djsb.jobs import JobModule
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome, as_json, headlines, summary_block
-from djsb.outdir import is_empty, output_directory, with_written_file
+from djsb.outdir import is_empty, mark_finished, output_directory, require_output, with_written_file
 from djsb.progress import NORMAL, QUIET, VERBOSE, Progress, say, set_verbosity
 from djsb.remote.connect import open_remote
 from djsb.remote.staging import ResultFetcher, stage_apps
@@ -50,7 +51,6 @@ from djsb.transport import LocalTransport, Transport
 from djsb.version import djsb_version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
 
 
 def resolved_config(config: Config, config_path: Path) -> dict:
@@ -142,8 +142,9 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
     path = new_run_dir(config, config_path, args.output)
     meta = {**machine_metadata(), "config_file": str(config_path.resolve()),
             "job_module": config.job_module.name, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    with output_directory(path, key="-o" if args.output else "output.directory", force=args.force,
-                          resume=f"djsb run --resume {path}", reusable=never_started), \
+    with output_directory(path, kind="run", key="-o" if args.output else "output.directory", force=args.force,
+                          resume=f"djsb run --resume {path}", reusable=never_started, in_place=True,
+                          ends_with_block=False) as path, \
             contextlib.ExitStack() as opened:
         session = open_session(config, path)
         opened.callback(session.close)
@@ -156,6 +157,7 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
 def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, Config, Session]:
     """An interrupted run, locked: the jobs its earlier attempts left alive cancelled, the records
     of its unfinished cells, and of its failed ones unless ``skip_failed``, moved aside to be redone."""
+    require_output(path, "run", key="--resume")
     run = RunDirectory.resume(path)
     with contextlib.ExitStack() as opened:
         opened.callback(run.release)
@@ -233,13 +235,14 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
         say(f"{exc}: {outcome}; resume with: djsb run --resume {run.path}", QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
-        return SIGNAL_EXIT.get(exc.signal_name, EXIT_FAILED), None
+        return EXIT_STATUS.get(exc.signal_name, EXIT_FAILED), None
     finally:
         bar.close()
         session.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     run.update_meta(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    mark_finished(run.path)
     summary = write_report(run.path, plots=config.output.plots, include_outages=include_outages)
     for warning in summary_warnings(summary):
         say(f"warning: {warning}", QUIET)
@@ -336,8 +339,8 @@ def command_compare(args: argparse.Namespace) -> int:
     histories = [is_history_output(Path(run_dir)) for run_dir in args.run_dirs]
     if any(histories):
         return compare_histories(args, out_dir, histories)
-    with output_directory(out_dir, force=args.force):
-        side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
+    with output_directory(out_dir, kind="compare", force=args.force) as scratch:
+        side = write_comparison([Path(run_dir) for run_dir in args.run_dirs], scratch)
     tidy = pd.read_csv(out_dir / "compare.csv")
     tested = tidy[tidy["p_value"].notna()]
     finish(args, Outcome("compare", f"{len(args.run_dirs)} runs against {side.columns[3]} (Welch's t-test, "
@@ -361,8 +364,8 @@ def compare_histories(args: argparse.Namespace, out_dir: Path, histories: list[b
                          "histories with histories", key="RUN_DIR")
     if len(args.run_dirs) < 2:
         raise InputError("djsb compare needs two history outputs or more", key="RUN_DIR")
-    with output_directory(out_dir, force=args.force):
-        table = write_history_comparison([Path(run_dir) for run_dir in args.run_dirs], out_dir)
+    with output_directory(out_dir, kind="compare", force=args.force) as scratch:
+        table = write_history_comparison([Path(run_dir) for run_dir in args.run_dirs], scratch)
     overall = table[table["group_by"] == "all"]
     judged = table[table["beyond_error"].notna()]
     shown = display(overall.drop(columns=["group_by", "group"]))
@@ -390,9 +393,9 @@ def command_replay_stats(args: argparse.Namespace) -> int:
     from djsb.simulate.replay_stats import replay_and_compare
 
     config_path = Path(args.config)
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
-                          force=args.force) as out:
-        replay_and_compare(config_path, out)
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    with output_directory(out, kind="replay-stats", force=args.force) as scratch:
+        replay_and_compare(config_path, scratch)
     finish(args, replay_outcome("replay-stats", f"{config_path} replayed and compared with its trace", out))
     return EXIT_OK
 
@@ -427,9 +430,9 @@ def command_simulate(args: argparse.Namespace) -> int:
     from djsb.simulate.command import run_simulate
 
     config_path = Path(args.config)
-    with output_directory(Path(args.output) if args.output else default_out_dir(config_path),
-                          force=args.force) as out:
-        run_simulate(config_path, out)
+    out = Path(args.output) if args.output else default_out_dir(config_path)
+    with output_directory(out, kind="simulate", force=args.force) as scratch:
+        run_simulate(config_path, scratch)
     finish(args, replay_outcome("simulate", f"{config_path} replayed on the scheduler model", out))
     return EXIT_OK
 
@@ -445,16 +448,25 @@ def command_pool(args: argparse.Namespace) -> int:
         raise InputError("--resume continues a pool sweep (a config with a sweep section) in -o DIR, "
                          "without --force", key="--resume")
     out = Path(args.output) if args.output else default_out_dir(config_path)
-    with output_directory(out, force=args.force, resume=f"djsb pool {config_path} -o {out} --resume",
-                          reusable=resumable(args.resume), keep=holds_points):
+    with output_directory(out, kind="pool", force=args.force,
+                          resume=f"djsb pool {config_path} -o {out} --resume",
+                          reusable=resumable(args.resume, "pool"), keep=holds_points, in_place=True) as out:
         finish(args, run_pool(config_path, out))
     return EXIT_OK
 
 
-def resumable(resume: bool) -> Callable[[Path], bool]:
-    """Which output directories a command may write into as they are: any with ``--resume`` (the
-    command continues what it holds), else only an empty one."""
-    return (lambda path: True) if resume else is_empty
+def resumable(resume: bool, kind: str) -> Callable[[Path], bool]:
+    """Which output directories a command of ``kind`` may write into as they are: with ``--resume``
+    an empty one or one a ``djsb {kind}`` wrote (any other is refused, naming what it holds: the
+    command would continue what is not its own), else only an empty one."""
+    if not resume:
+        return is_empty
+
+    def continues(path: Path) -> bool:
+        if not is_empty(path):
+            require_output(path, kind, key="--resume")
+        return True
+    return continues
 
 
 def holds_points(path: Path) -> bool:
@@ -482,7 +494,7 @@ def command_wrappers(args: argparse.Namespace) -> int:
 
 def command_sweep(args: argparse.Namespace) -> int:
     from djsb.sweep.local import worker_count
-    from djsb.sweep.run import SweepRequest, run_sweep
+    from djsb.sweep.run import SweepRequest, latest_sweep, run_sweep
     from djsb.validate import validate
 
     config_path = Path(args.config)
@@ -491,16 +503,20 @@ def command_sweep(args: argparse.Namespace) -> int:
     if args.force and (args.resume or args.point is not None or args.array_task):
         raise InputError("--force starts a new sweep; --resume, --point and --array-task continue one",
                          key="--force")
-    if args.point is not None or args.array_task or args.resume:
+    if args.point is not None or args.array_task:
         # a point (an array task) is checked when it runs, into its sweep's directory
         status, outcome = run_sweep(request, default_out_dir(config_path))
     else:
         worker_count(args.jobs)
         validate(config_path)
-        out = request.out or default_out_dir(config_path)
-        with output_directory(out, force=args.force, resume=f"djsb sweep {config_path} -o {out} --resume",
-                              keep=holds_points):
+        out = request.out or (latest_sweep(config_path) if args.resume else default_out_dir(config_path))
+        with output_directory(out, kind="sweep", force=args.force,
+                              resume=f"djsb sweep {config_path} -o {out} --resume",
+                              reusable=resumable(args.resume, "sweep"), keep=holds_points, in_place=True,
+                              ends_with_block=False) as out:
             status, outcome = run_sweep(dataclasses.replace(request, out=out), out)
+            if status == EXIT_OK:
+                mark_finished(out)
     finish(args, outcome)
     return status
 
@@ -510,6 +526,15 @@ def positive_int(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return int(text)
+
+
+def output_path(text: str) -> str:
+    """An argparse type: an output directory's path, not empty (``-o ""`` would name the current
+    directory's parent's entry "", which no command can write)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path names no directory: give one, or leave -o out for "
+                                         "the default")
+    return text
 
 
 def duration_seconds(text: str) -> float:
@@ -560,16 +585,16 @@ def command_history(args: argparse.Namespace) -> int:
             bar.close()
         return replayed
 
-    with collector_paused(), output_directory(Path(args.output) if args.output
-                                              else default_out_dir(files.sacct), force=args.force) as out:
+    out = Path(args.output) if args.output else default_out_dir(files.sacct)
+    with collector_paused(), output_directory(out, kind="history", force=args.force) as scratch:
         baseline = replay({}, "jobs")
-        write_history(baseline, out, f"DJSB history {files.sacct.name} under {files.slurm_conf.name}")
+        write_history(baseline, scratch, f"DJSB history {files.sacct.name} under {files.slurm_conf.name}")
         if settings:
             what_if = replay(settings, "what-if jobs")
-            (out / "what-if").mkdir()
+            (scratch / "what-if").mkdir()
             changed = " ".join(f"{key}={value}" for key, value in settings.items())
-            write_history(what_if, out / "what-if", f"DJSB history {files.sacct.name}, what-if {changed}")
-            compare_what_if(baseline, what_if).to_csv(out / "what-if.csv", index=False)
+            write_history(what_if, scratch / "what-if", f"DJSB history {files.sacct.name}, what-if {changed}")
+            compare_what_if(baseline, what_if).to_csv(scratch / "what-if.csv", index=False)
     for note in baseline.notes:
         say(f"note: {note}")
     figures = baseline.figures
@@ -605,11 +630,13 @@ def command_calibrate(args: argparse.Namespace) -> int:
     try:
         if args.resume:
             config_path = out
+            require_output(out, "calibrate", key="--resume")
             lines = resume_calibration(out)
         else:
             config_path = Path(args.config)
-            with output_directory(out, force=args.force, resume=f"djsb calibrate --resume {out}",
-                                  keep=submitted_any) as made:
+            with output_directory(out, kind="calibrate", force=args.force,
+                                  resume=f"djsb calibrate --resume {out}", keep=submitted_any,
+                                  in_place=True) as made:
                 lines = run_calibration(config_path, made, runs=args.runs)
     except RunError as exc:
         if submitted_any(out):
@@ -647,8 +674,8 @@ def command_reproduce(args: argparse.Namespace) -> int:
         raise InputError(f"paper {args.paper} has no reproduction yet ({exc})", key="PAPER") from exc
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else Path("runs") / f"reproduce-{args.paper}-{stamp}"
-    with output_directory(out, force=args.force):
-        rows = pd.read_csv(reproduce(args.paper, out, full=args.full), keep_default_na=False)
+    with output_directory(out, kind="reproduce", force=args.force) as scratch:
+        rows = pd.read_csv(reproduce(args.paper, scratch, full=args.full), keep_default_na=False)
     verdicts = rows["verdict"].value_counts()
     size = " at the paper's size" if args.full else ""
     finish(args, Outcome("reproduce", f"paper {args.paper}'s headline experiments{size}", out,
@@ -665,7 +692,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the DJSB benchmark (reference and execution stages)")
     run.add_argument("config", nargs="?", help="experiment YAML file")
-    run.add_argument("-o", "--output", help="run directory (default: output.directory or runs/NAME-DATE)")
+    run.add_argument("-o", "--output", type=output_path,
+                     help="run directory (default: output.directory or runs/NAME-DATE)")
     run.add_argument("--resume", metavar="RUN_DIR",
                      help="complete an interrupted run, redoing its failed cells")
     add_force(run, "run directory")
@@ -688,7 +716,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "outputs) beside the first, with its error against the record as uncertainty")
     compare.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
                          help="run directories, or djsb history output directories; the first is the base")
-    compare.add_argument("-o", "--output", help="output directory (default: runs/compare-DATE-TIME)")
+    compare.add_argument("-o", "--output", type=output_path,
+                         help="output directory (default: runs/compare-DATE-TIME)")
     add_force(compare, "output directory")
     compare.set_defaults(func=command_compare)
     psp_report = sub.add_parser("psp-report", help="Tables 5-6 of paper 000 from its six-scenario sweep")
@@ -697,17 +726,17 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay-stats", help="simulate a trace replay and compare it with the trace "
                             "(paper 003 Tables 2-6, wait ECDFs, KS)")
     replay.add_argument("config")
-    replay.add_argument("-o", "--output", help="output directory")
+    replay.add_argument("-o", "--output", type=output_path, help="output directory")
     add_force(replay, "output directory")
     replay.set_defaults(func=command_replay_stats)
     simulate = sub.add_parser("simulate", help="replay a workload on the built-in scheduler model")
     simulate.add_argument("config")
-    simulate.add_argument("-o", "--output", help="output directory")
+    simulate.add_argument("-o", "--output", type=output_path, help="output directory")
     add_force(simulate, "output directory")
     simulate.set_defaults(func=command_simulate)
     pool = sub.add_parser("pool", help="simulate a cycle-stealing pool under paper 002's policies")
     pool.add_argument("config")
-    pool.add_argument("-o", "--output", help="output directory")
+    pool.add_argument("-o", "--output", type=output_path, help="output directory")
     add_force(pool, "output directory")
     pool.add_argument("--resume", action="store_true",
                       help="continue the pool sweep in -o DIR; its finished points are kept")
@@ -717,7 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
     wrappers.set_defaults(func=command_wrappers)
     sweep = sub.add_parser("sweep", help="run a config at every point of its sweep: grid (djsb/sweep/)")
     sweep.add_argument("config")
-    sweep.add_argument("-o", "--output", help="sweep directory (default: runs/NAME-DATE)")
+    sweep.add_argument("-o", "--output", type=output_path, help="sweep directory (default: runs/NAME-DATE)")
     sweep.add_argument("--jobs", type=positive_int,
                        help="worker processes, at most one per CPU this process may use (default: that many)")
     sweep.add_argument("--executor", choices=("local", "slurm"), default="local",
@@ -736,7 +765,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "report start order (Kendall tau), start and mean-wait errors, backfilled "
                                "jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/spec.py.")
     calibrate.add_argument("config", nargs="?", help="calibration file (YAML)")
-    calibrate.add_argument("-o", "--output", help="output directory")
+    calibrate.add_argument("-o", "--output", type=output_path, help="output directory")
     calibrate.add_argument("--runs", type=positive_int,
                            help="replays on Slurm (default: the file's slurm.runs)")
     calibrate.add_argument("--resume", metavar="RUN_DIR",
@@ -785,13 +814,14 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--set", action="append", metavar="KEY=VALUE",
                          help="a what-if: replay again with this slurm.conf setting changed (repeatable; "
                          "e.g. PriorityWeightFairShare=10000), written to what-if/ and what-if.csv")
-    history.add_argument("-o", "--output", help="output directory")
+    history.add_argument("-o", "--output", type=output_path, help="output directory")
     add_force(history, "output directory")
     history.set_defaults(func=command_history)
     reproduce = sub.add_parser("reproduce", help="a paper's headline experiments beside the paper's values "
                                "(reproduce.csv, report.html)")
     reproduce.add_argument("paper", choices=("000", "001", "002", "003", "004"))
-    reproduce.add_argument("-o", "--output", help="output directory (default: runs/reproduce-PAPER-DATE)")
+    reproduce.add_argument("-o", "--output", type=output_path,
+                           help="output directory (default: runs/reproduce-PAPER-DATE)")
     reproduce.add_argument("--full", action="store_true",
                            help="at the paper's size (long) instead of a laptop's")
     add_force(reproduce, "output directory")
@@ -835,10 +865,15 @@ def add_verbosity(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     set_verbosity(args.verbosity)
-    try:
-        return int(args.func(args))
-    except (DjsbError, OSError) as exc:
-        return report_failure(exc, args.verbosity)
+    with signals_raise():
+        try:
+            return int(args.func(args))
+        except (DjsbError, OSError) as exc:
+            return report_failure(exc, args.verbosity)
+        except Signalled as stop:
+            left = f": {stop.left}" if stop.left else ""
+            print(f"djsb: interrupted by {stop.signal_name}{left}", file=sys.stderr)
+            return EXIT_STATUS[stop.signal_name]
 
 
 def report_failure(exc: DjsbError | OSError, verbosity: int) -> int:

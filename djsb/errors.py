@@ -85,3 +85,15 @@ class SchedulerStopped(JobModuleError):
 class SubmitRejected(JobModuleError):
     """The scheduler answered a submission with a refusal (not an outage): the request itself, e.g.
     its placement, cannot be run. The driver corrects it or fails only the cell it belongs to."""
+
+
+class Signalled(BaseException):
+    """SIGINT or SIGTERM arrived while a command ran (djsb.interrupts): a BaseException, as
+    KeyboardInterrupt is, so that no ``except Exception`` swallows it on its way to the CLI, which
+    exits 130/143 with one line. ``left`` says what the command left behind, set by whoever cleaned
+    up (djsb.outdir: the output directory restored, removed or kept to be continued)."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.left: str | None = None

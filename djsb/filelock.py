@@ -14,6 +14,7 @@ error propagates).
 from __future__ import annotations
 
 import fcntl
+import os
 from pathlib import Path
 from typing import IO
 
@@ -68,6 +69,16 @@ class FileLock:
                 return lock_holder(handle)
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         return None
+
+    def is_current(self) -> bool:
+        """Whether the file locked is still the one ``path`` names (not removed or replaced since it
+        was opened): a lock on a removed file excludes nobody."""
+        if self._handle is None:
+            return False
+        try:
+            return os.fstat(self._handle.fileno()).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
 
     def release(self) -> None:
         """Unlock (closing the file drops the flock); the lock file stays, harmless."""

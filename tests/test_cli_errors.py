@@ -200,7 +200,7 @@ def test_a_full_disk(full_disk: Path, capsys: pytest.CaptureFixture[str],
     out = full_disk / "out"
     # the line names the file being written (jobs.csv, the first result written), not only the disk
     one_line_failure(capsys, ["simulate", str(CONFIGS / "simulate-kth-easy.yaml"), "-o", str(out)], 1,
-                     f"{out}/jobs.csv: No space left on device (output directory {out}, removed)", out)
+                     f"{out}/jobs.csv: No space left on device (nothing written; {out} is as it was)", out)
 
 
 LOCAL_RUN = """\

@@ -26,7 +26,7 @@ JOB_MODULES = ROOT.parent / "job_modules"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "machine"),
-    ("registry", "clock", "csvrows", "filelock", "progress", "noise", "transport", "yamlnodes", "plotting",
+    ("registry", "clock", "csvrows", "filelock", "interrupts", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
     ("setting",),
     ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),

@@ -22,6 +22,7 @@ import pytest
 from support import wait_until
 
 from djsb.cli import main
+from djsb.outdir import MARKER
 from djsb.sweep.runners import register_mapping_runner
 from djsb.sweep.spec import read_sweep
 from djsb.sweep.sweep_dir import scalar_metrics
@@ -186,8 +187,9 @@ def test_sweep_csv_equals_each_points_metrics_and_simulate_of_the_same_values(tm
     simulated = json.loads((tmp_path / "simulated" / "metrics.json").read_text())
     assert json.loads((tmp_path / "out" / "points" / "2" / "metrics.json").read_text()) == simulated
     # the same files, and the name of the point's one writer
+    # (the sweep's marker is at its top: a point is not an output of its own)
     assert sorted(p.name for p in (tmp_path / "out" / "points" / "2").iterdir()) == \
-        sorted([*(p.name for p in (tmp_path / "simulated").iterdir()), "writer.txt"])
+        sorted([*(p.name for p in (tmp_path / "simulated").iterdir() if p.name != MARKER), "writer.txt"])
 
 
 def test_a_rerun_and_resume_never_rewrite_a_finished_point(tmp_path: Path) -> None:
@@ -206,9 +208,11 @@ def test_a_rerun_and_resume_never_rewrite_a_finished_point(tmp_path: Path) -> No
     assert len(pd.read_csv(tmp_path / "out" / "sweep.csv")) == 4
     # a plain rerun into the same directory is refused, touching nothing; --resume runs nothing at all
     refused = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out")
-    assert refused.returncode == 2 and refused.stderr.splitlines() == [
-        "djsb: error: -o: out already exists and is not empty: continue it with djsb sweep sweep.yaml -o out "
-        "--resume, replace it with --force, or give another directory"]
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+    assert refused.stderr.startswith("djsb: error: -o: out already exists and holds a complete djsb sweep output "
+                                     "(started ")
+    assert refused.stderr.endswith("): continue it with djsb sweep sweep.yaml -o out --resume, replace it with "
+                                   "--force, or give another directory\n")
     again = djsb(tmp_path, "sweep", "sweep.yaml", "-o", "out", "--resume")
     assert again.returncode == 0 and "4 finished before, 0 to run" in again.stderr
     assert {k: files_stat(points / str(k)) for k in (0, 1, 3)} == before

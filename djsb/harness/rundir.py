@@ -45,6 +45,7 @@ from djsb.errors import InputError
 from djsb.harness.ledger import LEDGER_FILE, SUBMITTING, LedgerEntry, append_entry, next_attempt, read_entries
 from djsb.harness.runlock import LOCK_FILE, RunLock
 from djsb.jobs.outage import Outage
+from djsb.outdir import MARKER
 from djsb.version import djsb_version
 
 
@@ -162,7 +163,7 @@ def never_started(path: Path) -> bool:
     ever submitted a job from (left by a run that failed before its first submission)."""
     if not path.is_dir():
         return not path.exists()
-    names = {entry.name for entry in path.iterdir()} - {LOCK_FILE}
+    names = {entry.name for entry in path.iterdir()} - {LOCK_FILE, MARKER}
     if not names:
         return True
     return "config.yaml" in names and names <= RUN_ENTRIES and not any(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djsb.errors import InputError
+from djsb.interrupts import EXIT_STATUS
 from djsb.outcome import Headline, Outcome
 from djsb.progress import QUIET, Progress, say
 from djsb.sweep.local import run_local, worker_count
@@ -26,7 +27,6 @@ from djsb.sweep.slurm_array import read_settings, run_slurm_array
 from djsb.sweep.spec import SweepSpec, read_sweep
 from djsb.sweep.sweep_dir import MANIFEST, PointBusy, SweepDirectory
 
-SIGNAL_EXIT = {"SIGINT": 130, "SIGTERM": 143}
 ARRAY_TASK_ENV = "SLURM_ARRAY_TASK_ID"
 
 
@@ -105,7 +105,7 @@ def run_sweep(request: SweepRequest, default_out: Path) -> tuple[int, Outcome]:
     if outcome.stopped_by is not None:
         say(f"stopped by {outcome.stopped_by}; finish with: djsb sweep {request.config} -o {out} --resume",
             QUIET)
-        return SIGNAL_EXIT.get(outcome.stopped_by, 1), end
+        return EXIT_STATUS.get(outcome.stopped_by, 1), end
     return (1 if outcome.failed else 0), end
 
 
