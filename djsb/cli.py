@@ -157,10 +157,10 @@ def start_run(args: argparse.Namespace) -> tuple[RunDirectory, Config, Session]:
 def resume_run(path: Path, *, skip_failed: bool = False) -> tuple[RunDirectory, Config, Session]:
     """An interrupted run, locked: the jobs its earlier attempts left alive cancelled, the records
     of its unfinished cells, and of its failed ones unless ``skip_failed``, moved aside to be redone."""
-    require_output(path, "run", key="--resume")
     run = RunDirectory.resume(path)
     with contextlib.ExitStack() as opened:
         opened.callback(run.release)
+        require_output(path, "run", key="--resume")
         config = load_config(run.config_path)
         session = open_session(config, run.path)
         opened.callback(session.close)
@@ -532,8 +532,7 @@ def output_path(text: str) -> str:
     """An argparse type: an output directory's path, not empty (``-o ""`` would name the current
     directory's parent's entry "", which no command can write)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path names no directory: give one, or leave -o out for "
-                                         "the default")
+        raise argparse.ArgumentTypeError("an empty path names no directory")
     return text
 
 
@@ -656,6 +655,18 @@ def calibration_outcome(config_path: Path, out: Path, lines: str) -> Outcome:
                     Headline("start_error_max", model["start_error_max"], "s"),
                     Headline("mean_wait_error", 100 * model["mean_wait_error"], "%")],
                    details=lines.splitlines())
+
+
+def command_init(args: argparse.Namespace) -> int:
+    from djsb.examples import copy_examples
+
+    out = Path(args.directory)
+    with output_directory(out, kind="init", key="DIRECTORY", force=args.force) as scratch:
+        names = copy_examples(scratch)
+    finish(args, Outcome("init", "the example configs copied", out,
+                         [Headline("configs", len(names), "files")], details=names),
+           f"try: djsb run {out / 'local-quick.yaml'}")
+    return EXIT_OK
 
 
 def command_completion(args: argparse.Namespace) -> int:
@@ -826,6 +837,10 @@ def build_parser() -> argparse.ArgumentParser:
                            help="at the paper's size (long) instead of a laptop's")
     add_force(reproduce, "output directory")
     reproduce.set_defaults(func=command_reproduce)
+    init = sub.add_parser("init", help="copy the example configs (the checkout's configs/) into DIRECTORY")
+    init.add_argument("directory", type=output_path, help="where to copy them (a new or empty directory)")
+    add_force(init, "directory")
+    init.set_defaults(func=command_init)
     completion = sub.add_parser("completion", help="print a shell completion script (source <(djsb "
                                 "completion bash); zsh: the same, or save it as _djsb on $fpath)")
     completion.add_argument("shell", choices=SHELLS)

@@ -205,7 +205,7 @@ def make_parent(path: Path, key: str) -> None:
     except FileExistsError:
         reason = os.strerror(errno.ENOTDIR)  # a file stands where a directory must be
     except OSError as exc:
-        reason = exc.strerror
+        reason = exc.strerror or str(exc)
     else:
         return
     raise InputError(f"cannot create the output directory {path}: {reason}", key=key)

@@ -86,7 +86,7 @@ def test_a_new_calibration_never_reuses_a_calibration_directory(tmp_path: Path) 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["calibrate"], "give a calibration file, or --resume RUN_DIR"),
-    (["calibrate", "--resume", "{tmp}/none"], "is not a calibration directory (no calibration.json)"),
+    (["calibrate", "--resume", "{tmp}/none"], "/none is not a directory"),
     (["calibrate", "x.yaml", "--resume", "{tmp}"], "--resume RUN_DIR takes no CONFIG, -o, --runs or --force: "
                                                   "they are the calibration's"),
 ])

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("registry", "clock", "csvrows", "filelock", "interrupts", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
     ("setting",),
-    ("apps", "appmodel", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
+    ("apps", "appmodel", "examples", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "benchmark_metrics", "config"),
     ("remote", "workflows", "harness", "job_modules"),
     ("report",),
