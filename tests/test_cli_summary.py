@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from djsb.cli import build_parser, calibration_outcome, main
+from djsb.cli import build_parser, main
+from djsb.commands.calibrate import calibration_outcome
 from djsb.completion import subcommands
 from djsb.outcome import Headline, Outcome, as_json, summary_block
 from djsb.progress import NORMAL, set_verbosity

@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sweep",),
     ("calibrate", "reproduce"),
     ("validate",),
+    ("commands",),
     ("cli",),
     ("__main__",),
 )
@@ -49,10 +50,12 @@ COMMANDS: dict[str, str] = {
     "history": "djsb.calibrate.history", "pool": "djsb.sweep.pool_command", "validate": "djsb.validate",
     "reproduce": "djsb.reproduce", "compare": "djsb.report.compare", "psp-report": "djsb.report.psp_scenarios",
 }
-"""The command modules: for each subcommand of djsb/cli.py whose work is a module of its own, the
-module its ``command_*`` handler imports that work from. ``djsb run``, ``report`` and
-``completion`` are driven by cli.py itself over their libraries; ``djsb sweep``'s handler calls
+"""The work modules: for each subcommand whose work is a module of its own, the module its command
+module (djsb/commands/NAME.py, which declares its arguments and holds its body) imports that work
+from. ``djsb run``, ``report`` and ``init`` drive their libraries themselves; ``djsb sweep`` calls
 ``djsb.sweep.run.run_sweep``, which ``djsb pool`` and the reproductions run too: a library."""
+CLI_LINES = 250
+"""djsb/cli.py only builds the parser from the command modules and dispatches: at most this long."""
 
 
 @dataclass(frozen=True)
@@ -221,20 +224,27 @@ def test_no_scheduler_package_imports_another() -> None:
     assert not crossing, "\n".join(crossing)
 
 
-def cli_imports() -> dict[str, set[str]]:
-    """The modules each ``command_*`` handler of djsb/cli.py imports."""
-    tree = ast.parse((ROOT / "cli.py").read_text())
-    return {function.name: {name for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))
-                            for name in imported_modules(node, "djsb")}
-            for function in tree.body if isinstance(function, ast.FunctionDef)
-            and function.name.startswith("command_")}
+def command_module_imports(name: str) -> set[str]:
+    """The modules djsb/commands/NAME.py imports (``-`` in a subcommand's name is ``_`` there)."""
+    path = ROOT / "commands" / f"{name.replace('-', '_')}.py"
+    return {imported for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for imported in imported_modules(node, "djsb.commands")}
 
 
-def test_the_command_modules_are_what_the_cli_dispatches_to() -> None:
-    handlers = cli_imports()
-    missing = [f"command_{name.replace('-', '_')} does not import {module}" for name, module in COMMANDS.items()
-               if module not in handlers.get(f"command_{name.replace('-', '_')}", set())]
+def test_each_command_module_dispatches_to_its_work() -> None:
+    missing = [f"djsb/commands/{name.replace('-', '_')}.py does not import {module}"
+               for name, module in COMMANDS.items() if module not in command_module_imports(name)]
     assert not missing, "\n".join(missing)
+
+
+def test_the_cli_only_builds_the_parser_and_dispatches() -> None:
+    from djsb.cli import COMMANDS as DECLARED
+
+    lines = len((ROOT / "cli.py").read_text().splitlines())
+    assert lines <= CLI_LINES, f"djsb/cli.py has {lines} lines: a command's arguments and body go in djsb/commands/"
+    modules = {path.stem for path in (ROOT / "commands").glob("*.py")} - {"__init__", "frame"}
+    assert {command.name.replace("-", "_") for command in DECLARED} == modules
+    assert {name for name in COMMANDS} <= {command.name for command in DECLARED}
 
 
 def command_crossings(statements: list[tuple[str, str, int]], commands: set[str],
@@ -251,7 +261,11 @@ def command_crossings(statements: list[tuple[str, str, int]], commands: set[str]
 
 def test_no_command_module_imports_another() -> None:
     packages = {module_name(path) for path in ROOT.rglob("__init__.py")}
-    crossing = command_crossings(list(module_imports()), set(COMMANDS.values()), packages)
+    command_modules = {f"djsb.commands.{path.stem}" for path in (ROOT / "commands").glob("*.py")
+                       if path.stem not in ("__init__", "frame")}
+    statements = list(module_imports())
+    crossing = (command_crossings(statements, set(COMMANDS.values()), packages)
+                + command_crossings(statements, command_modules, packages))
     assert not crossing, "a command module imports another (move what they share into a library):\n" + \
         "\n".join(crossing)
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from support import ScriptedTransport, fail, ok
 
-import djsb.cli
+import djsb.commands.run
 from djsb.cli import main
 from djsb.transport import LocalTransport
 from job_modules.lsf import LsfJobModule
@@ -72,7 +72,7 @@ def test_run_refuses_more_cpus_than_the_nodes_before_creating_anything(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         simulation: dict[str, int], key: str, says: str) -> None:
     transport = slurm()
-    monkeypatch.setattr(djsb.cli, "open_transport", lambda config: transport)
+    monkeypatch.setattr(djsb.commands.run, "open_transport", lambda config: transport)
     path = config_file(tmp_path, **simulation)
     run_dir = tmp_path / "runs" / "mini"
     assert main(["run", str(path), "-o", str(run_dir)]) == 2
@@ -85,9 +85,9 @@ def test_run_refuses_more_cpus_than_the_nodes_before_creating_anything(
 
 def test_a_config_that_fits_passes_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     transport = slurm()
-    monkeypatch.setattr(djsb.cli, "open_transport", lambda config: transport)
-    config = djsb.cli.load_config(config_file(tmp_path))  # 2 tasks x 2 CPUs: fits a node, 4 <= 8
-    session = djsb.cli.open_session(config, tmp_path / "run")
+    monkeypatch.setattr(djsb.commands.run, "open_transport", lambda config: transport)
+    config = djsb.commands.run.load_config(config_file(tmp_path))  # 2 tasks x 2 CPUs: fits a node, 4 <= 8
+    session = djsb.commands.run.open_session(config, tmp_path / "run")
     session.close()
     assert transport.commands == ["scontrol show partition", "scontrol show node 'n[1-4]'"]
 
