@@ -7,15 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from djsb.commands.frame import (
-    EXIT_OK,
-    Command,
-    add_force,
-    default_out_dir,
-    finish,
-    output_path,
-    positive_int,
-)
+from djsb.commands import frame
 from djsb.errors import InputError, RunError
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome
 from djsb.outdir import output_directory, require_output
@@ -33,7 +25,7 @@ def command_calibrate(args: argparse.Namespace) -> int:
     elif not args.config:
         raise InputError("give a calibration file, or --resume RUN_DIR", key="CONFIG")
     else:
-        out = Path(args.output) if args.output else default_out_dir(Path(args.config))
+        out = Path(args.output) if args.output else frame.default_out_dir(Path(args.config))
     try:
         if args.resume:
             config_path = out
@@ -49,8 +41,8 @@ def command_calibrate(args: argparse.Namespace) -> int:
         if submitted_any(out):
             raise RunError(f"{exc}; continue with: djsb calibrate --resume {out}") from exc
         raise
-    finish(args, calibration_outcome(config_path, out, lines), lines)
-    return EXIT_OK
+    frame.finish(args, calibration_outcome(config_path, out, lines), lines)
+    return frame.EXIT_OK
 
 def calibration_outcome(config_path: Path, out: Path, lines: str) -> Outcome:
     """A calibration's end: the model against Slurm's first replay (comparison.json), in units."""
@@ -65,18 +57,18 @@ def calibration_outcome(config_path: Path, out: Path, lines: str) -> Outcome:
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="?", help="calibration file (YAML)")
-    parser.add_argument("-o", "--output", type=output_path, help="output directory")
-    parser.add_argument("--runs", type=positive_int, help="replays on Slurm (default: the file's slurm.runs)")
+    parser.add_argument("-o", "--output", type=frame.output_path, help="output directory")
+    parser.add_argument("--runs", type=frame.positive_int,
+                        help="replays on Slurm (default: the file's slurm.runs)")
     parser.add_argument("--resume", metavar="RUN_DIR",
                         help="continue an interrupted calibration: its finished replays kept, what the "
                         "interrupted one left on Slurm cancelled")
-    add_force(parser, "output directory")
+    frame.add_force(parser, "output directory")
 
 
-COMMAND = Command("calibrate", "replay a workload on a real Slurm and on the model, side by side", arguments,
-                  command_calibrate,
-                  description="Replay a workload on a real Slurm (this machine, or a login node with "
-                              "slurm.ssh) "
-                  "and on the model built from its scontrol answers; report start order (Kendall tau), start "
-                  "and mean-wait errors, backfilled jobs and Slurm's own run-to-run spread. File format: "
-                  "djsb/calibrate/spec.py.")
+COMMAND = frame.Command(
+    "calibrate", "replay a workload on a real Slurm and on the model, side by side", arguments,
+    command_calibrate,
+    description="Replay a workload on a real Slurm (this machine, or a login node with slurm.ssh) and on the "
+    "model built from its scontrol answers; report start order (Kendall tau), start and mean-wait errors, "
+    "backfilled jobs and Slurm's own run-to-run spread. File format: djsb/calibrate/spec.py.")

@@ -75,8 +75,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     add_output(parser, default="runs/compare-DATE-TIME")
 
 
-COMMAND = Command("compare", "the cells of two or more runs side by side, with Welch's t-test of each "
-                             "against "
-                  "the first; or replays of one history (djsb history outputs) beside the first, with its "
-                  "error "
-                  "against the record as uncertainty", arguments, command_compare)
+COMMAND = Command(
+    "compare", "the cells of two or more runs side by side, with Welch's t-test of each against the first; "
+    "or replays of one history (djsb history outputs) beside the first, with its error against the record as "
+    "uncertainty", arguments, command_compare)

@@ -76,6 +76,25 @@ def replay_outcome(command: str, ran: str, out: Path) -> Outcome:
         "jobs", "rejected", "mean_wait", "p95_wait", "mean_bounded_slowdown", "utilisation", "makespan")))
 
 
+def model_replay(name: str, help: str, work: Callable[[Path, Path], object], ran: str) -> Command:
+    """A command that replays CONFIG on the model into its output directory (``work(config,
+    directory)``, whole or not at all) and ends with the replay's headline numbers; ``ran`` says
+    what it did to the config, for the end block."""
+
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("config")
+        add_output(parser)
+
+    def body(args: argparse.Namespace) -> int:
+        config_path = Path(args.config)
+        out, _ = into_output(args, name, default_out_dir(config_path),
+                             lambda scratch: work(config_path, scratch))
+        finish(args, replay_outcome(name, f"{config_path} {ran}", out))
+        return EXIT_OK
+
+    return Command(name, help, arguments, body)
+
+
 def resumable(resume: bool, kind: str) -> Callable[[Path], bool]:
     """Which output directories a command of ``kind`` may write into as they are: with ``--resume``
     an empty one or one a ``djsb {kind}`` wrote (any other is refused, naming what it holds: the

@@ -93,8 +93,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slurm-conf", required=True, help="the site's slurm.conf")
     parser.add_argument("--associations", help="sacctmgr --noheader --parsable2 show associations "
                         "format=Account,User,ParentName,Share (fair share's tree)")
-    parser.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos "
-                                      "format=Name,Priority,MaxJobsPU")
+    parser.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos format=Name,Priority,"
+                        "MaxJobsPU")
     parser.add_argument("--events", help="sacctmgr --noheader --parsable2 show events start=START end=END "
                         "format=NodeName,Start,End,State,Reason,User (nodes DOWN or DRAIN: noted, the model "
                         "keeps them in service)")
@@ -116,7 +116,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
                         "taken at --start: the fair-share usage then (default: accrued from the dump)")
     parser.add_argument("--window", type=duration_seconds, default=14 * 86400.0,
                         help="moving-average window: seconds or a Slurm time (default 14-00:00:00, "
-                             "FastSim's)")
+                        "FastSim's)")
     parser.add_argument("--step", type=duration_seconds, default=86400.0,
                         help="moving-average sampling step: seconds or a Slurm time (default 1-00:00:00)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -125,11 +125,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     add_output(parser)
 
 
-COMMAND = Command("history", "replay a site's sacct dump offline under its slurm.conf and measure each start "
-                  "and the moving-average wait against the record", arguments, command_history,
-                  description="Replay a site's own Slurm history on the model of its own configuration: the "
-                  "dump of sacct -a -X -P --format=JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,"
-                  "Start,End,Elapsed,Timelimit,ReqCPUS,AllocCPUS,ReqMem,NNodes,NodeList,State,Reason,Flags,"
-                  "Priority and slurm.conf (with its includes). Writes errors.csv (one row per job), "
-                  "summary.csv "
-                  "(overall and by partition, QoS, account, size), moving_average.csv, notes.txt.")
+COMMAND = Command(
+    "history", "replay a site's sacct dump offline under its slurm.conf and measure each start and the "
+    "moving-average wait against the record", arguments, command_history,
+    description="Replay a site's own Slurm history on the model of its own configuration: the dump of sacct "
+    "-a -X -P --format=JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,"
+    "ReqCPUS,AllocCPUS,ReqMem,NNodes,NodeList,State,Reason,Flags,Priority and slurm.conf (with its "
+    "includes). Writes errors.csv (one row per job), summary.csv (overall and by partition, QoS, account, "
+    "size), moving_average.csv, notes.txt.")

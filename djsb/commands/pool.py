@@ -6,16 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from djsb.commands.frame import (
-    EXIT_OK,
-    Command,
-    add_output,
-    default_out_dir,
-    finish,
-    holds_points,
-    into_output,
-    resumable,
-)
+from djsb.commands import frame
 from djsb.errors import InputError
 
 
@@ -29,19 +20,20 @@ def command_pool(args: argparse.Namespace) -> int:
     if args.resume and (not args.output or args.force or load_yaml(config_path).get("sweep") is None):
         raise InputError("--resume continues a pool sweep (a config with a sweep section) in -o DIR, "
                          "without --force", key="--resume")
-    out = Path(args.output) if args.output else default_out_dir(config_path)
-    _, outcome = into_output(args, "pool", out, lambda where: run_pool(config_path, where),
-                             resume=f"djsb pool {config_path} -o {out} --resume",
-                             reusable=resumable(args.resume, "pool"), keep=holds_points, in_place=True)
-    finish(args, outcome)
-    return EXIT_OK
+    out = Path(args.output) if args.output else frame.default_out_dir(config_path)
+    _, outcome = frame.into_output(args, "pool", out, lambda where: run_pool(config_path, where),
+                                   resume=f"djsb pool {config_path} -o {out} --resume",
+                                   reusable=frame.resumable(args.resume, "pool"), keep=frame.holds_points,
+                                   in_place=True)
+    frame.finish(args, outcome)
+    return frame.EXIT_OK
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config")
-    add_output(parser)
+    frame.add_output(parser)
     parser.add_argument("--resume", action="store_true",
                         help="continue the pool sweep in -o DIR; its finished points are kept")
 
 
-COMMAND = Command("pool", "simulate a cycle-stealing pool under paper 002's policies",
-                  arguments, command_pool)
+COMMAND = frame.Command("pool", "simulate a cycle-stealing pool under paper 002's policies", arguments,
+                        command_pool)

@@ -39,8 +39,8 @@ def command_reproduce(args: argparse.Namespace) -> int:
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paper", choices=("000", "001", "002", "003", "004"))
-    parser.add_argument("--full", action="store_true", help="at the paper's size (long) instead of a "
-                                                            "laptop's")
+    parser.add_argument("--full", action="store_true",
+                        help="at the paper's size (long) instead of a laptop's")
     add_output(parser, default="runs/reproduce-PAPER-DATE")
 
 

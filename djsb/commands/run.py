@@ -20,15 +20,7 @@ import pandas as pd
 
 from djsb.apps import SOURCE_DIR, apps_dir
 from djsb.clock import VirtualClock, WallClock
-from djsb.commands.frame import (
-    EXIT_FAILED,
-    EXIT_OK,
-    Command,
-    add_force,
-    default_out_dir,
-    finish,
-    output_path,
-)
+from djsb.commands import frame
 from djsb.config import Config, check_node_capacity, load_config, open_module
 from djsb.errors import InputError, RunError
 from djsb.harness.driver import Driver, planned_cells
@@ -66,7 +58,7 @@ def new_run_dir(config: Config, config_path: Path, override: str | None) -> Path
         return Path(override)
     if config.output.directory:
         return Path(config.output.directory)
-    return default_out_dir(config_path)
+    return frame.default_out_dir(config_path)
 
 def open_transport(config: Config) -> Transport:
     """Where the module's commands run: this machine, or the login node of job_module.ssh (connected)."""
@@ -182,7 +174,7 @@ def command_run(args: argparse.Namespace) -> int:
     finally:
         run.release()
     if summary is not None:
-        finish(args, run_outcome("run", run, summary), summary_text(summary))
+        frame.finish(args, run_outcome("run", run, summary), summary_text(summary))
     return status
 
 def run_experiment(run: RunDirectory, config: Config, session: Session, *,
@@ -221,7 +213,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
         say(f"{exc}: {outcome}; resume with: djsb run --resume {run.path}", QUIET)
         if (run.path / "jobs.csv").exists():
             write_report(run.path, plots=False, include_outages=include_outages)
-        return EXIT_STATUS.get(exc.signal_name, EXIT_FAILED), None
+        return EXIT_STATUS.get(exc.signal_name, frame.EXIT_FAILED), None
     finally:
         bar.close()
         session.close()
@@ -234,7 +226,7 @@ def run_experiment(run: RunDirectory, config: Config, session: Session, *,
         say(f"warning: {warning}", QUIET)
     for line in untrusted_cells(run, include_outages):
         say(line, QUIET)
-    return EXIT_OK, summary
+    return frame.EXIT_OK, summary
 
 def cancel_outcome(run: RunDirectory, uncancelled: dict[str, str]) -> str:
     """What became of the run's jobs: all cancelled, or which ids are left (in uncancelled.txt)."""
@@ -258,15 +250,16 @@ def untrusted_cells(run: RunDirectory, include_outages: bool) -> list[str]:
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="?", help="experiment YAML file")
-    parser.add_argument("-o", "--output", type=output_path,
+    parser.add_argument("-o", "--output", type=frame.output_path,
                         help="run directory (default: output.directory or runs/NAME-DATE)")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="complete an interrupted run, redoing its "
-                                                            "failed cells")
-    add_force(parser, "run directory")
+    parser.add_argument("--resume", metavar="RUN_DIR",
+                        help="complete an interrupted run, redoing its failed cells")
+    frame.add_force(parser, "run directory")
     parser.add_argument("--skip-failed", action="store_true",
                         help="with --resume: keep the failed cells failed instead of redoing them")
     parser.add_argument("--include-outages", action="store_true",
                         help="keep cells that overlapped a scheduler outage in summary.csv")
 
 
-COMMAND = Command("run", "run the DJSB benchmark (reference and execution stages)", arguments, command_run)
+COMMAND = frame.Command("run", "run the DJSB benchmark (reference and execution stages)", arguments,
+                        command_run)

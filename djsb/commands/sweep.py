@@ -7,17 +7,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from djsb.commands.frame import (
-    EXIT_OK,
-    Command,
-    add_force,
-    default_out_dir,
-    finish,
-    holds_points,
-    output_path,
-    positive_int,
-    resumable,
-)
+from djsb.commands import frame
 from djsb.errors import InputError
 from djsb.outdir import mark_finished, output_directory
 
@@ -35,36 +25,38 @@ def command_sweep(args: argparse.Namespace) -> int:
                          key="--force")
     if args.point is not None or args.array_task:
         # a point (an array task) is checked when it runs, into its sweep's directory
-        status, outcome = run_sweep(request, default_out_dir(config_path))
+        status, outcome = run_sweep(request, frame.default_out_dir(config_path))
     else:
         worker_count(args.jobs)
         validate(config_path)
-        out = request.out or (latest_sweep(config_path) if args.resume else default_out_dir(config_path))
+        out = request.out or (latest_sweep(config_path) if args.resume
+                              else frame.default_out_dir(config_path))
         with output_directory(out, kind="sweep", force=args.force,
                               resume=f"djsb sweep {config_path} -o {out} --resume",
-                              reusable=resumable(args.resume, "sweep"), keep=holds_points, in_place=True,
-                              ends_with_block=False) as out:
+                              reusable=frame.resumable(args.resume, "sweep"), keep=frame.holds_points,
+                              in_place=True, ends_with_block=False) as out:
             status, outcome = run_sweep(dataclasses.replace(request, out=out), out)
-            if status == EXIT_OK:
+            if status == frame.EXIT_OK:
                 mark_finished(out)
-    finish(args, outcome)
+    frame.finish(args, outcome)
     return status
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config")
-    parser.add_argument("-o", "--output", type=output_path, help="sweep directory (default: runs/NAME-DATE)")
-    parser.add_argument("--jobs", type=positive_int,
-                        help="worker processes, at most one per CPU this process may use (default: that "
-                             "many)")
+    parser.add_argument("-o", "--output", type=frame.output_path,
+                        help="sweep directory (default: runs/NAME-DATE)")
+    parser.add_argument("--jobs", type=frame.positive_int,
+                        help="worker processes, at most one per CPU this process may use (default: "
+                        "that many)")
     parser.add_argument("--executor", choices=("local", "slurm"), default="local",
                         help="run the points here, or as one Slurm job array (the config's sweep.slurm)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the latest sweep of CONFIG (or -o's); finished points are kept "
                         "(without it an existing non-empty directory is refused)")
-    add_force(parser, "sweep directory")
+    frame.add_force(parser, "sweep directory")
     parser.add_argument("--point", type=int, help="run only point K (what a Slurm array task does)")
     parser.add_argument("--array-task", action="store_true", help="run only point $SLURM_ARRAY_TASK_ID")
 
 
-COMMAND = Command("sweep", "run a config at every point of its sweep: grid (djsb/sweep/)",
-                  arguments, command_sweep)
+COMMAND = frame.Command("sweep", "run a config at every point of its sweep: grid (djsb/sweep/)", arguments,
+                        command_sweep)

@@ -41,10 +41,10 @@ def command_validate(args: argparse.Namespace) -> int:
            lines)
     return EXIT_OK
 
+
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="+")
 
 
 COMMAND = Command("validate", "check config files of any kind (run, simulate, wrappers, sweep, pool, "
-                              "calibrate) "
-                  "and exit", arguments, command_validate)
+                  "calibrate) and exit", arguments, command_validate)

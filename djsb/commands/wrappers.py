@@ -24,6 +24,7 @@ def command_wrappers(args: argparse.Namespace) -> int:
            as_table(outcomes))
     return EXIT_OK
 
+
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="a simulate config with a workflow section")
 
