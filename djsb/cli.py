@@ -93,8 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (DjsbError, OSError) as exc:
             return report_failure(exc, args.verbosity)
         except Signalled as stop:
-            left = f": {stop.left}" if stop.left else ""
-            print(f"djsb: interrupted by {stop.signal_name}{left}", file=sys.stderr)
+            print(f"djsb: {stop.line()}", file=sys.stderr)
             return EXIT_STATUS[stop.signal_name]
 
 

@@ -91,9 +91,16 @@ class Signalled(BaseException):
     """SIGINT or SIGTERM arrived while a command ran (djsb.interrupts): a BaseException, as
     KeyboardInterrupt is, so that no ``except Exception`` swallows it on its way to the CLI, which
     exits 130/143 with one line. ``left`` says what the command left behind, set by whoever cleaned
-    up (djsb.outdir: the output directory restored, removed or kept to be continued)."""
+    up (djsb.outdir: the output directory restored, removed or kept to be continued); ``done``
+    what the command did on its way out (its jobs cancelled)."""
 
-    def __init__(self, signal_name: str) -> None:
+    def __init__(self, signal_name: str, done: str | None = None) -> None:
         super().__init__(signal_name)
         self.signal_name = signal_name
+        self.done = done
         self.left: str | None = None
+
+    def line(self) -> str:
+        """The one line the CLI prints."""
+        said = "; ".join(part for part in (self.done, self.left) if part)
+        return f"interrupted by {self.signal_name}" + (f": {said}" if said else "")

@@ -307,7 +307,7 @@ def output_directory(path: Path, *, kind: str, key: str = "-o", force: bool = Fa
             remove_leftovers(path)
             refuse_occupied(path, kind=kind, force=force, key=key, resume=resume, reusable=reusable)
             if in_place:
-                yield from _write_in_place(path, kind, key, reusable, keep)
+                yield from _write_in_place(path, kind, key, reusable, keep, resume)
                 if ends_with_block:
                     mark_finished(path)
             else:
@@ -339,7 +339,7 @@ def _write_beside(path: Path, kind: str) -> Iterator[Path]:
 
 
 def _write_in_place(path: Path, kind: str, key: str, reusable: Callable[[Path], bool],
-                    keep: Callable[[Path], bool]) -> Iterator[Path]:
+                    keep: Callable[[Path], bool], resume: str | None) -> Iterator[Path]:
     aside = None
     if not reusable(path):
         aside = beside(path, "old")
@@ -360,7 +360,7 @@ def _write_in_place(path: Path, kind: str, key: str, reusable: Callable[[Path], 
             exc = with_written_file(exc, path)
         kept = keep(path)
         if kept:
-            left = f"{path} kept, marked unfinished"
+            left = f"{path} kept, marked unfinished" + (f": continue it with {resume}" if resume else "")
         else:
             discard(path, made)
             left = f"{path} removed" if made else f"{path} emptied"

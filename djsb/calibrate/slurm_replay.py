@@ -20,7 +20,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from djsb.errors import RunError
+from djsb.errors import RunError, Signalled
 from djsb.jobs.api import JobModule, JobRequest, JobStatus
 from djsb.jobs.scheduler_base import MIB
 from djsb.progress import Progress
@@ -105,7 +105,7 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     watch()
                 sleep(max(0.0, min(STOP_CHECK_S, end - clock())))
             if received:
-                raise RunError(f"calibration stopped by {received[0]}; its Slurm jobs were cancelled")
+                raise Signalled(received[0], done="the calibration's Slurm jobs cancelled")
 
         try:
             for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
