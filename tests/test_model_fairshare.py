@@ -108,6 +108,26 @@ def test_usage_decays_with_the_half_life() -> None:
         assert tree.usage(tree.users[("u", "a")], 1100.0) == pytest.approx(expected)
 
 
+def test_days_without_an_event_under_a_minutes_long_half_life_decay_to_nothing() -> None:
+    """5 days idle under a 5-minute PriorityDecayHalfLife is 1,440 half-lives: scaling to it is
+    2^1440, past a float (OverflowError before); a real site's year at a 1-hour half-life is 8,760."""
+    half_life = 300.0
+    tree = AccountTree([("u", "a"), ("v", "a")], half_life=half_life)
+    tree.job_started("u", "a", 1, 0.0)
+    tree.job_ended("u", "a", 1, 100.0)
+    later = 5 * 86400.0
+    tree.job_started("v", "a", 1, later)  # charged from here: no overflow
+    tree.job_ended("v", "a", 1, later + half_life)
+    tree.settle(later + half_life)
+    # u's 300/ln2 * (2^(1/3) - 1) = 113.3 CPU-s at t = 100 halved 1,440 times: below any float, 0
+    assert tree.usage(tree.users[("u", "a")], later + half_life) == pytest.approx(0.0, abs=1e-300)
+    # v's one CPU over one half-life, decayed to its end: integral of 2^-((h - s) / h) over [0, h]
+    # = h/ln2 * (1 - 1/2) = 150 / 0.693147 = 216.40 CPU-s
+    assert tree.usage(tree.users[("v", "a")], later + half_life) == pytest.approx(216.40, abs=0.01)
+    tree.add_usage("u", "a", 50.0, 10 * later)  # charged at once, 2,880 half-lives on: no overflow
+    assert tree.usage(tree.users[("u", "a")], 10 * later) == pytest.approx(50.0)
+
+
 def test_marenostrum4_priority_reproduces_the_numbers_of_paper_004() -> None:
     # 004 sec. 3.4: on LUMI (360448 cores) 650 CPUs add "about 18" (650/360448 * 10000 = 18.03),
     # a 900 s wait adds 104 (900 / 10 days * 100000 = 104.17) and a fair share of 0.01 adds 1000.

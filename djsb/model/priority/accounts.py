@@ -30,6 +30,11 @@ ROOT = "root"
 ACCOUNTS = "policy.priority.accounts.NAME"
 """Where a config writes an account's keys."""
 _RENORMALISE_AFTER = 200.0  # half-lives; 2**200 is far from float overflow
+_RENORMALISE_BEFORE = 900.0
+"""Half-lives since ``t0`` past which usage is renormalised before it is charged, not after: an
+instant that far from ``t0`` (no event for days under a minutes-long PriorityDecayHalfLife) would
+scale it by 2**1024 and overflow a float; below it the order of the arithmetic, and so every
+number, is as it always was."""
 
 
 @dataclass(eq=False)
@@ -147,7 +152,23 @@ class AccountTree:
             parent.total += amount
             node, parent = parent, parent.parent
 
+    def _within_range(self, now: float) -> None:
+        """Renormalise first when ``now`` is so far past ``t0`` that scaling to it would overflow."""
+        if self.half_life > 0 and (now - self.t0) / self.half_life > _RENORMALISE_BEFORE:
+            self._renormalise(now)
+
+    def _renormalise(self, now: float) -> None:
+        """Decay every total to ``now`` and count from there (``t0 = now``): a factor below the
+        smallest float is 0, usage fully decayed."""
+        factor = 2.0 ** (-(now - self.t0) / self.half_life)
+        for node in (*self.accounts.values(), *self.users.values()):
+            node.total *= factor
+            if node.parent is not None:
+                self.changed.setdefault(node.parent, {})[node] = None
+        self.t0 = now
+
     def _accrue(self, assoc: Association, now: float) -> None:
+        self._within_range(now)
         if assoc.rate:
             self._charge(assoc, assoc.rate * (self._g(now) - self._g(assoc.last)))
         assoc.last = now
@@ -169,6 +190,7 @@ class AccountTree:
 
     def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:
         """Charge ``cpu_seconds`` of (already decayed, as of ``now``) usage at once."""
+        self._within_range(now)
         scale = 2.0 ** ((now - self.t0) / self.half_life) if self.half_life > 0 else 1.0
         self._charge(self.add_user(user, account), cpu_seconds * scale)
 
@@ -177,12 +199,7 @@ class AccountTree:
         for assoc in self.active:
             self._accrue(assoc, now)
         if self.half_life > 0 and (now - self.t0) / self.half_life > _RENORMALISE_AFTER:
-            factor = 2.0 ** (-(now - self.t0) / self.half_life)
-            for node in (*self.accounts.values(), *self.users.values()):
-                node.total *= factor
-                if node.parent is not None:
-                    self.changed.setdefault(node.parent, {})[node] = None
-            self.t0 = now
+            self._renormalise(now)
 
     # ------------------------------------------------------------------ sibling order
     @staticmethod
