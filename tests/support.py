@@ -9,9 +9,10 @@ wrote through it, so a test can check the exact command lines and batch scripts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +21,7 @@ import pytest
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
+from djsb.registry import Registry
 from djsb.transport import CommandResult
 from djsb.workloads.job import TraceJob
 
@@ -142,3 +144,14 @@ def cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def registered(registry: Registry[T], name: str, entry: T) -> Iterator[str]:
+    """``entry`` registered in ``registry`` as ``name`` (a plugin defined in a test file) for the
+    ``with`` block only, so no other test finds it; yields the name."""
+    registry.register(name)(entry)
+    try:
+        yield name
+    finally:
+        del registry.entries[name]

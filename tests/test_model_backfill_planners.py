@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from support import exact_job as job
 from support import model_starts as starts
+from support import registered
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
@@ -34,9 +35,8 @@ class NoReservations(BackfillPlanner):
 @pytest.fixture
 def outside_planner() -> Iterator[str]:
     """``NoReservations`` registered from this file for one test, under a name of its own."""
-    BACKFILL_PLANNERS.register("no_reservations")(NoReservations)
-    yield "no_reservations"
-    del BACKFILL_PLANNERS.entries["no_reservations"]
+    with registered(BACKFILL_PLANNERS, "no_reservations", NoReservations) as name:
+        yield name
 
 
 def test_planners_are_chosen_through_the_registry() -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import registered
 
 from djsb.model import (
     ClusterSpec,
@@ -205,9 +206,8 @@ class ReservationBlind(ProfilePlanner):
 @pytest.fixture
 def reservation_blind() -> Iterator[str]:
     """``ReservationBlind`` registered for one test."""
-    BACKFILL_PLANNERS.register("reservation_blind")(ReservationBlind)
-    yield "reservation_blind"
-    del BACKFILL_PLANNERS.entries["reservation_blind"]
+    with registered(BACKFILL_PLANNERS, "reservation_blind", ReservationBlind) as name:
+        yield name
 
 
 def test_checker_still_catches_a_backfilled_start_that_moves_a_reservation(reservation_blind: str) -> None:
