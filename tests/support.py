@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,6 +21,9 @@ import pytest
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
+from djsb.model.allocation import allocate
+from djsb.model.backfill import BackfillView
+from djsb.model.job import SimJob
 from djsb.registry import Registry
 from djsb.transport import CommandResult
 from djsb.workloads.job import TraceJob
@@ -155,3 +158,12 @@ def registered(registry: Registry[T], name: str, entry: T) -> Iterator[str]:
         yield name
     finally:
         del registry.entries[name]
+
+
+def start_what_fits(view: BackfillView, jobs: Iterable[SimJob]) -> None:
+    """Start each of ``jobs`` not started yet that fits now, whatever is reserved: the pass of the
+    tests' reservation-blind backfill planners."""
+    for queued in jobs:
+        alloc = None if queued.start is not None else allocate(queued, view.state)
+        if alloc is not None:
+            view.start(queued, alloc)

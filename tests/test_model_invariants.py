@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import registered
+from support import registered, start_what_fits
 
 from djsb.model import (
     ClusterSpec,
@@ -27,7 +27,6 @@ from djsb.model import (
     SchedulerConfig,
     Simulation,
 )
-from djsb.model.allocation import allocate
 from djsb.model.backfill import BACKFILL_PLANNERS, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
 from djsb.model.cluster import ClusterState, PartitionState
@@ -197,10 +196,7 @@ class ReservationBlind(ProfilePlanner):
 
     def run(self, view: BackfillView) -> None:
         super().run(view)
-        for queued in list(view.queue.jobs):
-            alloc = None if queued.start is not None else allocate(queued, view.state)
-            if alloc is not None:
-                view.start(queued, alloc)
+        start_what_fits(view, list(view.queue.jobs))
 
 
 @pytest.fixture
