@@ -34,6 +34,13 @@ T = TypeVar("T")
 
 Answer = Callable[[str], CommandResult | Exception]
 
+FIVE_JOBS = """\
+seed: 1
+workload: {generator: poisson_exponential, params: {n_jobs: 5, arrival_rate: 0.1, service_rate: 0.1}}
+"""
+"""The first two lines of the simulate configs the per-section settings tests write: five Poisson jobs,
+for a section's keys (from line 3 on) to be read and blamed at their lines."""
+
 
 class ScriptedTransport:
     """Answers each command with the first rule whose text occurs in it; records every command run
