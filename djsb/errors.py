@@ -36,6 +36,15 @@ def os_error_line(exc: OSError) -> str:
     return f"{exc.filename}: {reason}" if exc.filename else reason
 
 
+def read_input(path: Path) -> str:
+    """The text of the input file at ``path`` (a footprint, a results file): one that cannot be read
+    is an InputError naming it, so the CLI says which file and why in one line, exit 2."""
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+
+
 class DjsbError(Exception):
     """Base class of every error DJSB raises on purpose."""
 
@@ -98,12 +107,3 @@ class Signalled(BaseException):
         super().__init__(signal_name)
         self.signal_name = signal_name
         self.left: str | None = None
-
-
-def read_input(path: Path) -> str:
-    """The text of the input file at ``path`` (a footprint, a results file): one that cannot be read
-    is an InputError naming it, so the CLI says which file and why in one line, exit 2."""
-    try:
-        return path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
