@@ -18,19 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import registered, start_what_fits
 
-from djsb.model import (
-    ClusterSpec,
-    InvariantChecker,
-    InvariantViolation,
-    NodeSpec,
-    PartitionSpec,
-    SchedulerConfig,
-    Simulation,
-)
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.backfill import BACKFILL_PLANNERS, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
 from djsb.model.cluster import ClusterState, PartitionState
-from djsb.model.invariants import Reservation
+from djsb.model.invariants import InvariantChecker, InvariantViolation, Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.priority import FifoPriority, MultifactorPriority, MultifactorWeights, PspAgingPriority
