@@ -64,6 +64,7 @@ reference: setup
 	$(BIN)/python -c "from djsb.model.sections import reference; open('docs/reference/cluster.md', 'w').write(reference())"
 	$(BIN)/python -c "from djsb.model.priority.reference import reference; open('docs/reference/priority.md', 'w').write(reference())"
 	$(BIN)/python -c "from djsb.simulate.experiment import reference; open('docs/reference/workload.md', 'w').write(reference())"
+	$(BIN)/python -c "from job_modules.simulated import reference; open('docs/reference/simulated.md', 'w').write(reference())"
 
 lint: setup
 	$(BIN)/ruff check .

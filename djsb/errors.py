@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 
 @contextlib.contextmanager
@@ -33,6 +34,15 @@ def os_error_line(exc: OSError) -> str:
     """An OSError as one line: the file (or address) it concerns, then the system's reason."""
     reason = exc.strerror or str(exc) or type(exc).__name__
     return f"{exc.filename}: {reason}" if exc.filename else reason
+
+
+def read_input(path: Path) -> str:
+    """The text of the input file at ``path`` (a footprint, a results file): one that cannot be read
+    is an InputError naming it, so the CLI says which file and why in one line, exit 2."""
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
 
 
 class DjsbError(Exception):

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from djsb.errors import InputError
+from djsb.errors import InputError, read_input
 
 COLUMNS = ("name", "footprint_bytes", "value", "cv", "samples")
 """The columns of a footprint file, in order."""
@@ -86,8 +86,4 @@ def parse_footprint(text: str, source: str) -> FootprintParameters:
 
 def read_footprint(path: Path) -> FootprintParameters:
     """The fitted parameters of the footprint file at ``path``."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    return parse_footprint(text, str(path))
+    return parse_footprint(read_input(path), str(path))

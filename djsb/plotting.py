@@ -10,7 +10,7 @@ imports it where it draws.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 
 matplotlib.use("Agg")
 
-__all__ = ["PAPER_LABEL", "ecdf_step", "mark_paper", "paper_curve", "paper_points", "plt", "save"]
+__all__ = ["PAPER_LABEL", "ecdf_step", "mark_paper", "paper_curve", "paper_points", "plt", "save",
+           "save_wait_ecdf"]
 
 
 def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
@@ -37,6 +38,24 @@ def save(fig: Figure, *paths: Path, dpi: int = 120) -> None:
 def ecdf_step(ax: Axes, ordered: np.ndarray, **kwargs: Any) -> None:
     """Draw the empirical CDF of the sorted values ``ordered`` as a step line (``kwargs`` to ``ax.step``)."""
     ax.step(ordered, np.arange(1, len(ordered) + 1) / max(len(ordered), 1), where="post", **kwargs)
+
+
+def save_wait_ecdf(samples: Mapping[str, np.ndarray], xlabel: str, title: str, path: Path) -> None:
+    """Write to ``path`` the ECDF of each sample of waits in seconds, by label (a legend when there are
+    several; an empty sample is not drawn), on a symmetric-log time axis: waits run from 0 to days."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for label, waits in samples.items():
+        if len(waits):
+            ecdf_step(ax, np.sort(waits), label=label)
+    ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if len(samples) > 1:
+        ax.legend()
+    fig.tight_layout()
+    save(fig, path)
 
 
 PAPER_LABEL = "paper"

@@ -6,55 +6,15 @@ clock's time, processing every event in between in time order. Reported submit/s
 model's exact times (a job that finished while the driver slept reports when it finished, not
 when it was polled), as Unix-like seconds from ``clock.epoch``.
 
-The cluster (options, all optional; defaults are a MareNostrum 3 node of paper 001 sec. 4.4; every
-time is a number of seconds, quoted or not, or a Slurm time such as ``1:30:00`` or ``1-00:00:00``):
-
-- ``nodes`` (64), ``cores_per_node`` (16), ``memory_per_node`` (32GB);
-- ``memory_bandwidth_per_node`` (76.8 GB/s, sustainable STREAM bandwidth of the node) and
-  ``core_bandwidth`` (10 GB/s, what one thread can stream alone): see djsb/appmodel.py;
-- ``tasks_per_node``: an integer for every job, or ``{simulation: 4, analytics: 2}`` per
-  application; by default a job fills nodes (cores_per_node // cpus_per_task tasks per node) and
-  a colocated job spreads evenly over the simulation's nodes;
-- ``start_latency`` (0 s): a job becomes eligible to start this long after its submission;
-- ``resume_overhead`` (0 s): a resumed job makes no progress for this long (stop&continue cost:
-  the scheduler signals every task, which then re-synchronise);
-- ``timeslice_efficiency``: the share of progress a job keeps while one of its nodes has more
-  runnable threads than cores (djsb/appmodel.py, point 4); by default the ``footprint`` file's
-  measured value, else 1.0;
-- ``footprint`` (none): a footprint file measured by bench/bench_footprint.py (djsb/footprint.py;
-  a relative path is relative to the working directory): the working-set curve of the node's
-  bandwidth (appmodel point 6), the time-slicing efficiency and the run-to-run spread;
-- ``llc_per_node`` (40MiB: two 20 MiB L3 caches of a MareNostrum 3 node's Xeon E5-2670): the last-level
-  cache the working set of a node's runnable jobs is compared with (used with ``footprint``);
-- ``work_cv``: the coefficient of variation of each job's work (djsb/noise.py, WorkNoise), by
-  default the ``footprint`` file's measured run-to-run spread, else 0 (every sample identical);
-  ``seed`` (0) seeds it: the same seed gives the same samples.
+The options (the cluster, its scheduler, the rate and noise models) are declared once, in
+:class:`ClusterOptions`; docs/reference/simulated.md is generated from that declaration.
 
 Scheduling: the jobs run on the built-in scheduler model (djsb/model/), the same model
-``djsb simulate`` replays traces on: one partition over all nodes, its priority plugin, main pass
-and backfill. Options:
-
-- ``oversubscribe`` (``YES:4``): the partition's OverSubscribe. With YES a job that asks
-  (JobRequest.oversubscribe, sbatch --oversubscribe) may share used cores, up to N jobs per core,
-  and one that does not needs idle cores; FORCE shares every job (djsb/model/cluster.py);
-- ``policy`` (``fifo``): ``fifo`` (FIFO priority, no backfill: jobs start in submission order,
-  the first that does not fit blocks the rest), ``easy`` / ``conservative`` (FIFO priority with
-  that backfill), or ``marenostrum4`` (multifactor priority and MareNostrum 4's scheduler options,
-  paper 004 Tables 3.2-3.3); the first three are textbook FIFO, EASY and conservative
-  backfilling (the ``textbook`` preset: every pass at each event, unlimited bf_window,
-  bf_max_job_test and default_queue_depth, bf_resolution 0);
-- ``time_limit`` (none or UNLIMITED: unlimited): the time limit of DJSB's jobs (sbatch --time); the
-  backfill planner needs it to backfill an analytics (a job without one never backfills);
-- ``check_invariants`` (false): run the model's InvariantChecker (djsb/model/invariants.py) along,
-  which stops the run at the first scheduling invariant broken;
-- ``scheduler`` ({}): overrides of the policy's SchedulerConfig fields (djsb/model/scheduler.py),
-  e.g. ``{bf_interval: 30, bf_resolution: 60, bf_window: "1-00:00:00"}``;
-- ``background`` (none): other users' jobs on the same cluster (djsb/workloads/window.py): an
-  SWF trace window ``{trace: PATH, start: 0, jobs: 2000, warmup: 3600, cpu_scale: 1,
-  time_scale: 1}`` or an M/M/c generator ``{synthetic: {n_jobs, arrival_rate, service_rate, cpus,
-  seed}, warmup}``. The window starts ``warmup`` seconds before the benchmark, so the cluster is
-  busy when it starts; analytics then wait in the queue, and their wait enters the slowdowns
-  (paper 001: response time = wait + execution).
+``djsb simulate`` replays traces on: one partition over all nodes, the ``policy``'s priority plugin,
+main pass and backfill, with ``scheduler`` overrides. A ``background`` load shares the cluster and
+starts ``warmup`` seconds before the benchmark, so the cluster is busy when it starts; analytics
+then wait in the queue, and their wait enters the slowdowns (paper 001: response time = wait +
+execution).
 
 Placement: a job of ``tasks x cpus_per_task`` CPUs is laid out ``tasks_per_node`` per node (the
 model's JobShape); a colocated job (JobRequest.colocate_with) gets the simulation's nodes as its
@@ -81,7 +41,7 @@ import itertools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +51,7 @@ from djsb.footprint import FootprintParameters, read_footprint
 from djsb.jobs.api import CpuCapacity, JobModule, JobRequest, JobState, JobStatus
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.loader import register
-from djsb.jobs.options import Option, OptionValues, one_of, option_error
+from djsb.jobs.options import OPTIONS_KEY, OptionValues, declared_options, located, one_of, option_error
 from djsb.machine import JOB_BYTES, NODE_BYTES
 from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import oversubscribe
@@ -103,6 +63,7 @@ from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError
 from djsb.model.stream_rates import StreamRates
 from djsb.noise import WorkNoise
+from djsb.setting import setting, table
 from djsb.transport import Transport
 from djsb.workloads.job import TraceJob
 from djsb.workloads.source import generated, read_trace
@@ -219,61 +180,76 @@ def _background(node: Located) -> Located:
     return node
 
 
-OPTIONS: dict[str, Option] = {
-    "nodes": Option(_nodes, 64, "number of nodes"),
-    "cores_per_node": Option(_count, 16, "cores of each node"),
-    "memory_per_node": Option(as_size, 32 * 1000**3, "memory of each node (a size)"),
-    "memory_bandwidth_per_node": Option(_positive, 76.8, "sustainable STREAM bandwidth of a node, GB/s"),
-    "core_bandwidth": Option(_positive, 10.0, "bandwidth one thread streams alone, GB/s"),
-    "tasks_per_node": Option(_tasks_per_node, {}, "a number, or {simulation: N, analytics: M}"),
-    "start_latency": Option(_duration, 0.0, "seconds between a submission and its eligibility"),
-    "resume_overhead": Option(_duration, 0.0, "seconds without progress after a resume"),
-    "timeslice_efficiency": Option(_share, None, "progress kept on an oversubscribed node, (0, 1] "
-                                   "(default: footprint's, else 1)"),
-    "footprint": Option(_footprint, None, "footprint file of bench/bench_footprint.py"),
-    "llc_per_node": Option(as_size, 40 * MIB, "last-level cache of a node (a size)"),
-    "work_cv": Option(_cv, None, "coefficient of variation of a job's work (default: footprint's, else 0)"),
-    "seed": Option(as_int, 0, "seed of the work noise"),
-    "oversubscribe": Option(oversubscribe, "YES:4", "the partition's OverSubscribe"),
-    "policy": Option(one_of(*POLICIES), "fifo", "fifo, easy, conservative or marenostrum4"),
-    "time_limit": Option(lambda n: as_time_limit(n, unit="s", strict=True), None,
-                         "time limit of DJSB's jobs, seconds or a Slurm time (none or UNLIMITED: unlimited)"),
-    "check_invariants": Option(as_bool, False, "run the model's InvariantChecker along"),
-    "scheduler": Option(_scheduler, {}, "overrides of the policy's SchedulerConfig fields"),
-    "background": Option(_background, None, "other users' jobs: an SWF window or a generator"),
-}
-"""The module's options (see the module docstring), read with line numbers from the config."""
-
-
 @dataclass(frozen=True)
 class ClusterOptions:
-    """The simulated cluster, its scheduler and model parameters (see the module docstring)."""
+    """The simulated cluster, its scheduler and model parameters: the module's options, each declared
+    once here (:func:`djsb.setting.setting`), so the reader that checks it, its default and its line
+    of docs/reference/simulated.md (:func:`reference`) cannot disagree. Defaults: a MareNostrum 3
+    node of paper 001 sec. 4.4."""
 
-    nodes: int = 64
-    cores_per_node: int = 16
-    memory_per_node: int = 32 * 1000**3
-    memory_bandwidth_per_node: float = 76.8
-    core_bandwidth: float = 10.0
-    tasks_per_node: Mapping[str, int] = field(default_factory=dict)
-    start_latency: float = 0.0
-    resume_overhead: float = 0.0
-    timeslice_efficiency: float | None = None
-    footprint: FootprintParameters | None = None
-    llc_per_node: int = 40 * MIB
-    work_cv: float | None = None
-    seed: int = 0
-    oversubscribe: str = "YES:4"
-    policy: str = "fifo"
-    time_limit: float | None = None
-    check_invariants: bool = False
-    scheduler: Mapping[str, Any] = field(default_factory=dict)
-    background: Located | None = None
+    nodes: int = setting(64, _nodes, "", "", "number of nodes", OPTIONS_KEY)
+    cores_per_node: int = setting(16, _count, "cores", "CPUs", "cores of each node", OPTIONS_KEY)
+    memory_per_node: int = setting(32 * 1000**3, as_size, "bytes", "RealMemory",
+                                   "memory of each node (a size: 32GB, 64GiB)", OPTIONS_KEY)
+    memory_bandwidth_per_node: float = setting(
+        76.8, _positive, "GB/s", "", "sustainable STREAM bandwidth of a node (djsb/appmodel.py)", OPTIONS_KEY)
+    core_bandwidth: float = setting(10.0, _positive, "GB/s", "", "bandwidth one thread streams alone",
+                                    OPTIONS_KEY)
+    tasks_per_node: Mapping[str, int] | None = setting(
+        None, _tasks_per_node, "tasks", "sbatch --ntasks-per-node",
+        "a number, or {simulation: N, analytics: M}; none: a job fills nodes (cores_per_node // "
+        "cpus_per_task tasks each), a colocated one spreads evenly over the simulation's nodes", OPTIONS_KEY)
+    eligibility_delay: float = setting(
+        0.0, _duration, "s", "sbatch --begin",
+        "a job is handed to the scheduler this long after its submission (pending, reason BeginTime); "
+        "not `scheduler.start_latency`, the launch delay after a start decision", OPTIONS_KEY)
+    resume_overhead: float = setting(
+        0.0, _duration, "s", "", "a resumed job makes no progress for this long (stop&continue: every "
+        "task is signalled, then re-synchronises)", OPTIONS_KEY)
+    timeslice_efficiency: float | None = setting(
+        None, _share, "share", "", "progress kept while a node has more runnable threads than cores, "
+        "(0, 1] (djsb/appmodel.py point 4); none: the footprint's measured value, else 1", OPTIONS_KEY)
+    footprint: FootprintParameters | None = setting(
+        None, _footprint, "path", "", "a footprint file of bench/bench_footprint.py (relative: to the "
+        "working directory): the node's working-set bandwidth curve, the time-slicing efficiency and "
+        "the run-to-run spread", OPTIONS_KEY)
+    llc_per_node: int = setting(
+        40 * MIB, as_size, "bytes", "", "last-level cache the working set of a node's jobs is compared "
+        "with, with `footprint` (two 20 MiB L3 of a MareNostrum 3 node)", OPTIONS_KEY)
+    work_cv: float | None = setting(
+        None, _cv, "", "", "coefficient of variation of a job's work (djsb/noise.py); none: the "
+        "footprint's measured spread, else 0", OPTIONS_KEY)
+    seed: int = setting(0, as_int, "", "", "seed of the work noise: the same seed, the same samples",
+                        OPTIONS_KEY)
+    oversubscribe: str = setting(
+        "YES:4", oversubscribe, "", "OverSubscribe", "the partition's: with YES:N a job that asks "
+        "(sbatch --oversubscribe) shares used cores, up to N jobs a core; FORCE:N shares every job",
+        OPTIONS_KEY)
+    policy: str = setting(
+        "fifo", one_of(*POLICIES), "name", "", "fifo (submission order, no backfill), easy or "
+        "conservative (FIFO with that textbook backfilling, every pass at each event), or marenostrum4 "
+        "(multifactor priority and MareNostrum 4's options, paper 004 Tables 3.2-3.3)", OPTIONS_KEY)
+    time_limit: float | None = setting(
+        None, lambda n: as_time_limit(n, unit="s", strict=True), "s", "sbatch --time",
+        "time limit of DJSB's jobs (none or UNLIMITED: unlimited); the backfill planner needs it to "
+        "backfill an analytics", OPTIONS_KEY)
+    check_invariants: bool = setting(
+        False, as_bool, "", "", "run the model's InvariantChecker (djsb/model/invariants.py) along: the "
+        "run stops at the first broken scheduling invariant", OPTIONS_KEY)
+    scheduler: Mapping[str, Any] | None = setting(
+        None, _scheduler, "", "", "overrides of the policy's SchedulerConfig fields "
+        "(docs/reference/scheduler.md), e.g. {bf_interval: 30, bf_window: \"1-00:00:00\"}", OPTIONS_KEY)
+    background: Located | None = setting(
+        None, _background, "", "", "other users' jobs on the cluster (djsb/workloads/window.py): an SWF "
+        "window {trace: PATH, start, jobs, warmup, cpu_scale, time_scale} or an M/M/c generator "
+        "{synthetic: {n_jobs, arrival_rate, service_rate, cpus, seed}, warmup}, starting `warmup` s "
+        "before the benchmark", OPTIONS_KEY)
 
     def policy_pair(self) -> tuple[PriorityPlugin, SchedulerConfig]:
         """The priority plugin and scheduler options: the named policy with ``scheduler`` overrides."""
         priority, scheduler = POLICIES[self.policy]()
         try:
-            return priority, dataclasses.replace(scheduler, **self.scheduler)
+            return priority, dataclasses.replace(scheduler, **(self.scheduler or {}))
         except ConfigError as exc:
             raise option_error("scheduler", exc.message) from None
 
@@ -308,6 +284,24 @@ class ClusterOptions:
         return background_window(jobs, start=options.get("start", 0.0), count=options.get("jobs"),
                                  warmup=options.get("warmup", 0.0), cpu_scale=options.get("cpu_scale", 1.0),
                                  time_scale=options.get("time_scale", 1.0), first_id=first_id)
+
+
+OPTIONS = declared_options(ClusterOptions)
+"""The options as the job-module API takes them (djsb.jobs.options), derived from ClusterOptions."""
+
+RENAMED = {"start_latency": "eligibility_delay"}
+"""Options given a new name, old -> new: a config still using the old one is refused with the new
+one named (``start_latency`` was a submission's delay, not ``scheduler.start_latency``'s launch delay)."""
+
+
+def reference() -> str:
+    """The Markdown reference of the module's options (docs/reference/simulated.md is this text)."""
+    return "\n".join([
+        "# `job_module.options` of `name: simulated`: DJSB's jobs on the scheduler model", "",
+        "Generated from job_modules/simulated.py (`make reference`); a test fails when this file and "
+        "the declarations differ. Every option is optional. A time is a number of seconds or a Slurm "
+        "time (`1-00:00:00`); a size is a number of bytes or a Slurm size (`32GB`, `40MiB`).", "",
+        *table(ClusterOptions)]) + "\n"
 
 
 def parse_options(options: Mapping[str, Any] | Located) -> ClusterOptions:
@@ -367,7 +361,12 @@ class SimulatedJobModule(JobModule):
     @classmethod
     def read_options(cls, options: Mapping[str, Any] | Located) -> OptionValues:
         """The options, and the scheduler overrides checked against the chosen policy's defaults."""
-        values = super().read_options(options)
+        node = located(options)
+        for old, new in RENAMED.items():
+            child = node.get(old) if node.is_mapping() else None
+            if child is not None:
+                raise child.error(f"renamed: write {new!r} (see docs/reference/simulated.md)")
+        values = super().read_options(node)
         try:
             ClusterOptions(**values.values).policy_pair()
         except ConfigError as exc:
@@ -398,7 +397,7 @@ class SimulatedJobModule(JobModule):
         self._noise = o.noise()
         self._model_ids = itertools.count(len(background) + 1)
         self._jobs: dict[str, _Job] = {}
-        self._waiting: list[_Job] = []  # submitted, not yet eligible (start_latency): not in the model yet
+        self._waiting: list[_Job] = []  # submitted, within eligibility_delay: not in the model yet
         self._live: dict[str, _Job] = {}  # in the model and not finished: their control files are read
         self._next_id = 1
 
@@ -408,7 +407,7 @@ class SimulatedJobModule(JobModule):
         self._sync()
         now = self._clock.now()
         job = _Job(str(self._next_id), next(self._model_ids), request, self._shape(request), now,
-                   now + self.options.start_latency, request.exec_time * self._noise.factor())
+                   now + self.options.eligibility_delay, request.exec_time * self._noise.factor())
         reason = self.model.admission(self._trace(job), job.shape)
         if reason:
             raise JobModuleError(f"simulated: {request.name} refused: {reason}")
@@ -456,7 +455,7 @@ class SimulatedJobModule(JobModule):
         return job
 
     def _model_job(self, job: _Job) -> SimJob | None:
-        """The model's view of the job; None while it waits out its start latency (or was cancelled then)."""
+        """The model's view of the job; None within its eligibility delay (or cancelled then)."""
         return self.model.jobs.get(job.model_id)
 
     def _status(self, job: _Job) -> JobStatus:
@@ -495,16 +494,16 @@ class SimulatedJobModule(JobModule):
                     f"(nodes are {hostlist('node', self._width, list(range(self.options.nodes)))})")
             node_list = tuple(request.node_host_names)
         return JobShape(request.total_tasks, request.cpus_per_task,
-                        self.options.tasks_per_node.get(request.app), request.memory_per_task / MIB,
+                        (self.options.tasks_per_node or {}).get(request.app), request.memory_per_task / MIB,
                         node_list, request.oversubscribe)
 
     def _trace(self, job: _Job) -> TraceJob:
-        """The model's record of ``job``, submitted when its start latency is over."""
+        """The model's record of ``job``, submitted when its eligibility delay is over."""
         return TraceJob(job.model_id, job.eligible, job.work, job.request.total_cpus,
                         requested_time=self.options.time_limit, user=DJSB_USER[0], account=DJSB_USER[1])
 
     def _submit_eligible(self, until: float) -> None:
-        """Hand the model every waiting job whose start latency is over by ``until``, at its time."""
+        """Hand the model every waiting job whose eligibility delay is over by ``until``, at its time."""
         while self._waiting:
             job = min(self._waiting, key=lambda j: (j.eligible, j.model_id))
             if job.eligible > until:

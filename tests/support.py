@@ -9,9 +9,10 @@ wrote through it, so a test can check the exact command lines and batch scripts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +21,10 @@ import pytest
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
+from djsb.model.allocation import allocate
+from djsb.model.backfill import BackfillView
+from djsb.model.job import SimJob
+from djsb.registry import Registry
 from djsb.transport import CommandResult
 from djsb.workloads.job import TraceJob
 
@@ -28,6 +33,13 @@ GIB = 1 << 30
 T = TypeVar("T")
 
 Answer = Callable[[str], CommandResult | Exception]
+
+FIVE_JOBS = """\
+seed: 1
+workload: {generator: poisson_exponential, params: {n_jobs: 5, arrival_rate: 0.1, service_rate: 0.1}}
+"""
+"""The first two lines of the simulate configs the per-section settings tests write: five Poisson jobs,
+for a section's keys (from line 3 on) to be read and blamed at their lines."""
 
 
 class ScriptedTransport:
@@ -142,3 +154,23 @@ def cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def registered(registry: Registry[T], name: str, entry: T) -> Iterator[str]:
+    """``entry`` registered in ``registry`` as ``name`` (a plugin defined in a test file) for the
+    ``with`` block only, so no other test finds it; yields the name."""
+    registry.register(name)(entry)
+    try:
+        yield name
+    finally:
+        del registry.entries[name]
+
+
+def start_what_fits(view: BackfillView, jobs: Iterable[SimJob]) -> None:
+    """Start each of ``jobs`` not started yet that fits now, whatever is reserved: the pass of the
+    tests' reservation-blind backfill planners."""
+    for queued in jobs:
+        alloc = None if queued.start is not None else allocate(queued, view.state)
+        if alloc is not None:
+            view.start(queued, alloc)

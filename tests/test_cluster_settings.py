@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import assert_edited_experiment_error
+from support import FIVE_JOBS, assert_edited_experiment_error
 
 from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.sections import NodeGroup, reference
@@ -15,9 +15,7 @@ from djsb.setting import declared, required
 from djsb.simulate.experiment import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
-SIMULATE = """\
-seed: 1
-workload: {generator: poisson_exponential, params: {n_jobs: 5, arrival_rate: 0.1, service_rate: 0.1}}
+SIMULATE = FIVE_JOBS + """\
 cluster:
   nodes:
     - {count: 2, cores: 4, prefix: a}

@@ -178,10 +178,10 @@ def test_calibrate_poll_interval_as_slurm_writes_it(tmp_path: Path, capsys: pyte
 
 
 def test_simulated_module_reads_its_scheduler_times() -> None:
-    values = SimulatedJobModule.read_options({"time_limit": "UNLIMITED", "start_latency": "0:02",
+    values = SimulatedJobModule.read_options({"time_limit": "UNLIMITED", "eligibility_delay": "0:02",
                                               "scheduler": {"bf_window": "1-00:00:00", "bf_interval": "30"}})
     assert values["time_limit"] is None
-    assert values["start_latency"] == 2.0
+    assert values["eligibility_delay"] == 2.0
     assert values["scheduler"] == {"bf_window": 86400.0, "bf_interval": 30.0}
     assert SimulatedJobModule.read_options({"time_limit": "1:30:00"})["time_limit"] == 5400.0
 

@@ -119,19 +119,25 @@ def test_main_pass_stops_at_the_first_job_that_does_not_fit() -> None:
     assert starts(jobs, one_node(4), backfill="easy") == {1: 0, 2: 10, 3: 2}
 
 
+def on_three_one_core_nodes(partitions: dict[str, tuple[str, ...]], j3: tuple[str, int], j4: str) -> Any:
+    """The jobs table, by job id, of four jobs without backfill on one-core nodes n1, n2, n3 split
+    into ``partitions``, submitted at 0, 1, 2, 3: J1 (1 core, 10 s) and J2 (2 cores, 5 s) in partition
+    a, J3 (5 s) in the partition and with the cores of ``j3``, J4 (1 core, 5 s) in partition ``j4``."""
+    nodes = tuple(NodeSpec(f"n{i}", 1) for i in (1, 2, 3))
+    cluster = ClusterSpec(nodes, tuple(PartitionSpec(name, nodes=members) for name, members in partitions.items()))
+    parts = {1: "a", 2: "a", 3: j3[0], 4: j4}
+    jobs = [dataclasses.replace(j, partition=parts[j.job_id])
+            for j in (job(1, 0, 1, 10), job(2, 1, 2, 5), job(3, 2, j3[1], 5), job(4, 3, 1, 5))]
+    return run(jobs, cluster, backfill="none").jobs.set_index("job_id")
+
+
 def test_a_failed_partition_takes_its_nodes_from_the_rest_of_the_main_pass() -> None:
     # 3 one-core nodes: partition "a" is n1 + n2, "b" n2, "c" n2 + n3. J1 (a) holds n1 until 10.
     # J2 (a, 2 cores) cannot start: a fails and its nodes leave the pass (job_scheduler.c
     # failed_parts). J3 (b) has none left: it waits until J2 has run (10 to 15), though n2 is
     # free. J4 (c) has n3 left: it starts at once there, not on the free n2 first fit would
     # take. (Blocking only partition a, J3 would start at 2 and J4 on n2.)
-    nodes = tuple(NodeSpec(f"n{i}", 1) for i in (1, 2, 3))
-    cluster = ClusterSpec(nodes, (PartitionSpec("a", nodes=("n1", "n2")), PartitionSpec("b", nodes=("n2",)),
-                                  PartitionSpec("c", nodes=("n2", "n3"))))
-    parts = {1: "a", 2: "a", 3: "b", 4: "c"}
-    jobs = [dataclasses.replace(j, partition=parts[j.job_id])
-            for j in (job(1, 0, 1, 10), job(2, 1, 2, 5), job(3, 2, 1, 5), job(4, 3, 1, 5))]
-    result = run(jobs, cluster, backfill="none").jobs.set_index("job_id")
+    result = on_three_one_core_nodes({"a": ("n1", "n2"), "b": ("n2",), "c": ("n2", "n3")}, j3=("b", 1), j4="c")
     assert result["start"].to_dict() == {1: 0, 2: 10, 3: 15, 4: 3}
     assert result.loc[4, "nodes"] == "n3"
 
@@ -143,12 +149,7 @@ def test_a_job_the_nodes_left_could_never_hold_does_not_fail_its_partition() -> 
     # neither b nor its nodes (node_scheduler.c _pick_best_nodes' runable_avail; job_scheduler.c
     # fails a partition only on busy nodes), so J4 (b, 1 core) starts at once on n3. Had J3
     # failed b, J4 would wait for J3 (10: J2 starts; 15: J3; 20: J4).
-    nodes = tuple(NodeSpec(f"n{i}", 1) for i in (1, 2, 3))
-    cluster = ClusterSpec(nodes, (PartitionSpec("a", nodes=("n1", "n2")), PartitionSpec("b", nodes=("n2", "n3"))))
-    parts = {1: "a", 2: "a", 3: "b", 4: "b"}
-    jobs = [dataclasses.replace(j, partition=parts[j.job_id])
-            for j in (job(1, 0, 1, 10), job(2, 1, 2, 5), job(3, 2, 2, 5), job(4, 3, 1, 5))]
-    result = run(jobs, cluster, backfill="none").jobs.set_index("job_id")
+    result = on_three_one_core_nodes({"a": ("n1", "n2"), "b": ("n2", "n3")}, j3=("b", 2), j4="b")
     assert result["start"].to_dict() == {1: 0, 2: 10, 3: 15, 4: 3}
     assert result.loc[4, "nodes"] == "n3"
 

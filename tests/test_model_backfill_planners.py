@@ -9,10 +9,10 @@ from collections.abc import Iterator
 import pytest
 from support import exact_job as job
 from support import model_starts as starts
+from support import registered, start_what_fits
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.allocation import allocate
 from djsb.model.backfill import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
 from djsb.model.backfill.will_run_planner import WillRunPlanner
@@ -25,18 +25,14 @@ class NoReservations(BackfillPlanner):
     """Starts every tested job that fits now and reserves nothing: the queue head gets no guarantee."""
 
     def run(self, view: BackfillView) -> None:
-        for queued in self.candidates(view):
-            alloc = allocate(queued, view.state)
-            if alloc is not None:
-                view.start(queued, alloc)
+        start_what_fits(view, self.candidates(view))
 
 
 @pytest.fixture
 def outside_planner() -> Iterator[str]:
     """``NoReservations`` registered from this file for one test, under a name of its own."""
-    BACKFILL_PLANNERS.register("no_reservations")(NoReservations)
-    yield "no_reservations"
-    del BACKFILL_PLANNERS.entries["no_reservations"]
+    with registered(BACKFILL_PLANNERS, "no_reservations", NoReservations) as name:
+        yield name
 
 
 def test_planners_are_chosen_through_the_registry() -> None:

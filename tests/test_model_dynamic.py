@@ -13,15 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from djsb.model import (
-    ClusterSpec,
-    InvariantChecker,
-    InvariantViolation,
-    NodeSpec,
-    PartitionSpec,
-    SchedulerConfig,
-    Simulation,
-)
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.shape import JobShape

@@ -16,21 +16,13 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import registered, start_what_fits
 
-from djsb.model import (
-    ClusterSpec,
-    InvariantChecker,
-    InvariantViolation,
-    NodeSpec,
-    PartitionSpec,
-    SchedulerConfig,
-    Simulation,
-)
-from djsb.model.allocation import allocate
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.backfill import BACKFILL_PLANNERS, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
 from djsb.model.cluster import ClusterState, PartitionState
-from djsb.model.invariants import Reservation
+from djsb.model.invariants import InvariantChecker, InvariantViolation, Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.priority import FifoPriority, MultifactorPriority, MultifactorWeights, PspAgingPriority
@@ -196,18 +188,14 @@ class ReservationBlind(ProfilePlanner):
 
     def run(self, view: BackfillView) -> None:
         super().run(view)
-        for queued in list(view.queue.jobs):
-            alloc = None if queued.start is not None else allocate(queued, view.state)
-            if alloc is not None:
-                view.start(queued, alloc)
+        start_what_fits(view, list(view.queue.jobs))
 
 
 @pytest.fixture
 def reservation_blind() -> Iterator[str]:
     """``ReservationBlind`` registered for one test."""
-    BACKFILL_PLANNERS.register("reservation_blind")(ReservationBlind)
-    yield "reservation_blind"
-    del BACKFILL_PLANNERS.entries["reservation_blind"]
+    with registered(BACKFILL_PLANNERS, "reservation_blind", ReservationBlind) as name:
+        yield name
 
 
 def test_checker_still_catches_a_backfilled_start_that_moves_a_reservation(reservation_blind: str) -> None:

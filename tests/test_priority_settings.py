@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import assert_edited_experiment_error
+from support import FIVE_JOBS, assert_edited_experiment_error
 
 from djsb.model.priority import MultifactorPriority, MultifactorWeights, PspAgingPriority
 from djsb.model.priority.accounts import AccountSpec
@@ -21,9 +21,7 @@ from djsb.simulate.experiment import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY = 86400.0
-SIMULATE = """\
-seed: 1
-workload: {generator: poisson_exponential, params: {n_jobs: 5, arrival_rate: 0.1, service_rate: 0.1}}
+SIMULATE = FIVE_JOBS + """\
 cluster:
   nodes: [{count: 2, cores: 4}]
 policy:

@@ -59,14 +59,21 @@ def test_plain_lines_say_count_percent_and_eta() -> None:
     assert "\r" not in out.getvalue()
 
 
-def test_plain_lines_are_throttled_but_the_last_always_shows() -> None:
+def plain_lines(label: str, total: int, updates: tuple[tuple[float, int], ...]) -> list[str]:
+    """The lines a Progress without a terminal (a line at most every 30 s) prints for ``updates``:
+    (clock time, done count) each, reported in turn from a clock started at 0."""
     clock, out = FakeClock(0.0), io.StringIO()
-    progress = Progress("jobs", 100, stream=out, clock=clock, tty=False, line_every=30)
-    for now, done in ((10, 10), (20, 20), (45, 45), (50, 100)):
+    progress = Progress(label, total, stream=out, clock=clock, tty=False, line_every=30)
+    for now, done in updates:
         clock.now = now
         progress.update(done)
+    return out.getvalue().splitlines()
+
+
+def test_plain_lines_are_throttled_but_the_last_always_shows() -> None:
+    lines = plain_lines("jobs", 100, ((10, 10), (20, 20), (45, 45), (50, 100)))
     # a line at 10 s; 20 s is within 30 s of it; 45 s is 35 s after it; the end always prints
-    assert [line.split()[2] for line in out.getvalue().splitlines()] == ["10/100", "45/100", "100/100"]
+    assert [line.split()[2] for line in lines] == ["10/100", "45/100", "100/100"]
 
 
 def test_terminal_bar_redraws_in_place_and_messages_scroll_above_it() -> None:
@@ -110,11 +117,7 @@ def test_quiet_shows_neither_bar_nor_lines(capsys: pytest.CaptureFixture[str]) -
 
 def test_the_end_shows_once_however_often_it_is_reported() -> None:
     # a sweep's client reports the finished count after every poll: the last polls all say 3/3
-    clock, out = FakeClock(0.0), io.StringIO()
-    progress = Progress("points", 3, stream=out, clock=clock, tty=False, line_every=30)
-    for now, done in ((5, 1), (70, 3), (71, 3), (140, 3)):
-        clock.now = now
-        progress.update(done)
+    lines = plain_lines("points", 3, ((5, 1), (70, 3), (71, 3), (140, 3)))
     # 1/3 in 5 s: 2 left at 5 s each -> ETA 10 s, at 15; the end at 70 s (1m10s), not again at 71 or 140
-    assert out.getvalue().splitlines() == [f"djsb: points 1/3 (33%), ETA 10s ({clock_text(15.0)})",
-                                           "djsb: points 3/3 (100%), done in 1m10s"]
+    assert lines == [f"djsb: points 1/3 (33%), ETA 10s ({clock_text(15.0)})",
+                     "djsb: points 3/3 (100%), done in 1m10s"]

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 import pytest
-from support import assert_experiment_error, model_starts
+from support import FIVE_JOBS, assert_experiment_error, model_starts
 
 from djsb.calibrate.slurm_config import scheduler_config
 from djsb.model import ClusterSpec
@@ -17,9 +17,7 @@ from djsb.simulate import load_experiment
 from djsb.workloads.job import TraceJob
 
 ROOT = Path(__file__).resolve().parents[1]
-SIMULATE = """\
-seed: 1
-workload: {generator: poisson_exponential, params: {n_jobs: 5, arrival_rate: 0.1, service_rate: 0.1}}
+SIMULATE = FIVE_JOBS + """\
 cluster:
   nodes: [{count: 2, cores: 2}]
 policy:

@@ -244,8 +244,8 @@ def test_cancel_ends_the_job_and_frees_its_cores() -> None:
     assert sim.clock is not None and sim.poll([b])[b].start == pytest.approx(sim.clock.epoch(1.0))
 
 
-def test_start_latency_delays_the_start() -> None:
-    sim = module(start_latency=2)
+def test_eligibility_delay_delays_the_start() -> None:
+    sim = module(eligibility_delay=2)
     job = sim.submit(request("late", exec_time=10))
     pending = status_at(sim, job, 1)
     assert pending.state is JobState.PENDING and pending.reason == "BeginTime"

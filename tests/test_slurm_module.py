@@ -232,12 +232,18 @@ def test_a_real_error_is_not_retried() -> None:
     assert sleeps == [] and len(transport.commands) == 1
 
 
-def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
-    submitted: list[str] = []
-
+def reply_lost(submitted: list[str]) -> Answer:
+    """An sbatch the controller took but whose reply was lost (a timeout): each call appends the
+    submission's comment (its token) to ``submitted``, for the lookup that finds the job by it."""
     def sbatch(command: str) -> CommandResult | Exception:
         submitted.append(sbatch_options(command)["comment"])
         return CommandTimeout("the controller took the job but the reply was lost")
+    return sbatch
+
+
+def test_a_lost_sbatch_reply_does_not_submit_twice() -> None:
+    submitted: list[str] = []
+    sbatch = reply_lost(submitted)
 
     def squeue(command: str) -> CommandResult:
         return CommandResult(command, 0, f"12|RUNNING|other\n13|PENDING|{submitted[0]}\n", "")
@@ -251,10 +257,7 @@ def test_a_lookup_that_cannot_answer_holds_the_submit_back() -> None:
     """While the lookup of the lost submission gets no answer (the link still down: a timeout, then
     a transient error) sbatch is not run again; the third lookup finds the job."""
     submitted: list[str] = []
-
-    def sbatch(command: str) -> CommandResult | Exception:
-        submitted.append(sbatch_options(command)["comment"])
-        return CommandTimeout("the controller took the job but the reply was lost")
+    sbatch = reply_lost(submitted)
 
     def found(command: str) -> CommandResult:
         return CommandResult(command, 0, f"13|PENDING|{submitted[0]}\n", "")

@@ -118,14 +118,20 @@ def our_jobs(names: set[str]) -> list[str]:
     return [line for line in out.splitlines() if line.split()[1] in names]
 
 
-def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster: SlurmCluster,
-                                                                    tmp_path: Path, apps_bin: Path) -> None:
+def start_run(slurm_cluster: SlurmCluster, tmp_path: Path, name: str, config: str) -> tuple[Run, Path]:
+    """``djsb run`` of ``config`` (written to ``tmp_path / name``) started into ``tmp_path / "run"``,
+    and that directory; the test is skipped unless the mini-cluster has the nodes the configs pin."""
     if ANALYTICS_NODE not in slurm_cluster.nodes or "n2" not in slurm_cluster.nodes:
         pytest.skip(f"needs nodes n2 and {ANALYTICS_NODE} (DJSB_SLURM_NODES >= 3)")
-    config = tmp_path / "node-failure.yaml"
-    config.write_text(CONFIG)
+    path = tmp_path / name
+    path.write_text(config)
     run_dir = tmp_path / "run"
-    run = Run(str(config), "-o", str(run_dir))
+    return Run(str(path), "-o", str(run_dir)), run_dir
+
+
+def test_a_node_dies_under_an_analytics_and_resume_redoes_the_cell(slurm_cluster: SlurmCluster,
+                                                                    tmp_path: Path, apps_bin: Path) -> None:
+    run, run_dir = start_run(slurm_cluster, tmp_path, "node-failure.yaml", CONFIG)
     try:
         run.wait_for_line("submitted oversubscription-na1-s0-ana0 as job", timeout=240)
         job_id = next(line.rsplit(" ", 1)[1] for line in run.lines
@@ -187,12 +193,7 @@ def test_a_job_whose_launch_failed_on_a_dead_node_is_gone_before_the_run_ends(sl
     # answers no ping, but is DOWN only after SlurmdTimeout), its launch fails, and Slurm requeues it,
     # --no-requeue or not (Requeue=0 Restarts=1), showing it COMPLETING until the node is DOWN and
     # PENDING afterwards: it would run once the node is back, after the run, unless cancelled again
-    if ANALYTICS_NODE not in slurm_cluster.nodes or "n2" not in slurm_cluster.nodes:
-        pytest.skip(f"needs nodes n2 and {ANALYTICS_NODE} (DJSB_SLURM_NODES >= 3)")
-    config = tmp_path / "launch-failure.yaml"
-    config.write_text(LAUNCH_CONFIG)
-    run_dir = tmp_path / "run"
-    run = Run(str(config), "-o", str(run_dir))
+    run, run_dir = start_run(slurm_cluster, tmp_path, "launch-failure.yaml", LAUNCH_CONFIG)
     try:
         run.wait_for_line("submitted oversubscription-na1-s0-sim0 as job", timeout=400)
         sim_id = run.job_id("oversubscription-na1-s0-sim0")

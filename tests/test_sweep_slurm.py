@@ -17,24 +17,28 @@ from support import wait_until
 
 pytestmark = pytest.mark.slurm
 
-CONFIG = """\
+SWEEP = """\
 seed: 1
 workload:
   generator: poisson_exponential
-  params: {n_jobs: 10, arrival_rate: 0.1, service_rate: 0.01}
+  params: {{n_jobs: {n_jobs}, arrival_rate: 0.1, service_rate: 0.01}}
 cluster:
-  nodes: [{count: 2, cores: 4}]
+  nodes: [{{count: 2, cores: 4}}]
 sweep:
   grid:
-    seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
-  zip:
-    workload.params.n_jobs: [8, 12]
-  slurm:
-    options: {partition: shared, time_factor: 1, time_margin: 120}
+    seed: {seeds}
+{more}  slurm:
+    options: {{partition: shared, time_factor: 1, time_margin: 120}}
     memory: 400MiB
     time_per_point: 60
-    poll_interval: 1
+    poll_interval: {poll_interval}
 """
+"""The sweeps of these tests: seeds of a Poisson workload on 2 nodes of 4 cores, as job arrays on the
+mini-cluster's shared partition (``more``: other keys of the sweep; the slurm section comes last, so
+a test can append its keys)."""
+
+CONFIG = SWEEP.format(n_jobs=10, seeds=list(range(1, 11)), more="  zip:\n    workload.params.n_jobs: [8, 12]\n",
+                      poll_interval=1)
 
 
 def djsb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -92,23 +96,7 @@ def test_sigterm_cancels_the_array_and_keeps_finished_points(slurm_cluster: Slur
     assert pd.read_csv(tmp_path / "out" / "sweep.csv")["point"].tolist() == finished
 
 
-KILLED_SWEEP = """\
-seed: 1
-workload:
-  generator: poisson_exponential
-  params: {n_jobs: 2000, arrival_rate: 0.1, service_rate: 0.01}
-cluster:
-  nodes: [{count: 2, cores: 4}]
-sweep:
-  grid:
-    seed: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
-  slurm:
-    options: {partition: shared, time_factor: 1, time_margin: 120}
-    memory: 400MiB
-    time_per_point: 60
-    max_parallel: 3
-    poll_interval: 0.5
-"""
+KILLED_SWEEP = SWEEP.format(n_jobs=2000, seeds=list(range(1, 17)), more="", poll_interval=0.5) + "    max_parallel: 3\n"
 
 
 def array_tasks(*job_ids: str) -> list[tuple[str, int, str]]:

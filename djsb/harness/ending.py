@@ -11,6 +11,7 @@ earlier attempt's jobs) cancel, then poll until the scheduler holds none of them
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from djsb.clock import Clock
@@ -62,19 +63,18 @@ def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_
     return left
 
 
+@dataclass(eq=False)
 class JobEnder:
     """Ends a run's jobs for good (:func:`end_for_good`) and keeps the ones it could not confirm gone
     (``uncancelled``, id -> name, for uncancelled.txt at the run's end)."""
 
-    def __init__(self, module: JobModule, clock: Clock, poll_interval: float, stopping: Callable[[], bool],
-                 progress: Callable[[str], None], listed_in: Path) -> None:
-        self.module = module
-        self.clock = clock
-        self.poll_interval = poll_interval
-        self.stopping = stopping
-        self.progress = progress
-        self.listed_in = listed_in
-        self.uncancelled: dict[str, str] = {}
+    module: JobModule
+    clock: Clock
+    poll_interval: float
+    stopping: Callable[[], bool]
+    progress: Callable[[str], None]
+    listed_in: Path
+    uncancelled: dict[str, str] = field(default_factory=dict, init=False)
 
     def end(self, jobs: Mapping[str, str]) -> None:
         """Cancel ``jobs`` (id -> name) and wait until the scheduler holds none of them, so that none

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from djsb.clock import Clock
 from djsb.config import Config, GeneralConfig
@@ -53,16 +54,15 @@ def analytics_gaps(general: GeneralConfig, scenario: str, n_a: int, sample: int)
     return [rng.uniform(general.sleep_min_time, general.sleep_max_time) for _ in range(n_a)]
 
 
+@dataclass(eq=False)
 class ExecutionCell:
     """Runs execution cells with the run's jobs (``tracker``), clock and stop request."""
 
-    def __init__(self, config: Config, tracker: JobTracker, clock: Clock, stop: StopRequest,
-                 progress: Callable[[str], None]) -> None:
-        self.config = config
-        self.tracker = tracker
-        self.clock = clock
-        self.stop = stop
-        self.progress = progress
+    config: Config
+    tracker: JobTracker
+    clock: Clock
+    stop: StopRequest
+    progress: Callable[[str], None]
 
     def run(self, key: CellKey, reference: Reference) -> None:
         """Submit the cell's simulation, then its analytics at their times, until every job ended."""

@@ -9,6 +9,7 @@ cell that overlapped an outage is marked, so the summary can leave it out.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from djsb import benchmark_metrics, noise
 from djsb.clock import Clock, VirtualClock
@@ -32,22 +33,23 @@ def ran(job: Tracked, output: str | None, runs_commands: bool) -> bool:
     return started and (output is not None or not runs_commands)
 
 
+@dataclass(eq=False)
 class RunRecords:
     """Appends a run's measurements to its run directory.
 
     ``cell_finished`` is told each cell recorded (e.g. to advance a progress bar)."""
 
-    def __init__(self, run: RunDirectory, module: JobModule, transport: Transport, clock: Clock,
-                 progress: Callable[[str], None],
-                 cell_finished: Callable[[CellKey], None] | None = None) -> None:
-        self.run = run
-        self.module = module
-        self.transport = transport
-        self.clock = clock
-        self.progress = progress
-        self.cell_finished = cell_finished
-        self.outages: list[Outage] = run.outages()
-        self.cell_start = 0.0
+    run: RunDirectory
+    module: JobModule
+    transport: Transport
+    clock: Clock
+    progress: Callable[[str], None]
+    cell_finished: Callable[[CellKey], None] | None = None
+    outages: list[Outage] = field(init=False)
+    cell_start: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        self.outages = self.run.outages()
 
     def outage_ended(self, outage: Outage) -> None:
         """Record an interval the scheduler did not answer (outages.csv), to mark what overlapped it."""

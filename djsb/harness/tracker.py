@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import NoReturn
 
@@ -43,24 +43,22 @@ class CellFailed(RunError):
     one): it is recorded as failed with this one-line reason and the run goes on with the next cell."""
 
 
+@dataclass(eq=False)
 class JobTracker:
     """The jobs of a run not yet recorded: ``live`` (not seen ended) and ``ending`` (ended, final state
     not yet known); ``cell_jobs``, every job submitted since :meth:`start_cell`."""
 
-    def __init__(self, module: JobModule, transport: Transport, clock: Clock, setup: JobSetup,
-                 records: RunRecords, stop: StopRequest, poll_interval: float,
-                 progress: Callable[[str], None]) -> None:
-        self.module = module
-        self.transport = transport
-        self.clock = clock
-        self.setup = setup
-        self.records = records
-        self.stop = stop
-        self.poll_interval = poll_interval
-        self.progress = progress
-        self.live: dict[str, Tracked] = {}
-        self.ending: dict[str, Tracked] = {}
-        self.cell_jobs: list[Tracked] = []
+    module: JobModule
+    transport: Transport
+    clock: Clock
+    setup: JobSetup
+    records: RunRecords
+    stop: StopRequest
+    poll_interval: float
+    progress: Callable[[str], None]
+    live: dict[str, Tracked] = field(default_factory=dict, init=False)
+    ending: dict[str, Tracked] = field(default_factory=dict, init=False)
+    cell_jobs: list[Tracked] = field(default_factory=list, init=False)
 
     def start_cell(self) -> None:
         self.cell_jobs = []

@@ -137,7 +137,9 @@ class JobModule(ABC):
 
     A module that runs on a virtual time line (the simulated cluster) sets ``clock`` to its clock;
     the harness then waits on that clock instead of the wall clock. ``OPTIONS`` declares the
-    module's options (None: the module checks them itself); a module is built as
+    module's options (None: the module checks them itself; ``declared_options`` of djsb.jobs.options
+    derives it from a dataclass whose fields are declared with djsb.setting, as the simulated module's
+    are, so its reference page can be generated); a module is built as
     ``Module(options, transport)`` with the options as a plain dict or as the config's Located tree.
     """
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from djsb.errors import ConfigError
+from djsb.setting import declared
 from djsb.yamlnodes import Located, as_int, describe, read_fields
 from djsb.yamlnodes import one_of as one_of  # the choice reader, part of the job-module API
 
@@ -31,6 +32,15 @@ class Option:
     read: Reader
     default: Any
     help: str
+
+
+def declared_options(cls: type) -> dict[str, Option]:
+    """The options of a module that declares them as the fields of dataclass ``cls`` with
+    :func:`djsb.setting.setting` (reader, default, doc in one place, and a generated reference): that
+    declaration in the form :func:`read_options` takes."""
+    settings = declared(cls)
+    return {f.name: Option(settings[f.name].read, f.default, settings[f.name].doc)
+            for f in fields(cls) if f.name in settings}
 
 
 @dataclass(frozen=True)

@@ -43,21 +43,12 @@ def step_bins(times: Any, values: Any, bins: int) -> pd.DataFrame:
 
 def plot_replay(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
     """Draw :data:`SIMULATE_FIGURES` of a replay's jobs.csv and utilisation.csv into ``out_dir``."""
-    import numpy as np
 
-    from djsb.plotting import ecdf_step, plt, save  # matplotlib is imported only when drawing
+    from djsb.plotting import plt, save, save_wait_ecdf  # matplotlib is imported only when drawing
 
-    waits = np.sort(jobs["wait"].to_numpy())
-    fig, ax = plt.subplots(figsize=(6, 4))
-    if len(waits):
-        ecdf_step(ax, waits)
-    ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_xlabel("wait time (s)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"{out_dir.name}: wait time ECDF of {len(waits)} jobs")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    save(fig, out_dir / "wait_ecdf.png")
+    waits = jobs["wait"].to_numpy()
+    save_wait_ecdf({"wait": waits}, "wait time (s)", f"{out_dir.name}: wait time ECDF of {len(waits)} jobs",
+                   out_dir / "wait_ecdf.png")
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True, constrained_layout=True)
     if len(util) > 1:

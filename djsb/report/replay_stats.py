@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from djsb.plotting import ecdf_step, plt, save
+from djsb.plotting import save_wait_ecdf
 from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (
     BREAKDOWNS,
@@ -93,17 +92,9 @@ def side_by_side(real: dict[str, pd.Series], sim: dict[str, pd.Series]) -> pd.Da
 
 def plot_wait_ecdfs(real: pd.Series, sim: pd.Series, ks: float, path: Path) -> None:
     """The queue wait ECDFs, recorded and simulated (003 Figure 5)."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for label, values in (("recorded", real), ("simulated", sim)):
-        ecdf_step(ax, np.sort(values.dropna().to_numpy(float)), label=label)
-    ax.set_xscale("symlog", linthresh=1.0)
-    ax.set_xlabel("queue wait (s)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"Queue wait ECDF, recorded vs simulated (KS D = {ks:.3f})")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    save(fig, path)
+    samples = {"recorded": real.dropna().to_numpy(float), "simulated": sim.dropna().to_numpy(float)}
+    save_wait_ecdf(samples, "queue wait (s)", f"Queue wait ECDF, recorded vs simulated (KS D = {ks:.3f})",
+                   path)
 
 
 def write_replay_stats(trace_path: Path, trace_jobs: list[TraceJob], out_dir: Path) -> dict[str, float]:

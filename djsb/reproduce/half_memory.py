@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djsb.benchmark_metrics import dynamicity, weights
-from djsb.errors import InputError
+from djsb.errors import InputError, read_input
 
 TIMES = ("sim_alone", "sim_shrunk", "sim_oversub", "ana_alone", "ana_oversub", "ana_stopcont", "ana_dynamic")
 """Seconds per iteration measured in each round (bench/bench_footprint.py's round)."""
@@ -165,8 +165,4 @@ def parse_half_memory(text: str, source: str) -> HalfMemory:
 
 def read_half_memory(path: Path) -> HalfMemory:
     """The rounds of the results file at ``path``."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    return parse_half_memory(text, str(path))
+    return parse_half_memory(read_input(path), str(path))

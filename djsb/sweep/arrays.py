@@ -26,16 +26,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from djsb.harness.ledger import (
-    SUBMITTED,
-    SUBMITTING,
-    LedgerEntry,
-    Submission,
-    append_entry,
-    next_attempt,
-    read_entries,
-    submissions,
-)
+from djsb.harness import ledger
+from djsb.harness.ledger import Submission
 
 ARRAYS_FILE = "arrays.csv"
 """The ledger of a sweep's arrays, in the sweep directory's ``slurm/``."""
@@ -46,21 +38,26 @@ class ArrayLedger:
 
     def __init__(self, sweep_dir: Path) -> None:
         self.path = sweep_dir / "slurm" / ARRAYS_FILE
-        self.attempt = next_attempt(read_entries(self.path))
+        self.attempt = ledger.next_attempt(ledger.read_entries(self.path))
 
     def arrays(self) -> list[Submission]:
         """Every array the ledger knows of, in submission order: its token, its points (``name``)
         and its id (None if the client died before sbatch answered)."""
-        return list(submissions(read_entries(self.path)).values())
+        return list(ledger.submissions(ledger.read_entries(self.path)).values())
 
     def submitting(self, token: str, points: str) -> None:
         """Record, durably, that the array of ``token`` is about to be submitted for ``points``."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        append_entry(self.path, LedgerEntry(self.attempt, SUBMITTING, token, name=points, time=time.time()))
+        self._append(ledger.SUBMITTING, token, name=points)
 
     def submitted(self, token: str, job_id: str) -> None:
         """Record, durably, the id sbatch gave the array of ``token``."""
-        append_entry(self.path, LedgerEntry(self.attempt, SUBMITTED, token, job_id=job_id, time=time.time()))
+        self._append(ledger.SUBMITTED, token, job_id=job_id)
+
+    def _append(self, event: str, token: str, name: str = "", job_id: str = "") -> None:
+        """Append one row of this attempt, stamped now."""
+        entry = ledger.LedgerEntry(self.attempt, event, token, name, job_id, time.time())
+        ledger.append_entry(self.path, entry)
 
 
 @dataclass(frozen=True)

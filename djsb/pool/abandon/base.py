@@ -14,9 +14,9 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
-from djsb.pool.tasks import History
+from djsb.pool.tasks import EndCause, History
 from djsb.registry import Registry, UnknownName
 from djsb.yamlnodes import Located, as_str, read_fields
 
@@ -66,8 +66,52 @@ class AbandonPolicy(ABC):
 ABANDON_POLICIES: Registry[type[AbandonPolicy]] = Registry("abandon policy", "djsb.pool.abandon")
 
 
+P = TypeVar("P", bound=AbandonPolicy)
+
+
+def rule(code: str) -> Callable[[type[P]], type[P]]:
+    """Class decorator: the policy made a frozen, slotted dataclass of its parameters (as every
+    policy is) and registered as ``code`` (what ``policy.abandon.rule`` names)."""
+    def make(cls: type[P]) -> type[P]:
+        made = dataclass(frozen=True, slots=True)(cls)
+        ABANDON_POLICIES.register(code)(made)
+        return made
+    return make
+
+
 def abandon_if(condition: bool) -> Verdict:
     return Verdict.ABANDON if condition else Verdict.RETRY
+
+
+@dataclass(frozen=True, slots=True)
+class CauseBound(AbandonPolicy):
+    """A bound on a measure of a task's runs (paper 002's N and A rules): a deallocated task is
+    abandoned once the measure, the runs ended by ``IGNORED`` left out, is past the bound. Each such
+    rule has 002's three variants: every run counted (1), the runs an interactive user ended left out
+    (2), those a reboot ended (3); :func:`discounting` makes 2 and 3 from 1."""
+
+    IGNORED: ClassVar[EndCause | None] = None
+
+    @abstractmethod
+    def past(self, history: History, ignore: EndCause | None) -> bool:
+        """Whether the measure of ``history`` less the runs ended by ``ignore`` is past the bound."""
+
+    def verdict(self, history: History, evidence: Evidence) -> Verdict:
+        return abandon_if(self.past(history, self.IGNORED))
+
+
+B = TypeVar("B", bound=CauseBound)
+
+
+def discounting(first: type[B], code: str, cause: EndCause, doc: str) -> type[B]:
+    """The variant of rule ``first`` (N1, A1) that leaves the runs ended by ``cause`` out of its
+    measure, registered as ``code`` (N2, A3...), named as ``first`` followed by But and the cause
+    (MaxDeallocationsButUsers) and documented by ``doc``."""
+    name = f"{first.__name__}But{cause.name.title()}s"
+    variant = type(name, (first,), {"__slots__": (), "__doc__": doc, "__module__": first.__module__,
+                                    "__qualname__": name, "IGNORED": cause})
+    ABANDON_POLICIES.register(code)(variant)
+    return cast("type[B]", variant)
 
 
 def build_abandon(node: Located) -> AbandonPolicy:

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from djsb.pool.abandon.base import (
-    ABANDON_POLICIES,
     AbandonPolicy,
+    CauseBound,
     Dedicated,
     Evidence,
     Verdict,
-    abandon_if,
+    discounting,
+    rule,
 )
 from djsb.pool.readers import at_least_one, hours
 from djsb.pool.tasks import EndCause, History, deallocations
 from djsb.pool.units import HOUR
 
 
-@ABANDON_POLICIES.register("X0")
-@dataclass(frozen=True, slots=True)
+@rule("X0")
 class Unlimited(AbandonPolicy):
     """X0: never abandon; a task ends only when it completes or its submitter removes it."""
 
@@ -27,43 +24,27 @@ class Unlimited(AbandonPolicy):
         return Verdict.RETRY
 
 
-@dataclass(frozen=True, slots=True)
-class _CountBound(AbandonPolicy):
-    """Abandon at the n-th deallocation, those of cause ``IGNORED`` not counted."""
+@rule("N1")
+class MaxDeallocations(CauseBound):
+    """N1(n): abandon at the n-th deallocation, whatever its cause (Condor's default policy)."""
 
     n: int
     PARAMS = {"n": at_least_one}
     REQUIRED = ("n",)
-    IGNORED: ClassVar[EndCause | None] = None
 
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(deallocations(history, ignore=self.IGNORED) >= self.n)
-
-
-@ABANDON_POLICIES.register("N1")
-@dataclass(frozen=True, slots=True)
-class MaxDeallocations(_CountBound):
-    """N1(n): abandon at the n-th deallocation, whatever its cause (Condor's default policy)."""
+    def past(self, history: History, ignore: EndCause | None) -> bool:
+        return deallocations(history, ignore=ignore) >= self.n
 
 
-@ABANDON_POLICIES.register("N2")
-@dataclass(frozen=True, slots=True)
-class MaxDeallocationsButUsers(_CountBound):
-    """N2(n): abandon at the n-th deallocation not caused by an interactive user logging in."""
-
-    IGNORED = EndCause.USER
-
-
-@ABANDON_POLICIES.register("N3")
-@dataclass(frozen=True, slots=True)
-class MaxDeallocationsButReboots(_CountBound):
-    """N3(n): abandon at the n-th deallocation not caused by a reboot."""
-
-    IGNORED = EndCause.REBOOT
+MaxDeallocationsButUsers = discounting(
+    MaxDeallocations, "N2", EndCause.USER,
+    "N2(n): abandon at the n-th deallocation not caused by an interactive user logging in.")
+MaxDeallocationsButReboots = discounting(
+    MaxDeallocations, "N3", EndCause.REBOOT,
+    "N3(n): abandon at the n-th deallocation not caused by a reboot.")
 
 
-@ABANDON_POLICIES.register("D")
-@dataclass(frozen=True, slots=True)
+@rule("D")
 class DedicatedAfter(AbandonPolicy):
     """D(m, d) after n deallocations: a task deallocated n times is identified as miscreant and
     moves to ``m`` dedicated computers (high-end type, no users, no reboots, sec. VI of 002), where

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from djsb.pool.abandon.base import ABANDON_POLICIES, AbandonPolicy, Evidence, Verdict, abandon_if
+from djsb.pool.abandon.base import AbandonPolicy, Evidence, Verdict, abandon_if, rule
 from djsb.pool.readers import at_least_one, percent
 from djsb.pool.tasks import History, accrued_time, deallocations
 
@@ -47,8 +47,7 @@ class _PercentileBound(AbandonPolicy):
         return abandon_if(known and self.measure(history) > nearest_rank(sample, self.p))
 
 
-@ABANDON_POLICIES.register("P1")
-@dataclass(frozen=True, slots=True)
+@rule("P1")
 class CountPercentile(_PercentileBound):
     """P1(n, p): the deallocation count against the completed tasks' counts."""
 
@@ -59,8 +58,7 @@ class CountPercentile(_PercentileBound):
         return evidence.completed_deallocations
 
 
-@ABANDON_POLICIES.register("P2")
-@dataclass(frozen=True, slots=True)
+@rule("P2")
 class AccruedPercentile(_PercentileBound):
     """P2(t, p): the accrued time against the completed tasks' accrued times."""
 

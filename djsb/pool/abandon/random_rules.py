@@ -12,13 +12,7 @@ import math
 from abc import abstractmethod
 from dataclasses import dataclass
 
-from djsb.pool.abandon.base import (
-    ABANDON_POLICIES,
-    AbandonPolicy,
-    Evidence,
-    Verdict,
-    abandon_if,
-)
+from djsb.pool.abandon.base import AbandonPolicy, Evidence, Verdict, abandon_if, rule
 from djsb.pool.readers import probability
 from djsb.pool.tasks import History, accrued_time, deallocations
 from djsb.pool.units import HOUR
@@ -36,8 +30,7 @@ class _RandomAbandon(AbandonPolicy):
         return abandon_if(evidence.rng.random() < self.chance(history))
 
 
-@ABANDON_POLICIES.register("R1")
-@dataclass(frozen=True, slots=True)
+@rule("R1")
 class ConstantChance(_RandomAbandon):
     """R1(p): abandon with probability p at every deallocation."""
 
@@ -49,8 +42,7 @@ class ConstantChance(_RandomAbandon):
         return self.p
 
 
-@ABANDON_POLICIES.register("E1")
-@dataclass(frozen=True, slots=True)
+@rule("E1")
 class ExponentialInCount(_RandomAbandon):
     """E1(f=n): abandon with probability 1 - exp(-k n), n the deallocations so far."""
 
@@ -62,8 +54,7 @@ class ExponentialInCount(_RandomAbandon):
         return 1.0 - math.exp(-self.k * deallocations(history))
 
 
-@ABANDON_POLICIES.register("E2")
-@dataclass(frozen=True, slots=True)
+@rule("E2")
 class ExponentialInAccrued(ExponentialInCount):
     """E2(f=t): abandon with probability 1 - exp(-k t), t the accrued hours of all runs."""
 

@@ -13,58 +13,39 @@ abandoned; a run a user, a reboot or a failure ended after exactly t hours is re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from djsb.pool.abandon.base import (
-    ABANDON_POLICIES,
     AbandonPolicy,
+    CauseBound,
     Evidence,
     Verdict,
     abandon_if,
+    discounting,
+    rule,
 )
 from djsb.pool.readers import hours
 from djsb.pool.tasks import EndCause, History, accrued_time, longest_run
 from djsb.pool.units import HOUR
 
 
-@dataclass(frozen=True, slots=True)
-class _AccruedBound(AbandonPolicy):
-    """Abandon a deallocated task whose accrued time (less runs ended by ``IGNORED``) exceeds t."""
+@rule("A1")
+class AccruedTime(CauseBound):
+    """A1(t): abandon if deallocated with more than t hours accrued over all its runs."""
 
     t_hours: float
     PARAMS = {"t_hours": hours}
     REQUIRED = ("t_hours",)
-    IGNORED: ClassVar[EndCause | None] = None
 
-    def verdict(self, history: History, evidence: Evidence) -> Verdict:
-        return abandon_if(accrued_time(history, ignore=self.IGNORED) > self.t_hours * HOUR)
-
-
-@ABANDON_POLICIES.register("A1")
-@dataclass(frozen=True, slots=True)
-class AccruedTime(_AccruedBound):
-    """A1(t): abandon if deallocated with more than t hours accrued over all its runs."""
+    def past(self, history: History, ignore: EndCause | None) -> bool:
+        return accrued_time(history, ignore=ignore) > self.t_hours * HOUR
 
 
-@ABANDON_POLICIES.register("A2")
-@dataclass(frozen=True, slots=True)
-class AccruedTimeButUsers(_AccruedBound):
-    """A2(t): as A1, the runs ended by an interactive user not counted."""
-
-    IGNORED = EndCause.USER
+AccruedTimeButUsers = discounting(AccruedTime, "A2", EndCause.USER,
+                                  "A2(t): as A1, the runs ended by an interactive user not counted.")
+AccruedTimeButReboots = discounting(AccruedTime, "A3", EndCause.REBOOT,
+                                    "A3(t): as A1, the runs ended by a reboot not counted.")
 
 
-@ABANDON_POLICIES.register("A3")
-@dataclass(frozen=True, slots=True)
-class AccruedTimeButReboots(_AccruedBound):
-    """A3(t): as A1, the runs ended by a reboot not counted."""
-
-    IGNORED = EndCause.REBOOT
-
-
-@ABANDON_POLICIES.register("I1")
-@dataclass(frozen=True, slots=True)
+@rule("I1")
 class IndividualTime(AbandonPolicy):
     """I1(t): abandon a task once one of its runs goes past t hours (the watchdog stops it at t)."""
 
