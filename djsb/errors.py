@@ -25,6 +25,17 @@ def naming(path: str | os.PathLike[str]) -> Iterator[None]:
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
 
 
+EXCERPT_CHARS = 16
+"""The most characters of an input an error quotes: enough to find the line, too few to echo what a
+mistaken path made DJSB read (``Include /etc/shadow``)."""
+
+
+def excerpt(text: str) -> str:
+    """``text`` quoted for an error message, cut to :data:`EXCERPT_CHARS` characters."""
+    cut = text[:EXCERPT_CHARS]
+    return repr(cut) + ("..." if len(text) > EXCERPT_CHARS else "")
+
+
 def one_line(text: str) -> str:
     """A multi-line tool message as one line (its lines joined by ' / '), for logs and CSV cells."""
     return " / ".join(line.strip() for line in text.splitlines() if line.strip())

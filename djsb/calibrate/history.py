@@ -49,6 +49,7 @@ from djsb.calibrate.slurm_config import (
     FLAGS,
     SECONDS,
     SLURM_LIKE,
+    SlurmConfigError,
     cluster_spec,
     fair_share_used,
     parse_associations,
@@ -75,6 +76,7 @@ from djsb.report.replay_error import (
     summary,
     summary_rows,
 )
+from djsb.workloads._textio import read_bounded
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import merged_dumps, parse_sacct_time, read_sacct
 from djsb.workloads.submit_line import sbatch_options
@@ -308,6 +310,26 @@ def what_if_settings(pairs: Sequence[str]) -> dict[str, str]:
     return settings
 
 
+def check_settings(slurm_conf: Path, settings: Mapping[str, str]) -> None:
+    """Read every setting the model takes from ``slurm_conf``, then each what-if over it, before
+    anything is replayed: a value the model cannot read is one line naming the file or the
+    ``--set`` that gave it (exit 2), not a failure after the baseline's replay."""
+    config = read_slurm_conf(slurm_conf).config
+    _read_settings(config, source=str(slurm_conf), key=None)
+    for key, value in settings.items():
+        _read_settings({**config, key: value}, source=None, key=f"--set {key}")
+
+
+def _read_settings(config: dict[str, str], *, source: str | None, key: str | None) -> None:
+    """The scheduler's settings and the priority's (every weight and time, whatever PriorityType)
+    read from ``config`` as a replay reads them; InputError where one cannot be."""
+    try:
+        scheduler_config(config)
+        priority_plugin({**config, "PriorityType": "priority/multifactor"})
+    except (ValueError, SlurmConfigError) as exc:
+        raise InputError(str(exc), source=source, key=key) from None
+
+
 def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 0,
                    settings: Mapping[str, str] | None = None, start: str | None = None,
                    on_progress: Callable[[int, int], None] | None = None) -> HistoryReplay:
@@ -347,7 +369,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     gres = read_gres_conf(files.slurm_conf)
     if gres is not None:
         notes += gres_notes(*gres)
-    qos = parse_qos(_site_text(files.qos, "--qos")) if files.qos is not None else (QosSpec("normal"),)
+    qos = (parse_qos(_site_text(files.qos, "--qos"), str(files.qos), "--qos") if files.qos is not None
+           else (QosSpec("normal"),))
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
@@ -358,7 +381,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
-    associations = parse_associations(_site_text(files.associations, "--associations")) \
+    associations = parse_associations(_site_text(files.associations, "--associations"),
+                                      str(files.associations), "--associations") \
         if files.associations else None
     half_life = slurm_time(conf.config.get("PriorityDecayHalfLife", "7-00:00:00"))
     usage = _given_usage(files.usage) if files.usage is not None \
@@ -495,12 +519,9 @@ def _rejected_notes(rejected: pd.DataFrame) -> list[str]:
 
 
 def _site_text(path: Path, key: str) -> str:
-    """A site file's text, or one line naming the option that gave it."""
-    try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
-                         key=key) from None
+    """A site file's text (bounded: djsb.workloads._textio.read_bounded), or one line naming the
+    option that gave it."""
+    return read_bounded(path, what=f"the output {key} takes", key=key)
 
 
 def _site_event_notes(files: SiteFiles, workload: Workload) -> list[str]:
@@ -521,7 +542,7 @@ def _site_event_notes(files: SiteFiles, workload: Workload) -> list[str]:
 def _given_usage(path: Path) -> dict[tuple[str, str], float]:
     """sshare's RawUsage of each association, from the file ``--usage`` names."""
     try:
-        return parse_sshare_usage(_site_text(path, "--usage"))
+        return parse_sshare_usage(_site_text(path, "--usage"), str(path), "--usage")
     except ValueError as exc:
         raise InputError(f"{path}: not sshare --parsable2 Account|User|RawUsage output ({exc})",
                          key="--usage") from None

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djsb.errors import ConfigError
+from djsb.errors import ConfigError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
+from djsb.workloads._textio import read_bounded
 
 RECORD_KEYS = ("NodeName", "PartitionName", "NodeSet", "FrontendName", "DownNodes", "SwitchName")
 """Keywords that start a record line instead of a setting."""
@@ -108,7 +109,7 @@ def items(line: str, source: str, number: int) -> list[tuple[str, str]]:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep or not key:
-            raise ConfigError(f"{word!r} is not Key=Value", source=source, line=number)
+            raise ConfigError(f"{excerpt(word)} is not Key=Value", source=source, line=number)
         found.append((canonical(key), value))
     return found
 
@@ -120,6 +121,7 @@ def parse_slurm_conf(text: str, *, source: str = "slurm.conf",
     config: dict[str, str] = {}
     defaults: dict[str, dict[str, str]] = {}
     records: dict[str, list[dict[str, str]]] = {key: [] for key in RECORD_KEYS}
+    nodes: list[dict[str, str]] = []
     sources = [source]
 
     def read(text: str, source: str, depth: int) -> None:
@@ -142,13 +144,19 @@ def parse_slurm_conf(text: str, *, source: str = "slurm.conf",
                 fields = dict(pairs[1:])
                 if name.upper() == "DEFAULT":
                     defaults.setdefault(kind, {}).update(fields)
-                else:
-                    records[kind].append({kind: name, **defaults.get(kind, {}), **fields})
+                    continue
+                record = {kind: name, **defaults.get(kind, {}), **fields}
+                records[kind].append(record)
+                if kind == "NodeName":
+                    try:
+                        nodes.extend(_node_records(record))
+                    except ValueError as exc:
+                        raise ConfigError(str(exc), source=source, line=number,
+                                          key="NodeName") from None
                 continue
             config.update(pairs)
 
     read(text, source, 0)
-    nodes = [node for record in records["NodeName"] for node in _node_records(record)]
     partitions = [_partition_record(record, nodes) for record in records["PartitionName"]]
     return SlurmConf(config, partitions, nodes, sources)
 
@@ -185,11 +193,7 @@ def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
     main = Path(path)
 
     def text_of(file: Path, source: str, line: int) -> str:
-        try:
-            return file.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read {file}: {exc.strerror if isinstance(exc, OSError) else exc}",
-                              source=source, line=line) from None
+        return read_bounded(file, what="a slurm.conf")
 
     def include(pattern: str, source: str, line: int) -> list[tuple[str, str]]:
         base = Path(source).parent
@@ -220,12 +224,7 @@ def read_gres_conf(slurm_conf: Path) -> tuple[Path, list[dict[str, str]]] | None
     path = slurm_conf.parent / "gres.conf"
     if not path.is_file():
         return None
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}",
-                          source=str(path)) from None
-    return path, parse_gres_conf(text, str(path))
+    return path, parse_gres_conf(read_bounded(path, what="a gres.conf"), str(path))
 
 
 def gres_notes(path: Path, records: list[dict[str, str]]) -> list[str]:

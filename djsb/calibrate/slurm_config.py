@@ -16,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from djsb.calibrate.recompute_watch import calc_phase
-from djsb.errors import RunError
+from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
 from djsb.model.cluster import QosSpec
@@ -31,6 +31,8 @@ from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.setting import declared
 from djsb.yamlnodes import parse_duration
+
+T = TypeVar("T", int, float)
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
 SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
@@ -99,8 +101,14 @@ def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
 def kill_wait(config: dict[str, str]) -> float:
     """Seconds a job past its limit is expected to hold its nodes: KillWait ("5 sec") plus
     OverTimeLimit ("0 min"; slurm.conf(5)), as cons_common's ``_guess_job_end`` adds them."""
-    wait = float(config.get("KillWait", "30 sec").split()[0])
-    over = config.get("OverTimeLimit", "0 min").split()[0]
+    text = (config.get("KillWait", "30 sec").split() or [""])[0]
+    try:
+        wait = float(text)
+    except ValueError:
+        wait = math.nan
+    if not 0 <= wait < math.inf:
+        raise SlurmConfigError(f"KillWait = {excerpt(text)}: not a number of seconds >= 0")
+    over = (config.get("OverTimeLimit", "0 min").split() or [""])[0]
     if not over.isdigit():
         raise SlurmConfigError(f"OverTimeLimit {over} has no model (Slurm itself only guesses when such "
                                "a job ends)")
@@ -138,16 +146,30 @@ class Associations:
     notes: tuple[str, ...] = ()
 
 
-def parse_associations(text: str) -> Associations:
+def site_lines(text: str, fields: int, source: str, key: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, its ``|``-separated fields) of each non-empty line of a sacctmgr or sshare
+    answer; a line with fewer than ``fields`` fields, or a non-printable character, is not such an
+    answer: ConfigError naming ``source``, the line and ``key``, quoting at most a short excerpt."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split("|")
+        if len(parts) < fields or not line.isprintable():
+            raise ConfigError(f"{excerpt(line)} is not a line of {fields} '|'-separated fields",
+                              source=source, line=number, key=key)
+        yield number, parts
+
+
+def parse_associations(text: str, source: str = "sacctmgr show associations",
+                       key: str = "associations") -> Associations:
     """:data:`ASSOCIATIONS_COMMAND`'s answer. The model gives a user one RawShares in every account
     (a note when Slurm's differ); a share it cannot read (``parent``) counts as 1, with a note."""
     accounts: dict[str, AccountSpec] = {}
     user_shares: dict[str, float] = {}
     pairs: list[tuple[str, str]] = []
     notes: list[str] = []
-    for line in text.splitlines():
-        fields = line.split("|")
-        if len(fields) < 4 or not fields[0]:
+    for _, fields in site_lines(text, 4, source, key):
+        if not fields[0]:
             continue
         account, user, parent, share = (field.strip() for field in fields[:4])
         try:
@@ -166,14 +188,25 @@ def parse_associations(text: str) -> Associations:
     return Associations(accounts, user_shares, tuple(pairs), tuple(notes))
 
 
-def parse_sshare_usage(text: str) -> dict[tuple[str, str], float]:
+def parse_sshare_usage(text: str, source: str = "sshare", key: str = "usage") -> dict[tuple[str, str], float]:
     """:data:`SSHARE_COMMAND`'s answer: each user association's RawUsage, by (user, account)."""
     usage: dict[tuple[str, str], float] = {}
-    for line in text.splitlines():
-        fields = line.split("|")
-        if len(fields) >= 3 and fields[1].strip():
-            usage[(fields[1].strip(), fields[0].strip())] = float(fields[2] or 0)
+    for number, fields in site_lines(text, 3, source, key):
+        if fields[1].strip():
+            raw = site_number(fields[2] or "0", float, source, number, key)
+            usage[(fields[1].strip(), fields[0].strip())] = raw
     return usage
+
+
+def site_number(text: str, kind: Callable[[str], T], source: str, line: int, key: str) -> T:
+    """``text`` read by ``kind`` (int, float) and finite, or ConfigError naming where it stands."""
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(float(value)):
+        raise ConfigError(f"{excerpt(text)} is not a number", source=source, line=line, key=key)
+    return value
 
 
 def fair_share_used(config: dict[str, str]) -> bool:
@@ -245,9 +278,12 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
 def _weight(config: dict[str, str], key: str) -> float:
     value = config.get(key, "0")
     try:
-        return float(value)
+        weight = float(value)
     except ValueError:
-        raise SlurmConfigError(f"{key} = {value}: not a number") from None
+        weight = math.nan
+    if not 0 <= weight < math.inf:  # slurm.conf(5): an unsigned integer
+        raise SlurmConfigError(f"{key} = {excerpt(value)}: not a number >= 0")
+    return weight
 
 
 def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str,
@@ -293,15 +329,17 @@ def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> 
                          priority_job_factor=int(record.get("PriorityJobFactor", "1")))
 
 
-def parse_qos(text: str) -> tuple[QosSpec, ...]:
+def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") -> tuple[QosSpec, ...]:
     """Each QoS of ``sacctmgr show qos`` (:data:`QOS_COMMAND`: name, priority, MaxJobsPU, empty
     when unlimited), ``normal`` first: the model's default, as it is an association's unless the
     site set another."""
     found = []
-    for line in text.splitlines():
-        if line.strip():
-            name, priority, per_user = (line.split("|") + ["", ""])[:3]
-            found.append(QosSpec(name, int(priority or 0), int(per_user) if per_user else None))
+    for number, fields in site_lines(text, 3, source, key):
+        name, priority, per_user = (field.strip() for field in fields[:3])
+        if not name or any(char.isspace() for char in name):
+            raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
+        found.append(QosSpec(name, site_number(priority or "0", int, source, number, key),
+                             site_number(per_user, int, source, number, key) if per_user else None))
     return tuple(sorted(found, key=lambda q: q.name != "normal"))
 
 

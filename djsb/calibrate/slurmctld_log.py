@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djsb.errors import InputError, TraceError
+from djsb.errors import InputError
 from djsb.jobs.hostlist import expand_hostlist
-from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
+from djsb.workloads._textio import read_bounded
 from djsb.workloads.sacct import parse_sacct_time
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\]")
@@ -97,13 +97,7 @@ def parse_scheduler_log(text: str, source: str = "slurmctld log", key: str = "lo
 
 def read_scheduler_log(path: Path) -> SchedulerLog:
     """:func:`parse_scheduler_log` of the log file at ``path`` (plain or gzip), its errors naming it."""
-    try:
-        with open_trace_text(path) as handle:
-            text = handle.read()
-    except TraceError as exc:
-        raise InputError(str(exc), key="--slurmctld-log") from None
-    except STREAM_ERRORS as exc:
-        raise InputError(f"cannot read {path}: {exc}", key="--slurmctld-log") from None
+    text = read_bounded(path, what="a slurmctld log", key="--slurmctld-log")
     return parse_scheduler_log(text, str(path), "--slurmctld-log")
 
 

@@ -24,6 +24,7 @@ def command_history(args: argparse.Namespace) -> int:
     from djsb.calibrate.history import (
         HistoryReplay,
         SiteFiles,
+        check_settings,
         compare_what_if,
         replay_history,
         what_if_settings,
@@ -39,6 +40,7 @@ def command_history(args: argparse.Namespace) -> int:
                       earlier=tuple(Path(path) for path in args.earlier or ()),
                       slurmctld_log=Path(args.slurmctld_log) if args.slurmctld_log else None)
     settings = what_if_settings(args.set or [])
+    check_settings(files.slurm_conf, settings)
 
     def replay(changes: dict[str, str], label: str) -> HistoryReplay:
         bars: list[Progress] = []

@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 import re
 
+from djsb.errors import excerpt
+
 MAX_HOSTS = 65536
 """The most hosts one expression may expand to: a typo such as n[1-100000000] must not eat memory."""
 
@@ -26,7 +28,7 @@ def check_hostname(name: str) -> str:
     digits and hyphens, neither starting nor ending with a hyphen; 253 characters at most), else
     ValueError."""
     if not name or len(name) > 253 or not all(_LABEL.fullmatch(label) for label in name.split(".")):
-        raise ValueError(f"{name!r} is not a host name (RFC 1123: letters, digits, '-' and '.' "
+        raise ValueError(f"{excerpt(name)} is not a host name (RFC 1123: letters, digits, '-' and '.' "
                          "between labels) nor a hostlist expression such as n[1-4,7]")
     return name
 
@@ -37,12 +39,14 @@ def _range_values(text: str, expression: str) -> list[str]:
     for part in text.split(","):
         match = _RANGE.fullmatch(part)
         if match is None:
-            raise ValueError(f"{expression!r}: {part!r} is not a number or a range lo-hi of numbers")
+            raise ValueError(f"{excerpt(expression)}: {excerpt(part)} is not a number or a range lo-hi of "
+                             "numbers")
         low, high = match.group(1), match.group(2) or match.group(1)
         if int(high) < int(low):
-            raise ValueError(f"{expression!r}: the range {part!r} runs backwards")
+            raise ValueError(f"{excerpt(expression)}: the range {excerpt(part)} runs backwards")
         if int(high) - int(low) + 1 > MAX_HOSTS:
-            raise ValueError(f"{expression!r}: the range {part!r} names more than {MAX_HOSTS} hosts")
+            raise ValueError(f"{excerpt(expression)}: the range {excerpt(part)} names more than {MAX_HOSTS} "
+                             "hosts")
         width = len(low) if low.startswith("0") else 0
         values += [str(number).zfill(width) for number in range(int(low), int(high) + 1)]
     return values
@@ -54,14 +58,14 @@ def expand_hostlist(expression: str, *, check: bool = True) -> list[str]:
     resulting name is not a host name."""
     literals = _PIECES.split(expression)  # even indices: text between brackets; odd: bracket contents
     if any("[" in text or "]" in text for text in literals[::2]):
-        raise ValueError(f"{expression!r}: unbalanced or nested brackets in a hostlist expression")
+        raise ValueError(f"{excerpt(expression)}: unbalanced or nested brackets in a hostlist expression")
     choices: list[list[str]] = [[text] if index % 2 == 0 else _range_values(text, expression)
                                 for index, text in enumerate(literals)]
     total = 1
     for choice in choices:
         total *= len(choice)
     if total > MAX_HOSTS:
-        raise ValueError(f"{expression!r} names more than {MAX_HOSTS} hosts")
+        raise ValueError(f"{excerpt(expression)} names more than {MAX_HOSTS} hosts")
     names = ["".join(parts) for parts in itertools.product(*choices)]
     return [check_hostname(name) for name in names] if check else names
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import IO, TextIO
 
 from djsb.errors import TraceError
+from djsb.machine import MEMORY_SHARE, gib, memory_bytes
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # Errors a corrupt or truncated gzip stream raises while it is being read.
@@ -29,12 +30,12 @@ def open_trace_text(path: str | os.PathLike) -> Iterator[TextIO]:
     try:
         raw = open(source, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
-        raise TraceError(f"cannot open trace: {exc.strerror or exc}", source=source) from exc
+        raise TraceError(f"cannot open: {exc.strerror or exc}", source=source) from exc
     try:
         try:
             magic = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
         except OSError as exc:
-            raise TraceError(f"cannot read trace: {exc.strerror or exc}", source=source) from exc
+            raise TraceError(f"cannot read: {exc.strerror or exc}", source=source) from exc
         binary: io.BufferedIOBase
         if magic == _GZIP_MAGIC:
             binary = io.BufferedReader(gzip.GzipFile(fileobj=raw, mode="rb"), buffer_size=1 << 20)
@@ -47,6 +48,57 @@ def open_trace_text(path: str | os.PathLike) -> Iterator[TextIO]:
             text.close()
     finally:
         raw.close()
+
+
+TEXT_EXPANSION = 8
+"""A text read whole takes up to this many times its size while it is parsed (the text, its lines
+and the records built from them; measured on sacct dumps: bench/bench_read_bounds.py)."""
+MAX_LINE_CHARS = 1 << 20
+"""The longest line any input may have: 1 Mi characters, far above a real record (a sacct line with
+its SubmitLine, a slurm.conf NodeName line, a slurmctld log line are at most a few KiB), far below
+what a file with no line ends (/dev/zero, /dev/urandom) would load before its first line ended."""
+CHUNK_CHARS = 1 << 20
+
+
+def most_text_chars() -> int:
+    """The most characters an input read whole may hold: :data:`TEXT_EXPANSION` times that must fit
+    in the share of memory a command may fill (djsb.machine)."""
+    return int(memory_bytes() * MEMORY_SHARE / TEXT_EXPANSION)
+
+
+def read_bounded(path: str | os.PathLike, *, what: str, key: str | None = None) -> str:
+    """The text of ``path`` (plain or gzip, as :func:`open_trace_text`), read in chunks and refused
+    as soon as it is longer than :func:`most_text_chars` or a line than :data:`MAX_LINE_CHARS`, so
+    that no input (a device, a decompression bomb) can fill the memory: TraceError naming the file,
+    the line and ``key`` (the option that gave it), and that it is not ``what`` it should be."""
+    source = os.fspath(path)
+    limit = most_text_chars()
+    chunks: list[str] = []
+    total = lines = pending = 0
+    with open_trace_text(source) as stream:
+        while chunk := _read_chunk(stream, source, key):
+            total += len(chunk)
+            if total > limit:
+                raise TraceError(f"more than {limit:,} characters ({TEXT_EXPANSION} times that would fill "
+                                 f"{gib(limit * TEXT_EXPANSION)} of memory): not {what}?", source=source,
+                                 key=key)
+            lengths = [len(part) for part in chunk.split("\n")]
+            lengths[0] += pending
+            longest = max(lengths)
+            if longest > MAX_LINE_CHARS:
+                raise TraceError(f"a line longer than {MAX_LINE_CHARS:,} characters: not {what}?",
+                                 source=source, line=lines + lengths.index(longest) + 1, key=key)
+            lines += len(lengths) - 1
+            pending = lengths[-1]
+            chunks.append(chunk)
+    return "".join(chunks)
+
+
+def _read_chunk(stream: TextIO, source: str, key: str | None) -> str:
+    try:
+        return stream.read(CHUNK_CHARS)
+    except STREAM_ERRORS as exc:
+        raise TraceError(f"cannot read: {exc}", source=source, key=key) from exc
 
 
 @contextmanager

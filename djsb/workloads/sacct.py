@@ -73,7 +73,7 @@ from datetime import datetime, timedelta
 from operator import attrgetter, itemgetter
 
 from djsb.errors import TraceError
-from djsb.workloads._textio import STREAM_ERRORS, open_trace_text
+from djsb.workloads._textio import read_bounded
 from djsb.workloads.job import STARTED_BY, RecordedOutcome, TraceJob
 from djsb.workloads.records import (
     CANCELLED_BEFORE_START,
@@ -361,11 +361,7 @@ def started_by(flags: str) -> str | None:
 def read_sacct(path: str | os.PathLike, *, keep_extra: bool = True, align: float = 0.0) -> Workload:
     """Read a file of ``sacct --parsable2`` output (plain or gzip) with :func:`parse_sacct_parsable2`."""
     source = os.fspath(path)
-    with open_trace_text(source) as stream:
-        try:
-            text = stream.read()
-        except STREAM_ERRORS as exc:
-            raise TraceError(f"cannot read sacct output: {exc}", source=source) from exc
+    text = read_bounded(source, what="sacct --parsable2 output")
     return parse_sacct_parsable2(text, source=source, keep_extra=keep_extra, align=align)
 
 
