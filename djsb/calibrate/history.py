@@ -44,6 +44,7 @@ import pandas as pd
 from djsb.calibrate.recorded_priorities import decay_runs
 from djsb.calibrate.site_events import parse_node_events, parse_reservations, site_event_notes
 from djsb.calibrate.slurm_conf import SlurmConf, gres_notes, read_gres_conf, read_slurm_conf
+from djsb.calibrate.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.calibrate.slurm_config import (
     COUNTS,
     FLAGS,
@@ -61,7 +62,7 @@ from djsb.calibrate.slurm_config import (
     slurm_time,
 )
 from djsb.calibrate.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
-from djsb.errors import ConfigError, InputError, TraceError
+from djsb.errors import ConfigError, InputError, TraceError, excerpt
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import Simulation, SimulationResult
 from djsb.model.cluster import QosSpec
@@ -76,9 +77,9 @@ from djsb.report.replay_error import (
     summary,
     summary_rows,
 )
-from djsb.workloads._textio import read_bounded
+from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.sacct import merged_dumps, parse_sacct_time, read_sacct
+from djsb.workloads.sacct import format_sacct_time, merged_dumps, parse_sacct_time, read_sacct
 from djsb.workloads.submit_line import sbatch_options
 from djsb.workloads.swf import Workload
 
@@ -205,17 +206,35 @@ def usage_before(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcom
     return usage
 
 
+def replayable_dump(path: Path, grid: float) -> Workload:
+    """The dump a history replays: with the Start column (what the replay is measured against)
+    and at least one job it can replay, else one line saying which."""
+    workload = read_sacct(path, align=grid)
+    fields = {name.lower() for name in workload.header.get("Fields", "").split("|")}
+    if "start" not in fields:
+        raise TraceError("no Start column: the replay is measured against the recorded starts (add Start "
+                         "to sacct --format)", source=str(path), line=1)
+    workload.replayable_jobs()  # none is one line saying why
+    return workload
+
+
 def replay_start(text: str | None, workload: Workload) -> float:
     """The instant a replay starts, in the workload's seconds: ``text`` a sacct timestamp
-    (``YYYY-MM-DDTHH:MM:SS``, read as the dump's times are), else the dump's first submission."""
+    (``YYYY-MM-DDTHH:MM:SS``, read as the dump's times are) within the dump's span (its first
+    submission to its last recorded end), else the dump's first submission."""
+    first = min(job.submit for job in workload.jobs)
     if text is None:
-        return min(job.submit for job in workload.jobs)
+        return first
     try:
         instant = parse_sacct_time(text)
     except ValueError as exc:
         raise InputError(str(exc), key="--start") from None
     if instant is None:
-        raise InputError(f"{text!r}: expected YYYY-MM-DDTHH:MM:SS", key="--start")
+        raise InputError(f"{excerpt(text)}: expected YYYY-MM-DDTHH:MM:SS", key="--start")
+    first_at, last_at = _span(workload)
+    if not first_at <= instant <= last_at:
+        raise InputError(f"{text} is outside the dump's span, {format_sacct_time(first_at)} to "
+                         f"{format_sacct_time(last_at)}", key="--start")
     return instant - workload.time_origin
 
 
@@ -232,7 +251,8 @@ def node_list(outcome: RecordedOutcome | None) -> list[str]:
 
 def unmodelled(conf: SlurmConf) -> list[str]:
     """One note per setting of ``conf`` the model does not reproduce."""
-    notes = []
+    notes = [f"slurm.conf key {key} is not one Slurm 22.05 reads (a typo? slurm.conf(5)): ignored"
+             for key in conf.config if key.lower() not in SLURM_CONF_KEYS]
     preempt = conf.config.get("PreemptType", "preempt/none")
     if preempt != "preempt/none":
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
@@ -341,7 +361,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     conf.config.update(settings or {})
     scheduler = dataclasses.replace(scheduler_config(conf.config), **SLURM_LIKE)
     grid = clock_step(scheduler.bf_resolution)
-    parts = [*(_earlier_dump(path, grid) for path in files.earlier), read_sacct(files.sacct, align=grid)]
+    parts = [*(_earlier_dump(path, grid) for path in files.earlier), replayable_dump(files.sacct, grid)]
     workload = merged_dumps(parts, align=grid)
     log = read_scheduler_log(files.slurmctld_log) if files.slurmctld_log is not None else None
     if log is not None:
@@ -521,7 +541,7 @@ def _rejected_notes(rejected: pd.DataFrame) -> list[str]:
 def _site_text(path: Path, key: str) -> str:
     """A site file's text (bounded: djsb.workloads._textio.read_bounded), or one line naming the
     option that gave it."""
-    return read_bounded(path, what=f"the output {key} takes", key=key)
+    return read_bounded(path, what=f"the output {key} takes", key=key, most=SITE_FILE_CHARS)
 
 
 def _site_event_notes(files: SiteFiles, workload: Workload) -> list[str]:

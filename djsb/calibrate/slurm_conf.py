@@ -28,7 +28,7 @@ from pathlib import Path
 
 from djsb.errors import ConfigError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
-from djsb.workloads._textio import read_bounded
+from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
 
 RECORD_KEYS = ("NodeName", "PartitionName", "NodeSet", "FrontendName", "DownNodes", "SwitchName")
 """Keywords that start a record line instead of a setting."""
@@ -193,7 +193,7 @@ def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
     main = Path(path)
 
     def text_of(file: Path, source: str, line: int) -> str:
-        return read_bounded(file, what="a slurm.conf")
+        return read_bounded(file, what="a slurm.conf", most=SITE_FILE_CHARS)
 
     def include(pattern: str, source: str, line: int) -> list[tuple[str, str]]:
         base = Path(source).parent
@@ -224,7 +224,7 @@ def read_gres_conf(slurm_conf: Path) -> tuple[Path, list[dict[str, str]]] | None
     path = slurm_conf.parent / "gres.conf"
     if not path.is_file():
         return None
-    return path, parse_gres_conf(read_bounded(path, what="a gres.conf"), str(path))
+    return path, parse_gres_conf(read_bounded(path, what="a gres.conf", most=SITE_FILE_CHARS), str(path))
 
 
 def gres_notes(path: Path, records: list[dict[str, str]]) -> list[str]:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import IO, TextIO
 
 from djsb.errors import TraceError
-from djsb.machine import MEMORY_SHARE, gib, memory_bytes
+from djsb.machine import MEMORY_SHARE, memory_bytes
 
 _GZIP_MAGIC = b"\x1f\x8b"
 # Errors a corrupt or truncated gzip stream raises while it is being read.
@@ -58,6 +58,9 @@ MAX_LINE_CHARS = 1 << 20
 its SubmitLine, a slurm.conf NodeName line, a slurmctld log line are at most a few KiB), far below
 what a file with no line ends (/dev/zero, /dev/urandom) would load before its first line ended."""
 CHUNK_CHARS = 1 << 20
+SITE_FILE_CHARS = 64 << 20
+"""The most characters of a site's configuration file (slurm.conf with its includes, gres.conf, a
+sacctmgr or sshare answer): a real one is kilobytes, a large site's associations a few MiB."""
 
 
 def most_text_chars() -> int:
@@ -66,22 +69,22 @@ def most_text_chars() -> int:
     return int(memory_bytes() * MEMORY_SHARE / TEXT_EXPANSION)
 
 
-def read_bounded(path: str | os.PathLike, *, what: str, key: str | None = None) -> str:
+def read_bounded(path: str | os.PathLike, *, what: str, key: str | None = None,
+                 most: int | None = None) -> str:
     """The text of ``path`` (plain or gzip, as :func:`open_trace_text`), read in chunks and refused
-    as soon as it is longer than :func:`most_text_chars` or a line than :data:`MAX_LINE_CHARS`, so
+    as soon as it is longer than ``most`` characters (by default :func:`most_text_chars`) or a line
+    than :data:`MAX_LINE_CHARS`, so
     that no input (a device, a decompression bomb) can fill the memory: TraceError naming the file,
     the line and ``key`` (the option that gave it), and that it is not ``what`` it should be."""
     source = os.fspath(path)
-    limit = most_text_chars()
+    limit = most if most is not None else most_text_chars()
     chunks: list[str] = []
     total = lines = pending = 0
     with open_trace_text(source) as stream:
         while chunk := _read_chunk(stream, source, key):
             total += len(chunk)
             if total > limit:
-                raise TraceError(f"more than {limit:,} characters ({TEXT_EXPANSION} times that would fill "
-                                 f"{gib(limit * TEXT_EXPANSION)} of memory): not {what}?", source=source,
-                                 key=key)
+                raise TraceError(f"more than {limit:,} characters: not {what}?", source=source, key=key)
             lengths = [len(part) for part in chunk.split("\n")]
             lengths[0] += pending
             longest = max(lengths)

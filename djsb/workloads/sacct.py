@@ -97,6 +97,11 @@ _LEADING_DIGITS = re.compile(r"\d+")
 _SCHED_FLAGS = {f"sched{name}": name for name in STARTED_BY}
 _EPOCH = datetime(1970, 1, 1)
 _SECOND = timedelta(seconds=1)
+LAST_INSTANT = (datetime(2200, 1, 1) - _EPOCH) // _SECOND
+"""Timestamps after 2200 are not a real record (pandas' datetime64[ns] ends in 2262): malformed."""
+LONGEST_RUN = 100 * 365 * 86400.0
+"""A run time or limit beyond a century is not a real record (Elapsed of 99999 days): malformed."""
+START_BEFORE_SUBMIT = Skip("start_before_submit", malformed=True)
 
 
 def parse_sacct_time(text: str) -> float | None:
@@ -113,6 +118,11 @@ def parse_sacct_time(text: str) -> float | None:
     if stamp.tzinfo is not None:
         return stamp.timestamp()
     return (stamp - _EPOCH) // _SECOND + stamp.microsecond / 1e6  # whole seconds exactly, as timegm
+
+
+def format_sacct_time(seconds: float) -> str:
+    """A Unix time as sacct prints it (``YYYY-MM-DDTHH:MM:SS``, UTC as :func:`parse_sacct_time` reads it)."""
+    return (_EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def parse_timelimit(text: str) -> float | None:
@@ -254,10 +264,15 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
                 run = end - start
             else:
                 run = None
-            if run is not None and not math.isfinite(run):
+            if run is not None and not (math.isfinite(run) and run <= LONGEST_RUN):
+                return _VALUE
+            if any(instant is not None and not 0 <= instant < LAST_INSTANT
+                   for instant in (start, end, submit, eligible)):
                 return _VALUE
         except ValueError:
             return _VALUE
+        if start is not None and submit is not None and start < submit:
+            return START_BEFORE_SUBMIT
         started = upper_state != "PENDING" and (start is not None if "start" in col else True)
         if upper_state.startswith("CANCELLED") and (not started or not run or run <= 0):
             return CANCELLED_BEFORE_START
@@ -280,6 +295,8 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
                 limit: float | None = float(g_tlraw(row)) * 60.0
             else:
                 limit = parse_timelimit(g_tl(row))
+            if limit is not None and not 0 <= limit <= LONGEST_RUN:
+                return _VALUE
             memory = parse_reqmem(g_reqmem(row), cpus, allocated)
             priority_text = g_priority(row).strip()
             priority = int(priority_text) if priority_text else None
