@@ -205,8 +205,8 @@ def test_a_missing_sacctmgr_file_is_one_line_naming_its_option(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str) -> None:
     out = tmp_path / "history"
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), option, str(tmp_path / "none.txt"),
-                              "-o", str(out)], 2, f"{option}: cannot read {tmp_path / 'none.txt'}: No such file or "
-                     "directory", out)
+                              "-o", str(out)], 2, f"{tmp_path / 'none.txt'}: {option}: cannot open: No such file "
+                     "or directory", out)
 
 
 def test_a_history_of_short_jobs_is_noted_for_the_second_sacct_does_not_keep(tmp_path: Path) -> None:

@@ -158,9 +158,10 @@ def test_the_fair_share_usage_at_the_start_orders_the_queue(tmp_path: Path,
 
 @pytest.mark.parametrize(("option", "message"), [
     (["--start", "yesterday"], "--start: not a sacct timestamp (YYYY-MM-DDTHH:MM:SS): 'yesterday'"),
-    (["--start", f"{DAY}12:00:00"], f"--start: no job of DUMP was submitted after, or pending at, {DAY}12:00:00"),
-    (["--usage", "USAGE"], "--usage: USAGE: not sshare --parsable2 Account|User|RawUsage output (could not "
-                           "convert string to float: 'lots')"),
+    # the dump's span: job 1's submission at 08:00 to its end at 11:00
+    (["--start", f"{DAY}12:00:00"], f"--start: {DAY}12:00:00 is outside the dump's span, {DAY}08:00:00 to "
+                                    f"{DAY}11:00:00"),
+    (["--usage", "USAGE"], "USAGE:1: --usage: 'lots' is not a number"),
 ])
 def test_a_bad_start_or_usage_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           option: list[str], message: str) -> None:

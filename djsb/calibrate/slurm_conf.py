@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djsb.errors import ConfigError, excerpt
+from djsb.errors import ConfigError, TraceError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
 
@@ -193,7 +193,13 @@ def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
     main = Path(path)
 
     def text_of(file: Path, source: str, line: int) -> str:
-        return read_bounded(file, what="a slurm.conf", most=SITE_FILE_CHARS)
+        """The text of ``file``, which ``source`` includes at ``line`` (0: the main file itself)."""
+        try:
+            return read_bounded(file, what="a slurm.conf", most=SITE_FILE_CHARS)
+        except TraceError as exc:
+            if not line:
+                raise
+            raise ConfigError(f"cannot read {file}: {exc.message}", source=source, line=line) from None
 
     def include(pattern: str, source: str, line: int) -> list[tuple[str, str]]:
         base = Path(source).parent

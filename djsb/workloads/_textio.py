@@ -80,7 +80,7 @@ def read_bounded(path: str | os.PathLike, *, what: str, key: str | None = None,
     limit = most if most is not None else most_text_chars()
     chunks: list[str] = []
     total = lines = pending = 0
-    with open_trace_text(source) as stream:
+    with _naming(key), open_trace_text(source) as stream:
         while chunk := _read_chunk(stream, source, key):
             total += len(chunk)
             if total > limit:
@@ -95,6 +95,18 @@ def read_bounded(path: str | os.PathLike, *, what: str, key: str | None = None,
             pending = lengths[-1]
             chunks.append(chunk)
     return "".join(chunks)
+
+
+@contextmanager
+def _naming(key: str | None) -> Iterator[None]:
+    """A TraceError raised inside names ``key`` (the option that gave the file) if it names none."""
+    try:
+        yield
+    except TraceError as exc:
+        if exc.key is None and key is not None:
+            exc.key = key
+            exc.args = (exc.one_line(),)
+        raise
 
 
 def _read_chunk(stream: TextIO, source: str, key: str | None) -> str:
