@@ -50,8 +50,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "dump.txt"
         size = write_dump(dump, args.copies)
-        done = subprocess.run([sys.executable, "-c", CHILD, str(dump)], capture_output=True, text=True, check=True,
-                              env={"PYTHONPATH": str(ROOT)})
+        done = subprocess.run([sys.executable, "-c", CHILD, str(dump)], capture_output=True, text=True,
+                              check=True, env={"PYTHONPATH": str(ROOT)})
     jobs, growth = (int(word) for word in done.stdout.split())
     print(f"dump: {size / 2**20:.1f} MiB, {jobs:,} jobs read")
     print(f"peak resident memory grew by {growth / 2**20:.1f} MiB: {growth / size:.1f} times the dump's size")
