@@ -34,10 +34,10 @@ def _raise(signum: int, frame: FrameType | None) -> None:
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
     """Within: SIGINT and SIGTERM raise Signalled (the first one; the next are ignored); after: the
-    handlers before. A signal this process was started ignoring (a shell's background job ignores
-    SIGINT) stays ignored, as Python leaves it."""
-    previous = {sig: signal.signal(sig, _raise) for sig in SIGNALS
-                if signal.getsignal(sig) is not signal.SIG_IGN}
+    handlers before. Also when this process was started ignoring SIGINT (a non-interactive shell's
+    background job, a test runner's child), as ``djsb run`` always stops on it: a SIGINT sent to a
+    djsb command ends it the same way wherever it was started."""
+    previous = {sig: signal.signal(sig, _raise) for sig in SIGNALS}
     try:
         yield
     finally:
