@@ -100,11 +100,12 @@ def write_dump(path: Path, copies: int) -> int:
     return written
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Run ``command`` (exit 2 on failure); its wall and CPU seconds and its standard output."""
+def timed(command: list[str], env: dict[str, str] | None = None,
+          cwd: Path | None = None) -> tuple[float, float, str]:
+    """Run ``command`` (exit 2 on failure) in ``cwd``; its wall and CPU seconds and its standard output."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=cwd)
     wall = time.perf_counter() - began
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -120,8 +121,10 @@ def side_by_side(command: list[str], work: Path, before: Path, reps: int) -> Non
     best: dict[str, tuple[float, float]] = {}
     for rep in range(reps):
         for label, tree in trees.items():
+            # run in ``work``: ``python -m`` puts the working directory first on the path, and a
+            # checkout's would shadow PYTHONPATH's tree
             wall, cpu, _ = timed(["nice", *command, "-o", str(work / label), "--force"],
-                                 {**os.environ, "PYTHONPATH": str(tree)})
+                                 {**os.environ, "PYTHONPATH": str(tree)}, cwd=work)
             print(f"{label} run {rep + 1}: {cpu:.1f} s CPU, {wall:.1f} s wall; load average "
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cpu_best, wall_best = best.get(label, (cpu, wall))
@@ -147,7 +150,7 @@ def main() -> int:
     if not TRACE.is_file():
         print(f"skipped: {TRACE} not found", file=sys.stderr)
         return 0
-    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-history-"))
+    work = (args.keep or Path(tempfile.mkdtemp(prefix="bench-history-"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     dump, conf = work / "dump.txt.gz", work / "slurm.conf"
     began = time.perf_counter()
