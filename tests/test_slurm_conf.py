@@ -62,6 +62,14 @@ def test_grammar_comments_continuations_case_and_quotes() -> None:
         [("batch", "1-00:00:00"), ("long", "7-00:00:00")]
 
 
+def test_a_continued_line_goes_on_where_its_backslash_stood() -> None:
+    """parse_config.c ``_strip_continuation`` (22.05) overwrites the backslash with the next line: no
+    space comes between, so a value split after a comma stays one value (a space read in between
+    made ``bf_window=10080,bf_continue`` a key of its own, and the replay forgot both)."""
+    conf = parse_slurm_conf("SchedulerParameters=defer,bf_resolution=1800,\\\nbf_window=10080,bf_continue\n")
+    assert conf.config == {"SchedulerParameters": "defer,bf_resolution=1800,bf_window=10080,bf_continue"}
+
+
 def test_includes_are_read_relative_to_the_including_file(tmp_path: Path) -> None:
     (tmp_path / "conf.d").mkdir()
     (tmp_path / "conf.d" / "10-nodes.conf").write_text("NodeName=n[1-2] CPUs=4\n")

@@ -69,14 +69,17 @@ def canonical(key: str) -> str:
 
 
 def logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(first line number, text) of each logical line: comments stripped, continued lines joined."""
+    """(first line number, text) of each logical line: comments stripped, continued lines joined
+    where the backslash stood, with nothing between (parse_config.c ``_strip_continuation`` writes the
+    next line over the backslash): ``...,bf_resolution=1800,`` and a backslash, then ``bf_window=10080``
+    on the next line, is one SchedulerParameters value."""
     pending, first = "", 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw).rstrip()
         if not pending:
             first = number
         if line.endswith("\\"):
-            pending += line[:-1] + " "
+            pending += line[:-1]
             continue
         line, pending = pending + line, ""
         if line.strip():
