@@ -3,7 +3,7 @@
 with one cause removed at a time, beside the record's own timing read from slurmctld's log.
 
 slurmctld's log of each record (tests/fixtures/history/*/slurmctld.log.gz) stamps every submission,
-start and end to the millisecond (djsb/calibrate/slurmctld_log.py). It shows what the sacct dump
+start and end to the millisecond (djsb/slurmsite/slurmctld_log.py). It shows what the sacct dump
 cannot:
 
 * the clock: Slurm's main scheduler started its jobs on its background loop's wake-ups, about once
@@ -27,9 +27,9 @@ For each of the two site records it replays (``djsb history`` on the record's fi
   and the model's passes at the instants of Slurm's (the model's ``pass_times``, as ``djsb
   calibrate`` replays a live Slurm's): its main scheduler's and its backfill's, each the instants
   at which that scheduler started jobs with the passes between them that started none put back on
-  its clock (djsb/calibrate/slurmctld_log.py, ``pass_grid``). It tells the model's policy from its
+  its clock (djsb/slurmsite/slurmctld_log.py, ``pass_grid``). It tells the model's policy from its
   timing: it is told when Slurm passed, never which jobs it started. Its decay thread runs at the
-  phase read from the dump's priorities (djsb/calibrate/recorded_priorities.py);
+  phase read from the dump's priorities (djsb/history/recorded_priorities.py);
 * ``Slurm's own timing, decay at P s``: the same with the decay thread's runs P s into each
   PriorityCalcPeriod instead, for each P of :data:`DECAY_PHASES`: a diagnostic of how much that
   phase moves the error, never a way to choose it.
@@ -64,10 +64,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.calibrate.history import HistoryReplay, SiteFiles, replay_history  # noqa: E402
-from djsb.calibrate.slurm_conf import read_slurm_conf  # noqa: E402
-from djsb.calibrate.slurm_config import SLURM_LIKE  # noqa: E402
-from djsb.calibrate.slurmctld_log import (  # noqa: E402
+from djsb.history.replay import HistoryReplay, SiteFiles, replay_history  # noqa: E402
+from djsb.jobs.hostlist import node_names  # noqa: E402
+from djsb.report.replay_error import records_paired, summary  # noqa: E402
+from djsb.slurmsite.slurm_conf import read_slurm_conf  # noqa: E402
+from djsb.slurmsite.slurm_config import SLURM_LIKE  # noqa: E402
+from djsb.slurmsite.slurmctld_log import (  # noqa: E402
     LoggedStart,
     SchedulerLog,
     lags_since_any_end,
@@ -75,8 +77,6 @@ from djsb.calibrate.slurmctld_log import (  # noqa: E402
     read_scheduler_log,
     reuse_lags,
 )
-from djsb.jobs.hostlist import node_names  # noqa: E402
-from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 RECORDS = ("site-1", "site-2")
@@ -182,7 +182,7 @@ def replays(record: str, scratch: Path) -> dict[str, HistoryReplay]:
     own = dataclasses.replace(files, slurmctld_log=where / "slurmctld.log.gz")
     runs["Slurm's own timing"] = replay_history(own, window=WINDOW, step=STEP)
     for phase in DECAY_PHASES:  # one zero-width bracket: the decay thread's runs at that phase
-        with mock.patch("djsb.calibrate.history.decay_runs", lambda jobs, recorded, at=phase: [(at, at)]):
+        with mock.patch("djsb.history.replay.decay_runs", lambda jobs, recorded, at=phase: [(at, at)]):
             runs[f"Slurm's own timing, decay at {phase:g} s"] = replay_history(own, window=WINDOW, step=STEP)
     return runs
 

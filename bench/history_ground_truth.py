@@ -27,7 +27,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.calibrate.history import SiteFiles, replay_history  # noqa: E402
+from djsb.history.replay import SiteFiles, replay_history  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"

@@ -60,9 +60,9 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.calibrate.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
-from djsb.calibrate.slurmctld_log import BACKFILL, END, MAIN, SUBMIT  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
+from djsb.slurmsite.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
+from djsb.slurmsite.slurmctld_log import BACKFILL, END, MAIN, SUBMIT  # noqa: E402
 
 DIR = "/var/lib/djsb-slurm-history"
 CLUSTER = {"DJSB_SLURM_DIR": DIR, "DJSB_SLURM_NODE_PREFIX": "h", "DJSB_SLURM_CTLD_PORT": "6837",

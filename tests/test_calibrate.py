@@ -26,7 +26,16 @@ from djsb.calibrate.model_replay import (
 )
 from djsb.calibrate.outputs import kill_note, late_start_notes
 from djsb.calibrate.pass_watch import PassWatch
-from djsb.calibrate.slurm_config import (
+from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
+from djsb.calibrate.slurm_side import slurm_module
+from djsb.calibrate.spec import dealt_by_user, load_calibration
+from djsb.errors import ConfigError
+from djsb.jobs.scontrol import parse_show_records
+from djsb.model import ClusterSpec, PartitionSpec
+from djsb.model.cluster import QosSpec
+from djsb.model.priority.fifo import FifoPriority
+from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.slurmsite.slurm_config import (
     SlurmConfigError,
     cluster_spec,
     last_backfill_cycle,
@@ -37,15 +46,6 @@ from djsb.calibrate.slurm_config import (
     scheduler_cycles,
     slurm_time,
 )
-from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
-from djsb.calibrate.slurm_side import slurm_module
-from djsb.calibrate.spec import dealt_by_user, load_calibration
-from djsb.errors import ConfigError
-from djsb.jobs.scontrol import parse_show_records
-from djsb.model import ClusterSpec, PartitionSpec
-from djsb.model.cluster import QosSpec
-from djsb.model.priority.fifo import FifoPriority
-from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.transport import LocalTransport
 from djsb.workloads.job import TraceJob
 from job_modules.slurm.module import SlurmJobModule

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from djsb.calibrate.fairshare import decay_tolerance, end_charge_note, model_usage, snapshot, usage_table
-from djsb.calibrate.slurm_config import parse_associations, parse_sshare_usage, priority_plugin
 from djsb.calibrate.spec import with_accounts
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, Simulation
 from djsb.model.priority.accounts import AccountSpec
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.slurmsite.slurm_config import parse_associations, parse_sshare_usage, priority_plugin
 from djsb.workloads.job import TraceJob
 
 # sacctmgr --noheader --parsable2 show associations format=Account,User,ParentName,Share

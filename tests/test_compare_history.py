@@ -11,7 +11,7 @@ from test_cli_errors import one_line_failure
 from test_history import SMALL_CONF, SMALL_DUMP
 
 from djsb.cli import main
-from djsb.report.compare_history import figure_changes
+from djsb.history.compare import figure_changes
 
 FIGURES = {"recorded_mean_wait": 100.0, "simulated_mean_wait": 120.0, "mean_abs_start_error": 30.0,
            "moving_average_mape": 0.2, "ks_wait": 0.1, "pass_agreement": 0.9}

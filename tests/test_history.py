@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from test_cli_errors import one_line_failure
 
-from djsb.calibrate.history import submit_options, unmodelled
-from djsb.calibrate.slurm_conf import parse_slurm_conf
 from djsb.cli import main
+from djsb.history.replay import submit_options, unmodelled
 from djsb.model import simulation
+from djsb.slurmsite.slurm_conf import parse_slurm_conf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
 DUMP = FIXTURES / "minicluster-22.05-allocations.txt"

@@ -31,11 +31,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("setting",),
     ("apps", "appmodel", "examples", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "benchmark_metrics", "config"),
-    ("remote", "workflows", "harness", "job_modules"),
+    ("remote", "workflows", "harness", "job_modules", "slurmsite"),
     ("report",),
     ("simulate",),
     ("sweep",),
-    ("calibrate", "reproduce"),
+    ("calibrate", "reproduce", "history"),
     ("validate",),
     ("commands",),
     ("cli",),
@@ -47,7 +47,7 @@ layer). The reason for each placement is in docs/architecture.md ("Layers")."""
 COMMANDS: dict[str, str] = {
     "simulate": "djsb.simulate.command", "replay-stats": "djsb.simulate.replay_stats",
     "wrappers": "djsb.simulate.wrappers", "calibrate": "djsb.calibrate.run",
-    "history": "djsb.calibrate.history", "pool": "djsb.sweep.pool_command", "validate": "djsb.validate",
+    "history": "djsb.history.replay", "pool": "djsb.sweep.pool_command", "validate": "djsb.validate",
     "reproduce": "djsb.reproduce", "compare": "djsb.report.compare", "psp-report": "djsb.report.psp_scenarios",
 }
 """The work modules: for each subcommand whose work is a module of its own, the module its command

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from djsb.calibrate.recompute_watch import RecomputeWatch, calc_phase, parse_priorities
+from djsb.slurmsite.recompute_watch import RecomputeWatch, calc_phase, parse_priorities
 
 # squeue --noheader --states=PENDING --format='%i %Q' on the mini-cluster (Slurm 22.05): job id,
 # then the integer priority; an array's pending tasks show as one line with the bracketed range

@@ -1,5 +1,5 @@
 """Slurm's clocks read from a site's record: the decay thread's runs bracketed by the priorities a
-sacct dump recorded (djsb/calibrate/recorded_priorities.py), and the replay's clock counted from a
+sacct dump recorded (djsb/history/recorded_priorities.py), and the replay's clock counted from a
 multiple of bf_resolution on the Unix clock, on which slurmctld floors its reservations."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.history import SiteFiles, clock_step, replay_history
-from djsb.calibrate.recompute_watch import calc_phase
-from djsb.calibrate.recorded_priorities import decay_runs
+from djsb.history.recorded_priorities import decay_runs
+from djsb.history.replay import SiteFiles, clock_step, replay_history
+from djsb.slurmsite.recompute_watch import calc_phase
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import parse_sacct_parsable2
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from support import FIVE_JOBS, assert_experiment_error, model_starts
 
-from djsb.calibrate.slurm_config import scheduler_config
 from djsb.model import ClusterSpec
 from djsb.model.scheduler import SETTINGS, SchedulerConfig, reference
 from djsb.simulate import load_experiment
+from djsb.slurmsite.slurm_config import scheduler_config
 from djsb.workloads.job import TraceJob
 
 ROOT = Path(__file__).resolve().parents[1]

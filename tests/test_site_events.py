@@ -1,4 +1,4 @@
-"""Node events and reservations of a site's accounting (djsb/calibrate/site_events.py): parsed from
+"""Node events and reservations of a site's accounting (djsb/slurmsite/site_events.py): parsed from
 sacctmgr's real output (Slurm 22.05.8 on the mini-cluster: tests/fixtures/sacct/README.md), and
 noted by ``djsb history``, one note each, since the model keeps every node in service and holds no
 reservation."""
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.site_events import (
+from djsb.cli import main
+from djsb.errors import InputError
+from djsb.slurmsite.site_events import (
     NodeEvent,
     ReservationRecord,
     parse_node_events,
     parse_reservations,
     site_event_notes,
 )
-from djsb.cli import main
-from djsb.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
 

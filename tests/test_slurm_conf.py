@@ -1,4 +1,4 @@
-"""slurm.conf read offline (djsb/calibrate/slurm_conf.py): the mini-cluster's real file, and the
+"""slurm.conf read offline (djsb/slurmsite/slurm_conf.py): the mini-cluster's real file, and the
 grammar of slurm.conf(5) on small files worked by hand."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from djsb.calibrate.slurm_conf import (
+from djsb.errors import ConfigError
+from djsb.slurmsite.slurm_conf import (
     gres_notes,
     parse_gres_conf,
     parse_slurm_conf,
     read_gres_conf,
     read_slurm_conf,
 )
-from djsb.calibrate.slurm_config import cluster_spec, scheduler_config
-from djsb.errors import ConfigError
+from djsb.slurmsite.slurm_config import cluster_spec, scheduler_config
 
 MINI = Path(__file__).parent / "fixtures" / "sacct" / "minicluster-slurm.conf"
 

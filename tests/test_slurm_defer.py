@@ -27,8 +27,8 @@ import pytest
 from slurm_plugin import SlurmCluster, write_atomically
 from support import wait_until
 
-from djsb.calibrate.slurm_config import scheduler_cycles
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.slurmsite.slurm_config import scheduler_cycles
 from djsb.workloads.job import TraceJob
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]

@@ -10,8 +10,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from djsb.calibrate.history import with_logged_times
-from djsb.calibrate.slurmctld_log import (
+from djsb.cli import main
+from djsb.errors import InputError
+from djsb.history.replay import with_logged_times
+from djsb.slurmsite.slurmctld_log import (
     lags_since_any_end,
     on_clock_share,
     parse_scheduler_log,
@@ -19,8 +21,6 @@ from djsb.calibrate.slurmctld_log import (
     pass_instants,
     reuse_lags,
 )
-from djsb.cli import main
-from djsb.errors import InputError
 from djsb.workloads.sacct import parse_sacct_time, read_sacct
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"

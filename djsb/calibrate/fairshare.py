@@ -23,9 +23,9 @@ import math
 
 import pandas as pd
 
-from djsb.calibrate.slurm_config import parse_sshare_usage
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.multifactor import MultifactorPriority
+from djsb.slurmsite.slurm_config import parse_sshare_usage
 
 COLUMNS = ("when", "time", "user", "account", "raw_usage")
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pandas as pd
 
-from djsb.calibrate.slurm_config import (
-    SLURM_LIKE,
-    scheduler_config,
-)
 from djsb.calibrate.slurm_replay import KILLED
 from djsb.calibrate.spec import dealt_by_user
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.priority.base import PriorityPlugin
+from djsb.slurmsite.slurm_config import (
+    SLURM_LIKE,
+    scheduler_config,
+)
 from djsb.workloads.job import TraceJob
 
 SECOND_BELOW = 0.999

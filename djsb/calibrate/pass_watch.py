@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from djsb.calibrate.slurm_config import scheduler_cycles
+from djsb.slurmsite.slurm_config import scheduler_cycles
 
 SCHEDULERS = ("main", "backfill")
 

@@ -5,13 +5,13 @@ The file's format is in :mod:`djsb.calibrate.spec`.
 Steps: the jobs are made Slurm-ready (:func:`~djsb.calibrate.slurm_replay.slurm_ready`: limits in
 whole minutes) and replayed ``runs`` times on Slurm through the Slurm job module
 (:mod:`djsb.calibrate.slurm_replay`); the model's scheduler and cluster come from ``scontrol show
-config`` / ``partition`` / ``node`` (:mod:`djsb.calibrate.slurm_config`), with the options that plan
+config`` / ``partition`` / ``node`` (:mod:`djsb.slurmsite.slurm_config`), with the options that plan
 as sched/backfill does turned on unless ``model`` says otherwise. The model replays run 1's
 submissions (when sbatch returned) and run times as Slurm recorded them, and its main and
 backfill passes when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.pass_watch`; if
 sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass) and, under
 priority/multifactor, recomputes the priorities at the phase at which Slurm's decay thread was seen
-to (squeue: :mod:`djsb.calibrate.recompute_watch`), so only scheduling decisions differ; it runs on
+to (squeue: :mod:`djsb.slurmsite.recompute_watch`), so only scheduling decisions differ; it runs on
 Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
 of 60 and 30 s of it). Under priority/multifactor with a fair-share weight the model also takes
 the association tree and shares from ``sacctmgr show associations`` and the usage the
@@ -45,13 +45,7 @@ from djsb.calibrate.fairshare import usage_at, usage_table
 from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes
 from djsb.calibrate.outputs import kill_note, late_start_notes, write_outputs
 from djsb.calibrate.pass_watch import SCHEDULERS
-from djsb.calibrate.recompute_watch import DECAY_THREAD
 from djsb.calibrate.run_dir import CalibrationDir
-from djsb.calibrate.slurm_config import (
-    SHOW_CONFIG_COMMAND,
-    fair_share_used,
-    parse_show_config,
-)
 from djsb.calibrate.slurm_side import (
     ask,
     job_modules,
@@ -66,6 +60,12 @@ from djsb.calibrate.spec import Calibration, load_calibration
 from djsb.calibrate.watch_draws import drawn_passes
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.remote.connect import open_remote
+from djsb.slurmsite.recompute_watch import DECAY_THREAD
+from djsb.slurmsite.slurm_config import (
+    SHOW_CONFIG_COMMAND,
+    fair_share_used,
+    parse_show_config,
+)
 from djsb.transport import LocalTransport
 
 

@@ -16,9 +16,18 @@ import pandas as pd
 from djsb.calibrate.fairshare import end_charge_note, snapshot
 from djsb.calibrate.model_replay import SlurmModel, model_config
 from djsb.calibrate.pass_watch import PassWatch
-from djsb.calibrate.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, RecomputeWatch
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
-from djsb.calibrate.slurm_config import (
+from djsb.calibrate.slurm_replay import replay_on_slurm
+from djsb.calibrate.spec import Calibration
+from djsb.errors import RunError, one_line
+from djsb.jobs.api import JobModule
+from djsb.jobs.loader import load_job_module
+from djsb.jobs.scheduler_base import SchedulerModule
+from djsb.jobs.scontrol import parse_show_records
+from djsb.model import ClusterSpec, SchedulerConfig
+from djsb.model.cluster import QosSpec
+from djsb.slurmsite.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, RecomputeWatch
+from djsb.slurmsite.slurm_config import (
     ASSOCIATIONS_COMMAND,
     QOS_COMMAND,
     SHOW_CONFIG_COMMAND,
@@ -31,15 +40,6 @@ from djsb.calibrate.slurm_config import (
     parse_show_config,
     priority_plugin,
 )
-from djsb.calibrate.slurm_replay import replay_on_slurm
-from djsb.calibrate.spec import Calibration
-from djsb.errors import RunError, one_line
-from djsb.jobs.api import JobModule
-from djsb.jobs.loader import load_job_module
-from djsb.jobs.scheduler_base import SchedulerModule
-from djsb.jobs.scontrol import parse_show_records
-from djsb.model import ClusterSpec, SchedulerConfig
-from djsb.model.cluster import QosSpec
 from djsb.transport import Transport
 from djsb.workloads.job import TraceJob
 

@@ -15,8 +15,8 @@ from djsb.outcome import Headline, Outcome
 
 
 def command_compare(args: argparse.Namespace) -> int:
+    from djsb.history.compare import is_history_output
     from djsb.report.compare import text_table, write_comparison
-    from djsb.report.compare_history import is_history_output
 
     histories = [is_history_output(Path(run_dir)) for run_dir in args.run_dirs]
     if any(histories):
@@ -42,8 +42,8 @@ def default_compare_dir() -> Path:
 
 def compare_histories(args: argparse.Namespace, histories: list[bool]) -> int:
     """``djsb compare`` on ``djsb history`` outputs (all of them: a history is not compared with a run)."""
+    from djsb.history.compare import display, write_history_comparison
     from djsb.report.compare import text_table
-    from djsb.report.compare_history import display, write_history_comparison
 
     if not all(histories):
         history, other = (args.run_dirs[histories.index(flag)] for flag in (True, False))

@@ -21,7 +21,7 @@ from djsb.progress import Progress, say
 
 
 def command_history(args: argparse.Namespace) -> int:
-    from djsb.calibrate.history import (
+    from djsb.history.replay import (
         HistoryReplay,
         SiteFiles,
         check_settings,

@@ -1,6 +1,6 @@
 """A site's slurm.conf read offline, as the records ``scontrol show config / partition / node`` give.
 
-So the readers of :mod:`djsb.calibrate.slurm_config` (scheduler options, priority plugin,
+So the readers of :mod:`djsb.slurmsite.slurm_config` (scheduler options, priority plugin,
 cluster) take a site's files as they take a live Slurm's answers. The grammar is slurm.conf(5)'s:
 ``Key=Value`` items, keys case-insensitive, ``#`` to the end of a line (``\\#`` is a literal ``#``), a
 ``\\`` at the end of a line continues it, values may be double-quoted, ``Include FILE`` reads another

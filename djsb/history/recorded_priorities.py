@@ -7,7 +7,7 @@ runs. sacct's Priority is the last value set. So two jobs of one association ask
 resources (partition, QOS, CPUs, nodes: every other factor the same, no age), each started within
 moments of its submission, carry the fair-share factor of their submissions; if their priorities
 differ, the decay thread ran between the first one's submission and the second one's start. Those
-brackets, folded onto PriorityCalcPeriod (:func:`djsb.calibrate.recompute_watch.calc_phase`, as a
+brackets, folded onto PriorityCalcPeriod (:func:`djsb.slurmsite.recompute_watch.calc_phase`, as a
 calibration folds the runs it watched), give the thread's phase, which a dump has no field for and
 which decides which of two jobs placed around a recomputation goes first.
 """

@@ -1,12 +1,12 @@
 """A site's own Slurm history replayed offline, under its own configuration, and set beside the record.
 
 What a site has: a ``sacct --parsable2 --allocations`` dump of its jobs (:mod:`djsb.workloads.sacct`,
-which keeps what Slurm recorded of each start), its slurm.conf (:mod:`djsb.calibrate.slurm_conf`), and
+which keeps what Slurm recorded of each start), its slurm.conf (:mod:`djsb.slurmsite.slurm_conf`), and
 optionally its associations and QoS as sacctmgr prints them (the commands are
-:data:`~djsb.calibrate.slurm_config.ASSOCIATIONS_COMMAND` and
-:data:`~djsb.calibrate.slurm_config.QOS_COMMAND`). The model takes the cluster, the scheduler options
+:data:`~djsb.slurmsite.slurm_config.ASSOCIATIONS_COMMAND` and
+:data:`~djsb.slurmsite.slurm_config.QOS_COMMAND`). The model takes the cluster, the scheduler options
 and the priority plugin from those files exactly as a calibration takes them from a live Slurm
-(:mod:`djsb.calibrate.slurm_config`), replays the recorded jobs with their recorded submissions, run
+(:mod:`djsb.slurmsite.slurm_config`), replays the recorded jobs with their recorded submissions, run
 times and limits, and :mod:`djsb.report.replay_error` measures how far each start and the
 moving-average wait fall from the record.
 
@@ -41,11 +41,26 @@ from pathlib import Path
 
 import pandas as pd
 
-from djsb.calibrate.recorded_priorities import decay_runs
-from djsb.calibrate.site_events import parse_node_events, parse_reservations, site_event_notes
-from djsb.calibrate.slurm_conf import SlurmConf, gres_notes, read_gres_conf, read_slurm_conf
-from djsb.calibrate.slurm_conf_keys import SLURM_CONF_KEYS
-from djsb.calibrate.slurm_config import (
+from djsb.errors import ConfigError, InputError, TraceError, excerpt
+from djsb.history.compare import figure_changes
+from djsb.history.recorded_priorities import decay_runs
+from djsb.jobs.hostlist import NO_NODES, expand_hostlist
+from djsb.model import Simulation, SimulationResult
+from djsb.model.cluster import QosSpec
+from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
+from djsb.report.replay_error import (
+    BREAKDOWNS,
+    breakdown,
+    job_errors,
+    moving_average_waits,
+    recorded_frame,
+    summary,
+    summary_rows,
+)
+from djsb.slurmsite.site_events import parse_node_events, parse_reservations, site_event_notes
+from djsb.slurmsite.slurm_conf import SlurmConf, gres_notes, read_gres_conf, read_slurm_conf
+from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
+from djsb.slurmsite.slurm_config import (
     COUNTS,
     FLAGS,
     SECONDS,
@@ -61,22 +76,7 @@ from djsb.calibrate.slurm_config import (
     scheduler_parameters,
     slurm_time,
 )
-from djsb.calibrate.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
-from djsb.errors import ConfigError, InputError, TraceError, excerpt
-from djsb.jobs.hostlist import NO_NODES, expand_hostlist
-from djsb.model import Simulation, SimulationResult
-from djsb.model.cluster import QosSpec
-from djsb.report.compare_history import figure_changes
-from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
-from djsb.report.replay_error import (
-    BREAKDOWNS,
-    breakdown,
-    job_errors,
-    moving_average_waits,
-    recorded_frame,
-    summary,
-    summary_rows,
-)
+from djsb.slurmsite.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import format_sacct_time, merged_dumps, parse_sacct_time, read_sacct
@@ -124,9 +124,9 @@ class SiteFiles:
     usage: Path | None = None
     """sshare's RawUsage of each association at the replay's start (else accrued from the dump)."""
     events: Path | None = None
-    """sacctmgr's node events (:data:`~djsb.calibrate.site_events.EVENTS_COMMAND`): noted, not modelled."""
+    """sacctmgr's node events (:data:`~djsb.slurmsite.site_events.EVENTS_COMMAND`): noted, not modelled."""
     reservations: Path | None = None
-    """sacctmgr's reservations (:data:`~djsb.calibrate.site_events.RESERVATIONS_COMMAND`): noted, not
+    """sacctmgr's reservations (:data:`~djsb.slurmsite.site_events.RESERVATIONS_COMMAND`): noted, not
     modelled."""
     earlier: tuple[Path, ...] = ()
     """sacct dumps of the history before ``sacct``'s, in time order: their jobs charge fair share
@@ -628,5 +628,5 @@ def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
 
 def compare_what_if(baseline: HistoryReplay, what_if: HistoryReplay) -> pd.DataFrame:
     """The what-if's headline figures beside the baseline's
-    (:func:`~djsb.report.compare_history.figure_changes`)."""
+    (:func:`~djsb.history.compare.figure_changes`)."""
     return pd.DataFrame(figure_changes(baseline.figures, what_if.figures))

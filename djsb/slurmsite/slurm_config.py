@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from djsb.calibrate.recompute_watch import calc_phase
 from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
@@ -30,6 +29,7 @@ from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.setting import declared
+from djsb.slurmsite.recompute_watch import calc_phase
 from djsb.yamlnodes import parse_duration
 
 T = TypeVar("T", int, float)
@@ -229,7 +229,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     sshare's (``usage``; without it none). The priorities are recomputed when Slurm's decay thread
     runs: every PriorityCalcPeriod from the thread's start (priority_multifactor.c,
     ``_decay_thread``: its timer starts at its own start), at the phase of ``decay_runs`` (when
-    it was seen to run, each bracketed by two Unix times: :mod:`djsb.calibrate.recompute_watch`).
+    it was seen to run, each bracketed by two Unix times: :mod:`djsb.slurmsite.recompute_watch`).
     Without them, at the phase of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s), which
     only bounds the thread's start: the plugin loads after the boot, a second or more later on a
     loaded host; without either at phase 0. Both fallbacks come with a note."""
