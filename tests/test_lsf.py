@@ -245,7 +245,7 @@ def test_a_lost_bsub_reply_finds_the_job_even_finished_and_submits_no_second() -
     assert module.submit(request(token=TAGGED["calib"])) == "203"
     assert scheduler_commands(transport)[1] == "bjobs -a -noheader -o 'jobid stat job_name delimiter='\"'\"'|'\"'\"''"
     assert shlex.split(scheduler_commands(transport)[1])[-1] == "jobid stat job_name delimiter='|'"
-    assert [c.split()[0] for c in transport.commands] == ["bsub", "bjobs"]
+    assert [c.split()[0] for c in scheduler_commands(transport)] == ["bsub", "bjobs"]
 
 
 def test_find_by_token_finds_jobs_not_yet_ended_in_one_bjobs() -> None:

@@ -138,8 +138,8 @@ class LsfJobModule(SchedulerModule):
                 "-o", request.stdout_path, "-e", request.stderr_path]
         if lsf.openlava:
             if request.total_tasks > 1:
-                raise JobModuleError(f"{self.name}: {lsf.product} has no blaunch to start {request.total_tasks} "
-                                     f"tasks of {request.name}: one task per job (more CPUs per task) on it")
+                raise JobModuleError(f"{self.name}: {lsf.product} has no blaunch to start "
+                                     f"{request.total_tasks} tasks of {request.name}: one task per job on it")
             args += ["-n", str(request.cpus_per_task), "-R", "span[hosts=1]"]
         else:
             args += ["-n", str(request.total_tasks)]

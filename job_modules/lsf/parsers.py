@@ -188,7 +188,7 @@ class BjobsRecord:
             return value.epoch if value is not None and (value.has_seconds or minute_times) else None
 
         reason = {JobState.UNKNOWN: f"LSF state {self.stat}",
-                  JobState.TIMEOUT: f"killed by LSF at its run limit (bsub -W; exit code {RUNLIMIT_EXIT_CODE})",
+                  JobState.TIMEOUT: f"killed at its run limit (bsub -W; exit code {RUNLIMIT_EXIT_CODE})",
                   JobState.CANCELLED: f"killed by bkill (exit code {KILLED_EXIT_CODE})"}.get(self.state, "")
         return JobStatus(state=self.state, submit=epoch(self.submit), start=epoch(self.start),
                          end=epoch(self.end), exit_code=self.exit_code, nodes=self.nodes, reason=reason)
