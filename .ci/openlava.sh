@@ -4,8 +4,8 @@
 #   bash .ci/openlava.sh deps      apt-get install the build dependencies (skipped when all are there)
 #   bash .ci/openlava.sh install   deps, then build OpenLava from the vendored tarball into PREFIX (about
 #                                  2 minutes; skipped when PREFIX/sbin/lim exists)
-#   bash .ci/openlava.sh start     the cluster: HOSTS virtual hosts of this machine's CPUs each; waits until
-#                                  every host accepts jobs
+#   bash .ci/openlava.sh start     the cluster: HOSTS virtual hosts of this machine's CPUs each, queues
+#                                  normal and shared; waits until every host accepts jobs
 #   bash .ci/openlava.sh stop      kill every job, then every process of every virtual host, and remove the
 #                                  hosts' namespaces and the bridge (whatever state they are in)
 #   bash .ci/openlava.sh status    exit 0 when mbatchd answers and every host is ok
@@ -42,6 +42,7 @@ BRIDGE=djsb-lavabr
 CLUSTER=djsb
 WAIT=${DJSB_OPENLAVA_WAIT:-90}  # seconds to wait for the daemons to come up or go down
 CLIENT=$(hostname)
+NPROC=$(nproc)  # each virtual host has this machine's CPUs (its lim counts them)
 DEPS=(build-essential autoconf automake libtool bison flex tcl-dev libncurses-dev libtirpc-dev iproute2 util-linux)
 
 export LSF_ENVDIR=$DIR/etc PATH=$PREFIX/bin:$PATH
@@ -139,11 +140,13 @@ EOF
         echo "$CLIENT ! linux 0 - ()"
         printf 'End Host\n'
     } > "$DIR/etc/lsf.cluster.$CLUSTER"
-    # MXJ ! : as many job slots as the host has CPUs.
+    # Two queues on every host, each with as many slots per host as the host has CPUs (HJOB_LIMIT),
+    # the host twice that (MXJ): normal for the jobs, shared for the ones that share a job's CPUs on
+    # purpose (the LSF module's oversubscribe_queue: a stopped job keeps its slots, as in Grid Engine).
     cat > "$DIR/etc/lsb.hosts" <<EOF
 Begin Host
-HOST_NAME MXJ JL/U r1m pg ls tmp DISPATCH_WINDOW
-default   !   ()   ()  () () ()  ()
+HOST_NAME MXJ          JL/U r1m pg ls tmp DISPATCH_WINDOW
+default   $((2 * NPROC)) ()   ()  () () ()  ()
 End Host
 EOF
     # Schedule each second (the harness polls once a second); jobs run at the submitter's niceness.
@@ -155,13 +158,10 @@ SBD_SLEEP_TIME = 1
 JOB_ACCEPT_INTERVAL = 0
 End Parameters
 EOF
-    cat > "$DIR/etc/lsb.queues" <<EOF
-Begin Queue
-QUEUE_NAME = normal
-PRIORITY = 30
-DESCRIPTION = DJSB's test queue
-End Queue
-EOF
+    local queue
+    for queue in normal shared; do
+        printf 'Begin Queue\nQUEUE_NAME = %s\nPRIORITY = 30\nHJOB_LIMIT = %s\nEnd Queue\n\n' "$queue" "$NPROC"
+    done > "$DIR/etc/lsb.queues"
     printf 'Begin User\nUSER_NAME MAX_JOBS JL/P\ndefault () ()\nEnd User\n' > "$DIR/etc/lsb.users"
     : > "$DIR/etc/lsb.resources"
 }
@@ -209,7 +209,7 @@ lims_reported() {  # every host's lim reported its CPUs to the master
 hosts_ok() {  # mbatchd answers and every host accepts jobs with all its CPUs as slots
     local shown
     shown=$(timeout 5 bhosts -w 2>/dev/null) || return 1
-    [[ $(awk 'NR > 1 && $2 == "ok" && $4 > 1' <<<"$shown" | wc -l) -eq $NHOSTS ]]
+    [[ $(awk -v max=$((2 * NPROC)) 'NR > 1 && $2 == "ok" && $4 == max' <<<"$shown" | wc -l) -eq $NHOSTS ]]
 }
 
 start() {
