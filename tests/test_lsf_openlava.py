@@ -16,7 +16,9 @@ import pytest
 from support import Answer, ScriptedTransport, ok
 from support import sim_request as request
 
+from djsb.clock import WallClock
 from djsb.errors import JobModuleError
+from djsb.harness.ending import end_for_good
 from djsb.jobs import JobState
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
@@ -30,6 +32,11 @@ def captured(name: str) -> str:
     """A fixture of the live OpenLava without its '#' lines (the command and its exit status)."""
     text = (FIXTURES / "openlava" / name).read_text()
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+
+
+def canned_ibm_lsid() -> str:
+    """IBM LSF 10.1's lsid (tests/fixtures/lsf/lsid.txt) without its comment line."""
+    return (FIXTURES / "lsid.txt").read_text().split("\n", 1)[1]
 
 
 def utc(hour: int, minute: int, second: int) -> float:
@@ -48,8 +55,7 @@ def openlava(rules: list[tuple[str, Answer]]) -> ScriptedTransport:
 
 def test_lsid_tells_the_two_lsfs_apart() -> None:
     assert parse_lsid(captured("lsid.txt")) == Lsf("OpenLava 4.0dev4", openlava=True)
-    ibm_lsid = (FIXTURES / "lsid.txt").read_text().split("\n", 1)[1]  # without its comment line
-    assert parse_lsid(ibm_lsid) == Lsf("IBM Spectrum LSF Standard 10.1.0.0", openlava=False)
+    assert parse_lsid(canned_ibm_lsid()) == Lsf("IBM Spectrum LSF Standard 10.1.0.0", openlava=False)
     with pytest.raises(ValueError, match="names no LSF"):
         parse_lsid("lsid: command not found\n")
 
@@ -131,3 +137,19 @@ def test_poll_reads_bjobs_long_and_tolerates_forgotten_jobs() -> None:
     assert statuses["205"].state is JobState.COMPLETED
     assert (statuses["205"].start, statuses["205"].end) == (utc(22, 5, 16), utc(22, 5, 17))
     assert statuses["9999"].state is JobState.UNKNOWN
+
+
+def test_a_failing_status_query_ends_the_cancel_step_saying_so() -> None:
+    """The IBM status query (bjobs -o) on OpenLava fails at once (bjobs_o.txt): the cancel step
+    stops asking, and says that it could not tell, not that it waited its full time."""
+    refusal = captured("bjobs_o.txt")
+    assert refusal.startswith("bjobs: invalid option -- 'o'")
+    transport = ScriptedTransport([("lsid", ok(canned_ibm_lsid())), ("bkill", ok("Job <7> is being terminated\n")),
+                                   ("bjobs", lambda c: CommandResult(c, 255, "", refusal))])
+    said: list[str] = []
+    left, why = end_for_good(LsfJobModule({}, transport), {"7": "ref-s0-sim0"}, WallClock(), 0.1,
+                             progress=said.append)
+    assert left == {"7": "ref-s0-sim0"}
+    assert why == "the scheduler could not say whether they ended, 0 s after the first cancel"
+    assert any("invalid option" in line for line in said), said
+    assert [c.split()[0] for c in transport.commands] == ["bkill", "lsid", "env"]  # one query, not retried
