@@ -22,7 +22,7 @@ from djsb.harness.ending import end_for_good
 from djsb.jobs import JobState
 from djsb.transport import CommandResult
 from job_modules.lsf import LsfJobModule
-from job_modules.lsf.parsers import Lsf, LsfTime, parse_bjobs_long, parse_bjobs_wide, parse_lsid
+from job_modules.lsf.parsers import Lsf, LsfTime, parse_bjobs_wide, parse_long, parse_lsid
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 NOW = calendar.timegm((2026, 11, 28, 22, 7, 0))  # just after the capture (the times print no year)
@@ -71,7 +71,7 @@ def test_memory_limit_in_the_unit_each_lsf_takes() -> None:
 
 def test_bjobs_long_states_times_hosts_and_exit_codes() -> None:
     """bjobs -a -l of seven jobs: DONE, exit 3, bkill'ed, bstop'ed, past its -W 1, pending, 3 slots."""
-    records = parse_bjobs_long(captured("bjobs_long.txt"), NOW)
+    records = parse_long(captured("bjobs_long.txt"), NOW)
     assert sorted(records) == ["205", "206", "207", "208", "209", "210", "211"]
     done, failed, killed, stopped = records["205"], records["206"], records["207"], records["208"]
     timed_out, pending, spread = records["209"], records["210"], records["211"]
@@ -92,7 +92,7 @@ def test_bjobs_long_states_times_hosts_and_exit_codes() -> None:
 
 
 def test_kills_carry_their_reasons() -> None:
-    records = parse_bjobs_long(captured("bjobs_long.txt"), NOW)
+    records = parse_long(captured("bjobs_long.txt"), NOW)
     assert "run limit" in records["209"].status(minute_times=False).reason
     assert "bkill" in records["207"].status(minute_times=False).reason
     assert records["206"].status(minute_times=False).reason == ""
@@ -101,7 +101,7 @@ def test_kills_carry_their_reasons() -> None:
 def test_bjobs_long_skips_jobs_it_does_not_know() -> None:
     """bjobs printed 'Job <9999> is not found' (on stderr, exit status 255) beside job 205."""
     assert "Job <9999> is not found" in captured("bjobs_not_found.txt")
-    assert list(parse_bjobs_long(captured("bjobs_not_found.txt"), NOW)) == ["205"]
+    assert list(parse_long(captured("bjobs_not_found.txt"), NOW)) == ["205"]
 
 
 def test_bjobs_wide_gives_tagged_jobs() -> None:
@@ -130,10 +130,11 @@ def test_bsub_on_openlava_uses_what_it_has() -> None:
 def test_poll_reads_bjobs_long_and_tolerates_forgotten_jobs() -> None:
     """bjobs -a -l exits 255 when a job is not found: the others are still its answer."""
     transport = openlava([("bjobs", lambda c: CommandResult(c, 255, captured("bjobs_not_found.txt"),
-                                                            "Job <9999> is not found\n"))])
+                                                            "Job <9999> is not found\n")),
+                          ("bhist", lambda c: CommandResult(c, 255, captured("bhist_none.txt"), ""))])
     module = LsfJobModule({}, transport)
     statuses = module.poll(["205", "9999"])
-    assert transport.commands[1] == "env TZ=UTC bjobs -a -l 205 9999"
+    assert transport.commands[1:] == ["env TZ=UTC bjobs -a -l 205 9999", "env TZ=UTC bhist -l 9999"]
     assert statuses["205"].state is JobState.COMPLETED
     assert (statuses["205"].start, statuses["205"].end) == (utc(22, 5, 16), utc(22, 5, 17))
     assert statuses["9999"].state is JobState.UNKNOWN
@@ -153,3 +154,27 @@ def test_a_failing_status_query_ends_the_cancel_step_saying_so() -> None:
     assert why == "the scheduler could not say whether they ended, 0 s after the first cancel"
     assert any("invalid option" in line for line in said), said
     assert [c.split()[0] for c in transport.commands] == ["bkill", "lsid", "env"]  # one query, not retried
+
+
+def test_bhist_long_gives_the_ends_of_finished_jobs() -> None:
+    """bhist -l of five ended jobs: no Status in its headers, the end event gives it."""
+    records = parse_long(captured("bhist_long.txt"), NOW)
+    assert {job_id: (r.stat, r.state, r.exit_code) for job_id, r in records.items()} == {
+        "205": ("DONE", JobState.COMPLETED, 0), "206": ("EXIT", JobState.FAILED, 3),
+        "207": ("EXIT", JobState.CANCELLED, 130), "209": ("EXIT", JobState.TIMEOUT, 140),
+        "211": ("DONE", JobState.COMPLETED, 0)}
+    spread = records["211"]
+    assert (epoch(spread.submit), epoch(spread.start), epoch(spread.end)) == (
+        utc(22, 5, 16), utc(22, 5, 21), utc(22, 8, 41))
+    assert spread.nodes == ("djsb-lava3", "djsb-lava2")
+    assert epoch(records["209"].end) == utc(22, 6, 17)  # -W 1: a minute after its start, 22:05:16
+
+
+def test_a_job_bjobs_forgot_is_read_from_bhist() -> None:
+    """After CLEAN_PERIOD bjobs answers 'Job <207> is not found' (exit status 255); bhist still has it."""
+    transport = openlava([("bjobs", lambda c: CommandResult(c, 255, "", "Job <207> is not found\n")),
+                          ("bhist", ok(captured("bhist_long.txt")))])
+    status = LsfJobModule({}, transport).poll(["207"])["207"]
+    assert (status.state, status.exit_code, status.nodes) == (JobState.CANCELLED, 130, ("djsb-lava2",))
+    assert (status.start, status.end) == (utc(22, 5, 16), utc(22, 5, 20))
+    assert "bkill" in status.reason

@@ -11,8 +11,9 @@ captured there). ``lsid``, run once, tells which is installed (parsers.parse_lsi
 - Submit: ``-n`` is the job's CPUs (its slots) with ``span[hosts=1]``: one task only (no blaunch);
   ``-M`` in KB as a plain number; no ``-rn`` (OpenLava reruns a job only in a RERUNNABLE queue)
   and no affinity.
-- Poll: ``bjobs -a -l`` under TZ=UTC, whose events carry seconds (parsers.parse_bjobs_long); its
-  run-limit and bkill exits read as TIMEOUT and CANCELLED; lost submissions and ``--resume`` read
+- Poll: ``bjobs -a -l`` under TZ=UTC, whose events carry seconds (parsers.parse_long); its
+  run-limit and bkill exits read as TIMEOUT and CANCELLED; a job bjobs forgot (CLEAN_PERIOD) is
+  read from ``bhist -l`` (:meth:`LsfJobModule.accounting`); lost submissions and ``--resume`` read
   ``bjobs -a -w -noheader`` (parsers.parse_bjobs_wide).
 
 On IBM LSF 10:
@@ -72,14 +73,15 @@ from job_modules.lsf.parsers import (
     BJOBS_FORMAT,
     JOB_NOT_FOUND,
     NO_JOB_FOUND,
+    NO_MATCHING_JOB,
     STATE_TABLE,
     TAGGED_FORMAT,
     Lsf,
     is_transient,
     parse_bjobs,
-    parse_bjobs_long,
     parse_bjobs_wide,
     parse_bsub,
+    parse_long,
     parse_lshosts,
     parse_lsid,
     parse_tagged_jobs,
@@ -200,7 +202,7 @@ class LsfJobModule(SchedulerModule):
         return shlex.join(["env", "TZ=UTC", "bjobs", "-a", *fields, *job_ids])
 
     def parse_status(self, stdout: str) -> dict[str, JobStatus]:
-        parse = parse_bjobs_long if self.lsf().openlava else parse_bjobs
+        parse = parse_long if self.lsf().openlava else parse_bjobs
         return {job_id: record.status(minute_times=self.options["minute_times"])
                 for job_id, record in parse(stdout, time.time()).items()}
 
@@ -208,6 +210,19 @@ class LsfJobModule(SchedulerModule):
 
     def is_transient(self, stderr: str) -> bool:
         return is_transient(stderr)
+
+    def accounting(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
+        """On OpenLava, the ends of jobs bjobs no longer lists (it forgets a finished job after
+        CLEAN_PERIOD), from ``bhist -l`` (mbatchd's event log); IBM LSF's bhist is not read."""
+        if not self.lsf().openlava:
+            return {}
+        command = shlex.join(["env", "TZ=UTC", "bhist", "-l", *job_ids])
+        result = self.run(command, check=False)
+        if result.returncode != 0 and not NO_MATCHING_JOB.search(result.stderr + result.stdout):
+            raise JobModuleError(f"{self.name}: bhist failed ({result.returncode}): {command}: "
+                                 f"{one_line(result.stderr or result.stdout)}")
+        return {job_id: record.status(minute_times=True)
+                for job_id, record in parse_long(result.stdout, time.time()).items()}
 
     def status_failed(self, result: CommandResult) -> bool:
         """bjobs exits non-zero when some job is not found; that is an answer, not a failure."""

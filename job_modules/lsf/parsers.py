@@ -4,7 +4,7 @@ Two LSFs: IBM Spectrum LSF 10.1, from IBM's documentation (bsub's "Job <ID> is s
 <NAME>." message, and bjobs' customized output, ``bjobs -o "field ... delimiter='|'"``, "bjobs -o"
 and "LSB_BJOBS_FORMAT" pages: one line per job, fields in the order asked, "-" for a value that
 does not exist (yet)); and OpenLava 4.0, the open-source clone, from its live output (it has no
-``bjobs -o``: :func:`parse_bjobs_long` reads ``bjobs -l``, :func:`parse_bjobs_wide` ``bjobs -w``).
+``bjobs -o``: :func:`parse_long` reads ``bjobs -l`` and ``bhist -l``, :func:`parse_bjobs_wide` ``bjobs -w``).
 :func:`parse_lsid` tells them apart.
 
 Times: bjobs prints them as the default bjobs output does, "Mmm dd hh:mm" (e.g. "Nov 23 09:15")
@@ -61,6 +61,8 @@ TRANSIENT_PATTERNS = re.compile(
     re.IGNORECASE)
 
 JOB_NOT_FOUND = re.compile(r"Job <[^>]*> is not found")
+# bhist's answer when none of the jobs asked is in mbatchd's events
+NO_MATCHING_JOB = re.compile(r"No matching job found")
 # bjobs' answer when the user has no job it would list ("No unfinished job found", with -a "No job found").
 NO_JOB_FOUND = re.compile(r"No (?:unfinished )?job found")
 
@@ -225,7 +227,7 @@ def parse_bjobs(stdout: str, now: float) -> dict[str, BjobsRecord]:
 _LONG_INDENT = " " * 21  # bjobs -l and bhist -l wrap their lines at 80 columns, continuing here
 _EVENT = re.compile(r"^[A-Z][a-z]{2} ([A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d{2}:\d{2}(?: \d{4})?): (.*)$")
 _FIELD = re.compile(r"(Job Id|Status) <([^>]*)>")
-_STARTED = re.compile(r"Started on (?:\d+ Hosts/Processors )?((?:<[^>]*>\s*)+)")
+_STARTED = re.compile(r"(?:Started on|Dispatched to) (?:\d+ Hosts/Processors )?((?:<[^>]*>\s*)+)")
 _EXITED = re.compile(r"Exited with exit code (\d+)")
 
 
@@ -242,12 +244,11 @@ def unwrapped(text: str) -> list[str]:
 
 
 def _long_record(lines: list[str], now: float) -> tuple[str, BjobsRecord] | None:
-    """One job of ``bjobs -l``: its header (Job Id, Status) and its timed events."""
+    """One job of ``bjobs -l`` or ``bhist -l``: its header (Job Id; Status in bjobs) and its timed
+    events. A bhist job has no Status: its end event gives DONE or EXIT, and one not ended is skipped."""
     fields = dict(_FIELD.findall(lines[0]))
-    if "Job Id" not in fields or "Status" not in fields:
+    if "Job Id" not in fields:
         return None
-    stat = fields["Status"]
-    state = lsf_state(stat)
     submit = start = end = None
     nodes: tuple[str, ...] = ()
     exit_code: int | None = None
@@ -268,6 +269,10 @@ def _long_record(lines: list[str], now: float) -> tuple[str, BjobsRecord] | None
             end, exit_code = when, 0
         elif exited:
             end, exit_code = when, int(exited.group(1))
+    stat = fields.get("Status") or ("" if end is None else "DONE" if exit_code == 0 else "EXIT")
+    if not stat:
+        return None
+    state = lsf_state(stat)
     if state is JobState.FAILED and exit_code == RUNLIMIT_EXIT_CODE and runlimit:
         state = JobState.TIMEOUT
     elif state is JobState.FAILED and exit_code == KILLED_EXIT_CODE:
@@ -279,12 +284,13 @@ def _long_record(lines: list[str], now: float) -> tuple[str, BjobsRecord] | None
         exit_code=exit_code if state.finished else None)
 
 
-def parse_bjobs_long(stdout: str, now: float) -> dict[str, BjobsRecord]:
-    """Records of ``bjobs -a -l`` output (OpenLava, which has no ``bjobs -o``), keyed by job id:
-    the state of each job's header, its submit/start/end events to the second (times printed
-    'Sat Nov 28 22:05:15' in bjobs' local time, read as UTC: the module runs it with TZ=UTC), the
-    hosts it started on and the exit code its end gives. LSF's kills are told apart: exit code
-    140 with a RUNLIMIT is TIMEOUT (bsub -W), exit code 130 CANCELLED (bkill)."""
+def parse_long(stdout: str, now: float) -> dict[str, BjobsRecord]:
+    """Records of ``bjobs -a -l`` output (OpenLava, which has no ``bjobs -o``) or of ``bhist -l``
+    (finished jobs only: bhist prints no state), keyed by job id: the state of each job's header,
+    its submit/start/end events to the second (times printed 'Sat Nov 28 22:05:15' in the
+    command's local time, read as UTC: the module runs it with TZ=UTC), the hosts it started on
+    ("Started on" in bjobs, "Dispatched to" in bhist) and the exit code its end gives. LSF's kills
+    are told apart: exit code 140 with a RUNLIMIT is TIMEOUT (bsub -W), 130 CANCELLED (bkill)."""
     blocks: list[list[str]] = []
     for line in unwrapped(stdout):
         if line.startswith("Job Id <"):
