@@ -166,9 +166,17 @@ EOF
     : > "$DIR/etc/lsb.resources"
 }
 
+# Docker sets iptables' FORWARD policy to DROP and loads br_netfilter, which then filters the frames
+# bridged between the hosts' veths: the hosts no longer reach each other (each lim elects itself
+# master). One rule lets the bridge's own traffic through; stop removes it.
+FORWARD_RULE=(FORWARD -i "$BRIDGE" -o "$BRIDGE" -j ACCEPT)
+
 network() {  # the bridge, and each host's namespace with its veth on it (idempotent)
     local i ns
     ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+    if command -v iptables >/dev/null && ! iptables -C "${FORWARD_RULE[@]}" 2>/dev/null; then
+        iptables -I "${FORWARD_RULE[@]}" 2>/dev/null || true  # no iptables here: nothing filters either
+    fi
     ip addr show dev "$BRIDGE" | grep -q "inet $NET.1/" || ip addr add "$NET.1/24" dev "$BRIDGE"
     ip link set "$BRIDGE" up
     for ((i = 1; i <= NHOSTS; i++)); do
@@ -245,6 +253,7 @@ stop() {
         ip netns del "$(host "$i")" 2>/dev/null || true
     done
     ip link del "$BRIDGE" 2>/dev/null || true
+    while command -v iptables >/dev/null && iptables -D "${FORWARD_RULE[@]}" 2>/dev/null; do :; done
     echo "openlava.sh: stopped"
 }
 

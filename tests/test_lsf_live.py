@@ -148,3 +148,7 @@ def test_mbatchd_killed_mid_run_is_an_outage_the_run_survives(lsf_cluster: LsfCl
     assert cells[("execution", "oversubscription")]["outage"] == "True", cells
     jobs = read_csv(run_dir / "jobs.csv")
     assert all(j["state"] == "COMPLETED" or j["outage"] == "True" for j in jobs), jobs
+    # the new mbatchd numbers its jobs from 100 past the last: the run keeps each id bsub gave
+    before = [int(j["job_id"]) for j in jobs if j["stage"] != "execution" or j["scenario"] == "oversubscription"]
+    after = [int(j["job_id"]) for j in jobs if j["scenario"] == "stopcont"]
+    assert min(after) >= max(before) + 100, (before, after)
