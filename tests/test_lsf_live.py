@@ -34,7 +34,7 @@ job_module:
   name: lsf
   options: {queue: normal, oversubscribe_queue: shared, memory_margin: 512, time_margin: 60}
 simulation: {total_tasks: 1, cpus_per_task: 2, total_memory: 128MiB, exec_time: 5}
-analytics: {total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 1, same_nodes_as_sim: true}
+analytics: {total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 2, same_nodes_as_sim: true}
 """
 FINISHED = {"DONE", "EXIT"}
 
