@@ -11,7 +11,7 @@ demo: setup
 	$(BIN)/djsb run configs/local-quick.yaml
 
 # Five pytests side by side, each with its own log, printed in turn at the end; the target fails if
-# any does. The live tests (of the shared daemons: Slurm, its container, sshd, Grid Engine; marked
+# any does. The live tests (of the shared daemons: Slurm, its container, sshd, Grid Engine, OpenLava; marked
 # `live` by tests/conftest.py) share the Slurm mini-cluster one after another, but the calibrations
 # whose outcome depends on Slurm's own timing (marked `alone`) run on a second mini-cluster
 # (.ci/slurm-second.env) with nothing else on it; the calibrations over SSH stay on the first, which

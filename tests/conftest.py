@@ -15,13 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT.parent / "shared" / "data" / "traces"
 """The Parallel Workloads Archive traces, read in place beside the repository (never copied into it)."""
 
-# the Slurm mini-cluster and sshd fixtures (tests/slurm_plugin.py, tests/sshd_plugin.py; tests/ is on sys.path as pytest's rootdir-relative
+# the Slurm mini-cluster, sshd and OpenLava fixtures (tests/slurm_plugin.py, tests/sshd_plugin.py, tests/lsf_plugin.py; tests/ is on sys.path as pytest's rootdir-relative
 # test directory, so it is imported by its module name)
-pytest_plugins = ["slurm_plugin", "sshd_plugin"]
+pytest_plugins = ["slurm_plugin", "sshd_plugin", "lsf_plugin"]
 
-LIVE_FIXTURES = frozenset({"slurm_cluster", "slurm_container", "sshd", "sshd_pair", "sge_cell"})
-"""Fixtures of this machine's shared daemons: the Slurm mini-cluster, the Slurm container, sshd and the
-Grid Engine cell."""
+LIVE_FIXTURES = frozenset({"slurm_cluster", "slurm_container", "sshd", "sshd_pair", "sge_cell", "lsf_cluster"})
+"""Fixtures of this machine's shared daemons: the Slurm mini-cluster, the Slurm container, sshd, the
+Grid Engine cell and the OpenLava cluster."""
 LIVE_MARKERS = ("slurm", "ssh", "docker")
 
 

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import ScriptedTransport, fail, ok, sequence
+from support import Answer, ScriptedTransport, fail, ok, sequence
 from support import sim_request as request
 
 from djsb.errors import ConfigError, JobModuleError
@@ -35,6 +35,17 @@ from job_modules.lsf.parsers import (
 FIXTURES = Path(__file__).parent / "fixtures" / "lsf"
 MIB = 1 << 20
 NOW = calendar.timegm((2026, 11, 23, 10, 0, 0))  # when the canned bjobs output was "queried"
+
+
+def ibm(rules: list[tuple[str, Answer]]) -> ScriptedTransport:
+    """A transport answering ``rules``, on which ``lsid`` names IBM Spectrum LSF 10.1."""
+    return ScriptedTransport([("lsid", ok(canned("lsid.txt"))), *rules])
+
+
+def scheduler_commands(transport: ScriptedTransport) -> list[str]:
+    """The commands run on ``transport`` after the module's one ``lsid``."""
+    assert transport.commands[0] == "lsid" and "lsid" not in transport.commands[1:]
+    return transport.commands[1:]
 
 
 def canned(name: str) -> str:
@@ -122,7 +133,7 @@ def test_malformed_bjobs_line_is_refused() -> None:
 def test_bsub_argv_for_a_known_request() -> None:
     """Worked by hand: 256 MiB per task + 64 MiB margin = 320 MB; 30 s * 3 + 120 s = 210 s -> 4 min;
     two tasks started by blaunch in the job script, which bsub reads (and spools) from its stdin."""
-    module = LsfJobModule({"queue": "normal", "project": "bench"}, ScriptedTransport([]))
+    module = LsfJobModule({"queue": "normal", "project": "bench"}, ibm([]))
     command = module.get_submit_command(request(token="0123456789abcdef0123456789abcdef"))
     assert command.endswith(" < '/runs/a b/sim.sh'")
     assert shlex.split(command) == [
@@ -140,7 +151,7 @@ def test_bsub_argv_for_a_known_request() -> None:
 def test_single_task_script_runs_its_words_intact(tmp_path: Path) -> None:
     """The script of one task (no blaunch) under a real sh gets each argument back as one word."""
     argv = ("printf", "%s|", "a b", "$(reboot)", "it's", "$OMP_NUM_THREADS")
-    script = LsfJobModule({}, ScriptedTransport([])).batch_script(request(total_tasks=1, argv=argv, env={}))
+    script = LsfJobModule({}, ibm([])).batch_script(request(total_tasks=1, argv=argv, env={}))
     (tmp_path / "job.sh").write_text(script)
     out = subprocess.run(["sh", str(tmp_path / "job.sh")], capture_output=True, text=True, timeout=10)
     assert out.stdout == "a b|$(reboot)|it's|$OMP_NUM_THREADS|" and out.returncode == 0
@@ -148,7 +159,7 @@ def test_single_task_script_runs_its_words_intact(tmp_path: Path) -> None:
 
 def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
     module = LsfJobModule({"tasks_per_node": {"analytics": 1}, "affinity": False, "queue": "normal",
-                           "oversubscribe_queue": "shared"}, ScriptedTransport([]))
+                           "oversubscribe_queue": "shared"}, ibm([]))
     argv = shlex.split(module.get_submit_command(request(
         app="analytics", total_tasks=1, cpus_per_task=1, total_memory=100 * MIB, exec_time=4,
         node_host_names=("hostA", "hostB"), oversubscribe=True, env={})))
@@ -158,7 +169,7 @@ def test_span_hosts_oversubscribe_queue_and_single_task() -> None:
 
 
 def test_control_commands() -> None:
-    module = LsfJobModule({}, ScriptedTransport([]))
+    module = LsfJobModule({}, ibm([]))
     assert module.get_suspend_command("7") == "bstop 7"
     assert module.get_resume_command("7") == "bresume 7"
     assert module.get_cancel_command("7") == "bkill 7"
@@ -168,20 +179,20 @@ def test_control_commands() -> None:
 
 def test_bad_options_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="partition"):
-        LsfJobModule({"partition": "x"}, ScriptedTransport([]))
+        LsfJobModule({"partition": "x"}, ibm([]))
     with pytest.raises(ConfigError, match="affinity"):
-        LsfJobModule({"affinity": "yes"}, ScriptedTransport([]))
+        LsfJobModule({"affinity": "yes"}, ibm([]))
 
 
 # -- the module through a fake transport (canned answers) ---------------------------------------
 
 def test_poll_reads_canned_bjobs_and_tolerates_unknown_jobs() -> None:
     stdout = canned("bjobs_states.txt")
-    transport = ScriptedTransport([("bjobs", lambda c: CommandResult(c, 255, stdout,
+    transport = ibm([("bjobs", lambda c: CommandResult(c, 255, stdout,
                                                                      canned("bjobs_not_found.stderr")))])
     module = LsfJobModule({}, transport)
     statuses = module.poll(["103", "104", "102", "999"])
-    assert "TZ=UTC" in transport.commands[0] and transport.commands[0].count("bjobs") == 1
+    assert "TZ=UTC" in scheduler_commands(transport)[0] and scheduler_commands(transport)[0].count("bjobs") == 1
     assert statuses["103"].state is JobState.COMPLETED and statuses["103"].start is None  # minutes only
     assert statuses["104"].exit_code == 3
     assert statuses["102"].nodes == ("hostA", "hostB")
@@ -189,18 +200,18 @@ def test_poll_reads_canned_bjobs_and_tolerates_unknown_jobs() -> None:
 
 
 def test_poll_keeps_times_with_seconds_or_when_asked() -> None:
-    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_seconds.txt")))])
+    transport = ibm([("bjobs", ok(canned("bjobs_seconds.txt")))])
     status = LsfJobModule({}, transport).poll(["201"])["201"]
     assert status.start is not None and status.end is not None
     assert status.end - status.start == pytest.approx(4 * 60 + 32, abs=1)
-    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_states.txt")))])
+    transport = ibm([("bjobs", ok(canned("bjobs_states.txt")))])
     status = LsfJobModule({"minute_times": True}, transport).poll(["103"])["103"]
     assert status.start is not None and status.end is not None
     assert status.end - status.start == pytest.approx(4 * 60, abs=61)
 
 
 def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() -> None:
-    transport = ScriptedTransport([
+    transport = ibm([
         ("bsub", sequence(fail(canned("bjobs_lsf_down.stderr")), ok(canned("bsub_submitted.txt")))),
         ("bkill", ok("Job <1234> is being terminated\n")),
         ("job_name", fail(canned("bjobs_no_job.stderr"), code=255)),
@@ -208,7 +219,7 @@ def test_submit_retries_while_lsf_is_down_and_cancelled_jobs_stay_cancelled() ->
     module = LsfJobModule({"retry_for": 10}, transport, sleep=lambda s: None)
     assert module.submit(request()) == "1234"
     # before the second bsub, the lookup of the first one's token found no job
-    assert [c.split()[0] for c in transport.commands] == ["bsub", "bjobs", "bsub"]
+    assert [c.split()[0] for c in scheduler_commands(transport)] == ["bsub", "bjobs", "bsub"]
     assert transport.files == {"/runs/a b/sim.sh": module.batch_script(request())}
     module.cancel("1234")
     assert module.poll(["1234"])["1234"].state is JobState.CANCELLED
@@ -228,30 +239,30 @@ def test_tagged_jobs_are_read_from_their_names() -> None:
 
 def test_a_lost_bsub_reply_finds_the_job_even_finished_and_submits_no_second() -> None:
     """The reply of the bsub is lost; its token is in bjobs -a (203: DONE already): no second bsub."""
-    transport = ScriptedTransport([("bsub", lambda command: ConnectionLost("the link dropped after bsub ran")),
+    transport = ibm([("bsub", lambda command: ConnectionLost("the link dropped after bsub ran")),
                                    ("bjobs", ok(canned("bjobs_tagged.txt")))])
     module = LsfJobModule({}, transport, sleep=lambda s: None)
     assert module.submit(request(token=TAGGED["calib"])) == "203"
-    assert transport.commands[1] == "bjobs -a -noheader -o 'jobid stat job_name delimiter='\"'\"'|'\"'\"''"
-    assert shlex.split(transport.commands[1])[-1] == "jobid stat job_name delimiter='|'"
-    assert [c.split()[0] for c in transport.commands] == ["bsub", "bjobs"]
+    assert scheduler_commands(transport)[1] == "bjobs -a -noheader -o 'jobid stat job_name delimiter='\"'\"'|'\"'\"''"
+    assert shlex.split(scheduler_commands(transport)[1])[-1] == "jobid stat job_name delimiter='|'"
+    assert [c.split()[0] for c in scheduler_commands(transport)] == ["bsub", "bjobs"]
 
 
 def test_find_by_token_finds_jobs_not_yet_ended_in_one_bjobs() -> None:
-    transport = ScriptedTransport([("bjobs", ok(canned("bjobs_tagged.txt")))])
+    transport = ibm([("bjobs", ok(canned("bjobs_tagged.txt")))])
     module = LsfJobModule({}, transport)
     assert module.find_by_token([TAGGED["sim"], TAGGED["calib"], TAGGED["piped"], "0" * 32]) == {
         TAGGED["sim"]: "201", TAGGED["piped"]: "205"}  # 203 has ended
-    assert len(transport.commands) == 1
-    nobody = LsfJobModule({}, ScriptedTransport([("bjobs", fail(canned("bjobs_no_job.stderr"), code=255))]))
+    assert len(scheduler_commands(transport)) == 1
+    nobody = LsfJobModule({}, ibm([("bjobs", fail(canned("bjobs_no_job.stderr"), code=255))]))
     assert nobody.find_by_token([TAGGED["sim"]]) == {}
-    broken = LsfJobModule({}, ScriptedTransport([("bjobs", fail("bjobs: unknown option\n"))]))
+    broken = LsfJobModule({}, ibm([("bjobs", fail("bjobs: unknown option\n"))]))
     with pytest.raises(JobModuleError, match="unknown option"):
         broken.find_by_token([TAGGED["sim"]])
 
 
 def test_failing_commands_raise() -> None:
-    transport = ScriptedTransport([("bsub", fail("Bad argument\n")), ("bstop", fail("Job <5>: No permission\n")),
+    transport = ibm([("bsub", fail("Bad argument\n")), ("bstop", fail("Job <5>: No permission\n")),
                                    ("bjobs", fail("bjobs: unknown option\n"))])
     module = LsfJobModule({}, transport, sleep=lambda s: None)
     with pytest.raises(JobModuleError, match="Bad argument"):

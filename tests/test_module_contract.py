@@ -1,17 +1,19 @@
 """One contract every job module keeps (djsb.jobs.api.JobModule), checked on each of them.
 
-The subjects: local (real processes), slurm (the live mini-cluster), sge (the live cell), lsf (no LSF
-can run here: a scripted LSF answering with the documented bjobs/bsub lines of tests/fixtures/lsf),
+The subjects: local (real processes), slurm (the live mini-cluster), sge (the live cell), openlava (the
+live OpenLava cluster of .ci/openlava.sh), lsf (IBM LSF 10, which cannot run here: a scripted LSF
+answering with the documented lsid/bjobs/bsub lines of tests/fixtures/lsf),
 a user's module loaded by path (tests/fixtures/shell_module.py, the paper's command methods only) and
 simulated (the in-process cluster, on its virtual clock). Each must: submit and poll a job to
 completion with submit <= start <= end; suspend and resume it; cancel it; answer for a job it
 never ran or no longer remembers (UNKNOWN, or a finished state from accounting, never an
 exception); report a submit that fails as one JobModuleError naming the module; and, where it tags
-jobs with their submission token (local, slurm, sge, lsf), find a live job by it from a fresh instance.
+jobs with their submission token (local, slurm, sge, openlava, lsf), find a live job by it from a fresh
+instance.
 
 Where a module cannot know something the contract is stated as what it can: the user's shell module
-only knows running/done (no scheduler times, no suspended state), and LSF reports a killed job as
-EXIT (a failure), not as a cancellation.
+only knows running/done (no scheduler times, no suspended state), and IBM LSF's bjobs -o reports a
+killed job as EXIT (a failure), not as a cancellation (OpenLava's bjobs -l gives its exit code, 130).
 """
 
 from __future__ import annotations
@@ -106,12 +108,17 @@ class ScriptedLsf:
             self.state = "DONE" if self.runs >= 3 else "RUN"
 
 
+def ibm_lsid() -> Answer:
+    """lsid of IBM LSF 10.1 (tests/fixtures/lsf/lsid.txt without its comment line)."""
+    return ok((FIXTURES / "lsf" / "lsid.txt").read_text().split("\n", 1)[1])
+
+
 def scripted_lsf(fake: ScriptedLsf) -> JobModule:
     """A module talking to ``fake`` (two modules on one fake: a harness and its resumed successor)."""
     answer: Answer = fake.answer
     return load_job_module("lsf", {"minute_times": True, "retry_for": 0},
-                           ScriptedTransport([("bsub", answer), ("bstop", answer), ("bresume", answer),
-                                              ("bkill", answer), ("bjobs", answer)]))
+                           ScriptedTransport([("lsid", ibm_lsid()), ("bsub", answer), ("bstop", answer),
+                                              ("bresume", answer), ("bkill", answer), ("bjobs", answer)]))
 
 
 def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
@@ -132,6 +139,12 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
                        lambda: load_job_module("sge", {"queue": "all.q"}, local),
                        lambda: load_job_module("sge", {"queue": "djsb-no-such.q"}, local),
                        cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}), finds_by_token=True)
+    if name == "openlava":
+        request.getfixturevalue("lsf_cluster")
+        return Subject(load_job_module("lsf", {"queue": "normal", "retry_for": 60}, local),
+                       lambda: load_job_module("lsf", {"queue": "normal"}, local),
+                       lambda: load_job_module("lsf", {"queue": "djsbnosuchqueue"}, local),
+                       cancel_states=frozenset({JobState.CANCELLED}), finds_by_token=True)
     if name == "lsf":
         lsf = ScriptedLsf()
         return Subject(scripted_lsf(lsf), lambda: scripted_lsf(lsf), scripted_lsf_refusing,
@@ -152,11 +165,11 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
 def scripted_lsf_refusing() -> JobModule:
     """LSF refusing a submission (bsub's documented "Request aborted by esub" message)."""
     return load_job_module("lsf", {"retry_for": 0}, ScriptedTransport(
-        [("bsub", fail("Request aborted by esub. Job not submitted.\n"))]))
+        [("lsid", ibm_lsid()), ("bsub", fail("Request aborted by esub. Job not submitted.\n"))]))
 
 
-@pytest.fixture(params=["local", pytest.param("slurm", marks=pytest.mark.slurm), "sge", "lsf", "user file",
-                        "simulated"])
+@pytest.fixture(params=["local", pytest.param("slurm", marks=pytest.mark.slurm), "sge",
+                        pytest.param("openlava", marks=pytest.mark.live), "lsf", "user file", "simulated"])
 def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
     subject = subject_for(request.param, request)
     yield subject

@@ -25,13 +25,15 @@ jobs are failed or requeued, three times over."""
 
 def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_interval: float, *,
                  stopping: Callable[[], bool] = lambda: False, timeout: float = END_WAIT_S,
-                 progress: Callable[[str], None] = lambda message: None) -> dict[str, str]:
+                 progress: Callable[[str], None] = lambda message: None) -> tuple[dict[str, str], str]:
     """Cancel ``jobs`` (id -> name) and wait until the scheduler holds none of them, cancelling again
     each it shows pending, running or suspended (requeued) at a poll; stop waiting after ``timeout``
-    seconds. Returns the ones not confirmed gone (id -> name); when ``stopping()``, nothing is
+    seconds, or when the scheduler cannot say which it holds. Returns the ones not confirmed gone
+    (id -> name) and why they are not (empty when none is left); when ``stopping()``, nothing is
     waited for and only the ones the scheduler could not be told to cancel are returned."""
     left = dict(jobs)
-    deadline = clock.now() + timeout
+    started = clock.now()
+    deadline = started + timeout
     cancel = list(left)
     told = False
     while left:
@@ -43,15 +45,19 @@ def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_
                 unreached.add(job_id)
                 progress(f"could not cancel job {job_id}: {exc}")
         if stopping():
-            return {job_id: name for job_id, name in left.items() if job_id in unreached}
+            return ({job_id: name for job_id, name in left.items() if job_id in unreached},
+                    "the scheduler could not be told to cancel them before the run stopped")
         try:
             held = module.still_held(list(left))
         except RunError as exc:
             progress(f"could not ask whether job(s) {', '.join(left)} ended: {exc}")
-            break
+            return left, (f"the scheduler could not say whether they ended, "
+                          f"{clock.now() - started:.0f} s after the first cancel")
         left = {job_id: name for job_id, name in left.items() if job_id in held}
-        if not left or clock.now() >= deadline:
-            break
+        if not left:
+            return {}, ""
+        if clock.now() >= deadline:
+            return left, f"still held by the scheduler after {timeout:.0f} s of cancelling"
         if not told:
             progress("waiting for the scheduler to end " + ", ".join(
                 f"{name} (job {job_id}, {held[job_id].state.value if held[job_id].final else 'ending'})"
@@ -60,7 +66,7 @@ def end_for_good(module: JobModule, jobs: Mapping[str, str], clock: Clock, poll_
         cancel = [job_id for job_id in left if held[job_id].state in
                   (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)]
         clock.sleep(poll_interval)
-    return left
+    return {}, ""
 
 
 @dataclass(eq=False)
@@ -82,11 +88,9 @@ class JobEnder:
         not waited for. The ones not confirmed gone go to ``uncancelled``."""
         if not jobs:
             return
-        left = end_for_good(self.module, jobs, self.clock, self.poll_interval, stopping=self.stopping,
-                            progress=self.progress)
+        left, why = end_for_good(self.module, jobs, self.clock, self.poll_interval, stopping=self.stopping,
+                                 progress=self.progress)
         self.uncancelled.update(left)
         if left and not self.stopping():
-            self.progress("warning: still held by the scheduler after "
-                          f"{END_WAIT_S:.0f} s of cancelling: " + ", ".join(
-                              f"{name} (job {job_id})" for job_id, name in left.items())
-                          + f"; listed in {self.listed_in}")
+            self.progress(f"warning: not confirmed ended ({why}): " + ", ".join(
+                f"{name} (job {job_id})" for job_id, name in left.items()) + f"; listed in {self.listed_in}")

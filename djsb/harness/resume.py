@@ -64,11 +64,11 @@ def cancel_earlier_jobs(run: RunDirectory, module: JobModule, clock: Clock, poll
                          job_id=job_id)
 
     cancelled = cancel_live(module, every, record)
-    left = end_for_good(module, {str(s.job_id): s.name for s in cancelled}, clock, poll_interval,
-                        progress=progress)
+    left, why = end_for_good(module, {str(s.job_id): s.name for s in cancelled}, clock, poll_interval,
+                             progress=progress)
     if left:
         path = run.add_uncancelled(left)
-        progress("warning: still held by the scheduler: " + ", ".join(f"{name} (job {job_id})"
-                                                                      for job_id, name in left.items())
+        progress(f"warning: not confirmed ended ({why}): " + ", ".join(f"{name} (job {job_id})"
+                                                                       for job_id, name in left.items())
                  + f"; listed in {path}")
     return cancelled, len(every)

@@ -1,9 +1,11 @@
-"""Pure parsers of IBM Spectrum LSF 10.1 command output (text -> records), for job_modules/lsf/module.py.
+"""Pure parsers of LSF command output (text -> records), for job_modules/lsf/module.py.
 
-LSF cannot run on the project's machines, so these follow IBM's documentation of LSF 10.1:
-bsub's "Job <ID> is submitted to queue <NAME>." message, and bjobs' customized output
-(``bjobs -o "field ... delimiter='|'"``, "bjobs -o" and "LSB_BJOBS_FORMAT" pages): one line per
-job, fields in the order asked, "-" for a value that does not exist (yet).
+Two LSFs: IBM Spectrum LSF 10.1, from IBM's documentation (bsub's "Job <ID> is submitted to queue
+<NAME>." message, and bjobs' customized output, ``bjobs -o "field ... delimiter='|'"``, "bjobs -o"
+and "LSB_BJOBS_FORMAT" pages: one line per job, fields in the order asked, "-" for a value that
+does not exist (yet)); and OpenLava 4.0, the open-source clone, from its live output (it has no
+``bjobs -o``: :func:`parse_long` reads ``bjobs -l`` and ``bhist -l``, :func:`parse_bjobs_wide` ``bjobs -w``).
+:func:`parse_lsid` tells them apart.
 
 Times: bjobs prints them as the default bjobs output does, "Mmm dd hh:mm" (e.g. "Nov 23 09:15")
 in the local time of the machine running bjobs, without a year and, unless the site configured
@@ -18,6 +20,7 @@ with seconds ("Nov 23 09:15:42") and with a year ("Nov 23 09:15:42 2026") are re
 from __future__ import annotations
 
 import calendar
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -58,12 +61,19 @@ TRANSIENT_PATTERNS = re.compile(
     re.IGNORECASE)
 
 JOB_NOT_FOUND = re.compile(r"Job <[^>]*> is not found")
+# bhist's answer when none of the jobs asked is in mbatchd's events
+NO_MATCHING_JOB = re.compile(r"No matching job found")
 # bjobs' answer when the user has no job it would list ("No unfinished job found", with -a "No job found").
 NO_JOB_FOUND = re.compile(r"No (?:unfinished )?job found")
 
 TAGGED_FIELDS = ("jobid", "stat", "job_name")
 TAGGED_FORMAT = " ".join(TAGGED_FIELDS) + " delimiter='|'"
 """The bjobs -o fields :func:`parse_tagged_jobs` reads; the name last, so a '|' in it stays in it."""
+
+# Exit codes LSF gives the jobs it kills (measured on OpenLava 4.0; the same in IBM LSF): bkill sends
+# SIGINT, SIGTERM, then SIGKILL (128 + SIGINT), and a job past its run limit (bsub -W) gets 140.
+KILLED_EXIT_CODE = 130
+RUNLIMIT_EXIT_CODE = 140
 
 _SUBMITTED = re.compile(r"Job <(\d+)> is submitted to (?:default )?queue <([^>]*)>")
 _MONTHS = {name: number for number, name in enumerate(calendar.month_abbr) if name}
@@ -105,6 +115,33 @@ def lsf_time(text: str, now: float) -> LsfTime | None:
         if epoch > now + DAY:
             epoch = calendar.timegm((this_year - 1, *fields))
     return LsfTime(float(epoch), second is not None, flag is not None)
+
+
+@dataclass(frozen=True)
+class Lsf:
+    """The installed LSF as ``lsid`` names it, and what it offers. OpenLava (4.0) lacks what IBM
+    LSF 10 has: ``bjobs -o``/``-json``, ``bsub -rn``, affinity in ``-R``, blaunch, and a unit in
+    ``-M`` (it takes KB as a plain number)."""
+
+    product: str
+    openlava: bool
+
+    def memory_limit(self, mib: float) -> str:
+        """bsub -M's value for ``mib`` MiB: KB as a plain number on OpenLava; with its unit on IBM
+        LSF ("-M mem_limit[KB|MB|...]": an explicit unit overrides LSF_UNIT_FOR_LIMITS)."""
+        return str(math.ceil(mib * 1024)) if self.openlava else f"{math.ceil(mib)}MB"
+
+
+def parse_lsid(stdout: str) -> Lsf:
+    """The LSF of ``lsid``'s first line: 'OpenLava 4.0dev4, Nov 28 2026' or 'IBM Spectrum LSF
+    Standard 10.1.0.0, May 04 2016' (older: 'Platform LSF ...')."""
+    first = next((line.strip() for line in stdout.splitlines() if line.strip()), "")
+    product = first.split(",", 1)[0].strip()
+    if product.lower().startswith("openlava"):
+        return Lsf(product, openlava=True)
+    if "LSF" in product:
+        return Lsf(product, openlava=False)
+    raise ValueError(f"lsid names no LSF: {first!r}")
 
 
 def exec_hosts(text: str) -> tuple[str, ...]:
@@ -152,7 +189,9 @@ class BjobsRecord:
         def epoch(value: LsfTime | None) -> float | None:
             return value.epoch if value is not None and (value.has_seconds or minute_times) else None
 
-        reason = f"LSF state {self.stat}" if self.state is JobState.UNKNOWN else ""
+        reason = {JobState.UNKNOWN: f"LSF state {self.stat}",
+                  JobState.TIMEOUT: f"killed at its run limit (bsub -W; exit code {RUNLIMIT_EXIT_CODE})",
+                  JobState.CANCELLED: f"killed by bkill (exit code {KILLED_EXIT_CODE})"}.get(self.state, "")
         return JobStatus(state=self.state, submit=epoch(self.submit), start=epoch(self.start),
                          end=epoch(self.end), exit_code=self.exit_code, nodes=self.nodes, reason=reason)
 
@@ -183,6 +222,98 @@ def parse_bjobs(stdout: str, now: float) -> dict[str, BjobsRecord]:
             nodes=exec_hosts(hosts) if started else (),
             exit_code=_exit_code(code, state) if state.finished else None)
     return records
+
+
+_LONG_INDENT = " " * 21  # bjobs -l and bhist -l wrap their lines at 80 columns, continuing here
+_EVENT = re.compile(r"^[A-Z][a-z]{2} ([A-Z][a-z]{2} +\d{1,2} \d{1,2}:\d{2}:\d{2}(?: \d{4})?): (.*)$")
+_FIELD = re.compile(r"(Job Id|Status) <([^>]*)>")
+_STARTED = re.compile(r"(?:Started on|Dispatched to) (?:\d+ Hosts/Processors )?((?:<[^>]*>\s*)+)")
+_EXITED = re.compile(r"Exited with exit code (\d+)")
+
+
+def unwrapped(text: str) -> list[str]:
+    """The lines of ``bjobs -l``/``bhist -l`` output with each wrapped line joined back to the one
+    it continues (LSF cuts them at 80 columns, even inside a word)."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(_LONG_INDENT) and lines:
+            lines[-1] += line[len(_LONG_INDENT):]
+        else:
+            lines.append(line)
+    return lines
+
+
+def _long_record(lines: list[str], now: float) -> tuple[str, BjobsRecord] | None:
+    """One job of ``bjobs -l`` or ``bhist -l``: its header (Job Id; Status in bjobs) and its timed
+    events. A bhist job has no Status: its end event gives DONE or EXIT, and one not ended is skipped."""
+    fields = dict(_FIELD.findall(lines[0]))
+    if "Job Id" not in fields:
+        return None
+    submit = start = end = None
+    nodes: tuple[str, ...] = ()
+    exit_code: int | None = None
+    runlimit = False
+    for line in lines[1:]:
+        runlimit = runlimit or line.strip() == "RUNLIMIT"
+        event = _EVENT.match(line)
+        if event is None:
+            continue
+        when, what = lsf_time(event.group(1), now), event.group(2)
+        started = _STARTED.match(what)
+        exited = _EXITED.match(what)
+        if what.startswith("Submitted from host"):
+            submit = when
+        elif started:
+            start, nodes = when, exec_hosts(" ".join(re.findall(r"<([^>]*)>", started.group(1))))
+        elif what.startswith("Done successfully"):
+            end, exit_code = when, 0
+        elif exited:
+            end, exit_code = when, int(exited.group(1))
+    stat = fields.get("Status") or ("" if end is None else "DONE" if exit_code == 0 else "EXIT")
+    if not stat:
+        return None
+    state = lsf_state(stat)
+    if state is JobState.FAILED and exit_code == RUNLIMIT_EXIT_CODE and runlimit:
+        state = JobState.TIMEOUT
+    elif state is JobState.FAILED and exit_code == KILLED_EXIT_CODE:
+        state = JobState.CANCELLED
+    started_state = state not in (JobState.PENDING, JobState.UNKNOWN)
+    return fields["Job Id"], BjobsRecord(
+        stat=stat, state=state, submit=submit, start=start if started_state else None,
+        end=end if state.finished else None, nodes=nodes if started_state else (),
+        exit_code=exit_code if state.finished else None)
+
+
+def parse_long(stdout: str, now: float) -> dict[str, BjobsRecord]:
+    """Records of ``bjobs -a -l`` output (OpenLava, which has no ``bjobs -o``) or of ``bhist -l``
+    (finished jobs only: bhist prints no state), keyed by job id: the state of each job's header,
+    its submit/start/end events to the second (times printed 'Sat Nov 28 22:05:15' in the
+    command's local time, read as UTC: the module runs it with TZ=UTC), the hosts it started on
+    ("Started on" in bjobs, "Dispatched to" in bhist) and the exit code its end gives. LSF's kills
+    are told apart: exit code 140 with a RUNLIMIT is TIMEOUT (bsub -W), 130 CANCELLED (bkill)."""
+    blocks: list[list[str]] = []
+    for line in unwrapped(stdout):
+        if line.startswith("Job Id <"):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+    return dict(record for block in blocks if (record := _long_record(block, now)) is not None)
+
+
+def parse_bjobs_wide(stdout: str) -> list[TaggedJob]:
+    """(job id, state, submission token) of each job of ``bjobs -a -w -noheader`` output (OpenLava)
+    whose name carries a DJSB token. Its columns: JOBID USER STAT QUEUE FROM_HOST EXEC_HOST
+    JOB_NAME SUBMIT_TIME, the time three words ('Nov 28 22:05'), so the name is what lies between
+    the exec host and the time (spaces included)."""
+    tagged: list[TaggedJob] = []
+    for line in stdout.splitlines():
+        fields = line.split()
+        if len(fields) < 10 or not fields[0].isdigit():
+            continue
+        token = name_token(" ".join(fields[6:-3]))
+        if token is not None:
+            tagged.append((fields[0], lsf_state(fields[2]), token))
+    return tagged
 
 
 def parse_tagged_jobs(stdout: str) -> list[TaggedJob]:
