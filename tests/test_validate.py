@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 KINDS = {
     "local-quick.yaml": "run", "paper-marenostrum.yaml": "run", "paper-simulated-busy.yaml": "run",
     "paper-simulated.yaml": "run", "sge-local.yaml": "run", "simulated-busy-quick.yaml": "run",
-    "simulated-quick.yaml": "run", "slurm-mini.yaml": "run",
+    "simulated-quick.yaml": "run", "slurm-mini.yaml": "run", "lsf-quick.yaml": "run",
     "metacentrum-geometry.yaml": "simulate", "metacentrum-own.yaml": "simulate",
     "simulate-kth-easy.yaml": "simulate", "simulate-lanl-mn4.yaml": "simulate",
     "wrappers-vertical-empty.yaml": "wrappers",
