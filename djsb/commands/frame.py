@@ -127,9 +127,8 @@ def add_force(parser: argparse.ArgumentParser, what: str) -> None:
     """--force on a command that writes a directory (djsb.outdir): without it an existing non-empty
     one is refused."""
     parser.add_argument("--force", action="store_true",
-                        help=f"replace an existing {what} that the same command wrote (its old files are "
-                             f"deleted "
-                        "once the command succeeds); without it a non-empty one is refused")
+                        help=f"replace an existing {what} that the same command wrote (kept as it was if "
+                        "the command fails before it wrote anything); without it a non-empty one is refused")
 
 
 def positive_int(text: str) -> int:
