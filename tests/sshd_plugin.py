@@ -31,7 +31,7 @@ def write_remote_experiment(path: Path, ssh: str) -> Path:
     """A one-scenario experiment of a few seconds on the shell fixture module, its commands run over
     SSH as ``ssh`` (the inside of the job_module.ssh mapping, YAML flow style) says."""
     path.write_text(f"""\
-general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+general: {{num_of_samples: 1, sleep_min_time: 0.1, sleep_max_time: 0.2, num_of_ref_analysis: 1,
           num_of_dyn_analysis: 1, scenarios: [dynamic], poll_interval: 0.1}}
 job_module:
   name: {SHELL_MODULE}

@@ -33,7 +33,7 @@ def test_benchmark_through_the_command_api(tmp_path: Path, apps_bin: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "shell.yaml"
     config.write_text(f"""\
-general: {{num_of_samples: 1, sleep_min_time: 0.3, sleep_max_time: 0.5, num_of_ref_analysis: 1,
+general: {{num_of_samples: 1, sleep_min_time: 0.1, sleep_max_time: 0.2, num_of_ref_analysis: 1,
           num_of_dyn_analysis: 1, scenarios: [stopcont], poll_interval: 0.1}}
 job_module: {{name: {FIXTURE}}}
 simulation: {{total_tasks: 1, cpus_per_task: 2, total_memory: 64MiB, exec_time: 2}}
