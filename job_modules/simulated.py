@@ -53,7 +53,15 @@ from djsb.jobs.hostlist import compress_hostlist
 from djsb.jobs.loader import register
 from djsb.jobs.options import OPTIONS_KEY, OptionValues, declared_options, located, one_of, option_error
 from djsb.machine import JOB_BYTES, NODE_BYTES
-from djsb.model import ClusterSpec, InvariantChecker, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
+from djsb.model import (
+    ClusterSpec,
+    InvariantChecker,
+    NodeSpec,
+    PartitionSpec,
+    SchedulerConfig,
+    Simulation,
+    StartState,
+)
 from djsb.model.cluster import oversubscribe
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
@@ -389,7 +397,8 @@ class SimulatedJobModule(JobModule):
         background = o.background_jobs(first_id=1)
         priority, scheduler = o.policy_pair()
         self.model = Simulation(
-            background, cluster, scheduler, priority, start=min([0.0, *(j.submit for j in background)]),
+            background, cluster, scheduler, priority,
+            start=StartState(min([0.0, *(j.submit for j in background)])),
             checker=InvariantChecker(cluster) if o.check_invariants else None,
             rates=o.stream_rates(),
             associations=[DJSB_USER])

@@ -11,7 +11,7 @@ import pytest
 
 from djsb.calibrate.fairshare import decay_tolerance, end_charge_note, model_usage, snapshot, usage_table
 from djsb.calibrate.spec import with_accounts
-from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, Simulation
+from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, Simulation, StartState
 from djsb.model.priority.accounts import AccountSpec
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.slurmsite.slurm_config import parse_associations, parse_sshare_usage, priority_plugin
@@ -95,7 +95,7 @@ def test_model_usage_is_the_decayed_cpu_seconds_of_the_jobs() -> None:
     cluster = ClusterSpec((NodeSpec("n1", 4),), (PartitionSpec("p"),))
     jobs = [TraceJob(1, START, 100.0, 2, requested_time=120.0, user="root", account="cal_a"),
             TraceJob(2, START, 50.0, 1, requested_time=60.0, user="root", account="cal_b")]
-    ran = Simulation(jobs, cluster, priority=plugin, start=START).run().jobs.set_index("job_id")
+    ran = Simulation(jobs, cluster, priority=plugin, start=StartState(START)).run().jobs.set_index("job_id")
     assert (ran["end"] - ran["start"]).tolist() == [100.0, 50.0]
     usage = model_usage(plugin, t)
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from djsb.calibrate.compare import Comparison
 from djsb.calibrate.watch_draws import drawn_passes, spread_figures, spread_line
-from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation, StartState
 from djsb.workloads.job import TraceJob
 
 SEEN = pd.DataFrame([("main", 1.0, 0.05), ("main", 2.0, 0.1), ("backfill", 1.5, 0.0), ("priority", 7.0, 0.2)],
@@ -41,7 +41,7 @@ def test_which_side_of_a_pass_a_submission_falls_decides_its_start() -> None:
     starts = set()
     for _ in range(40):
         passes = drawn_passes(seen, ["main"], rng)
-        result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config, pass_times=passes).run()
+        result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config, start=StartState(pass_times=passes)).run()
         start = dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))[2]
         middle = passes["main"][1]
         assert start == (middle if middle >= 10.02 else 15.0)

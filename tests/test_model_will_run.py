@@ -14,7 +14,7 @@ from support import TraceFile
 from support import exact_job as job
 from support import model_starts as starts
 
-from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
+from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation, StartState
 from djsb.model.cluster import ClusterState
 from djsb.model.cons_tres import best_fit, consecutive_sets
 from djsb.model.placement import Placement
@@ -247,7 +247,7 @@ def test_backfill_passes_at_given_instants_only() -> None:
     # 7.25: job 3 is backfilled at 7.25, not at a periodic pass.
     jobs = [job(1, 0, 1, 60), job(2, 1, 2, 60), job(3, 2, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=100, bf_interval=5)
-    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, pass_times={"backfill": [1.5, 7.25]}).run()
+    result = Simulation(jobs, ClusterSpec.homogeneous(1, 2), config, start=StartState(pass_times={"backfill": [1.5, 7.25]})).run()
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))[3] == 7.25
 
 
@@ -258,7 +258,7 @@ def test_main_passes_at_given_instants_only() -> None:
     jobs = [job(1, 0, 1, 10), job(2, 1, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=2, bf_interval=5)
     result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
-                        pass_times={"main": [0.4, 10.7, 12.0], "backfill": []}).run()
+                        start=StartState(pass_times={"main": [0.4, 10.7, 12.0], "backfill": []})).run()
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.7}
 
 
@@ -270,16 +270,16 @@ def test_after_the_last_given_pass_the_passes_run_as_configured() -> None:
     jobs = [job(1, 0, 1, 10), job(2, 1, 1, 10)]
     config = dataclasses.replace(SLURM_LIKE, sched_interval=60, bf_interval=5)
     result = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
-                        pass_times={"main": [0.4], "backfill": []}).run()
+                        start=StartState(pass_times={"main": [0.4], "backfill": []})).run()
     assert dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True)) == {1: 0.4, 2: 10.4}
     # with a backfill pass seen at 20, the watch ran until 20: no pass of either kind ran in
     # between but the given ones, so job 2 waits for the backfill pass at 20
     watched = Simulation(jobs, ClusterSpec.homogeneous(1, 1), config,
-                         pass_times={"main": [0.4], "backfill": [20.0]}).run()
+                         start=StartState(pass_times={"main": [0.4], "backfill": [20.0]})).run()
     assert dict(zip(watched.jobs["job_id"], watched.jobs["start"], strict=True)) == {1: 0.4, 2: 20.0}
     periodic = Simulation([job(1, 0, 1, 10), job(2, 1, 1, 10), job(3, 31, 1, 10)], ClusterSpec.homogeneous(1, 1),
                           dataclasses.replace(config, defer=True, sched_interval=7, batch_sched_delay=100),
-                          pass_times={"main": [0.4], "backfill": []}).run()
+                          start=StartState(pass_times={"main": [0.4], "backfill": []})).run()
     # with defer, ends and submissions only queue a pass, which batch_sched_delay holds back: the
     # periodic pass every 7 s starts job 2 at 14 (the first tick after 10.4) and job 3 at 35
     assert dict(zip(periodic.jobs["job_id"], periodic.jobs["start"], strict=True)) == {1: 0.4, 2: 14.0, 3: 35.0}

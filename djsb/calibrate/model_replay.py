@@ -14,7 +14,7 @@ import pandas as pd
 from djsb.calibrate.slurm_replay import KILLED
 from djsb.calibrate.spec import dealt_by_user
 from djsb.errors import ConfigError
-from djsb.model import ClusterSpec, SchedulerConfig, Simulation
+from djsb.model import ClusterSpec, SchedulerConfig, Simulation, StartState
 from djsb.model.priority.base import PriorityPlugin
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -109,7 +109,7 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
     scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
     result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
-                        start=origin, pass_times=times, associations=model.associations).run()
+                        start=StartState(origin, pass_times=times), associations=model.associations).run()
     table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table

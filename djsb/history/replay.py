@@ -45,7 +45,7 @@ from djsb.errors import ConfigError, InputError, TraceError, excerpt
 from djsb.history.compare import figure_changes
 from djsb.history.recorded_priorities import decay_runs
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
-from djsb.model import Simulation, SimulationResult
+from djsb.model import RunningAtStart, Simulation, SimulationResult, StartState
 from djsb.model.cluster import QosSpec
 from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (
@@ -419,13 +419,11 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         notes.append(_log_note(log, workload, passes))
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
-    sim = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
-                     on_progress=on_progress, start=begin, pass_times=passes,
-                     eligible_since=_eligible_before(jobs, workload, begin))
-    not_placed = place_running(sim, split.running, workload.recorded)
-    result = sim.run()
-    rejected = pd.concat([pd.DataFrame(not_placed, columns=["job_id", "reason"]), result.rejected],
-                         ignore_index=True)
+    state = StartState(begin, running_at_start(split.running, workload.recorded),
+                       _eligible_before(jobs, workload, begin), passes)
+    result = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
+                        on_progress=on_progress, start=state).run()
+    rejected = result.rejected
     notes += _rejected_notes(rejected)
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)
     return HistoryReplay(errors, summary(errors, window, step),
@@ -495,17 +493,11 @@ def clock_step(resolution: float) -> float:
     return float(max(1, round(resolution)))
 
 
-def place_running(sim: Simulation, running: Sequence[TraceJob],
-                  recorded: Mapping[int, RecordedOutcome]) -> list[tuple[int, str]]:
-    """Place the jobs running at the replay's start on ``sim`` where the record put them; the
-    (job id, reason) of those that cannot be."""
-    refused = []
-    for job in running:
-        outcome = recorded[job.job_id]
-        reason = sim.place(job, outcome.start, node_list(outcome))
-        if reason:
-            refused.append((job.job_id, f"running at the replay's start: {reason}"))
-    return refused
+def running_at_start(running: Sequence[TraceJob],
+                     recorded: Mapping[int, RecordedOutcome]) -> list[RunningAtStart]:
+    """The jobs running at the replay's start, begun when and where the record says."""
+    return [RunningAtStart(job, recorded[job.job_id].start, tuple(node_list(recorded[job.job_id])))
+            for job in running]
 
 
 def _start_notes(split: StartSplit, begin: float, usage: Path | None, fair_share: bool) -> list[str]:

@@ -10,8 +10,10 @@ from djsb.model.result import SimulationResult
 from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.simulation import ModelError, Simulation
+from djsb.model.start_state import RunningAtStart, StartState
 
 __all__ = [
     "MARENOSTRUM4", "ClusterSpec", "InvariantChecker", "InvariantViolation", "JobShape", "ModelError",
-    "NodeSpec", "PartitionSpec", "QosSpec", "SchedulerConfig", "Simulation", "SimulationResult", "TEXTBOOK",
+    "NodeSpec", "PartitionSpec", "QosSpec", "RunningAtStart", "SchedulerConfig", "Simulation",
+    "SimulationResult", "StartState", "TEXTBOOK",
 ]

@@ -20,7 +20,8 @@ the result's ``rejected`` table with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from djsb.errors import InputError
 
 if TYPE_CHECKING:
     from djsb.model.job import SimJob
+    from djsb.workloads.job import TraceJob
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +47,11 @@ class DependencyTracker:
     are appended to ``rejected``, the replay's list of (job id, reason).
     """
 
-    def __init__(self, dependencies: Mapping[int, Dependency], known: Container[int],
+    def __init__(self, dependencies: Mapping[int, Dependency], by_id: dict[int, TraceJob],
                  rejected: list[tuple[int, str]]) -> None:
-        """Record every dependency; each job id, a job's and its parents', must be in ``known``."""
+        """Record every dependency; each job id, a job's and its parents', must be in ``by_id``, the
+        replay's jobs (a job submitted when its last parent completes gets that submit time there)."""
+        self.by_id = by_id
         self.rejected = rejected
         self.children: dict[int, list[int]] = {}  # parent id -> ids of the jobs waiting for it
         self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
@@ -56,7 +60,7 @@ class DependencyTracker:
         self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
         for job_id, dependency in dependencies.items():
             parents = set(dependency.parents)
-            unknown = sorted(p for p in (job_id, *parents) if p not in known)
+            unknown = sorted(p for p in (job_id, *parents) if p not in by_id)
             if unknown:
                 raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
             if not parents:
@@ -75,9 +79,10 @@ class DependencyTracker:
             return True
         return False
 
-    def parent_ended(self, parent: SimJob) -> tuple[list[int], list[SimJob]]:
-        """A job left (ended, cancelled): the jobs it was the last parent of, as (ids to submit now,
-        held jobs now eligible); unless it COMPLETED, none, and its dependents are all cancelled."""
+    def parent_ended(self, parent: SimJob, now: float) -> tuple[list[int], list[SimJob]]:
+        """A job left (ended, cancelled) at ``now``: the jobs it was the last parent of, as (ids to
+        submit now, their submission moved to ``now``; held jobs, eligible from ``now``); unless it
+        COMPLETED, none, and its dependents are all cancelled."""
         submit: list[int] = []
         eligible: list[SimJob] = []
         children = self.children.get(parent.job_id)
@@ -91,9 +96,12 @@ class DependencyTracker:
             if self.missing[child]:
                 continue
             if child in self.on_parent_end:
+                self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
                 submit.append(child)
             elif child in self.held:
-                eligible.append(self.held.pop(child))
+                job = self.held.pop(child)
+                job.eligible = now
+                eligible.append(job)
         return submit, eligible
 
     def drop_dependents(self, parent_id: int, reason: str) -> None:

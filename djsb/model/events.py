@@ -1,6 +1,10 @@
-"""Kinds of the core's events, numbered in the order they are handled at one instant: job ends,
-the periodic main pass, the periodic backfill pass, submissions, the end of resume stalls, the
-queued main pass of slurmctld's background loop (see djsb/model/simulation.py and
-djsb/model/pass_timing.py)."""
+"""Kinds of the core's events, numbered in the order they are handled at one instant.
+
+At one instant: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass (2),
+then submissions (3), then the end of resume stalls (4); the queued main pass of slurmctld's
+background loop (5) runs where the periodic one does. Within a kind, by job id; new progress rates
+last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's rate changed, it was
+suspended or it ended otherwise) and is skipped. So a replay is deterministic (see
+djsb/model/simulation.py and djsb/model/pass_timing.py)."""
 
 END, MAIN_TICK, BF_TICK, SUBMIT, WAKE, QUEUED_TICK = 0, 1, 2, 3, 4, 5

@@ -82,6 +82,11 @@ class SimJob:
         """The trace's job id."""
         return self.trace.job_id
 
+    def work_until(self, now: float) -> None:
+        """Account the work done from ``since`` to ``now`` at the current ``rate``."""
+        self.left = max(0.0, self.left - self.rate * (now - self.since))
+        self.since = now
+
     def update_sort_key(self) -> None:
         """Recompute ``sort_key`` after a priority change."""
         self.sort_key = (-self.part.spec.priority_tier, -self.priority, self.trace.submit,

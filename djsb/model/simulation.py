@@ -1,70 +1,45 @@
 """The discrete-event core: a heap of events, starts and ends, a Slurm-like main pass, and the
 backfill pass handed to its planner.
 
-Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission
-(:mod:`djsb.model.admission`), QoS running limits (:mod:`djsb.model.limits`), job placement
-(:mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the backfill planners
-(djsb/model/backfill/), pass timing (:mod:`djsb.model.pass_timing`) and the result
-(:mod:`djsb.model.result`).
+Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission (jobs
+that can never run are rejected at submission with a reason: :mod:`djsb.model.admission`), QoS
+running limits (:mod:`djsb.model.limits`), job placement (first fit or select/cons_tres:
+:mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the main pass
+(:mod:`djsb.model.main_pass`), the backfill planners (djsb/model/backfill/), when passes and priority
+recomputations run (:mod:`djsb.model.pass_timing`), progress rates (:mod:`djsb.model.rate_model`;
+without one a running job goes at rate 1), the start of a replay (:mod:`djsb.model.start_state`)
+and the result (:mod:`djsb.model.result`).
 
 Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
 
-* Events are ``(time, kind, key, seq)`` tuples in a heap, but for the trace's own submissions,
-  known and sorted up front: they wait in a list in the heap's order (time, job id, seq), merged
-  with the heap as time advances, so the heap holds only what the replay makes (ends, ticks,
-  wake-ups, later submissions), a few hundred entries instead of the whole trace, and costs
-  pushes and pops in proportion. At one instant they are handled in this
-  documented order: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass
-  (2), then submissions (3), then the end of resume stalls (4); within a kind, by job id; new
-  progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale (the job's
-  rate changed, it was suspended or it ended otherwise) and is skipped. Everything is
-  deterministic: the core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``)
-  is the only source of randomness offered to plugins, never the global one.
-* The main pass walks the queue in priority order and starts jobs until the first job that does
-  not fit; that job blocks its partition, and the pass carries on for the other partitions on
-  the nodes of none that failed (Slurm's main scheduler takes a failed partition's nodes from
-  every later job: job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not
-  blocking. It runs on
-  every job end and on submission (a submission's, and under ``defer`` an end's, queued for
-  slurmctld's background loop, which runs it within a second, ``batch_sched_delay`` after its
-  previous pass), testing at most
-  ``default_queue_depth`` jobs, and every ``sched_interval`` seconds over the whole queue
-  (sched_config.html: event-triggered passes consider default_queue_depth jobs, the periodic loop
-  all of them).
+* Events are ``(time, kind, key, seq)`` tuples (:mod:`djsb.model.events`: the order they are
+  handled in at one instant) in a heap, but for the trace's own submissions, known and sorted up
+  front: they wait in a list in the heap's order (time, job id, seq), merged with the heap as time
+  advances, so the heap holds only what the replay makes (ends, ticks, wake-ups, later
+  submissions), a few hundred entries instead of the whole trace, and costs pushes and pops in
+  proportion. The core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is
+  the only source of randomness offered to plugins, never the global one.
+* The main pass runs on every job end and on submission (a submission's, and under ``defer`` an
+  end's, queued for slurmctld's background loop, which runs it within a second,
+  ``batch_sched_delay`` after its previous pass), testing at most ``default_queue_depth`` jobs,
+  and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
+  passes consider default_queue_depth jobs, the periodic loop all of them).
 * The backfill pass runs every ``bf_interval`` (or at every event with 0) if the backfill policy
   enables it (djsb/model/backfill/: how many reservations a partition gets); the planner named by
   ``SchedulerConfig.planner`` makes it (``profile``, the model's own, or ``will_run``,
   sched/backfill's), and says how long it plans each job for and when it expects a running job
   to end.
-* When passes run, and priority recomputations: :mod:`djsb.model.pass_timing`.
-* Node choice is first fit in partition order, or as select/cons_tres makes it
-  (``node_select``); the same rules place a job now, on the empty cluster at admission and on a
-  planner's view of the future (:mod:`djsb.model.allocation`).
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
-* ``TraceJob.depends_on`` is not enforced (a trace's submit times already follow it); explicit
-  ``dependencies`` (a workflow's) are, by :mod:`djsb.model.dependency`. Jobs without a dependency
-  cost nothing extra.
-* Jobs that can never run are rejected at submission with a reason (:mod:`djsb.model.admission`),
-  never left to stall the queue.
 
 Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
 a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
 :meth:`~Simulation.advance` to a time (every event up to and including it, in the order above),
-:meth:`~Simulation.job` to query,
-:meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`, :meth:`~Simulation.resume` and
-:meth:`~Simulation.resize`. Each operation acts at the current time and is followed by the
-event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity over the trace.
-
-* Suspension follows ``scontrol suspend``: the job keeps its memory and frees its CPUs, which
-  other jobs (backfilled ones included) may take; suspended time does not count against its time
-  limit. ``resume`` takes the CPUs back whether or not others use them now (Slurm does not
-  check), which may over-allocate a node: no job starts there until it is below capacity again.
-* ``resize`` sets a running job's CPUs on each of its nodes (a malleable job shrinking or growing,
-  as DLB-DROM does in paper 001's cooperative scenario): shrinking frees CPUs other jobs may use
-  without oversubscription; growing takes them back unchecked, like a resume.
-* Progress: see :mod:`djsb.model.rate_model`; without a rate model a running job goes at rate 1.
+:meth:`~Simulation.job` to query, :meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`,
+:meth:`~Simulation.resume` and :meth:`~Simulation.resize`. Each operation acts at the current time
+and is followed by the event-triggered passes, as a job end is. ``run()`` is ``advance`` to
+infinity over the trace.
 """
 
 from __future__ import annotations
@@ -80,12 +55,13 @@ from djsb.errors import InputError, RunError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
-from djsb.model.cluster import ClusterSpec, ClusterState
+from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import BF_TICK, END, MAIN_TICK, QUEUED_TICK, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
+from djsb.model.main_pass import main_pass
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
@@ -95,6 +71,7 @@ from djsb.model.rate_model import RateModel
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
+from djsb.model.start_state import EMPTY, RunningAtStart, StartState
 from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob
 
@@ -111,23 +88,17 @@ class Simulation:
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
                  scheduler: SchedulerConfig | None = None, priority: PriorityPlugin | None = None,
                  *, seed: int = 0, checker: InvariantChecker | None = None,
-                 rates: RateModel | None = None, start: float = 0.0,
+                 rates: RateModel | None = None, start: StartState = EMPTY,
                  associations: Sequence[tuple[str, str]] = (),
                  on_progress: Callable[[int, int], None] | None = None,
-                 dependencies: Mapping[int, Dependency] | None = None,
-                 pass_times: Mapping[str, Sequence[float]] | None = None,
-                 eligible_since: Mapping[int, float] | None = None) -> None:
-        """``jobs`` are submitted at their submit times; ``start`` is the current time before any
-        event; ``associations`` lists (user, account) pairs of jobs submitted later with
-        :meth:`submit`, for priority plugins that need to know the users up front; ``rates`` is
-        the job progress model (None: every running job at rate 1); ``on_progress`` is told (jobs
-        finished or rejected, jobs in the trace) every PROGRESS_EVERY events; ``dependencies`` maps a
-        job id of ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`);
-        ``pass_times``: for ``main`` and/or ``backfill``, the instants that scheduler's passes run
-        at, instead of every ``sched_interval`` / ``bf_interval`` and (main) at submissions and job
-        ends: the passes a live slurmctld ran, replayed by ``djsb calibrate``; ``eligible_since``
-        maps a job id to the instant it became eligible before it was submitted here (a job pending
-        when a replay starts, submitted at ``start``): its age counts from there, as Slurm's does."""
+                 dependencies: Mapping[int, Dependency] | None = None) -> None:
+        """``jobs`` are submitted at their submit times; ``start`` is where the run starts (an empty
+        machine at time 0 by default; a recorded history's instant, :mod:`djsb.model.start_state`);
+        ``associations`` lists (user, account) pairs of jobs submitted later with :meth:`submit`,
+        for priority plugins that need to know the users up front; ``rates`` is the job progress
+        model (None: every running job at rate 1); ``on_progress`` is told (jobs finished or
+        rejected, jobs in the trace) every PROGRESS_EVERY events; ``dependencies`` maps a job id of
+        ``jobs`` to the parents it waits for (:mod:`djsb.model.dependency`)."""
         self.trace = list(jobs)
         self.spec = cluster
         self.config = scheduler or SchedulerConfig()
@@ -139,7 +110,7 @@ class Simulation:
         self.jitter = random.Random(seed)  # its own stream: plugins draw the same numbers with or without it
         self.checker = checker
         self.on_progress = on_progress
-        self.eligible_since = dict(eligible_since or {})
+        self.eligible_since = dict(start.eligible_since)
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
@@ -158,9 +129,9 @@ class Simulation:
         self.util = UtilisationTimeline()
         self.stats = {"main_passes": 0, "backfill_passes": 0, "recomputes": 0, "events": 0}
         self.passes = PassTiming(self.config, self.backfill, self.priority, self.queue, self.jitter,
-                                 pass_times or {}, checker, start)
+                                 start.pass_times, checker, start.time)
         self.rates = rates
-        self.now = start
+        self.now = start.time
         self.rates_dirty = False
         self.jobs: dict[int, SimJob] = {}
         self.shapes: dict[int, JobShape] = {}
@@ -172,7 +143,7 @@ class Simulation:
             self.by_id[job.job_id] = job
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
-        self.priority.setup(PriorityContext(cluster, tuple(users), start))
+        self.priority.setup(PriorityContext(cluster, tuple(users), start.time))
         self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         for job in self.trace:
             if self.deps is None or job.job_id not in self.deps.on_parent_end:
@@ -180,6 +151,10 @@ class Simulation:
         self.arrivals.sort()
         for instant, kind in self.passes.given_ticks:
             self._push(instant, kind, 0)
+        for running in start.running:
+            reason = self._place(running)
+            if reason:
+                self.rejected.append((running.trace.job_id, f"running at the replay's start: {reason}"))
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -335,12 +310,15 @@ class Simulation:
         self._after_operation(now)
 
     def suspend(self, job_id: int) -> None:
-        """``scontrol suspend``: the job keeps its memory, frees its CPUs and stops progressing."""
+        """``scontrol suspend``: the job keeps its memory, frees its CPUs, which other jobs
+        (backfilled ones included) may take, and stops progressing; suspended time does not count
+        against its time limit."""
         job = self._running_job(job_id)
         if job.suspended_since is not None:
             return
         now = self.now
-        self._progress(job, now)
+        job.work_until(now)
+        self.rates_dirty = True
         job.suspended_since = now
         job.end_seq = -1
         self.state.commit(job.alloc, job.cpus, None, sign=-1)
@@ -350,7 +328,9 @@ class Simulation:
         self._after_operation(now)
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
-        """``scontrol resume``: take the CPUs back unchecked; no progress for ``stall`` seconds."""
+        """``scontrol resume``: take the CPUs back whether or not others use them now (Slurm does not
+        check), which may over-allocate a node: no job starts there until it is below capacity
+        again. No progress for ``stall`` seconds."""
         job = self._running_job(job_id)
         if job.suspended_since is None:
             return
@@ -370,10 +350,12 @@ class Simulation:
         self._after_operation(now)
 
     def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
-        """Set a started job's CPUs on each of its nodes (parallel to its allocation).
+        """Set a started job's CPUs on each of its nodes (parallel to its allocation): a malleable
+        job shrinking or growing, as DLB-DROM does in paper 001's cooperative scenario.
 
-        Shrinking frees CPUs now; growing takes them back without a check (the job's own CPUs, lent
-        and returned as DLB-DROM does). A suspended job's new size applies when it resumes.
+        Shrinking frees CPUs now, which other jobs may use without oversubscription; growing takes
+        them back without a check (the job's own CPUs, lent and returned). A suspended job's new
+        size applies when it resumes.
         """
         job = self._running_job(job_id)
         if job.part.exclusive:
@@ -383,7 +365,7 @@ class Simulation:
         new = Placement.of((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True))
         now = self.now
         if job.suspended_since is None:
-            self._progress(job, now)
+            job.work_until(now)
             delta = Placement.of((node, cpus - old)
                                  for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
             self.state.commit(delta, delta.slots, None)
@@ -416,35 +398,23 @@ class Simulation:
     def _parent_ended(self, parent: SimJob, now: float) -> None:
         """A job with dependents left: submit or queue those it was the last parent of."""
         assert self.deps is not None
-        submit, eligible = self.deps.parent_ended(parent)
+        submit, eligible = self.deps.parent_ended(parent, now)
         for child in submit:
-            trace = self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-            self._push(now, SUBMIT, trace.job_id)
+            self._push(now, SUBMIT, child)
         for job in eligible:
-            job.eligible = now
             self._queue(job, now)
 
     # ----------------------------------------------------------------- progress
-    def _progress(self, job: SimJob, now: float) -> None:
-        """Account the work done since ``job.since`` at its current rate."""
-        job.left = max(0.0, job.left - job.rate * (now - job.since))
-        job.since = now
-        self.rates_dirty = True
-
     def _update_rates(self, now: float) -> None:
         """Give every running job its rate now and move the END of those whose rate changed."""
         self.rates_dirty = False
         active = [j for j in self.running.values() if j.suspended_since is None]
-        if self.rates is None:
-            rates = [1.0] * len(active)
-        else:
-            rates = self.rates.rates(active, self.state, now)
+        rates = [1.0] * len(active) if self.rates is None else self.rates.rates(active, self.state, now)
         for job, rate in zip(active, rates, strict=True):
             if now < job.stall_until:
                 rate = 0.0
             if rate != job.rate or job.end_seq < 0:
-                job.left = max(0.0, job.left - job.rate * (now - job.since))
-                job.since = now
+                job.work_until(now)
                 job.rate = rate
                 assert job.start is not None
                 self._schedule_end(job, now, job.start)
@@ -484,14 +454,20 @@ class Simulation:
         if self.deps is not None and trace.job_id in self.deps.dropped:
             self.rejected.append((trace.job_id, self.deps.dropped[trace.job_id]))
             return
-        limit = self.admitter.time_limit(trace, part, qos)
         eligible = min(now, self.eligible_since.get(trace.job_id, now)) if self.eligible_since else now
-        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
-                     eligible=eligible, shape=self.shapes.get(trace.job_id))
-        self.jobs[trace.job_id] = job
-        job.plan = self.planner.plan_duration(limit)
+        shape = self.shapes.get(trace.job_id)
+        job = self.jobs[trace.job_id] = self._new_job(trace, part, qos, eligible, shape)
         if self.deps is None or not self.deps.hold(job):
             self._queue(job, now)
+
+    def _new_job(self, trace: TraceJob, part: PartitionState, qos: QosSpec, eligible: float,
+                 shape: JobShape | None) -> SimJob:
+        """The model's job for ``trace``, admitted into ``part`` under ``qos``, eligible from ``eligible``."""
+        limit = self.admitter.time_limit(trace, part, qos)
+        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
+                     eligible=eligible, shape=shape)
+        job.plan = self.planner.plan_duration(limit)
+        return job
 
     def _queue(self, job: SimJob, now: float) -> None:
         """An eligible job joins the queue: its priority, the queue counters, the next passes."""
@@ -511,33 +487,25 @@ class Simulation:
         latency = self.config.start_latency
         self._occupy(job, alloc, now, now, now + self.jitter.uniform(0.0, latency) if latency > 0 else None)
 
-    def place(self, trace: TraceJob, began: float, node_list: Sequence[str] = ()) -> str:
-        """A job already running when the replay begins (a recorded history replayed from an
-        instant within it): begun at ``began`` (before now), on ``node_list`` when given (its CPUs
-        spread evenly over those nodes), else where the model's node choice puts it now. It is
-        never queued; it holds its nodes until ``began`` plus its run time (or its time limit, from
-        ``began``) and is charged to fair share from now. Returns why it cannot be placed (its
-        partition or QoS unknown, its nodes not in the partition or without room now), "" when it
-        is placed. Call it before :meth:`run`, at the replay's start."""
+    def _place(self, running: RunningAtStart) -> str:
+        """Start a job running at the start where ``running`` says (start_state.RunningAtStart);
+        why it cannot be placed, "" when it is."""
+        trace, node_list = running.trace, running.node_list
         if trace.job_id in self.by_id:
             raise ModelError(f"duplicate job id {trace.job_id}")
         shape = JobShape(trace.cpus, 1, memory_per_task=trace.memory_mb / trace.cpus
-                         if trace.memory_mb is not None else None,
-                         node_list=tuple(node_list)) if node_list else None
+                         if trace.memory_mb is not None else None, node_list=node_list) if node_list else None
         reason, part, qos = self.admitter.admit(trace, shape)
         if reason:
             return reason
-        limit = self.admitter.time_limit(trace, part, qos)
-        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
-                     eligible=began, shape=shape)
-        job.plan = self.planner.plan_duration(limit)
+        job = self._new_job(trace, part, qos, running.began, shape)
         alloc = allocate(job, self.state)
         if alloc is None:
             where = f"nodes {','.join(node_list)}" if node_list else f"partition {part.spec.name}"
             return f"no room on {where} for it at the replay's start"
         self.by_id[trace.job_id] = trace
         self.jobs[trace.job_id] = job
-        self._occupy(job, alloc, began, self.now)
+        self._occupy(job, alloc, running.began, self.now)
         self._settle(self.now)
         return ""
 
@@ -603,38 +571,11 @@ class Simulation:
         if not self.passes.prepare(MAIN_TICK, now):
             return
         self.stats["main_passes"] += 1
-        state = self.state
-        n_parts = len({j.part.index for j in self.queue.jobs}) if len(state.partitions) > 1 else 1
-        blocked: set[int] = set()
-        failed_nodes: frozenset[int] = frozenset()
-        started: set[int] = set()
-        depth = 0
-        max_depth = math.inf if periodic else self.config.default_queue_depth
-        for job in self.queue.jobs:
-            if depth >= max_depth:
-                self.passes.must_run(MAIN_TICK)
-                break
-            p = job.part.index
-            if p in blocked:
-                continue
-            depth += 1
-            if not self.limits.allows(job):
-                continue
-            members = job.part.members
-            if failed_nodes.isdisjoint(members):
-                alloc = allocate(job, state)
-            elif members <= failed_nodes or not self.admitter.fits_idle(job, failed_nodes):
-                continue  # the nodes failed partitions left could never hold it: it fails nothing
-            else:
-                alloc = allocate(job, state.without(failed_nodes))
-            if alloc is None:
-                blocked.add(p)
-                failed_nodes |= members
-                if len(blocked) >= n_parts:
-                    break
-                continue
-            self.start_job(job, alloc, now, backfilled=False)
-            started.add(job.job_id)
+        depth = math.inf if periodic else self.config.default_queue_depth
+        started, cut_short = main_pass(self.queue.jobs, self.state, self.limits, self.admitter, depth,
+                                       lambda job, alloc: self.start_job(job, alloc, now, backfilled=False))
+        if cut_short:
+            self.passes.must_run(MAIN_TICK)
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(BF_TICK)

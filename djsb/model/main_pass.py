@@ -1,0 +1,56 @@
+"""Slurm's main scheduling pass (sched/builtin's loop over the queue, job_scheduler.c ``schedule``).
+
+It walks the queue in priority order and starts jobs until the first job that does not fit; that
+job blocks its partition, and the pass carries on for the other partitions on the nodes of none
+that failed (Slurm's main scheduler takes a failed partition's nodes from every later job:
+job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blocking. When it runs
+and how deep it looks is the caller's (:mod:`djsb.model.simulation`, :mod:`djsb.model.pass_timing`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from djsb.model.admission import Admission
+from djsb.model.allocation import allocate
+from djsb.model.cluster import ClusterState
+from djsb.model.job import SimJob
+from djsb.model.limits import RunningLimits
+from djsb.model.placement import Placement
+
+
+def main_pass(queue: Sequence[SimJob], state: ClusterState, limits: RunningLimits, admitter: Admission,
+              max_depth: float, start: Callable[[SimJob, Placement], None]) -> tuple[set[int], bool]:
+    """Test the ``queue`` (in priority order) against the nodes of ``state`` and ``start`` each job
+    that fits, testing at most ``max_depth`` jobs of partitions not yet blocked. Returns the ids of
+    the jobs started and whether the depth left jobs untested (the periodic pass must see them)."""
+    n_parts = len({j.part.index for j in queue}) if len(state.partitions) > 1 else 1
+    blocked: set[int] = set()
+    failed_nodes: frozenset[int] = frozenset()
+    started: set[int] = set()
+    depth = 0
+    for job in queue:
+        if depth >= max_depth:
+            return started, True
+        p = job.part.index
+        if p in blocked:
+            continue
+        depth += 1
+        if not limits.allows(job):
+            continue
+        members = job.part.members
+        if failed_nodes.isdisjoint(members):
+            alloc = allocate(job, state)
+        elif members <= failed_nodes or not admitter.fits_idle(job, failed_nodes):
+            continue  # the nodes failed partitions left could never hold it: it fails nothing
+        else:
+            alloc = allocate(job, state.without(failed_nodes))
+        if alloc is None:
+            blocked.add(p)
+            failed_nodes |= members
+            if len(blocked) >= n_parts:
+                break
+            continue
+        start(job, alloc)
+        started.add(job.job_id)
+    return started, False
