@@ -21,21 +21,69 @@ from djsb.yamlnodes import Located, read_fields
 T = TypeVar("T")
 
 
+SCHEDULER_PARAMETERS = "SchedulerParameters"
+
+
+@dataclass(frozen=True)
+class SlurmKey:
+    """One key of Slurm's configuration as slurm.conf and ``scontrol show config`` write it:
+    ``name``, or an option of the key ``within`` (``SchedulerParameters``: ``name=value``, or
+    ``name`` alone when it is a ``flag``); ``default``, Slurm's own value when the key is left out
+    as Slurm prints it (None: left out, the model's default stands); ``parse``, from Slurm's text
+    to a value (ValueError saying what is wrong with the text)."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: str | None = None
+    within: str = ""
+    flag: bool = False
+
+
+@dataclass(frozen=True)
+class SlurmName:
+    """How Slurm writes one model setting, so that a site's slurm.conf is read through the
+    declarations: its ``keys`` and, for a setting made of several keys, ``combine`` (their parsed
+    values, in order, to the model's value; by default the one key's value). ``label`` is how the
+    reference pages name it (by default the key, ``SchedulerParameters`` options by their own name)."""
+
+    keys: tuple[SlurmKey, ...]
+    combine: Callable[..., Any] | None = None
+    label: str = ""
+
+    def __str__(self) -> str:
+        return self.label or " + ".join(key.name for key in self.keys)
+
+
+def slurm_key(name: str, parse: Callable[[str], Any], default: str | None = None,
+              label: str = "") -> SlurmName:
+    """A setting written as one slurm.conf key ``name``."""
+    return SlurmName((SlurmKey(name, parse, default),), label=label)
+
+
+def scheduler_parameter(name: str, parse: Callable[[str], Any], *, flag: bool = False,
+                        label: str = "") -> SlurmName:
+    """A setting written as the ``SchedulerParameters`` option ``name`` (Slurm's default when left out
+    is the model's default, which the declaration gives)."""
+    return SlurmName((SlurmKey(name, parse, within=SCHEDULER_PARAMETERS, flag=flag),), label=label)
+
+
 @dataclass(frozen=True)
 class Setting:
     """How one model setting is written in a config and documented: its reader (which checks
     its type, range and choices at the key's own line), its unit, the Slurm setting it mirrors
-    (empty: the model's own) and one line of documentation. The default is the field's."""
+    (a :class:`SlurmName` when a site's slurm.conf gives it and the model reads it from there; text
+    naming where else Slurm keeps it; empty: the model's own) and one line of documentation. The
+    default is the field's."""
 
     read: Callable[[Located], Any]
     unit: str
-    slurm: str
+    slurm: SlurmName | str
     doc: str
     where: str = "policy.scheduler"
     """The config key that sets it, when it is not its section's key of the field's name."""
 
 
-def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: str, doc: str,
+def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: SlurmName | str, doc: str,
             where: str = "policy.scheduler") -> Any:
     """A field with its :class:`Setting`: one declaration per option (``default``
     :data:`dataclasses.MISSING`: a key the config must give)."""
@@ -45,6 +93,11 @@ def setting(default: Any, read: Callable[[Located], Any], unit: str, slurm: str,
 def declared(cls: type) -> dict[str, Setting]:
     """Each declared field of dataclass ``cls``, by key."""
     return {f.name: f.metadata["setting"] for f in fields(cls) if "setting" in f.metadata}
+
+
+def slurm_names(cls: type) -> dict[str, SlurmName]:
+    """The declared fields of dataclass ``cls`` that a site's slurm.conf gives, by key."""
+    return {name: item.slurm for name, item in declared(cls).items() if isinstance(item.slurm, SlurmName)}
 
 
 def readers(cls: type) -> dict[str, Callable[[Located], Any]]:

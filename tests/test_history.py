@@ -116,14 +116,14 @@ def test_a_slurm_conf_that_does_not_parse_is_one_line(tmp_path: Path, capsys: py
 def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
     conf = parse_slurm_conf(
         "PreemptType=preempt/qos\n"
-        "SchedulerParameters=bf_interval=30,bf_max_job_part=10,defer\n"
+        "SchedulerParameters=bf_interval=30,bf_max_job_assoc=10,defer\n"
         "GresTypes=gpu\n"
         "NodeName=g[1-2] CPUs=8 Gres=gpu:2 State=UNKNOWN\n"
         "NodeName=d1 CPUs=8 State=DRAIN\n"
         "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab\n")
     assert unmodelled(conf) == [
         "PreemptType=preempt/qos has no model: no job is preempted",
-        "SchedulerParameters bf_max_job_part=10 has no model",
+        "SchedulerParameters bf_max_job_assoc=10 has no model",
         "GresTypes=gpu has no model: jobs are placed by CPUs and memory",
         "node d1 State=DRAIN: the model keeps it in service",
         "nodes g1, g2: Gres=gpu:2 has no model",
@@ -194,10 +194,10 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
     out = tmp_path / "history"
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "PreemptType=preempt/qos",
                               "-o", str(out)], 2, "--set: 'PreemptType=preempt/qos': expected KEY=VALUE with KEY "
-                     "one of the settings the model reads (SchedulerType, SchedulerParameters, KillWait, "
-                     "OverTimeLimit, PriorityType, PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, "
-                     "PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, PriorityDecayHalfLife, "
-                     "PriorityCalcPeriod, PriorityFavorSmall, PriorityFlags)", out)
+                     "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
+                     "KillWait, OverTimeLimit, PriorityType, PriorityWeightAge, PriorityWeightFairShare, "
+                     "PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, "
+                     "PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, PriorityCalcPeriod)", out)
 
 
 @pytest.mark.parametrize("option", ["--qos", "--associations"])

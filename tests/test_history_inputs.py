@@ -113,8 +113,8 @@ def test_a_garbage_site_file_is_one_line_at_its_line(site: Path, text: str, opti
 
 
 @pytest.mark.parametrize(("setting", "line"), [
-    ("SchedulerParameters=bf_window=abc", "--set SchedulerParameters: expected a number of minutes (quoted or not), "
-     "or a Slurm time MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, got 'abc'"),
+    ("SchedulerParameters=bf_window=abc", "--set SchedulerParameters: bf_window = 'abc': expected a number of "
+     "minutes (quoted or not), or a Slurm time MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, got 'abc'"),
     ("KillWait=-5", "--set KillWait: KillWait = '-5': not a number of seconds >= 0"),
     ("PriorityWeightAge=banana", "--set PriorityWeightAge: PriorityWeightAge = 'banana': not a number >= 0"),
 ])

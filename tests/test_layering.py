@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "machine"),
     ("registry", "clock", "csvrows", "filelock", "interrupts", "progress", "noise", "transport", "yamlnodes", "plotting",
      "version", "completion", "outcome"),
+    ("slurm_text",),
     ("setting",),
     ("apps", "appmodel", "examples", "footprint", "jobs", "scenarios", "workloads", "pool", "outdir"),
     ("model", "benchmark_metrics", "config"),

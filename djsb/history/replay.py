@@ -47,6 +47,7 @@ from djsb.history.recorded_priorities import decay_runs
 from djsb.jobs.hostlist import NO_NODES, expand_hostlist
 from djsb.model import RunningAtStart, Simulation, SimulationResult, StartState
 from djsb.model.cluster import QosSpec
+from djsb.model.priority.multifactor import MultifactorOptions
 from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (
     BREAKDOWNS,
@@ -61,20 +62,19 @@ from djsb.slurmsite.site_events import parse_node_events, parse_reservations, si
 from djsb.slurmsite.slurm_conf import SlurmConf, gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.slurmsite.slurm_config import (
-    COUNTS,
-    FLAGS,
-    SECONDS,
     SLURM_LIKE,
     SlurmConfigError,
     cluster_spec,
     fair_share_used,
+    from_slurm,
     parse_associations,
     parse_qos,
     parse_sshare_usage,
     priority_plugin,
+    read_keys,
     scheduler_config,
     scheduler_parameters,
-    slurm_time,
+    scheduler_parameters_read,
 )
 from djsb.slurmsite.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
@@ -99,10 +99,7 @@ SHORT_RUN, SHORT_SHARE = 60.0, 0.1
 """A dump whose jobs ran under a minute for more than a tenth of them gets a note: the second Slurm
 spends between an end and the next start, which sacct does not keep, is then more than 1/60 of a
 run (docs/history.md, on the mini-cluster records of 5-s jobs)."""
-WHAT_IF_SETTINGS = ("SchedulerType", "SchedulerParameters", "KillWait", "OverTimeLimit", "PriorityType",
-                    "PriorityWeightAge", "PriorityWeightFairShare", "PriorityWeightJobSize",
-                    "PriorityWeightPartition", "PriorityWeightQOS", "PriorityMaxAge", "PriorityDecayHalfLife",
-                    "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags")
+WHAT_IF_SETTINGS = read_keys()
 """The slurm.conf settings the model reads, which a what-if may change."""
 
 PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
@@ -110,7 +107,6 @@ PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe",
 NODE_KEYS_MODELLED = {"NodeName", "CPUs", "CPUTot", "RealMemory", "Boards", "Sockets", "CoresPerSocket",
                       "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State"}
 NODE_STATES_IN_SERVICE = {"UNKNOWN", "IDLE", "CLOUD"}
-SCHEDULER_PARAMETERS_MODELLED = {*SECONDS, *COUNTS, *FLAGS, "bf_window"}
 
 
 @dataclass(frozen=True)
@@ -258,7 +254,7 @@ def unmodelled(conf: SlurmConf) -> list[str]:
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
-              for key, value in params.items() if key not in SCHEDULER_PARAMETERS_MODELLED]
+              for key, value in params.items() if key not in scheduler_parameters_read()]
     if conf.config.get("GresTypes"):
         notes.append(f"GresTypes={conf.config['GresTypes']} has no model: jobs are placed by CPUs and memory")
     for node in conf.nodes:
@@ -404,7 +400,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     associations = parse_associations(_site_text(files.associations, "--associations"),
                                       str(files.associations), "--associations") \
         if files.associations else None
-    half_life = slurm_time(conf.config.get("PriorityDecayHalfLife", "7-00:00:00"))
+    half_life = from_slurm(MultifactorOptions, conf.config)["decay_half_life"]
     usage = _given_usage(files.usage) if files.usage is not None \
         else usage_before([*split.ended, *split.running], workload.recorded, begin, half_life)
     make_priority, priority_notes = priority_plugin(conf.config, associations, usage,

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.registry import Registry, UnknownName
-from djsb.setting import Setting, declared, setting, table
+from djsb.setting import Setting, SlurmKey, SlurmName, declared, setting, slurm_key, table
+from djsb.setting import scheduler_parameter as _parameter
 from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
@@ -50,6 +52,13 @@ def _choice(node: Located, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise node.error(f"expected one of {', '.join(choices)}, got {node.value!r}")
     return value
+
+
+KILL_WAIT = SlurmName((SlurmKey("KillWait", slurm_text.kill_wait_seconds, "30 sec"),
+                       SlurmKey("OverTimeLimit", slurm_text.over_time_seconds, "0 min")),
+                      combine=lambda wait, over: wait + over, label="KillWait (+ OverTimeLimit)")
+"""How long after its limit a job may hold its nodes: KillWait plus OverTimeLimit, as cons_common's
+``_guess_job_end`` adds them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,28 +103,39 @@ class SchedulerConfig:
     """
 
     backfill: str = setting(
-        "easy", lambda node: _registered(node, BACKFILL_POLICIES), "name", "SchedulerType",
+        "easy", lambda node: _registered(node, BACKFILL_POLICIES), "name",
+        slurm_key("SchedulerType", slurm_text.scheduler_type, "sched/backfill"),
         "the backfill policy: none (sched/builtin), easy (one reservation per partition) or conservative "
         "(every job tested reserves; sched/backfill plans this way)")
-    sched_interval: float = setting(
-        60.0, _seconds, "s", "sched_interval", "the periodic main pass (0: at every event instead)")
-    bf_interval: float = setting(30.0, _seconds, "s", "bf_interval",
+    sched_interval: float = setting(60.0, _seconds, "s", _parameter("sched_interval", slurm_text.seconds),
+                                    "the periodic main pass (0: at every event instead)")
+    bf_interval: float = setting(30.0, _seconds, "s", _parameter("bf_interval", slurm_text.seconds),
                                  "the periodic backfill pass (0: at every event)")
     bf_window: float = setting(
         86400.0, lambda node: as_duration(node, unit="s", unlimited=True), "s",
-        "bf_window (minutes there)", "how far ahead a reservation may lie; UNLIMITED for none (textbook)")
-    bf_resolution: float = setting(60.0, _seconds, "s", "bf_resolution", "the backfill plan's time slot")
-    bf_max_job_test: float = setting(500, _depth, "jobs", "bf_max_job_test",
+        _parameter("bf_window", slurm_text.slurm_time, label="bf_window (minutes there)"),
+        "how far ahead a reservation may lie; UNLIMITED for none (textbook)")
+    bf_resolution: float = setting(60.0, _seconds, "s", _parameter("bf_resolution", slurm_text.seconds),
+                                   "the backfill plan's time slot")
+    bf_max_job_test: float = setting(500, _depth, "jobs", _parameter("bf_max_job_test", slurm_text.count),
                                      "jobs a backfill pass tests at most (unlimited: every job)")
-    bf_max_job_user: float = setting(math.inf, _depth, "jobs", "bf_max_job_user",
+    bf_max_job_user: float = setting(math.inf, _depth, "jobs",
+                                     _parameter("bf_max_job_user", slurm_text.count_or_unlimited),
                                      "jobs of one user a backfill pass tests at most (unlimited: no limit)")
-    bf_continue: bool = setting(False, as_bool, "", "bf_continue",
+    bf_max_job_part: float = setting(math.inf, _depth, "jobs",
+                                     _parameter("bf_max_job_part", slurm_text.count_or_unlimited),
+                                     "jobs of one partition a backfill pass tests at most "
+                                     "(unlimited: no limit)")
+    bf_continue: bool = setting(False, as_bool, "",
+                                _parameter("bf_continue", slurm_text.flag, flag=True),
                                 "accepted for Table 3.3 of paper 004; no effect (a pass takes no time)")
-    default_queue_depth: float = setting(100, _depth, "jobs", "default_queue_depth",
+    default_queue_depth: float = setting(100, _depth, "jobs",
+                                         _parameter("default_queue_depth", slurm_text.count),
                                          "jobs an event-driven main pass tests at most (unlimited: all)")
-    defer: bool = setting(False, as_bool, "", "defer",
+    defer: bool = setting(False, as_bool, "", _parameter("defer", slurm_text.flag, flag=True),
                           "a job's end queues its main pass instead of running it")
-    batch_sched_delay: float = setting(3.0, _seconds, "s", "batch_sched_delay",
+    batch_sched_delay: float = setting(3.0, _seconds, "s",
+                                       _parameter("batch_sched_delay", slurm_text.seconds),
                                        "the least time between two queued main passes")
     extend_limit: bool = setting(False, as_bool, "", "", "jobs run past their time limit, not killed at it",
                                  where="workload.at_time_limit: run")
@@ -127,13 +147,14 @@ class SchedulerConfig:
     start_latency: float = setting(0.0, _seconds, "s", "",
                                    "each start delayed by a seeded draw in [0, this] (launch time)")
     bf_will_run: bool = setting(False, as_bool, "", "", "the same as bf_planner: will_run")
-    node_select: str = setting("first_fit", lambda node: _choice(node, NODE_SELECTS), "name", "SelectType",
+    node_select: str = setting("first_fit", lambda node: _choice(node, NODE_SELECTS), "name",
+                               slurm_key("SelectType", slurm_text.select_type),
                                "how a job's nodes are chosen: first_fit, or as select/cons_tres does")
     bf_phase: float | None = setting(None, _seconds, "s", "",
                                      "backfill passes at bf_phase + k bf_interval (Slurm's clock)")
     bf_planner: str = setting("profile", lambda node: _registered(node, BACKFILL_PLANNERS), "name", "",
                               "the backfill planner: profile (the model's own) or will_run (Slurm's)")
-    kill_wait: float = setting(30.0, _seconds, "s", "KillWait (+ OverTimeLimit)",
+    kill_wait: float = setting(30.0, _seconds, "s", KILL_WAIT,
                                "how long after its limit the will-run planner expects a job gone")
 
     @property

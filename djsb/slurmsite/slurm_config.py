@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,23 +27,42 @@ from djsb.model.cluster import QosSpec
 from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
-from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
-from djsb.setting import declared
+from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPriority, MultifactorWeights
+from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
+from djsb.slurm_text import slurm_time
 from djsb.slurmsite.recompute_watch import calc_phase
-from djsb.yamlnodes import parse_duration
 
 T = TypeVar("T", int, float)
 
 CONFIG_LINE = re.compile(r"^(\w[\w/()]*)\s*=\s*(.*?)\s*$")
-SCHEDULER_TYPES = {"sched/backfill": "conservative", "sched/builtin": "none"}
 SLURM_LIKE: dict[str, Any] = {"bf_will_run": True, "node_select": "cons_tres"}
 """Model options on by default when the model stands for a Slurm (a calibration, a site's history):
 the backfill plan and node choice as Slurm makes them."""
-SECONDS = ("sched_interval", "bf_interval", "bf_resolution", "batch_sched_delay")
-COUNTS = ("bf_max_job_test", "default_queue_depth", "bf_max_job_user")
-FLAGS = ("bf_continue", "defer")
-PRIORITY_WEIGHTS = {name: item.slurm for name, item in declared(MultifactorWeights).items()}
-"""Each multifactor weight's slurm.conf name, as its declaration gives it."""
+MODELLED: tuple[type, ...] = (SchedulerConfig, MultifactorWeights, MultifactorOptions)
+"""The records whose settings a Slurm configuration gives (:func:`from_slurm`)."""
+PRIORITY_TYPE = "PriorityType"
+"""The key that chooses the priority plugin (priority/basic: FIFO; priority/multifactor)."""
+UNMODELLED_WEIGHTS = ("PriorityWeightAssoc", "PriorityWeightTRES")
+"""Priority weights read only to note that the model has none of them."""
+NOTED_ONLY = ("PreemptType", "GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
+"""Keys a replay reads only to note what the model does not reproduce; every other key it reads is
+named by a declaration (:func:`read_keys`)."""
+
+
+def read_keys() -> tuple[str, ...]:
+    """The keys of Slurm's configuration the model reads, as the declarations of :data:`MODELLED`
+    name them (with SchedulerParameters for its options) and :data:`PRIORITY_TYPE`, in declaration
+    order: the keys a what-if may change."""
+    keys = [key.within or key.name
+            for cls in MODELLED for slurm in slurm_names(cls).values() for key in slurm.keys]
+    keys.insert(keys.index(slurm_names(MultifactorWeights)["age"].keys[0].name), PRIORITY_TYPE)
+    return tuple(dict.fromkeys(keys))
+
+
+def scheduler_parameters_read() -> set[str]:
+    """The SchedulerParameters options the model reads, as the declarations name them."""
+    return {key.name for cls in MODELLED for slurm in slurm_names(cls).values() for key in slurm.keys
+            if key.within == SCHEDULER_PARAMETERS}
 TOTAL_CYCLES = re.compile(r"^\s*Total cycles:\s*(\d+)\s*$", re.MULTILINE)
 BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
@@ -80,39 +99,33 @@ def scheduler_parameters(value: str) -> dict[str, str]:
     return dict((*item.split("=", 1), "")[:2] for item in items)  # type: ignore[misc]
 
 
-def scheduler_config(config: dict[str, str]) -> SchedulerConfig:
-    """The model's scheduler options from ``scontrol show config``."""
-    kind = config.get("SchedulerType", "sched/backfill")
-    if kind not in SCHEDULER_TYPES:
-        raise SlurmConfigError(f"SchedulerType {kind} has no model (use sched/backfill or sched/builtin)")
-    params = scheduler_parameters(config.get("SchedulerParameters", ""))
-    options: dict[str, object] = {"backfill": SCHEDULER_TYPES[kind]}
-    options.update({name: parse_duration(params[name], "s") for name in SECONDS if params.get(name)})
-    options.update({name: int(params[name]) for name in COUNTS if params.get(name)})
-    if options.get("bf_max_job_user") == 0:
-        options["bf_max_job_user"] = math.inf  # slurm.conf(5): 0, its default, is no limit
-    options.update({name: True for name in FLAGS if name in params})
-    if params.get("bf_window"):
-        options["bf_window"] = slurm_time(params["bf_window"])  # minutes in slurm.conf
-    options["kill_wait"] = kill_wait(config)
-    return dataclasses.replace(SchedulerConfig(), **options)  # type: ignore[arg-type]
+def from_slurm(cls: type, config: Mapping[str, str]) -> dict[str, Any]:
+    """The settings of ``cls`` that ``config`` (``scontrol show config`` or a slurm.conf) gives, by
+    field: every field declared with a :class:`~djsb.setting.SlurmName`, read as the declaration says
+    (a key left out takes Slurm's default, or leaves the model's when Slurm's is not declared). So a
+    setting the model adds is read from a site's files by its declaration alone."""
+    params = scheduler_parameters(config.get(SCHEDULER_PARAMETERS, ""))
+    found: dict[str, Any] = {}
+    for name, slurm in slurm_names(cls).items():
+        parsed = []
+        for key in slurm.keys:
+            text = (params if key.within == SCHEDULER_PARAMETERS else config).get(key.name)
+            if text is None or (key.within and not text and not key.flag):
+                text = key.default
+            if text is None:
+                break
+            try:
+                parsed.append(key.parse(text))
+            except ValueError as exc:
+                raise SlurmConfigError(f"{key.name} = {excerpt(text)}: {exc}") from None
+        else:
+            found[name] = slurm.combine(*parsed) if slurm.combine is not None else parsed[0]
+    return found
 
 
-def kill_wait(config: dict[str, str]) -> float:
-    """Seconds a job past its limit is expected to hold its nodes: KillWait ("5 sec") plus
-    OverTimeLimit ("0 min"; slurm.conf(5)), as cons_common's ``_guess_job_end`` adds them."""
-    text = (config.get("KillWait", "30 sec").split() or [""])[0]
-    try:
-        wait = float(text)
-    except ValueError:
-        wait = math.nan
-    if not 0 <= wait < math.inf:
-        raise SlurmConfigError(f"KillWait = {excerpt(text)}: not a number of seconds >= 0")
-    over = (config.get("OverTimeLimit", "0 min").split() or [""])[0]
-    if not over.isdigit():
-        raise SlurmConfigError(f"OverTimeLimit {over} has no model (Slurm itself only guesses when such "
-                               "a job ends)")
-    return wait + 60.0 * int(over)
+def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig:
+    """The model's scheduler options from ``scontrol show config`` (or a slurm.conf)."""
+    return dataclasses.replace(SchedulerConfig(), **from_slurm(SchedulerConfig, config))
 
 
 def last_backfill_cycle(sdiag: str) -> float | None:
@@ -209,10 +222,10 @@ def site_number(text: str, kind: Callable[[str], T], source: str, line: int, key
     return value
 
 
-def fair_share_used(config: dict[str, str]) -> bool:
+def fair_share_used(config: Mapping[str, str]) -> bool:
     """Whether Slurm's priority has a fair-share term (then associations and usage are read)."""
-    return (config.get("PriorityType") == "priority/multifactor"
-            and config.get("PriorityWeightFairShare", "0") not in ("0", "", "(null)"))
+    return (config.get(PRIORITY_TYPE) == "priority/multifactor"
+            and from_slurm(MultifactorWeights, config)["fairshare"] > 0)
 
 
 def priority_plugin(config: dict[str, str], associations: Associations | None = None,
@@ -233,17 +246,13 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     Without them, at the phase of ``BOOT_TIME`` (in Unix seconds when asked with SLURM_TIME_FORMAT=%s), which
     only bounds the thread's start: the plugin loads after the boot, a second or more later on a
     loaded host; without either at phase 0. Both fallbacks come with a note."""
-    kind = config.get("PriorityType", "priority/basic")
+    kind = config.get(PRIORITY_TYPE, "priority/basic")
     if kind == "priority/basic":
         return FifoPriority, []
     if kind != "priority/multifactor":
         return FifoPriority, [f"PriorityType {kind} has no model: the model orders the queue FIFO"]
-    weights = MultifactorWeights(**{field: _weight(config, key) for field, key in PRIORITY_WEIGHTS.items()})
-    options: dict[str, Any] = {"max_age": slurm_time(config.get("PriorityMaxAge", "7-00:00:00")),
-               "decay_half_life": slurm_time(config.get("PriorityDecayHalfLife", "7-00:00:00")),
-               "calc_period": slurm_time(config.get("PriorityCalcPeriod", "00:05:00")),
-               "favor_small": config.get("PriorityFavorSmall", "No").lower() == "yes", "job_size": "slurm",
-               "fairshare": "classic" if "NO_FAIR_TREE" in config.get("PriorityFlags", "") else "fair_tree"}
+    weights = MultifactorWeights(**from_slurm(MultifactorWeights, config))
+    options: dict[str, Any] = {**from_slurm(MultifactorOptions, config), "job_size": "slurm"}
     if associations is not None:
         options.update(accounts=associations.accounts, user_shares=associations.user_shares)
     boot = config.get("BOOT_TIME", "")
@@ -264,7 +273,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     notes += list(associations.notes) if associations is not None else [] if not weights.fairshare else [
         "fair share: the associations' shares are not read (sacctmgr): every user has an equal share"]
     options["usage"] = dict(usage or {})
-    notes += [f"{key} = {config[key]} has no model" for key in ("PriorityWeightAssoc", "PriorityWeightTRES")
+    notes += [f"{key} = {config[key]} has no model" for key in UNMODELLED_WEIGHTS
               if config.get(key, "0") not in ("0", "(null)", "")]
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
     flags -= {"", "(null)", "NO_FAIR_TREE"}
@@ -273,17 +282,6 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
         notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
                      "Slurm's decay thread does")
     return lambda: MultifactorPriority(weights, **options), notes
-
-
-def _weight(config: dict[str, str], key: str) -> float:
-    value = config.get(key, "0")
-    try:
-        weight = float(value)
-    except ValueError:
-        weight = math.nan
-    if not 0 <= weight < math.inf:  # slurm.conf(5): an unsigned integer
-        raise SlurmConfigError(f"{key} = {excerpt(value)}: not a number >= 0")
-    return weight
 
 
 def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str,
@@ -341,8 +339,3 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
         found.append(QosSpec(name, site_number(priority or "0", int, source, number, key),
                              site_number(per_user, int, source, number, key) if per_user else None))
     return tuple(sorted(found, key=lambda q: q.name != "normal"))
-
-
-def slurm_time(text: str) -> float:
-    """Seconds in a time Slurm prints (sbatch(1) --time formats, a bare number in minutes)."""
-    return parse_duration(text, "min")

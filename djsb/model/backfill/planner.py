@@ -45,6 +45,8 @@ class PlannerOptions(Protocol):
     @property
     def bf_max_job_user(self) -> float: ...
     @property
+    def bf_max_job_part(self) -> float: ...
+    @property
     def bf_node_reservations(self) -> bool: ...
     @property
     def bf_round_reservations(self) -> bool: ...
@@ -108,10 +110,11 @@ class BackfillPlanner(ABC):
 
     def candidates(self, view: BackfillView, startable: Startable | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count), and at
-        most ``bf_max_job_user`` of one user: a user's jobs past that count toward
-        ``bf_max_job_test`` but are not tested (backfill.c ``_job_exceeds_max_bf_param``, checked
-        after the pass's depth is counted).
+        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count), at most
+        ``bf_max_job_part`` of one partition and ``bf_max_job_user`` of one user: a job past either
+        count toward ``bf_max_job_test`` but is not tested, and counts toward neither (backfill.c
+        ``_job_exceeds_max_bf_param``, checked after the pass's depth is counted: the partition's
+        count first, then the user's, both incremented only for a job tested).
 
         Without an invariant checker the walk stops where no job left in the queue could start:
         by default where none could fit its partition's free capacity, or as the planner's
@@ -123,9 +126,11 @@ class BackfillPlanner(ABC):
         left = None if view.checker is not None else startable or FreeCapacity(view.queue.needs.copy(),
                                                                               view.state.partitions)
         tested = 0
-        per_user: dict[str, int] | None = {} if math.isfinite(self.config.bf_max_job_user) else None
+        config = self.config
+        per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None
+        per_part: dict[int, int] | None = {} if math.isfinite(config.bf_max_job_part) else None
         for job in view.queue.jobs:
-            if tested >= self.config.bf_max_job_test:
+            if tested >= config.bf_max_job_test:
                 return
             if left is not None:
                 if not left.any():
@@ -133,11 +138,16 @@ class BackfillPlanner(ABC):
                 left.remove(job)
             if view.limits.allows(job):
                 tested += 1
+                part = job.part.index
+                if per_part is not None and per_part.get(part, 0) >= config.bf_max_job_part:
+                    continue
                 if per_user is not None:
                     user = job.trace.user
-                    if per_user.get(user, 0) >= self.config.bf_max_job_user:
+                    if per_user.get(user, 0) >= config.bf_max_job_user:
                         continue
                     per_user[user] = per_user.get(user, 0) + 1
+                if per_part is not None:
+                    per_part[part] = per_part.get(part, 0) + 1
                 yield job
 
 

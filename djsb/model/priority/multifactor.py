@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.job import SimJob
 from djsb.model.priority.accounts import AccountSpec, AccountTree
@@ -31,7 +32,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
-from djsb.setting import read_record, record_of, setting, values
+from djsb.setting import SlurmName, read_record, record_of, setting, slurm_key, values
 from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
 
 DAY = 86400.0
@@ -48,18 +49,25 @@ WEIGHTS = "policy.priority.weights"
 """Where a config writes the multifactor plugin's keys and its weights."""
 
 
+def _weight(key: str) -> SlurmName:
+    """A PriorityWeight* key: an unsigned integer, 0 when left out (slurm.conf(5))."""
+    return slurm_key(key, slurm_text.weight, "0")
+
+
 @dataclass(frozen=True, slots=True)
 class MultifactorWeights:
     """PriorityWeight* of slurm.conf."""
 
-    age: float = setting(0.0, as_number, "", "PriorityWeightAge", "weight of the age factor", where=WEIGHTS)
-    fairshare: float = setting(0.0, as_number, "", "PriorityWeightFairShare",
+    age: float = setting(0.0, as_number, "", _weight("PriorityWeightAge"), "weight of the age factor",
+                         where=WEIGHTS)
+    fairshare: float = setting(0.0, as_number, "", _weight("PriorityWeightFairShare"),
                                "weight of the fair share factor", where=WEIGHTS)
-    job_size: float = setting(0.0, as_number, "", "PriorityWeightJobSize", "weight of the job size factor",
-                              where=WEIGHTS)
-    partition: float = setting(0.0, as_number, "", "PriorityWeightPartition",
+    job_size: float = setting(0.0, as_number, "", _weight("PriorityWeightJobSize"),
+                              "weight of the job size factor", where=WEIGHTS)
+    partition: float = setting(0.0, as_number, "", _weight("PriorityWeightPartition"),
                                "weight of the partition factor", where=WEIGHTS)
-    qos: float = setting(0.0, as_number, "", "PriorityWeightQOS", "weight of the QoS factor", where=WEIGHTS)
+    qos: float = setting(0.0, as_number, "", _weight("PriorityWeightQOS"), "weight of the QoS factor",
+                         where=WEIGHTS)
 
 
 def fairshare_algorithm(node: Located) -> str:
@@ -89,19 +97,21 @@ class MultifactorOptions:
     weights: MultifactorWeights = setting(MultifactorWeights(), lambda n: read_record(n, MultifactorWeights),
                                           "", "PriorityWeight*",
                                           "the factors' weights (the weights not given: 0)", where=PRIORITY)
-    max_age: float = setting(7 * DAY, lambda n: as_duration(n, unit="s", minimum=1), "s", "PriorityMaxAge",
+    max_age: float = setting(7 * DAY, lambda n: as_duration(n, unit="s", minimum=1), "s",
+                             slurm_key("PriorityMaxAge", slurm_text.slurm_time, "7-00:00:00"),
                              "the wait at which the age factor reaches 1 (>= 1 s)", where=PRIORITY)
-    favor_small: bool = setting(False, as_bool, "", "PriorityFavorSmall",
+    favor_small: bool = setting(False, as_bool, "", slurm_key("PriorityFavorSmall", slurm_text.yes_no, "No"),
                                 "the smaller the job, the larger its job size factor", where=PRIORITY)
-    fairshare: str = setting("fair_tree", fairshare_algorithm, "", "PriorityFlags",
+    fairshare: str = setting("fair_tree", fairshare_algorithm, "",
+                             slurm_key("PriorityFlags", slurm_text.fair_share_algorithm, ""),
                              "fair_tree (Slurm's default since 19.05) or classic "
                              "(PriorityFlags=NO_FAIR_TREE)",
                              where=PRIORITY)
     decay_half_life: float = setting(7 * DAY, lambda n: as_duration(n, unit="s"), "s",
-                                     "PriorityDecayHalfLife",
+                                     slurm_key("PriorityDecayHalfLife", slurm_text.slurm_time, "7-00:00:00"),
                                      "past usage halves every half-life (0: no decay)", where=PRIORITY)
     calc_period: float = setting(300.0, lambda n: as_duration(n, unit="s", minimum=1), "s",
-                                 "PriorityCalcPeriod",
+                                 slurm_key("PriorityCalcPeriod", slurm_text.slurm_time, "00:05:00"),
                                  "how often fair share and pending jobs' priorities are recomputed (>= 1 s)",
                                  where=PRIORITY)
     accounts: Mapping[str, AccountSpec] | None = setting(None, accounts, "", "sacctmgr account",

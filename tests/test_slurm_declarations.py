@@ -1,0 +1,141 @@
+"""A site's slurm.conf is read through the declarations of the model's settings (djsb/setting.py
+SlurmName): every declared Slurm key is read from a real slurm.conf file, no key is read that no
+declaration names, and a scheduler option added as one declaration plus its use in the planner
+(bf_max_job_part, backfill.c ``_job_exceeds_max_bf_param``) is read from slurm.conf by ``djsb history``,
+from YAML by ``djsb simulate``, and documented."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import FIVE_JOBS, model_starts
+
+from djsb import slurm_text
+from djsb.history.replay import unmodelled
+from djsb.model import ClusterSpec, SchedulerConfig
+from djsb.model.scheduler import reference
+from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
+from djsb.simulate import load_experiment
+from djsb.slurmsite.slurm_conf import RECORD_KEYS, SlurmConf, read_slurm_conf
+from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
+from djsb.slurmsite.slurm_config import MODELLED, NOTED_ONLY, from_slurm, read_keys, scheduler_config
+from djsb.workloads.job import TraceJob
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
+    slurm_text.slurm_time: ("2-00:00:00", 2 * 86400.0),
+    slurm_text.seconds: ("17", 17.0),
+    slurm_text.count: ("7", 7),
+    slurm_text.count_or_unlimited: ("7", 7),
+    slurm_text.flag: ("", True),
+    slurm_text.yes_no: ("YES", True),
+    slurm_text.weight: ("1234", 1234.0),
+    slurm_text.scheduler_type: ("sched/builtin", "none"),
+    slurm_text.select_type: ("select/cons_res", "cons_tres"),
+    slurm_text.kill_wait_seconds: ("7", 7.0),
+    slurm_text.over_time_seconds: ("2", 120.0),
+    slurm_text.fair_share_algorithm: ("NO_FAIR_TREE", "classic"),
+}
+"""A text Slurm writes for each parser of slurm_text, and the value the model takes from it (worked
+by hand: slurm.conf(5) times are minutes when bare, 2-00:00:00 is two days; OverTimeLimit is minutes)."""
+
+DECLARED = [(cls, field, index) for cls in MODELLED for field, name in slurm_names(cls).items()
+            for index in range(len(name.keys))]
+
+
+@pytest.mark.parametrize(("cls", "field", "index"), DECLARED,
+                         ids=[f"{cls.__name__}.{field}.{index}" for cls, field, index in DECLARED])
+def test_every_declared_slurm_key_is_read_from_a_sites_slurm_conf(tmp_path: Path, cls: type, field: str,
+                                                                  index: int) -> None:
+    # the key written in lower case, as a site may: slurm.conf keys are case-insensitive
+    key = slurm_names(cls)[field].keys[index]
+    text, value = SAMPLES[key.parse]
+    item = key.name if key.flag else f"{key.name}={text}"
+    line = f"{SCHEDULER_PARAMETERS.lower()}={item}" if key.within else f"{key.name.lower()}={text}"
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"ClusterName=site\n{line}\n")
+    read = from_slurm(cls, read_slurm_conf(conf).config)
+    others = slurm_names(cls)[field].keys
+    if len(others) > 1:  # KillWait + OverTimeLimit: the other key at Slurm's default (30 s, 0 min)
+        defaults = [SAMPLES[k.parse][1] if k is key else k.parse(k.default or "") for k in others]
+        value = sum(defaults)
+    assert read[field] == value
+
+
+def test_no_key_is_read_that_no_declaration_names() -> None:
+    # every string in the site readers and the history replay that is a slurm.conf key (Slurm 22.05's
+    # list) is a declared key, a record keyword, or a key read only to note it has no model
+    allowed = {key.lower() for key in (*read_keys(), *RECORD_KEYS, *NOTED_ONLY)}
+    options = {key.name for cls in MODELLED for name in slurm_names(cls).values() for key in name.keys
+               if key.within}
+    found = {}
+    for package in ("slurmsite", "history", "calibrate"):
+        for path in sorted((ROOT / "djsb" / package).glob("*.py")):
+            if path.name in ("slurm_conf_keys.py", "slurm_conf.py"):  # the list itself and the grammar
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    word = node.value
+                    if (word.lower() in SLURM_CONF_KEYS and word.lower() not in allowed) or \
+                            (word.startswith("bf_") and word in options):
+                        found[word] = path.name
+    assert found == {}
+
+
+def test_a_key_no_declaration_reads_is_noted(tmp_path: Path) -> None:
+    # the option below is no declaration's: it must be named among what the model does not reproduce
+    conf = read_slurm_conf_text(tmp_path, "SchedulerParameters=bf_interval=30,bf_max_job_assoc=4\n")
+    assert "SchedulerParameters bf_max_job_assoc=4 has no model" in unmodelled(conf)
+    assert not [note for note in unmodelled(conf) if "bf_interval" in note]
+
+
+def read_slurm_conf_text(folder: Path, text: str) -> SlurmConf:
+    path = folder / "slurm.conf"
+    path.write_text(text)
+    return read_slurm_conf(path)
+
+
+def user_job(job_id: int, submit: float, cpus: int, run: float, user: str) -> TraceJob:
+    return TraceJob(job_id, submit, run, cpus, requested_time=run, user=user)
+
+
+def test_bf_max_job_part_tests_at_most_so_many_jobs_of_one_partition_per_pass() -> None:
+    # 1 node x 4 cores, one partition. J1 (2 cores) runs 0-100; J2 (4 cores) waits for it, reserved at
+    # 100, and blocks the main pass. J3-J5 (1 core, 5 s, submitted at 3, 4, 5) fit beside J1. Backfill
+    # every 10 s: without a limit the pass at 10 tests J2, J3, J4 and starts J3 and J4 (2 free cores),
+    # J5 at 20. With bf_max_job_part 2 each pass tests J2 (it counts, though it cannot start) and one
+    # more: J3 at 10, J4 at 20, J5 at 30. Users differ, so bf_max_job_user plays no part.
+    jobs = [user_job(1, 0, 2, 100, "a"), user_job(2, 1, 4, 10, "b"),
+            *(user_job(i, i, 1, 5, f"u{i}") for i in (3, 4, 5))]
+    cluster = ClusterSpec.homogeneous(1, 4)
+    config = SchedulerConfig(sched_interval=0, bf_interval=10, bf_resolution=0)
+    assert model_starts(jobs, cluster, config) == {1: 0, 2: 100, 3: 10, 4: 10, 5: 20}
+    limited = dataclasses.replace(config, bf_max_job_part=2)
+    assert model_starts(jobs, cluster, limited) == {1: 0, 2: 100, 3: 10, 4: 20, 5: 30}
+
+
+def test_bf_max_job_part_from_slurm_conf_from_yaml_and_in_the_reference(tmp_path: Path) -> None:
+    conf = read_slurm_conf_text(tmp_path, "SchedulerParameters=bf_max_job_part=2\n")
+    assert scheduler_config(conf.config).bf_max_job_part == 2
+    assert scheduler_config({"SchedulerParameters": "bf_max_job_part=0"}).bf_max_job_part == math.inf
+    assert not [note for note in unmodelled(conf) if "bf_max_job_part" in note]
+    path = tmp_path / "sim.yaml"
+    path.write_text(FIVE_JOBS + "cluster:\n  nodes: [{count: 2, cores: 2}]\npolicy:\n  scheduler:\n"
+                    "    bf_max_job_part: 3\n")
+    assert load_experiment(path).scheduler.bf_max_job_part == 3
+    assert "| `bf_max_job_part` | unlimited | jobs | bf_max_job_part |" in reference()
+
+
+def test_the_option_is_one_declaration_and_its_use() -> None:
+    # no list elsewhere in the product names it: the declaration (djsb/model/scheduler.py) and the
+    # planner that uses it are the only files of djsb/ that do
+    named = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "djsb").rglob("*.py")
+                   if "bf_max_job_part" in path.read_text())
+    assert named == ["djsb/model/backfill/planner.py", "djsb/model/scheduler.py"]
