@@ -53,13 +53,7 @@ def yes_no(text: str) -> bool:
 
 def weight(text: str) -> float:
     """A priority weight: an unsigned integer in slurm.conf(5)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value < math.inf:
-        raise ValueError("not a number >= 0")
-    return value
+    return _non_negative(text, "not a number >= 0")
 
 
 def scheduler_type(text: str) -> str:
@@ -78,13 +72,17 @@ def select_type(text: str) -> str:
 
 def kill_wait_seconds(text: str) -> float:
     """KillWait as ``scontrol show config`` prints it ("30 sec") or slurm.conf gives it ("30")."""
-    first = (text.split() or [""])[0]
+    return _non_negative((text.split() or [""])[0], "not a number of seconds >= 0")
+
+
+def _non_negative(text: str, problem: str) -> float:
+    """``text`` as a finite number >= 0; ValueError saying ``problem`` otherwise."""
     try:
-        value = float(first)
+        value = float(text)
     except ValueError:
         value = math.nan
     if not 0 <= value < math.inf:
-        raise ValueError("not a number of seconds >= 0")
+        raise ValueError(problem)
     return value
 
 

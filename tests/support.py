@@ -123,6 +123,11 @@ def exact_job(job_id: int, submit: float, cpus: int, run: float) -> TraceJob:
     return TraceJob(job_id, submit, run, cpus, requested_time=run)
 
 
+def user_job(job_id: int, submit: float, cpus: int, run: float, user: str) -> TraceJob:
+    """A job of ``user`` asking ``cpus`` CPUs for exactly the ``run`` seconds it runs."""
+    return TraceJob(job_id, submit, run, cpus, requested_time=run, user=user)
+
+
 def model_starts(jobs: list[TraceJob], cluster: ClusterSpec, config: SchedulerConfig,
                  checker: InvariantChecker | None = None) -> dict[int, float]:
     """Each job's start on the model, by job id."""

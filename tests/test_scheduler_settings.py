@@ -8,13 +8,12 @@ import math
 from pathlib import Path
 
 import pytest
-from support import FIVE_JOBS, assert_experiment_error, model_starts
+from support import FIVE_JOBS, assert_experiment_error, model_starts, user_job
 
 from djsb.model import ClusterSpec
 from djsb.model.scheduler import SETTINGS, SchedulerConfig, reference
 from djsb.simulate import load_experiment
 from djsb.slurmsite.slurm_config import scheduler_config
-from djsb.workloads.job import TraceJob
 
 ROOT = Path(__file__).resolve().parents[1]
 SIMULATE = FIVE_JOBS + """\
@@ -78,21 +77,23 @@ def test_defaults_are_slurms() -> None:
         (500, 100, 3.0, 30.0)
 
 
-def user_job(job_id: int, submit: float, cpus: int, run: float, user: str) -> TraceJob:
-    return TraceJob(job_id, submit, run, cpus, requested_time=run, user=user)
-
-
-def test_bf_max_job_user_tests_at_most_so_many_jobs_of_one_user_per_pass() -> None:
-    # 1 node x 4 cores. B's J1 (2 cores) runs 0-100 and B's J2 (4 cores) waits for it, reserved at 100,
-    # blocking the main pass. A's J3-J5 (1 core, 5 s) fit beside J1 before 100. Backfill every 10 s:
-    # without a limit the pass at 10 starts J3 and J4 (2 free cores), J5 at 20; with bf_max_job_user 1
-    # each pass tests one of A's jobs: J3 at 10, J4 at 20, J5 at 30. J2 starts at 100 either way.
-    jobs = [user_job(1, 0, 2, 100, "B"), user_job(2, 1, 4, 10, "B"),
-            *(user_job(i, i, 1, 5, "A") for i in (3, 4, 5))]
+@pytest.mark.parametrize(("limit", "users"), [(SchedulerConfig(bf_max_job_user=1), "BBAAA"),
+                                               (SchedulerConfig(bf_max_job_part=2), "abcde")])
+def test_a_backfill_pass_tests_at_most_so_many_jobs_of_one_user_or_partition(limit: SchedulerConfig,
+                                                                             users: str) -> None:
+    # 1 node x 4 cores, one partition. J1 (2 cores) runs 0-100 and J2 (4 cores) waits for it, reserved
+    # at 100, blocking the main pass. J3-J5 (1 core, 5 s) fit beside J1 before 100. Backfill every 10 s:
+    # without a limit the pass at 10 starts J3 and J4 (2 free cores), J5 at 20. With bf_max_job_user 1
+    # (J3-J5 are user A's) each pass tests one of A's jobs; with bf_max_job_part 2 (every job another
+    # user's) each pass tests J2, which counts though it cannot start, and one more (backfill.c
+    # _job_exceeds_max_bf_param). Either way J3 at 10, J4 at 20, J5 at 30; J2 starts at 100.
+    jobs = [user_job(i, max(0, i - 1) if i < 3 else i, cpus, run, users[i - 1])
+            for i, cpus, run in ((1, 2, 100), (2, 4, 10), (3, 1, 5), (4, 1, 5), (5, 1, 5))]
     cluster = ClusterSpec.homogeneous(1, 4)
     config = SchedulerConfig(sched_interval=0, bf_interval=10, bf_resolution=0)
     assert model_starts(jobs, cluster, config) == {1: 0, 2: 100, 3: 10, 4: 10, 5: 20}
-    limited = dataclasses.replace(config, bf_max_job_user=1)
+    limited = dataclasses.replace(config, bf_max_job_user=limit.bf_max_job_user,
+                                  bf_max_job_part=limit.bf_max_job_part)
     assert model_starts(jobs, cluster, limited) == {1: 0, 2: 100, 3: 10, 4: 20, 5: 30}
 
 

@@ -1,31 +1,29 @@
 """A site's slurm.conf is read through the declarations of the model's settings (djsb/setting.py
 SlurmName): every declared Slurm key is read from a real slurm.conf file, no key is read that no
 declaration names, and a scheduler option added as one declaration plus its use in the planner
-(bf_max_job_part, backfill.c ``_job_exceeds_max_bf_param``) is read from slurm.conf by ``djsb history``,
+(bf_max_job_part, backfill.c ``_job_exceeds_max_bf_param``, its effect worked by hand in
+tests/test_scheduler_settings.py) is read from slurm.conf by ``djsb history``,
 from YAML by ``djsb simulate``, and documented."""
 
 from __future__ import annotations
 
 import ast
-import dataclasses
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIVE_JOBS, model_starts
+from support import FIVE_JOBS
 
 from djsb import slurm_text
 from djsb.history.replay import unmodelled
-from djsb.model import ClusterSpec, SchedulerConfig
 from djsb.model.scheduler import reference
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
 from djsb.simulate import load_experiment
 from djsb.slurmsite.slurm_conf import RECORD_KEYS, SlurmConf, read_slurm_conf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.slurmsite.slurm_config import MODELLED, NOTED_ONLY, from_slurm, read_keys, scheduler_config
-from djsb.workloads.job import TraceJob
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,25 +98,6 @@ def read_slurm_conf_text(folder: Path, text: str) -> SlurmConf:
     path = folder / "slurm.conf"
     path.write_text(text)
     return read_slurm_conf(path)
-
-
-def user_job(job_id: int, submit: float, cpus: int, run: float, user: str) -> TraceJob:
-    return TraceJob(job_id, submit, run, cpus, requested_time=run, user=user)
-
-
-def test_bf_max_job_part_tests_at_most_so_many_jobs_of_one_partition_per_pass() -> None:
-    # 1 node x 4 cores, one partition. J1 (2 cores) runs 0-100; J2 (4 cores) waits for it, reserved at
-    # 100, and blocks the main pass. J3-J5 (1 core, 5 s, submitted at 3, 4, 5) fit beside J1. Backfill
-    # every 10 s: without a limit the pass at 10 tests J2, J3, J4 and starts J3 and J4 (2 free cores),
-    # J5 at 20. With bf_max_job_part 2 each pass tests J2 (it counts, though it cannot start) and one
-    # more: J3 at 10, J4 at 20, J5 at 30. Users differ, so bf_max_job_user plays no part.
-    jobs = [user_job(1, 0, 2, 100, "a"), user_job(2, 1, 4, 10, "b"),
-            *(user_job(i, i, 1, 5, f"u{i}") for i in (3, 4, 5))]
-    cluster = ClusterSpec.homogeneous(1, 4)
-    config = SchedulerConfig(sched_interval=0, bf_interval=10, bf_resolution=0)
-    assert model_starts(jobs, cluster, config) == {1: 0, 2: 100, 3: 10, 4: 10, 5: 20}
-    limited = dataclasses.replace(config, bf_max_job_part=2)
-    assert model_starts(jobs, cluster, limited) == {1: 0, 2: 100, 3: 10, 4: 20, 5: 30}
 
 
 def test_bf_max_job_part_from_slurm_conf_from_yaml_and_in_the_reference(tmp_path: Path) -> None:
