@@ -36,6 +36,27 @@ def count(text: str) -> int:
     return int(text)
 
 
+def integer(text: str) -> int:
+    """A whole number, maybe negative (PriorityTier, PriorityJobFactor)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError("not a whole number") from None
+
+
+def time_limit(text: str) -> float | None:
+    """A partition's MaxTime in seconds; UNLIMITED (INFINITE in slurm.conf) is no limit: None."""
+    return None if text.upper() in ("UNLIMITED", "INFINITE") else slurm_time(text)
+
+
+def oversubscribe(text: str) -> str:
+    """A partition's OverSubscribe as the model shares its cores with replayed jobs: YES[:N] shares
+    only between jobs that ask --oversubscribe, which replayed jobs never do, so it is NO; NO,
+    FORCE[:N] and EXCLUSIVE as written."""
+    value = text.upper()
+    return "NO" if value.startswith("YES") else value
+
+
 def count_or_unlimited(text: str) -> float:
     """A number of jobs where 0, Slurm's default, is no limit (the bf_max_job_* limits)."""
     return count(text) or math.inf

@@ -35,6 +35,7 @@ from djsb.model import ClusterSpec, PartitionSpec
 from djsb.model.cluster import QosSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.slurm_text import slurm_time
 from djsb.slurmsite.slurm_config import (
     SlurmConfigError,
     cluster_spec,
@@ -44,7 +45,6 @@ from djsb.slurmsite.slurm_config import (
     priority_plugin,
     scheduler_config,
     scheduler_cycles,
-    slurm_time,
 )
 from djsb.transport import LocalTransport
 from djsb.workloads.job import TraceJob

@@ -18,12 +18,20 @@ from support import FIVE_JOBS
 
 from djsb import slurm_text
 from djsb.history.replay import unmodelled
+from djsb.model import PartitionSpec
 from djsb.model.scheduler import reference
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
 from djsb.simulate import load_experiment
 from djsb.slurmsite.slurm_conf import RECORD_KEYS, SlurmConf, read_slurm_conf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
-from djsb.slurmsite.slurm_config import MODELLED, NOTED_ONLY, from_slurm, read_keys, scheduler_config
+from djsb.slurmsite.slurm_config import (
+    MODELLED,
+    NOTED_ONLY,
+    cluster_spec,
+    from_slurm,
+    read_keys,
+    scheduler_config,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,12 +48,16 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.kill_wait_seconds: ("7", 7.0),
     slurm_text.over_time_seconds: ("2", 120.0),
     slurm_text.fair_share_algorithm: ("NO_FAIR_TREE", "classic"),
+    slurm_text.integer: ("-3", -3),
+    slurm_text.time_limit: ("1-00:00:00", 86400.0),
+    slurm_text.oversubscribe: ("yes:4", "NO"),
 }
 """A text Slurm writes for each parser of slurm_text, and the value the model takes from it (worked
 by hand: slurm.conf(5) times are minutes when bare, 2-00:00:00 is two days; OverTimeLimit is minutes)."""
 
 DECLARED = [(cls, field, index) for cls in MODELLED for field, name in slurm_names(cls).items()
             for index in range(len(name.keys))]
+PARTITION_KEYS = list(slurm_names(PartitionSpec))
 
 
 @pytest.mark.parametrize(("cls", "field", "index"), DECLARED,
@@ -65,6 +77,17 @@ def test_every_declared_slurm_key_is_read_from_a_sites_slurm_conf(tmp_path: Path
         defaults = [SAMPLES[k.parse][1] if k is key else k.parse(k.default or "") for k in others]
         value = sum(defaults)
     assert read[field] == value
+
+
+@pytest.mark.parametrize("field", PARTITION_KEYS)
+def test_every_declared_partition_key_is_read_from_a_sites_slurm_conf(tmp_path: Path, field: str) -> None:
+    key = slurm_names(PartitionSpec)[field].keys[0]
+    text, value = SAMPLES[key.parse]
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"NodeName=n[1-2] CPUs=2\nPartitionName=p Nodes=ALL {key.name.lower()}={text}\n")
+    site = read_slurm_conf(conf)
+    partition = cluster_spec(site.partitions, site.nodes, "p").partitions[0]
+    assert getattr(partition, field) == value
 
 
 def test_no_key_is_read_that_no_declaration_names() -> None:

@@ -70,6 +70,7 @@ from djsb.slurmsite.slurm_config import (
     parse_associations,
     parse_qos,
     parse_sshare_usage,
+    partition_keys_read,
     priority_plugin,
     read_keys,
     scheduler_config,
@@ -102,8 +103,7 @@ run (docs/history.md, on the mini-cluster records of 5-s jobs)."""
 WHAT_IF_SETTINGS = read_keys()
 """The slurm.conf settings the model reads, which a what-if may change."""
 
-PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "MaxTime", "OverSubscribe", "PriorityTier",
-                           "PriorityJobFactor", "Default", "State"}
+PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "Default", "State", *partition_keys_read()}
 NODE_KEYS_MODELLED = {"NodeName", "CPUs", "CPUTot", "RealMemory", "Boards", "Sockets", "CoresPerSocket",
                       "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State"}
 NODE_STATES_IN_SERVICE = {"UNKNOWN", "IDLE", "CLOUD"}

@@ -38,10 +38,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field
 from typing import TypeVar
 
+from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.cons_tres import best_fit
 from djsb.model.placement import Placement, Run
-from djsb.setting import setting
+from djsb.setting import setting, slurm_key
 from djsb.yamlnodes import Located, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")
@@ -106,14 +107,16 @@ class PartitionSpec:
     max_cpus: int | None = setting(None, lambda n: as_int(n, 1), "CPUs", "",
                                    "the most CPUs a job may ask (more: rejected; none: no limit)",
                                    where=PARTITION)
-    max_time: float | None = setting(None, time_limit, "s", "MaxTime",
+    max_time: float | None = setting(None, time_limit, "s",
+                                     slurm_key("MaxTime", slurm_text.time_limit, "UNLIMITED"),
                                      "a job's longest limit, and the limit of a job giving none "
                                      "(none or UNLIMITED: no limit)", where=PARTITION)
-    priority_tier: int = setting(1, as_int, "", "PriorityTier",
+    priority_tier: int = setting(1, as_int, "", slurm_key("PriorityTier", slurm_text.integer, "1"),
                                  "orders partitions before job priority", where=PARTITION)
-    priority_job_factor: int = setting(1, as_int, "", "PriorityJobFactor",
+    priority_job_factor: int = setting(1, as_int, "", slurm_key("PriorityJobFactor", slurm_text.integer, "1"),
                                        "the multifactor partition factor", where=PARTITION)
-    oversubscribe: str = setting("NO", oversubscribe, "", "OverSubscribe",
+    oversubscribe: str = setting("NO", oversubscribe, "",
+                                 slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
 
     @property

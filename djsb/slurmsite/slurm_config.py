@@ -29,7 +29,6 @@ from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPriority, MultifactorWeights
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
-from djsb.slurm_text import slurm_time
 from djsb.slurmsite.recompute_watch import calc_phase
 
 T = TypeVar("T", int, float)
@@ -57,6 +56,11 @@ def read_keys() -> tuple[str, ...]:
             for cls in MODELLED for slurm in slurm_names(cls).values() for key in slurm.keys]
     keys.insert(keys.index(slurm_names(MultifactorWeights)["age"].keys[0].name), PRIORITY_TYPE)
     return tuple(dict.fromkeys(keys))
+
+
+def partition_keys_read() -> set[str]:
+    """The keys of a partition's record the model reads, as :class:`PartitionSpec` declares them."""
+    return {key.name for slurm in slurm_names(PartitionSpec).values() for key in slurm.keys}
 
 
 def scheduler_parameters_read() -> set[str]:
@@ -289,9 +293,8 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
     """Partition ``name`` (the model's first, its default), the partitions ``others`` and their
     nodes as the model's cluster, with the QoS ``qos``.
 
-    ``OverSubscribe=YES[:N]`` shares cores only between jobs that ask --oversubscribe; replayed jobs
-    never ask, so the model sees such a partition as ``NO``. ``MaxTime=UNLIMITED`` is no limit.
-    A partition's PriorityTier and PriorityJobFactor (its multifactor factor) are kept.
+    A partition's settings are read as :class:`~djsb.model.PartitionSpec` declares them
+    (:func:`from_slurm`: MaxTime, PriorityTier, PriorityJobFactor, OverSubscribe).
     """
     records = {p.get("PartitionName"): p for p in partitions}
     by_name = {n["NodeName"]: n for n in nodes if "NodeName" in n}
@@ -315,16 +318,11 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
 
 
 def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:
-    oversubscribe = record.get("OverSubscribe", "NO").upper()
-    if oversubscribe.startswith("YES"):
-        oversubscribe = "NO"
-    max_time = record.get("MaxTime", "UNLIMITED")
+    """A partition of ``scontrol show partition`` (or a slurm.conf) with its ``members`` of the
+    cluster's ``hosts``: its declared settings read as their declarations say."""
     every = len(members) == len(hosts)
     return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
-                         oversubscribe=oversubscribe,
-                         max_time=None if max_time == "UNLIMITED" else slurm_time(max_time),
-                         priority_tier=int(record.get("PriorityTier", "1")),
-                         priority_job_factor=int(record.get("PriorityJobFactor", "1")))
+                         **from_slurm(PartitionSpec, record))
 
 
 def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") -> tuple[QosSpec, ...]:
