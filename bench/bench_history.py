@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from djsb.outdir import MARKER  # noqa: E402
 from djsb.report.replay_stats import recorded_waits  # noqa: E402
 from djsb.workloads.swf import read_swf  # noqa: E402
 
@@ -129,7 +130,8 @@ def side_by_side(command: list[str], work: Path, before: Path, reps: int) -> Non
                   f"{os.getloadavg()[0]:.2f}", flush=True)
             cpu_best, wall_best = best.get(label, (cpu, wall))
             best[label] = (min(cpu, cpu_best), min(wall, wall_best))
-    names = sorted(path.name for path in (work / "before").iterdir() if path.is_file())
+    # the output marker records when each command ran: it differs by construction
+    names = sorted(path.name for path in (work / "before").iterdir() if path.is_file() and path.name != MARKER)
     differ = [name for name in names if not filecmp.cmp(work / "before" / name, work / "after" / name,
                                                         shallow=False)]
     print(f"best of {reps}: before {best['before'][0]:.1f} s CPU ({best['before'][1]:.1f} s wall), after "
