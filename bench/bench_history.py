@@ -131,7 +131,8 @@ def side_by_side(command: list[str], work: Path, before: Path, reps: int) -> Non
             cpu_best, wall_best = best.get(label, (cpu, wall))
             best[label] = (min(cpu, cpu_best), min(wall, wall_best))
     # the output marker records when each command ran: it differs by construction
-    names = sorted(path.name for path in (work / "before").iterdir() if path.is_file() and path.name != MARKER)
+    names = sorted(path.name for path in (work / "before").iterdir()
+                   if path.is_file() and path.name != MARKER)
     differ = [name for name in names if not filecmp.cmp(work / "before" / name, work / "after" / name,
                                                         shallow=False)]
     print(f"best of {reps}: before {best['before'][0]:.1f} s CPU ({best['before'][1]:.1f} s wall), after "
