@@ -135,7 +135,7 @@ def default_text(value: Any) -> str:
         return "below"
     if value == math.inf:
         return "unlimited"
-    if value is None:
+    if value is None or value == ():
         return "none"
     return str(value).lower() if isinstance(value, bool) else str(value)
 

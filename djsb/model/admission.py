@@ -8,7 +8,9 @@ the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition ho
 above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The model rejects both
 kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating the job on the empty
 cluster with the allocation code itself (:mod:`djsb.model.allocation`): per-node CPUs and memory of
-a job asking N nodes, its memory per CPU, and a shaped job's tasks per node all count. Slurm lets
+a job asking N nodes, its memory per CPU, its GPUs, and a shaped job's tasks per node all count. A
+job asking a GPU type no node of its partition has (or GPUs where there are none) is refused as
+sbatch refuses it ("Invalid generic resource (gres) specification"). Slurm lets
 such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose size could
 differ); the model has none.
 """
@@ -19,8 +21,10 @@ import math
 
 from djsb.model.allocation import candidates, layout
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.gpus import INVALID_GRES, misfit
 from djsb.model.job import SimJob
 from djsb.model.shape import JobShape
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
 NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
@@ -34,7 +38,7 @@ class Admission:
     def __init__(self, cluster: ClusterSpec, state: ClusterState) -> None:
         self.state = state
         self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
-        self.fits_empty: dict[tuple[int, int, int | None, float | None], bool] = {}
+        self.fits_empty: dict[tuple[int, int, int | None, float | None, GpuRequest | None], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
 
@@ -64,7 +68,7 @@ class Admission:
             if unknown or not candidates(state, part, shape):
                 return f"node list {','.join(shape.node_list)} not in partition {spec.name}", part, qos
         if not self._fits_empty(trace, part, shape):
-            return self._unavailable(part, shape), part, qos
+            return self._unavailable(part, shape, trace), part, qos
         return "", part, qos
 
     @staticmethod
@@ -77,9 +81,17 @@ class Admission:
             limit = min(limit, qos.max_wall)
         return limit
 
-    def _unavailable(self, part: PartitionState, shape: JobShape | None) -> str:
+    def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:
         """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
-        needs that its partition's largest node lacks."""
+        needs that its partition's largest node lacks, or the GPUs none of its nodes has."""
+        if trace.gpus is not None:
+            tasks, per_node = (shape.tasks, shape.tasks_per_node) if shape is not None else (trace.cpus, None)
+            want = self.empty.gpu_demand(trace.gpus, tasks, per_node, part=part)
+            gpus = misfit(want, {i: self.empty.node_gpus[i] for i in part.node_ids})
+            if gpus == INVALID_GRES:
+                return gpus
+            if gpus:
+                return f"{NODE_CONFIG_UNAVAILABLE} ({gpus})"
         if shape is None:
             return NODE_CONFIG_UNAVAILABLE
         nodes = candidates(self.state, part, shape)
@@ -96,19 +108,19 @@ class Admission:
         fails fails its partition, one it passes does not (ESLURM_NODE_NOT_AVAIL)."""
         empty = self.empty.without(unavailable)
         part = empty.partitions[job.part.index]
-        if job.shape is not None:
-            return layout(empty, part, job.shape)[1] is not None
         trace = job.trace
-        return empty.allocate(part, trace.cpus, trace.nodes, trace.memory_mb) is not None
+        if job.shape is not None:
+            return layout(empty, part, job.shape, trace.gpus)[1] is not None
+        return empty.allocate(part, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus) is not None
 
     def _fits_empty(self, trace: TraceJob, part: PartitionState, shape: JobShape | None) -> bool:
         """Could the job start on the empty cluster? (Trace jobs' answers are cached by request.)"""
         empty_part = self.empty.partitions[part.index]
         if shape is not None:
-            return layout(self.empty, empty_part, shape)[1] is not None
-        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb)
+            return layout(self.empty, empty_part, shape, trace.gpus)[1] is not None
+        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus)
         fits = self.fits_empty.get(request)
         if fits is None:
             fits = self.fits_empty[request] = self.empty.allocate(
-                empty_part, trace.cpus, trace.nodes, trace.memory_mb) is not None
+                empty_part, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus) is not None
         return fits

@@ -1,7 +1,7 @@
 """Where a queued job goes on a cluster state: the live state, the empty cluster (admission) or a
 planning view of some future instant (the backfill planners).
 
-A trace job asks for CPUs (and maybe a node count and memory per CPU): the state's own allocation
+A trace job asks for CPUs (and maybe a node count, memory per CPU and GPUs): the state's own allocation
 rules place it (first fit or cons_tres, :mod:`djsb.model.cluster`). A shaped job
 (:class:`~djsb.model.shape.JobShape`) is laid out as tasks per node on its candidate nodes, its node
 list or its partition's nodes. The same functions serve every caller, so "could it ever start",
@@ -14,6 +14,7 @@ from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.shape import JobShape
+from djsb.workloads.gpus import GpuRequest
 
 
 def allocate(job: SimJob, state: ClusterState) -> Placement | None:
@@ -22,8 +23,9 @@ def allocate(job: SimJob, state: ClusterState) -> Placement | None:
     shape = job.shape
     if shape is None:
         trace = job.trace
-        return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb)
-    tasks, alloc = layout(state, job.part, shape)
+        return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb,
+                              trace.gpus)
+    tasks, alloc = layout(state, job.part, shape, job.trace.gpus)
     if alloc is not None:
         job.tasks = tasks
     return alloc
@@ -35,12 +37,15 @@ def shares_cores(job: SimJob) -> bool:
     return job.part.forced or (job.shape is not None and job.shape.oversubscribe)
 
 
-def layout(state: ClusterState, part: PartitionState, shape: JobShape) -> tuple[list[int], Placement | None]:
-    """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait)."""
+def layout(state: ClusterState, part: PartitionState, shape: JobShape,
+           gpus: GpuRequest | None = None) -> tuple[list[int], Placement | None]:
+    """A shaped job's tasks per node and its nodes in ``state`` now (None if it must wait), with
+    the ``gpus`` it asks."""
     nodes = candidates(state, part, shape)
     tasks = shape.tasks_on_nodes(part.cores_per_node, len(nodes))
+    want = None if gpus is None else state.gpu_demand(gpus, shape.tasks, shape.tasks_per_node, part=part)
     return tasks, state.place(part, tasks, shape.cpus_per_task, shape.memory_per_task, nodes,
-                              may_share=part.forced or shape.oversubscribe)
+                              may_share=part.forced or shape.oversubscribe, gpus=want)
 
 
 def candidates(state: ClusterState, part: PartitionState, shape: JobShape) -> list[int]:

@@ -15,7 +15,10 @@ submitted without the option); the model does not keep such a node out of sharin
 cores, counted as ``free slots - cores * (N - 1)``: jobs fill idle cores before they share one
 (Slurm's cons_tres tries row 0 of a partition before the others), so that count is exact until a
 sharing job ends while others still share, and conservative afterwards (jobs never migrate).
-Memory, when both the node and the job give it, is a per-node constraint.
+Memory, when both the node and the job give it, is a per-node constraint. GPUs are one too
+(:mod:`djsb.model.gpus`): a job asking some is placed node by node on the nodes holding enough
+free GPUs of its type, and holds them, like its memory, until it ends (a suspended job keeps
+both: cons_common's ``JOB_RES_ACTION_RESUME`` gives back only cores, job_resources.h).
 
 Allocations are :class:`~djsb.model.placement.Placement` runs of consecutive nodes, and first fit
 skips nodes without a free slot and takes groups of consecutive nodes in equal state at once, so
@@ -40,9 +43,11 @@ from typing import TypeVar
 
 from djsb import slurm_text
 from djsb.errors import ConfigError
-from djsb.model.cons_tres import best_fit
+from djsb.model.cons_tres import GpuSets, best_fit
+from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.placement import Placement, Run
 from djsb.setting import setting, slurm_key
+from djsb.workloads.gpus import GpuRequest
 from djsb.yamlnodes import Located, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")
@@ -51,11 +56,13 @@ _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
 
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
-    """One compute node: ``cores`` CPUs and optionally ``memory_mb`` of memory."""
+    """One compute node: ``cores`` CPUs, optionally ``memory_mb`` of memory and ``gpus`` (a count
+    per type, :data:`~djsb.model.gpus.GpuCounts`; none by default)."""
 
     name: str
     cores: int
     memory_mb: float | None = None
+    gpus: GpuCounts = ()
 
 
 PARTITION = "cluster.partitions[]"
@@ -169,15 +176,20 @@ class ClusterSpec:
     @classmethod
     def homogeneous(cls, n_nodes: int, cores: int, *, memory_mb: float | None = None,
                     partition: PartitionSpec | None = None,
-                    qos: tuple[QosSpec, ...] = (QosSpec("normal"),)) -> ClusterSpec:
+                    qos: tuple[QosSpec, ...] = (QosSpec("normal"),), gpus: GpuCounts = ()) -> ClusterSpec:
         """``n_nodes`` identical nodes named n0, n1, ... in one partition (default ``batch``)."""
-        nodes = tuple(NodeSpec(f"n{i}", cores, memory_mb) for i in range(n_nodes))
+        nodes = tuple(NodeSpec(f"n{i}", cores, memory_mb, gpus) for i in range(n_nodes))
         return cls(nodes, (partition or PartitionSpec("batch"),), qos)
 
     @property
     def total_cores(self) -> int:
         """Number of physical cores of the machine (S of eq. 2.2 of 004)."""
         return sum(n.cores for n in self.nodes)
+
+    @property
+    def total_gpus(self) -> int:
+        """Number of GPUs of the machine, of every type."""
+        return sum(count for n in self.nodes for _, count in n.gpus)
 
 
 @dataclass(slots=True)
@@ -263,6 +275,13 @@ class ClusterState:
                                                         initial=0)) for p in parts]
         """Per partition, how many of nodes 0 .. i-1 it holds (at index i): members of a run in O(1)."""
         self.memberships = list(zip(parts, self.member_prefix, strict=True))
+        self.gpu_types = gpu_types([n.gpus for n in spec.nodes])
+        """The cluster's GPU types in order (empty: no GPUs, and no GPU state is kept)."""
+        self.node_gpus = [[dict(n.gpus).get(name, 0) for name in self.gpu_types] for n in spec.nodes]
+        """Each node's GPUs per type, in :attr:`gpu_types`' order."""
+        self.node_gpu_free = [list(gpus) for gpus in self.node_gpus]
+        """Each node's free GPUs per type (only :meth:`commit_gpus` changes them)."""
+        self.busy_gpus = 0
         self.cons_tres_select = False
         """Choose nodes as Slurm's cons_tres does (:mod:`djsb.model.cons_tres`) for jobs without a
         node count, memory or an exclusive partition, instead of first fit."""
@@ -283,17 +302,20 @@ class ClusterState:
         return view
 
     def allocate(self, part: PartitionState, cpus: int, nodes: int | None,
-                 memory_mb: float | None) -> Placement | None:
+                 memory_mb: float | None, gpus: GpuRequest | None = None) -> Placement | None:
         """Choose the nodes and slots of a trace job, first fit; None if it does not fit now.
 
         A trace job shares cores only on a FORCE partition (it never asks for oversubscription).
         Nodes are visited in groups of consecutive nodes offering equal room, so the cost follows
-        the number of such groups rather than the number of nodes. Nothing is committed: call
-        :meth:`commit` to take the resources.
+        the number of such groups rather than the number of nodes; a job asking ``gpus`` is placed
+        node by node (:meth:`_allocate_gpus`). Nothing is committed: call :meth:`commit` (and
+        :meth:`commit_gpus`) to take the resources.
         """
         need = self.need(part, cpus, nodes)
         if part.free < need:
             return None
+        if gpus is not None:
+            return self._allocate_gpus(part, cpus, nodes, memory_mb, self.gpu_demand(gpus, cpus, part=part))
         if part.exclusive:  # whole idle nodes: each offers its capacity, the job needs ``need`` of them
             return self._first_fit(part, need * part.cores_per_node, None, None)
         per_node = math.ceil(cpus / nodes) if nodes else None
@@ -301,6 +323,76 @@ class ClusterState:
         if self.cons_tres_select and per_node is None:
             return self._best_fit(part, cpus, mem_per_cpu if self.has_memory else None)
         return self._first_fit(part, cpus, per_node, mem_per_cpu)
+
+    def gpu_demand(self, request: GpuRequest, tasks: int, tasks_per_node: int | None = None, *,
+                   part: PartitionState) -> GpuDemand:
+        """What placement tests of a GPU request of a job of ``tasks`` tasks in ``part``."""
+        return demand(request, self.gpu_types, tasks, tasks_per_node, whole=part.exclusive)
+
+    def _allocate_gpus(self, part: PartitionState, cpus: int, nodes: int | None, memory_mb: float | None,
+                       want: GpuDemand) -> Placement | None:
+        """A trace job asking GPUs, node by node: each node of ``part`` offers the CPUs (as
+        :meth:`_first_fit` counts them: idle cores, memory, ``cpus / nodes`` with a node count, a
+        whole idle node on an exclusive partition) its free GPUs let the job hold
+        (:meth:`GpuDemand.offer`). The nodes are taken in the order of cons_tres's weights (most
+        co-located GPUs first, :meth:`GpuDemand.near`; then by index), or under ``cons_tres_select``
+        without a node count by cons_tres's sets (:func:`~djsb.model.cons_tres.best_fit`), until
+        the CPUs and the GPUs are covered; the placement records the GPUs held on each node."""
+        if not want.types:
+            return None
+        per_node = math.ceil(cpus / nodes) if nodes and not part.exclusive else None
+        slots = self.need(part, cpus, nodes) * part.cores_per_node if part.exclusive else cpus
+        by_memory = self.has_memory and not part.exclusive
+        mem_per_cpu = memory_mb / cpus if memory_mb and cpus and by_memory else None
+        spare = self.node_spare if part.keeps_spare else None
+        gpu_free, gpu_all = self.node_gpu_free, self.node_gpus
+        rooms: list[tuple[int, int]] = []
+        usable: dict[int, int] = {}
+        for i in part.node_ids:
+            free = self.node_free[i]
+            if part.exclusive:
+                room = free if free == self.node_capacity[i] else 0
+            else:
+                room = _offer(min(free - (spare[i] if spare else 0), self.node_cores[i]),
+                              self.node_mem_free[i], per_node, mem_per_cpu)
+            have = want.free(gpu_free[i])
+            if room > 0 and (not want.whole or have == want.free(gpu_all[i])):
+                room = want.offer(room, have)
+                if per_node is not None and room < per_node:
+                    room = 0
+            else:
+                room = 0
+            rooms.append((i, room))
+            usable[i] = have
+        room_of = dict(rooms)
+        if self.cons_tres_select and per_node is None and not part.exclusive:
+            weight = {i: -want.near(have) for i, have in usable.items()}
+            taken = best_fit(rooms, slots, GpuSets(weight, usable, want.total or 0))
+            if taken is None:
+                return None
+            nodes_taken = [i for i, _ in taken]
+        else:
+            nodes_taken, left, lacking = [], slots, want.total or 0
+            for i in sorted((i for i, room in rooms if room > 0), key=lambda i: -want.near(usable[i])):
+                nodes_taken.append(i)
+                left -= room_of[i]
+                lacking -= usable[i]
+                if left <= 0 and lacking <= 0:
+                    break
+            if left > 0 or lacking > 0:
+                return None
+            nodes_taken.sort()
+        if part.exclusive and len(nodes_taken) * part.cores_per_node > slots:
+            return None  # an exclusive job's GPUs must fit on the whole nodes its CPUs take
+        chosen = _spread([(i, room_of[i]) for i in nodes_taken], slots)
+        if chosen is None:
+            return None
+        held, lacking = [], want.total or 0
+        for i, take in chosen:
+            count = want.held(take, usable[i], lacking)
+            lacking -= count
+            held.append(split(gpu_free[i], want.types, count))
+        return Placement.of(chosen, tuple(held))
 
     def _best_fit(self, part: PartitionState, cpus: int, mem_per_cpu: float | None) -> Placement | None:
         """cons_tres's choice (:func:`djsb.model.cons_tres.best_fit`) over every node of ``part``,
@@ -371,17 +463,24 @@ class ClusterState:
 
     def place(self, part: PartitionState, tasks: Sequence[int], cpus_per_task: int,
               memory_per_task: float | None, candidates: Sequence[int],
-              may_share: bool) -> Placement | None:
+              may_share: bool, gpus: GpuDemand | None = None) -> Placement | None:
         """The nodes and slots for a job laid out as ``tasks`` per node; None if it must wait.
 
         Each count of tasks goes on a distinct candidate node (in the candidates' order), first on
         idle cores; failing that, a job that may share takes the candidates holding the fewest
-        slots (Slurm fills row 0 before oversubscribing). Memory is always consumable.
+        slots (Slurm fills row 0 before oversubscribing). Memory is always consumable; so are the
+        ``gpus`` a job asks: a node takes a count of tasks only with the GPUs they need
+        (:meth:`GpuDemand.offer`), and a count per job must be covered by the nodes chosen.
         """
         free, cores, spare, mem = self.node_free, self.node_cores, self.node_spare, self.node_mem_free
+        gpu_free = self.node_gpu_free
 
-        def memory_fits(i: int, count: int) -> bool:
+        def holds(i: int, count: int) -> bool:
+            """Whether node ``i`` has the memory and GPUs of ``count`` tasks."""
             have = mem[i]
+            if gpus is not None and gpus.offer(count * cpus_per_task, gpus.free(gpu_free[i]),
+                                               cpus_per_task) < count * cpus_per_task:
+                return False
             return memory_per_task is None or have is None or have >= count * memory_per_task
 
         def first_fit(order: Sequence[int], room: Callable[[int], int]) -> list[tuple[int, int]] | None:
@@ -390,7 +489,7 @@ class ClusterState:
             for count in tasks:
                 want = count * cpus_per_task
                 node = next((i for i in order if i not in used and want <= room(i)
-                             and memory_fits(i, count)), None)
+                             and holds(i, count)), None)
                 if node is None:
                     return None
                 used.add(node)
@@ -403,7 +502,19 @@ class ClusterState:
         if chosen is None and may_share:
             least_used = sorted(order, key=lambda i: self.node_capacity[i] - free[i])
             chosen = first_fit(least_used, lambda i: min(free[i], cores[i]))
-        return None if chosen is None else Placement.of(chosen)
+        if chosen is None:
+            return None
+        if gpus is None:
+            return Placement.of(chosen)
+        if not gpus.types:
+            return None
+        held, lacking = [], gpus.total or 0
+        for (i, _), count in zip(chosen, tasks, strict=True):
+            have = gpus.free(gpu_free[i])
+            taken = gpus.held(count, have, lacking)
+            lacking -= taken
+            held.append(split(gpu_free[i], gpus.types, taken))
+        return None if lacking > 0 else Placement.of(chosen, tuple(held))
 
     def commit(self, alloc: Placement, cpus: int, memory: Sequence[float] | None,
                sign: int = 1) -> None:
@@ -439,6 +550,17 @@ class ClusterState:
         self.busy_cores += sign * cpus
         if memory is not None:
             self.commit_memory(alloc, memory, sign)
+
+    def commit_gpus(self, alloc: Placement, sign: int = 1) -> None:
+        """Take (``sign=1``) or give back (``sign=-1``) the GPUs an allocation holds, if any."""
+        if alloc.gpus is None:
+            return
+        gpu_free = self.node_gpu_free
+        for (i, _), held in zip(alloc, alloc.gpus, strict=True):
+            node = gpu_free[i]
+            for t, count in enumerate(held):
+                node[t] -= sign * count
+            self.busy_gpus += sign * sum(held)
 
     def commit_memory(self, alloc: Placement, memory: Sequence[float], sign: int) -> None:
         """Take or give back only the memory of an allocation (a suspended job keeps it)."""
@@ -482,6 +604,21 @@ def _append_run(runs: list[Run], first: int, count: int, slots: int) -> None:
             runs[-1] = (last_first, last_count + count, slots)
             return
     runs.append((first, count, slots))
+
+
+def _spread(rooms: Sequence[tuple[int, int]], cpus: int) -> list[tuple[int, int]] | None:
+    """``cpus`` over nodes offering ``rooms`` (node, CPUs), one on each and the rest in node order
+    (dist_tasks.c's block distribution: each node of a job runs one task at least); None if there
+    are more nodes than CPUs."""
+    if len(rooms) > cpus:
+        return None
+    left = cpus - len(rooms)
+    spread = []
+    for node, room in rooms:
+        more = min(room - 1, left)
+        spread.append((node, 1 + more))
+        left -= more
+    return spread if not left else None
 
 
 def _offer(room: int, memory: float | None, per_node: int | None, mem_per_cpu: float | None) -> int:

@@ -3,7 +3,9 @@
 1. No node is ever oversubscribed beyond its partition's OverSubscribe setting: the slots used on
    a node never exceed cores x share, a job that may not share (NO, or YES without
    ``--oversubscribe``) never brings a node above its core count, and a node given to an
-   exclusive job holds nothing else.
+   exclusive job holds nothing else. Nor are its GPUs: the GPUs of each type that running jobs
+   (suspended ones included: they keep their GPUs) hold on a node never exceed the node's, and a
+   job asking GPUs holds at least what it asked (its count on each node, or over the job).
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit) and the earlier reservations.
@@ -62,6 +64,7 @@ from dataclasses import dataclass, field
 
 from djsb.errors import RunError
 from djsb.model.cluster import ClusterSpec
+from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
 
 
@@ -120,6 +123,9 @@ class InvariantChecker:
         self.last_pass = -math.inf
         self.starts_checked = 0
         self.overallocations = 0
+        types = gpu_types([n.gpus for n in cluster.nodes])
+        self.gpus = [[dict(n.gpus).get(name, 0) for name in types] for n in cluster.nodes]
+        self.gpus_used = [[0] * len(types) for _ in cluster.nodes]
 
     def on_start(self, job: SimJob, now: float, planned_end: float) -> None:
         """Check the nodes a job just got."""
@@ -142,6 +148,7 @@ class InvariantChecker:
                 raise InvariantViolation(
                     f"node {node} oversubscribed at t={now}: {self.used[node]} slots on "
                     f"{self.cores[node]} cores (share {share})")
+        self._take_gpus(job, now)
         self.running[job.job_id] = (job, planned_end)
         self.held[job.job_id] = list(job.alloc)
         self.starts_checked += 1
@@ -162,6 +169,32 @@ class InvariantChecker:
             return held.part.index != p or self._waits_behind(held, other_partitions=True)
 
         self._void(moves)
+
+    def _take_gpus(self, job: SimJob, now: float) -> None:
+        """Check and count the GPUs a starting job holds (invariant 1)."""
+        request, held = job.trace.gpus, job.alloc.gpus
+        if request is None:
+            if held is not None and any(map(any, held)):
+                raise InvariantViolation(f"job {job.job_id} holds GPUs it did not ask")
+            return
+        if held is None:
+            raise InvariantViolation(f"job {job.job_id} asked GPUs and holds none")
+        counts = [sum(h) for h in held]
+        if request.per == "node":
+            short = min(counts) < request.count
+        else:
+            tasks = job.shape.tasks if job.shape is not None else job.trace.cpus
+            tasks = tasks if request.per == "task" else 1
+            short = sum(counts) < request.count * tasks
+        if short:
+            raise InvariantViolation(f"job {job.job_id} holds GPUs {counts} short of {request}")
+        for (node, _), taken in zip(job.alloc, held, strict=True):
+            used = self.gpus_used[node]
+            for t, count in enumerate(taken):
+                used[t] += count
+                if used[t] > self.gpus[node][t]:
+                    raise InvariantViolation(f"node {node}'s GPUs oversubscribed at t={now}: {used} of "
+                                             f"{self.gpus[node]}")
 
     def on_submit(self, job: SimJob, now: float) -> None:
         """A job joined the queue: it voids the promises of the jobs it sorts ahead of."""
@@ -193,6 +226,11 @@ class InvariantChecker:
             self.jobs_on[node].discard(job.job_id)
             if self.exclusive_holder.get(node) == job.job_id:
                 del self.exclusive_holder[node]
+        if job.alloc.gpus is not None:
+            for (node, _), taken in zip(job.alloc, job.alloc.gpus, strict=True):
+                used = self.gpus_used[node]
+                for t, count in enumerate(taken):
+                    used[t] -= count
         del self.running[job.job_id]
 
     def on_suspend(self, job: SimJob, now: float) -> None:

@@ -1,4 +1,5 @@
-"""Node-level backfill planning: each node's free slots and free memory as step functions of time.
+"""Node-level backfill planning: each node's free slots and free memory (and free GPUs of each type)
+as step functions of time.
 
 A partition's aggregate :class:`~djsb.model.profile.Profile` counts units, which is exact for core
 allocation without memory, node counts or task layouts. Where a job's placement depends on more,
@@ -11,7 +12,10 @@ node's *least* availability over that window. A reservation takes the nodes and 
 planned on, so a later start that would eat into them does not fit. On the other nodes
 availability only grows with time (running jobs end), so a start placed by the live state off
 every reserved node fits the whole window: only a start that lands on a reserved node is placed
-again on the window's minima.
+again on the window's minima. GPUs are planned as memory is: a job asking some has its
+partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
+takes its nodes' GPUs over its window, and a job asking none still fits a node whose GPUs are all
+taken if its cores are free.
 
 On an ``OverSubscribe=YES:N`` partition a job that does not ask ``--oversubscribe`` gets cores no
 other job uses (slurm.conf(5), OverSubscribe), so its reservation must find *idle* cores at its
@@ -35,8 +39,9 @@ from djsb.model.profile import Profile
 Allocate = Callable[[ClusterState], Placement | None]
 """Runs a job's allocation rules on a cluster state (the live one or a planning view)."""
 
-Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None]
-"""What a running job gives back and when: (planned end, its ``(node, slots)``, memory per node)."""
+Holding = tuple[float, Placement, Sequence[float] | None]
+"""What a running job gives back and when: (planned end, its placement, memory per node); the
+placement's GPUs too."""
 
 
 class NodePlan:
@@ -47,16 +52,26 @@ class NodePlan:
         is left out: its CPUs are already free and its memory stays taken)."""
         slot_releases: list[list[tuple[float, float]]] = [[] for _ in state.node_free]
         memory_releases: list[list[tuple[float, float]]] = [[] for _ in state.node_free]
+        types = range(len(state.gpu_types))
+        gpu_releases: list[list[list[tuple[float, float]]]] = [[[] for _ in types] for _ in state.node_free]
         for end, alloc, memory in holdings:
             for k, (node, slots) in enumerate(alloc):
                 slot_releases[node].append((end, slots))
                 if memory is not None:
                     memory_releases[node].append((end, memory[k]))
+            if alloc.gpus is not None:
+                for (node, _), held in zip(alloc, alloc.gpus, strict=True):
+                    for t, count in enumerate(held):
+                        gpu_releases[node][t].append((end, count))
         self.state = state
         self.slots = [Profile(now, free, releases)
                       for free, releases in zip(state.node_free, slot_releases, strict=True)]
         self.memory = [None if free is None else Profile(now, free, releases)
                        for free, releases in zip(state.node_mem_free, memory_releases, strict=True)]
+        self.gpus = [[Profile(now, free[t], releases[t]) for t in types]
+                     for free, releases in zip(state.node_gpu_free, gpu_releases, strict=True)] \
+            if types else None
+        """Each node's free GPUs per type over time (None: the cluster has no GPUs)."""
         # The per-node minima decide in a view; a partition's live total is no shortcut there.
         self.parts = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
         self.reserved: set[int] = set()
@@ -80,6 +95,11 @@ class NodePlan:
                 memory[node] = profile.lowest(start, duration)
         view = copy.copy(self.state)
         view.node_free, view.node_mem_free, view.partitions = free, memory, self.parts
+        if self.gpus is not None:
+            gpus = list(self.state.node_gpu_free)
+            for node in part.node_ids:
+                gpus[node] = [int(profile.lowest(start, duration)) for profile in self.gpus[node]]
+            view.node_gpu_free = gpus
         view.node_has_free = bytearray(slots > 0 for slots in free)  # first fit skips by these flags
         return view
 
@@ -100,6 +120,9 @@ class NodePlan:
             profile = self.memory[node]
             if profile is not None:
                 times.update(profile.times)
+            if self.gpus is not None:
+                for profile in self.gpus[node]:
+                    times.update(profile.times)
         return times
 
     def earliest_start(self, part: PartitionState, duration: float, allocate: Allocate,
@@ -116,7 +139,7 @@ class NodePlan:
         """Whether an allocation uses a node that a reservation takes."""
         return any(node in self.reserved for node, _ in alloc)
 
-    def reserve(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
+    def reserve(self, alloc: Placement, memory: Sequence[float] | None, start: float,
                 duration: float, *, shares: bool) -> None:
         """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved;
         unless its job ``shares`` cores, its cores are kept idle (see the module docstring)."""
@@ -129,7 +152,7 @@ class NodePlan:
                 kept = self.idle_kept.setdefault(node, Profile(self.now, 0))
                 kept.take(start, duration, -1)  # one more reservation keeps idle cores there
 
-    def reserve_whole(self, alloc: Sequence[tuple[int, int]], start: float, duration: float) -> None:
+    def reserve_whole(self, alloc: Placement, start: float, duration: float) -> None:
         """Keep a reservation's nodes whole over the window: no other job may use any slot of them,
         as sched/backfill's _add_reservation clears the nodes from every ``node_space`` record the
         reservation covers (backfill.c). A node's availability may go below zero there while
@@ -137,13 +160,20 @@ class NodePlan:
         capacity = self.state.node_capacity
         for node, _ in alloc:
             self.slots[node].take(start, duration, capacity[node])
+            if self.gpus is not None:
+                for profile, count in zip(self.gpus[node], self.state.node_gpus[node], strict=True):
+                    profile.take(start, duration, count)
         self.reserved.update(node for node, _ in alloc)
 
-    def take(self, alloc: Sequence[tuple[int, int]], memory: Sequence[float] | None, start: float,
+    def take(self, alloc: Placement, memory: Sequence[float] | None, start: float,
              duration: float) -> None:
-        """Take an allocation's slots (and memory, parallel to ``alloc``) over the window."""
+        """Take an allocation's slots (and memory, parallel to ``alloc``; and its GPUs) over the window."""
         for k, (node, slots) in enumerate(alloc):
             self.slots[node].take(start, duration, slots)
             profile = self.memory[node]
             if memory is not None and profile is not None:
                 profile.take(start, duration, memory[k])
+            if alloc.gpus is not None and self.gpus is not None:
+                for gpus, count in zip(self.gpus[node], alloc.gpus[k], strict=True):
+                    if count:
+                        gpus.take(start, duration, count)

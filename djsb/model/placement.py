@@ -5,6 +5,7 @@ A job on 512 one-core nodes holds one slot on each of 512 consecutive nodes; sto
 replay's memory and the cost of taking and giving back resources independent of the node count
 (LANL-CM5 replays on its real 1,024 one-core nodes). Consumers that want the nodes one by
 one iterate a :class:`Placement` as the sequence of ``(node, slots)`` pairs it stands for.
+A job asking GPUs also holds some on each node: :attr:`Placement.gpus`, parallel to those pairs.
 """
 
 from __future__ import annotations
@@ -14,20 +15,24 @@ from typing import overload
 
 Run = tuple[int, int, int]
 """``(first node index, node count, slots on each node)``: consecutive nodes holding equal slots."""
+Gpus = tuple[tuple[int, ...], ...]
+"""GPUs held on each node of a placement, in its order: a count per GPU type of the cluster."""
 
 
 class Placement(Sequence[tuple[int, int]]):
-    """An allocation: a sequence of ``(node, slots)`` pairs in allocation order, stored as runs."""
+    """An allocation: a sequence of ``(node, slots)`` pairs in allocation order, stored as runs, and
+    the GPUs held on each of its nodes (``gpus``; None: the job holds no GPU)."""
 
-    __slots__ = ("runs",)
+    __slots__ = ("runs", "gpus")
 
-    def __init__(self, runs: Iterable[Run] = ()) -> None:
+    def __init__(self, runs: Iterable[Run] = (), gpus: Gpus | None = None) -> None:
         self.runs: tuple[Run, ...] = tuple(runs)
+        self.gpus = gpus
 
     @classmethod
-    def of(cls, pairs: Iterable[tuple[int, int]]) -> Placement:
-        """The placement of ``(node, slots)`` pairs, merging each node into the run before it when it
-        is the next node index with the same slots."""
+    def of(cls, pairs: Iterable[tuple[int, int]], gpus: Gpus | None = None) -> Placement:
+        """The placement of ``(node, slots)`` pairs (holding ``gpus`` on them), merging each node into
+        the run before it when it is the next node index with the same slots."""
         runs: list[Run] = []
         for node, slots in pairs:
             if runs:
@@ -36,7 +41,7 @@ class Placement(Sequence[tuple[int, int]]):
                     runs[-1] = (first, count + 1, held)
                     continue
             runs.append((node, 1, slots))
-        return cls(runs)
+        return cls(runs, gpus)
 
     @property
     def slots(self) -> int:
@@ -71,4 +76,5 @@ class Placement(Sequence[tuple[int, int]]):
     __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
 
     def __repr__(self) -> str:
-        return f"Placement({list(self.runs)!r})"
+        gpus = "" if self.gpus is None else f", gpus={list(self.gpus)!r}"
+        return f"Placement({list(self.runs)!r}{gpus})"

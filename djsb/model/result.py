@@ -27,6 +27,8 @@ class SimulationResult:
     rejected: pd.DataFrame
     total_cores: int
     stats: dict[str, int] = field(default_factory=dict)
+    total_gpus: int = 0
+    """The machine's GPUs (0: it has none, and the jobs table has no ``gpus`` column)."""
 
     @property
     def killed(self) -> int:
@@ -35,17 +37,19 @@ class SimulationResult:
 
 
 def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]], node_names: Sequence[str],
-                 utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int]) -> SimulationResult:
-    """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason)."""
+                 utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int],
+                 total_gpus: int = 0) -> SimulationResult:
+    """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
+    machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``)."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
     jobs = pd.DataFrame({name: pd.Series(values) if done else values
-                         for name, values in _job_columns(done, node_names)})
+                         for name, values in _job_columns(done, node_names, total_gpus > 0)})
     rejected_frame = pd.DataFrame(rejected, columns=["job_id", "reason"])
     counters = dict(stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                     rejected=len(rejected_frame))
-    return SimulationResult(jobs, utilisation, rejected_frame, total_cores, counters)
+    return SimulationResult(jobs, utilisation, rejected_frame, total_cores, counters, total_gpus)
 
 
 def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
@@ -63,8 +67,10 @@ def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
     return lists
 
 
-def _job_columns(done: list[SimJob], node_names: Sequence[str]) -> Iterator[tuple[str, list[Any]]]:
-    """The jobs table's columns in order, one list at a time (so only one is alive at once)."""
+def _job_columns(done: list[SimJob], node_names: Sequence[str],
+                 gpus: bool = False) -> Iterator[tuple[str, list[Any]]]:
+    """The jobs table's columns in order, one list at a time (so only one is alive at once); with
+    ``gpus``, the GPUs each job held after its CPUs."""
     traces = [j.trace for j in done]
     yield "job_id", [t.job_id for t in traces]
     yield "user", [t.user for t in traces]
@@ -72,6 +78,8 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str]) -> Iterator[tupl
     yield "partition", [j.part.spec.name for j in done]
     yield "qos", [j.qos.name for j in done]
     yield "cpus", [t.cpus for t in traces]
+    if gpus:
+        yield "gpus", [sum(map(sum, j.alloc.gpus)) if j.alloc.gpus is not None else 0 for j in done]
     yield "nodes", _hostlists(done, node_names)
     submit = [t.submit for t in traces]
     start: list[Any] = [j.start for j in done]  # a finished job has both times

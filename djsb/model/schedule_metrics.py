@@ -5,6 +5,8 @@
   Schwiegelshohn, Sevcik & Wong, "Theory and Practice in Parallel Job Scheduling", JSSPP 1997:
   the bound keeps very short jobs from dominating the mean).
 * utilisation = core-seconds used / (cores x makespan), makespan = last end - first submit.
+* gpu_utilisation = GPU-seconds held / (GPUs x makespan), beside it only on a machine with GPUs
+  (a job table with a ``gpus`` column: djsb/model/result.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import pandas as pd
 TAU = 10.0
 
 UNITS = {"jobs": "jobs", "mean_wait": "s", "median_wait": "s", "p95_wait": "s", "mean_bounded_slowdown": "1",
-         "utilisation": "1", "makespan": "s", "killed": "jobs", "backfilled": "jobs"}
+         "utilisation": "1", "gpu_utilisation": "1", "makespan": "s", "killed": "jobs", "backfilled": "jobs"}
 """The unit of each metric of :func:`summary` (``1``: a ratio; utilisation is a fraction, not %)."""
 
 
@@ -48,14 +50,25 @@ def utilisation(jobs: pd.DataFrame, total_cores: int) -> float:
     return float((jobs["cpus"] * jobs["run_time"]).sum() / (total_cores * span))
 
 
-def summary(jobs: pd.DataFrame, total_cores: int) -> dict[str, float]:
-    """Every metric above plus job counts, as one flat dict (metrics.json)."""
+def gpu_utilisation(jobs: pd.DataFrame, total_gpus: int) -> float:
+    """Fraction of the machine's GPU-seconds held over the makespan."""
+    span = makespan(jobs)
+    if span <= 0 or total_gpus <= 0:
+        return 0.0
+    return float((jobs["gpus"] * jobs["run_time"]).sum() / (total_gpus * span))
+
+
+def summary(jobs: pd.DataFrame, total_cores: int, total_gpus: int = 0) -> dict[str, float]:
+    """Every metric above plus job counts, as one flat dict (metrics.json); GPU utilisation only
+    when the machine has GPUs (``total_gpus``)."""
     slowdown = bounded_slowdown(jobs)
+    gpus = {"gpu_utilisation": gpu_utilisation(jobs, total_gpus)} if total_gpus > 0 else {}
     return {
         "jobs": int(len(jobs)),
         **wait_stats(jobs),
         "mean_bounded_slowdown": float(slowdown.mean()) if len(jobs) else 0.0,
         "utilisation": utilisation(jobs, total_cores),
+        **gpus,
         "makespan": makespan(jobs),
         "killed": int(jobs["killed"].sum()),
         "backfilled": int(jobs["backfilled"].sum()),

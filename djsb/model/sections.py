@@ -20,6 +20,7 @@ from typing import Any
 from djsb.errors import ConfigError
 from djsb.machine import NODE_BYTES
 from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
+from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
@@ -67,6 +68,9 @@ class NodeGroup:
                                       "each node's memory (none: memory is not modelled)", where=NODES)
     prefix: str = setting("n", as_str, "", "NodeName",
                           "names are the prefix and a number, counted on from earlier groups", where=NODES)
+    gpus: GpuCounts = setting((), gpu_counts, "GPUs", "Gres (gpu[:type]:N)",
+                              "each node's GPUs: a count (`4`) or a count per type (`{a100: 4, v100: 2}`); "
+                              "none by default", where=NODES)
 
 
 def read_cluster(node: Located) -> ClusterSpec:
@@ -77,7 +81,7 @@ def read_cluster(node: Located) -> ClusterSpec:
         group = read_record(item, NodeGroup)
         check_count(item.get("count") or item, len(nodes) + group.count, NODE_BYTES, "nodes")
         first = sum(1 for n in nodes if n.name.startswith(group.prefix))
-        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb)
+        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb, group.gpus)
                   for i in range(group.count)]
     partitions = [PartitionSpec("batch")]
     partitions_node = node.get("partitions")

@@ -171,7 +171,7 @@ class Simulation:
             self.rejected += self.deps.unsatisfied()
         self.stats["recomputes"] = self.passes.recomputes
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
-                            self.spec.total_cores, self.stats)
+                            self.spec.total_cores, self.stats, self.spec.total_gpus)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -362,7 +362,8 @@ class Simulation:
             raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
         if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
             raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
-        new = Placement.of((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True))
+        new = Placement.of(((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True)),
+                           job.alloc.gpus)
         now = self.now
         if job.suspended_since is None:
             job.work_until(now)
@@ -518,6 +519,7 @@ class Simulation:
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
+        self.state.commit_gpus(alloc)
         job.cpus = trace.cpus
         job.alloc = alloc
         job.start = began
@@ -553,6 +555,7 @@ class Simulation:
             self.state.commit(job.alloc, job.cpus, job.memory, sign=-1)
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
+        self.state.commit_gpus(job.alloc, sign=-1)
         job.end_seq = -1
         job.finished = not job.cancelled
         self.limits.ended(job)

@@ -62,10 +62,11 @@ WILL_RUN_WINDOW = 30
 Allocate = Callable[[ClusterState], Placement | None]
 """A job's allocation rules on a cluster state (the live one or a future view of it)."""
 
-Holding = tuple[float, Sequence[tuple[int, int]], Sequence[float] | None, int]
-"""A running job as the will-run test sees it: (expected end, its ``(node, slots)``, memory per node,
-job id). Jobs expected to end together are removed in job id order: slurmctld's job_list keeps jobs
-in their creation order and the test sorts it by end with glibc's merge sort, which is stable."""
+Holding = tuple[float, Placement, Sequence[float] | None, int]
+"""A running job as the will-run test sees it: (expected end, its placement (its GPUs with it),
+memory per node, job id). Jobs expected to end together are removed in job id order: slurmctld's
+job_list keeps jobs in their creation order and the test sorts it by end with glibc's merge sort,
+which is stable."""
 
 
 class WillRunTest:
@@ -96,6 +97,8 @@ class WillRunTest:
         """Per usable set: its free slots now (0 on the other nodes), which of them have one, their
         positive sum, and the running jobs on it (what each holds there alone)."""
         self.answers: dict[tuple[frozenset[int], Hashable], tuple[float, Placement] | None] = {}
+        self.gpus = bool(state.gpu_types)
+        """Whether the nodes have GPUs, which a removed running job gives back too."""
 
     def started(self, holding: Holding) -> None:
         """A job started now and runs as ``holding``: the cluster state and the running jobs changed."""
@@ -103,11 +106,14 @@ class WillRunTest:
         self.usable.clear()
         self.answers.clear()
 
-    def view(self, free: list[int], has_free: bytearray, memory: list[float | None]) -> ClusterState:
-        """The select plugin's view with these free slots (``has_free``: which nodes have one) and
-        memory per node, valid until the next call (allocating reads them, never writes)."""
+    def view(self, free: list[int], has_free: bytearray, memory: list[float | None],
+             gpus: list[list[int]] | None = None) -> ClusterState:
+        """The select plugin's view with these free slots (``has_free``: which nodes have one),
+        memory and GPUs per node, valid until the next call (allocating reads them, never writes)."""
         view = self.select
         view.node_free, view.node_has_free, view.node_mem_free = free, has_free, memory
+        if gpus is not None:
+            view.node_gpu_free = gpus
         return view
 
     def test(self, usable: frozenset[int], allocate: Allocate, key: Hashable | None = None,
@@ -143,8 +149,9 @@ class WillRunTest:
         base_free, base_has_free, offered, pending = self._base(usable)
         free, has_free = list(base_free), bytearray(base_has_free)
         memory = list(self.state.node_mem_free)
+        gpus = [list(node) for node in self.state.node_gpu_free] if self.gpus else None
         if offered >= slots:
-            alloc = allocate(self.view(free, has_free, memory))
+            alloc = allocate(self.view(free, has_free, memory, gpus))
             if alloc is not None:
                 return now, alloc
         window, aligned, k = WILL_RUN_WINDOW, None, 0
@@ -153,12 +160,14 @@ class WillRunTest:
                 end, held, peek = pending[k]
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
-                for node, count, held_memory in held:
+                for node, count, held_memory, held_gpus in held:
                     free[node] += count
                     offered += count  # a bound: what the node offers grows by at most this
                     has_free[node] = free[node] > 0
                     if held_memory is not None and memory[node] is not None:
                         memory[node] = memory[node] + held_memory  # type: ignore[operator]
+                    if held_gpus is not None and gpus is not None:
+                        gpus[node] = [have + back for have, back in zip(gpus[node], held_gpus, strict=True)]
                 last, k = end, k + 1
                 if k == len(pending) or peek is None or peek > aligned + window:
                     break
@@ -166,7 +175,7 @@ class WillRunTest:
             while peek is not None and peek > aligned + window:
                 window *= 2
             if offered >= slots:
-                alloc = allocate(self.view(free, has_free, memory))
+                alloc = allocate(self.view(free, has_free, memory, gpus))
                 if alloc is not None:
                     return self._start_after(last), alloc
         return None
@@ -182,30 +191,32 @@ class WillRunTest:
         return guess if guess > now else now + 1.0
 
 
-_Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int], int]
-"""A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set, its job id last."""
+_Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int], int,
+              Sequence[tuple[int, ...]] | None]
+"""A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set, its job id, then its
+GPUs per node (None: it holds none)."""
 
 
 def _with_nodes(holding: Holding) -> _Held:
     end, held, memory, job_id = holding
     pairs = list(held)
-    return end, pairs, memory, frozenset(node for node, _ in pairs), job_id
+    return end, pairs, memory, frozenset(node for node, _ in pairs), job_id, held.gpus
 
 
 def _end_of(holding: _Held) -> tuple[float, int]:
     return holding[0], holding[4]
 
 
-_OnUsable = tuple[float, list[tuple[int, int, float | None]], float | None]
-"""A running job as seen on some usable nodes: its expected end, ``(node, slots, memory)`` on each
-of its nodes among them (memory None: the job holds none there), and the expected end of the
-running job after it in the whole list, usable or not (None: it is the last)."""
+_OnUsable = tuple[float, list[tuple[int, int, float | None, tuple[int, ...] | None]], float | None]
+"""A running job as seen on some usable nodes: its expected end, ``(node, slots, memory, GPUs)`` on
+each of its nodes among them (memory or GPUs None: the job holds none there), and the expected end
+of the running job after it in the whole list, usable or not (None: it is the last)."""
 
 
 def _on(holding: _Held, usable: frozenset[int], peek: float | None) -> _OnUsable:
     """What ``holding`` holds on the nodes ``usable``; ``peek``: the next running job's end."""
-    end, held, memory, _, _ = holding
-    return end, [(node, count, None if memory is None else memory[i])
+    end, held, memory, _, _, gpus = holding
+    return end, [(node, count, None if memory is None else memory[i], None if gpus is None else gpus[i])
                  for i, (node, count) in enumerate(held) if node in usable], peek
 
 

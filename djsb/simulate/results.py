@@ -68,8 +68,8 @@ def write_replay(experiment: Experiment, out_dir: Path, config_path: Path,
         skipped.to_csv(out_dir / "skipped.csv", index=False)
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
-    metrics = {**summary(result.jobs, result.total_cores), "rejected": len(result.rejected),
-               **_shaping_counts(experiment),
+    metrics = {**summary(result.jobs, result.total_cores, result.total_gpus),
+               "rejected": len(result.rejected), **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from djsb.workloads.gpus import GpuRequest
+
 
 @dataclass(frozen=True, slots=True)
 class TraceJob:
@@ -15,6 +17,7 @@ class TraceJob:
     ``estimated`` says that ``requested_time`` was replaced by another estimate
     (djsb/workloads/estimate.py); ``user_estimate`` then holds the user's request as recorded
     (None: the trace recorded none). :attr:`user_request` reads the right one of the two.
+    ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs).
     """
 
     job_id: int
@@ -31,6 +34,7 @@ class TraceJob:
     depends_on: tuple[int, ...] = field(default=())
     user_estimate: float | None = None
     estimated: bool = False
+    gpus: GpuRequest | None = None
 
     @property
     def user_request(self) -> float | None:

@@ -231,9 +231,9 @@ def _kept_free(job: SimJob, alloc: Placement) -> Placement:
     """What a reservation keeps free on its nodes for the allocation rules to succeed again: what
     they took, except that a trace job with a node count needs room for cpus / nodes (rounded up)
     on each of its nodes, the one taking the remainder included
-    (:meth:`~djsb.model.cluster.ClusterState.allocate`)."""
+    (:meth:`~djsb.model.cluster.ClusterState.allocate`); its GPUs as they are."""
     trace = job.trace
     if job.shape is not None or not trace.nodes:
         return alloc
     per_node = math.ceil(trace.cpus / trace.nodes)
-    return Placement.of((node, per_node) for node, _ in alloc)
+    return Placement.of(((node, per_node) for node, _ in alloc), alloc.gpus)

@@ -144,9 +144,9 @@ class UnreservedCapacity:
 
 def _request(job: SimJob) -> Hashable | None:
     """What a trace job's allocation depends on besides the cluster state (its partition, CPUs,
-    node count and memory: :meth:`~djsb.model.cluster.ClusterState.allocate`); None for a shaped
-    job, whose layout is recorded on the job as it is placed."""
+    node count, memory and GPUs: :meth:`~djsb.model.cluster.ClusterState.allocate`); None for a
+    shaped job, whose layout is recorded on the job as it is placed."""
     if job.shape is not None:
         return None
     trace = job.trace
-    return job.part.index, trace.cpus, trace.nodes, trace.memory_mb
+    return job.part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus
