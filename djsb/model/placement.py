@@ -43,6 +43,10 @@ class Placement(Sequence[tuple[int, int]]):
             runs.append((node, 1, slots))
         return cls(runs, gpus)
 
+    def resized(self, slots: Sequence[int]) -> Placement:
+        """The same nodes, holding the same GPUs, with ``slots`` on each (parallel to the nodes)."""
+        return Placement.of(((node, held) for (node, _), held in zip(self, slots, strict=True)), self.gpus)
+
     @property
     def slots(self) -> int:
         """Slots held over all nodes."""

@@ -151,10 +151,8 @@ class Simulation:
         self.arrivals.sort()
         for instant, kind in self.passes.given_ticks:
             self._push(instant, kind, 0)
-        for running in start.running:
-            reason = self._place(running)
-            if reason:
-                self.rejected.append((running.trace.job_id, f"running at the replay's start: {reason}"))
+        self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
+                          for running in start.running if (reason := self._place(running))]
 
     # ----------------------------------------------------------------- event loop
     def _push(self, time: float, kind: int, key: int) -> int:
@@ -362,8 +360,7 @@ class Simulation:
             raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
         if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
             raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
-        new = Placement.of(((node, cpus) for (node, _), cpus in zip(job.alloc, cpus_per_node, strict=True)),
-                           job.alloc.gpus)
+        new = job.alloc.resized(cpus_per_node)
         now = self.now
         if job.suspended_since is None:
             job.work_until(now)
