@@ -11,6 +11,8 @@
 #   bash .ci/openlava.sh status    exit 0 when mbatchd answers and every host is ok
 #   bash .ci/openlava.sh smoke     submit a job (as root) and wait until it is DONE
 #   bash .ci/openlava.sh env       print the environment a client needs (eval it: PATH, LSF_ENVDIR)
+#   bash .ci/openlava.sh login USER  make USER's shells find the cluster, ssh's remote commands included:
+#                                  the first line of USER's ~/.bashrc sources DIR/etc/profile.lsf
 #
 # The sources: ../shared/vendor/openlava-4.0dev4-69891d8.tar.gz beside the repository (its README.md says
 # why the build needs libtirpc and -fcommon on Debian 12); the build happens here, at CI time.
@@ -27,6 +29,18 @@
 # Jobs run as their submitter. The tests and the harness run as root in CI, so lsf.conf has
 # LSF_ROOT_REX=all (OpenLava refuses root's jobs without it); the cluster is private to this machine.
 #
+# A user's environment: DIR/etc/profile.lsf (written by start) sets PATH, LSF_ENVDIR and the other LSF_*
+# directories, as IBM LSF's LSF_CONFDIR/profile.lsf does. `login USER` sources it from USER's ~/.bashrc,
+# above Debian's "not interactive: return": bash reads ~/.bashrc for the command of `ssh host COMMAND`
+# (a non-interactive, non-login shell, which reads no profile), which is how the LSF module's
+# commands run on a login node (job_module.ssh).
+#
+# Finished jobs: bjobs lists a finished job for CLEAN_PERIOD seconds (DJSB_OPENLAVA_CLEAN_PERIOD [30]; LSF's
+# default is an hour), then forgets it; bhist -l still reads it from mbatchd's events. The short
+# period lets a test see a job forgotten. `start` on a running cluster whose mbatchd may hold other lsb.*
+# files (DIR/applied: their digest when it last read them) reconfigures it (badmin reconfig on the
+# master: mbatchd restarts, and job ids jump by 100).
+#
 # Environment: DJSB_OPENLAVA_PREFIX [/opt/djsb-openlava] (the build), DJSB_OPENLAVA_DIR
 # [/var/lib/djsb-openlava] (configuration, logs, mbatchd's work directory), DJSB_OPENLAVA_HOSTS [3],
 # DJSB_OPENLAVA_NET [10.77.0] (a /24 for the bridge: .1 this machine, .11 onwards the hosts).
@@ -40,6 +54,7 @@ NHOSTS=${DJSB_OPENLAVA_HOSTS:-3}
 NET=${DJSB_OPENLAVA_NET:-10.77.0}
 BRIDGE=djsb-lavabr
 CLUSTER=djsb
+CLEAN_PERIOD=${DJSB_OPENLAVA_CLEAN_PERIOD:-30}
 WAIT=${DJSB_OPENLAVA_WAIT:-90}  # seconds to wait for the daemons to come up or go down
 CLIENT=$(hostname)
 NPROC=$(nproc)  # each virtual host has this machine's CPUs (its lim counts them)
@@ -156,6 +171,7 @@ DEFAULT_QUEUE = normal
 MBD_SLEEP_TIME = 1
 SBD_SLEEP_TIME = 1
 JOB_ACCEPT_INTERVAL = 0
+CLEAN_PERIOD = $CLEAN_PERIOD
 End Parameters
 EOF
     local queue
@@ -164,6 +180,16 @@ EOF
     done > "$DIR/etc/lsb.queues"
     printf 'Begin User\nUSER_NAME MAX_JOBS JL/P\ndefault () ()\nEnd User\n' > "$DIR/etc/lsb.users"
     : > "$DIR/etc/lsb.resources"
+    # A user's environment, as IBM LSF's LSF_CONFDIR/profile.lsf (sh syntax; sourced, so no exit).
+    cat > "$DIR/etc/profile.lsf" <<EOF
+# OpenLava's environment for the cluster of .ci/openlava.sh: . $DIR/etc/profile.lsf
+LSF_ENVDIR=$DIR/etc
+LSF_BINDIR=$PREFIX/bin
+LSF_SERVERDIR=$PREFIX/sbin
+LSF_LIBDIR=$PREFIX/lib
+case ":\$PATH:" in *":$PREFIX/bin:"*) ;; *) PATH=$PREFIX/bin:\$PATH ;; esac
+export LSF_ENVDIR LSF_BINDIR LSF_SERVERDIR LSF_LIBDIR PATH
+EOF
 }
 
 # Docker sets iptables' FORWARD policy to DROP and loads br_netfilter, which then filters the frames
@@ -200,6 +226,10 @@ daemon() {  # daemon I NAME: start PREFIX/sbin/NAME on host I (it daemonizes its
         >> "$DIR/log/$2.$name.out" 2>&1 < /dev/null
 }
 
+on_master() {  # on_master COMMAND...: run COMMAND as if on the master host (its namespaces)
+    ip netns exec "$(host 1)" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$(host 1)" "$@"
+}
+
 running() {  # running I NAME: the PIDs of the processes called NAME in host I's namespace
     local pid
     for pid in $(ip netns pids "$(host "$1")" 2>/dev/null); do
@@ -223,16 +253,52 @@ hosts_ok() {  # mbatchd answers and every host accepts jobs with all its CPUs as
 start() {
     [[ -x $PREFIX/sbin/lim ]] || die "OpenLava is not built: run bash .ci/openlava.sh install"
     ((NHOSTS >= 1)) || die "DJSB_OPENLAVA_HOSTS: at least 1 host, got $NHOSTS"
+    local i daemon was_running
+    was_running=$(running 1 mbatchd)
     configure
     network
-    local i daemon
     for ((i = 1; i <= NHOSTS; i++)); do [[ -n $(running "$i" lim) ]] || daemon "$i" lim; done
     wait_for "$WAIT" "every lim reporting its CPUs (lshosts)" lims_reported
     for ((i = 1; i <= NHOSTS; i++)); do
         for daemon in res sbatchd; do [[ -n $(running "$i" "$daemon") ]] || daemon "$i" "$daemon"; done
     done
     wait_for "$WAIT" "every host ok in bhosts" hosts_ok
+    # mbatchd read the lsb.* files when it started; one already running may hold older ones
+    if [[ -n $was_running && $(batch_config) != "$(cat "$DIR/applied" 2>/dev/null)" ]]; then reconfigure; fi
+    batch_config > "$DIR/applied"
     echo "openlava.sh: cluster $CLUSTER up: $(hosts | tr '\n' ' ')(master $(host 1)), client $CLIENT"
+}
+
+batch_config() { cat "$DIR"/etc/lsb.* | md5sum; }  # a digest of the batch configuration
+
+gone() {  # gone PID...: none of the processes is alive
+    local pid
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && return 1; done
+    return 0
+}
+
+reconfigure() {  # mbatchd reads the lsb.* files again: OpenLava's badmin reconfig restarts it
+    local old
+    old=$(running 1 mbatchd)
+    # on the master: badmin checks the files with mbatchd -C, which refuses to on any other host
+    on_master badmin reconfig -f >/dev/null 2>&1 || die "badmin reconfig -f on $(host 1) failed"
+    # shellcheck disable=SC2086
+    wait_for "$WAIT" "the old mbatchd to exit (badmin reconfig)" gone $old
+    wait_for "$WAIT" "every host ok in bhosts after badmin reconfig" hosts_ok
+    echo "openlava.sh: reconfigured (lsb.* changed; mbatchd restarted)"
+}
+
+login() {  # login USER: USER's ~/.bashrc sources profile.lsf on its first line (idempotent)
+    local user=${1:-} home line rest
+    [[ -n $user ]] || die "usage: $0 login USER"
+    home=$(getent passwd "$user" | cut -d: -f6) || die "no user $user"
+    [[ -f $DIR/etc/profile.lsf ]] || die "no $DIR/etc/profile.lsf: run bash .ci/openlava.sh start first"
+    line="[ -r $DIR/etc/profile.lsf ] && . $DIR/etc/profile.lsf  # djsb-openlava: LSF commands in every shell"
+    if [[ -f $home/.bashrc ]] && grep -qxF "$line" "$home/.bashrc"; then return 0; fi
+    rest=$(cat "$home/.bashrc" 2>/dev/null || true)
+    printf '%s\n%s\n' "$line" "$rest" > "$home/.bashrc"  # an existing file keeps its owner
+    chown "$user:" "$home/.bashrc"
+    echo "openlava.sh: $home/.bashrc sources $DIR/etc/profile.lsf"
 }
 
 stop() {
@@ -273,6 +339,7 @@ case ${1:-} in
     stop) stop ;;
     status) hosts_ok ;;
     smoke) smoke ;;
+    login) login "${2:-}" ;;
     env) printf 'export PATH=%q:"$PATH" LSF_ENVDIR=%q\n' "$PREFIX/bin" "$DIR/etc" ;;
-    *) die "usage: $0 deps|install|start|stop|status|smoke|env" ;;
+    *) die "usage: $0 deps|install|start|stop|status|smoke|env|login USER" ;;
 esac

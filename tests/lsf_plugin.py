@@ -9,13 +9,17 @@ the environment of the tests and of the ``djsb run`` processes they start.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from job_modules.lsf.parsers import parse_long
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / ".ci" / "openlava.sh"
@@ -58,6 +62,35 @@ def bjobs_states(job_ids: set[str]) -> dict[str, str]:
     out = subprocess.run(["bjobs", "-a", "-w", "-noheader", *sorted(job_ids)], capture_output=True, text=True,
                          timeout=60).stdout
     return {fields[0]: fields[2] for fields in (line.split() for line in out.splitlines()) if len(fields) > 2}
+
+
+def forgotten_by_bjobs(job_ids: set[str]) -> bool:
+    """bjobs answers "Job <N> is not found" for each of ``job_ids`` (not merely nothing: a busy mbatchd)."""
+    err = subprocess.run(["bjobs", "-a", *sorted(job_ids)], capture_output=True, text=True, timeout=60).stderr
+    return all(f"Job <{job_id}> is not found" in err for job_id in job_ids)
+
+
+def bhist_ends(job_ids: set[str]) -> dict[str, str]:
+    """DONE or EXIT for each of ``job_ids`` that ended in ``bhist -l`` (mbatchd's events, which keep
+    the jobs bjobs forgot after CLEAN_PERIOD)."""
+    out = subprocess.run(["bhist", "-l", *sorted(job_ids)], capture_output=True, text=True, timeout=60).stdout
+    return {job_id: record.stat for job_id, record in parse_long(out, time.time()).items()}
+
+
+def final_states(job_ids: set[str]) -> dict[str, str]:
+    """STAT of each of ``job_ids`` in bjobs, and for the ones bjobs no longer lists (the test cluster
+    forgets a finished job after CLEAN_PERIOD, 30 s) how it ended in bhist."""
+    states = bjobs_states(job_ids)
+    forgotten = job_ids - set(states)
+    return {**states, **bhist_ends(forgotten)} if forgotten else states
+
+
+def clean_period() -> int:
+    """CLEAN_PERIOD (seconds) of the running cluster, as ``bparams -l`` prints it."""
+    out = subprocess.run(["bparams", "-l"], capture_output=True, text=True, timeout=60, check=True).stdout
+    match = re.search(r"CLEAN_PERIOD = (\d+)", out)
+    assert match is not None, f"bparams -l prints no CLEAN_PERIOD:\n{out}"
+    return int(match.group(1))
 
 
 @pytest.fixture(scope="session")

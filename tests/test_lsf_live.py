@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lsf_plugin import LsfCluster, bjobs_states
+from lsf_plugin import LsfCluster, bjobs_states, clean_period, final_states, forgotten_by_bjobs
 from slurm_plugin import Run
 from support import wait_until
 
@@ -52,7 +52,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def all_finished(job_ids: set[str]) -> bool:
-    states = bjobs_states(job_ids)
+    states = final_states(job_ids)
     return set(states) == job_ids and set(states.values()) <= FINISHED
 
 
@@ -98,7 +98,7 @@ def test_sigint_cancels_every_job_it_submitted(lsf_cluster: LsfCluster, config: 
     job_ids = run.job_ids()
     assert len(job_ids) >= 6, run.lines  # calibration, reference, oversubscription: 2 each; stopcont's
     wait_until(lambda: all_finished(job_ids), 60, f"jobs {sorted(job_ids)} to end in bjobs", interval=0.5)
-    states = bjobs_states(job_ids)
+    states = final_states(job_ids)
     sim_id = run.job_id("stopcont-na1-s0-sim0")
     assert states[sim_id] == "EXIT", states  # killed while stopped, not left USUSP
 
@@ -152,3 +152,35 @@ def test_mbatchd_killed_mid_run_is_an_outage_the_run_survives(lsf_cluster: LsfCl
     before = [int(j["job_id"]) for j in jobs if j["stage"] != "execution" or j["scenario"] == "oversubscription"]
     after = [int(j["job_id"]) for j in jobs if j["scenario"] == "stopcont"]
     assert min(after) >= max(before) + 100, (before, after)
+
+
+def test_a_job_bjobs_forgot_keeps_its_end_from_bhist(lsf_cluster: LsfCluster, tmp_path: Path) -> None:
+    """LSF forgets a finished job after CLEAN_PERIOD (bjobs: "Job <N> is not found", exit status 255); a
+    module that never saw it still reads its final state, exit code, times and host from bhist -l."""
+    period = clean_period()
+    if period > 120:
+        pytest.skip(f"the running cluster keeps finished jobs for CLEAN_PERIOD = {period} s (bparams -l): "
+                    "bash .ci/openlava.sh start reconfigures it to the script's 30 s")
+
+    def job(name: str, *argv: str) -> JobRequest:
+        return JobRequest(name=name, app="simulation", total_tasks=1, cpus_per_task=1, total_memory=64 << 20,
+                          exec_time=1, argv=argv, stdout_path=str(tmp_path / f"{name}.out"),
+                          stderr_path=str(tmp_path / f"{name}.err"))
+
+    module = LsfJobModule({}, LocalTransport())
+    done, failed = module.submit(job("done", "sleep", "2")), module.submit(job("failed", "sh", "-c", "sleep 1; exit 3"))
+
+    def ended() -> dict[str, JobStatus] | None:
+        statuses = module.poll([done, failed])
+        return statuses if all(status.state.finished for status in statuses.values()) else None
+
+    listed = wait_until(ended, 60, "both jobs to end in bjobs", interval=0.5)
+    assert bjobs_states({done, failed}) == {done: "DONE", failed: "EXIT"}
+    wait_until(lambda: forgotten_by_bjobs({done, failed}), period + 60, f"bjobs to forget jobs {done} and {failed} "
+               f"(CLEAN_PERIOD {period} s)", interval=1)
+    forgotten = LsfJobModule({}, LocalTransport()).poll([done, failed])  # a fresh module: nothing seen before
+    assert (forgotten[done].state, forgotten[done].exit_code) == (JobState.COMPLETED, 0), forgotten[done]
+    assert (forgotten[failed].state, forgotten[failed].exit_code) == (JobState.FAILED, 3), forgotten[failed]
+    assert forgotten[done].nodes[0].startswith("djsb-lava"), forgotten[done]
+    # bhist's events give what bjobs -l gave: submit, start (dispatch) and end to the second, the host
+    assert forgotten == listed

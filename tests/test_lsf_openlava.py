@@ -178,3 +178,19 @@ def test_a_job_bjobs_forgot_is_read_from_bhist() -> None:
     assert (status.state, status.exit_code, status.nodes) == (JobState.CANCELLED, 130, ("djsb-lava2",))
     assert (status.start, status.end) == (utc(22, 5, 16), utc(22, 5, 20))
     assert "bkill" in status.reason
+
+
+def test_a_stop_or_resume_mbatchd_delivers_later_is_done_and_a_refused_one_fails() -> None:
+    """Just after an mbatchd restart, bresume answered "Job <2468>: Operation is in progress" with exit
+    status 255 (a live run of test_lsf_live.py): mbatchd keeps the signal and delivers it once it
+    reaches the job's sbatchd, so the module takes it as done; any other failure is an error."""
+    in_progress = lambda c: CommandResult(c, 255, "", "Job <2468>: Operation is in progress\n")  # noqa: E731
+    transport = openlava([("bstop", in_progress), ("bresume", in_progress)])
+    module = LsfJobModule({}, transport)
+    module.suspend("2468")
+    module.resume("2468")
+    assert transport.commands == ["bstop 2468", "bresume 2468"]  # each once: not retried
+    refused = LsfJobModule({}, openlava([("bresume", lambda c: CommandResult(
+        c, 255, "", "Job <2468>: User permission denied\n"))]))
+    with pytest.raises(JobModuleError, match="permission denied"):
+        refused.resume("2468")

@@ -74,6 +74,7 @@ from job_modules.lsf.parsers import (
     JOB_NOT_FOUND,
     NO_JOB_FOUND,
     NO_MATCHING_JOB,
+    OPERATION_IN_PROGRESS,
     STATE_TABLE,
     TAGGED_FORMAT,
     Lsf,
@@ -210,6 +211,21 @@ class LsfJobModule(SchedulerModule):
 
     def is_transient(self, stderr: str) -> bool:
         return is_transient(stderr)
+
+    def suspend(self, job_id: str) -> None:
+        self._signal(self.get_suspend_command(job_id))
+
+    def resume(self, job_id: str) -> None:
+        self._signal(self.get_resume_command(job_id))
+
+    def _signal(self, command: str) -> None:
+        """bstop or bresume. "Job <N>: Operation is in progress" (exit 255) is taken as done:
+        mbatchd could not reach the job's sbatchd at once (seen live just after an mbatchd restart)
+        and delivers the signal as soon as it can; retrying would only queue it again."""
+        result = self.run(command, check=False)
+        if result.returncode != 0 and not OPERATION_IN_PROGRESS.search(result.stderr + result.stdout):
+            raise JobModuleError(f"{self.name}: command failed ({result.returncode}): {command}: "
+                                 f"{one_line(result.stderr or result.stdout)}")
 
     def accounting(self, job_ids: Sequence[str]) -> dict[str, JobStatus]:
         """On OpenLava, the ends of jobs bjobs no longer lists (it forgets a finished job after

@@ -61,6 +61,10 @@ TRANSIENT_PATTERNS = re.compile(
     re.IGNORECASE)
 
 JOB_NOT_FOUND = re.compile(r"Job <[^>]*> is not found")
+# bstop's or bresume's answer when mbatchd cannot reach the job's sbatchd now (LSBE_OP_RETRY, e.g. just
+# after an mbatchd restart): it has kept the signal as the job's pending event and delivers it once it
+# can (OpenLava's mbd.job.c, sigStartedJob), so the request was taken.
+OPERATION_IN_PROGRESS = re.compile(r"Operation is in progress")
 # bhist's answer when none of the jobs asked is in mbatchd's events
 NO_MATCHING_JOB = re.compile(r"No matching job found")
 # bjobs' answer when the user has no job it would list ("No unfinished job found", with -a "No job found").
