@@ -107,12 +107,15 @@ def test_run_limit_and_bkill_are_recorded_with_their_reasons(lsf_cluster: LsfClu
     module = LsfJobModule({"time_factor": 0, "time_margin": 1}, LocalTransport())  # -W 1: one minute
 
     def sleeper(name: str) -> JobRequest:
+        started = tmp_path / f"{name}.started"  # the hosts are namespaces of this machine: one file system
         return JobRequest(name=name, app="simulation", total_tasks=1, cpus_per_task=1, total_memory=64 << 20,
-                          exec_time=1, argv=("sleep", "300"), stdout_path=str(tmp_path / f"{name}.out"),
-                          stderr_path=str(tmp_path / f"{name}.err"))
+                          exec_time=1, argv=("sh", "-c", f"touch {started} && exec sleep 300"),
+                          stdout_path=str(tmp_path / f"{name}.out"), stderr_path=str(tmp_path / f"{name}.err"))
 
     limited, killed = module.submit(sleeper("limited")), module.submit(sleeper("killed"))
-    wait_until(lambda: module.poll([killed])[killed].state is JobState.RUNNING, 60, f"job {killed} to run")
+    # killed once its program runs: bkill while sbatchd still starts it gives exit 126, not bkill's
+    # 130 (2 CI-like runs in 5 killed it as soon as bjobs said RUN)
+    wait_until(lambda: (tmp_path / "killed.started").exists(), 60, f"job {killed} to start its program")
     module.cancel(killed)
     submitted = time.time()
 
