@@ -187,7 +187,7 @@ COLUMNS = (
     Column("ReqCPUS", parse_count, "CPUs when neither AllocCPUS nor NCPUS is above 0"),
     Column("AllocCPUS", parse_count, "CPUs: the first of AllocCPUS, NCPUS, ReqCPUS above 0"),
     Column("NCPUS", parse_count, "CPUs when AllocCPUS is not above 0", asked=False),
-    Column("ReqMem", parse_memory, "memory: `<number>[K|M|G|T|P]`, MiB by default (sacct >= 21.08 "
+    Column("ReqMem", parse_memory, "memory: `<number>[KMGTP]`, MiB by default (sacct >= 21.08 "
            "prints the job's total `mem` TRES request); the suffixes `c` (per CPU) and `n` (per "
            "allocated node) of older Slurm are multiplied out; `0` or empty: none"),
     Column("NNodes", parse_count, "the nodes Slurm allocated: the job's node count without a SubmitLine; "
@@ -257,7 +257,8 @@ def reference() -> str:
     return "\n".join([
         "# The sacct dump (`djsb history DUMP`)",
         "",
-        "Generated from djsb/workloads/sacct_columns.py by `make reference`. A site's dump is",
+        "Generated from djsb/workloads/sacct_columns.py (`make reference`); a test fails when this file and "
+        "the declarations differ. A site's dump is",
         "",
         "```sh",
         f"sacct -a -X -P -S START -E END --format={SACCT_FORMAT} > dump.txt",
