@@ -84,15 +84,15 @@ Reader = Callable[[list[str]], Any]
 """A column's value on a data line split at ``|``."""
 
 
-def field_index(names: Sequence[str]) -> dict[str, int]:
+def _field_index(names: Sequence[str]) -> dict[str, int]:
     """Where a header of ``names`` puts each of its columns (lower case; the last one of a name
     repeated)."""
     return {name.strip().lower(): i for i, name in enumerate(names) if name.strip()}
 
 
-def column_readers(index: dict[str, int]) -> dict[str, Reader]:
+def _column_readers(index: dict[str, int]) -> dict[str, Reader]:
     """The reader of each declared column (by its declared name) on the lines under a header of
-    :func:`field_index` ``index``: its parser on its field, or its value of none when the header
+    ``index`` (:func:`_field_index`): its parser on its field, or its value of none when the header
     lacks it."""
     return {column.name: _reader(column.parse, index.get(column.name.lower())) for column in COLUMNS}
 
@@ -239,14 +239,15 @@ class DumpLines:
     above it)."""
 
     def __init__(self, names: Sequence[str]) -> None:
-        index = field_index(names)
-        self.read = column_readers(index)
+        index = _field_index(names)
+        self.read = _column_readers(index)
         self.width = len(names)
         self.has_start, self.has_end = "start" in index, "end" in index
         self.seen: set[int] = set()
         self.max_numeric = 0
 
     def __call__(self, lineno: int, raw: str) -> SacctJob | Skip | None:
+        """The job of data line ``raw``, or the first skip rule of the module's docstring it meets."""
         if not raw.strip():
             return None
         row = raw.split("|")
@@ -301,7 +302,7 @@ def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
     names = lines[header_index].rstrip("\r").split("|")
     if names and names[-1] == "":  # --parsable's trailing '|'
         names = names[:-1]
-    need = unmet(field_index(names).keys())
+    need = unmet(_field_index(names).keys())
     if need is not None:
         raise TraceError(need.error, source=source, line=header_index + 1)
     return header_index, names
