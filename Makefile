@@ -65,6 +65,7 @@ reference: setup
 	$(BIN)/python -c "from djsb.model.priority.reference import reference; open('docs/reference/priority.md', 'w').write(reference())"
 	$(BIN)/python -c "from djsb.simulate.experiment import reference; open('docs/reference/workload.md', 'w').write(reference())"
 	$(BIN)/python -c "from job_modules.simulated import reference; open('docs/reference/simulated.md', 'w').write(reference())"
+	$(BIN)/python -c "from djsb.workloads.sacct_columns import reference; open('docs/reference/sacct.md', 'w').write(reference())"
 
 lint: setup
 	$(BIN)/ruff check .

@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 from djsb.slurmsite.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
 from djsb.slurmsite.slurmctld_log import BACKFILL, END, MAIN, SUBMIT  # noqa: E402
+from djsb.workloads.sacct_columns import SACCT_FORMAT  # noqa: E402
 
 DIR = "/var/lib/djsb-slurm-history"
 CLUSTER = {"DJSB_SLURM_DIR": DIR, "DJSB_SLURM_NODE_PREFIX": "h", "DJSB_SLURM_CTLD_PORT": "6837",
@@ -97,9 +98,9 @@ ACCOUNTS = {"physics": 50, "biology": 30, "climate": 20}
 """Fair-share accounts and their RawShares (root is a user of each)."""
 QOS = ("high", 100, 4)
 """A QoS: name, Priority, MaxJobsPerUser."""
-FORMAT = ("JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,ReqCPUS,"
-          "AllocCPUS,ReqMem,ReqTRES,AllocTRES,NNodes,NodeList,State,Reason,Flags,Priority,SubmitLine")
-"""docs/history.md's sacct format."""
+FORMAT = f"{SACCT_FORMAT},ReqTRES,AllocTRES"
+"""The sacct format ``djsb history`` asks a site for, and the trackable resources each job asked and
+was given, which the model does not read yet: a record keeps them for when it does."""
 CPUS = 32
 LOAD = 0.9
 WINDOW, STEP = 120.0, 30.0

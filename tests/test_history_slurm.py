@@ -25,6 +25,7 @@ from slurm_plugin import SLURM_CONF, SlurmCluster, has_accounting
 from support import wait_until
 
 from djsb.cli import main
+from djsb.workloads.sacct_columns import SACCT_FORMAT
 
 # `alone`: the record must hold this test's jobs only (the replay knows nothing else), so it runs
 # where no other test submits jobs: on the calibrations' cluster in `make test`.
@@ -33,9 +34,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.alone]
 JOBS = 200
 """Jobs recorded: 196 single jobs and an array of 4 tasks."""
 
-FORMAT = ("JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,ReqCPUS,"
-          "AllocCPUS,ReqMem,NNodes,NodeList,State,Reason,Flags,Priority,SubmitLine")
-"""docs/history.md's sacct format."""
 
 
 def sbatch(*options: str) -> int:
@@ -79,8 +77,9 @@ def replay_fresh_history(ids: list[int], tmp_path: Path, capsys: pytest.CaptureF
                600, "the recorded jobs to end")
     # slurmdbd records a job's end a moment after squeue forgets it
     def dump() -> str:
-        return subprocess.run(["sacct", "-a", "-X", "-P", f"--format={FORMAT}", "--jobs", ",".join(map(str, ids))],
-                              capture_output=True, text=True, timeout=60, check=True).stdout
+        return subprocess.run(["sacct", "-a", "-X", "-P", f"--format={SACCT_FORMAT}", "--jobs",
+                               ",".join(map(str, ids))], capture_output=True, text=True, timeout=60,
+                              check=True).stdout
     text = wait_until(lambda: (lambda out: out if out.count("COMPLETED") == JOBS else None)(dump()), 120,
                       f"sacct to record the {JOBS} jobs' ends")
     (tmp_path / "dump.txt").write_text(text)

@@ -21,7 +21,8 @@ from djsb.slurmsite.slurmctld_log import (
     pass_instants,
     reuse_lags,
 )
-from djsb.workloads.sacct import parse_sacct_time, read_sacct
+from djsb.workloads.sacct import read_sacct
+from djsb.workloads.sacct_columns import parse_sacct_time
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 LINES = """\

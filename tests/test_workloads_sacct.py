@@ -17,13 +17,8 @@ import pytest
 
 from djsb.errors import TraceError
 from djsb.workloads.job import TraceJob
-from djsb.workloads.sacct import (
-    parse_reqmem,
-    parse_sacct_parsable2,
-    parse_timelimit,
-    read_sacct,
-    started_by,
-)
+from djsb.workloads.sacct import parse_sacct_parsable2, read_sacct
+from djsb.workloads.sacct_columns import memory_mb, parse_memory, parse_timelimit, started_by
 
 FIELDS = "JobID|JobName|Partition|Account|User|Submit|Start|End|Elapsed|Timelimit|AllocCPUS|NCPUS|ReqMem|State|ExitCode|NNodes|QOS"  # noqa: E501
 
@@ -179,6 +174,9 @@ def test_timelimits() -> None:
 
 
 def test_reqmem_units() -> None:
+    def parse_reqmem(text: str, cpus: int, nodes: int) -> float | None:
+        return memory_mb(parse_memory(text), cpus, nodes)
+
     assert parse_reqmem("4000M", 4, 1) == 4000.0
     assert parse_reqmem("250G", 4, 1) == 250 * 1024.0
     assert parse_reqmem("1.50Gn", 4, 2) == 1.5 * 1024 * 2

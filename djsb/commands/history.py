@@ -18,6 +18,7 @@ from djsb.commands.frame import (
 )
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome
 from djsb.progress import Progress, say
+from djsb.workloads.sacct_columns import SACCT_FORMAT
 
 
 def command_history(args: argparse.Namespace) -> int:
@@ -131,7 +132,5 @@ COMMAND = Command(
     "history", "replay a site's sacct dump offline under its slurm.conf and measure each start and the "
     "moving-average wait against the record", arguments, command_history,
     description="Replay a site's own Slurm history on the model of its own configuration: the dump of sacct "
-    "-a -X -P --format=JobIDRaw,JobID,User,Account,Partition,QOS,Submit,Eligible,Start,End,Elapsed,Timelimit,"
-    "ReqCPUS,AllocCPUS,ReqMem,NNodes,NodeList,State,Reason,Flags,Priority and slurm.conf (with its "
-    "includes). Writes errors.csv (one row per job), summary.csv (overall and by partition, QoS, account, "
-    "size), moving_average.csv, notes.txt.")
+    f"-a -X -P --format={SACCT_FORMAT} and slurm.conf (with its includes). Writes errors.csv (one row per "
+    "job), summary.csv (overall and by partition, QoS, account, size), moving_average.csv, notes.txt.")

@@ -80,7 +80,8 @@ from djsb.slurmsite.slurm_config import (
 from djsb.slurmsite.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.workloads._textio import SITE_FILE_CHARS, read_bounded
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.sacct import format_sacct_time, merged_dumps, parse_sacct_time, read_sacct
+from djsb.workloads.sacct import merged_dumps, read_sacct
+from djsb.workloads.sacct_columns import format_sacct_time, parse_sacct_time
 from djsb.workloads.submit_line import sbatch_options
 from djsb.workloads.swf import Workload
 

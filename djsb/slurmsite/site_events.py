@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from djsb.errors import InputError
-from djsb.workloads.sacct import parse_sacct_time
+from djsb.workloads.sacct_columns import parse_sacct_time
 
 EVENTS_COMMAND = ("sacctmgr --noheader --parsable2 show events start=START end=END "
                   "format=NodeName,Start,End,State,Reason,User")

@@ -21,7 +21,7 @@ from pathlib import Path
 from djsb.errors import InputError
 from djsb.jobs.hostlist import expand_hostlist
 from djsb.workloads._textio import read_bounded
-from djsb.workloads.sacct import parse_sacct_time
+from djsb.workloads.sacct_columns import parse_sacct_time
 
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\]")
 JOB = r"JobId=(?:\d+_\d+\((\d+)\)|(\d+))"

@@ -2,34 +2,11 @@
 
 ``sacct -P`` / ``--parsable2`` prints one header line of field names and one line per job or job step,
 ``|``-separated *without* a trailing ``|`` (``--parsable`` adds one; a trailing empty field is tolerated).
-Fields are found by their header name, case-insensitively, in any order; only these are used:
-
-==================  ==========================================================================================
-JobID / JobIDRaw    the job id; ids with a ``.`` are job steps (``123.batch``, ``123.extern``, ``123.0``) and
-                    are skipped. JobIDRaw (a plain integer) is preferred when present; without it, array
-                    tasks (``123_4``) and heterogeneous components (``123+1``) get fresh ids above the
-                    largest job number in the output, in input order (the original id is kept in
-                    ``Workload.extra``)
-Submit Start End    ``YYYY-MM-DDTHH:MM:SS`` (sacct's default ``SLURM_TIME_FORMAT=standard``), or
-                    ``Unknown`` / ``None``. Times are local wall-clock without a zone; they are read as if
-                    UTC, so differences are right except across a DST change
-Elapsed/ElapsedRaw  run time (a Slurm time: ``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS[.mmm]``, read by
-                    djsb.yamlnodes.parse_duration; or seconds); else End - Start
-Timelimit /         requested time (``D-HH:MM:SS``, ``HH:MM:SS``, ``MM:SS``; minutes for TimelimitRaw);
-TimelimitRaw        ``UNLIMITED``, ``Partition_Limit``, ``INVALID`` or empty -> None (partition maximum)
-AllocCPUS / NCPUS   cpus (first that is > 0), else ReqCPUS
-NNodes              nodes: the count Slurm allocated. With a SubmitLine the count is the one it asked
-                    (``-N``/``--nodes``, the minimum of a range), none when it asked none: a job of
-                    ``--ntasks=8`` alone may take any number of nodes. ReqMem's per-node suffix ``n``
-                    is multiplied by the allocated count
-ReqMem              memory: ``<number>[K|M|G|T|P]`` in MiB by default (sacct >= 21.08 prints the job's total
-                    ``mem`` TRES request); the suffixes ``c`` (per CPU) and ``n`` (per node) of older Slurm
-                    are multiplied out. ``0`` or empty -> None
-User / UID          user name (``u<uid>`` from UID when there is no User column; ``unknown`` if empty)
-Account             account (``unknown`` if empty)
-Partition, QOS      as printed (None if empty)
-State               ``CANCELLED by <uid>`` etc.; kept in ``Workload.extra[job_id]["State"]``
-==================  ==========================================================================================
+Fields are found by their header name, case-insensitively, in any order. The columns read, what each
+holds, the function that reads it and which ones a dump needs are declared in
+:mod:`djsb.workloads.sacct_columns` (docs/reference/sacct.md). Where columns say the same thing
+(JobIDRaw and JobID; ElapsedRaw, Elapsed, End - Start; TimelimitRaw and Timelimit; AllocCPUS, NCPUS
+and ReqCPUS; User and UID), the first one that has a value is read and the others are not read at all.
 
 What the scheduler recorded of each job's scheduling goes to ``Workload.recorded[job_id]``
 (:class:`~djsb.workloads.job.RecordedOutcome`), so a replay can be compared with it job by job: Start
@@ -46,13 +23,14 @@ Skip rules (reason, first that applies):
 ==========================  =======================================================================
 ``malformed_field_count``   the line has a different number of fields than the header
 ``job_step``                JobID contains ``.``
+``malformed_value``         a time or duration that cannot be parsed, or is out of range
+``start_before_submit``     Start before Submit (not a real record: counted as malformed)
 ``cancelled_before_start``  State CANCELLED and the job never started (Start Unknown/None) or ran 0 s
 ``not_started``             State PENDING (whose Start may be the scheduler's *expected* start), or no
                             Start time
 ``not_finished``            started but no End (RUNNING, SUSPENDED, REQUEUED...): run time unknown
 ``submit_unknown``          Submit is Unknown/None
-``malformed_value``         a time, duration, count or memory value that cannot be parsed (times are
-                            parsed right after ``job_step``, the other values at this point)
+``malformed_value``         a count, memory, limit, priority or id that cannot be parsed
 ``no_processors``           no CPU count > 0
 ``duplicate_job_id``        the id was already read (``sacct -D`` duplicates; the first one wins)
 ==========================  =======================================================================
@@ -63,7 +41,6 @@ with the time they really ran.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -71,10 +48,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import read_bounded
-from djsb.workloads.job import STARTED_BY, RecordedOutcome, TraceJob
+from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.records import (
     CANCELLED_BEFORE_START,
     DUPLICATE_JOB_ID,
@@ -84,90 +62,273 @@ from djsb.workloads.records import (
     Skip,
     read_records,
 )
+from djsb.workloads.sacct_columns import COLUMNS, memory_mb, unmet
 from djsb.workloads.submit_line import requested_nodes
 from djsb.workloads.swf import UNKNOWN, Workload
-from djsb.yamlnodes import parse_duration
 
-_NO_TIME = {"", "unknown", "none"}
-_NO_LIMIT = {"", "unlimited", "partition_limit", "invalid", "none", "unknown"}
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
-_MEM_SCALE = {"": 1.0, "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
 _LEADING_DIGITS = re.compile(r"\d+")
-_SCHED_FLAGS = {f"sched{name}": name for name in STARTED_BY}
-_EPOCH = datetime(1970, 1, 1)
-_SECOND = timedelta(seconds=1)
-LAST_INSTANT = (datetime(2200, 1, 1) - _EPOCH) // _SECOND
+_UNFINISHED = ("RUNNING", "SUSPENDED", "REQUEUED", "RESIZING")
+"""The states of a job that started and has not ended, when the dump has no End column."""
+LAST_INSTANT = (datetime(2200, 1, 1) - datetime(1970, 1, 1)) // timedelta(seconds=1)
 """Timestamps after 2200 are not a real record (pandas' datetime64[ns] ends in 2262): malformed."""
 LONGEST_RUN = 100 * 365 * 86400.0
 """A run time or limit beyond a century is not a real record (Elapsed of 99999 days): malformed."""
 START_BEFORE_SUBMIT = Skip("start_before_submit", malformed=True)
-
-
-def parse_sacct_time(text: str) -> float | None:
-    """Seconds since the epoch of a sacct timestamp read as UTC; None for Unknown/None/empty.
-
-    Raises ValueError for anything else than ``YYYY-MM-DDTHH:MM:SS`` (optionally with fractional seconds).
-    """
-    value = text.strip()
-    if value.lower() in _NO_TIME:
-        return None
-    if len(value) < 19 or value[10] != "T":
-        raise ValueError(f"not a sacct timestamp (YYYY-MM-DDTHH:MM:SS): {text!r}")
-    stamp = datetime.fromisoformat(value)
-    if stamp.tzinfo is not None:
-        return stamp.timestamp()
-    return (stamp - _EPOCH) // _SECOND + stamp.microsecond / 1e6  # whole seconds exactly, as timegm
-
-
-def format_sacct_time(seconds: float) -> str:
-    """A Unix time as sacct prints it (``YYYY-MM-DDTHH:MM:SS``, UTC as :func:`parse_sacct_time` reads it)."""
-    return (_EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%S")
-
-
-def parse_timelimit(text: str) -> float | None:
-    """Seconds of a sacct Timelimit; None for UNLIMITED, Partition_Limit, INVALID or empty."""
-    value = text.strip()
-    if value.lower() in _NO_LIMIT:
-        return None
-    return _slurm_duration(value)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _slurm_duration(text: str) -> float:
-    """Seconds of a Slurm time as sacct prints Elapsed and Timelimit (``parse_duration`` in
-    minutes), remembered: a dump repeats its time limits and run times over hundreds of thousands
-    of lines. A pure function of the text, so no entry ever goes stale; the size bound only keeps
-    the memory small on a dump of many distinct times."""
-    return parse_duration(text, "min")
-
-
-def parse_reqmem(text: str, cpus: int, nodes: int | None) -> float | None:
-    """MiB of a sacct ReqMem (``4000M``, ``16G``, ``2Gc`` per CPU, ``1.50Gn`` per node); None for 0/empty."""
-    value = text.strip()
-    if not value:
-        return None
-    m = _MEMORY.match(value)
-    if not m:
-        raise ValueError(f"not a ReqMem value: {text!r}")
-    number, unit, per = m.groups()
-    mb = float(number) * _MEM_SCALE[unit.upper()]
-    if per.lower() == "c":
-        mb *= cpus
-    elif per.lower() == "n":
-        mb *= nodes or 1
-    return mb if mb > 0 else None
-
-
 _VALUE = Skip("malformed_value", malformed=True)
 _JOB_STEP = Skip("job_step")
 _NOT_STARTED = Skip("not_started")
 _NOT_FINISHED = Skip("not_finished")
 
+Reader = Callable[[list[str]], Any]
+"""A column's value on a data line split at ``|``."""
 
-def _count(text: str) -> int:
+
+def _field_index(names: Sequence[str]) -> dict[str, int]:
+    """Where a header of ``names`` puts each of its columns (lower case; the last one of a name
+    repeated)."""
+    return {name.strip().lower(): i for i, name in enumerate(names) if name.strip()}
+
+
+def _column_readers(index: dict[str, int]) -> dict[str, Reader]:
+    """The reader of each declared column (by its declared name) on the lines under a header of
+    ``index`` (:func:`_field_index`): its parser on its field, or its value of none when the header
+    lacks it."""
+    return {column.name: _reader(column.parse, index.get(column.name.lower())) for column in COLUMNS}
+
+
+def _reader(parse: Callable[[str], Any], at: int | None) -> Reader:
+    """``parse`` of field ``at``; without a field, its value of the empty text."""
+    if at is None:
+        none = parse("")
+        return lambda row: none
+    if parse is str:
+        return itemgetter(at)  # the text as printed, taken in C: ids are read several times per line
+    return lambda row: parse(row[at])
+
+
+_Times = tuple[float | None, float | None, float | None, float | None, float | None]
+
+
+def _read_times(read: dict[str, Reader], row: list[str]) -> _Times:
+    """A line's submission, eligibility, start and end (absolute seconds; None: not recorded) and
+    run time (None: unknown), from ElapsedRaw, else Elapsed, else End - Start. Raises ValueError
+    for a value that is not one."""
+    start, end = read["Start"](row), read["End"](row)
+    run = read["ElapsedRaw"](row)
+    if run is None:
+        run = read["Elapsed"](row)
+    if run is None and start is not None and end is not None:
+        run = end - start
+    return read["Submit"](row), read["Eligible"](row), start, end, run
+
+
+def _out_of_range(submit: float | None, eligible: float | None, start: float | None, end: float | None,
+                  run: float | None) -> Skip | None:
+    """Why a line's times are not a real record, if they are not: a run time or an instant out of
+    range, a start before the submission."""
+    if run is not None and not (math.isfinite(run) and run <= LONGEST_RUN):
+        return _VALUE
+    for instant in (start, end, submit, eligible):
+        if instant is not None and not 0 <= instant < LAST_INSTANT:
+            return _VALUE
+    if start is not None and submit is not None and start < submit:
+        return START_BEFORE_SUBMIT
+    return None
+
+
+def _not_ran(state: str, start: float | None, end: float | None, run: float | None, has_start: bool,
+             has_end: bool) -> Skip | None:
+    """Why a job in ``state`` did not run to its end, if it did not: cancelled before it ran,
+    never started (pending, or no Start in a dump that has the column), not ended (no End in a
+    dump that has the column, else a state of a job still on its nodes)."""
+    upper = state.upper()
+    started = upper != "PENDING" and (start is not None if has_start else True)
+    if upper.startswith("CANCELLED") and (not started or not run or run <= 0):
+        return CANCELLED_BEFORE_START
+    if not started:
+        return _NOT_STARTED
+    if not (end is not None if has_end else upper not in _UNFINISHED):
+        return _NOT_FINISHED
+    return None
+
+
+def _read_request(read: dict[str, Reader],
+                  row: list[str]) -> tuple[int, int | None, float | None, float | None]:
+    """A job's CPUs (the first count above 0), nodes (those its SubmitLine asked, without one
+    those allocated; None: Slurm chose), time limit (TimelimitRaw, else Timelimit; None: the
+    partition's) and MiB of memory (None: no request). Raises ValueError for a value that is not
+    one, or a limit out of range."""
+    cpus = read["AllocCPUS"](row) or read["NCPUS"](row) or read["ReqCPUS"](row)
+    allocated = read["NNodes"](row) or None
+    submit_line = read["SubmitLine"](row)
+    nodes = requested_nodes(submit_line) if submit_line else allocated
+    limit = read["TimelimitRaw"](row)
+    if limit is None:
+        limit = read["Timelimit"](row)
+    if limit is not None and not 0 <= limit <= LONGEST_RUN:
+        raise ValueError(f"not a time limit: {limit} s")
+    return cpus, nodes, limit, memory_mb(read["ReqMem"](row), cpus, allocated)
+
+
+def _job_number(text: str) -> int:
+    """The job number ``text`` starts with (``123`` of ``123_4``), 0 if none: fresh ids go above
+    every one of a dump."""
     value = text.strip()
-    return int(value) if value else 0
+    if value.isdecimal():  # a plain id, most lines: what the pattern would match, without it
+        return int(value)
+    digits = _LEADING_DIGITS.match(value)
+    return int(digits.group()) if digits else 0
+
+
+def _job_id(job_text: str, raw_id: str) -> int | None:
+    """A job's id: JobIDRaw when a plain integer, else JobID; None for an array task or a
+    heterogeneous component without JobIDRaw (it gets a fresh id). Raises ValueError for another
+    id."""
+    raw = raw_id.strip()
+    if raw.isdigit():
+        return int(raw)
+    if job_text.isdigit():
+        return int(job_text)
+    if _ARRAY_OR_HET.match(job_text):
+        return None
+    raise ValueError(f"not a job id: {job_text!r}")
+
+
+def _user(read: dict[str, Reader], row: list[str]) -> str:
+    """A job's user: User, else ``u<uid>`` of UID, else ``unknown``."""
+    name: str = read["User"](row)
+    if name:
+        return name
+    uid = read["UID"](row)
+    return f"u{uid}" if uid.isdigit() else UNKNOWN
+
+
+class SacctJob(NamedTuple):
+    """One job of a dump as read, its times absolute (Unix seconds of the dump's timestamps read as
+    UTC). ``job_id`` None: an array task or heterogeneous component without JobIDRaw, given a fresh
+    id once the whole dump is read; ``job_text``: JobID as printed; ``start`` None: the dump has no
+    Start column, so nothing of its scheduling is recorded."""
+
+    job_id: int | None
+    job_text: str
+    state: str
+    submit: float
+    run_time: float
+    cpus: int
+    requested_time: float | None
+    memory_mb: float | None
+    nodes: int | None
+    user: str
+    account: str
+    partition: str | None
+    qos: str | None
+    start: float | None
+    eligible: float | None
+    started_by: str | None
+    reason: str
+    priority: int | None
+    node_list: str
+    submit_line: str
+
+
+class DumpLines:
+    """The parser of a dump's data lines for :func:`~djsb.workloads.records.read_records`: a line
+    to a :class:`SacctJob`, a :class:`Skip` or None (blank). It keeps the ids read (a duplicate is
+    skipped) and the largest job number of any line, steps and skipped lines too (fresh ids go
+    above it)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        index = _field_index(names)
+        self.read = _column_readers(index)
+        self.width = len(names)
+        self.has_start, self.has_end = "start" in index, "end" in index
+        self.seen: set[int] = set()
+        self.max_numeric = 0
+
+    def __call__(self, lineno: int, raw: str) -> SacctJob | Skip | None:
+        """The job of data line ``raw``, or the first skip rule of the module's docstring it meets."""
+        if not raw.strip():
+            return None
+        row = raw.split("|")
+        if len(row) == self.width + 1 and row[-1] == "":
+            row.pop()
+        if len(row) != self.width:
+            return FIELD_COUNT
+        read = self.read
+        raw_id = read["JobIDRaw"](row)
+        job_text = (read["JobID"](row) or raw_id).strip()
+        self.max_numeric = max(self.max_numeric, _job_number(job_text), _job_number(raw_id))
+        if "." in job_text or "." in raw_id:
+            return _JOB_STEP
+        state = read["State"](row)
+        try:
+            submit, eligible, start, end, run = _read_times(read, row)
+        except ValueError:
+            return _VALUE
+        skip = (_out_of_range(submit, eligible, start, end, run)
+                or _not_ran(state, start, end, run, self.has_start, self.has_end))
+        if skip is not None:
+            return skip
+        if run is None:
+            return _NOT_FINISHED
+        if submit is None:
+            return SUBMIT_UNKNOWN
+        try:
+            cpus, nodes, limit, memory = _read_request(read, row)
+            priority = read["Priority"](row)
+            number = _job_id(job_text, raw_id)
+        except ValueError:
+            return _VALUE
+        if cpus <= 0:
+            return NO_PROCESSORS
+        if number is not None:
+            if number in self.seen:
+                return DUPLICATE_JOB_ID
+            self.seen.add(number)
+        return SacctJob(number, job_text, state, submit, max(run, 0.0), cpus, limit, memory, nodes,
+                        _user(read, row), read["Account"](row) or UNKNOWN, read["Partition"](row),
+                        read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
+                        read["NodeList"](row), read["SubmitLine"](row))
+
+
+def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
+    """The index of a dump's header line (its first non-blank one) and its column names. Raises
+    :class:`~djsb.errors.TraceError` for an empty dump or a header that lacks a needed column."""
+    header_index = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_index is None:
+        raise TraceError("empty sacct output (expected a header line such as JobID|Submit|...)",
+                         source=source, line=1)
+    names = lines[header_index].rstrip("\r").split("|")
+    if names and names[-1] == "":  # --parsable's trailing '|'
+        names = names[:-1]
+    need = unmet(_field_index(names).keys())
+    if need is not None:
+        raise TraceError(need.error, source=source, line=header_index + 1)
+    return header_index, names
+
+
+def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
+    """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
+    return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
+                    job.nodes, job.user, job.account, job.partition, job.qos)
+
+
+def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:
+    """What was recorded of the scheduling of ``job``, which started at ``start``, its times from
+    ``origin``."""
+    eligible = job.eligible
+    return RecordedOutcome(start - origin, None if eligible is None else eligible - origin, job.started_by,
+                           job.state, job.reason, job.priority, job.node_list, job.submit_line)
+
+
+def _extra_of(job: SacctJob, number: int) -> dict[str, str]:
+    """What ``Workload.extra`` keeps of ``job`` (job ``number``): its State, and its JobID when that
+    is not the number."""
+    info = {"State": job.state} if job.state else {}
+    if job.job_text != str(number):
+        info["JobID"] = job.job_text
+    return info
 
 
 def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: bool = True,
@@ -182,197 +343,32 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     missing, or when most data lines are malformed.
     """
     lines = text.splitlines()
-    header_index = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if header_index is None:
-        raise TraceError("empty sacct output (expected a header line such as JobID|Submit|...)",
-                         source=source, line=1)
-    header_line = lines[header_index].rstrip("\r")
-    names = header_line.split("|")
-    if names and names[-1] == "":  # --parsable's trailing '|'
-        names = names[:-1]
-    col = {name.strip().lower(): i for i, name in enumerate(names) if name.strip()}
-    if "jobid" not in col and "jobidraw" not in col:
-        raise TraceError("no JobID column in the header: run sacct with --parsable2 and without "
-                         "--noheader", source=source, line=header_index + 1)
-    if "submit" not in col:
-        raise TraceError("no Submit column: add Submit to sacct --format", source=source,
-                         line=header_index + 1)
-    if "elapsed" not in col and "elapsedraw" not in col and not ("start" in col and "end" in col):
-        raise TraceError("no run time: add Elapsed (or Start and End) to sacct --format", source=source,
-                         line=header_index + 1)
-    if not ({"alloccpus", "ncpus", "reqcpus"} & col.keys()):
-        raise TraceError("no CPU count: add AllocCPUS (or NCPUS) to sacct --format", source=source,
-                         line=header_index + 1)
-
-    def getter(*keys: str) -> Callable[[list[str]], str]:
-        """The field of the first of ``keys`` the header names (C-level ``itemgetter``: it is read
-        several times per line), else always ""."""
-        for key in keys:
-            if key in col:
-                return itemgetter(col[key])
-        return lambda row: ""
-
-    g_jobid = getter("jobid")
-    g_jobidraw = getter("jobidraw")
-    g_state = getter("state")
-    g_submit, g_start, g_end = getter("submit"), getter("start"), getter("end")
-    g_elapsed, g_elapsedraw = getter("elapsed"), getter("elapsedraw")
-    g_tl, g_tlraw = getter("timelimit"), getter("timelimitraw")
-    g_alloc, g_ncpus, g_req = getter("alloccpus"), getter("ncpus"), getter("reqcpus")
-    g_nnodes, g_reqmem = getter("nnodes"), getter("reqmem")
-    g_user, g_uid, g_account = getter("user"), getter("uid"), getter("account")
-    g_partition, g_qos = getter("partition"), getter("qos")
-    g_eligible, g_flags, g_priority = getter("eligible"), getter("flags"), getter("priority")
-    g_reason, g_nodelist, g_submit_line = getter("reason"), getter("nodelist"), getter("submitline")
-    seen: set[int] = set()
-    max_numeric = 0  # the largest job number on any line (steps and skipped jobs too): fresh ids go above
-    width = len(names)
-
-    Parsed = tuple[int | None, str, _Job, str, _Outcome | None]
-
-    def parse(lineno: int, raw: str) -> Parsed | Skip | None:
-        """(id or None for a fresh one, JobID text, the job's fields after its id, state, the fields
-        of what was recorded of its scheduling or None without a Start column) of one line, in
-        absolute times, or why it is skipped."""
-        nonlocal max_numeric
-        if not raw.strip():
-            return None
-        row = raw.split("|")
-        if len(row) == width + 1 and row[-1] == "":
-            row.pop()
-        if len(row) != width:
-            return FIELD_COUNT
-        job_text = (g_jobid(row) or g_jobidraw(row)).strip()
-        for text in (job_text, g_jobidraw(row)):
-            digits = _LEADING_DIGITS.match(text.strip())
-            if digits:
-                max_numeric = max(max_numeric, int(digits.group()))
-        if "." in job_text or "." in g_jobidraw(row):
-            return _JOB_STEP
-        state = g_state(row).strip()
-        upper_state = state.upper()
-        try:
-            start = parse_sacct_time(g_start(row))
-            end = parse_sacct_time(g_end(row))
-            submit = parse_sacct_time(g_submit(row))
-            eligible = parse_sacct_time(g_eligible(row))
-            if g_elapsedraw(row).strip():
-                run: float | None = float(g_elapsedraw(row))
-            elif g_elapsed(row).strip():
-                run = _slurm_duration(g_elapsed(row))
-            elif start is not None and end is not None:
-                run = end - start
-            else:
-                run = None
-            if run is not None and not (math.isfinite(run) and run <= LONGEST_RUN):
-                return _VALUE
-            if any(instant is not None and not 0 <= instant < LAST_INSTANT
-                   for instant in (start, end, submit, eligible)):
-                return _VALUE
-        except ValueError:
-            return _VALUE
-        if start is not None and submit is not None and start < submit:
-            return START_BEFORE_SUBMIT
-        started = upper_state != "PENDING" and (start is not None if "start" in col else True)
-        if upper_state.startswith("CANCELLED") and (not started or not run or run <= 0):
-            return CANCELLED_BEFORE_START
-        if not started:
-            return _NOT_STARTED
-        if "end" in col:
-            finished = end is not None
-        else:
-            finished = upper_state not in ("RUNNING", "SUSPENDED", "REQUEUED", "RESIZING")
-        if not finished or run is None:
-            return _NOT_FINISHED
-        if submit is None:
-            return SUBMIT_UNKNOWN
-        try:
-            cpus = _count(g_alloc(row)) or _count(g_ncpus(row)) or _count(g_req(row))
-            allocated = _count(g_nnodes(row)) or None
-            submit_line = g_submit_line(row).strip()
-            nodes = requested_nodes(submit_line) if submit_line else allocated
-            if g_tlraw(row).strip().isdigit():
-                limit: float | None = float(g_tlraw(row)) * 60.0
-            else:
-                limit = parse_timelimit(g_tl(row))
-            if limit is not None and not 0 <= limit <= LONGEST_RUN:
-                return _VALUE
-            memory = parse_reqmem(g_reqmem(row), cpus, allocated)
-            priority_text = g_priority(row).strip()
-            priority = int(priority_text) if priority_text else None
-            raw_id = g_jobidraw(row).strip()
-            if raw_id.isdigit():
-                job_id: int | None = int(raw_id)
-            elif job_text.isdigit():
-                job_id = int(job_text)
-            elif _ARRAY_OR_HET.match(job_text):
-                job_id = None  # a fresh id is given below
-            else:
-                return _VALUE
-        except ValueError:
-            return _VALUE
-        if cpus <= 0:
-            return NO_PROCESSORS
-        if job_id is not None:
-            if job_id in seen:
-                return DUPLICATE_JOB_ID
-            seen.add(job_id)
-        user = g_user(row).strip()
-        if not user:
-            uid = g_uid(row).strip()
-            user = f"u{uid}" if uid.isdigit() else UNKNOWN
-        account = g_account(row).strip() or UNKNOWN
-        job = (submit, max(run, 0.0), cpus, limit, memory, nodes, user, account,
-               g_partition(row).strip() or None, g_qos(row).strip() or None)
-        outcome = None if start is None else (
-            start, eligible, started_by(g_flags(row)), state, g_reason(row).strip(), priority,
-            g_nodelist(row).strip(), submit_line)
-        return job_id, job_text, job, state, outcome
-
+    header_index, names = _header_names(lines, source)
+    parse = DumpLines(names)
     accepted, skipped = read_records(lines[header_index + 1:], parse, source=source,
                                      kind="sacct --parsable2 output", start=header_index + 2)
-
-    next_id = max_numeric + 1
-    origin = min((job[0] for _, _, job, _, _ in accepted), default=0.0)
+    next_id = parse.max_numeric + 1
+    origin = min((job.submit for job in accepted), default=0.0)
     if align > 0:
         origin = math.floor(origin / align) * align
     jobs: list[TraceJob] = []
     extra: dict[int, dict[str, str]] = {}
     recorded: dict[int, RecordedOutcome] = {}
-    for job_id, job_text, job, state, outcome in accepted:
-        if job_id is None:
-            job_id = next_id
+    for job in accepted:
+        number = job.job_id
+        if number is None:
+            number = next_id
             next_id += 1
-        jobs.append(TraceJob(job_id, job[0] - origin, *job[1:]))
-        if outcome is not None:
-            eligible = outcome[1]
-            recorded[job_id] = RecordedOutcome(outcome[0] - origin,
-                                               None if eligible is None else eligible - origin, *outcome[2:])
+        jobs.append(_trace_job(job, number, origin))
+        if job.start is not None:
+            recorded[number] = _recorded_outcome(job, job.start, origin)
         if keep_extra:
-            info = {"State": state} if state else {}
-            if job_text != str(job_id):
-                info["JobID"] = job_text
+            info = _extra_of(job, number)
             if info:
-                extra[job_id] = info
+                extra[number] = info
     jobs.sort(key=attrgetter("submit", "job_id"))
     return Workload(jobs, {"Fields": "|".join(n.strip() for n in names)}, skipped, source, extra, origin,
                     recorded)
-
-
-_Job = tuple[float, float, int, float | None, float | None, int | None, str, str, str | None, str | None]
-"""A parsed job's :class:`TraceJob` fields after its id, its submission in absolute time."""
-_Outcome = tuple[float, float | None, str | None, str, str, int | None, str, str]
-"""A parsed job's :class:`RecordedOutcome` fields, its times absolute."""
-
-
-def started_by(flags: str) -> str | None:
-    """The pass that started a job, from sacct's Flags (``SchedMain,StartRecieved`` -> ``main``):
-    one of :data:`~djsb.workloads.job.STARTED_BY`, None when no pass is named."""
-    for flag in flags.split(","):
-        name = _SCHED_FLAGS.get(flag.strip().lower())
-        if name is not None:
-            return name
-    return None
 
 
 def read_sacct(path: str | os.PathLike, *, keep_extra: bool = True, align: float = 0.0) -> Workload:
