@@ -64,7 +64,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.history.replay import HistoryReplay, SiteFiles, replay_history  # noqa: E402
+from djsb.history.inputs import SiteFiles  # noqa: E402
+from djsb.history.replay import HistoryReplay, replay_history  # noqa: E402
 from djsb.jobs.hostlist import node_names  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 from djsb.slurmsite.slurm_conf import read_slurm_conf  # noqa: E402

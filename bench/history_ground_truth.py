@@ -27,7 +27,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from djsb.history.replay import SiteFiles, replay_history  # noqa: E402
+from djsb.history.inputs import SiteFiles  # noqa: E402
+from djsb.history.replay import replay_history  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"

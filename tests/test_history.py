@@ -18,7 +18,7 @@ import pytest
 from test_cli_errors import one_line_failure
 
 from djsb.cli import main
-from djsb.history.replay import submit_options, unmodelled
+from djsb.history.notes import submit_options, unmodelled
 from djsb.model import simulation
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 

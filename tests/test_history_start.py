@@ -14,7 +14,7 @@ import pytest
 from test_cli_errors import one_line_failure
 
 from djsb.cli import main
-from djsb.history.replay import split_at_start, usage_before
+from djsb.history.start import split_at_start, usage_before
 from djsb.workloads.job import RecordedOutcome, TraceJob
 
 HEADER = "JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|" \

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from djsb.history.inputs import SiteFiles
 from djsb.history.recorded_priorities import decay_runs
-from djsb.history.replay import SiteFiles, clock_step, replay_history
+from djsb.history.replay import replay_history
+from djsb.history.start import clock_step
 from djsb.slurmsite.recompute_watch import calc_phase
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.sacct import parse_sacct_parsable2

@@ -17,7 +17,7 @@ import pytest
 from support import FIVE_JOBS
 
 from djsb import slurm_text
-from djsb.history.replay import unmodelled
+from djsb.history.notes import unmodelled
 from djsb.model import PartitionSpec
 from djsb.model.scheduler import reference
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names

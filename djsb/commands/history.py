@@ -22,15 +22,8 @@ from djsb.workloads.sacct_columns import SACCT_FORMAT
 
 
 def command_history(args: argparse.Namespace) -> int:
-    from djsb.history.replay import (
-        HistoryReplay,
-        SiteFiles,
-        check_settings,
-        compare_what_if,
-        replay_history,
-        what_if_settings,
-        write_history,
-    )
+    from djsb.history.inputs import SiteFiles, check_settings, what_if_settings
+    from djsb.history.replay import HistoryReplay, compare_what_if, replay_history, write_history
     from djsb.machine import collector_paused
 
     files = SiteFiles(Path(args.sacct), Path(args.slurm_conf),

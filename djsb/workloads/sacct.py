@@ -338,7 +338,7 @@ def parse_sacct_parsable2(text: str, *, source: str = "<sacct>", keep_extra: boo
     Pure: text in, records out. ``keep_extra=False`` drops the per-job ``State``/``JobID`` strings (saves
     memory on very large dumps). The times count from the first submission, or with ``align`` (seconds)
     from the multiple of it at or before the first submission (a replay of Slurm counts from a
-    multiple of bf_resolution: djsb.history.replay.clock_step). Raises
+    multiple of bf_resolution: djsb.history.start.clock_step). Raises
     :class:`~djsb.errors.TraceError` when there is no header naming JobID, when a needed column is
     missing, or when most data lines are malformed.
     """
