@@ -17,6 +17,7 @@ import pytest
 from support import FIVE_JOBS
 
 from djsb import slurm_text
+from djsb.cli import main
 from djsb.history.notes import unmodelled
 from djsb.model import PartitionSpec
 from djsb.model.scheduler import reference
@@ -34,6 +35,7 @@ from djsb.slurmsite.slurm_config import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+SACCT = ROOT / "tests" / "fixtures" / "sacct"
 
 SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.slurm_time: ("2-00:00:00", 2 * 86400.0),
@@ -133,6 +135,20 @@ def test_bf_max_job_part_from_slurm_conf_from_yaml_and_in_the_reference(tmp_path
                     "    bf_max_job_part: 3\n")
     assert load_experiment(path).scheduler.bf_max_job_part == 3
     assert "| `bf_max_job_part` | unlimited | jobs | bf_max_job_part |" in reference()
+
+
+def test_djsb_history_reads_bf_max_job_part_from_the_sites_slurm_conf(tmp_path: Path) -> None:
+    # the mini-cluster's record and slurm.conf, the option added to its SchedulerParameters: the replay
+    # notes no setting about it, and a what-if of it is accepted and replayed
+    conf = tmp_path / "slurm.conf"
+    text = (SACCT / "minicluster-slurm.conf").read_text()
+    conf.write_text(text.replace("SchedulerParameters=", "SchedulerParameters=bf_max_job_part=2,", 1))
+    assert "bf_max_job_part=2," in conf.read_text()
+    out = tmp_path / "history"
+    assert main(["history", str(SACCT / "minicluster-22.05-allocations.txt"), "--slurm-conf", str(conf), "-q",
+                 "--set", "SchedulerParameters=bf_max_job_part=1", "-o", str(out)]) == 0
+    assert "bf_max_job_part" not in (out / "notes.txt").read_text()
+    assert (out / "what-if" / "jobs.csv").exists()
 
 
 def test_the_option_is_one_declaration_and_its_use() -> None:
