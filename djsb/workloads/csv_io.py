@@ -20,9 +20,9 @@ from djsb.workloads.job import TraceJob
 if TYPE_CHECKING:
     import pandas
 
-COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name not in ("user_estimate", "estimated"))
+COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name not in ("user_estimate", "estimated", "gpus"))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets."""
+estimate sets, and ``gpus``, a request this format does not carry (a job read from it asks none)."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:
