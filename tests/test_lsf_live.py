@@ -7,7 +7,9 @@ fixed sleep; without the cluster each is skipped, saying why (tests/lsf_plugin.p
 from __future__ import annotations
 
 import csv
+import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -139,8 +141,15 @@ def test_mbatchd_killed_mid_run_is_an_outage_the_run_survives(lsf_cluster: LsfCl
     run_dir = tmp_path / "run"
     run = Run(str(config), "-o", str(run_dir))
     run.wait_for_line("submitted oversubscription-na1-s0-ana0", timeout=240)
+    # mbatchd stopped first, so that the outage does not depend on how soon sbatchd restarts it (a CI
+    # run saw none): a client gets no answer while it is stopped, shown by one before it is killed
+    frozen = lsf_cluster.mbatchd_pid()
+    assert frozen is not None, "mbatchd is not running"
+    os.kill(frozen, signal.SIGSTOP)
+    probe = subprocess.run(["timeout", "6", "bjobs", "-a"], capture_output=True, text=True, timeout=30)
+    assert probe.returncode == 124, ("bjobs answered a stopped mbatchd", probe)
     killed = lsf_cluster.kill_mbatchd()
-    # the master's sbatchd starts a new mbatchd (about 30 s later, measured)
+    # the master's sbatchd starts a new mbatchd (18 to 30 s later, measured)
     wait_until(lambda: lsf_cluster.mbatchd_pid() not in (None, killed), 120, "sbatchd to start a new mbatchd",
                interval=0.5)
     assert run.finish(timeout=300) == 0, "\n".join(run.lines)
