@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import MIB, Answer, ScriptedTransport, fail, ok
@@ -122,6 +123,16 @@ def scripted_lsf(fake: ScriptedLsf) -> JobModule:
                                               ("bresume", answer), ("bkill", answer), ("bjobs", answer)]))
 
 
+def scheduler_subject(module: str, key: str, where: str, missing: str, **observes: Any) -> Subject:
+    """A live scheduler's module submitting to ``where`` (its option ``key``), retrying a minute while
+    the scheduler does not answer; its fresh instance; one submitting to the ``missing`` partition or
+    queue, whose submit fails. It tags jobs with their tokens; ``observes``: the other Subject fields."""
+    local = LocalTransport()
+    return Subject(load_job_module(module, {key: where, "retry_for": 60}, local),
+                   lambda: load_job_module(module, {key: where}, local),
+                   lambda: load_job_module(module, {key: missing}, local), finds_by_token=True, **observes)
+
+
 def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
     local: Transport = LocalTransport()
     if name == "local":
@@ -130,23 +141,14 @@ def subject_for(name: str, request: pytest.FixtureRequest) -> Subject:
                        lambda: load_job_module("local", {"cpus": "0"}, local), finds_by_token=True)
     if name == "slurm":
         request.getfixturevalue("slurm_cluster")
-        return Subject(load_job_module("slurm", {"partition": "shared", "retry_for": 60}, local),
-                       lambda: load_job_module("slurm", {"partition": "shared"}, local),
-                       lambda: load_job_module("slurm", {"partition": "djsb-no-such-partition"}, local),
-                       finds_by_token=True)
+        return scheduler_subject("slurm", "partition", "shared", "djsb-no-such-partition")
     if name == "sge":
         request.getfixturevalue("sge_cell")
-        return Subject(load_job_module("sge", {"queue": "all.q", "retry_for": 60}, local),
-                       lambda: load_job_module("sge", {"queue": "all.q"}, local),
-                       lambda: load_job_module("sge", {"queue": "djsb-no-such.q"}, local),
-                       cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}), finds_by_token=True,
-                       forgets_unrun=True)
+        return scheduler_subject("sge", "queue", "all.q", "djsb-no-such.q",
+                                 cancel_states=frozenset({JobState.CANCELLED, JobState.FAILED}), forgets_unrun=True)
     if name == "openlava":
         request.getfixturevalue("lsf_cluster")
-        return Subject(load_job_module("lsf", {"queue": "normal", "retry_for": 60}, local),
-                       lambda: load_job_module("lsf", {"queue": "normal"}, local),
-                       lambda: load_job_module("lsf", {"queue": "djsbnosuchqueue"}, local),
-                       cancel_states=frozenset({JobState.CANCELLED}), finds_by_token=True)
+        return scheduler_subject("lsf", "queue", "normal", "djsbnosuchqueue")
     if name == "lsf":
         lsf = ScriptedLsf()
         return Subject(scripted_lsf(lsf), lambda: scripted_lsf(lsf), scripted_lsf_refusing,
