@@ -242,12 +242,19 @@ def writer_lock(path: Path, key: str) -> Iterator[None]:
         lock.release()
 
 
+def is_unmarked_scratch(path: Path) -> bool:
+    """True for a scratch directory its command was killed in before it wrote its marker: empty,
+    or holding only the marker's partial file, so nothing can be lost by removing it."""
+    return all(entry.name == f"{MARKER}.partial" for entry in path.iterdir())
+
+
 def remove_leftovers(path: Path) -> None:
     """Remove the scratch and aside directories of earlier commands on ``path`` that were killed
     before they could (their names and markers say they are DJSB's; the caller holds the lock)."""
     for role in ("new", "old"):
         for leftover in path.parent.glob(f".{path.name}.djsb-{role}-*"):
-            if leftover.is_dir() and not leftover.is_symlink() and read_marker(leftover) is not None:
+            if leftover.is_dir() and not leftover.is_symlink() and (
+                    read_marker(leftover) is not None or is_unmarked_scratch(leftover)):
                 shutil.rmtree(leftover, ignore_errors=True)
                 say(f"removed {leftover}, left by a djsb command that was killed")
 

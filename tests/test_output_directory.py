@@ -260,6 +260,28 @@ def test_a_killed_command_s_scratch_is_removed_by_the_next(tmp_path: Path) -> No
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["jobs"] == 50
 
 
+@pytest.mark.parametrize("inside", [[], [f"{MARKER}.partial"]], ids=["empty", "partial-marker"])
+def test_a_scratch_killed_before_its_marker_is_removed_and_one_with_files_is_kept(
+        tmp_path: Path, inside: list[str]) -> None:
+    """A command killed between making its scratch and writing the marker leaves a directory with
+    nothing (or half a marker) in it: removed by the next command. A directory of that name holding
+    anything else is not known to be DJSB's and stays."""
+    (tmp_path / "simulate.yaml").write_text(SIMULATE)
+    unmarked = tmp_path / ".out.djsb-new-0badf00d"
+    unmarked.mkdir()
+    for name in inside:
+        (unmarked / name).write_text('{"kind": "simu')
+    foreign = tmp_path / ".out.djsb-new-feedbeef"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine\n")
+    done = subprocess.run([sys.executable, "-m", "djsb", "simulate", "simulate.yaml", "-o", "out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert f"djsb: removed {unmarked.name}, left by a djsb command that was killed" in done.stderr.splitlines()
+    assert hidden(tmp_path) == [foreign.name]
+    assert (foreign / "notes.txt").read_text() == "mine\n"
+
+
 def test_an_interrupted_sweep_is_named_unfinished_by_a_rerun(tmp_path: Path) -> None:
     """A command that writes as it goes keeps what it finished when stopped, and its marker says it
     did not finish: a rerun without --resume names it so and says how to continue."""
