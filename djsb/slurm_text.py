@@ -119,3 +119,79 @@ def over_time_seconds(text: str) -> float:
 def fair_share_algorithm(text: str) -> str:
     """Fair Tree unless PriorityFlags has NO_FAIR_TREE (Slurm's default since 19.05)."""
     return "classic" if "NO_FAIR_TREE" in text else "fair_tree"
+
+
+def gres_gpus(text: str) -> tuple[tuple[str, int], ...]:
+    """A node's GPUs from its ``Gres=`` (slurm.conf, ``scontrol show node``): (type, count) pairs,
+    ``""`` for GPUs of no type; other generic resources are not GPUs and are left out.
+
+    Slurm writes ``name[:type]:count`` items joined by commas, a count with an optional unit
+    suffix, and ``scontrol`` may append the sockets the GPUs bind to, ``gpu:a100:4(S:0-1)``
+    (gres.c ``gres_node_config_load`` / ``_node_config_init``); ``(null)`` is none.
+    """
+    counts: dict[str, int] = {}
+    for item in _gres_items(text):
+        parts = item.split(":")
+        if parts[0] != "gpu":
+            continue
+        if len(parts) > 3:
+            raise ValueError(f"{item}: expected gpu[:type]:count")
+        number = parts[-1] if len(parts) > 1 else "1"
+        kind = parts[1] if len(parts) == 3 else ""
+        counts[kind] = counts.get(kind, 0) + _gres_count(number, item)
+    return tuple((kind, n) for kind, n in counts.items() if n)
+
+
+def _gres_items(text: str) -> list[str]:
+    """The comma-separated items of a Gres value without their socket bindings; none for (null)."""
+    text = text.strip()
+    if text in ("", "(null)", "none"):
+        return []
+    items, depth, start = [], 0, 0
+    for at, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            items.append(text[start:at])
+            start = at + 1
+    items.append(text[start:])
+    return [item.split("(", 1)[0].strip() for item in items if item.strip()]
+
+
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def _gres_count(number: str, item: str) -> int:
+    """A Gres count with Slurm's optional K/M/G/T suffix (powers of 1024, gres.c ``_get_gres_cnt``)."""
+    unit = number[-1:].upper() if number[-1:].isalpha() else ""
+    digits = number[:-1] if unit else number
+    if unit not in _UNITS or not digits.isdigit():
+        raise ValueError(f"{item}: the count {number!r} is not a whole number")
+    return int(digits) * _UNITS[unit]
+
+
+def tres(text: str) -> dict[str, float]:
+    """A TRES string as sacct (ReqTRES, AllocTRES) and sacctmgr (GrpTRES, MaxTRESPerUser, ...)
+    write it, ``cpu=4,mem=8G,node=1,billing=4,gres/gpu=2,gres/gpu:a100=2``: each TRES's amount,
+    memory in MiB (suffixes K, M, G, T as Slurm's ``slurm_tres_str``), others as counts; empty
+    is none."""
+    amounts: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        if not equals or not name or not value:
+            raise ValueError(f"{item}: expected TRES=amount")
+        amounts[name] = _tres_amount(name, value, item)
+    return amounts
+
+
+def _tres_amount(name: str, value: str, item: str) -> float:
+    unit = value[-1:].upper() if value[-1:].isalpha() else ""
+    number = value[:-1] if unit else value
+    try:
+        amount = float(number)
+    except ValueError:
+        amount = math.nan
+    if unit not in _UNITS or not 0 <= amount < math.inf:
+        raise ValueError(f"{item}: the amount {value!r} is not a number")
+    if name in ("mem", "vmem"):
+        return amount * _UNITS[unit] / _UNITS["M"] if unit else amount
+    return amount * _UNITS[unit]
