@@ -85,8 +85,14 @@ def test_sbatch_options_are_read_into_one_request() -> None:
     assert GpuRequest.from_option("--gpus-per-node", "3") == GpuRequest(3, "node")
     assert GpuRequest.from_option("--gpus", "v100:4") == GpuRequest(4, "job", "v100")
     assert GpuRequest.from_option("--gpus-per-task", "1") == GpuRequest(1, "task")
-    with pytest.raises(ValueError, match="only gpu"):
-        GpuRequest.from_option("--gres", "mps:100")
+    assert GpuRequest.from_option("--gres", "gpu:tesla") == GpuRequest(1, "node", "tesla")  # count 1 left out
+    assert GpuRequest.from_option("--gres", "nic:1,gpu:v100:2") == GpuRequest(2, "node", "v100")
+    assert GpuRequest.from_option("--gres", "mps:100") is None
+    assert GpuRequest.from_option("--gres", "gpu:0") is None
+    for option, value in (("--gres", "gpu:a100:2,gpu:v100:1"), ("--gres", "gpu:a:b"), ("--gpus", "a100"),
+                          ("--gpus-per-node", "a:b:1")):
+        with pytest.raises(ValueError, match=option):
+            GpuRequest.from_option(option, value)
 
 
 def test_a_trace_without_gpus_has_no_gpu_column_or_metric() -> None:

@@ -35,17 +35,35 @@ class GpuRequest:
             raise ValueError(f"GPUs are counted per node, job or task, not per {self.per!r}")
 
     @classmethod
-    def from_option(cls, option: str, value: str) -> GpuRequest:
+    def from_option(cls, option: str, value: str) -> GpuRequest | None:
         """The request of one sbatch option and its value: ``--gres gpu:a100:2``, ``--gpus 4``,
-        ``--gpus-per-task v100:1``... (ValueError saying what is wrong)."""
+        ``--gpus-per-task v100:1``...; None for a ``--gres`` that asks no GPU (``--gres=nic:1``,
+        ``--gres=gpu:0``).
+        ValueError saying what is wrong."""
         per = OPTIONS.get(option)
         if per is None:
             raise ValueError(f"{option} asks no GPU: use one of {', '.join(OPTIONS)}")
-        parts = value.split(":")
         if option == "--gres":
-            if parts[0] != "gpu":
-                raise ValueError(f"--gres={value}: only gpu is modelled")
-            parts = parts[1:] or ["1"]  # --gres=gpu is one GPU per node
+            return cls._from_gres(value)
+        parts = value.split(":")
         if len(parts) > 2 or not parts[-1].isdigit():
             raise ValueError(f"{option}={value}: expected [type:]count")
         return cls(int(parts[-1]), per, parts[0] if len(parts) == 2 else None)
+
+    @classmethod
+    def _from_gres(cls, value: str) -> GpuRequest | None:
+        """``--gres``: a comma-separated list of ``name[[:type]:count]`` (sbatch(1); count 1 when
+        left out, so ``gpu:a100`` is one a100), of which only ``gpu`` is a GPU."""
+        items = [item.split(":") for item in value.split(",") if item.strip()]
+        gpus = [parts[1:] for parts in items if parts[0].strip() == "gpu"]
+        if len(gpus) > 1:
+            raise ValueError(f"--gres={value}: GPUs of several types in one job are not modelled")
+        if not gpus:
+            return None
+        parts = gpus[0]
+        if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+            raise ValueError(f"--gres={value}: expected gpu[[:type]:count]")
+        if parts and parts[-1].isdigit():
+            count = int(parts[-1])
+            return cls(count, "node", parts[0] if len(parts) == 2 else None) if count else None
+        return cls(1, "node", parts[0] if parts else None)
