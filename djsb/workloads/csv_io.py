@@ -80,7 +80,7 @@ def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
         writer.writerow((*COLUMNS, GPU_COLUMN) if gpus else COLUMNS)
         for j in job_list:
             row = [_cell(getattr(j, name)) for name in COLUMNS]
-            writer.writerow([*row, "" if j.gpus is None else j.gpus.as_option()] if gpus else row)
+            writer.writerow([*row, "" if j.gpus is None else j.gpus.sbatch_option()] if gpus else row)
 
 
 def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:

@@ -34,7 +34,7 @@ class GpuRequest:
         if self.per not in ("node", "job", "task"):
             raise ValueError(f"GPUs are counted per node, job or task, not per {self.per!r}")
 
-    def as_option(self) -> str:
+    def sbatch_option(self) -> str:
         """The request as the one sbatch option that asks it: ``--gpus-per-node=a100:2``,
         ``--gpus=4``, ``--gpus-per-task=1`` (what :meth:`from_text` reads back)."""
         option = next(name for name, per in OPTIONS.items() if per == self.per and name != "--gres")
@@ -42,7 +42,7 @@ class GpuRequest:
 
     @classmethod
     def from_text(cls, text: str) -> GpuRequest | None:
-        """The request of one sbatch option written ``--option=value`` (:meth:`as_option`, or
+        """The request of one sbatch option written ``--option=value`` (:meth:`sbatch_option`, or
         ``--gres=gpu:2``); None for one that asks no GPU. ValueError saying what is wrong."""
         option, equals, value = text.strip().partition("=")
         if not equals:
