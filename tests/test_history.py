@@ -132,6 +132,42 @@ def test_a_gpu_job_on_a_site_without_gpus_is_refused_with_slurm_s_message(tmp_pa
     assert set(rejected["reason"]) == {"Invalid generic resource (gres) specification"}
 
 
+DEPENDENCY_DUMP = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|State|Flags|SubmitLine
+1|u1|a|p|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:02:00|1|1|COMPLETED|SchedMain|sbatch -t 2 job.sh
+2|u1|a|p|normal|2026-01-01T00:00:01|Unknown|2026-01-01T00:01:41|2026-01-01T00:01:51|00:00:10|00:05:00|1|1|COMPLETED|SchedMain|sbatch DEPENDENCY -t 5 job.sh
+"""
+
+
+@pytest.mark.parametrize(("asked", "held"), [("--dependency=afterok:1", True), ("-d afterany:1", True),
+                                             ("--dependency=afternotok:1", None), ("--dependency=singleton", False),
+                                             ("--comment=none", False)])
+def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: Path, asked: str,
+                                                                     held: bool | None) -> None:
+    # One node of 2 CPUs: J1 runs 0-100 s; J2 asks a dependency on J1, and its Eligible is not
+    # recorded. Enforced (afterok, afterany), J2 starts when J1 ends, though a CPU is free at once;
+    # afternotok can never be satisfied by J1's COMPLETED, and J2 is cancelled; singleton is not
+    # enforced (queued at its recorded eligibility: none, so its submission), and without a
+    # dependency (the cause removed) J2 starts at once.
+    (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", asked))
+    (tmp_path / "slurm.conf").write_text(SMALL_CONF.replace("CPUs=3", "CPUs=2"))
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    notes = (out / "notes.txt").read_text()
+    if held is None:
+        rejected = pd.read_csv(out / "rejected.csv")
+        assert rejected["job_id"].tolist() == [2]
+        assert rejected["reason"].tolist() == ["cancelled: dependency never satisfied (parent 1 COMPLETED)"]
+    elif held:
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+        assert "1 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+    assert ("1 job(s) asked a --dependency the model does not enforce" in notes) == ("singleton" in asked)
+
+
 def test_the_progress_of_a_replay_ends_with_every_job_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     # reported every 50 events, the replay of the dump's 81 jobs ends between two reports: its last

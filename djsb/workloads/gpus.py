@@ -16,8 +16,8 @@ Per = Literal["node", "job", "task"]
 """What a GPU count is counted over: each node of the job, the whole job, or each task."""
 
 OPTIONS: dict[str, Per] = {"--gpus-per-node": "node", "--gres": "node", "--gpus": "job",
-                           "--gpus-per-task": "task"}
-"""The sbatch options asking GPUs, and what each counts over."""
+                           "--gpus-per-task": "task", "-G": "job"}
+"""The sbatch options asking GPUs (``-G`` is ``--gpus``), and what each counts over."""
 
 
 @dataclass(frozen=True, slots=True)
