@@ -49,3 +49,10 @@ class GpuRequest:
         if len(parts) > 2 or not parts[-1].isdigit():
             raise ValueError(f"{option}={value}: expected [type:]count")
         return cls(int(parts[-1]), per, parts[0] if len(parts) == 2 else None)
+
+    def sbatch_option(self) -> str:
+        """The one sbatch argument asking this request, ``--gpus-per-node=[type:]N``, ``--gpus=[type:]N``
+        or ``--gpus-per-task=[type:]N`` (sbatch(1)): what :meth:`from_option` reads back. One argv word,
+        to be quoted (shlex.join) where a shell reads it: the type comes from a workload."""
+        option = next(name for name, per in OPTIONS.items() if per == self.per and name != "--gres")
+        return f"{option}={'' if self.type is None else self.type + ':'}{self.count}"
