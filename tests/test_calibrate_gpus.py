@@ -1,19 +1,30 @@
 """GPU requests in a calibration: ``workload.gpus`` of a calibration file (drawn with its seed,
 checked key by key), the sbatch option each request is submitted with, and the Slurm job module's
-submit command carrying it as one quoted argument."""
+submit command carrying it as one quoted argument. Live: a calibration of GPU jobs on the
+mini-cluster with GPUs (DJSB_SLURM_GPUS) and on the model built from its ``scontrol show`` answers,
+held to the calibration's targets, and Slurm's allocations checked against the requests and the
+nodes' GPUs (sacct's AllocTRES)."""
 
 from __future__ import annotations
 
+import json
 import shlex
+import subprocess
 from collections import Counter
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from slurm_plugin import SlurmCluster
 
+from djsb.calibrate.run import run_calibration
 from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
 from djsb.calibrate.slurm_side import job_modules, slurm_module
 from djsb.calibrate.spec import load_calibration
 from djsb.errors import ConfigError
+from djsb.jobs.hostlist import expand_hostlist, split_host_list
+from djsb.jobs.scontrol import parse_show_records
+from djsb.slurm_text import gres_gpus, tres
 from djsb.transport import LocalTransport
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
@@ -99,3 +110,84 @@ def test_each_gpu_request_gets_its_module_and_the_others_the_run_s(tmp_path: Pat
         else:
             assert isinstance(made, SlurmJobModule) and made.sbatch_options == (job.gpus.sbatch_option(),)
             assert module_of(job) is made  # made once per request
+
+
+# -- live: the GPU jobs on the mini-cluster with GPUs and on the model built from it ---------------
+
+GPU_CALIBRATION = """\
+# 32 KTH-SP2 jobs (times x 0.6) on the 8-CPU oversub partition, 19 of them asking 1 or 2 GPUs per node or job
+seed: 1
+workload:
+  swf: {swf}
+  time_scale: 0.6
+  gpus: {{share: 0.6, counts: [1, 2], per: [node, job]}}
+slurm:
+  partition: oversub
+  runs: 1
+  work_dir: /tmp/djsb-calibrate-gpus
+  poll_interval: 2
+"""
+
+
+def cluster_gpus() -> dict[str, int]:
+    """Each node's GPUs as the running cluster shows them (scontrol show node's Gres)."""
+    shown = subprocess.run(["scontrol", "show", "node"], capture_output=True, text=True, timeout=60, check=True)
+    return {record["NodeName"]: sum(n for _, n in gres_gpus(record.get("Gres", "")))
+            for record in parse_show_records(shown.stdout)}
+
+
+def sacct_gpus(slurm_ids: list[str]) -> dict[str, tuple[list[str], int]]:
+    """Each job's nodes and allocated GPUs (sacct's NodeList and AllocTRES gres/gpu)."""
+    done = subprocess.run(["sacct", "-X", "-n", "-P", "-j", ",".join(slurm_ids), "-o", "JobID,NodeList,AllocTRES"],
+                          capture_output=True, text=True, timeout=60, check=True)
+    found = {}
+    for line in done.stdout.splitlines():
+        job_id, node_list, alloc = line.split("|")
+        nodes = [host for item in split_host_list(node_list) for host in expand_hostlist(item)]
+        found[job_id] = (nodes, int(tres(alloc).get("gres/gpu", 0)))
+    return found
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+@pytest.mark.alone
+def test_gpu_jobs_on_the_model_match_the_mini_cluster(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    gpus = cluster_gpus()
+    if not any(gpus.values()):
+        pytest.skip("the mini-cluster has no GPUs: start it with DJSB_SLURM_GPUS=a100:2 "
+                    "(.ci/slurm-second.env, the calibrations' cluster, does)")
+    config = tmp_path / "gpus.yaml"
+    config.write_text(GPU_CALIBRATION.format(swf=WINDOW))
+    calibration = load_calibration(config)
+    asked = {job.job_id: job.gpus for job in calibration.jobs if job.gpus is not None}
+    assert len(asked) == 19  # round(0.6 x 32)
+    print(run_calibration(config, tmp_path / "out"))
+    figures = json.loads((tmp_path / "out" / "comparison.json").read_text())["model vs slurm_1"]
+    # the calibration's targets, as for the jobs without GPUs (tests/test_calibrate_slurm.py)
+    assert figures["jobs"] == 32
+    assert abs(figures["mean_wait_error"]) <= 0.10, figures
+    assert figures["tau"] >= 0.8, figures
+
+    # Slurm's side: every job got the GPUs it asked (per node: the count on each of its nodes; per
+    # job: the count), and at no instant did a node hold more than it has, counting what is known
+    # of each node's share (all of a one-node job's, the count of a per-node request).
+    slurm = pd.read_csv(tmp_path / "out" / "slurm_1.csv", index_col="job_id")
+    allocated = sacct_gpus([str(s) for s in slurm["slurm_id"]])
+    known: list[tuple[float, float, dict[str, int]]] = []
+    for job_id, row in slurm.iterrows():
+        nodes, total = allocated[str(row["slurm_id"])]
+        request = asked.get(int(str(job_id)))
+        if request is None:
+            assert total == 0, (job_id, total)
+            continue
+        assert total == (request.count * len(nodes) if request.per == "node" else request.count), (job_id, request)
+        if request.per == "node" or len(nodes) == 1:
+            known.append((row["start"], row["end"], {node: total // len(nodes) for node in nodes}))
+    assert len(known) >= 10
+    for instant in {start for start, _, _ in known}:
+        running = [share for start, end, share in known if start <= instant < end]
+        for node, has in gpus.items():
+            assert sum(share.get(node, 0) for share in running) <= has, (instant, node)
+        running_all = [allocated[str(s)][1] for s, a, b in zip(slurm["slurm_id"], slurm["start"], slurm["end"],
+                                                               strict=True) if a <= instant < b]
+        assert sum(running_all) <= sum(gpus.values()), instant
