@@ -1,6 +1,8 @@
 """The model's cluster read from a running Slurm with GPUs: ``scontrol show node`` / ``partition`` as
 recorded on the mini-cluster started with ``DJSB_SLURM_GPUS=a100:2`` (4 nodes g1..g4, 2 CPUs and
-2048 MiB each, two a100 GPUs each; a 2-node job of one GPU per node was running on g1 and g2)."""
+2048 MiB each, two a100 GPUs each; a 2-node job of one GPU per node was running on g1 and g2), and
+``scontrol show node`` of the same cluster started with ``DJSB_SLURM_GPUS=2`` (two GPUs of no type;
+a ``--gres=gpu:1`` job ran on g1-g2 and a ``--gpus=3`` job on g3-g4)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ def test_each_node_gets_its_gres_gpus() -> None:
     cluster = cluster_spec(records("show_partition_gpus.txt"), records("show_node_gpus.txt"), "shared")
     assert [(n.name, n.cores, n.memory_mb, n.gpus) for n in cluster.nodes] == \
         [(f"g{i}", 2, 2048.0, (("a100", 2),)) for i in range(1, 5)]
+
+
+def test_untyped_gpus_are_of_no_type() -> None:
+    cluster = cluster_spec(records("show_partition_gpus.txt"), records("show_node_gpus_untyped.txt"), "shared")
+    assert [(n.name, n.gpus) for n in cluster.nodes] == [(f"g{i}", (("", 2),)) for i in range(1, 5)]
 
 
 def test_nodes_without_gres_have_no_gpus() -> None:
