@@ -23,8 +23,8 @@
 #   DJSB_SLURM_ACCOUNTING  1: slurmdbd on a private MariaDB, so sacct works [0]
 #   DJSB_SLURM_WAIT        seconds to wait for idle nodes before failing [90]
 #   DJSB_SLURM_GPUS        GPUs per virtual node: empty, none; N, N untyped GPUs; TYPE:N, N of that type
-#                          (a100:2). Counts only (a gres.conf without device files: nothing runs on them),
-#                          for placement; set but empty turns them off on a restart [empty]
+#                          (a100:2). For placement only: their device files are stand-ins nothing opens
+#                          (write_gres_conf). Set but empty turns them off; a change needs stop, start [empty]
 #
 # A second cluster beside the first (its own slurmctld, slurmds, slurmdbd and MariaDB; munged is
 # shared) takes its own values of these (.ci/slurm-second.env holds the test suite's):
@@ -39,8 +39,8 @@
 #
 # Start and stop are idempotent: every daemon has a pid file under DJSB_SLURM_DIR/run, a running
 # daemon is left alone by start, and stop only signals the PIDs in those files. A start without
-# DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY, DJSB_SLURM_ACCOUNTING or DJSB_SLURM_GPUS keeps what the
-# slurm.conf this script last wrote says (a test that restarts a killed slurmd must not shrink a
+# DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY, DJSB_SLURM_ACCOUNTING or DJSB_SLURM_GPUS keeps
+# what the slurm.conf this script last wrote says (a test that restarts a killed slurmd must not shrink a
 # 16-node cluster to 4 or drop its accounting); without one, the defaults.
 set -euo pipefail
 
