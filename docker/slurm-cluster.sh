@@ -22,6 +22,9 @@
 #   DJSB_SLURM_PORT        slurmd ports are PORT+1..PORT+N [17000]
 #   DJSB_SLURM_ACCOUNTING  1: slurmdbd on a private MariaDB, so sacct works [0]
 #   DJSB_SLURM_WAIT        seconds to wait for idle nodes before failing [90]
+#   DJSB_SLURM_GPUS        GPUs per virtual node: empty, none; N, N untyped GPUs; TYPE:N, N of that type
+#                          (a100:2). For placement only: their device files are stand-ins nothing opens
+#                          (write_gres_conf). Set but empty turns them off; a change needs stop, start [empty]
 #
 # A second cluster beside the first (its own slurmctld, slurmds, slurmdbd and MariaDB; munged is
 # shared) takes its own values of these (.ci/slurm-second.env holds the test suite's):
@@ -36,8 +39,8 @@
 #
 # Start and stop are idempotent: every daemon has a pid file under DJSB_SLURM_DIR/run, a running
 # daemon is left alone by start, and stop only signals the PIDs in those files. A start without
-# DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY or DJSB_SLURM_ACCOUNTING keeps what the
-# slurm.conf this script last wrote says (a test that restarts a killed slurmd must not shrink a
+# DJSB_SLURM_NODES, DJSB_SLURM_CPUS, DJSB_SLURM_MEMORY, DJSB_SLURM_ACCOUNTING or DJSB_SLURM_GPUS keeps
+# what the slurm.conf this script last wrote says (a test that restarts a killed slurmd must not shrink a
 # 16-node cluster to 4 or drop its accounting); without one, the defaults.
 set -euo pipefail
 
@@ -54,6 +57,8 @@ CPUS=${DJSB_SLURM_CPUS:-$(previous 's/^NodeName=DEFAULT CPUs=\([0-9][0-9]*\) .*/
 MEMORY=${DJSB_SLURM_MEMORY:-$(previous 's/^NodeName=DEFAULT .*RealMemory=\([0-9][0-9]*\).*/\1/p' 2048)}
 PORT=${DJSB_SLURM_PORT:-17000}
 ACCOUNTING=${DJSB_SLURM_ACCOUNTING:-$(previous 's|^AccountingStorageType=accounting_storage/slurmdbd$|1|p' 0)}
+# Unset: what the last slurm.conf says; set, even to nothing, wins (DJSB_SLURM_GPUS= turns them off).
+GPUS=${DJSB_SLURM_GPUS-$(previous 's/^NodeName=DEFAULT .* Gres=gpu:\([^ ]*\) .*/\1/p' "")}
 WAIT=${DJSB_SLURM_WAIT:-90}
 CTLD_PORT=${DJSB_SLURM_CTLD_PORT:-6817}
 DBD_PORT=${DJSB_SLURM_DBD_PORT:-6819}
@@ -67,6 +72,12 @@ DB_SOCKET="$DIR/run/mysqld.sock"
 
 log() { echo "slurm-cluster: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# A bad DJSB_SLURM_GPUS is the user's input: one line naming it, exit 2 (before anything is written).
+if [[ -n $GPUS && ! $GPUS =~ ^([a-z][a-z0-9_]*:)?[1-9][0-9]{0,2}$ ]]; then
+    echo "slurm-cluster: error: DJSB_SLURM_GPUS='$GPUS' is not N or TYPE:N (2, a100:2)" >&2
+    exit 2
+fi
 
 node_names() { seq -f "$PREFIX%g" 1 "$NODES"; }
 
@@ -107,12 +118,20 @@ do_install() {
 }
 
 write_conf() {
-    local host accounting
+    local host accounting gres="" gres_types=""
     host=$(hostname)
+    if [[ -n $GPUS ]]; then
+        gres=" Gres=gpu:$GPUS"
+        gres_types="
+GresTypes=gpu"
+    fi
     if [[ $ACCOUNTING == 1 ]]; then
         accounting="AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort=$DBD_PORT"
+        # sacct's AllocTRES names the GPUs only when gres/gpu is an accounted TRES.
+        [[ -n $GPUS ]] && accounting+="
+AccountingStorageTRES=gres/gpu"
     else
         accounting="AccountingStorageType=accounting_storage/none"
     fi
@@ -160,14 +179,15 @@ MpiDefault=none
 # A job runs at the niceness of the sbatch that submitted it, not at the daemons' (DJSB_SLURM_NICE).
 PropagatePrioProcess=1
 SwitchType=switch/none
-MailProg=/bin/true
-NodeName=DEFAULT CPUs=$CPUS RealMemory=$MEMORY State=UNKNOWN
+MailProg=/bin/true$gres_types
+NodeName=DEFAULT CPUs=$CPUS RealMemory=$MEMORY$gres State=UNKNOWN
 EOF
     local i=1
     for n in $(node_names); do
         echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((PORT + i))" >> "$DIR/etc/slurm.conf"
         i=$((i + 1))
     done
+    write_gres_conf
     cat >> "$DIR/etc/slurm.conf" <<EOF
 # shared: every job may share CPUs with up to 3 others; oversub: only jobs asking --oversubscribe.
 PartitionName=shared Nodes=ALL Default=YES OverSubscribe=FORCE:4 MaxTime=INFINITE State=UP
@@ -180,6 +200,27 @@ EOF
         die "$LINK exists and was not written by this script; move it away or run in Docker"
     fi
     ln -sfn "$DIR/etc/slurm.conf" "$LINK"
+}
+
+# write_gres_conf: the nodes' GPUs (slurmd reads the gres.conf beside slurm.conf). Slurm 22.05 drops
+# every GPU without File= after loading gres.conf (gres_node_config_load, gres.c: "Removing file-less
+# GPU"), and File= must name character or block devices (_set_gres_device_desc, gres_common.c): so
+# the GPUs are device nodes of /dev/null's numbers under DIR/dev, shared by the virtual nodes (one
+# host), which nothing opens (task/none, no cgroup device limits). No GPUs: no gres.conf.
+# docker/README.md ("GPUs") says what 22.05 took and refused.
+write_gres_conf() {
+    local type="" count=$GPUS i
+    if [[ -z $GPUS ]]; then rm -f "$DIR/etc/gres.conf"; return 0; fi
+    if [[ $GPUS == *:* ]]; then type=" Type=${GPUS%%:*}"; count=${GPUS##*:}; fi
+    mkdir -p "$DIR/dev"
+    for ((i = 0; i < count; i++)); do
+        [[ -c $DIR/dev/gpu$i ]] || mknod "$DIR/dev/gpu$i" c 1 3
+    done
+    cat > "$DIR/etc/gres.conf" <<EOF
+$MARK: $count GPU(s) per node, stand-ins for devices (nothing detects or opens them).
+AutoDetect=off
+NodeName=$PREFIX[1-$NODES] Name=gpu$type File=$DIR/dev/gpu[0-$((count - 1))]
+EOF
 }
 
 start_munge() {
@@ -331,7 +372,7 @@ do_start() {
     start_slurmctld
     start_slurmds
     wait_idle
-    log "up: $NODES nodes x $CPUS CPUs, $MEMORY MiB each, in $((SECONDS - t0)) s (state in $DIR)"
+    log "up: $NODES nodes x $CPUS CPUs, $MEMORY MiB${GPUS:+, GPUs $GPUS} each, in $((SECONDS - t0)) s (state in $DIR)"
 }
 
 do_stop() {
@@ -385,7 +426,7 @@ case ${1:-} in
     stop-ctld) repair_ctld_pid; stop_pids "$DIR/run/slurmctld.pid" ;;
     start-ctld) start_slurmctld; wait_ctld ;;
     status) do_status ;;
-    settings) echo "nodes=$NODES cpus=$CPUS memory=$MEMORY accounting=$ACCOUNTING" ;;
+    settings) echo "nodes=$NODES cpus=$CPUS memory=$MEMORY accounting=$ACCOUNTING gpus=${GPUS:-none}" ;;
     entrypoint) do_install && do_entrypoint ;;
     *) echo "usage: $0 install|start|stop|restart-ctld|stop-ctld|start-ctld|status|settings|entrypoint" >&2
        exit 2 ;;

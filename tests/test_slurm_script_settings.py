@@ -30,15 +30,36 @@ def settings(state: Path, **env: str) -> str:
 
 
 def test_defaults_without_a_previous_conf(tmp_path: Path) -> None:
-    assert settings(tmp_path) == "nodes=4 cpus=2 memory=2048 accounting=0"
+    assert settings(tmp_path) == "nodes=4 cpus=2 memory=2048 accounting=0 gpus=none"
 
 
 def test_a_start_keeps_what_the_last_conf_says(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "slurm.conf").write_text(WRITTEN)
-    assert settings(tmp_path) == "nodes=16 cpus=2 memory=4096 accounting=1"
+    assert settings(tmp_path) == "nodes=16 cpus=2 memory=4096 accounting=1 gpus=none"
     # the variables still win
     assert settings(tmp_path, DJSB_SLURM_NODES="4", DJSB_SLURM_ACCOUNTING="0") == \
-        "nodes=4 cpus=2 memory=4096 accounting=0"
+        "nodes=4 cpus=2 memory=4096 accounting=0 gpus=none"
     (tmp_path / "etc" / "slurm.conf").write_text(WRITTEN.replace("slurmdbd", "none"))
-    assert settings(tmp_path).endswith("accounting=0")
+    assert settings(tmp_path).endswith("accounting=0 gpus=none")
+
+
+def test_gpus_are_remembered_and_can_be_turned_off(tmp_path: Path) -> None:
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "slurm.conf").write_text(
+        WRITTEN.replace("RealMemory=4096 State", "RealMemory=4096 Gres=gpu:a100:2 State"))
+    assert settings(tmp_path).endswith("accounting=1 gpus=a100:2")
+    assert settings(tmp_path, DJSB_SLURM_GPUS="3").endswith("gpus=3")
+    # set but empty: none, whatever the last slurm.conf said
+    assert settings(tmp_path, DJSB_SLURM_GPUS="").endswith("gpus=none")
+    (tmp_path / "etc" / "slurm.conf").write_text(WRITTEN.replace("RealMemory=4096 State", "RealMemory=4096 Gres=gpu:4 State"))
+    assert settings(tmp_path).endswith("gpus=4")
+
+
+def test_a_bad_gpus_value_is_one_line_naming_it(tmp_path: Path) -> None:
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("DJSB_SLURM_")}
+    for bad in ("a100", "0", "a100:x", "gpu:a100:2"):
+        done = subprocess.run(["bash", str(SCRIPT), "settings"], capture_output=True, text=True,
+                              env={**variables, "DJSB_SLURM_DIR": str(tmp_path), "DJSB_SLURM_GPUS": bad})
+        assert done.returncode == 2, bad
+        assert done.stderr.strip().count("\n") == 0 and "DJSB_SLURM_GPUS" in done.stderr, done.stderr

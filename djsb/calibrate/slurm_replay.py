@@ -44,8 +44,8 @@ def slurm_ready(jobs: Sequence[TraceJob], kill: bool = False) -> list[TraceJob]:
     without one gets its run time's), run times at least 1 s and ``SLEEP_SLACK`` under the limit
     (a sleep reaching its limit would be killed) or, with ``kill``, for a job whose record runs
     past its requested time, ``OVERRUN`` past the limit (Slurm kills it there); memory
-    per CPU in whole MB (Slurm's unit, rounded up), user and account kept, the rest of the record
-    (nodes, partition) left to Slurm's defaults."""
+    per CPU in whole MB (Slurm's unit, rounded up), user, account and GPU request kept, the rest of
+    the record (nodes, partition) left to Slurm's defaults."""
     ready = []
     for job in jobs:
         asked = job.requested_time if job.requested_time and job.requested_time > 0 else job.run_time
@@ -55,7 +55,7 @@ def slurm_ready(jobs: Sequence[TraceJob], kill: bool = False) -> list[TraceJob]:
             run = limit + OVERRUN
         memory = None if job.memory_mb is None else math.ceil(job.memory_mb / job.cpus) * job.cpus
         ready.append(TraceJob(job.job_id, job.submit, run, job.cpus, requested_time=limit, memory_mb=memory,
-                              user=job.user, account=job.account))
+                              user=job.user, account=job.account, gpus=job.gpus))
     return ready
 
 

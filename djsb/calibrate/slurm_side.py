@@ -41,6 +41,7 @@ from djsb.slurmsite.slurm_config import (
     priority_plugin,
 )
 from djsb.transport import Transport
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
 
@@ -88,13 +89,17 @@ def fair_share_snapshot(module: SchedulerModule, when: str) -> pd.DataFrame:
 
 
 def slurm_module(partition: str, transport: Transport, account: str | None = None,
-                 memory_margin: float | None = None, qos: str | None = None) -> SchedulerModule:
+                 memory_margin: float | None = None, qos: str | None = None,
+                 gpus: GpuRequest | None = None) -> SchedulerModule:
     """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked;
     ``account``, ``qos``: its jobs' --account and --qos; ``memory_margin``: its option (None: its
-    default)."""
+    default); ``gpus``: its jobs' GPU request, one sbatch argument among its ``sbatch_options``
+    (:meth:`~djsb.workloads.gpus.GpuRequest.sbatch_option`; the module quotes every argument)."""
     options: dict[str, Any] = {"partition": partition, "time_factor": 1.0, "time_margin": 0.0}
     options.update({key: value for key, value in (("account", account), ("memory_margin", memory_margin),
                                                   ("qos", qos)) if value is not None})
+    if gpus is not None:
+        options["sbatch_options"] = [gpus.sbatch_option()]
     module = load_job_module("slurm", options, transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")
@@ -103,16 +108,19 @@ def slurm_module(partition: str, transport: Transport, account: str | None = Non
 
 
 def job_modules(calibration: Calibration, module: SchedulerModule) -> Callable[[TraceJob], JobModule]:
-    """The module that submits each job: ``module`` for a job of its partition with no account or
-    QoS of its own, else one with the job's --partition, --account and --qos (made once each)."""
-    made: dict[tuple[str, str | None, str | None], JobModule] = {}
+    """The module that submits each job: ``module`` for a job of its partition with no account,
+    QoS or GPU request of its own, else one with the job's --partition, --account, --qos and GPU
+    option (made once each)."""
+    made: dict[tuple[str, str | None, str | None, GpuRequest | None], JobModule] = {}
 
     def module_of(job: TraceJob) -> JobModule:
-        key = (job.partition or calibration.partition, job.account if calibration.accounts else None, job.qos)
-        if key == (calibration.partition, None, None):
+        key = (job.partition or calibration.partition, job.account if calibration.accounts else None, job.qos,
+               job.gpus)
+        if key == (calibration.partition, None, None, None):
             return module
         if key not in made:
-            made[key] = slurm_module(key[0], module.transport, key[1], calibration.memory_margin, key[2])
+            made[key] = slurm_module(key[0], module.transport, key[1], calibration.memory_margin, key[2],
+                                     key[3])
         return made[key]
     return module_of
 

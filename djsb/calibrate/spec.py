@@ -15,6 +15,13 @@ The file::
       at_time_limit: run      # run (default): every job ends under its limit; kill: a job whose
                               # record runs past its requested time runs past its limit on Slurm,
                               # which kills it (djsb.calibrate.slurm_replay.slurm_ready)
+      gpus:                   # optional: GPU requests given to the jobs (the cluster's nodes need GPUs:
+        share: 0.5            # the model reads them from scontrol show node), drawn with the file's
+        counts: [1, 2]        # seed: round(share x jobs) jobs, picked at random, each asking one of
+        per: [node, job]      # counts (uniformly) per node (--gpus-per-node, the default), per job
+        type: a100            # (--gpus) or per task (--gpus-per-task; a job has one task per CPU),
+                              # one of per's list (uniformly) for each; type optional (none: any
+                              # GPU). Without the key no job asks a GPU
     # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
@@ -38,6 +45,7 @@ The file::
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +54,10 @@ from typing import Any
 from djsb.calibrate.slurm_replay import slurm_ready
 from djsb.calibrate.watch_draws import DEFAULT_DRAWS
 from djsb.config import SSHConfig, read_ssh
+from djsb.jobs.names import slurm_name
 from djsb.model.sections import scheduler_overrides
 from djsb.simulate.experiment import AT_TIME_LIMIT
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 from djsb.workloads.source import SOURCE_KEYS, read_source
 from djsb.workloads.window import background_window
@@ -67,7 +77,11 @@ WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "cpu_scale": lambda n: as_number(n, 0, strict=True),
     "time_scale": lambda n: as_number(n, 0, strict=True),
     "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
+    "gpus": lambda n: n,  # read by _gpus once the window is known
 }
+MAX_GPUS = 64
+"""The most GPUs one draw of ``workload.gpus.counts`` may ask (per node, job or task): more than any
+node of a mini-cluster has, and a bound on what a typo can ask of a real cluster."""
 
 
 
@@ -162,9 +176,54 @@ def _workload(node: Located, base: Path, seed: int) -> list[TraceJob]:
         missing = next(k for k, job in enumerate(window) if job.memory_mb is None)
         raise node.mapping()["memory_scale"].error(
             f"the window's job {missing + 1} records no memory to scale")
-    return [dataclasses.replace(scaled_durations(job, fields.get("time_scale", 1.0)),
-                                memory_mb=None if scale is None or job.memory_mb is None
-                                else job.memory_mb * scale) for job in window]
+    scaled = [dataclasses.replace(scaled_durations(job, fields.get("time_scale", 1.0)),
+                                  memory_mb=None if scale is None or job.memory_mb is None
+                                  else job.memory_mb * scale) for job in window]
+    gpus = fields.get("gpus")
+    return scaled if gpus is None else with_gpus(scaled, gpus, seed)
+
+
+def with_gpus(jobs: list[TraceJob], node: Located, seed: int) -> list[TraceJob]:
+    """The jobs with ``workload.gpus``'s requests: ``round(share x len(jobs))`` jobs picked at random,
+    each asking a count drawn uniformly from ``counts``, per one of ``per`` (node, job or task; drawn
+    uniformly when a list), of ``type``; the draws come from ``random.Random(seed)``, so one file
+    always gives the same jobs the same GPUs."""
+    fields = read_fields(node, {"share": lambda n: as_number(n, 0, strict=True), "counts": _gpu_counts,
+                                "per": _gpu_per, "type": _gpu_type},
+                         ("share", "counts"))
+    if fields["share"] > 1:
+        raise node.mapping()["share"].error(f"must be at most 1 (all the jobs), got {fields['share']:g}")
+    draw = random.Random(seed)
+    chosen = sorted(draw.sample(range(len(jobs)), round(fields["share"] * len(jobs))))
+    asked = {k: GpuRequest(draw.choice(fields["counts"]), draw.choice(fields.get("per", ("node",))),
+                           fields.get("type")) for k in chosen}
+    return [dataclasses.replace(job, gpus=asked[k]) if k in asked else job for k, job in enumerate(jobs)]
+
+
+def _gpu_per(node: Located) -> tuple[str, ...]:
+    """``per``: node, job or task, or a non-empty list of them."""
+    read = one_of("node", "job", "task")
+    if isinstance(node.value, list):
+        if not node.value:
+            raise node.error("expected node, job, task or a non-empty list of them")
+        return tuple(read(item) for item in node.value)
+    return (read(node),)
+
+
+def _gpu_counts(node: Located) -> tuple[int, ...]:
+    if not isinstance(node.value, list) or not node.value:
+        raise node.error("expected a non-empty list of GPU counts")
+    counts = tuple(as_int(item, 1) for item in node.value)
+    if max(counts) > MAX_GPUS:
+        raise node.error(f"a count above {MAX_GPUS} GPUs: {max(counts)}")
+    return counts
+
+
+def _gpu_type(node: Located) -> str:
+    try:
+        return slurm_name(as_str(node))
+    except ValueError as error:
+        raise node.error(str(error)) from None
 
 
 def scaled_durations(job: TraceJob, time_scale: float) -> TraceJob:

@@ -7,8 +7,8 @@ assoc`` and the usage of ``sshare`` (pure functions of their text; the commands 
 every job it tests, backfill.c's _attempt_backfill), sched/builtin none; ``SchedulerParameters``
 give the intervals and limits under Slurm's names (slurm.conf(5): bf_window is in minutes, the
 other times in seconds; an option left out keeps Slurm's default, which is also
-:class:`~djsb.model.scheduler.SchedulerConfig`'s). A partition's nodes, CPUs (``CPUTot``) and
-memory (``RealMemory``) make the model's cluster.
+:class:`~djsb.model.scheduler.SchedulerConfig`'s). A partition's nodes, CPUs (``CPUTot``),
+memory (``RealMemory``) and GPUs (``Gres``) make the model's cluster.
 """
 
 from __future__ import annotations
@@ -292,11 +292,12 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
 def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str,
                  others: Sequence[str] = (), qos: tuple[QosSpec, ...] = (QosSpec("normal"),)) -> ClusterSpec:
     """Partition ``name`` (the model's first, its default), the partitions ``others`` and their
-    nodes as the model's cluster, with the QoS ``qos``; each node with its CPUs, memory and the
-    GPUs of its ``Gres=``.
+    nodes as the model's cluster, with the QoS ``qos``.
 
     A partition's settings are read as :class:`~djsb.model.PartitionSpec` declares them
-    (:func:`from_slurm`: MaxTime, PriorityTier, PriorityJobFactor, OverSubscribe).
+    (:func:`from_slurm`: MaxTime, PriorityTier, PriorityJobFactor, OverSubscribe). A node's GPUs are
+    its ``Gres`` (:func:`~djsb.slurm_text.gres_gpus`; none when the record has no ``Gres``, as
+    slurm.conf's node lines without one).
     """
     records = {p.get("PartitionName"): p for p in partitions}
     by_name = {n["NodeName"]: n for n in nodes if "NodeName" in n}
@@ -315,16 +316,17 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
     used = {host for hosts in members.values() for host in hosts}
     hosts = [host for host in by_name if host in used]  # scontrol's node order
     specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
-                           _node_gpus(host, by_name[host].get("Gres", ""))) for host in hosts)
+                           _node_gpus(by_name[host]))
+                  for host in hosts)
     return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
 
 
-def _node_gpus(host: str, gres: str) -> tuple[tuple[str, int], ...]:
-    """The GPUs of node ``host`` from its ``Gres=`` (:func:`~djsb.slurm_text.gres_gpus`)."""
+def _node_gpus(record: dict[str, str]) -> tuple[tuple[str, int], ...]:
+    """A node record's GPUs from its ``Gres``; a value Slurm would not write is the record's error."""
     try:
-        return gres_gpus(gres)
-    except ValueError as exc:
-        raise SlurmConfigError(f"node {host}: Gres={excerpt(gres)}: {exc}") from None
+        return gres_gpus(record.get("Gres", ""))
+    except ValueError as error:
+        raise SlurmConfigError(f"node {record.get('NodeName')}: Gres={record.get('Gres')}: {error}") from None
 
 
 def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:

@@ -36,7 +36,8 @@ class GpuRequest:
 
     def sbatch_option(self) -> str:
         """The request as the one sbatch option that asks it: ``--gpus-per-node=a100:2``,
-        ``--gpus=4``, ``--gpus-per-task=1`` (what :meth:`from_text` reads back)."""
+        ``--gpus=4``, ``--gpus-per-task=1`` (what :meth:`from_text` reads back). One argv word, to
+        be quoted (shlex.join) where a shell reads it: the type comes from a workload."""
         option = next(name for name, per in OPTIONS.items() if per == self.per and name != "--gres")
         return f"{option}={self.type}:{self.count}" if self.type else f"{option}={self.count}"
 
