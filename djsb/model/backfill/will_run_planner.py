@@ -52,6 +52,8 @@ class WillRunPlanner(BackfillPlanner):
             if found is None:
                 continue
             start, alloc = found
+            if start <= now and view.limits.blocks(job, alloc):
+                continue  # a QoS TRES limit holds it: neither a start nor a reservation (backfill.c)
             if start <= now:
                 view.start(job, alloc)
                 test.started((self.expected_end(job), job.alloc, job.memory, job.job_id))
