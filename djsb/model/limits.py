@@ -100,6 +100,12 @@ def placed_tres(job: SimJob, alloc: Placement) -> Tres:
     return job.trace.cpus, int(sum(memory)) if memory else 0, len(alloc), gpus
 
 
+def _per_node(tres: Tres) -> Tres:
+    """TRES per node: each divided by the node count (_validate_tres_limits_for_qos's divisor)."""
+    nodes = max(1, tres[NODE])
+    return tres[CPU] // nodes, tres[MEM] // nodes, 0, tres[GPU] // nodes
+
+
 def least_tres(job: SimJob) -> Tres:
     """The fewest TRES a job may be placed with: its CPUs, memory, asked node count (else one, or
     what its tasks per node need) and the GPUs that asks (per node, per task or for the job)."""
@@ -156,8 +162,8 @@ class RunningLimits:
         _qos_policy_validate's checks, those of the job's own request only with DenyOnLimit."""
         qos = job.qos
         if qos.deny_on_limit:
-            refusal = self._over_alone(job, ("per_account", "per_user", "grp", "per_job"),
-                                       wall_before="per_job", per_node=True)
+            refusal = self._over_alone(job, ("per_account", "per_user", "grp", "per_job", "per_node"),
+                                       wall_before="per_job")
             if refusal:
                 return refusal
         limit = qos.max_submit_jobs_per_user
@@ -172,32 +178,26 @@ class RunningLimits:
     def parks(self, job: SimJob) -> bool:
         """Whether ``job`` can never start under its QoS (its time limit over MaxWall, or its least
         TRES over a limit by itself): it is set aside with the reason, pending forever."""
-        reason = self._over_alone(job, ("grp", "per_job", "per_account", "per_user"), wall_before="grp")
+        reason = self._over_alone(job, _USAGE_ORDER, wall_before="grp")
         if reason:
             job.reason = reason
             self.parked[job.job_id] = job
         return bool(reason)
 
-    def _over_alone(self, job: SimJob, kinds: Sequence[str], wall_before: str, per_node: bool = False) -> str:
-        """The reason of the first limit of ``kinds`` (MaxWall checked before ``wall_before``, and
-        MaxTRESPerNode after them with ``per_node``) that the job's own request exceeds, or ""."""
+    def _over_alone(self, job: SimJob, kinds: Sequence[str], wall_before: str) -> str:
+        """The reason of the first limit of ``kinds`` (MaxWall checked before ``wall_before``) that
+        the job's least TRES exceed by themselves (per node: divided by its least node count, as
+        _qos_policy_validate divides by the nodes asked), or ""."""
         qos = job.qos
         rules = self.rules.get(qos.name) or QosRules(qos)
         least = least_tres(job)
         for kind in kinds:
             if kind == wall_before and qos.max_wall is not None and job.limit > qos.max_wall:
                 return MAX_WALL
-            i = over(least, None, rules.tres[kind])
+            amounts = least if kind != "per_node" else _per_node(least)
+            i = over(amounts, None, rules.tres[kind])
             if i >= 0:
                 return REASONS[kind][i]
-        if wall_before not in kinds and qos.max_wall is not None and job.limit > qos.max_wall:
-            return MAX_WALL
-        if per_node:
-            nodes = max(1, least[NODE])
-            i = over((least[CPU] // nodes, least[MEM] // nodes, 0, least[GPU] // nodes), None,
-                     rules.tres["per_node"])
-            if i >= 0:
-                return REASONS["per_node"][i]
         return ""
 
     def withdrawn(self, job: SimJob) -> bool:
@@ -220,7 +220,8 @@ class RunningLimits:
     # ------------------------------------------------------------- passes
     def allows(self, job: SimJob) -> bool:
         """Whether the QoS's running-job limits let ``job`` start now (pre-select); if not, the job
-        gets the limit's reason; a reason a limit gave it earlier is cleared if it passes."""
+        gets the limit's reason. One that passes keeps the reason it showed (Slurm clears it in the
+        same call that lets the job start, so squeue showed that reason last)."""
         rules = self.pre.get(job.qos.name)
         if rules is None:
             return True
@@ -236,8 +237,6 @@ class RunningLimits:
                 self._usage("user", trace.user, name).jobs >= qos.max_jobs_per_user:
             reason = "QOSMaxJobsPerUserLimit"
         if reason is NONE:
-            if job.reason in QOS_REASONS:
-                job.reason = NONE
             return True
         job.reason = reason
         return False
@@ -257,8 +256,7 @@ class RunningLimits:
             if kind == "per_job":
                 i = over(tres, None, limit)
             elif kind == "per_node":
-                nodes = max(1, tres[NODE])
-                i = over((tres[CPU] // nodes, tres[MEM] // nodes, 0, tres[GPU] // nodes), None, limit)
+                i = over(_per_node(tres), None, limit)
             else:
                 usage = usages[kind]
                 need = usage.need(tres, alloc, rules.distinct_nodes)
@@ -266,6 +264,25 @@ class RunningLimits:
             if i >= 0:
                 job.reason = REASONS[kind][i]
                 return True
+        return False
+
+    def held_now(self, job: SimJob) -> bool:
+        """Whether the job's least TRES (its nodes left out: they may all be held already) with what
+        its QoS's running jobs hold are over a limit, so it could start on no nodes now: backfill
+        then neither starts nor reserves it (backfill.c ``_attempt_backfill`` skips a job
+        ``acct_policy_job_runnable_post_select`` refuses). If so the job gets the limit's reason."""
+        rules = self.post.get(job.qos.name)
+        if rules is None:
+            return False
+        least = least_tres(job)
+        amounts = (least[CPU], least[MEM], 0, least[GPU])
+        for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job), strict=True):
+            limit = rules.tres[kind]
+            if limit != UNLIMITED:
+                i = over(amounts, (usage.tres[0], usage.tres[1], usage.tres[2], usage.tres[3]), limit)
+                if i >= 0:
+                    job.reason = REASONS[kind][i]
+                    return True
         return False
 
     # ------------------------------------------------------------- starts and ends

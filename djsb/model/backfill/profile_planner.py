@@ -102,6 +102,8 @@ class ProfilePlanner(BackfillPlanner):
                 if found is None:
                     continue
                 start, alloc = found
+                if view.limits.blocks(job, alloc):
+                    continue  # acct_policy_job_runnable_post_select refuses it on these nodes: no reservation
                 kept = _kept_free(job, alloc)
                 held_from, held_for = self._reserved_window(start, duration)
                 if cfg.bf_node_reservations:
