@@ -4,9 +4,11 @@ out by hand from the Slurm function cited."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from support import FIVE_JOBS, assert_edited_experiment_error
 
@@ -15,6 +17,7 @@ from djsb.model.cluster import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.model.limits import RunningLimits
 from djsb.model.simulation import ModelError
+from djsb.simulate import run_simulate
 from djsb.simulate.experiment import load_experiment
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
@@ -269,3 +272,21 @@ def test_tres_limits_read_as_a_mapping_or_as_slurm_text(tmp_path: Path) -> None:
 def test_a_bad_limit_is_blamed_at_its_own_line(tmp_path: Path, old: str, new: str, line: int, key: str,
                                                needle: str) -> None:
     assert_edited_experiment_error(tmp_path, SIMULATE, old, new, line, key, needle)
+
+
+def test_simulate_lists_a_job_held_forever_and_counts_it(tmp_path: Path) -> None:
+    # SWF job 1 asks 200 s under MaxWall 150: accepted, never started (rejected.csv says why,
+    # metrics.json counts it as never started); job 2 asks 100 s and starts at the first pass that
+    # tests it, which no pass did before: reason None.
+    (tmp_path / "jobs.swf").write_text("1 0 -1 50 1 -1 -1 1 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+                                       "2 0 -1 50 1 -1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1\n")
+    config = tmp_path / "sim.yaml"
+    config.write_text("seed: 1\nworkload: {swf: jobs.swf}\ncluster:\n  nodes: [{count: 1, cores: 4}]\n"
+                      "  qos: [{name: normal, max_wall: 150}]\n")
+    out = run_simulate(config, tmp_path / "out")
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert (metrics["rejected"], metrics["never_started"], metrics["units"]["never_started"]) == (1, 1, "jobs")
+    rejected = pd.read_csv(out / "rejected.csv")
+    assert rejected.values.tolist() == [[1, "never started: QOSMaxWallDurationPerJobLimit"]]
+    jobs = pd.read_csv(out / "jobs.csv", keep_default_na=False)
+    assert jobs[["job_id", "reason"]].values.tolist() == [[2, "None"]]

@@ -37,6 +37,8 @@ from djsb.model.placement import Placement
 from djsb.model.reasons import MAX_WALL, NONE
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
 
+NEVER_STARTED = "never started: "
+"""How the result's rejected table begins the reason of a job accepted but never started."""
 Vector = tuple[float, float, float, float]
 UNLIMITED: Vector = (math.inf, math.inf, math.inf, math.inf)
 QOS_REASONS = frozenset({MAX_WALL, "QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit",
@@ -213,8 +215,8 @@ class RunningLimits:
     def unstarted(self, queued: Sequence[SimJob]) -> list[tuple[int, str]]:
         """The jobs that never started at the end of a replay, with why: the parked ones by their
         reason, those still queued by their QoS reason or as never finding resources."""
-        return [(job.job_id, f"never started: {job.reason}") for job in self.parked.values()] + [
-            (job.job_id, f"never started: {job.reason}" if job.reason in QOS_REASONS
+        return [(job.job_id, NEVER_STARTED + job.reason) for job in self.parked.values()] + [
+            (job.job_id, NEVER_STARTED + job.reason if job.reason in QOS_REASONS
              else "could not be started (resources never free)") for job in queued]
 
     # ------------------------------------------------------------- passes
