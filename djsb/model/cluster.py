@@ -85,6 +85,14 @@ def time_limit(node: Located) -> float | None:
     return as_time_limit(node, unit="s", minimum=1)
 
 
+def _billing_weights(node: Located) -> tuple[tuple[str, float], ...]:
+    """TRESBillingWeights, read by :func:`djsb.model.billing.read_billing_weights` (imported late:
+    that module reads jobs, which read this one)."""
+    from djsb.model.billing import read_billing_weights
+
+    return read_billing_weights(node)
+
+
 def oversubscribe(node: Located) -> str:
     """A partition's OverSubscribe (``NO``, ``YES[:N]``, ``FORCE[:N]``, ``EXCLUSIVE``), checked by
     :class:`PartitionSpec`, upper-cased as slurm.conf takes it in any case."""
@@ -126,6 +134,10 @@ class PartitionSpec:
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
+    billing_weights: tuple[tuple[str, float], ...] = setting(
+        (), lambda n: _billing_weights(n), "", "TRESBillingWeights",
+        "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
+        "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
 
     @property
     def exclusive(self) -> bool:
