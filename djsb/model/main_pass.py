@@ -30,6 +30,7 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked. Returns the ids of
     the jobs started and whether the depth left jobs untested (the periodic pass must see them)."""
     queue, record = jobs.jobs, jobs.record
+    pre, post = limits.pre, limits.post  # no QoS limit of either kind: no call per job
     record.passes += 1
     number = record.passes
     n_parts = len({j.part.index for j in queue}) if len(state.partitions) > 1 else 1
@@ -47,7 +48,7 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
                 job.reason = PRIORITY
             continue
         depth += 1
-        if not limits.allows(job):
+        if pre and not limits.allows(job):
             continue
         members = job.part.members
         if failed_nodes.isdisjoint(members):
@@ -65,7 +66,7 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
                 record.stopped = number  # the jobs behind get Priority when they start (PassRecord)
                 break
             continue
-        if limits.blocks(job, alloc):
+        if post and limits.blocks(job, alloc):
             continue
         start(job, alloc)
         started.add(job.job_id)

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
-from djsb.model.reasons import PassRecord
+from djsb.model.reasons import NONE, PRIORITY, RESOURCES, PassRecord
 
 K = TypeVar("K", bound=Hashable)
 
@@ -154,7 +154,9 @@ class JobQueue:
         self.shaped -= job.shape is not None
         self.needs.remove(p, job.need)
         self.needs_by_plan.remove((p, job.plan), job.need)
-        self.record.settle(job)
+        stopped = self.record.stopped  # PassRecord.settle, inlined: it runs at every start
+        if stopped > job.queued and stopped > job.tested and (job.reason is NONE or job.reason is RESOURCES):
+            job.reason = PRIORITY
 
     def remove_started(self, started: set[int]) -> None:
         """Take the jobs a pass started (their ids) out of the list; they are mostly at its head."""

@@ -13,11 +13,6 @@ reason is None or Resources; a QoS limit's reason stays). The QoS limits give th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from djsb.model.job import SimJob
-
 NONE = "None"
 PRIORITY = "Priority"
 RESOURCES = "Resources"
@@ -31,7 +26,8 @@ class PassRecord:
     Slurm's ``_schedule`` walks on to the end of the queue, giving ``Priority`` to each job of a
     failed partition whose reason is None or Resources; the model's main pass stops where every
     partition has failed. A job queued before such a pass, and not tested by it or any later one
-    (``SimJob.tested``), would have got ``Priority`` from it: :meth:`settle` gives it then.
+    (``SimJob.tested``), would have got ``Priority`` from it: :meth:`JobQueue.started
+    <djsb.model.queue.JobQueue.started>` gives it then, if its reason is None or Resources.
     """
 
     __slots__ = ("passes", "stopped")
@@ -41,9 +37,3 @@ class PassRecord:
         """Main passes so far (a pass's number is the count once it began)."""
         self.stopped = 0
         """The number of the last main pass that stopped at every partition (0: none)."""
-
-    def settle(self, job: SimJob) -> None:
-        """A job leaves the queue: the reason the passes it waited through gave it last."""
-        if self.stopped > job.queued and self.stopped > job.tested and (
-                job.reason is NONE or job.reason is RESOURCES):
-            job.reason = PRIORITY

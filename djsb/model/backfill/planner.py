@@ -130,6 +130,8 @@ class BackfillPlanner(ABC):
         config = self.config
         per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None
         per_part: dict[int, int] | None = {} if math.isfinite(config.bf_max_job_part) else None
+        limits = view.limits
+        pre, post = limits.pre, limits.post  # no QoS limit of either kind: no call per job
         for job in view.queue.jobs:
             if tested >= config.bf_max_job_test:
                 return
@@ -137,7 +139,7 @@ class BackfillPlanner(ABC):
                 if not left.any():
                     return
                 left.remove(job)
-            if view.limits.allows(job) and not view.limits.held_now(job):
+            if (not pre or limits.allows(job)) and (not post or not limits.held_now(job)):
                 tested += 1
                 part = job.part.index
                 if per_part is not None and per_part.get(part, 0) >= config.bf_max_job_part:
