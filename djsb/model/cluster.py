@@ -46,7 +46,7 @@ from djsb.errors import ConfigError
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.placement import Placement, Run
-from djsb.model.tres import TresLimits, read_tres_limits
+from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
 from djsb.yamlnodes import Located, as_bool, as_int, as_str, as_time_limit, describe
@@ -83,14 +83,6 @@ def time_limit(node: Located) -> float | None:
     """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
     None for ``UNLIMITED``."""
     return as_time_limit(node, unit="s", minimum=1)
-
-
-def _billing_weights(node: Located) -> tuple[tuple[str, float], ...]:
-    """TRESBillingWeights, read by :func:`djsb.model.billing.read_billing_weights` (imported late:
-    that module reads jobs, which read this one)."""
-    from djsb.model.billing import read_billing_weights
-
-    return read_billing_weights(node)
 
 
 def oversubscribe(node: Located) -> str:
@@ -134,8 +126,8 @@ class PartitionSpec:
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
-    billing_weights: tuple[tuple[str, float], ...] = setting(
-        (), lambda n: _billing_weights(n), "", "TRESBillingWeights",
+    billing_weights: TresWeights = setting(
+        (), read_billing_weights, "", "TRESBillingWeights",
         "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
         "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
 

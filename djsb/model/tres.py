@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from djsb import slurm_text
-from djsb.yamlnodes import Located, describe
+from djsb.yamlnodes import Located, as_number, describe
 
 TRES_NAMES = ("cpu", "mem", "node", "gres/gpu")
 """The TRES the model's QoS limits count, in Slurm's TRES array order."""
@@ -53,6 +53,29 @@ def read_tres_limits(node: Located, *, per_node: bool = False) -> TresLimits:
             raise node.error(f"TRES {name}: expected a whole amount, got {amount}")
         limits[name] = int(parsed)
     return tuple((name, limits[name]) for name in TRES_NAMES if name in limits)
+
+
+TresWeights = tuple[tuple[str, float], ...]
+"""A weight per TRES (a partition's TRESBillingWeights), ``(name, weight)``; memory's per MB."""
+
+
+def read_billing_weights(node: Located) -> TresWeights:
+    """TRESBillingWeights as a mapping (``{cpu: 1.0, gres/gpu: 2.0, mem: 0.25}``, memory per MB) or as
+    Slurm's text (``CPU=1.0,Mem=0.25G,GRES/gpu=2.0``, :func:`djsb.slurm_text.tres_weights`)."""
+    if isinstance(node.value, str):
+        try:
+            return slurm_text.tres_weights(node.value)
+        except ValueError as exc:
+            raise node.error(str(exc)) from None
+    if not isinstance(node.value, dict):
+        raise node.error(f"expected a mapping of TRES to weights or Slurm's 'CPU=1.0,GRES/gpu=2.0' text, "
+                         f"got {describe(node.value)}")
+    weights = []
+    for name, weight in node.value.items():
+        if str(name).lower() not in TRES_NAMES:
+            raise node.error(f"unknown TRES {name!r}: use {', '.join(TRES_NAMES)}")
+        weights.append((str(name).lower(), as_number(weight)))
+    return tuple(weights)
 
 
 def vector(limits: TresLimits) -> tuple[float, float, float, float]:
