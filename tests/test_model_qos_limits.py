@@ -87,6 +87,28 @@ def test_deny_on_limit_refuses_a_job_over_max_wall_at_submission() -> None:
     assert sim.submit(job(2, 0, 1, 50, limit=100)).start == 0
 
 
+def test_deny_on_limit_refuses_a_job_over_max_tres_per_job() -> None:
+    # _qos_policy_validate with strict_checking: 8 CPUs > MaxTRESPerJob cpu=4 ->
+    # WAIT_QOS_MAX_CPU_PER_JOB, the job refused ("QOSMaxCpuPerJobLimit"); 4 CPUs pass.
+    qos = QosSpec("normal", max_tres_per_job=(("cpu", 4),), deny_on_limit=True)
+    result = run([job(1, 0, 8, 10), job(2, 0, 4, 10)], cluster(qos, cores=8))
+    assert never(result) == {1: "QOSMaxCpuPerJobLimit"}
+    assert starts(result) == {2: 0}
+
+
+def test_a_job_pending_forever_counts_as_submitted_until_cancelled() -> None:
+    # MaxSubmitJobsPerUser 1 and MaxWall 100: job 1 (200 s) is accepted and pends forever, counting
+    # as u1's one submitted job, so job 2 is refused; once job 1 is cancelled
+    # (acct_policy_remove_job_submit), job 3 is accepted and starts.
+    qos = QosSpec("normal", max_wall=100, max_submit_jobs_per_user=1)
+    sim = Simulation([], cluster(qos), SchedulerConfig(sched_interval=0.0))
+    assert sim.submit(job(1, 0, 1, 50, limit=200)).state == "PENDING"
+    with pytest.raises(ModelError, match="QOSMaxSubmitJobPerUserLimit"):
+        sim.submit(job(2, 0, 1, 50))
+    sim.cancel(1)
+    assert sim.submit(job(3, 0, 1, 50)).start == 0
+
+
 # ---------------------------------------------------------------- job counts
 
 

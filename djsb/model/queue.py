@@ -154,7 +154,7 @@ class JobQueue:
         self.shaped -= job.shape is not None
         self.needs.remove(p, job.need)
         self.needs_by_plan.remove((p, job.plan), job.need)
-        stopped = self.record.stopped  # PassRecord.settle, inlined: it runs at every start
+        stopped = self.record.stopped  # a pass that stopped before reaching it gave it Priority (PassRecord)
         if stopped > job.queued and stopped > job.tested and (job.reason is NONE or job.reason is RESOURCES):
             job.reason = PRIORITY
 
