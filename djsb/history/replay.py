@@ -4,7 +4,7 @@ What a site has: a ``sacct --parsable2 --allocations`` dump of its jobs (:mod:`d
 which keeps what Slurm recorded of each start), its slurm.conf (:mod:`djsb.slurmsite.slurm_conf`), and
 optionally its associations and QoS as sacctmgr prints them (the commands are
 :data:`~djsb.slurmsite.slurm_config.ASSOCIATIONS_COMMAND` and
-:data:`~djsb.slurmsite.slurm_config.QOS_COMMAND`). The model takes the cluster, the scheduler options
+:data:`~djsb.slurmsite.qos_text.QOS_COMMAND`). The model takes the cluster, the scheduler options
 and the priority plugin from those files exactly as a calibration takes them from a live Slurm
 (:mod:`djsb.slurmsite.slurm_config`), replays the recorded jobs with their recorded submissions, run
 times and limits, and :mod:`djsb.report.replay_error` measures how far each start and the moving-average
@@ -86,6 +86,7 @@ from djsb.report.replay_error import (
     summary,
     summary_rows,
 )
+from djsb.slurmsite.qos_text import QosTable, parse_qos
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -93,7 +94,6 @@ from djsb.slurmsite.slurm_config import (
     fair_share_used,
     from_slurm,
     parse_associations,
-    parse_qos,
     priority_plugin,
     scheduler_config,
 )
@@ -162,8 +162,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     gres = read_gres_conf(files.slurm_conf)
     if gres is not None:
         notes += gres_notes(*gres)
-    qos = (parse_qos(site_text(files.qos, "--qos"), str(files.qos), "--qos") if files.qos is not None
-           else (QosSpec("normal"),))
+    qos_table = (parse_qos(site_text(files.qos, "--qos"), str(files.qos), "--qos") if files.qos is not None
+                 else QosTable((QosSpec("normal"),), []))
+    qos = qos_table.qos
+    notes += qos_table.notes
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
