@@ -99,7 +99,7 @@ ACCOUNTS = {"physics": 50, "biology": 30, "climate": 20}
 """Fair-share accounts and their RawShares (root is a user of each)."""
 QOS = ("high", 100, 4)
 """A QoS: name, Priority, MaxJobsPerUser."""
-FORMAT = f"{SACCT_FORMAT},ReqTRES,AllocTRES"
+FORMAT = f"{SACCT_FORMAT},AllocTRES"
 """The sacct format ``djsb history`` asks a site for, and the trackable resources each job asked and
 was given, which the model does not read yet: a record keeps them for when it does."""
 CPUS = 32

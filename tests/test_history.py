@@ -83,15 +83,89 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     assert overall["moving_average_mape"] == pytest.approx(mape[averages["recorded"] > 0].mean())
 
 
-def test_a_gres_conf_beside_the_slurm_conf_is_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # slurmctld reads gres.conf from slurm.conf's directory; the replay does too, and says it has no model
-    (tmp_path / "slurm.conf").write_text(CONF.read_text())
-    (tmp_path / "gres.conf").write_text("NodeName=n[1-2] Name=gpu Type=a100 Count=4\n")
-    assert main(["history", str(DUMP), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "-o", str(tmp_path / "out")]) == 0
-    assert (f"{tmp_path / 'gres.conf'}: gpu (a100) on n[1-2] x4 has no model: jobs are placed by CPUs and "
-            "memory, and a job's --gres is replayed without it") in (tmp_path / "out" / "notes.txt").read_text()
-    capsys.readouterr()
+GPU_DUMP = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|ReqTRES|NNodes|State|Flags|SubmitLine
+1|u1|a|g|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:02:00|1|cpu=1,node=1|1|COMPLETED|SchedMain|sbatch --gres=gpu:a100:1 -t 2 job.sh
+2|u1|a|g|normal|2026-01-01T00:00:01|2026-01-01T00:00:01|2026-01-01T00:01:40|2026-01-01T00:01:50|00:00:10|00:05:00|1|cpu=1,gres/gpu=1,node=1|1|COMPLETED|SchedMain|sbatch -t 5 job.sh
+3|u1|a|g|normal|2026-01-01T00:00:02|2026-01-01T00:00:02|2026-01-01T00:00:05|2026-01-01T00:00:55|00:00:50|00:01:00|1|cpu=1,node=1|1|COMPLETED|SchedBackfill|sbatch -t 1 job.sh
+"""
+GPU_CONF = """\
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=5,sched_interval=60
+GresTypes=gpu
+NodeName=g1 CPUs=4 RealMemory=1000 Gres=gpu:a100:1
+PartitionName=g Nodes=g1 Default=YES MaxTime=INFINITE
+"""
+
+
+@pytest.mark.parametrize("asked", ["cpu=1,gres/gpu=1,node=1", "cpu=1,node=1"], ids=["gpu", "no-gpu"])
+def test_gpu_jobs_are_replayed_as_gpu_jobs(tmp_path: Path, asked: str) -> None:
+    # One node of 4 CPUs and one a100 (slurm.conf's Gres=, what slurmctld schedules by; gres.conf
+    # names no binding, so it adds no note). J1 asks the GPU in its SubmitLine and holds it 0-100 s;
+    # J2 asks it only in ReqTRES (an #SBATCH line) and must wait for J1 though 3 CPUs are free; J3
+    # asks none and starts at once. Without J2's GPU (the cause removed), J2 starts at once too.
+    (tmp_path / "dump.txt").write_text(GPU_DUMP.replace("cpu=1,gres/gpu=1,node=1", asked))
+    (tmp_path / "slurm.conf").write_text(GPU_CONF)
+    (tmp_path / "gres.conf").write_text("NodeName=g1 Name=gpu Type=a100 Count=1\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    assert "gres" not in (out / "notes.txt").read_text().lower()
+    assert errors.loc[3, "simulated_start"] < 10
+    if asked.count("gpu"):
+        assert jobs.loc[1, "gpus"] == 1 and jobs.loc[2, "gpus"] == 1
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+
+
+def test_a_gpu_job_on_a_site_without_gpus_is_refused_with_slurm_s_message(tmp_path: Path) -> None:
+    (tmp_path / "dump.txt").write_text(GPU_DUMP)
+    (tmp_path / "slurm.conf").write_text(GPU_CONF.replace(" Gres=gpu:a100:1", ""))
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    rejected = pd.read_csv(out / "rejected.csv").set_index("job_id")
+    assert sorted(rejected.index) == [1, 2]
+    assert set(rejected["reason"]) == {"Invalid generic resource (gres) specification"}
+
+
+DEPENDENCY_DUMP = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|State|Flags|SubmitLine
+1|u1|a|p|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:02:00|1|1|COMPLETED|SchedMain|sbatch -t 2 job.sh
+2|u1|a|p|normal|2026-01-01T00:00:01|Unknown|2026-01-01T00:01:41|2026-01-01T00:01:51|00:00:10|00:05:00|1|1|COMPLETED|SchedMain|sbatch DEPENDENCY -t 5 job.sh
+"""
+
+
+@pytest.mark.parametrize(("asked", "held"), [("--dependency=afterok:1", True), ("-d afterany:1", True),
+                                             ("--dependency=afternotok:1", None), ("--dependency=singleton", False),
+                                             ("--comment=none", False)])
+def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: Path, asked: str,
+                                                                     held: bool | None) -> None:
+    # One node of 2 CPUs: J1 runs 0-100 s; J2 asks a dependency on J1, and its Eligible is not
+    # recorded. Enforced (afterok, afterany), J2 starts when J1 ends, though a CPU is free at once;
+    # afternotok can never be satisfied by J1's COMPLETED, and J2 is cancelled; singleton is not
+    # enforced (queued at its recorded eligibility: none, so its submission), and without a
+    # dependency (the cause removed) J2 starts at once.
+    (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", asked))
+    (tmp_path / "slurm.conf").write_text(SMALL_CONF.replace("CPUs=3", "CPUs=2"))
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    notes = (out / "notes.txt").read_text()
+    if held is None:
+        rejected = pd.read_csv(out / "rejected.csv")
+        assert rejected["job_id"].tolist() == [2]
+        assert rejected["reason"].tolist() == ["cancelled: dependency never satisfied (parent 1 COMPLETED)"]
+    elif held:
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+        assert "1 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+    assert ("1 job(s) asked a --dependency the model does not enforce" in notes) == ("singleton" in asked)
 
 
 def test_the_progress_of_a_replay_ends_with_every_job_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -117,16 +191,15 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
     conf = parse_slurm_conf(
         "PreemptType=preempt/qos\n"
         "SchedulerParameters=bf_interval=30,bf_max_job_assoc=10,defer\n"
-        "GresTypes=gpu\n"
+        "GresTypes=gpu,mps\n"
         "NodeName=g[1-2] CPUs=8 Gres=gpu:2 State=UNKNOWN\n"
         "NodeName=d1 CPUs=8 State=DRAIN\n"
         "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab\n")
     assert unmodelled(conf) == [
         "PreemptType=preempt/qos has no model: no job is preempted",
         "SchedulerParameters bf_max_job_assoc=10 has no model",
-        "GresTypes=gpu has no model: jobs are placed by CPUs and memory",
+        "GresTypes mps has no model: of the generic resources, only GPUs are placed",
         "node d1 State=DRAIN: the model keeps it in service",
-        "nodes g1, g2: Gres=gpu:2 has no model",
         "partition gpu: AllowAccounts=lab has no model",
         "partition gpu: QOS=gpuqos has no model",
     ]

@@ -66,8 +66,8 @@ def test_afterok_on_a_parent_already_completed_is_eligible_at_submission() -> No
 
 def test_a_killed_parent_cancels_its_descendants() -> None:
     # A asks 100 s but needs 200: killed at 100 (TIMEOUT). B (afterok A, submitted at 0) is then
-    # CANCELLED; C (on parent end of B) is never submitted. Both are listed with the reason; the
-    # unrelated D still runs.
+    # CANCELLED; C (on parent end of B) is never submitted. Both are listed with the reason, each
+    # its own parent's end; the unrelated D still runs.
     jobs = [job(1, 0, 200, limit=100), job(2, 0, 10), job(3, 0, 10), job(4, 0, 10)]
     sim = Simulation(jobs, ClusterSpec.homogeneous(1, 2), KILL,
                      dependencies={2: Dependency((1,)), 3: Dependency((2,), on_parent_end=True)})
@@ -77,7 +77,44 @@ def test_a_killed_parent_cancels_its_descendants() -> None:
     assert sorted(result.jobs["job_id"]) == [1, 4]
     reasons = dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
     assert reasons[2] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
-    assert reasons[3] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
+    assert reasons[3] == "cancelled: dependency never satisfied (parent 2 CANCELLED)"
+
+
+def test_afterany_and_afternotok_wait_for_an_end_of_their_own_kind() -> None:
+    # One core. A asks 100 s but needs 200: killed at 100 (TIMEOUT). B (afterany A), C (afternotok
+    # A) and D (afterok A) are submitted at 0: B and C are satisfied by the TIMEOUT and run one after
+    # the other from 100 (B 100-110, C 110-120); D never can, and is CANCELLED. E (afternotok B)
+    # can never be satisfied by B's COMPLETED: CANCELLED at 110. F (afterany D) is satisfied by D's
+    # cancellation and runs after C (job_scheduler.c test_job_dependency: any end satisfies afterany).
+    jobs = [job(1, 0, 200, limit=100), *(job(i, 0, 10) for i in range(2, 7))]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 1), KILL, dependencies={
+        2: Dependency((1,), kinds=("afterany",)), 3: Dependency((1,), kinds=("afternotok",)),
+        4: Dependency((1,)), 5: Dependency((2,), kinds=("afternotok",)), 6: Dependency((4,), kinds=("afterany",))})
+    result = sim.run()
+    started = times(sim)
+    assert sim.job(1).state == "TIMEOUT"
+    assert (started[2][1], started[3][1], started[6][1]) == (100.0, 110.0, 120.0)
+    assert (sim.job(4).state, sim.job(5).state) == ("CANCELLED", "CANCELLED")
+    reasons = dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
+    assert reasons == {4: "cancelled: dependency never satisfied (parent 1 TIMEOUT)",
+                       5: "cancelled: dependency never satisfied (parent 2 COMPLETED)"}
+
+
+def test_a_job_waits_for_every_parent_each_its_own_way() -> None:
+    # Two cores. A runs 0-50 (COMPLETED), B asks 30 s and needs 80: killed at 30 (TIMEOUT). C waits
+    # afterok A and afternotok B: satisfied only once both ended, at 50.
+    jobs = [job(1, 0, 50), job(2, 0, 80, limit=30), job(3, 0, 10)]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 2), KILL,
+                     dependencies={3: Dependency((1, 2), kinds=("afterok", "afternotok"))})
+    sim.run()
+    assert times(sim)[3][1] == 50.0
+
+
+def test_a_kind_the_model_does_not_enforce_is_refused() -> None:
+    with pytest.raises(ValueError, match="dependency kind 'singleton' is not modelled"):
+        Dependency((1,), kinds=("singleton",))
+    with pytest.raises(ValueError, match="2 kinds of dependency for 1 parents"):
+        Dependency((1,), kinds=("afterok", "afterany"))
 
 
 def test_cancelling_a_pending_parent_cancels_its_held_child() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from djsb.errors import ConfigError
@@ -21,6 +22,7 @@ from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.schedule_metrics import summary
 from djsb.model.sections import read_cluster, reference
+from djsb.model.timeline import with_busy_gpus
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 from djsb.yamlnodes import Located
@@ -85,8 +87,16 @@ def test_sbatch_options_are_read_into_one_request() -> None:
     assert GpuRequest.from_option("--gpus-per-node", "3") == GpuRequest(3, "node")
     assert GpuRequest.from_option("--gpus", "v100:4") == GpuRequest(4, "job", "v100")
     assert GpuRequest.from_option("--gpus-per-task", "1") == GpuRequest(1, "task")
-    with pytest.raises(ValueError, match="only gpu"):
-        GpuRequest.from_option("--gres", "mps:100")
+    assert GpuRequest.from_option("--gres", "gpu:tesla") == GpuRequest(1, "node", "tesla")  # count 1 left out
+    assert GpuRequest.from_option("-G", "2") == GpuRequest(2, "job") == GpuRequest.from_text("--gpus=2")
+    assert GpuRequest(2, "job").sbatch_option() == "--gpus=2"
+    assert GpuRequest.from_option("--gres", "nic:1,gpu:v100:2") == GpuRequest(2, "node", "v100")
+    assert GpuRequest.from_option("--gres", "mps:100") is None
+    assert GpuRequest.from_option("--gres", "gpu:0") is None
+    for option, value in (("--gres", "gpu:a100:2,gpu:v100:1"), ("--gres", "gpu:a:b"), ("--gpus", "a100"),
+                          ("--gpus-per-node", "a:b:1")):
+        with pytest.raises(ValueError, match=option):
+            GpuRequest.from_option(option, value)
 
 
 def test_a_trace_without_gpus_has_no_gpu_column_or_metric() -> None:
@@ -243,3 +253,30 @@ def test_the_checker_catches_oversubscribed_gpus() -> None:
     short.alloc = Placement.of([(0, 1)], ((1,),))
     with pytest.raises(InvariantViolation, match="short of"):
         InvariantChecker(gpu_nodes(2)).on_start(short, 0.0, 100.0)
+
+
+def test_the_utilisation_timeline_counts_the_gpus_held() -> None:
+    # One node of 4 cores and 2 GPUs. J1 (2 CPUs, 1 GPU) runs 0-100 and J2 (2 CPUs, 1 GPU) 0-50;
+    # J3 (2 CPUs, no GPU) comes at 10 and waits for J2's cores: 50-90. GPUs held: 2 on [0, 50),
+    # 1 on [50, 100), 0 after; 150 GPU-seconds of 2 x 100.
+    result = replay([gpu_job(1, 0, 2, 100, per_node(1)), gpu_job(2, 0, 2, 50, per_node(1)),
+                     gpu_job(3, 10, 2, 40)], gpu_nodes(2))
+    assert table(result)[3][0] == 50
+    util = result.utilisation
+    expected = [2 if t < 50 else 1 if t < 100 else 0 for t in util["time"]]
+    assert util["busy_gpus"].tolist() == expected
+    assert {0.0, 50.0, 100.0} <= set(util["time"])
+    assert summary(result.jobs, result.total_cores, result.total_gpus)["gpu_utilisation"] == pytest.approx(150 / 200)
+
+
+def test_an_instant_where_only_the_gpus_change_gets_its_own_row() -> None:
+    # The core timeline has no row at 30 (a GPU job of 2 CPUs ends as a CPU job of 2 starts: cores
+    # and queue unchanged); the GPU column adds one, carrying the other columns from 10.
+    util = pd.DataFrame({"time": [0.0, 10.0, 60.0], "busy_cores": [2, 4, 0], "queued_jobs": [1, 1, 0],
+                         "queued_cores": [2, 2, 0]})
+    jobs = pd.DataFrame({"start": [0.0, 10.0, 30.0], "end": [30.0, 60.0, 60.0], "gpus": [1, 2, 0]})
+    merged = with_busy_gpus(util, jobs)
+    assert merged["time"].tolist() == [0.0, 10.0, 30.0, 60.0]
+    assert merged["busy_gpus"].tolist() == [1, 3, 2, 0]
+    assert merged.loc[2, ["busy_cores", "queued_jobs", "queued_cores"]].tolist() == [4, 1, 2]
+    assert merged["busy_cores"].dtype == "int64"

@@ -29,7 +29,7 @@ TWO_VALUES = {
     "Start": ("2024-01-01T00:00:10", "2024-01-01T00:00:20"), "End": ("2024-01-01T00:01:10", "2024-01-01T00:02:10"),
     "Elapsed": ("00:01:00", "00:02:00"), "ElapsedRaw": ("60", "120"), "Timelimit": ("00:10:00", "00:20:00"),
     "TimelimitRaw": ("10", "20"), "ReqCPUS": ("2", "3"), "AllocCPUS": ("4", "8"), "NCPUS": ("4", "8"),
-    "ReqMem": ("1G", "2G"), "NNodes": ("1", "2"), "NodeList": ("n1", "n2"), "State": ("COMPLETED", "TIMEOUT"),
+    "ReqMem": ("1G", "2G"), "ReqTRES": ("cpu=2,gres/gpu=1", "cpu=2,gres/gpu:a100=2,gres/gpu=2"), "NNodes": ("1", "2"), "NodeList": ("n1", "n2"), "State": ("COMPLETED", "TIMEOUT"),
     "Reason": ("None", "Priority"), "Flags": ("SchedMain", "SchedBackfill"), "Priority": ("100", "200"),
     "SubmitLine": ("sbatch -N 1 x", "sbatch -N 2 x"),
 }

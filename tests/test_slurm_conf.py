@@ -121,14 +121,13 @@ def test_a_gres_conf_beside_slurm_conf_is_read_and_each_resource_noted(tmp_path:
     assert found is not None
     notes = gres_notes(*found)
     gres = tmp_path / "gres.conf"
-    assert notes == [f"{gres}: AutoDetect=nvml has no model: jobs are placed by CPUs and memory, and a job's "
-                     "--gres is replayed without it",
-                     f"{gres}: gpu on tux[0-15] has no model: jobs are placed by CPUs and memory, and a job's "
-                     "--gres is replayed without it",
-                     f"{gres}: gpu (tesla) on tux[16-31] has no model: jobs are placed by CPUs and memory, and "
-                     "a job's --gres is replayed without it",
-                     f"{gres}: mps on every node x100 has no model: jobs are placed by CPUs and memory, and a "
-                     "job's --gres is replayed without it"]
+    # slurmctld schedules by slurm.conf's Gres=, which the model reads: a GPU line is noted only
+    # for its binding, another resource for not being placed
+    assert notes == [f"{gres}: AutoDetect=nvml: the model takes each node's GPUs from slurm.conf's Gres=",
+                     f"{gres}: gpu (tesla) on tux[16-31]: Cores=0,1 has no model: the model binds no GPU to "
+                     "cores or to another GPU",
+                     f"{gres}: mps on every node x100 has no model: only GPUs are placed, and a job's request "
+                     "of it is replayed without it"]
     (tmp_path / "gres.conf").write_text("Name=gpu File\n")
     with pytest.raises(ConfigError, match=r"gres.conf:1: 'File' is not Key=Value"):
         read_gres_conf(conf)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from djsb.workloads.sacct import parse_sacct_parsable2, read_sacct
-from djsb.workloads.submit_line import requested_nodes, sbatch_options
+from djsb.workloads.submit_line import requested_dependency, requested_nodes, sbatch_options
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 
@@ -66,3 +66,38 @@ def test_the_committed_history_asked_no_node_count() -> None:
     spread = sum(1 for line in lines[1:] if int(line.split("|")[nnodes]) > 1)
     assert spread > 500  # Slurm spread them over several nodes ...
     assert all(job.nodes is None for job in read_sacct(dump).jobs)  # ... none of them asked it
+
+
+@pytest.mark.parametrize(("line", "edges"), [
+    ("sbatch --dependency=afterok:12:13,afterany:14 job.sh", ((12, "afterok"), (13, "afterok"), (14, "afterany"))),
+    ("sbatch -d afternotok:5 job.sh", ((5, "afternotok"),)),
+    ("sbatch -d afterok:1 --dependency afterany:2 job.sh", ((2, "afterany"),)),  # the last one given
+    ("sbatch job.sh --dependency=afterok:1", None),  # the script's own argument
+    ("sbatch --time=4 job.sh", None),
+])
+def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | None) -> None:
+    assert requested_dependency(line) == edges
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("afterok:1?afterany:2", "any-of"), ("singleton", "singleton is not modelled"),
+    ("after:3+5", "after is not modelled"), ("aftercorr:7", "aftercorr is not modelled"),
+    ("afterok:12_3", "12_3 is not a job id"), ("afterok:", "an empty id is not a job id"),
+])
+def test_a_dependency_a_replay_cannot_enforce_is_refused_saying_why(value: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        requested_dependency(f"sbatch --dependency={value} job.sh")
+
+
+def test_the_features_record_s_dependencies_are_read_from_its_submit_lines() -> None:
+    """The committed features record: 12 jobs each waiting afterany for one job of the record submitted
+    before it, which started no later than its dependent."""
+    lines = [line.split("|") for line in gzip.open(HISTORY / "features" / "dump.txt.gz", "rt").read().splitlines()]
+    rows = {int(row[0]): dict(zip(lines[0], row, strict=True)) for row in lines[1:]}
+    waiting = {job: requested_dependency(row["SubmitLine"]) for job, row in rows.items()}
+    waiting = {job: edges for job, edges in waiting.items() if edges}
+    assert len(waiting) == 12
+    for job, edges in waiting.items():
+        assert edges is not None and len(edges) == 1 and edges[0][1] == "afterany"
+        parent = rows[edges[0][0]]
+        assert parent["Submit"] <= rows[job]["Submit"] and parent["End"] <= rows[job]["Start"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from djsb.errors import TraceError
 from djsb.workloads.csv_io import COLUMNS, jobs_to_frame, read_jobs_csv, write_jobs_csv
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
 JOBS = [
@@ -49,4 +51,23 @@ def test_csv_read_errors(tmp_path: Path) -> None:
     bad.write_text(",".join(COLUMNS) + "\n1,0,1,x,,,,u,a,,,\n")
     with pytest.raises(TraceError) as err:
         read_jobs_csv(bad)
+    assert err.value.line == 2
+
+
+def test_a_workload_with_gpu_requests_has_a_gpus_column_of_sbatch_options(tmp_path: Path) -> None:
+    jobs = [dataclasses.replace(JOBS[0], gpus=GpuRequest(2, "node", "a100")), JOBS[1],
+            dataclasses.replace(JOBS[2], gpus=GpuRequest(4, "job")),
+            TraceJob(4, 6.0, 1.0, 2, gpus=GpuRequest(1, "task"))]
+    out = tmp_path / "jobs.csv"
+    write_jobs_csv(jobs, out)
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) + ",gpus"
+    assert [line.rsplit(",", 1)[1] for line in lines[1:]] == [
+        "--gpus-per-node=a100:2", "", "--gpus=4", "--gpus-per-task=1"]
+    assert read_jobs_csv(out) == jobs
+    out.write_text(f"{lines[0]}\n{lines[1].replace('--gpus-per-node=a100:2', '--gres=gpu:tesla:3')}\n")
+    assert read_jobs_csv(out)[0].gpus == GpuRequest(3, "node", "tesla")
+    out.write_text(f"{lines[0]}\n{lines[1].replace('--gpus-per-node=a100:2', '--gpus-per-node=two')}\n")
+    with pytest.raises(TraceError, match="--gpus-per-node=two: expected") as err:
+        read_jobs_csv(out)
     assert err.value.line == 2

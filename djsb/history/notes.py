@@ -31,7 +31,9 @@ OPTIONS_UNMODELLED = {
     "--exclusive": "the model shares their nodes as their partition allows",
     "--oversubscribe": "the model shares no core of theirs", "-s": "--oversubscribe",
     "--constraint": "the model ignores node features", "-C": "--constraint",
-    "--gres": "the model places by CPUs and memory", "--gpus": "the model places by CPUs and memory",
+    "--cpus-per-gpu": "the model gives them the CPUs sacct recorded, on any of their nodes",
+    "--gpus-per-socket": "the model binds no GPU to a socket",
+    "--ntasks-per-gpu": "the model binds no task to a GPU",
     "--reservation": "the model has no reservation", "--contiguous": "the model ignores contiguity",
     "--switches": "the model has no network topology",
 }
@@ -49,7 +51,7 @@ PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "Default", "State", *partit
 
 
 NODE_KEYS_MODELLED = {"NodeName", "CPUs", "CPUTot", "RealMemory", "Boards", "Sockets", "CoresPerSocket",
-                      "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State"}
+                      "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State", "Gres"}
 
 
 NODE_STATES_IN_SERVICE = {"UNKNOWN", "IDLE", "CLOUD"}
@@ -65,8 +67,10 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
               for key, value in params.items() if key not in scheduler_parameters_read()]
-    if conf.config.get("GresTypes"):
-        notes.append(f"GresTypes={conf.config['GresTypes']} has no model: jobs are placed by CPUs and memory")
+    others = [kind for kind in conf.config.get("GresTypes", "").split(",") if kind.strip() not in ("", "gpu")]
+    if others:
+        notes.append(f"GresTypes {','.join(others)} has no model: of the generic resources, only GPUs are "
+                     "placed")
     for node in conf.nodes:
         state = node.get("State", "UNKNOWN").upper()
         if state not in NODE_STATES_IN_SERVICE:

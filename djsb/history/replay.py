@@ -44,6 +44,7 @@ import pandas as pd
 
 from djsb.errors import ConfigError, InputError
 from djsb.history.compare import figure_changes
+from djsb.history.dependencies import dependency_notes, history_dependencies
 from djsb.history.inputs import (
     SiteFiles,
     default_partition,
@@ -157,7 +158,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     if not jobs:
         raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
                          key="--start")
-    queued = [queued_at(job, workload.recorded.get(job.job_id), begin) for job in jobs]
+    dependencies = history_dependencies(jobs, split.running, workload.recorded)
+    queued = [queued_at(job, workload.recorded.get(job.job_id)
+                        if job.job_id not in dependencies.enforced else None,
+                        begin) for job in jobs]
     notes = unmodelled(conf)
     gres = read_gres_conf(files.slurm_conf)
     if gres is not None:
@@ -188,6 +192,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          if as_queued.submit > max(job.submit, begin))
     unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
     notes += priority_notes + history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
+    notes += dependency_notes(dependencies)
     notes += start_notes(split, begin, files.usage, fair_share_used(conf.config))
     notes += event_notes(files, workload)
     if log is not None:
@@ -197,7 +202,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     state = StartState(begin, running_at_start(split.running, workload.recorded),
                        eligible_before(jobs, workload, begin), passes)
     result = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
-                        on_progress=on_progress, start=state).run()
+                        on_progress=on_progress, start=state,
+                        dependencies=dependencies.enforced or None).run()
     rejected = result.rejected
     notes += rejected_notes(rejected)
     errors = job_errors(recorded_frame(jobs, workload.recorded), result.jobs)

@@ -1,4 +1,5 @@
-"""Job dependencies the model enforces: Slurm's ``afterok`` and Autosubmit's submit-on-parent-end.
+"""Job dependencies the model enforces: Slurm's ``afterok``, ``afterany`` and ``afternotok``, and
+Autosubmit's submit-on-parent-end.
 
 A trace's own ``TraceJob.depends_on`` stays informational (its submit times already follow the
 dependencies); a workflow hands the model explicit :class:`Dependency` records instead, so replaying
@@ -13,9 +14,14 @@ Two ways to wait for parents (paper 004 sec. 3.3.2):
   so its submit time equals that parent's end time and its wait is pure queue time. The thesis'
   simulator could not do this and precomputed submit times instead (004 sec. 3.3.2, fig. 3.7).
 
-A parent that ends in any other state (TIMEOUT, CANCELLED) or is rejected cancels its dependents and
-theirs in turn (Slurm with ``kill_invalid_depend``; Autosubmit never submits them); each is listed in
-the result's ``rejected`` table with the reason.
+Each parent is waited for in one way (sbatch(1) ``--dependency``; several joined by ``,`` must all
+be satisfied, as Slurm's ``test_job_dependency`` in job_scheduler.c requires): ``afterok``, until it
+COMPLETED; ``afternotok``, until it ended in any other state (FAILED, TIMEOUT, CANCELLED...);
+``afterany``, until it ended whatever its state. A parent that ends so that its dependent's way can
+never be satisfied (an ``afterok`` parent that TIMEOUT, an ``afternotok`` one that COMPLETED), or is
+rejected, cancels that dependent and its own in turn (Slurm with ``kill_invalid_depend``; without
+it they pend forever, DependencyNeverSatisfied, which ends the same for the schedule; Autosubmit
+never submits them); each is listed in the result's ``rejected`` table with the reason.
 """
 
 from __future__ import annotations
@@ -34,10 +40,34 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    """The parents a job waits for (their job ids) and how it waits (see the module docstring)."""
+    """The parents a job waits for (their job ids), how it waits for each (``kinds``, aligned with
+    ``parents``; none given: ``afterok`` for all) and whether it is submitted only then (see the
+    module docstring)."""
 
     parents: tuple[int, ...]
     on_parent_end: bool = False
+    kinds: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kinds and len(self.kinds) != len(self.parents):
+            raise ValueError(f"{len(self.kinds)} kinds of dependency for {len(self.parents)} parents")
+        unknown = sorted(set(self.kinds) - set(KINDS))
+        if unknown:
+            raise ValueError(f"dependency kind {unknown[0]!r} is not modelled: use {', '.join(KINDS)}")
+
+    def edges(self) -> tuple[tuple[int, str], ...]:
+        """Each parent with how it is waited for."""
+        return tuple(zip(self.parents, self.kinds or ("afterok",) * len(self.parents), strict=True))
+
+
+KINDS = ("afterok", "afterany", "afternotok")
+"""The ways of waiting for a parent the model enforces (sbatch(1) ``--dependency``)."""
+
+
+def satisfies(kind: str, state: str) -> bool:
+    """Whether a parent that ended in ``state`` satisfies a dependent waiting for it by ``kind``
+    (job_scheduler.c ``test_job_dependency``: afterok needs COMPLETED, afternotok any other end)."""
+    return kind == "afterany" or (kind == "afterok") == (state == "COMPLETED")
 
 
 class DependencyTracker:
@@ -53,21 +83,21 @@ class DependencyTracker:
         replay's jobs (a job submitted when its last parent completes gets that submit time there)."""
         self.by_id = by_id
         self.rejected = rejected
-        self.children: dict[int, list[int]] = {}  # parent id -> ids of the jobs waiting for it
+        self.children: dict[int, list[tuple[int, str]]] = {}  # parent id -> (waiting job id, how)
         self.missing: dict[int, int] = {}  # job id -> parents not COMPLETED yet
         self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
         self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
         self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
         for job_id, dependency in dependencies.items():
-            parents = set(dependency.parents)
-            unknown = sorted(p for p in (job_id, *parents) if p not in by_id)
+            edges = dict(dependency.edges())  # a parent named twice is waited for once, the last way
+            unknown = sorted(p for p in (job_id, *edges) if p not in by_id)
             if unknown:
                 raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
-            if not parents:
+            if not edges:
                 continue
-            self.missing[job_id] = len(parents)
-            for parent in parents:
-                self.children.setdefault(parent, []).append(job_id)
+            self.missing[job_id] = len(edges)
+            for parent, kind in edges.items():
+                self.children.setdefault(parent, []).append((job_id, kind))
             if dependency.on_parent_end:
                 self.on_parent_end.add(job_id)
 
@@ -80,45 +110,54 @@ class DependencyTracker:
         return False
 
     def parent_ended(self, parent: SimJob, now: float) -> tuple[list[int], list[SimJob]]:
-        """A job left (ended, cancelled) at ``now``: the jobs it was the last parent of, as (ids to
-        submit now, their submission moved to ``now``; held jobs, eligible from ``now``); unless it
-        COMPLETED, none, and its dependents are all cancelled."""
+        """A job left (ended, cancelled) at ``now``: the jobs it was the last unsatisfied parent of,
+        as (ids to submit now, their submission moved to ``now``; held jobs, eligible from ``now``).
+        A dependent its end can never satisfy is cancelled then, and is in turn a parent that ended
+        CANCELLED for its own dependents (which an ``afterany`` or ``afternotok`` one satisfies)."""
         submit: list[int] = []
         eligible: list[SimJob] = []
-        children = self.children.get(parent.job_id)
-        if children is None:
-            return submit, eligible
-        if parent.state != "COMPLETED":
-            self.drop_dependents(parent.job_id, f"parent {parent.job_id} {parent.state}")
-            return submit, eligible
-        for child in children:
-            self.missing[child] -= 1
-            if self.missing[child]:
-                continue
-            if child in self.on_parent_end:
-                self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-                submit.append(child)
-            elif child in self.held:
-                job = self.held.pop(child)
-                job.eligible = now
-                eligible.append(job)
+        ended = [(parent.job_id, parent.state)]
+        while ended:
+            parent_id, state = ended.pop()
+            for child, kind in self.children.get(parent_id, ()):
+                if child in self.dropped or not self.missing.get(child):
+                    continue
+                if not satisfies(kind, state):
+                    self._cancel(child, f"parent {parent_id} {state}")
+                    ended.append((child, "CANCELLED"))
+                    continue
+                self.missing[child] -= 1
+                if self.missing[child]:
+                    continue
+                if child in self.on_parent_end:
+                    self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+                    submit.append(child)
+                elif child in self.held:
+                    job = self.held.pop(child)
+                    job.eligible = now
+                    eligible.append(job)
         return submit, eligible
 
+    def _cancel(self, child: int, reason: str) -> None:
+        """Cancel ``child``, whose dependency can never be satisfied: CANCELLED if it was submitted,
+        listed in ``rejected`` either way."""
+        why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
+        held = self.held.pop(child, None)
+        if held is not None:
+            held.cancelled = True
+        if held is not None or child in self.on_parent_end:
+            self.rejected.append((child, why))  # a job not submitted yet is listed when it is
+
     def drop_dependents(self, parent_id: int, reason: str) -> None:
-        """Cancel every job waiting for ``parent_id``, and theirs in turn (their dependency can
-        never be satisfied); a submitted one is CANCELLED, all are listed in ``rejected``."""
-        stack = list(self.children.get(parent_id, ()))
+        """Cancel every job waiting for ``parent_id``, a job rejected at its submission (it never
+        existed for Slurm, so no way of waiting is satisfied), and theirs in turn."""
+        stack = [child for child, _ in self.children.get(parent_id, ())]
         while stack:
             child = stack.pop()
             if child in self.dropped or not self.missing.get(child):
                 continue
-            why = self.dropped[child] = f"cancelled: dependency never satisfied ({reason})"
-            held = self.held.pop(child, None)
-            if held is not None:
-                held.cancelled = True
-            if held is not None or child in self.on_parent_end:
-                self.rejected.append((child, why))  # an afterok job not submitted yet is listed then
-            stack += self.children.get(child, ())
+            self._cancel(child, reason)
+            stack += [grandchild for grandchild, _ in self.children.get(child, ())]
 
     def unsatisfied(self) -> list[tuple[int, str]]:
         """At the end of a replay: the jobs whose parents never all completed, with the reason."""

@@ -16,6 +16,7 @@ import pandas as pd
 
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.timeline import with_busy_gpus
 
 
 @dataclass
@@ -40,7 +41,8 @@ def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]]
                  utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int],
                  total_gpus: int = 0) -> SimulationResult:
     """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
-    machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``)."""
+    machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``) and the
+    utilisation how many were held (``busy_gpus``)."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
@@ -49,6 +51,8 @@ def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]]
     rejected_frame = pd.DataFrame(rejected, columns=["job_id", "reason"])
     counters = dict(stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                     rejected=len(rejected_frame))
+    if total_gpus > 0:
+        utilisation = with_busy_gpus(utilisation, jobs)
     return SimulationResult(jobs, utilisation, rejected_frame, total_cores, counters, total_gpus)
 
 

@@ -41,8 +41,9 @@ def step_bins(times: Any, values: Any, bins: int) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
-def plot_replay(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
-    """Draw :data:`SIMULATE_FIGURES` of a replay's jobs.csv and utilisation.csv into ``out_dir``."""
+def plot_replay(jobs: Any, util: Any, total_cores: int, out_dir: Path, total_gpus: int = 0) -> None:
+    """Draw :data:`SIMULATE_FIGURES` of a replay's jobs.csv and utilisation.csv into ``out_dir``; on a
+    machine with GPUs (``total_gpus``) the utilisation panel has the GPUs' beside the cores'."""
 
     from djsb.plotting import plt, save, save_wait_ecdf  # matplotlib is imported only when drawing
 
@@ -66,8 +67,13 @@ def plot_replay(jobs: Any, util: Any, total_cores: int, out_dir: Path) -> None:
         overall = float(step_bins(shares["time"], shares["busy"], 1)["mean"].iloc[0])
         bottom.axhline(overall, color="k", linestyle="--", linewidth=0.8,
                        label=f"mean over the run: {overall:.0%}")
+        if total_gpus and "busy_gpus" in util:
+            held = step_bins(util["time"], util["busy_gpus"] / total_gpus, min(STEP_BINS, len(util) - 1))
+            bottom.plot(((held["start"] + held["end"]) / 2 - util["time"].iloc[0]) / seconds, held["mean"],
+                        color="C1", linewidth=1, label=f"GPUs held, mean over the bin ({total_gpus} GPUs)")
         bottom.set_xlabel(f"{unit} since the first event (bins of {span / seconds / len(binned):.3g} {unit})")
         fig.legend(*bottom.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
     bottom.set_ylim(0, 1.05)
-    fig.suptitle(f"{out_dir.name}: queued jobs and utilisation ({total_cores} cores)")
+    gpus = f", {total_gpus} GPUs" if total_gpus else ""
+    fig.suptitle(f"{out_dir.name}: queued jobs and utilisation ({total_cores} cores{gpus})")
     save(fig, out_dir / "queue_utilisation.png")

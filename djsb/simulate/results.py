@@ -91,7 +91,7 @@ def write_replay(experiment: Experiment, out_dir: Path, config_path: Path,
         say(line)
     say(_replay_line(metrics))
     if experiment.plots:
-        plot_replay(result.jobs, result.utilisation, result.total_cores, out_dir)
+        plot_replay(result.jobs, result.utilisation, result.total_cores, out_dir, result.total_gpus)
     config_text = yaml.safe_dump(tree.plain(), sort_keys=False) if tree else Path(config_path).read_text()
     write_simulate_html(out_dir, config_text=config_text, metrics=metrics, skipped=skipped,
                         rejected=result.rejected, figures=SIMULATE_FIGURES if experiment.plots else ())

@@ -237,15 +237,26 @@ def read_gres_conf(slurm_conf: Path) -> tuple[Path, list[dict[str, str]]] | None
 
 
 def gres_notes(path: Path, records: list[dict[str, str]]) -> list[str]:
-    """One note per generic resource of a gres.conf (by Name and Type), with its nodes and count:
-    the model places jobs by CPUs and memory alone."""
-    found: dict[str, list[str]] = {}
+    """One note per record of a gres.conf the model does not follow (by Name and Type, with its
+    nodes and count). slurmctld schedules by each node's ``Gres=`` of slurm.conf, which the model
+    reads; gres.conf tells slurmd the devices behind it, so a GPU line is noted only for what binds
+    the GPUs (``Cores=``, ``Links=``), and any other resource (mps, shard, nic) for not being
+    placed."""
+    found: dict[tuple[str, str], list[str]] = {}
     for record in records:
         if "Name" not in record:
-            found.setdefault(f"AutoDetect={record.get('AutoDetect', '')}", [])
+            found.setdefault((f"AutoDetect={record.get('AutoDetect', '')}",
+                              ": the model takes each node's GPUs from slurm.conf's Gres="), [])
             continue
         what = record["Name"] + (f" ({record['Type']})" if record.get("Type") else "")
         where = record.get("NodeName", "every node") + (f" x{record['Count']}" if record.get("Count") else "")
-        found.setdefault(what, []).append(where)
-    return [f"{path}: {what}{' on ' + ', '.join(where) if where else ''} has no model: jobs are placed by "
-            f"CPUs and memory, and a job's --gres is replayed without it" for what, where in found.items()]
+        bound = [f"{key}={record[key]}" for key in ("Cores", "Links") if key in record]
+        if record["Name"] != "gpu":
+            verdict = " has no model: only GPUs are placed, and a job's request of it is replayed without it"
+        elif bound:
+            verdict = f": {' '.join(bound)} has no model: the model binds no GPU to cores or to another GPU"
+        else:
+            continue
+        found.setdefault((what, verdict), []).append(where)
+    return [f"{path}: {what}{' on ' + ', '.join(where) if where else ''}{verdict}"
+            for (what, verdict), where in found.items()]

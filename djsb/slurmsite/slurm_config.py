@@ -29,6 +29,7 @@ from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPriority, MultifactorWeights
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
+from djsb.slurm_text import gres_gpus
 from djsb.slurmsite.recompute_watch import calc_phase
 
 T = TypeVar("T", int, float)
@@ -289,7 +290,8 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
 def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], name: str,
                  others: Sequence[str] = (), qos: tuple[QosSpec, ...] = (QosSpec("normal"),)) -> ClusterSpec:
     """Partition ``name`` (the model's first, its default), the partitions ``others`` and their
-    nodes as the model's cluster, with the QoS ``qos``.
+    nodes as the model's cluster, with the QoS ``qos``; each node with its CPUs, memory and the
+    GPUs of its ``Gres=``.
 
     A partition's settings are read as :class:`~djsb.model.PartitionSpec` declares them
     (:func:`from_slurm`: MaxTime, PriorityTier, PriorityJobFactor, OverSubscribe).
@@ -310,9 +312,17 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
         members[wanted] = hosts
     used = {host for hosts in members.values() for host in hosts}
     hosts = [host for host in by_name if host in used]  # scontrol's node order
-    specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]))
-                  for host in hosts)
+    specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
+                           _node_gpus(host, by_name[host].get("Gres", ""))) for host in hosts)
     return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
+
+
+def _node_gpus(host: str, gres: str) -> tuple[tuple[str, int], ...]:
+    """The GPUs of node ``host`` from its ``Gres=`` (:func:`~djsb.slurm_text.gres_gpus`)."""
+    try:
+        return gres_gpus(gres)
+    except ValueError as exc:
+        raise SlurmConfigError(f"node {host}: Gres={excerpt(gres)}: {exc}") from None
 
 
 def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:

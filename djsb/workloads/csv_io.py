@@ -1,8 +1,10 @@
 """Jobs as a pandas DataFrame and as CSV (one row per job, the TraceJob fields as columns).
 
 ``depends_on`` is a tuple column in the frame and a space-separated list of ids in the CSV (empty for
-none); missing values (None) are empty cells. :func:`read_jobs_csv` reads such a file back into the same
-jobs.
+none); missing values (None) are empty cells. A workload with GPU requests has a last column ``gpus``:
+each job's request as the sbatch option that asks it (``--gpus-per-node=a100:2``, ``--gpus=4``,
+``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none); one without has no such column, as before
+GPUs. :func:`read_jobs_csv` reads such a file back into the same jobs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import atomic_output, open_trace_text
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
 if TYPE_CHECKING:
@@ -22,7 +25,9 @@ if TYPE_CHECKING:
 
 COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name not in ("user_estimate", "estimated", "gpus"))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets, and ``gpus``, a request this format does not carry (a job read from it asks none)."""
+estimate sets, and ``gpus``, a column only a workload with GPU requests has (:data:`GPU_COLUMN`)."""
+GPU_COLUMN = "gpus"
+"""The last column of a workload with GPU requests."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:
@@ -68,11 +73,14 @@ def _cell(value: object) -> str:
 
 def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
     """Write jobs as CSV with a header row of the TraceJob field names (exact numbers; atomic replace)."""
+    job_list = list(jobs)
+    gpus = any(j.gpus is not None for j in job_list)
     with atomic_output(path) as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for j in jobs:
-            writer.writerow([_cell(getattr(j, name)) for name in COLUMNS])
+        writer.writerow((*COLUMNS, GPU_COLUMN) if gpus else COLUMNS)
+        for j in job_list:
+            row = [_cell(getattr(j, name)) for name in COLUMNS]
+            writer.writerow([*row, "" if j.gpus is None else j.gpus.sbatch_option()] if gpus else row)
 
 
 def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
@@ -82,20 +90,22 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
     with open_trace_text(source) as stream:
         reader = csv.reader(stream)
         head = next(reader, None)
-        if head is None or tuple(head) != COLUMNS:
-            raise TraceError(f"expected the header {','.join(COLUMNS)}", source=source, line=1)
+        if head is None or tuple(head) not in (COLUMNS, (*COLUMNS, GPU_COLUMN)):
+            raise TraceError(f"expected the header {','.join(COLUMNS)}[,{GPU_COLUMN}]", source=source, line=1)
+        names = tuple(head)
         for row in reader:
             if not row:
                 continue
             try:
-                c = dict(zip(COLUMNS, row, strict=True))
+                c = dict(zip(names, row, strict=True))
                 jobs.append(TraceJob(
                     int(c["job_id"]), float(c["submit"]), float(c["run_time"]), int(c["cpus"]),
                     float(c["requested_time"]) if c["requested_time"] else None,
                     float(c["memory_mb"]) if c["memory_mb"] else None,
                     int(c["nodes"]) if c["nodes"] else None,
                     c["user"], c["account"], c["partition"] or None, c["qos"] or None,
-                    tuple(int(x) for x in c["depends_on"].split())))
+                    tuple(int(x) for x in c["depends_on"].split()),
+                    gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None))
             except ValueError as exc:
                 raise TraceError(f"bad job row: {exc}", source=source, line=reader.line_num) from exc
     return jobs

@@ -16,8 +16,8 @@ Per = Literal["node", "job", "task"]
 """What a GPU count is counted over: each node of the job, the whole job, or each task."""
 
 OPTIONS: dict[str, Per] = {"--gpus-per-node": "node", "--gres": "node", "--gpus": "job",
-                           "--gpus-per-task": "task"}
-"""The sbatch options asking GPUs, and what each counts over."""
+                           "--gpus-per-task": "task", "-G": "job"}
+"""The sbatch options asking GPUs (``-G`` is ``--gpus``), and what each counts over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,18 +34,52 @@ class GpuRequest:
         if self.per not in ("node", "job", "task"):
             raise ValueError(f"GPUs are counted per node, job or task, not per {self.per!r}")
 
+    def sbatch_option(self) -> str:
+        """The request as the one sbatch option that asks it: ``--gpus-per-node=a100:2``,
+        ``--gpus=4``, ``--gpus-per-task=1`` (what :meth:`from_text` reads back)."""
+        option = next(name for name, per in OPTIONS.items() if per == self.per and name != "--gres")
+        return f"{option}={self.type}:{self.count}" if self.type else f"{option}={self.count}"
+
     @classmethod
-    def from_option(cls, option: str, value: str) -> GpuRequest:
+    def from_text(cls, text: str) -> GpuRequest | None:
+        """The request of one sbatch option written ``--option=value`` (:meth:`sbatch_option`, or
+        ``--gres=gpu:2``); None for one that asks no GPU. ValueError saying what is wrong."""
+        option, equals, value = text.strip().partition("=")
+        if not equals:
+            raise ValueError(f"{text!r}: expected an sbatch GPU option: --gpus-per-node=[type:]N, "
+                             "--gpus=..., --gpus-per-task=... or --gres=gpu[:type]:N")
+        return cls.from_option(option, value)
+
+    @classmethod
+    def from_option(cls, option: str, value: str) -> GpuRequest | None:
         """The request of one sbatch option and its value: ``--gres gpu:a100:2``, ``--gpus 4``,
-        ``--gpus-per-task v100:1``... (ValueError saying what is wrong)."""
+        ``--gpus-per-task v100:1``...; None for a ``--gres`` that asks no GPU (``--gres=nic:1``,
+        ``--gres=gpu:0``).
+        ValueError saying what is wrong."""
         per = OPTIONS.get(option)
         if per is None:
             raise ValueError(f"{option} asks no GPU: use one of {', '.join(OPTIONS)}")
-        parts = value.split(":")
         if option == "--gres":
-            if parts[0] != "gpu":
-                raise ValueError(f"--gres={value}: only gpu is modelled")
-            parts = parts[1:] or ["1"]  # --gres=gpu is one GPU per node
+            return cls._from_gres(value)
+        parts = value.split(":")
         if len(parts) > 2 or not parts[-1].isdigit():
             raise ValueError(f"{option}={value}: expected [type:]count")
         return cls(int(parts[-1]), per, parts[0] if len(parts) == 2 else None)
+
+    @classmethod
+    def _from_gres(cls, value: str) -> GpuRequest | None:
+        """``--gres``: a comma-separated list of ``name[[:type]:count]`` (sbatch(1); count 1 when
+        left out, so ``gpu:a100`` is one a100), of which only ``gpu`` is a GPU."""
+        items = [item.split(":") for item in value.split(",") if item.strip()]
+        gpus = [parts[1:] for parts in items if parts[0].strip() == "gpu"]
+        if len(gpus) > 1:
+            raise ValueError(f"--gres={value}: GPUs of several types in one job are not modelled")
+        if not gpus:
+            return None
+        parts = gpus[0]
+        if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+            raise ValueError(f"--gres={value}: expected gpu[[:type]:count]")
+        if parts and parts[-1].isdigit():
+            count = int(parts[-1])
+            return cls(count, "node", parts[0] if len(parts) == 2 else None) if count else None
+        return cls(1, "node", parts[0] if parts else None)

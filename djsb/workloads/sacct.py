@@ -52,6 +52,7 @@ from typing import Any, NamedTuple
 
 from djsb.errors import TraceError
 from djsb.workloads._textio import read_bounded
+from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.records import (
     CANCELLED_BEFORE_START,
@@ -63,7 +64,7 @@ from djsb.workloads.records import (
     read_records,
 )
 from djsb.workloads.sacct_columns import COLUMNS, memory_mb, unmet
-from djsb.workloads.submit_line import requested_nodes
+from djsb.workloads.submit_line import requested_gpus, requested_nodes
 from djsb.workloads.swf import UNKNOWN, Workload
 
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
@@ -153,12 +154,22 @@ def _not_ran(state: str, start: float | None, end: float | None, run: float | No
     return None
 
 
-def _read_request(read: dict[str, Reader],
-                  row: list[str]) -> tuple[int, int | None, float | None, float | None]:
+class Request(NamedTuple):
+    """What a job of a dump asked (:func:`_read_request`)."""
+
+    cpus: int
+    nodes: int | None
+    limit: float | None
+    memory_mb: float | None
+    gpus: GpuRequest | None
+
+
+def _read_request(read: dict[str, Reader], row: list[str]) -> Request:
     """A job's CPUs (the first count above 0), nodes (those its SubmitLine asked, without one
     those allocated; None: Slurm chose), time limit (TimelimitRaw, else Timelimit; None: the
-    partition's) and MiB of memory (None: no request). Raises ValueError for a value that is not
-    one, or a limit out of range."""
+    partition's), MiB of memory (None: no request) and GPUs (as its SubmitLine asked them, else
+    ReqTRES's count over the job; None: none). Raises ValueError for a value that is not one, or a
+    limit out of range."""
     cpus = read["AllocCPUS"](row) or read["NCPUS"](row) or read["ReqCPUS"](row)
     allocated = read["NNodes"](row) or None
     submit_line = read["SubmitLine"](row)
@@ -168,7 +179,20 @@ def _read_request(read: dict[str, Reader],
         limit = read["Timelimit"](row)
     if limit is not None and not 0 <= limit <= LONGEST_RUN:
         raise ValueError(f"not a time limit: {limit} s")
-    return cpus, nodes, limit, memory_mb(read["ReqMem"](row), cpus, allocated)
+    gpus = _submitted_gpus(submit_line) if "gpu" in submit_line else None
+    if gpus is None:
+        asked = read["ReqTRES"](row)
+        gpus = None if asked is None else GpuRequest(asked[0], "job", asked[1])
+    return Request(cpus, nodes, limit, memory_mb(read["ReqMem"](row), cpus, allocated), gpus)
+
+
+def _submitted_gpus(submit_line: str) -> GpuRequest | None:
+    """The GPUs a SubmitLine asked, None when it asked none or none the model holds (GPUs of two
+    types at once: the job's ReqTRES total then stands for them)."""
+    try:
+        return requested_gpus(submit_line)
+    except ValueError:
+        return None
 
 
 def _job_number(text: str) -> int:
@@ -230,6 +254,7 @@ class SacctJob(NamedTuple):
     priority: int | None
     node_list: str
     submit_line: str
+    gpus: GpuRequest | None
 
 
 class DumpLines:
@@ -275,7 +300,7 @@ class DumpLines:
         if submit is None:
             return SUBMIT_UNKNOWN
         try:
-            cpus, nodes, limit, memory = _read_request(read, row)
+            cpus, nodes, limit, memory, gpus = _read_request(read, row)
             priority = read["Priority"](row)
             number = _job_id(job_text, raw_id)
         except ValueError:
@@ -289,7 +314,7 @@ class DumpLines:
         return SacctJob(number, job_text, state, submit, max(run, 0.0), cpus, limit, memory, nodes,
                         _user(read, row), read["Account"](row) or UNKNOWN, read["Partition"](row),
                         read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
-                        read["NodeList"](row), read["SubmitLine"](row))
+                        read["NodeList"](row), read["SubmitLine"](row), gpus)
 
 
 def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
@@ -311,7 +336,7 @@ def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
 def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
-                    job.nodes, job.user, job.account, job.partition, job.qos)
+                    job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from djsb.slurm_text import tres
 from djsb.workloads.job import STARTED_BY
 from djsb.yamlnodes import parse_duration
 
@@ -134,6 +135,21 @@ def memory_mb(memory: tuple[float, str] | None, cpus: int, nodes: int | None) ->
     return mb if mb > 0 else None
 
 
+def parse_gpu_tres(text: str) -> tuple[int, str | None] | None:
+    """The GPUs of a ReqTRES (``billing=8,cpu=8,gres/gpu:a100=2,gres/gpu=2,mem=8G,node=1``): their
+    total over the job and their type when one is named; None without ``gres/gpu``. Slurm writes
+    the job's ``total_gres`` under ``gres/gpu`` and again under ``gres/gpu:TYPE`` when the site
+    accounts the type (gres_ctld.c ``_set_type_tres_cnt``)."""
+    if "gres/gpu" not in text:
+        return None
+    amounts = tres(text)
+    types = [name.split(":", 1)[1] for name in amounts if name.startswith("gres/gpu:")]
+    count = amounts.get("gres/gpu", sum(amounts[f"gres/gpu:{kind}"] for kind in types))
+    if count != int(count):
+        raise ValueError(f"not a GPU count: {count}")
+    return (int(count), types[0] if len(types) == 1 else None) if count else None
+
+
 def started_by(flags: str) -> str | None:
     """The pass that started a job, from sacct's Flags (``SchedMain,StartRecieved`` -> ``main``):
     one of :data:`~djsb.workloads.job.STARTED_BY`, None when no pass is named."""
@@ -190,6 +206,9 @@ COLUMNS = (
     Column("ReqMem", parse_memory, "memory: `<number>[KMGTP]`, MiB by default (sacct >= 21.08 "
            "prints the job's total `mem` TRES request); the suffixes `c` (per CPU) and `n` (per "
            "allocated node) of older Slurm are multiplied out; `0` or empty: none"),
+    Column("ReqTRES", parse_gpu_tres, "the GPUs the job asked (`gres/gpu=N`, with `gres/gpu:TYPE=N` its "
+           "type; the site's AccountingStorageTRES must list gres/gpu), when the SubmitLine names no "
+           "`--gres`/`--gpus*` (an `#SBATCH` line of the script): N over the whole job"),
     Column("NNodes", parse_count, "the nodes Slurm allocated: the job's node count without a SubmitLine; "
            "multiplies ReqMem's per-node suffix"),
     Column("NodeList", str.strip, "the nodes the job ran on (a hostlist): recorded, and where a replay "

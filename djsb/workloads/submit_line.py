@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import shlex
 
+from djsb.workloads.gpus import OPTIONS as GPU_OPTIONS
+from djsb.workloads.gpus import GpuRequest
+
 SHORT_WITH_VALUE = frozenset(
-    {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D"})
+    {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D", "-G"})
 """sbatch's short options that take a value (the next word, or the rest of the word: ``-N2``)."""
 LONG_WITH_VALUE = frozenset({
-    "--account", "--array", "--begin", "--chdir", "--comment", "--constraint", "--cpus-per-task",
-    "--dependency", "--error", "--exclude", "--export", "--gpus", "--gres", "--job-name", "--licenses",
-    "--mail-type", "--mail-user", "--mem", "--mem-per-cpu", "--nodelist", "--nodes", "--ntasks",
-    "--ntasks-per-node", "--output", "--partition", "--qos", "--reservation", "--signal", "--switches",
-    "--time", "--time-min", "--wrap"})
+    "--account", "--array", "--begin", "--chdir", "--comment", "--constraint", "--cpus-per-gpu",
+    "--cpus-per-task", "--dependency", "--error", "--exclude", "--export", "--gpus", "--gpus-per-node",
+    "--gpus-per-socket", "--gpus-per-task", "--gres", "--job-name", "--licenses", "--mail-type",
+    "--mail-user", "--mem", "--mem-per-cpu", "--mem-per-gpu", "--nodelist", "--nodes", "--ntasks",
+    "--ntasks-per-gpu", "--ntasks-per-node", "--output", "--partition", "--qos", "--reservation",
+    "--signal", "--switches", "--time", "--time-min", "--wrap"})
 """sbatch's long options whose value may be the next word (``--nodes 4``) as well as ``--nodes=4``
 (sbatch(1)); any other long option without ``=`` is read as a flag."""
 
@@ -65,3 +69,40 @@ def requested_nodes(line: str) -> int | None:
     if count < 1:
         raise ValueError(f"not a node count: {value!r}")
     return count
+
+
+def requested_gpus(line: str) -> GpuRequest | None:
+    """The GPUs the sbatch command ``line`` asked: its last ``--gres``, ``--gpus``,
+    ``--gpus-per-node`` or ``--gpus-per-task`` that asks any (the model holds one GPU request per
+    job), None if it asked none. Raises ValueError for a request that is not one."""
+    requests = [GpuRequest.from_option(name, value) for name, value in sbatch_options(line)
+                if name in GPU_OPTIONS]
+    return next((request for request in reversed(requests) if request is not None), None)
+
+
+DEPENDENCY_KINDS = ("afterok", "afterany", "afternotok")
+"""The ``--dependency`` types a replay enforces (djsb/model/dependency.py)."""
+
+
+def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
+    """The parents the sbatch command ``line`` waited for, each with its type, from its last
+    ``--dependency``/``-d`` (sbatch(1): ``type:id[:id...]`` items joined by ``,``, all to be
+    satisfied); None if it asked none. Raises ValueError for one a replay cannot enforce: items
+    joined by ``?`` (any one satisfies), the types after, aftercorr, afterburstbuffer and
+    singleton, a delay (``+time``), an array task (``123_4``), or a malformed list."""
+    values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
+    if not values:
+        return None
+    value = values[-1]
+    if "?" in value:
+        raise ValueError(f"--dependency={value}: any-of (?) is not modelled")
+    edges = []
+    for item in value.split(","):
+        kind, _, ids = item.partition(":")
+        if kind not in DEPENDENCY_KINDS:
+            raise ValueError(f"--dependency={value}: {kind or 'an empty type'} is not modelled")
+        for text in ids.split(":"):
+            if not text.isdigit():
+                raise ValueError(f"--dependency={value}: {text or 'an empty id'} is not a job id")
+            edges.append((int(text), kind))
+    return tuple(edges)

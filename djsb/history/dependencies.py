@@ -1,0 +1,73 @@
+"""The dependencies of a site's jobs that a history replay enforces, read from sacct's SubmitLine.
+
+A job that asked ``--dependency`` of the kinds the model enforces (afterok, afterany, afternotok:
+djsb/model/dependency.py) on jobs the replay also runs is queued at its submission and becomes
+eligible when its parents end *in the replay*, so a what-if that moves a parent moves its
+dependents too. Its other waits are the record's: a job whose dependency the model cannot enforce
+(any-of ``?``, after, aftercorr, singleton, an array task, a delay, or a parent running when the
+replay starts) is queued at its recorded Eligible time, as every job without a SubmitLine is. A
+parent that ended before the replay starts, or that the dump does not hold, satisfied its dependents
+by the record (they ran), and is dropped from their dependency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from djsb.model.dependency import Dependency
+from djsb.workloads.job import RecordedOutcome, TraceJob
+from djsb.workloads.submit_line import requested_dependency
+
+
+@dataclass(frozen=True)
+class HistoryDependencies:
+    """The dependencies a replay enforces (job id: its parents among the replayed jobs), and how
+    many jobs asked one it leaves to their recorded eligibility."""
+
+    enforced: dict[int, Dependency]
+    unenforced: int
+
+
+def history_dependencies(replayed: Sequence[TraceJob], running: Sequence[TraceJob],
+                         recorded: Mapping[int, RecordedOutcome]) -> HistoryDependencies:
+    """The dependencies of the ``replayed`` jobs, with ``running`` those running when the replay
+    starts (see the module docstring)."""
+    replayed_ids = {job.job_id for job in replayed}
+    running_ids = {job.job_id for job in running}
+    enforced: dict[int, Dependency] = {}
+    unenforced = 0
+    for job in replayed:
+        outcome = recorded.get(job.job_id)
+        line = outcome.submit_line if outcome is not None else ""
+        if "--dependency" not in line and " -d" not in line:
+            continue
+        try:
+            edges = requested_dependency(line)
+        except ValueError:
+            unenforced += 1
+            continue
+        if edges is None:
+            continue
+        if any(parent in running_ids for parent, _ in edges):
+            unenforced += 1
+            continue
+        kept = [(parent, kind) for parent, kind in edges if parent in replayed_ids]
+        if kept:
+            enforced[job.job_id] = Dependency(tuple(parent for parent, _ in kept),
+                                              kinds=tuple(kind for _, kind in kept))
+    return HistoryDependencies(enforced, unenforced)
+
+
+def dependency_notes(dependencies: HistoryDependencies) -> list[str]:
+    """What the replay did with the jobs' dependencies."""
+    notes = []
+    if dependencies.enforced:
+        notes.append(f"{len(dependencies.enforced)} job(s) asked --dependency (afterok, afterany, "
+                     "afternotok) on jobs of the replay: each is queued at its submission and eligible when "
+                     "its parents end in the replay")
+    if dependencies.unenforced:
+        notes.append(f"{dependencies.unenforced} job(s) asked a --dependency the model does not enforce "
+                     "(any-of ?, after, aftercorr, singleton, an array task, a delay, or a parent running at "
+                     "the start): each is queued at its recorded Eligible time")
+    return notes
