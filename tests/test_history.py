@@ -20,6 +20,7 @@ from test_cli_errors import one_line_failure
 from djsb.cli import main
 from djsb.history.notes import submit_options, unmodelled
 from djsb.model import simulation
+from djsb.slurmsite.qos_text import QOS_FORMAT
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
@@ -117,6 +118,29 @@ def test_gpu_jobs_are_replayed_as_gpu_jobs(tmp_path: Path, asked: str) -> None:
     if asked.count("gpu"):
         assert jobs.loc[1, "gpus"] == 1 and jobs.loc[2, "gpus"] == 1
         assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+
+
+@pytest.mark.parametrize("grp_tres", ["gres/gpu=1", ""], ids=["GrpTRES", "no-limit"])
+def test_a_qos_gpu_limit_from_sacctmgr_holds_a_gpu_job_with_its_reason(tmp_path: Path, grp_tres: str) -> None:
+    # Two nodes of 4 CPUs and one a100 each. J1 holds one GPU 0-100 s; J2 asks one and a GPU is free
+    # on the other node, but the QoS's GrpTRES gres/gpu=1 (sacctmgr's columns) is used up: J2 waits
+    # for J1's end with Slurm's reason QOSGrpGRES (acct_policy.c). Without the limit (the cause
+    # removed) it starts at once.
+    (tmp_path / "dump.txt").write_text(GPU_DUMP)
+    (tmp_path / "slurm.conf").write_text(GPU_CONF.replace("NodeName=g1 ", "NodeName=g[1-2] ").replace(
+        "Nodes=g1", "Nodes=g[1-2]"))
+    columns = dict.fromkeys(QOS_FORMAT, "") | {"Name": "normal", "Priority": "0", "GrpTRES": grp_tres}
+    (tmp_path / "qos.txt").write_text("|".join(columns.values()) + "\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--qos", str(tmp_path / "qos.txt"), "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    if grp_tres:
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+        assert jobs.loc[2, "reason"] == "QOSGrpGRES"
     else:
         assert errors.loc[2, "simulated_start"] < 10
 
