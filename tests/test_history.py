@@ -187,6 +187,8 @@ def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: P
     elif held:
         assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
         assert "1 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
+        # the reason sacct keeps for such a job (build_job_queue's state_reason_prev_db)
+        assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "sacct_reason"] == "Dependency"
     else:
         assert errors.loc[2, "simulated_start"] < 10
     assert ("1 job(s) asked a --dependency the model does not enforce" in notes) == ("singleton" in asked)

@@ -76,7 +76,8 @@ def command_history(args: argparse.Namespace) -> int:
                 Headline("mean_abs_start_error", figures["mean_abs_start_error"], "s"),
                 Headline("moving_average_mape", 100 * figures["moving_average_mape"], "%"),
                 Headline("ks_wait", figures["ks_wait"], DIMENSIONLESS),
-                Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS)]
+                Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS),
+                Headline("reason_agreement", figures["reason_agreement"], DIMENSIONLESS)]
     ran = f"{files.sacct} replayed under {files.slurm_conf}"
     if what_if is not None:
         headline.append(Headline("what_if_mean_wait", what_if.figures["simulated_mean_wait"], "s"))

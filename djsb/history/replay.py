@@ -83,6 +83,7 @@ from djsb.report.replay_error import (
     breakdown,
     job_errors,
     moving_average_waits,
+    reason_table,
     recorded_frame,
     summary,
     summary_rows,
@@ -237,13 +238,15 @@ def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
 
 
 def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
-    """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job),
+    """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job), reasons.csv
+    (how many jobs each pair of recorded and simulated reasons held),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
     rejected.csv, unmodelled.csv, notes.txt and report.html (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
     replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
+    reason_table(replay.errors).to_csv(out_dir / "reasons.csv", index=False)
     table = summary_rows(replay.figures, replay.breakdowns)
     table.to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")

@@ -33,7 +33,8 @@ class SimJob:
     ``memory`` is what the job holds on each node of ``alloc``; ``tasks`` its tasks per node when it
     has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended
     job takes them back at its resume). ``reason`` is its pending reason as Slurm names it
-    (:mod:`djsb.model.reasons`), the last one it had once it started; ``queued`` the number of
+    (:mod:`djsb.model.reasons`), the last one it had once it started, and ``sacct_reason`` the
+    last one that was a limit's (not Priority or Resources), the one sacct shows; ``queued`` the number of
     main passes before it joined the queue, ``tested`` the number of the last pass that tested it
     (:class:`~djsb.model.reasons.PassRecord`).
     """
@@ -69,6 +70,7 @@ class SimJob:
     cancelled: bool = False
     finished: bool = False
     reason: str = NONE
+    sacct_reason: str = NONE
     queued: int = 0
     tested: int = 0
 

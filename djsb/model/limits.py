@@ -182,7 +182,7 @@ class RunningLimits:
         TRES over a limit by itself): it is set aside with the reason, pending forever."""
         reason = self._over_alone(job, _USAGE_ORDER, wall_before="grp")
         if reason:
-            job.reason = reason
+            job.reason = job.sacct_reason = reason
             self.parked[job.job_id] = job
         return bool(reason)
 
@@ -240,7 +240,7 @@ class RunningLimits:
             reason = "QOSMaxJobsPerUserLimit"
         if reason is NONE:
             return True
-        job.reason = reason
+        job.reason = job.sacct_reason = reason
         return False
 
     def blocks(self, job: SimJob, alloc: Placement) -> bool:
@@ -264,7 +264,7 @@ class RunningLimits:
                 need = usage.need(tres, alloc, rules.distinct_nodes)
                 i = over(need, (usage.tres[0], usage.tres[1], usage.tres[2], usage.tres[3]), limit)
             if i >= 0:
-                job.reason = REASONS[kind][i]
+                job.reason = job.sacct_reason = REASONS[kind][i]
                 return True
         return False
 
@@ -283,7 +283,7 @@ class RunningLimits:
             if limit != UNLIMITED:
                 i = over(amounts, (usage.tres[0], usage.tres[1], usage.tres[2], usage.tres[3]), limit)
                 if i >= 0:
-                    job.reason = REASONS[kind][i]
+                    job.reason = job.sacct_reason = REASONS[kind][i]
                     return True
         return False
 

@@ -17,6 +17,8 @@ NONE = "None"
 PRIORITY = "Priority"
 RESOURCES = "Resources"
 MAX_WALL = "QOSMaxWallDurationPerJobLimit"
+DEPENDENCY = "Dependency"
+"""A job held until its parents end (:mod:`djsb.model.dependency`)."""
 
 
 class PassRecord:
