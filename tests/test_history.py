@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import csv
+import re
 import time
 from pathlib import Path
 
@@ -60,7 +61,15 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     unmodelled = pd.read_csv(out / "unmodelled.csv")
     assert sorted(unmodelled[unmodelled["option"] == "--nodelist"]["job_id"]) == sorted(
         int(row["JobIDRaw"]) for row in rows if "--nodelist=" in row["SubmitLine"])
-    assert f"note: {held} job(s) became eligible after their submission" in err
+    # the tasks of arrays whose SubmitLine throttles them (--array=...%N) are held by their throttle in
+    # the replay; the other jobs Slurm held past their submission (array 44's 20 tasks, whose
+    # --array=0-19 has no throttle) are queued at their recorded Eligible time
+    throttled = [row for row in rows if re.search(r"--array[= ]\S*%\d", row["SubmitLine"])]
+    arrays = {row["JobID"].split("_")[0] for row in throttled}
+    later = [row for row in rows if seconds(row["Eligible"]) > seconds(row["Submit"]) and row not in throttled]
+    assert (len(throttled), len(arrays), len(later)) == (17, 3, 20)
+    assert f"note: {len(throttled)} task(s) of {len(arrays)} job array(s) with a throttle (--array ...%N)" in err
+    assert f"note: {len(later)} job(s) became eligible after their submission" in err
     waits = recorded_waits()
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     assert len(waits) == 81 and set(errors.index) == set(waits)

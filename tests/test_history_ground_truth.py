@@ -154,7 +154,10 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     errors = replay("features", tmp_path)
     notes = (tmp_path / "features" / "notes.txt").read_text()
-    assert "eligible after their submission" in notes  # the arrays' throttle and the dependencies
+    # the arrays' throttle and the dependencies are held in the replay (README: every 25th job an
+    # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
+    assert "144 task(s) of 24 job array(s) with a throttle" in notes
+    assert "12 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
     assert "node h12 was DRAIN (bench drain)" in notes and "the model keeps it in service" in notes
     assert "reservation maintenance held h[1-4]" in notes
     assert errors["simulated_start"].notna().all()

@@ -312,3 +312,39 @@ def test_simulate_lists_a_job_held_forever_and_counts_it(tmp_path: Path) -> None
     assert rejected.values.tolist() == [[1, "never started: QOSMaxWallDurationPerJobLimit"]]
     jobs = pd.read_csv(out / "jobs.csv", keep_default_na=False)
     assert jobs[["job_id", "reason"]].values.tolist() == [[2, "None"]]
+
+
+# ---------------------------------------------------------------- job arrays
+
+
+def test_a_throttled_array_runs_at_most_its_throttle_and_holds_no_other_job() -> None:
+    # build_job_queue leaves a task out while max_run_tasks of its array run (JobArrayTaskLimit). 4
+    # cores, one array of 4 one-core tasks of 10 s throttled to %2: tasks 1-2 run 0-10, 3-4 10-20;
+    # job 5 (no array), submitted with them, starts at once beside the first two.
+    array = (1, 2)
+    jobs = [*(job(i, 0, 1, 10, array=array) for i in range(1, 5)), job(5, 0, 1, 10)]
+    result = run(jobs, cluster(QosSpec("normal")))
+    assert starts(result) == {1: 0, 2: 0, 3: 10, 4: 10, 5: 0}
+    sacct = dict(zip(result.jobs["job_id"], result.jobs["sacct_reason"], strict=True))
+    assert (sacct[3], sacct[4], sacct[5]) == ("JobArrayTaskLimit", "JobArrayTaskLimit", "None")
+
+
+@pytest.mark.parametrize("backfill", ["easy", "conservative"])
+def test_backfill_keeps_a_throttled_array_to_its_throttle(backfill: str) -> None:
+    # 2 cores; job 1 (2 cores, 0-30) blocks job 2 (2 cores) reserved at 30. Tasks 3-5 of an array
+    # throttled to %1, one core for 5 s each, cannot start before 30 (job 1 holds both cores); after
+    # job 2 (30-60), one at a time: 60, 65, 70. The checker fails on any second task running.
+    jobs = [job(1, 0, 2, 30), job(2, 0, 2, 30), *(job(i, 1, 1, 5, array=(3, 1)) for i in range(3, 6))]
+    result = run(jobs, cluster(QosSpec("normal"), cores=2), backfill=backfill)
+    assert starts(result) == {1: 0, 2: 30, 3: 60, 4: 65, 5: 70}
+
+
+def test_the_checker_catches_an_array_over_its_throttle() -> None:
+    limits = RunningLimits([QosSpec("normal")], [job(1, 0, 1, 10, array=(1, 1))])
+    assert limits.arrays
+    jobs = [job(i, 0, 1, 10, array=(1, 1)) for i in (1, 2)]
+    checker = InvariantChecker(cluster(QosSpec("normal")))
+    sim = Simulation(jobs, cluster(QosSpec("normal")), SchedulerConfig(sched_interval=0.0), checker=checker)
+    sim.limits.arrays = False  # the passes no longer check the throttle: both start at 0
+    with pytest.raises(InvariantViolation, match="2 tasks of job array 1 running at t=0 over its throttle %1"):
+        sim.run()

@@ -44,7 +44,7 @@ import pandas as pd
 
 from djsb.errors import ConfigError, InputError
 from djsb.history.compare import figure_changes
-from djsb.history.dependencies import dependency_notes, history_dependencies
+from djsb.history.dependencies import array_notes, dependency_notes, history_dependencies
 from djsb.history.inputs import (
     SiteFiles,
     default_partition,
@@ -160,8 +160,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
                          key="--start")
     dependencies = history_dependencies(jobs, split.running, workload.recorded)
-    queued = [queued_at(job, workload.recorded.get(job.job_id)
-                        if job.job_id not in dependencies.enforced else None,
+    held_in_replay = dependencies.enforced.keys() | {job.job_id for job in jobs if job.array is not None}
+    queued = [queued_at(job, workload.recorded.get(job.job_id) if job.job_id not in held_in_replay else None,
                         begin) for job in jobs]
     notes = unmodelled(conf)
     gres = read_gres_conf(files.slurm_conf)
@@ -193,7 +193,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          if as_queued.submit > max(job.submit, begin))
     unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
     notes += priority_notes + history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
-    notes += dependency_notes(dependencies)
+    notes += dependency_notes(dependencies) + array_notes(jobs)
     notes += start_notes(split, begin, files.usage, fair_share_used(conf.config))
     notes += event_notes(files, workload)
     if log is not None:

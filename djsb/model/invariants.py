@@ -162,6 +162,13 @@ class InvariantChecker:
         if self.promises.pop(job.job_id, None) is not None:
             self.promises_kept += 1
         self._check_qos(job, now)
+        array = job.trace.array
+        if array is not None:
+            siblings = sum(1 for j, _ in self.running.values() if j.trace.array is not None
+                           and j.trace.array[0] == array[0])
+            if siblings > array[1]:
+                raise InvariantViolation(f"{siblings} tasks of job array {array[0]} running at t={now} over "
+                                         f"its throttle %{array[1]} (job {job.job_id} started)")
         qos = job.qos
         per_user = qos.max_jobs_per_user is not None
         limited = _qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
@@ -169,6 +176,8 @@ class InvariantChecker:
         def moves(held: SimJob) -> bool:
             if held.qos.name == qos.name and (limited or (per_user and held.trace.user == job.trace.user)):
                 return True
+            if array is not None and held.trace.array is not None and held.trace.array[0] == array[0]:
+                return True  # a sibling task's start may hold it at the throttle
             if not self._shares_nodes(p, held):
                 return False
             if job.sort_key < held.sort_key:

@@ -21,6 +21,10 @@ partition (job_scheduler.c: ESLURM_ACCOUNTING_POLICY leaves ``fail_by_part`` fal
 checks the same (backfill.c ``_attempt_backfill`` calls both). A job's TRES are counted as they were
 at its start until it ends (a resize or a suspension does not change them).
 
+A throttled job array (sbatch ``--array=...%N``) is held the same way before placing a task: at
+most N of its tasks run at once (job_scheduler.c ``build_job_queue`` leaves a task out of the queue
+while ``max_run_tasks`` of its array run, reason JobArrayTaskLimit).
+
 The model counts ``cpu`` as the job's CPUs, ``mem`` as the memory it holds (0 when memory is not
 modelled), ``node`` and ``gres/gpu`` from its placement.
 """
@@ -34,8 +38,9 @@ from djsb.model.allocation import job_memory
 from djsb.model.cluster import QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
-from djsb.model.reasons import MAX_WALL, NONE
+from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, NONE
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
+from djsb.workloads.job import TraceJob
 
 NEVER_STARTED = "never started: "
 """How the result's rejected table begins the reason of a job accepted but never started."""
@@ -131,8 +136,12 @@ class RunningLimits:
     """The QoS limits of one replay (of the QoS ``qos``), kept up to date by its submissions, starts
     and ends."""
 
-    def __init__(self, qos: Iterable[QosSpec]) -> None:
+    def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = ()) -> None:
         rules = [QosRules(q) for q in qos]
+        self.arrays = any(job.array is not None for job in jobs)
+        """Whether a job array of the replay is throttled (then the passes check it too)."""
+        self.array_running: dict[int, int] = {}
+        """Running tasks per throttled array job id."""
         self.pre = {r.qos.name: r for r in rules if r.counts}
         """The QoS limiting running jobs, by name (a job of another passes the pre-select check)."""
         self.post = {r.qos.name: r for r in rules if r.has_tres}
@@ -221,9 +230,14 @@ class RunningLimits:
 
     # ------------------------------------------------------------- passes
     def allows(self, job: SimJob) -> bool:
-        """Whether the QoS's running-job limits let ``job`` start now (pre-select); if not, the job
-        gets the limit's reason. One that passes keeps the reason it showed (Slurm clears it in the
-        same call that lets the job start, so squeue showed that reason last)."""
+        """Whether its array's throttle and its QoS's running-job limits let ``job`` start now
+        (pre-select); if not, the job gets the limit's reason. One that passes keeps the reason it
+        showed (Slurm clears it in the same call that lets the job start, so squeue showed that
+        reason last)."""
+        array = job.trace.array
+        if array is not None and self.array_running.get(array[0], 0) >= array[1]:
+            job.reason = job.sacct_reason = ARRAY_TASK_LIMIT
+            return False
         rules = self.pre.get(job.qos.name)
         if rules is None:
             return True
@@ -290,6 +304,9 @@ class RunningLimits:
     # ------------------------------------------------------------- starts and ends
     def started(self, job: SimJob) -> None:
         """Count a job that starts (on ``job.alloc``)."""
+        array = job.trace.array
+        if array is not None:
+            self.array_running[array[0]] = self.array_running.get(array[0], 0) + 1
         name = job.qos.name
         if name not in self.pre and name not in self.post:
             return
@@ -301,6 +318,9 @@ class RunningLimits:
         """Count a job that ends (finished, killed or cancelled while started)."""
         if self.counted:
             self._unsubmit(job)
+        array = job.trace.array
+        if array is not None:
+            self.array_running[array[0]] -= 1
         tres = self.held.pop(job.job_id, None)
         if tres is not None:
             for usage in self._keys(job):

@@ -30,7 +30,7 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked. Returns the ids of
     the jobs started and whether the depth left jobs untested (the periodic pass must see them)."""
     queue, record = jobs.jobs, jobs.record
-    pre, post = limits.pre, limits.post  # no QoS limit of either kind: no call per job
+    pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
     record.passes += 1
     number = record.passes
     n_parts = len({j.part.index for j in queue}) if len(state.partitions) > 1 else 1

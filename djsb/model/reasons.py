@@ -18,6 +18,8 @@ PRIORITY = "Priority"
 RESOURCES = "Resources"
 MAX_WALL = "QOSMaxWallDurationPerJobLimit"
 DEPENDENCY = "Dependency"
+ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
+"""A task of a throttled job array held while as many of its tasks run (:mod:`djsb.model.limits`)."""
 """A job held until its parents end (:mod:`djsb.model.dependency`)."""
 
 

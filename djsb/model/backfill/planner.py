@@ -131,7 +131,7 @@ class BackfillPlanner(ABC):
         per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None
         per_part: dict[int, int] | None = {} if math.isfinite(config.bf_max_job_part) else None
         limits = view.limits
-        pre, post = limits.pre, limits.post  # no QoS limit of either kind: no call per job
+        pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
         for job in view.queue.jobs:
             if tested >= config.bf_max_job_test:
                 return
