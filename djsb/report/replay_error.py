@@ -85,9 +85,10 @@ def recorded_frame(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutc
 def job_errors(recorded: pd.DataFrame, simulated: pd.DataFrame) -> pd.DataFrame:
     """The recorded jobs joined with the replay's (jobs.csv: job_id, start, backfilled,
     sacct_reason): simulated start and wait, start error, the model's pass (``main`` /
-    ``backfill``) and the reason sacct would show (``simulated_reason``). A job the replay did not
-    start keeps NaN (a missing value) in the simulated columns."""
-    sim = simulated[["job_id", "start", "backfilled", "sacct_reason"]].rename(
+    ``backfill``) and the reason sacct would show (``simulated_reason``; missing for a jobs.csv
+    written before the model kept it). A job the replay did not start keeps NaN (a missing value)
+    in the simulated columns."""
+    sim = simulated.reindex(columns=["job_id", "start", "backfilled", "sacct_reason"]).rename(
         columns={"start": "simulated_start", "sacct_reason": "simulated_reason"})
     frame = recorded.merge(sim, on="job_id", how="left")
     frame["simulated_wait"] = frame["simulated_start"] - frame["submit"]
@@ -146,8 +147,8 @@ def reason_agreement(errors: pd.DataFrame) -> float:
     if errors["recorded_reason"].isna().all():
         return math.nan
     started = errors[errors["simulated_start"].notna()]
-    recorded = started["recorded_reason"].fillna("None")
-    simulated = started["simulated_reason"].fillna("None")
+    recorded = started["recorded_reason"].astype(object).fillna("None")
+    simulated = started["simulated_reason"].astype(object).fillna("None")
     held = (recorded != "None") | (simulated != "None")
     if not held.any():
         return math.nan
@@ -158,8 +159,8 @@ def reason_table(errors: pd.DataFrame) -> pd.DataFrame:
     """How many of the jobs the replay started each pair of reasons (recorded, simulated) held, most
     first (a missing reason is None): reasons.csv."""
     started = errors[errors["simulated_start"].notna()]
-    pairs = pd.DataFrame({"recorded_reason": started["recorded_reason"].fillna("None"),
-                          "simulated_reason": started["simulated_reason"].fillna("None")})
+    pairs = pd.DataFrame({"recorded_reason": started["recorded_reason"].astype(object).fillna("None"),
+                          "simulated_reason": started["simulated_reason"].astype(object).fillna("None")})
     counts = pairs.groupby(["recorded_reason", "simulated_reason"]).size().rename("jobs").reset_index()
     return counts.sort_values(["jobs", "recorded_reason", "simulated_reason"],
                               ascending=[False, True, True]).reset_index(drop=True)
