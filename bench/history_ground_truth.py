@@ -7,9 +7,10 @@ For each pair of records (``site``: 2,000 jobs; ``site-x4``: the first 600 of th
 every duration four times longer) it prints one row for Slurm against itself (the records paired
 job by job) and one per record for the model against it; then the ``features`` record. Columns: the
 mean waits (replayed or second record / recorded), the moving-average MAPE (2-minute window, every
-30 s), the mean absolute wait error, the KS distance of the waits and the share of jobs started by
-the same pass, and whether the row is within Slurm's spread (the test's rule: at most Slurm's own
-value on both measures). Record 2 of each pair was made right after record 1 on the same cluster,
+30 s), the mean absolute wait error, the KS distance of the waits, the share of jobs started by
+the same pass and of those held for the same reason (``reason_agreement``), and whether the row is
+within Slurm's spread (the test's rule: at most Slurm's own value on the MAPE and the wait error).
+Record 2 of each pair was made right after record 1 on the same cluster,
 which kept record 1's fair-share usage: it is replayed with record 1's dump before it (``djsb
 history --earlier``). Then the same given each record's slurmctld log (``djsb history
 --slurmctld-log``): the times to the millisecond, Slurm's own spread measured on them too.
@@ -56,7 +57,8 @@ def row(compared: str, figures: dict[str, float], spread: dict[str, float] | Non
             "mean_waits_s": f"{figures['simulated_mean_wait']:.1f} / {figures['recorded_mean_wait']:.1f}",
             "mape_pct": 100 * figures["moving_average_mape"],
             "mean_abs_error_s": figures["mean_abs_start_error"],
-            "ks": figures["ks_wait"], "same_pass": figures["pass_agreement"], "within_spread": within}
+            "ks": figures["ks_wait"], "same_pass": figures["pass_agreement"],
+            "same_reason": figures["reason_agreement"], "within_spread": within}
 
 
 def main() -> int:

@@ -121,6 +121,37 @@ def fair_share_algorithm(text: str) -> str:
     return "classic" if "NO_FAIR_TREE" in text else "fair_tree"
 
 
+def max_tres(text: str) -> bool:
+    """Whether PriorityFlags has MAX_TRES (a job's billing is its largest weighted node TRES)."""
+    return "MAX_TRES" in (flag.strip().upper() for flag in text.split(","))
+
+
+_WEIGHT_UNITS = {"": 1.0, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
+
+
+def tres_weights(text: str) -> tuple[tuple[str, float], ...]:
+    """A partition's TRESBillingWeights, ``CPU=1.0,Mem=0.25G,GRES/gpu=2.0``: each TRES's weight
+    (names in any case; a memory weight's unit is per that much memory, so ``0.25G`` is 0.25 per
+    GB: 0.25 / 1024 per MB, as slurm_protocol_api.c ``_tres_weight_item`` divides it); empty is
+    none. Only cpu, mem, node and gres/gpu are known."""
+    weights: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        name = name.strip().lower()
+        if name not in ("cpu", "mem", "node", "gres/gpu") or not equals:
+            raise ValueError(f"{item}: expected CPU=, Mem=, Node= or GRES/gpu= and a weight")
+        unit = value[-1:].upper() if value[-1:].isalpha() else ""
+        try:
+            weight = float(value[:-1] if unit else value)
+        except ValueError:
+            weight = math.nan
+        if unit not in _WEIGHT_UNITS or (unit and name != "mem") or not 0 <= weight < math.inf:
+            raise ValueError(f"{item}: the weight {value!r} is not a number (a unit only for Mem: "
+                             "M, G, T, P)")
+        weights[name] = weight / _WEIGHT_UNITS[unit]
+    return tuple(weights.items())
+
+
 def gres_gpus(text: str) -> tuple[tuple[str, int], ...]:
     """A node's GPUs from its ``Gres=`` (slurm.conf, ``scontrol show node``): (type, count) pairs,
     ``""`` for GPUs of no type; other generic resources are not GPUs and are left out.

@@ -36,11 +36,11 @@ from djsb.model.cluster import QosSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.slurm_text import slurm_time
+from djsb.slurmsite.qos_text import parse_qos
 from djsb.slurmsite.slurm_config import (
     SlurmConfigError,
     cluster_spec,
     last_backfill_cycle,
-    parse_qos,
     parse_show_config,
     priority_plugin,
     scheduler_config,
@@ -130,7 +130,7 @@ def test_cluster_with_two_partitions_and_the_qos() -> None:
     partitions, nodes = parse_show_records(show("partition")), parse_show_records(show("node"))
     short = {**partitions[1], "PartitionName": "short", "Nodes": "n[2-3]", "MaxTime": "00:01:00",
              "PriorityJobFactor": "2", "PriorityTier": "3"}
-    qos = parse_qos((SHOW / "sacctmgr_qos.txt").read_text())
+    qos = parse_qos((SHOW / "sacctmgr_qos.txt").read_text()).qos
     cluster = cluster_spec([*partitions, short], nodes, "short", ["oversub"], qos)
     assert [n.name for n in cluster.nodes] == ["n1", "n2", "n3", "n4"]
     assert [(p.name, p.nodes, p.max_time, p.priority_job_factor, p.priority_tier) for p in cluster.partitions] == [

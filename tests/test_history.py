@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import csv
+import re
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from test_cli_errors import one_line_failure
 from djsb.cli import main
 from djsb.history.notes import submit_options, unmodelled
 from djsb.model import simulation
+from djsb.slurmsite.qos_text import QOS_FORMAT
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
@@ -59,7 +61,15 @@ def test_a_dump_replayed_under_its_slurm_conf(tmp_path: Path, capsys: pytest.Cap
     unmodelled = pd.read_csv(out / "unmodelled.csv")
     assert sorted(unmodelled[unmodelled["option"] == "--nodelist"]["job_id"]) == sorted(
         int(row["JobIDRaw"]) for row in rows if "--nodelist=" in row["SubmitLine"])
-    assert f"note: {held} job(s) became eligible after their submission" in err
+    # the tasks of arrays whose SubmitLine throttles them (--array=...%N) are held by their throttle in
+    # the replay; the other jobs Slurm held past their submission (array 44's 20 tasks, whose
+    # --array=0-19 has no throttle) are queued at their recorded Eligible time
+    throttled = [row for row in rows if re.search(r"--array[= ]\S*%\d", row["SubmitLine"])]
+    arrays = {row["JobID"].split("_")[0] for row in throttled}
+    later = [row for row in rows if seconds(row["Eligible"]) > seconds(row["Submit"]) and row not in throttled]
+    assert (len(throttled), len(arrays), len(later)) == (17, 3, 20)
+    assert f"note: {len(throttled)} task(s) of {len(arrays)} job array(s) with a throttle (--array ...%N)" in err
+    assert f"note: {len(later)} job(s) became eligible after their submission" in err
     waits = recorded_waits()
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     assert len(waits) == 81 and set(errors.index) == set(waits)
@@ -121,6 +131,29 @@ def test_gpu_jobs_are_replayed_as_gpu_jobs(tmp_path: Path, asked: str) -> None:
         assert errors.loc[2, "simulated_start"] < 10
 
 
+@pytest.mark.parametrize("grp_tres", ["gres/gpu=1", ""], ids=["GrpTRES", "no-limit"])
+def test_a_qos_gpu_limit_from_sacctmgr_holds_a_gpu_job_with_its_reason(tmp_path: Path, grp_tres: str) -> None:
+    # Two nodes of 4 CPUs and one a100 each. J1 holds one GPU 0-100 s; J2 asks one and a GPU is free
+    # on the other node, but the QoS's GrpTRES gres/gpu=1 (sacctmgr's columns) is used up: J2 waits
+    # for J1's end with Slurm's reason QOSGrpGRES (acct_policy.c). Without the limit (the cause
+    # removed) it starts at once.
+    (tmp_path / "dump.txt").write_text(GPU_DUMP)
+    (tmp_path / "slurm.conf").write_text(GPU_CONF.replace("NodeName=g1 ", "NodeName=g[1-2] ").replace(
+        "Nodes=g1", "Nodes=g[1-2]"))
+    columns = dict.fromkeys(QOS_FORMAT, "") | {"Name": "normal", "Priority": "0", "GrpTRES": grp_tres}
+    (tmp_path / "qos.txt").write_text("|".join(columns.values()) + "\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--qos", str(tmp_path / "qos.txt"), "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    if grp_tres:
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+        assert jobs.loc[2, "reason"] == "QOSGrpGRES"
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+
+
 def test_a_gpu_job_on_a_site_without_gpus_is_refused_with_slurm_s_message(tmp_path: Path) -> None:
     (tmp_path / "dump.txt").write_text(GPU_DUMP)
     (tmp_path / "slurm.conf").write_text(GPU_CONF.replace(" Gres=gpu:a100:1", ""))
@@ -163,6 +196,8 @@ def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: P
     elif held:
         assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
         assert "1 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
+        # the reason sacct keeps for such a job (build_job_queue's state_reason_prev_db)
+        assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "sacct_reason"] == "Dependency"
     else:
         assert errors.loc[2, "simulated_start"] < 10
     assert ("1 job(s) asked a --dependency the model does not enforce" in notes) == ("singleton" in asked)

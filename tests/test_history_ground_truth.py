@@ -49,16 +49,22 @@ def replay(name: str, out: Path, *, with_log: bool = False, earlier: str | None 
 
 def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
     # record 1 waits 0, 4, 2; record 2 of the same submissions (other ids, listed out of order) 1, 4, 0
+    # reasons, paired the same way: None/QOSMaxJobsPerUserLimit, QOSMaxJobsPerUserLimit/same, missing
+    # (pandas' None)/None
     first = pd.DataFrame({"job_id": [11, 12, 13], "submit": [0.0, 5.0, 9.0], "recorded_start": [0.0, 9.0, 11.0],
-                          "recorded_wait": [0.0, 4.0, 2.0], "recorded_pass": ["main", "backfill", "main"]})
+                          "recorded_wait": [0.0, 4.0, 2.0], "recorded_pass": ["main", "backfill", "main"],
+                          "recorded_reason": ["None", "QOSMaxJobsPerUserLimit", None]})
     second = pd.DataFrame({"job_id": [23, 21, 22], "submit": [9.0, 0.0, 5.0], "recorded_start": [9.0, 1.0, 9.0],
-                           "recorded_wait": [0.0, 1.0, 4.0], "recorded_pass": ["main", "main", "main"]})
+                           "recorded_wait": [0.0, 1.0, 4.0], "recorded_pass": ["main", "main", "main"],
+                           "recorded_reason": ["None", "QOSMaxJobsPerUserLimit", "QOSMaxJobsPerUserLimit"]})
     paired = records_paired(first, second)
     assert paired["simulated_wait"].tolist() == [1.0, 4.0, 0.0]
     assert paired["start_error"].tolist() == [1.0, 0.0, -2.0]
     figures = summary(paired, window=100.0, step=10.0)
     assert figures["mean_abs_start_error"] == pytest.approx(1.0)  # (1 + 0 + 2) / 3
     assert figures["pass_agreement"] == pytest.approx(2 / 3)
+    # of the two jobs either record held (the first two), one was held for the same reason in both
+    assert figures["reason_agreement"] == pytest.approx(1 / 2)
     # one moving-average sample, at the first submit + the window (100 s), over the jobs submitted
     # in (0, 100]: the second and third, waits 4 and 0 against 4 and 2, means 2 against 3
     assert figures["moving_average_mape"] == pytest.approx(abs(2 - 3) / 3)
@@ -148,7 +154,10 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     errors = replay("features", tmp_path)
     notes = (tmp_path / "features" / "notes.txt").read_text()
-    assert "eligible after their submission" in notes  # the arrays' throttle and the dependencies
+    # the arrays' throttle and the dependencies are held in the replay (README: every 25th job an
+    # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
+    assert "144 task(s) of 24 job array(s) with a throttle" in notes
+    assert "12 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
     assert "node h12 was DRAIN (bench drain)" in notes and "the model keeps it in service" in notes
     assert "reservation maintenance held h[1-4]" in notes
     assert errors["simulated_start"].notna().all()

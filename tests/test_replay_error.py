@@ -25,13 +25,17 @@ from djsb.workloads.job import RecordedOutcome, TraceJob
 def four_jobs() -> pd.DataFrame:
     """J1 submitted at 0 started at 0 by the main pass (model: 10), J2 at 10 started at 30 by backfill
     (model: 20, backfilled), J3 at 20 started at 20 by backfill (model: 20 by its main pass), J4 at 30
-    started at 40 (the model never started it). J1, J2 in partition a; J3, J4 in b."""
+    started at 40 (the model never started it). J1, J2 in partition a; J3, J4 in b. J2 was held by
+    its QoS's MaxJobsPerUser on both sides, J3 by GrpJobs in the model only."""
     jobs = [TraceJob(1, 0.0, 5.0, 1, partition="a"), TraceJob(2, 10.0, 5.0, 4, partition="a"),
             TraceJob(3, 20.0, 5.0, 8, partition="b"), TraceJob(4, 30.0, 5.0, 1, partition="b")]
-    recorded = {1: RecordedOutcome(0.0, started_by="main"), 2: RecordedOutcome(30.0, started_by="backfill"),
-                3: RecordedOutcome(20.0, started_by="backfill"), 4: RecordedOutcome(40.0, started_by="main")}
+    recorded = {1: RecordedOutcome(0.0, started_by="main", reason="None"),
+                2: RecordedOutcome(30.0, started_by="backfill", reason="QOSMaxJobsPerUserLimit"),
+                3: RecordedOutcome(20.0, started_by="backfill", reason="None"),
+                4: RecordedOutcome(40.0, started_by="main", reason="None")}
     simulated = pd.DataFrame({"job_id": [1, 2, 3], "start": [10.0, 20.0, 20.0],
-                              "backfilled": [False, True, False]})
+                              "backfilled": [False, True, False],
+                              "sacct_reason": ["None", "QOSMaxJobsPerUserLimit", "QOSGrpJobsLimit"]})
     return job_errors(recorded_frame(jobs, recorded), simulated)
 
 
@@ -58,6 +62,18 @@ def test_the_headline_figures() -> None:
     # waits recorded {0, 20, 0}, simulated {10, 10, 0}: the ECDFs differ by 1/3 on [0, 20)
     assert figures["ks_wait"] == pytest.approx(1 / 3)
     assert figures["moving_average_mape"] == pytest.approx(0.5)
+    # J2 held for the same reason on both sides, J3 only in the model, J1 by none: 1 of 2
+    assert figures["reason_agreement"] == pytest.approx(1 / 2)
+
+
+def test_jobs_of_a_model_that_kept_no_reason_have_no_reason_agreement() -> None:
+    errors = four_jobs().drop(columns="simulated_reason")
+    simulated = pd.DataFrame({"job_id": [1, 2, 3], "start": [10.0, 20.0, 20.0], "backfilled": [False, True, False]})
+    errors = job_errors(errors.drop(columns=["simulated_start", "simulated_wait", "start_error", "simulated_pass"]),
+                        simulated)
+    assert errors["simulated_reason"].isna().all()
+    # every simulated reason missing is None: only J2's recorded one holds, and disagrees
+    assert summary(errors, window=15.0, step=5.0)["reason_agreement"] == 0.0
 
 
 def test_moving_average_waits_over_a_window() -> None:

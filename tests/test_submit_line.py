@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from djsb.workloads.sacct import parse_sacct_parsable2, read_sacct
-from djsb.workloads.submit_line import requested_dependency, requested_nodes, sbatch_options
+from djsb.workloads.submit_line import array_throttle, requested_dependency, requested_nodes, sbatch_options
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 
@@ -101,3 +101,26 @@ def test_the_features_record_s_dependencies_are_read_from_its_submit_lines() -> 
         assert edges is not None and len(edges) == 1 and edges[0][1] == "afterany"
         parent = rows[edges[0][0]]
         assert parent["Submit"] <= rows[job]["Submit"] and parent["End"] <= rows[job]["Start"]
+
+
+@pytest.mark.parametrize(("line", "throttle"), [
+    ("sbatch --array=1-6%2 job.sh", 2), ("sbatch -a 0-99%10 job.sh", 10), ("sbatch --array=1-6 job.sh", None),
+    ("sbatch --array 1,3,5%1 job.sh", 1), ("sbatch job.sh --array=1-6%2", None),
+])
+def test_the_throttle_of_an_array(line: str, throttle: int | None) -> None:
+    assert array_throttle(line) == throttle
+
+
+def test_the_features_record_s_arrays_are_read_as_throttled_arrays() -> None:
+    """The committed features record: 24 arrays of 6 tasks throttled to %2 (tests/fixtures/history/
+    README.md), each task's JobID ``ARRAY_TASK``; Slurm never ran more than 2 of one at once."""
+    workload = read_sacct(HISTORY / "features" / "dump.txt.gz")
+    tasks = [job for job in workload.jobs if job.array is not None]
+    arrays: dict[int, list[tuple[float, float]]] = {}
+    for task in tasks:
+        assert task.array is not None and task.array[1] == 2
+        outcome = workload.recorded[task.job_id]
+        arrays.setdefault(task.array[0], []).append((outcome.start, outcome.start + task.run_time))
+    assert len(arrays) == 24 and all(len(runs) == 6 for runs in arrays.values())
+    for runs in arrays.values():
+        assert max(sum(1 for s, e in runs if s <= at < e) for at, _ in runs) <= 2

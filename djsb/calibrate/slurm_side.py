@@ -26,17 +26,16 @@ from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig
 from djsb.model.cluster import QosSpec
+from djsb.slurmsite.qos_text import QOS_COMMAND, parse_qos
 from djsb.slurmsite.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, RecomputeWatch
 from djsb.slurmsite.slurm_config import (
     ASSOCIATIONS_COMMAND,
-    QOS_COMMAND,
     SHOW_CONFIG_COMMAND,
     SSHARE_COMMAND,
     cluster_spec,
     fair_share_used,
     last_backfill_cycle,
     parse_associations,
-    parse_qos,
     parse_show_config,
     priority_plugin,
 )
@@ -137,7 +136,8 @@ def slurm_cluster(module: SchedulerModule, run_dir: CalibrationDir, calibration:
     names = calibration.partitions or (calibration.partition,)
     qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
     if calibration.qos:
-        qos = parse_qos(run_dir.slurm_text("qos", lambda: ask(module, QOS_COMMAND, "the QoS the jobs ask")))
+        answer = run_dir.slurm_text("qos", lambda: ask(module, QOS_COMMAND, "the QoS the jobs ask"))
+        qos = parse_qos(answer).qos
     return cluster_spec(parse_show_records(show("partition")), parse_show_records(show("node")), names[0],
                         names[1:], qos)
 

@@ -18,6 +18,7 @@ from djsb.commands.frame import (
 )
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome
 from djsb.progress import Progress, say
+from djsb.slurmsite.qos_text import QOS_FORMAT
 from djsb.workloads.sacct_columns import SACCT_FORMAT
 
 
@@ -75,7 +76,8 @@ def command_history(args: argparse.Namespace) -> int:
                 Headline("mean_abs_start_error", figures["mean_abs_start_error"], "s"),
                 Headline("moving_average_mape", 100 * figures["moving_average_mape"], "%"),
                 Headline("ks_wait", figures["ks_wait"], DIMENSIONLESS),
-                Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS)]
+                Headline("pass_agreement", figures["pass_agreement"], DIMENSIONLESS),
+                Headline("reason_agreement", figures["reason_agreement"], DIMENSIONLESS)]
     ran = f"{files.sacct} replayed under {files.slurm_conf}"
     if what_if is not None:
         headline.append(Headline("what_if_mean_wait", what_if.figures["simulated_mean_wait"], "s"))
@@ -89,8 +91,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slurm-conf", required=True, help="the site's slurm.conf")
     parser.add_argument("--associations", help="sacctmgr --noheader --parsable2 show associations "
                         "format=Account,User,ParentName,Share (fair share's tree)")
-    parser.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos format=Name,Priority,"
-                        "MaxJobsPU")
+    parser.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos format="
+                        + ",".join(QOS_FORMAT) + " (its limits; the first three columns alone still read)")
     parser.add_argument("--events", help="sacctmgr --noheader --parsable2 show events start=START end=END "
                         "format=NodeName,Start,End,State,Reason,User (nodes DOWN or DRAIN: noted, the model "
                         "keeps them in service)")

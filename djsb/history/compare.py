@@ -29,7 +29,7 @@ from djsb.errors import InputError
 from djsb.report.html import render
 
 WHAT_IF_FIGURES = ("recorded_mean_wait", "simulated_mean_wait", "mean_abs_start_error", "moving_average_mape",
-                   "ks_wait", "pass_agreement")
+                   "ks_wait", "pass_agreement", "reason_agreement")
 """The headline figures a what-if is compared on."""
 HISTORY_FILES = ("errors.csv", "summary.csv", "moving_average.csv")
 """The files that make a directory a ``djsb history`` output."""
@@ -66,10 +66,11 @@ def read_history_output(path: Path, label: str) -> HistoryOutput:
 def figure_changes(base: Mapping[str, float], other: Mapping[str, float]) -> list[dict[str, Any]]:
     """One row per figure of :data:`WHAT_IF_FIGURES`: ``other``'s value beside ``base``'s, the
     change, the baseline's own error against the record where the record has the figure (the mean
-    wait) and whether the change exceeds it (None where there is no such error)."""
+    wait) and whether the change exceeds it (None where there is no such error). A figure an
+    output lacks (made before DJSB computed it) is NaN."""
     rows = []
     for name in WHAT_IF_FIGURES:
-        value, changed = float(base[name]), float(other[name])
+        value, changed = float(base.get(name, math.nan)), float(other.get(name, math.nan))
         error = float(base["simulated_mean_wait"]) - float(base["recorded_mean_wait"]) \
             if name == "simulated_mean_wait" else math.nan
         change = changed - value

@@ -1,4 +1,5 @@
-"""The dependencies of a site's jobs that a history replay enforces, read from sacct's SubmitLine.
+"""What holds a site's jobs that a history replay enforces, read from sacct's SubmitLine: their
+dependencies, and the throttle of their job array.
 
 A job that asked ``--dependency`` of the kinds the model enforces (afterok, afterany, afternotok:
 djsb/model/dependency.py) on jobs the replay also runs is queued at its submission and becomes
@@ -8,6 +9,10 @@ dependents too. Its other waits are the record's: a job whose dependency the mod
 replay starts) is queued at its recorded Eligible time, as every job without a SubmitLine is. A
 parent that ended before the replay starts, or that the dump does not hold, satisfied its dependents
 by the record (they ran), and is dropped from their dependency.
+
+A task of an array submitted with a throttle (``--array=1-6%2``; its JobID ``123_4``) is queued at
+its submission too: the replay runs at most that many tasks of the array at once
+(:mod:`djsb.model.limits`), where the record's Eligible of a throttled task is when Slurm let it go.
 """
 
 from __future__ import annotations
@@ -71,3 +76,13 @@ def dependency_notes(dependencies: HistoryDependencies) -> list[str]:
                      "(any-of ?, after, aftercorr, singleton, an array task, a delay, or a parent running at "
                      "the start): each is queued at its recorded Eligible time")
     return notes
+
+
+def array_notes(jobs: Sequence[TraceJob]) -> list[str]:
+    """What the replay did with the throttled job arrays of ``jobs``."""
+    arrays = {job.array[0] for job in jobs if job.array is not None}
+    if not arrays:
+        return []
+    tasks = sum(1 for job in jobs if job.array is not None)
+    return [f"{tasks} task(s) of {len(arrays)} job array(s) with a throttle (--array ...%N): each is "
+            "queued at its submission and held while as many tasks of its array run (JobArrayTaskLimit)"]

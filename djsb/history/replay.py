@@ -4,7 +4,7 @@ What a site has: a ``sacct --parsable2 --allocations`` dump of its jobs (:mod:`d
 which keeps what Slurm recorded of each start), its slurm.conf (:mod:`djsb.slurmsite.slurm_conf`), and
 optionally its associations and QoS as sacctmgr prints them (the commands are
 :data:`~djsb.slurmsite.slurm_config.ASSOCIATIONS_COMMAND` and
-:data:`~djsb.slurmsite.slurm_config.QOS_COMMAND`). The model takes the cluster, the scheduler options
+:data:`~djsb.slurmsite.qos_text.QOS_COMMAND`). The model takes the cluster, the scheduler options
 and the priority plugin from those files exactly as a calibration takes them from a live Slurm
 (:mod:`djsb.slurmsite.slurm_config`), replays the recorded jobs with their recorded submissions, run
 times and limits, and :mod:`djsb.report.replay_error` measures how far each start and the moving-average
@@ -44,7 +44,7 @@ import pandas as pd
 
 from djsb.errors import ConfigError, InputError
 from djsb.history.compare import figure_changes
-from djsb.history.dependencies import dependency_notes, history_dependencies
+from djsb.history.dependencies import array_notes, dependency_notes, history_dependencies
 from djsb.history.inputs import (
     SiteFiles,
     default_partition,
@@ -83,10 +83,12 @@ from djsb.report.replay_error import (
     breakdown,
     job_errors,
     moving_average_waits,
+    reason_table,
     recorded_frame,
     summary,
     summary_rows,
 )
+from djsb.slurmsite.qos_text import QosTable, parse_qos
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -94,7 +96,6 @@ from djsb.slurmsite.slurm_config import (
     fair_share_used,
     from_slurm,
     parse_associations,
-    parse_qos,
     priority_plugin,
     scheduler_config,
 )
@@ -159,15 +160,17 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
                          key="--start")
     dependencies = history_dependencies(jobs, split.running, workload.recorded)
-    queued = [queued_at(job, workload.recorded.get(job.job_id)
-                        if job.job_id not in dependencies.enforced else None,
+    held_in_replay = dependencies.enforced.keys() | {job.job_id for job in jobs if job.array is not None}
+    queued = [queued_at(job, workload.recorded.get(job.job_id) if job.job_id not in held_in_replay else None,
                         begin) for job in jobs]
     notes = unmodelled(conf)
     gres = read_gres_conf(files.slurm_conf)
     if gres is not None:
         notes += gres_notes(*gres)
-    qos = (parse_qos(site_text(files.qos, "--qos"), str(files.qos), "--qos") if files.qos is not None
-           else (QosSpec("normal"),))
+    qos_table = (parse_qos(site_text(files.qos, "--qos"), str(files.qos), "--qos") if files.qos is not None
+                 else QosTable((QosSpec("normal"),), []))
+    qos = qos_table.qos
+    notes += qos_table.notes
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]
@@ -190,7 +193,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                          if as_queued.submit > max(job.submit, begin))
     unmodelled_jobs = unmodelled_options([*jobs, *split.running], workload.recorded)
     notes += priority_notes + history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
-    notes += dependency_notes(dependencies)
+    notes += dependency_notes(dependencies) + array_notes(jobs)
     notes += start_notes(split, begin, files.usage, fair_share_used(conf.config))
     notes += event_notes(files, workload)
     if log is not None:
@@ -235,13 +238,15 @@ def with_logged_times(workload: Workload, log: SchedulerLog) -> Workload:
 
 
 def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
-    """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job),
+    """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job), reasons.csv
+    (how many jobs each pair of recorded and simulated reasons held),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
     rejected.csv, unmodelled.csv, notes.txt and report.html (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
     replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
+    reason_table(replay.errors).to_csv(out_dir / "reasons.csv", index=False)
     table = summary_rows(replay.figures, replay.breakdowns)
     table.to_csv(out_dir / "summary.csv", index=False)
     replay.averages.to_csv(out_dir / "moving_average.csv")

@@ -73,13 +73,14 @@ class Admission:
 
     @staticmethod
     def time_limit(trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
-        """The limit an admitted job runs under: its requested time, else its partition's MaxTime,
-        else none; never above its QoS's MaxWall."""
-        limit = trace.requested_time if trace.requested_time is not None and trace.requested_time > 0 \
-            else (part.spec.max_time if part.spec.max_time is not None else math.inf)
-        if qos.max_wall is not None:
-            limit = min(limit, qos.max_wall)
-        return limit
+        """The limit an admitted job runs under: its requested time; without one, its QoS's MaxWall
+        (acct_policy.c ``_set_time_limit``: a job without --time gets the QoS limit) but never above
+        its partition's MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept:
+        the job pends (:mod:`djsb.model.limits`)."""
+        if trace.requested_time is not None and trace.requested_time > 0:
+            return trace.requested_time
+        limit = part.spec.max_time if part.spec.max_time is not None else math.inf
+        return min(limit, qos.max_wall) if qos.max_wall is not None else limit
 
     def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:
         """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout

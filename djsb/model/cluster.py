@@ -46,9 +46,10 @@ from djsb.errors import ConfigError
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.placement import Placement, Run
+from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
-from djsb.yamlnodes import Located, as_int, as_str, as_time_limit, describe
+from djsb.yamlnodes import Located, as_bool, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -125,6 +126,10 @@ class PartitionSpec:
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
+    billing_weights: TresWeights = setting(
+        (), read_billing_weights, "", "TRESBillingWeights",
+        "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
+        "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
 
     @property
     def exclusive(self) -> bool:
@@ -155,14 +160,43 @@ class PartitionSpec:
 
 @dataclass(frozen=True, slots=True)
 class QosSpec:
-    """A Slurm QoS: a priority (multifactor QoS factor, eq. 2.3 of 004) and per-user limits."""
+    """A Slurm QoS: a priority (multifactor QoS factor, eq. 2.3 of 004) and its limits, enforced as
+    Slurm 22.05 does with ``AccountingStorageEnforce=limits`` (:mod:`djsb.model.limits`)."""
 
     name: str = setting(MISSING, as_str, "", "Name", "the QoS's name", where=QOS)
     priority: int = setting(0, as_int, "", "Priority", "the multifactor QoS factor", where=QOS)
     max_jobs_per_user: int | None = setting(None, lambda n: as_int(n, 1), "jobs", "MaxJobsPerUser",
                                             "running jobs of one user (none: no limit)", where=QOS)
     max_wall: float | None = setting(None, time_limit, "s", "MaxWall",
-                                     "a job's longest limit (none or UNLIMITED: no limit)", where=QOS)
+                                     "a job's longest limit: a job asking more pends forever "
+                                     "(QOSMaxWallDurationPerJobLimit), or is refused with deny_on_limit; "
+                                     "a job asking none gets it (none or UNLIMITED: no limit)", where=QOS)
+    deny_on_limit: bool = setting(False, as_bool, "", "Flags=DenyOnLimit",
+                                  "refuse at submission a job over a per-job limit instead of leaving it "
+                                  "pending forever", where=QOS)
+    max_jobs_per_account: int | None = setting(None, lambda n: as_int(n, 1), "jobs", "MaxJobsPerAccount",
+                                               "running jobs of one account (none: no limit)", where=QOS)
+    grp_jobs: int | None = setting(None, lambda n: as_int(n, 1), "jobs", "GrpJobs",
+                                   "running jobs of the QoS (none: no limit)", where=QOS)
+    max_submit_jobs_per_user: int | None = setting(None, lambda n: as_int(n, 1), "jobs",
+                                                   "MaxSubmitJobsPerUser", "pending and running jobs of one "
+                                                   "user: one more is refused at submission (none: no limit)",
+                                                   where=QOS)
+    max_tres_per_job: TresLimits = setting((), read_tres_limits, "TRES", "MaxTRESPerJob",
+                                           "TRES of one job, e.g. `{cpu: 64, gres/gpu: 4}` or "
+                                           "`cpu=64,gres/gpu=4` (cpu, mem, node, gres/gpu; none: no limit)",
+                                           where=QOS)
+    max_tres_per_node: TresLimits = setting((), lambda n: read_tres_limits(n, per_node=True), "TRES",
+                                            "MaxTRESPerNode", "TRES of one job per node it runs on "
+                                            "(cpu, mem, gres/gpu; none: no limit)", where=QOS)
+    max_tres_per_user: TresLimits = setting((), read_tres_limits, "TRES", "MaxTRESPerUser",
+                                            "TRES the running jobs of one user hold (none: no limit)",
+                                            where=QOS)
+    max_tres_per_account: TresLimits = setting((), read_tres_limits, "TRES", "MaxTRESPerAccount",
+                                               "TRES the running jobs of one account hold (none: no limit)",
+                                               where=QOS)
+    grp_tres: TresLimits = setting((), read_tres_limits, "TRES", "GrpTRES",
+                                   "TRES the running jobs of the QoS hold (none: no limit)", where=QOS)
 
 
 @dataclass(frozen=True, slots=True)

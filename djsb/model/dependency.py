@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from djsb.errors import InputError
+from djsb.model.reasons import DEPENDENCY
 
 if TYPE_CHECKING:
     from djsb.model.job import SimJob
@@ -102,10 +103,11 @@ class DependencyTracker:
                 self.on_parent_end.add(job_id)
 
     def hold(self, job: SimJob) -> bool:
-        """Keep a submitted ``afterok`` job out of the queue (pending, reason Dependency, in no pass)
-        while a parent has not completed; say whether it is held."""
+        """Keep a submitted job out of the queue (pending, in no pass) while a parent has not ended
+        its way; say whether it is held. Its reason is then Dependency, which sacct keeps."""
         if self.missing.get(job.job_id):
             self.held[job.job_id] = job
+            job.reason = job.sacct_reason = DEPENDENCY
             return True
         return False
 

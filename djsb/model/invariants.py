@@ -1,4 +1,4 @@
-"""An optional, independent checker of the model's three scheduling invariants.
+"""An optional, independent checker of the model's four scheduling invariants.
 
 1. No node is ever oversubscribed beyond its partition's OverSubscribe setting: the slots used on
    a node never exceed cores x share, a job that may not share (NO, or YES without
@@ -15,6 +15,10 @@
    or given a later start by a pass, is a violation. This is what a backfilled job that takes a
    resource the reservation needs (a node's memory, a specific node) breaks, even when the
    reservation's unit count still fits (invariant 2 counts units).
+4. The running jobs of a QoS keep within its limits (:mod:`djsb.model.limits`): each job within
+   MaxTRESPerJob and MaxTRESPerNode, and the jobs and TRES of each user, each account and the whole
+   QoS within MaxJobsPerUser, MaxTRESPerUser, MaxJobsPerAccount, MaxTRESPerAccount, GrpJobs and
+   GrpTRES, counted afresh at every start (nodes counted once however many jobs share them).
 
 The events that may move a reserved start later (each *voids* the promise; the next pass that
 reserves the job promises afresh), for a reserved job H of partition P:
@@ -30,7 +34,8 @@ reserves the job promises afresh), for a reserved job H of partition P:
   the jobs after it, and H, unable to run on the nodes left even were they idle, is skipped without
   failing P (Slurm's ESLURM_NODE_NOT_AVAIL, job_scheduler.c), so a later job of P may take nodes H
   was planned on (the main pass does not know backfill reservations);
-* a job of H's user and QoS starts while the QoS limits running jobs per user (H may now be held);
+* a job of H's user and QoS starts while the QoS limits running jobs per user, or a job of H's QoS
+  starts while the QoS has any other limit on running jobs or TRES (H may now be held);
 * a pass reserves, ahead of H, a job in P or a partition sharing its nodes at a start or on nodes
   it did not have in the pass that promised H, or a new such job;
 * a running job outlives its planned end (no time limit kill, or run past the plan), a suspended
@@ -58,12 +63,13 @@ counts on its nodes nor in the reservation check.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from djsb.errors import RunError
-from djsb.model.cluster import ClusterSpec
+from djsb.model.cluster import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
 
@@ -155,11 +161,23 @@ class InvariantChecker:
         self.queued.pop(job.job_id, None)
         if self.promises.pop(job.job_id, None) is not None:
             self.promises_kept += 1
-        limited = job.qos.max_jobs_per_user is not None
+        self._check_qos(job, now)
+        array = job.trace.array
+        if array is not None:
+            siblings = sum(1 for j, _ in self.running.values() if j.trace.array is not None
+                           and j.trace.array[0] == array[0])
+            if siblings > array[1]:
+                raise InvariantViolation(f"{siblings} tasks of job array {array[0]} running at t={now} over "
+                                         f"its throttle %{array[1]} (job {job.job_id} started)")
+        qos = job.qos
+        per_user = qos.max_jobs_per_user is not None
+        limited = _qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
 
         def moves(held: SimJob) -> bool:
-            if limited and (held.trace.user, held.qos.name) == (job.trace.user, job.qos.name):
+            if held.qos.name == qos.name and (limited or (per_user and held.trace.user == job.trace.user)):
                 return True
+            if array is not None and held.trace.array is not None and held.trace.array[0] == array[0]:
+                return True  # a sibling task's start may hold it at the throttle
             if not self._shares_nodes(p, held):
                 return False
             if job.sort_key < held.sort_key:
@@ -169,6 +187,45 @@ class InvariantChecker:
             return held.part.index != p or self._waits_behind(held, other_partitions=True)
 
         self._void(moves)
+
+    def _check_qos(self, job: SimJob, now: float) -> None:
+        """Check that the running jobs of a starting job's QoS keep within its limits, counted afresh
+        over every running job: per job and per node, per user, per account and for the QoS."""
+        qos = job.qos
+        if not _qos_limited(qos):
+            return
+        peers = [j for j, _ in self.running.values() if j.qos.name == qos.name]
+        nodes = max(1, len(job.alloc))
+        own = _job_tres(job)
+        for name, amount in qos.max_tres_per_job:
+            if own[name] > amount:
+                raise InvariantViolation(f"job {job.job_id} started at t={now} with {name}={own[name]} over "
+                                         f"QoS {qos.name}'s MaxTRESPerJob {amount}")
+        for name, amount in qos.max_tres_per_node:
+            if own[name] // nodes > amount:
+                raise InvariantViolation(f"job {job.job_id} started at t={now} with {name}={own[name]} on "
+                                         f"{nodes} nodes over QoS {qos.name}'s MaxTRESPerNode {amount}")
+        groups = (("GrpJobs", "GrpTRES", qos.grp_jobs, qos.grp_tres, peers),
+                  ("MaxJobsPerAccount", "MaxTRESPerAccount", qos.max_jobs_per_account,
+                   qos.max_tres_per_account,
+                   [j for j in peers if j.trace.account == job.trace.account]),
+                  ("MaxJobsPerUser", "MaxTRESPerUser", qos.max_jobs_per_user, qos.max_tres_per_user,
+                   [j for j in peers if j.trace.user == job.trace.user]))
+        for jobs_key, tres_key, jobs_limit, tres_limit, group in groups:
+            if jobs_limit is not None and len(group) > jobs_limit:
+                raise InvariantViolation(f"{len(group)} jobs of QoS {qos.name} running at t={now} over its "
+                                         f"{jobs_key} {jobs_limit} (job {job.job_id} started)")
+            held = {"cpu": 0, "mem": 0, "gres/gpu": 0}
+            for other in group:
+                for name, amount in _job_tres(other).items():
+                    if name != "node":
+                        held[name] += amount
+            held["node"] = len({node for other in group for node, _ in other.alloc})
+            for name, amount in tres_limit:
+                if held[name] > amount:
+                    raise InvariantViolation(f"running jobs of QoS {qos.name} hold {name}={held[name]} "
+                                             f"at t={now}, over its {tres_key} {amount} (job {job.job_id} "
+                                             "started)")
 
     def _take_gpus(self, job: SimJob, now: float) -> None:
         """Check and count the GPUs a starting job holds (invariant 1)."""
@@ -336,3 +393,17 @@ class InvariantChecker:
                     raise InvariantViolation(
                         f"reservation of job {r.job_id} at t={r.start} no longer fits at t={t} "
                         f"(pass at t={now})")
+
+
+def _qos_limited(qos: QosSpec) -> bool:
+    """Whether a QoS limits its running jobs at all."""
+    return (qos.max_jobs_per_user, qos.max_jobs_per_account, qos.grp_jobs) != (None, None, None) or any(
+        (qos.max_tres_per_job, qos.max_tres_per_node, qos.max_tres_per_user, qos.max_tres_per_account,
+         qos.grp_tres))
+
+
+def _job_tres(job: SimJob) -> dict[str, int]:
+    """A started job's TRES, by Slurm's names: its CPUs, the memory it holds, its nodes and GPUs."""
+    gpus = sum(sum(held) for held in job.alloc.gpus) if job.alloc.gpus is not None else 0
+    memory = sum(job.memory) if job.memory else job.trace.memory_mb or 0
+    return {"cpu": job.trace.cpus, "mem": int(memory), "node": len(job.alloc), "gres/gpu": gpus}

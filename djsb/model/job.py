@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from djsb.model.cluster import PartitionState, QosSpec
 from djsb.model.placement import Placement
+from djsb.model.reasons import NONE
 from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
@@ -31,7 +32,11 @@ class SimJob:
     :class:`~djsb.model.placement.Placement` (runs of nodes, iterable as ``(node, slots)`` pairs);
     ``memory`` is what the job holds on each node of ``alloc``; ``tasks`` its tasks per node when it
     has a :class:`JobShape`; ``cpus`` the CPUs it runs on now (its size after a resize; a suspended
-    job takes them back at its resume).
+    job takes them back at its resume). ``reason`` is its pending reason as Slurm names it
+    (:mod:`djsb.model.reasons`), the last one it had once it started, and ``sacct_reason`` the
+    last one that was a limit's (not Priority or Resources), the one sacct shows; ``queued`` the number of
+    main passes before it joined the queue, ``tested`` the number of the last pass that tested it
+    (:class:`~djsb.model.reasons.PassRecord`).
     """
 
     trace: TraceJob
@@ -64,6 +69,10 @@ class SimJob:
     suspended_total: float = 0.0
     cancelled: bool = False
     finished: bool = False
+    reason: str = NONE
+    sacct_reason: str = NONE
+    queued: int = 0
+    tested: int = 0
 
     @property
     def state(self) -> str:

@@ -3,13 +3,16 @@
 It walks the queue in priority order and starts jobs until the first job that does not fit; that
 job blocks its partition, and the pass carries on for the other partitions on the nodes of none
 that failed (Slurm's main scheduler takes a failed partition's nodes from every later job:
-job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blocking. When it runs
+job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blocking
+(:mod:`djsb.model.limits`: checked before placing a job and, for TRES limits, on the nodes placed).
+It gives the jobs it tests Slurm's pending reasons (:mod:`djsb.model.reasons`): ``Resources`` to a
+job that does not fit, ``Priority`` to the jobs of a partition it stopped at. When it runs
 and how deep it looks is the caller's (:mod:`djsb.model.simulation`, :mod:`djsb.model.pass_timing`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate
@@ -17,13 +20,19 @@ from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
+from djsb.model.queue import JobQueue
+from djsb.model.reasons import NONE, PRIORITY, RESOURCES
 
 
-def main_pass(queue: Sequence[SimJob], state: ClusterState, limits: RunningLimits, admitter: Admission,
+def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None]) -> tuple[set[int], bool]:
-    """Test the ``queue`` (in priority order) against the nodes of ``state`` and ``start`` each job
+    """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked. Returns the ids of
     the jobs started and whether the depth left jobs untested (the periodic pass must see them)."""
+    queue, record = jobs.jobs, jobs.record
+    pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
+    record.passes += 1
+    number = record.passes
     n_parts = len({j.part.index for j in queue}) if len(state.partitions) > 1 else 1
     blocked: set[int] = set()
     failed_nodes: frozenset[int] = frozenset()
@@ -34,22 +43,30 @@ def main_pass(queue: Sequence[SimJob], state: ClusterState, limits: RunningLimit
             return started, True
         p = job.part.index
         if p in blocked:
+            reason = job.reason
+            if reason is NONE or reason is RESOURCES:
+                job.reason = PRIORITY
             continue
         depth += 1
-        if not limits.allows(job):
+        if pre and not limits.allows(job):
             continue
         members = job.part.members
         if failed_nodes.isdisjoint(members):
             alloc = allocate(job, state)
         elif members <= failed_nodes or not admitter.fits_idle(job, failed_nodes):
+            job.reason, job.tested = RESOURCES, number
             continue  # the nodes failed partitions left could never hold it: it fails nothing
         else:
             alloc = allocate(job, state.without(failed_nodes))
         if alloc is None:
+            job.reason, job.tested = RESOURCES, number
             blocked.add(p)
             failed_nodes |= members
             if len(blocked) >= n_parts:
+                record.stopped = number  # the jobs behind get Priority when they start (PassRecord)
                 break
+            continue
+        if post and limits.blocks(job, alloc):
             continue
         start(job, alloc)
         started.add(job.job_id)

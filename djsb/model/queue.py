@@ -22,6 +22,7 @@ from typing import Generic, TypeVar
 
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
+from djsb.model.reasons import NONE, PRIORITY, RESOURCES, PassRecord
 
 K = TypeVar("K", bound=Hashable)
 
@@ -122,6 +123,8 @@ class JobQueue:
         """The same per partition and planned duration (``SimJob.plan``)."""
         self.node_jobs = [0] * len(state.partitions)  # queued jobs planned node by node, per partition
         self.shaped = 0  # queued jobs laid out as tasks per node (JobShape)
+        self.record = PassRecord()
+        """The main passes' record, for the pending reasons of the jobs they did not reach."""
 
     def add(self, job: SimJob) -> None:
         """An eligible job joins the queue at its place in the order (its priority is set)."""
@@ -136,6 +139,7 @@ class JobQueue:
         self.needs_by_plan.add((p, job.plan), job.need)
         self.node_jobs[p] += self.plans_nodes(job)
         self.shaped += job.shape is not None
+        job.queued = self.record.passes
 
     def cancel(self, job: SimJob) -> None:
         """A pending job is cancelled: out of the list and the counters."""
@@ -150,6 +154,9 @@ class JobQueue:
         self.shaped -= job.shape is not None
         self.needs.remove(p, job.need)
         self.needs_by_plan.remove((p, job.plan), job.need)
+        stopped = self.record.stopped  # a pass that stopped before reaching it gave it Priority (PassRecord)
+        if stopped > job.queued and stopped > job.tested and (job.reason is NONE or job.reason is RESOURCES):
+            job.reason = PRIORITY
 
     def remove_started(self, started: set[int]) -> None:
         """Take the jobs a pass started (their ids) out of the list; they are mostly at its head."""

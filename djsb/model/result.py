@@ -74,7 +74,9 @@ def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
 def _job_columns(done: list[SimJob], node_names: Sequence[str],
                  gpus: bool = False) -> Iterator[tuple[str, list[Any]]]:
     """The jobs table's columns in order, one list at a time (so only one is alive at once); with
-    ``gpus``, the GPUs each job held after its CPUs."""
+    ``gpus``, the GPUs each job held after its CPUs; ``reason`` is the pending reason a job had last
+    before it started, as Slurm names it (:mod:`djsb.model.reasons`), ``sacct_reason`` the last of
+    a limit's, which sacct keeps (None when none held it)."""
     traces = [j.trace for j in done]
     yield "job_id", [t.job_id for t in traces]
     yield "user", [t.user for t in traces]
@@ -100,3 +102,5 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str],
         yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
     yield "killed", [j.killed for j in done]
     yield "backfilled", [j.backfilled for j in done]
+    yield "reason", [j.reason for j in done]
+    yield "sacct_reason", [j.sacct_reason for j in done]

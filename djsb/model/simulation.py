@@ -1,45 +1,43 @@
-"""The discrete-event core: a heap of events, starts and ends, a Slurm-like main pass, and the
-backfill pass handed to its planner.
+"""The discrete-event core: a heap of events, starts and ends, a Slurm-like main pass, and the backfill
+pass handed to its planner.
 
-Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission (jobs
-that can never run are rejected at submission with a reason: :mod:`djsb.model.admission`), QoS
-running limits (:mod:`djsb.model.limits`), job placement (first fit or select/cons_tres:
-:mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the main pass
-(:mod:`djsb.model.main_pass`), the backfill planners (djsb/model/backfill/), when passes and priority
-recomputations run (:mod:`djsb.model.pass_timing`), progress rates (:mod:`djsb.model.rate_model`;
-without one a running job goes at rate 1), the start of a replay (:mod:`djsb.model.start_state`)
-and the result (:mod:`djsb.model.result`).
+Its collaborators, each in its own module: the queue (:mod:`djsb.model.queue`), admission (jobs that can
+never run are rejected at submission with a reason: :mod:`djsb.model.admission`), QoS limits (jobs
+refused, held or pending forever: :mod:`djsb.model.limits`), job placement (first fit or
+select/cons_tres: :mod:`djsb.model.allocation`), dependencies (:mod:`djsb.model.dependency`), the main
+pass (:mod:`djsb.model.main_pass`), the backfill planners (djsb/model/backfill/), when passes and
+priority recomputations run (:mod:`djsb.model.pass_timing`), progress rates
+(:mod:`djsb.model.rate_model`; without one a running job goes at rate 1), the start of a replay
+(:mod:`djsb.model.start_state`) and the result (:mod:`djsb.model.result`).
 
 Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config documentation):
 
-* Events are ``(time, kind, key, seq)`` tuples (:mod:`djsb.model.events`: the order they are
-  handled in at one instant) in a heap, but for the trace's own submissions, known and sorted up
-  front: they wait in a list in the heap's order (time, job id, seq), merged with the heap as time
-  advances, so the heap holds only what the replay makes (ends, ticks, wake-ups, later
-  submissions), a few hundred entries instead of the whole trace, and costs pushes and pops in
-  proportion. The core draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is
-  the only source of randomness offered to plugins, never the global one.
+* Events are ``(time, kind, key, seq)`` tuples (:mod:`djsb.model.events`: the order they are handled
+  in at one instant) in a heap, but for the trace's own submissions, known and sorted up front: they
+  wait in a list in the heap's order (time, job id, seq), merged with the heap as time advances, so
+  the heap holds only what the replay makes (ends, ticks, wake-ups, later submissions), a few
+  hundred entries instead of the whole trace, and costs pushes and pops in proportion. The core
+  draws no random numbers; ``Simulation.rng`` (``random.Random(seed)``) is the only source of
+  randomness offered to plugins, never the global one.
 * The main pass runs on every job end and on submission (a submission's, and under ``defer`` an
-  end's, queued for slurmctld's background loop, which runs it within a second,
-  ``batch_sched_delay`` after its previous pass), testing at most ``default_queue_depth`` jobs,
-  and every ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered
-  passes consider default_queue_depth jobs, the periodic loop all of them).
+  end's, queued for slurmctld's background loop, which runs it within a second, ``batch_sched_delay``
+  after its previous pass), testing at most ``default_queue_depth`` jobs, and every
+  ``sched_interval`` seconds over the whole queue (sched_config.html: event-triggered passes
+  consider default_queue_depth jobs, the periodic loop all of them).
 * The backfill pass runs every ``bf_interval`` (or at every event with 0) if the backfill policy
   enables it (djsb/model/backfill/: how many reservations a partition gets); the planner named by
   ``SchedulerConfig.planner`` makes it (``profile``, the model's own, or ``will_run``,
-  sched/backfill's), and says how long it plans each job for and when it expects a running job
-  to end.
+  sched/backfill's), and says how long it plans each job for and when it expects a running job to end.
 * A job ends at start + run time, or is killed at start + time limit when it would run longer
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
 
-Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit`
-a job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
+Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit` a
+job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
 :meth:`~Simulation.advance` to a time (every event up to and including it, in the order above),
 :meth:`~Simulation.job` to query, :meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`,
-:meth:`~Simulation.resume` and :meth:`~Simulation.resize`. Each operation acts at the current time
-and is followed by the event-triggered passes, as a job end is. ``run()`` is ``advance`` to
-infinity over the trace.
+:meth:`~Simulation.resume` and :meth:`~Simulation.resize`. Each operation acts at the current time and
+is followed by the event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity.
 """
 
 from __future__ import annotations
@@ -119,7 +117,7 @@ class Simulation:
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
-        self.limits = RunningLimits()
+        self.limits = RunningLimits(cluster.qos, self.trace)
         self.heap: list[tuple[float, int, int, int]] = []
         self.arrivals: list[tuple[float, int, int]] = []
         """The trace's submissions (time, job id, seq), sorted: SUBMIT events kept out of the heap."""
@@ -163,8 +161,7 @@ class Simulation:
     def run(self) -> SimulationResult:
         """Process every event and return the result (a Simulation runs once)."""
         self.advance(math.inf)
-        for queued in self.queue.jobs:
-            self.rejected.append((queued.job_id, "could not be started (resources never free)"))
+        self.rejected += self.limits.unstarted(self.queue.jobs)
         if self.deps is not None:
             self.rejected += self.deps.unsatisfied()
         self.stats["recomputes"] = self.passes.recomputes
@@ -242,7 +239,7 @@ class Simulation:
             if self.rates_dirty:
                 self._update_rates(now)
             self._schedule_ticks(now)
-            self._record(now)
+            self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
             if self.on_progress is not None and stats["events"] >= next_progress:
                 next_progress = stats["events"] + PROGRESS_EVERY
                 self.on_progress(len(self.finished) + len(self.rejected), len(self.trace))
@@ -254,7 +251,7 @@ class Simulation:
         if self.rates_dirty:
             self._update_rates(now)
         self._schedule_ticks(now)
-        self._record(now)
+        self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
 
     # ----------------------------------------------------------------- incremental interface
     def submit(self, trace: TraceJob, shape: JobShape | None = None) -> SimJob:
@@ -295,7 +292,8 @@ class Simulation:
         if job.finished or job.cancelled:
             return
         if job.start is None:
-            if self.deps is None or self.deps.held.pop(job_id, None) is None:
+            if not self.limits.withdrawn(job) and (
+                    self.deps is None or self.deps.held.pop(job_id, None) is None):
                 self.queue.cancel(job)
             job.cancelled = True
             if self.deps is not None:
@@ -433,13 +431,9 @@ class Simulation:
         for tick, kind in self.passes.next_ticks(now):
             self._push(tick, kind, 0)
 
-    def _record(self, now: float) -> None:
-        self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
-
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
-        """Why the model would refuse ``trace`` laid out as ``shape`` if it were submitted now
-        (what :meth:`submit` raises and rejected.csv lists), or "" if it would admit it."""
+        """Why the model would refuse ``trace`` laid out as ``shape`` if submitted now ("" if not)."""
         return self.admitter.admit(trace, shape)[0]
 
     def _submit(self, trace: TraceJob, now: float) -> None:
@@ -455,7 +449,10 @@ class Simulation:
         eligible = min(now, self.eligible_since.get(trace.job_id, now)) if self.eligible_since else now
         shape = self.shapes.get(trace.job_id)
         job = self.jobs[trace.job_id] = self._new_job(trace, part, qos, eligible, shape)
-        if self.deps is None or not self.deps.hold(job):
+        if refused := self.limits.submit(job):  # sbatch refuses it under its QoS
+            del self.jobs[trace.job_id]
+            self.rejected.append((trace.job_id, refused))
+        elif self.deps is None or not self.deps.hold(job):
             self._queue(job, now)
 
     def _new_job(self, trace: TraceJob, part: PartitionState, qos: QosSpec, eligible: float,
@@ -468,7 +465,9 @@ class Simulation:
         return job
 
     def _queue(self, job: SimJob, now: float) -> None:
-        """An eligible job joins the queue: its priority, the queue counters, the next passes."""
+        """An eligible job joins the queue (its priority, the counters, the next passes) unless parked."""
+        if self.limits.parks(job):
+            return
         self.priority.on_submit(job, now)
         self.queue.add(job)
         self.passes.touch()
@@ -572,7 +571,7 @@ class Simulation:
             return
         self.stats["main_passes"] += 1
         depth = math.inf if periodic else self.config.default_queue_depth
-        started, cut_short = main_pass(self.queue.jobs, self.state, self.limits, self.admitter, depth,
+        started, cut_short = main_pass(self.queue, self.state, self.limits, self.admitter, depth,
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False))
         if cut_short:
             self.passes.must_run(MAIN_TICK)

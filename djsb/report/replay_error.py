@@ -73,19 +73,23 @@ def size_class(cpus: int) -> str:
 
 def recorded_frame(jobs: Sequence[TraceJob], recorded: Mapping[int, RecordedOutcome]) -> pd.DataFrame:
     """One row per job with a recorded start: job_id, submit, recorded start and wait, the pass that
-    started it, and the groups of the breakdown (partition, qos, account, size)."""
+    started it, its recorded reason (sacct's Reason; missing when the dump has none), and the groups
+    of the breakdown (partition, qos, account, size)."""
     rows = [(job.job_id, job.submit, outcome.start, outcome.start - job.submit, outcome.started_by,
-             job.partition, job.qos, job.account, size_class(job.cpus))
+             outcome.reason or None, job.partition, job.qos, job.account, size_class(job.cpus))
             for job in jobs for outcome in (recorded.get(job.job_id),) if outcome is not None]
     return pd.DataFrame(rows, columns=["job_id", "submit", "recorded_start", "recorded_wait", "recorded_pass",
-                                       "partition", "qos", "account", "size"])
+                                       "recorded_reason", "partition", "qos", "account", "size"])
 
 
 def job_errors(recorded: pd.DataFrame, simulated: pd.DataFrame) -> pd.DataFrame:
-    """The recorded jobs joined with the replay's (jobs.csv: job_id, start, backfilled): simulated
-    start and wait, start error, the model's pass (``main`` / ``backfill``). A job the replay did
-    not start keeps NaN (a missing value) in the simulated columns."""
-    sim = simulated[["job_id", "start", "backfilled"]].rename(columns={"start": "simulated_start"})
+    """The recorded jobs joined with the replay's (jobs.csv: job_id, start, backfilled,
+    sacct_reason): simulated start and wait, start error, the model's pass (``main`` /
+    ``backfill``) and the reason sacct would show (``simulated_reason``; missing for a jobs.csv
+    written before the model kept it). A job the replay did not start keeps NaN (a missing value)
+    in the simulated columns."""
+    sim = simulated.reindex(columns=["job_id", "start", "backfilled", "sacct_reason"]).rename(
+        columns={"start": "simulated_start", "sacct_reason": "simulated_reason"})
     frame = recorded.merge(sim, on="job_id", how="left")
     frame["simulated_wait"] = frame["simulated_start"] - frame["submit"]
     frame["start_error"] = frame["simulated_start"] - frame["recorded_start"]
@@ -134,6 +138,34 @@ def pass_agreement(errors: pd.DataFrame) -> float:
     return float((named["recorded_pass"] == named["simulated_pass"]).mean())
 
 
+def reason_agreement(errors: pd.DataFrame) -> float:
+    """The share of jobs held for the same reason in the record and the replay, over the jobs that
+    either side held for a reason sacct keeps (not None: Slurm keeps a job's last reason that was
+    not Priority or Resources, job_scheduler.c ``build_job_queue``'s ``state_reason_prev_db``)
+    and that the replay started. A missing reason is None (pandas reads sacct's ``None`` as
+    missing); NaN when the record has no reason at all (a dump without Reason) or none held."""
+    if errors["recorded_reason"].isna().all():
+        return math.nan
+    started = errors[errors["simulated_start"].notna()]
+    recorded = started["recorded_reason"].astype(object).fillna("None")
+    simulated = started["simulated_reason"].astype(object).fillna("None")
+    held = (recorded != "None") | (simulated != "None")
+    if not held.any():
+        return math.nan
+    return float((recorded[held] == simulated[held]).mean())
+
+
+def reason_table(errors: pd.DataFrame) -> pd.DataFrame:
+    """How many of the jobs the replay started each pair of reasons (recorded, simulated) held, most
+    first (a missing reason is None): reasons.csv."""
+    started = errors[errors["simulated_start"].notna()]
+    pairs = pd.DataFrame({"recorded_reason": started["recorded_reason"].astype(object).fillna("None"),
+                          "simulated_reason": started["simulated_reason"].astype(object).fillna("None")})
+    counts = pairs.groupby(["recorded_reason", "simulated_reason"]).size().rename("jobs").reset_index()
+    return counts.sort_values(["jobs", "recorded_reason", "simulated_reason"],
+                              ascending=[False, True, True]).reset_index(drop=True)
+
+
 def records_paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     """Two records of the same submissions made twice (the recorded columns of two replays'
     errors.csv), paired job by job in submission order (job ids rise with it), as a replay's errors
@@ -143,18 +175,20 @@ def records_paired(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
         raise ValueError(f"the two records hold {len(first)} and {len(second)} jobs")
     a = first.sort_values("job_id").reset_index(drop=True)
     b = second.sort_values("job_id").reset_index(drop=True)
-    frame = a[["job_id", "submit", "recorded_start", "recorded_wait", "recorded_pass"]].copy()
+    kept = ["job_id", "submit", "recorded_start", "recorded_wait", "recorded_pass", "recorded_reason"]
+    frame = a[kept].copy()
     frame["simulated_wait"] = b["recorded_wait"]
     frame["simulated_start"] = frame["submit"] + frame["simulated_wait"]
     frame["start_error"] = frame["simulated_wait"] - frame["recorded_wait"]
     frame["simulated_pass"] = b["recorded_pass"]
+    frame["simulated_reason"] = b["recorded_reason"]
     return frame
 
 
 def summary(errors: pd.DataFrame, window: float, step: float) -> dict[str, float]:
     """The headline figures of a replay against its record: jobs compared and not started by the
     replay, mean waits, mean and mean absolute start error, moving-average MAPE, KS distance of the
-    waits, the pass agreement."""
+    waits, the pass and reason agreements."""
     started = errors.dropna(subset=["simulated_start"])
     ks = ks_statistic(started["recorded_wait"], started["simulated_wait"]) if len(started) else math.nan
     return {
@@ -167,6 +201,7 @@ def summary(errors: pd.DataFrame, window: float, step: float) -> dict[str, float
         "moving_average_mape": moving_average_mape(moving_average_waits(errors, window, step)),
         "ks_wait": ks,
         "pass_agreement": pass_agreement(errors),
+        "reason_agreement": reason_agreement(errors),
     }
 
 

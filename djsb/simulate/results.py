@@ -20,6 +20,7 @@ import yaml
 
 from djsb.errors import ConfigError
 from djsb.model import Simulation, SimulationResult
+from djsb.model.limits import NEVER_STARTED
 from djsb.model.schedule_metrics import UNITS, summary
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
@@ -33,11 +34,18 @@ from djsb.workloads.shaping import ShapingRecord, records_frame
 from djsb.workloads.swf import SkippedRecord
 from djsb.yamlnodes import Located
 
-METRIC_UNITS = {**UNITS, "rejected": "jobs", "moved_jobs": "jobs", "shaped_jobs": "jobs",
-                "skipped": "records", "no_requested_time": "jobs", "total_cores": "cores",
+METRIC_UNITS = {**UNITS, "rejected": "jobs", "never_started": "jobs", "moved_jobs": "jobs",
+                "shaped_jobs": "jobs", "skipped": "records", "no_requested_time": "jobs",
+                "total_cores": "cores",
                 "window_start": "s", "window_length": "s", "window_warmup": "s",
                 **{f"workflow_{name}": unit for name, unit in OUTCOME_UNITS.items()}}
 """The unit of each number of a replay's metrics.json, written beside them as its ``units`` map."""
+
+
+def never_started(rejected: pd.DataFrame) -> int:
+    """How many of the rejected jobs were accepted but never started: held forever by a QoS limit
+    (djsb/model/limits.py), counted among ``rejected`` too."""
+    return int(rejected["reason"].str.startswith(NEVER_STARTED).sum()) if len(rejected) else 0
 
 
 def write_replay(experiment: Experiment, out_dir: Path, config_path: Path,
@@ -69,7 +77,8 @@ def write_replay(experiment: Experiment, out_dir: Path, config_path: Path,
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
     metrics = {**summary(result.jobs, result.total_cores, result.total_gpus),
-               "rejected": len(result.rejected), **_shaping_counts(experiment),
+               "rejected": len(result.rejected), "never_started": never_started(result.rejected),
+               **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
                "no_requested_time": sum(1 for j in experiment.jobs if j.requested_time is None),
                "total_cores": result.total_cores, "seed": experiment.seed,

@@ -78,8 +78,6 @@ ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associ
                         "format=Account,User,ParentName,Share")
 """Every association: an account's row has no user and names its parent account; a user's row
 names its account, the parent of a user association."""
-QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=Name,Priority,MaxJobsPU")
-"""Every QoS with its priority and per-user job limit (a user's rights suffice)."""
 SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
 """Each association's RawUsage (decayed CPU-seconds; sshare indents an account by its depth)."""
 
@@ -335,17 +333,3 @@ def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> 
     every = len(members) == len(hosts)
     return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
                          **from_slurm(PartitionSpec, record))
-
-
-def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") -> tuple[QosSpec, ...]:
-    """Each QoS of ``sacctmgr show qos`` (:data:`QOS_COMMAND`: name, priority, MaxJobsPU, empty
-    when unlimited), ``normal`` first: the model's default, as it is an association's unless the
-    site set another."""
-    found = []
-    for number, fields in site_lines(text, 3, source, key):
-        name, priority, per_user = (field.strip() for field in fields[:3])
-        if not name or any(char.isspace() for char in name):
-            raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
-        found.append(QosSpec(name, site_number(priority or "0", int, source, number, key),
-                             site_number(per_user, int, source, number, key) if per_user else None))
-    return tuple(sorted(found, key=lambda q: q.name != "normal"))

@@ -23,9 +23,11 @@ from djsb.workloads.job import TraceJob
 if TYPE_CHECKING:
     import pandas
 
-COLUMNS = tuple(f.name for f in fields(TraceJob) if f.name not in ("user_estimate", "estimated", "gpus"))
+COLUMNS = tuple(f.name for f in fields(TraceJob)
+                if f.name not in ("user_estimate", "estimated", "gpus", "array"))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets, and ``gpus``, a column only a workload with GPU requests has (:data:`GPU_COLUMN`)."""
+estimate sets, ``gpus``, a column only a workload with GPU requests has (:data:`GPU_COLUMN`), and
+``array``, which only a site's sacct dump gives."""
 GPU_COLUMN = "gpus"
 """The last column of a workload with GPU requests."""
 

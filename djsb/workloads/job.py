@@ -17,7 +17,9 @@ class TraceJob:
     ``estimated`` says that ``requested_time`` was replaced by another estimate
     (djsb/workloads/estimate.py); ``user_estimate`` then holds the user's request as recorded
     (None: the trace recorded none). :attr:`user_request` reads the right one of the two.
-    ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs).
+    ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs). ``array`` is
+    the job array a task belongs to when the array is throttled, ``(array job id, most tasks running
+    at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce).
     """
 
     job_id: int
@@ -35,6 +37,7 @@ class TraceJob:
     user_estimate: float | None = None
     estimated: bool = False
     gpus: GpuRequest | None = None
+    array: tuple[int, int] | None = None
 
     @property
     def user_request(self) -> float | None:

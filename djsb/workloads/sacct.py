@@ -64,7 +64,7 @@ from djsb.workloads.records import (
     read_records,
 )
 from djsb.workloads.sacct_columns import COLUMNS, memory_mb, unmet
-from djsb.workloads.submit_line import requested_gpus, requested_nodes
+from djsb.workloads.submit_line import array_throttle, requested_gpus, requested_nodes
 from djsb.workloads.swf import UNKNOWN, Workload
 
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
@@ -195,6 +195,19 @@ def _submitted_gpus(submit_line: str) -> GpuRequest | None:
         return None
 
 
+def _throttled_array(job_text: str, submit_line: str) -> tuple[int, int] | None:
+    """An array task's (array job id, throttle) when its JobID is ``123_4`` and its SubmitLine's
+    ``--array`` has a ``%N`` throttle; None otherwise (a throttle that is not a count included)."""
+    if "_" not in job_text or "%" not in submit_line:
+        return None
+    array_id = job_text.split("_", 1)[0]
+    try:
+        throttle = array_throttle(submit_line)
+    except ValueError:
+        return None
+    return (int(array_id), throttle) if array_id.isdigit() and throttle is not None else None
+
+
 def _job_number(text: str) -> int:
     """The job number ``text`` starts with (``123`` of ``123_4``), 0 if none: fresh ids go above
     every one of a dump."""
@@ -255,6 +268,7 @@ class SacctJob(NamedTuple):
     node_list: str
     submit_line: str
     gpus: GpuRequest | None
+    array: tuple[int, int] | None
 
 
 class DumpLines:
@@ -311,10 +325,11 @@ class DumpLines:
             if number in self.seen:
                 return DUPLICATE_JOB_ID
             self.seen.add(number)
+        array = _throttled_array(job_text, read["SubmitLine"](row))
         return SacctJob(number, job_text, state, submit, max(run, 0.0), cpus, limit, memory, nodes,
                         _user(read, row), read["Account"](row) or UNKNOWN, read["Partition"](row),
                         read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
-                        read["NodeList"](row), read["SubmitLine"](row), gpus)
+                        read["NodeList"](row), read["SubmitLine"](row), gpus, array)
 
 
 def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
@@ -336,7 +351,7 @@ def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
 def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
-                    job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus)
+                    job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

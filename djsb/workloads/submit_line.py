@@ -13,7 +13,7 @@ from djsb.workloads.gpus import OPTIONS as GPU_OPTIONS
 from djsb.workloads.gpus import GpuRequest
 
 SHORT_WITH_VALUE = frozenset(
-    {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D", "-G"})
+    {"-w", "-x", "-C", "-d", "-p", "-q", "-A", "-t", "-n", "-N", "-c", "-J", "-o", "-e", "-D", "-G", "-a"})
 """sbatch's short options that take a value (the next word, or the rest of the word: ``-N2``)."""
 LONG_WITH_VALUE = frozenset({
     "--account", "--array", "--begin", "--chdir", "--comment", "--constraint", "--cpus-per-gpu",
@@ -106,3 +106,16 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
                 raise ValueError(f"--dependency={value}: {text or 'an empty id'} is not a job id")
             edges.append((int(text), kind))
     return tuple(edges)
+
+
+def array_throttle(line: str) -> int | None:
+    """The most tasks of the array the sbatch command ``line`` submitted that may run at once (its
+    last ``--array``/``-a``'s ``%N``, sbatch(1)), None without one. Raises ValueError for an N that
+    is not a count."""
+    values = [value for name, value in sbatch_options(line) if name in ("-a", "--array")]
+    if not values or "%" not in values[-1]:
+        return None
+    limit = values[-1].rsplit("%", 1)[1]
+    if not limit.isdigit() or int(limit) < 1:
+        raise ValueError(f"--array={values[-1]}: the throttle {limit!r} is not a count")
+    return int(limit)

@@ -110,7 +110,8 @@ class BackfillPlanner(ABC):
 
     def candidates(self, view: BackfillView, startable: Startable | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
-        held by a per-user QoS limit (asked as the pass reaches it: the pass's starts count), at most
+        held by a QoS limit (asked as the pass reaches it: the pass's starts count;
+        :meth:`~djsb.model.limits.RunningLimits.held_now` for TRES limits), at most
         ``bf_max_job_part`` of one partition and ``bf_max_job_user`` of one user: a job past either
         count toward ``bf_max_job_test`` but is not tested, and counts toward neither (backfill.c
         ``_job_exceeds_max_bf_param``, checked after the pass's depth is counted: the partition's
@@ -129,6 +130,8 @@ class BackfillPlanner(ABC):
         config = self.config
         per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None
         per_part: dict[int, int] | None = {} if math.isfinite(config.bf_max_job_part) else None
+        limits = view.limits
+        pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
         for job in view.queue.jobs:
             if tested >= config.bf_max_job_test:
                 return
@@ -136,7 +139,7 @@ class BackfillPlanner(ABC):
                 if not left.any():
                     return
                 left.remove(job)
-            if view.limits.allows(job):
+            if (not pre or limits.allows(job)) and (not post or not limits.held_now(job)):
                 tested += 1
                 part = job.part.index
                 if per_part is not None and per_part.get(part, 0) >= config.bf_max_job_part:

@@ -83,6 +83,8 @@ class ProfilePlanner(BackfillPlanner):
                         and nodes.holds_reserved(alloc):
                     alloc = allocate(job, nodes.view(part, now, duration, shares=shares_cores(job)))
                 if alloc is not None and self._overlaps_fit(state, part, alloc, profiles, now, duration):
+                    if view.limits.blocks(job, alloc):
+                        continue  # held by a QoS TRES limit: neither a start nor a reservation (backfill.c)
                     profile.take(now, duration, job.need)
                     for q in part.overlaps:
                         if q in profiles:
@@ -100,6 +102,8 @@ class ProfilePlanner(BackfillPlanner):
                 if found is None:
                     continue
                 start, alloc = found
+                if view.limits.blocks(job, alloc):
+                    continue  # acct_policy_job_runnable_post_select refuses it on these nodes: no reservation
                 kept = _kept_free(job, alloc)
                 held_from, held_for = self._reserved_window(start, duration)
                 if cfg.bf_node_reservations:

@@ -52,10 +52,13 @@ class WillRunPlanner(BackfillPlanner):
             if found is None:
                 continue
             start, alloc = found
+            if start <= now and view.limits.blocks(job, alloc):
+                continue  # a QoS TRES limit holds it: neither a start nor a reservation (backfill.c)
             if start <= now:
                 view.start(job, alloc)
                 test.started((self.expected_end(job), job.alloc, job.memory, job.job_id))
-            elif reserved.get(job.part.index, 0) < view.max_reservations:
+            elif reserved.get(job.part.index, 0) < view.max_reservations \
+                    and not view.limits.blocks(job, alloc):  # no reservation for a job the QoS holds
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve(alloc, start, start + job.plan)
             else:

@@ -47,7 +47,7 @@ class Association:
     parent: Association | None
     children: list[Association] = field(default_factory=list)
     total: float = 0.0
-    rate: int = 0
+    rate: float = 0
     last: float = 0.0
     share_fraction: float = 0.0
     order_keys: list[tuple[float, bool, str]] = field(default_factory=list)
@@ -173,19 +173,21 @@ class AccountTree:
             self._charge(assoc, assoc.rate * (self._g(now) - self._g(assoc.last)))
         assoc.last = now
 
-    def job_started(self, user: str, account: str, cpus: int, now: float) -> None:
-        """Start charging ``cpus`` CPUs to the association."""
+    def job_started(self, user: str, account: str, cpus: float, now: float) -> None:
+        """Start charging ``cpus`` CPUs (or billing units) to the association."""
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate += cpus
         self.active[assoc] = None
 
-    def job_ended(self, user: str, account: str, cpus: int, now: float) -> None:
-        """Stop charging a job's CPUs."""
+    def job_ended(self, user: str, account: str, cpus: float, now: float) -> None:
+        """Stop charging a job's CPUs (or billing units: a sum of weights may leave a rounding residue,
+        taken as none)."""
         assoc = self.add_user(user, account)
         self._accrue(assoc, now)
         assoc.rate -= cpus
-        if not assoc.rate:
+        if abs(assoc.rate) < 1e-9:
+            assoc.rate = 0
             self.active.pop(assoc, None)
 
     def add_usage(self, user: str, account: str, cpu_seconds: float, now: float) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from djsb import slurm_text
 from djsb.errors import ConfigError
+from djsb.model.billing import billing
 from djsb.model.job import SimJob
 from djsb.model.priority.accounts import AccountSpec, AccountTree
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
@@ -102,6 +103,9 @@ class MultifactorOptions:
                              "the wait at which the age factor reaches 1 (>= 1 s)", where=PRIORITY)
     favor_small: bool = setting(False, as_bool, "", slurm_key("PriorityFavorSmall", slurm_text.yes_no, "No"),
                                 "the smaller the job, the larger its job size factor", where=PRIORITY)
+    max_tres: bool = setting(False, as_bool, "", slurm_key("PriorityFlags", slurm_text.max_tres, ""),
+                             "a job bills its largest weighted TRES, not their sum (PriorityFlags=MAX_TRES; "
+                             "the partitions' billing_weights)", where=PRIORITY)
     fairshare: str = setting("fair_tree", fairshare_algorithm, "",
                              slurm_key("PriorityFlags", slurm_text.fair_share_algorithm, ""),
                              "fair_tree (Slurm's default since 19.05) or classic "
@@ -131,6 +135,7 @@ class MultifactorPriority(PriorityPlugin):
 
     def __init__(self, weights: MultifactorWeights, *, max_age: float = MultifactorOptions.max_age,
                  favor_small: bool = MultifactorOptions.favor_small,
+                 max_tres: bool = MultifactorOptions.max_tres,
                  fairshare: str = MultifactorOptions.fairshare,
                  decay_half_life: float = MultifactorOptions.decay_half_life,
                  calc_period: float = MultifactorOptions.calc_period,
@@ -149,6 +154,9 @@ class MultifactorPriority(PriorityPlugin):
         self.weights = weights
         self.max_age = max_age
         self.favor_small = favor_small
+        self.max_tres = max_tres
+        self.billed: dict[int, float] = {}
+        """What each running job billed at its start, when its partition weighs TRES."""
         self.fairshare = fairshare
         self.algorithm = FAIRSHARE_ALGORITHMS[fairshare]
         self.decay_half_life = decay_half_life
@@ -205,12 +213,17 @@ class MultifactorPriority(PriorityPlugin):
         self._prioritise((job,), now)
 
     def on_start(self, job: SimJob, now: float) -> None:
-        """Start charging the job's CPUs to its association."""
-        self.tree.job_started(job.trace.user, job.trace.account, job.trace.cpus, now)
+        """Start charging the job's billing (its CPUs, or its weighted TRES: djsb.model.billing) to
+        its association."""
+        rate: float = job.trace.cpus
+        if job.part.spec.billing_weights:
+            rate = self.billed[job.job_id] = billing(job, self.max_tres)
+        self.tree.job_started(job.trace.user, job.trace.account, rate, now)
 
     def on_end(self, job: SimJob, now: float) -> None:
-        """Stop charging the job's CPUs."""
-        self.tree.job_ended(job.trace.user, job.trace.account, job.trace.cpus, now)
+        """Stop charging the job's billing."""
+        rate = self.billed.pop(job.job_id, job.trace.cpus) if self.billed else job.trace.cpus
+        self.tree.job_ended(job.trace.user, job.trace.account, rate, now)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
         """Refresh fair share, then every pending job's priority."""

@@ -1,0 +1,92 @@
+"""A site's QoS as ``sacctmgr show qos`` prints them, read into the model's :class:`QosSpec`.
+
+:data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
+counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
+Flags (DenyOnLimit) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
+GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``). A file of the first three columns alone, what DJSB asked
+before, still reads. Of a TRES limit the model counts cpu, mem, node and gres/gpu
+(:mod:`djsb.model.tres`); any other (billing, a license, a typed GPU) is left out with a note.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from djsb.errors import ConfigError, excerpt
+from djsb.model.cluster import QosSpec
+from djsb.model.tres import TRES_NAMES, TresLimits
+from djsb.slurm_text import slurm_time, tres
+from djsb.slurmsite.slurm_config import site_lines, site_number
+
+QOS_FORMAT = ("Name", "Priority", "MaxJobsPU", "MaxWall", "Flags", "MaxTRES", "MaxTRESPerNode", "MaxTRESPU",
+              "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU")
+"""The columns asked of ``sacctmgr show qos`` (sacctmgr(1) QOS fields), in this order."""
+QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=" + ",".join(QOS_FORMAT))
+"""Every QoS with its priority and limits (a user's rights suffice)."""
+_TRES_COLUMNS = ("MaxTRES", "MaxTRESPerNode", "MaxTRESPU", "MaxTRESPA", "GrpTRES")
+
+
+@dataclass(frozen=True)
+class QosTable:
+    """The QoS of a site, ``normal`` first (the model's default, as it is an association's unless
+    the site set another), and what of their limits the model leaves out."""
+
+    qos: tuple[QosSpec, ...]
+    notes: list[str]
+
+
+def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") -> QosTable:
+    """:data:`QOS_COMMAND`'s answer (or its first three columns alone): one :class:`QosSpec` per
+    line; a value that is not one is ConfigError naming ``source``, the line and ``key``."""
+    found, notes = [], []
+    for number, fields in site_lines(text, 3, source, key):
+        values = dict(zip(QOS_FORMAT, (field.strip() for field in fields), strict=False))
+        name = values["Name"]
+        if not name or any(char.isspace() for char in name):
+            raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
+        counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
+                  else None for column in ("MaxJobsPU", "GrpJobs", "MaxJobsPA", "MaxSubmitPU")}
+        limits: dict[str, TresLimits] = {}
+        for column in _TRES_COLUMNS:
+            limits[column], left = _tres_limit(values.get(column, ""), column, source, number, key)
+            notes += [f"QoS {name}: {column} {item} has no model (only {', '.join(TRES_NAMES)} are counted)"
+                      for item in left]
+        found.append(QosSpec(
+            name, site_number(values["Priority"] or "0", int, source, number, key),
+            max_jobs_per_user=counts["MaxJobsPU"],
+            max_wall=_max_wall(values.get("MaxWall", ""), source, number, key),
+            deny_on_limit="denyonlimit" in values.get("Flags", "").lower(), grp_jobs=counts["GrpJobs"],
+            max_jobs_per_account=counts["MaxJobsPA"], max_submit_jobs_per_user=counts["MaxSubmitPU"],
+            max_tres_per_job=limits["MaxTRES"], max_tres_per_node=limits["MaxTRESPerNode"],
+            max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],
+            grp_tres=limits["GrpTRES"]))
+    return QosTable(tuple(sorted(found, key=lambda q: q.name != "normal")), notes)
+
+
+def _max_wall(text: str, source: str, line: int, key: str) -> float | None:
+    """MaxWall in seconds (``2-00:00:00``, ``01:00:00``); empty is no limit."""
+    if not text:
+        return None
+    try:
+        return slurm_time(text)
+    except ValueError:
+        raise ConfigError(f"MaxWall {excerpt(text)} is not a Slurm time", source=source, line=line,
+                          key=key) from None
+
+
+def _tres_limit(text: str, column: str, source: str, line: int, key: str) -> tuple[TresLimits, Sequence[str]]:
+    """A TRES limit column: the limits on the TRES the model counts, in its order, and the items
+    on any other TRES (``billing=100``); a node count under MaxTRESPerNode is one of those."""
+    try:
+        amounts = tres(text)
+    except ValueError as exc:
+        raise ConfigError(f"{column}: {exc}", source=source, line=line, key=key) from None
+    counted = [name for name in TRES_NAMES if name != "node" or column != "MaxTRESPerNode"]
+    left = [f"{name}={amount:g}" for name, amount in amounts.items() if name not in counted]
+    for name in counted:
+        if name in amounts and amounts[name] != math.floor(amounts[name]):
+            raise ConfigError(f"{column}: {name}={amounts[name]:g} is not a whole amount", source=source,
+                              line=line, key=key)
+    return tuple((name, int(amounts[name])) for name in counted if name in amounts), left

@@ -1,0 +1,50 @@
+"""A site's QoS from ``sacctmgr show qos``: the limits the model enforces (djsb/model/limits.py) read
+from what Slurm 22.05 prints. The fixture is the mini-cluster's own answer, for a QoS added with
+``sacctmgr add qos capture_limits Priority=10 MaxJobsPerUser=3 MaxWall=2-00:00:00 Flags=DenyOnLimit
+MaxTRESPerJob=cpu=8,gres/gpu=2 MaxTRESPerNode=gres/gpu=1 MaxTRESPerUser=cpu=16,mem=8G,billing=40
+MaxTRESPerAccount=gres/gpu=4 GrpTRES=cpu=32,node=4,gres/gpu=6 GrpJobs=20 MaxJobsPerAccount=5
+MaxSubmitJobsPerUser=10``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from djsb.errors import ConfigError
+from djsb.model.cluster import QosSpec
+from djsb.slurmsite.qos_text import QOS_COMMAND, QOS_FORMAT, parse_qos
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_every_limit_sacctmgr_prints_is_read_as_the_qos_declares_it() -> None:
+    table = parse_qos((FIXTURES / "slurm_show" / "sacctmgr_qos_limits.txt").read_text())
+    normal, limited = table.qos
+    assert normal == QosSpec("normal")
+    assert limited == QosSpec(
+        "capture_limits", 10, max_jobs_per_user=3, max_wall=2 * 86400.0, deny_on_limit=True,
+        max_tres_per_job=(("cpu", 8), ("gres/gpu", 2)), max_tres_per_node=(("gres/gpu", 1),),
+        max_tres_per_user=(("cpu", 16), ("mem", 8 * 1024)), max_tres_per_account=(("gres/gpu", 4),),
+        grp_tres=(("cpu", 32), ("node", 4), ("gres/gpu", 6)), grp_jobs=20, max_jobs_per_account=5,
+        max_submit_jobs_per_user=10)
+    assert table.notes == ["QoS capture_limits: MaxTRESPU billing=40 has no model (only cpu, mem, node, gres/gpu "
+                           "are counted)"]
+    assert QOS_COMMAND[-1] == "format=" + ",".join(QOS_FORMAT)
+
+
+def test_the_three_columns_asked_before_still_read() -> None:
+    table = parse_qos("normal|0|\ncal_debug|100|2\n")
+    assert table.qos == (QosSpec("normal", 0, None), QosSpec("cal_debug", 100, 2)) and table.notes == []
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("x|0||zz", "MaxWall 'zz' is not a Slurm time"),
+    ("x|0||||cpu=two", "MaxTRES: cpu=two: the amount 'two' is not a number"),
+    ("x|0||||mem=1.5K", "MaxTRES: mem=0.00146484 is not a whole amount"),
+    ("x|0|||||||||many", "'many' is not a number"),
+])
+def test_a_value_that_is_not_one_names_the_file_line_and_key(line: str, error: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_qos(f"normal|0|\n{line}\n", "qos.txt", "--qos")
+    assert raised.value.line == 2 and error in str(raised.value) and "--qos" in str(raised.value)
