@@ -229,7 +229,7 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
         "GresTypes=gpu,mps\n"
         "NodeName=g[1-2] CPUs=8 Gres=gpu:2 State=UNKNOWN\n"
         "NodeName=d1 CPUs=8 State=DRAIN\n"
-        "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab\n")
+        "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab TRESBillingWeights=CPU=1.0,GRES/gpu=4\n")
     assert unmodelled(conf) == [
         "PreemptType=preempt/qos has no model: no job is preempted",
         "SchedulerParameters bf_max_job_assoc=10 has no model",

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 
 from djsb import slurm_text
+from djsb.history.notes import unmodelled
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation
 from djsb.model.billing import billing
 from djsb.model.cluster import NodeSpec, PartitionSpec
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
+from djsb.slurmsite.slurm_conf import parse_slurm_conf
+from djsb.slurmsite.slurm_config import cluster_spec, priority_plugin
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
@@ -57,3 +60,16 @@ def test_fair_share_charges_the_billing_per_second(max_tres: bool, per_second: f
     assert sim.job(1).state == "COMPLETED"
     tree = plugin.tree
     assert tree.usage(tree.users[("u1", "a1")], 200.0) == pytest.approx(100.0 * per_second)
+
+
+def test_a_site_s_billing_weights_and_max_tres_are_read_from_its_slurm_conf() -> None:
+    # slurm.conf(5): TRESBillingWeights on a partition line (Mem per GB: 0.25G is 0.25/1024 per MB),
+    # PriorityFlags=MAX_TRES; both are modelled, so neither is noted
+    conf = parse_slurm_conf("PriorityType=priority/multifactor\nPriorityFlags=MAX_TRES,NO_FAIR_TREE\n"
+                            "NodeName=g1 CPUs=8 RealMemory=1000 Gres=gpu:2\n"
+                            "PartitionName=gpu Nodes=g1 TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=4\n")
+    cluster = cluster_spec(conf.partitions, conf.nodes, "gpu")
+    assert cluster.partitions[0].billing_weights == (("cpu", 1.0), ("mem", 0.25 / 1024), ("gres/gpu", 4.0))
+    make, notes = priority_plugin(conf.config, None, None, ())
+    assert make().max_tres
+    assert not [note for note in [*notes, *unmodelled(conf)] if "MAX_TRES" in note or "TRESBilling" in note]

@@ -127,7 +127,7 @@ class PartitionSpec:
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
     billing_weights: TresWeights = setting(
-        (), read_billing_weights, "", "TRESBillingWeights",
+        (), read_billing_weights, "", slurm_key("TRESBillingWeights", slurm_text.tres_weights, ""),
         "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
         "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
 

@@ -239,8 +239,9 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     state), and notes on what it could not take. ``priority/basic`` is FIFO; ``priority/multifactor``
     takes ``PriorityWeight{Age,FairShare,JobSize,Partition,QOS}``, ``PriorityMaxAge``,
     ``PriorityDecayHalfLife``, ``PriorityCalcPeriod``, ``PriorityFavorSmall`` and Fair Tree unless
-    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)), and the job size factor as Slurm computes
-    it (node and CPU fractions, ``job_size: slurm``); the shares are sacctmgr's
+    ``PriorityFlags`` has NO_FAIR_TREE (slurm.conf(5)), a job's billing as its largest weighted TRES
+    with MAX_TRES (usage charged by the partitions' TRESBillingWeights), and the job size factor as
+    Slurm computes it (node and CPU fractions, ``job_size: slurm``); the shares are sacctmgr's
     (``associations``; without them every user has an equal share) and the usage at the start
     sshare's (``usage``; without it none). The priorities are recomputed when Slurm's decay thread
     runs: every PriorityCalcPeriod from the thread's start (priority_multifactor.c,
@@ -279,7 +280,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     notes += [f"{key} = {config[key]} has no model" for key in UNMODELLED_WEIGHTS
               if config.get(key, "0") not in ("0", "(null)", "")]
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
-    flags -= {"", "(null)", "NO_FAIR_TREE"}
+    flags -= {"", "(null)", "NO_FAIR_TREE", "MAX_TRES"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
     if seen is None and not boot.isdigit():
         notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
