@@ -86,6 +86,11 @@ class Usage:
         nodes = self.nodes
         return tres[CPU], tres[MEM], sum(1 for node, _ in alloc if node not in nodes), tres[GPU]
 
+    def held(self) -> Tres:
+        """The TRES held now."""
+        tres = self.tres
+        return tres[CPU], tres[MEM], tres[NODE], tres[GPU]
+
     def add(self, tres: Tres, alloc: Placement, sign: int) -> None:
         self.jobs += sign
         for i in (CPU, MEM, GPU):
@@ -98,6 +103,12 @@ class Usage:
             else:
                 del nodes[node]
         self.tres[NODE] = len(nodes)
+
+
+def _held(job: SimJob, reason: str) -> bool:
+    """Give ``job`` the reason a limit holds it for (the one sacct keeps too); True."""
+    job.reason = job.sacct_reason = reason
+    return True
 
 
 def placed_tres(job: SimJob, alloc: Placement) -> Tres:
@@ -276,10 +287,9 @@ class RunningLimits:
             else:
                 usage = usages[kind]
                 need = usage.need(tres, alloc, rules.distinct_nodes)
-                i = over(need, (usage.tres[0], usage.tres[1], usage.tres[2], usage.tres[3]), limit)
+                i = over(need, usage.held(), limit)
             if i >= 0:
-                job.reason = job.sacct_reason = REASONS[kind][i]
-                return True
+                return _held(job, REASONS[kind][i])
         return False
 
     def held_now(self, job: SimJob) -> bool:
@@ -295,10 +305,9 @@ class RunningLimits:
         for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job), strict=True):
             limit = rules.tres[kind]
             if limit != UNLIMITED:
-                i = over(amounts, (usage.tres[0], usage.tres[1], usage.tres[2], usage.tres[3]), limit)
+                i = over(amounts, usage.held(), limit)
                 if i >= 0:
-                    job.reason = job.sacct_reason = REASONS[kind][i]
-                    return True
+                    return _held(job, REASONS[kind][i])
         return False
 
     # ------------------------------------------------------------- starts and ends
