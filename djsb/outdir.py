@@ -327,8 +327,8 @@ def output_directory(path: Path, *, kind: str, key: str = "-o", force: bool = Fa
 
 def _write_beside(path: Path, kind: str) -> Iterator[Path]:
     scratch = beside(path, "new")
-    scratch.mkdir()
     try:
+        scratch.mkdir()  # inside: a signal as it returns still removes it
         write_marker(scratch, new_marker(kind))
         yield scratch
         mark_finished(scratch)
@@ -347,18 +347,22 @@ def _write_beside(path: Path, kind: str) -> Iterator[Path]:
 
 def _write_in_place(path: Path, kind: str, key: str, reusable: Callable[[Path], bool],
                     keep: Callable[[Path], bool], resume: str | None) -> Iterator[Path]:
-    aside = None
-    if not reusable(path):
-        aside = beside(path, "old")
-        os.rename(path, aside)
-    made = not path.exists()
+    aside, made = None, False
     try:
+        if not reusable(path):
+            aside = beside(path, "old")
+            os.rename(path, aside)
+        made = not path.exists()
         make_directory(path, key)
         if read_marker(path) is None:
             write_marker(path, new_marker(kind))
-    except InputError:
-        if aside is not None:
+    except BaseException as exc:  # a refusal, or a signal before the block: put back what was there
+        if made:
+            shutil.rmtree(path, ignore_errors=True)
+        if aside is not None and aside.exists():
             os.rename(aside, path)
+        if isinstance(exc, Signalled):
+            exc.left = f"nothing written; {path} is as it was"
         raise
     try:
         yield path

@@ -13,13 +13,16 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import wait_until
 
+from djsb.errors import Signalled
 from djsb.filelock import FileLock
-from djsb.outdir import MARKER
+from djsb.outdir import MARKER, mark_finished, new_marker, output_directory, write_marker
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "configs"
@@ -339,3 +342,42 @@ def test_report_on_a_replay_s_files_is_one_line(tmp_path: Path, simulated: Path)
     refused(djsb(tmp_path, "report", "simulated"),
             "djsb: error: RUN_DIR: simulated/jobs.csv is not a run's (no stage, scenario, n_a, sample, state "
             "columns: a model replay's?)")
+
+
+def _signal_after(real: Callable[..., Any], marked: str) -> Callable[..., Any]:
+    """``real`` (Path.mkdir, os.rename) done, then SIGTERM's Signalled raised as it returns, when its
+    last argument names ``marked``: a signal that lands just after the call did its work."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        if marked in str(args[-1] if len(args) > 1 else args[0]):
+            raise Signalled("SIGTERM")
+        return result
+    return call
+
+
+def test_a_signal_as_the_scratch_is_made_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fresh-clone CI sent SIGTERM just as a scratch directory was made (after mkdir, before the
+    block that removes it on a signal): the line lacked what was left, and the scratch stayed."""
+    monkeypatch.setattr(Path, "mkdir", _signal_after(Path.mkdir, ".djsb-new-"))
+    out = tmp_path / "out"
+    with pytest.raises(Signalled) as signalled, output_directory(out, kind="simulate"):
+        pass
+    assert signalled.value.left == f"nothing written; {out} is as it was"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_as_an_old_run_is_moved_aside_puts_it_back(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command that writes in place moves the output it replaces aside first: a signal just after
+    the move puts it back, whole, and says so."""
+    out = tmp_path / "run"
+    out.mkdir()
+    write_marker(out, new_marker("run"))
+    mark_finished(out)
+    (out / "jobs.csv").write_text("job_id,wait\n1,0\n")
+    before = contents(out)
+    monkeypatch.setattr(os, "rename", _signal_after(os.rename, ".djsb-old-"))
+    with pytest.raises(Signalled) as signalled, output_directory(out, kind="run", force=True, in_place=True):
+        pass
+    assert signalled.value.left == f"nothing written; {out} is as it was"
+    assert contents(out) == before and hidden(tmp_path) == []
