@@ -48,9 +48,13 @@ def weights(scenario: str, n_cpus_s: int, n_cpus_a: int, t_s: float, t_a: float,
 
 
 def dynamicity(w_s: float, w_a: float, slowdown_s: float, slowdown_a: float) -> float:
-    """Eq. (2) of 001: the inverse weighted geometric mean of the two slowdowns."""
+    """Eq. (2) of 001: the inverse weighted geometric mean of the two slowdowns.
+
+    Undefined (NaN) when the weights do not have a positive sum: the scenario's weights charge the
+    simulation for the CPU-time its analytics took from it, which can exceed what it held when the
+    analytics outlived it (eq. (5)-(8)); no mean of the slowdowns is then a measurement."""
     if w_s + w_a <= 0:
-        raise ValueError("the weights must have a positive sum")
+        return math.nan
     return math.exp(-(w_s * math.log(slowdown_s) + w_a * math.log(slowdown_a)) / (w_s + w_a))
 
 
@@ -86,10 +90,14 @@ def cell_metrics(scenario: str, *, n_cpus_s: int, n_cpus_a: int, sim_response: f
 
 
 def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """The mean and the half-width of its 95% confidence interval (Student t; 0 for one value)."""
+    """The mean and the half-width of its 95% confidence interval (Student t; 0 for one value).
+
+    Both are NaN when a value is (a metric undefined in one sample leaves the mean undefined)."""
     if not values:
         raise ValueError("no values")
     mean = statistics.fmean(values)
+    if math.isnan(mean):
+        return math.nan, math.nan
     if len(values) < 2:
         return mean, 0.0
     import scipy.stats  # half a second to import: only when an interval is asked for

@@ -59,6 +59,18 @@ def test_dynamicity_is_inverse_weighted_geometric_mean() -> None:
     assert benchmark_metrics.dynamicity(5, 7, 1.0, 1.0) == 1.0
 
 
+def test_dynamicity_is_undefined_when_the_analytics_outlived_the_simulation() -> None:
+    # stop&continue, eq. (5)-(6): N_s=2, N_a=1, T_s=1 s, T_a=3 s, n_a=1 -> w_s = 2 (1 - 3) = -4, w_a = 3;
+    # the sum -1 is not a weighting, so eq. (2) has no value (and no traceback either)
+    w_s, w_a = benchmark_metrics.weights("stopcont", 2, 1, 1.0, 3.0, 1)
+    assert (w_s, w_a) == (-4.0, 3.0)
+    assert math.isnan(benchmark_metrics.dynamicity(w_s, w_a, 1.5, 1.1))
+    metrics = benchmark_metrics.cell_metrics("stopcont", n_cpus_s=2, n_cpus_a=1, sim_response=1.0, sim_exec=1.0,
+                                             analytics_response=[3.0], analytics_exec=[3.0], t_ref_s=1.0,
+                                             t_ref_a=3.0)
+    assert math.isnan(metrics.dynamicity) and metrics.slowdown_s == 1.0
+
+
 def test_mean_ci95_student_t() -> None:
     # [1, 2, 3]: mean 2, s = 1, t(0.975, 2) = 4.303 -> 4.303/sqrt(3) = 2.4843
     mean, half = benchmark_metrics.mean_ci95([1.0, 2.0, 3.0])

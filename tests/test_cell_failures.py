@@ -130,3 +130,26 @@ def test_jobs_shown_ending_are_recorded_once_final_with_their_slowdown(tmp_path:
                for app in ("simulation", "analytics")}
     for _, job in execution.iterrows():
         assert float(job["slowdown"]) == pytest.approx(float(job["response"]) / t_alone[job["app"]], rel=1e-3)
+
+
+def test_analytics_that_start_after_the_simulation_ended_fail_their_cell(tmp_path: Path) -> None:
+    # on the virtual clock: a 1 s simulation, its analytics 5-6 s later; no scenario happened, and eq.
+    # (3)-(8) would charge the simulation CPU-time it never held (stop&continue: w_s = 1 x (1 - 5) < 0)
+    config = tmp_path / "late.yaml"
+    config.write_text("""\
+general: {num_of_samples: 1, sleep_min_time: 5, sleep_max_time: 6, num_of_ref_analysis: 1,
+          num_of_dyn_analysis: [1], scenarios: [oversubscription, stopcont], seed: 3}
+job_module: {name: simulated}
+simulation: {total_tasks: 1, cpus_per_task: 1, total_memory: 32MiB, exec_time: 1}
+analytics: {total_tasks: 1, cpus_per_task: 1, total_memory: 16MiB, exec_time: 5, same_nodes_as_sim: true}
+output: {plots: false}
+""")
+    run_dir = tmp_path / "run"
+    assert main(["run", str(config), "-o", str(run_dir)]) == 0
+    table = cells(run_dir)
+    execution = table[table["stage"] == "execution"]
+    assert list(execution["status"]) == ["failed", "failed"]
+    assert all("the simulation ended before analytics 1 started" in reason for reason in execution["reason"])
+    summary = pd.read_csv(run_dir / "summary.csv", keep_default_na=False).set_index("scenario")
+    assert list(summary["samples"]) == [0, 0]
+    assert all("did not share its resources" in warning for warning in summary["warnings"])

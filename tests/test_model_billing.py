@@ -71,5 +71,6 @@ def test_a_site_s_billing_weights_and_max_tres_are_read_from_its_slurm_conf() ->
     cluster = cluster_spec(conf.partitions, conf.nodes, "gpu")
     assert cluster.partitions[0].billing_weights == (("cpu", 1.0), ("mem", 0.25 / 1024), ("gres/gpu", 4.0))
     make, notes = priority_plugin(conf.config, None, None, ())
-    assert make().max_tres
+    plugin = make()
+    assert isinstance(plugin, MultifactorPriority) and plugin.max_tres
     assert not [note for note in [*notes, *unmodelled(conf)] if "MAX_TRES" in note or "TRESBilling" in note]

@@ -81,6 +81,15 @@ def test_summary_ci_needs_three_samples_and_warnings_column() -> None:
     assert "machine busy: load 1.20 on 2 CPUs (0.60 per CPU > 0.5)" in lines  # every row: no cell list
 
 
+def test_summary_says_how_many_samples_have_no_dynamicity() -> None:
+    samples = _samples({("stopcont", 1): [1.2, 1.4, 1.3]})
+    samples.loc[1, "dynamicity"] = math.nan  # eq. (2) undefined in that sample (weights without a positive sum)
+    row = summary_table(samples).iloc[0]
+    assert math.isnan(row["dynamicity"])
+    assert row["slowdown_s"] == pytest.approx(1.3)
+    assert "dynamicity undefined in 1 of 3 samples" in row["warnings"]
+
+
 def _job(stage: str, app: str, exec_s: float, sample: int = 0) -> dict[str, object]:
     return {"stage": stage, "scenario": "", "n_a": 0, "sample": sample, "app": app, "state": "COMPLETED",
             "exec": exec_s}

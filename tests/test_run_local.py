@@ -62,24 +62,38 @@ def test_run_writes_records_summary_and_figures(tiny_config: Path, tmp_path: Pat
     # slowdown column = response / T_ref_alone (eq. 1)
     for scenario in ("oversubscription", "stopcont", "dynamic"):
         assert sim.loc[scenario, "slowdown"] == pytest.approx(sim.loc[scenario, "response"] / ref["simulation"])
-    # stop&continue: the simulation was suspended while the analytics ran
-    assert sim.loc["stopcont", "suspended_s"] == pytest.approx(ana.loc["stopcont", "exec"], abs=0.6)
-    # and it lasted its suspension plus its own work: it started before the analytics, was resumed
-    # once the analytics had ended, and ran for some time besides its suspension. (Its running time
-    # is not compared with the reference's: on a shared 2-core machine the two ran under different
-    # loads, 4.5x apart in one CI run.)
-    assert sim.loc["stopcont", "start"] <= ana.loc["stopcont", "start"]
-    assert sim.loc["stopcont", "end"] >= ana.loc["stopcont", "end"]
-    assert sim.loc["stopcont", "exec"] - sim.loc["stopcont", "suspended_s"] > 0
-    # dynamic: the simulation really ran on fewer threads while it lent its CPU
-    assert sim.loc["dynamic", "threads_min"] == 1
-    assert sim.loc["oversubscription", "threads_min"] == 2
     summary = pd.read_csv(run_dir / "summary.csv").set_index("scenario")
     assert set(summary.index) == {"oversubscription", "stopcont", "dynamic"}
-    # the summary's dynamicity is eq. (2) over the jobs' own numbers (one sample)
-    w_s, w_a = benchmark_metrics.weights("stopcont", 2, 1, sim.loc["stopcont", "exec"], ana.loc["stopcont", "exec"], 1)
-    expected = benchmark_metrics.dynamicity(w_s, w_a, sim.loc["stopcont", "slowdown"], ana.loc["stopcont", "slowdown"])
-    assert summary.loc["stopcont", "dynamicity"] == pytest.approx(expected)
+    # a loaded machine can calibrate the simulation's work short enough for it to end before its
+    # analytics starts: that cell, and only for that reason, is failed and has no number
+    cells = pd.read_csv(run_dir / "cells.csv", keep_default_na=False)
+    cells = cells[cells["stage"] == "execution"].set_index("scenario")
+    for scenario, cell in cells.iterrows():
+        if cell["status"] == "failed":
+            assert "the simulation ended before analytics 1 started" in cell["reason"]
+            assert summary.loc[scenario, "samples"] == 0
+        else:
+            assert ana.loc[scenario, "shared_with_sim"]
+    if cells.loc["stopcont", "status"] == "completed":
+        # stop&continue: the simulation was suspended while the analytics ran
+        assert sim.loc["stopcont", "suspended_s"] == pytest.approx(ana.loc["stopcont", "exec"], abs=0.6)
+        # and it lasted its suspension plus its own work: it started before the analytics, was resumed
+        # once the analytics had ended, and ran for some time besides its suspension. (Its running time
+        # is not compared with the reference's: on a shared 2-core machine the two ran under different
+        # loads, 4.5x apart in one CI run.)
+        assert sim.loc["stopcont", "start"] <= ana.loc["stopcont", "start"]
+        assert sim.loc["stopcont", "end"] >= ana.loc["stopcont", "end"]
+        assert sim.loc["stopcont", "exec"] - sim.loc["stopcont", "suspended_s"] > 0
+        # the summary's dynamicity is eq. (2) over the jobs' own numbers (one sample)
+        w_s, w_a = benchmark_metrics.weights("stopcont", 2, 1, sim.loc["stopcont", "exec"],
+                                             ana.loc["stopcont", "exec"], 1)
+        expected = benchmark_metrics.dynamicity(w_s, w_a, sim.loc["stopcont", "slowdown"],
+                                                ana.loc["stopcont", "slowdown"])
+        assert summary.loc["stopcont", "dynamicity"] == pytest.approx(expected)
+    if cells.loc["dynamic", "status"] == "completed":
+        # dynamic: the simulation really ran on fewer threads while it lent its CPU
+        assert sim.loc["dynamic", "threads_min"] == 1
+    assert sim.loc["oversubscription", "threads_min"] == 2
     for figure in ("djsb.png", "djsb.pdf", "slowdown_s.png", "slowdown_a.png", "dynamicity.png"):
         assert (run_dir / "figures" / figure).stat().st_size > 1000
     assert "dynamicity" in out

@@ -107,9 +107,13 @@ class ExecutionCell:
             if len(analytics) < n_a:
                 pause = min(pause, max(0.0, next_submit - self.clock.now()))
             self.stop.wait(pause)
-        if any(not a.shared_with_sim for a in analytics):
-            self.progress("warning: the simulation ended before every analytics started; give it a longer "
-                          "exec_time or shorten sleep_max_time")
+        alone = [index + 1 for index, job in enumerate(analytics) if not job.shared_with_sim]
+        if alone:
+            # eq. (3)-(8) of 001 weigh a simulation that hosted its analytics: without that, the
+            # cell measured nothing of its scenario
+            raise CellFailed(f"the simulation ended before analytics {', '.join(map(str, alone))} started, "
+                             "so they did not share its resources; give the simulation a longer exec_time "
+                             "or shorten sleep_max_time")
 
     def submit_analytics(self, index: int, key: CellKey, reference: Reference, sim: Tracked | None,
                          oversubscribe: bool) -> Tracked:

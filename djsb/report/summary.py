@@ -48,9 +48,9 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
     """Per (scenario, n_a): mean and 95% CI half-width over samples of each metric, and ``warnings``.
 
     The CI is left empty (NaN) with fewer than noise.MIN_CI_SAMPLES samples. ``warnings`` joins the
-    row's own noise warnings (slowdowns < 1, dynamicity > 1: djsb.noise) and the run's ``notes``
-    (reference spread, machine load) with "; ", so each row says when it is not to be trusted.
-    Rows come in the scenarios' fixed order (djsb/scenarios/), then by n_a.
+    row's own noise warnings (slowdowns < 1, dynamicity > 1: djsb.noise; a dynamicity undefined) and
+    the run's ``notes`` (reference spread, machine load) with "; ", so each row says when it is not to
+    be trusted. Rows come in the scenarios' fixed order (djsb/scenarios/), then by n_a.
     """
     rows = []
     for (scenario, _), group in samples.groupby(["scenario", "n_a"], sort=True):
@@ -62,7 +62,10 @@ def summary_table(samples: pd.DataFrame, notes: Sequence[str] = ()) -> pd.DataFr
             means[name] = mean
             row[name] = mean
             row[f"{name}_ci95"] = half if len(group) >= noise.MIN_CI_SAMPLES else math.nan
-        row["warnings"] = "; ".join([*noise.cell_warnings(means), *notes])
+        undefined = int(group["dynamicity"].isna().sum())
+        row["warnings"] = "; ".join([*noise.cell_warnings(means), *notes, *(
+            [f"dynamicity undefined in {undefined} of {len(group)} samples: their analytics outlived the "
+             "simulation, so the weights of eq. (2) have no positive sum"] if undefined else [])])
         rows.append(row)
     columns = (["scenario", "n_a", "samples"] + [c for m in SUMMARY_METRICS for c in (m, f"{m}_ci95")]
                + ["warnings"])
