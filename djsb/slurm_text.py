@@ -107,6 +107,27 @@ def _non_negative(text: str, problem: str) -> float:
     return value
 
 
+def job_requeue(text: str) -> bool:
+    """JobRequeue: 1 (Slurm's default) requeues a batch job whose node failed, 0 does not."""
+    value = (text.split() or [""])[0]
+    if value not in ("0", "1"):
+        raise ValueError("expected 0 or 1")
+    return value == "1"
+
+
+def requeue_delay(text: str) -> float:
+    """How long a requeued job waits before it is eligible again: the launch credential's lifetime
+    (AuthInfo's ``cred_expire``, 120 s by default, slurm_cred.c) plus 1 s, the begin time
+    batch_requeue_fini sets (job_mgr.c)."""
+    for item in text.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "cred_expire":
+            if not value.isdigit() or int(value) < 5:
+                raise ValueError("cred_expire must be a whole number of seconds >= 5")
+            return int(value) + 1.0
+    return 121.0
+
+
 def over_time_seconds(text: str) -> float:
     """OverTimeLimit in seconds ("0 min" from scontrol, minutes in slurm.conf); UNLIMITED has no
     model (Slurm itself only guesses when such a job ends)."""

@@ -66,13 +66,15 @@ def job_memory(job: SimJob, alloc: Placement) -> list[float] | None:
     return None
 
 
-def held_units(state: ClusterState, job: SimJob, own: int | None = None) -> list[tuple[int, int]]:
+def held_units(state: ClusterState, job: SimJob, own: int | None = None,
+               alloc: Placement | None = None) -> list[tuple[int, int]]:
     """Units a running job holds in its partition (``own`` if known) and in each partition sharing
-    its nodes, as (partition index, units)."""
+    its nodes, as (partition index, units): on its whole allocation, or on ``alloc``, part of it."""
     part = job.part
-    amounts = [(part.index, state.amount_in(part, job.alloc) if own is None else own)]
+    alloc = job.alloc if alloc is None else alloc
+    amounts = [(part.index, state.amount_in(part, alloc) if own is None else own)]
     for q in part.overlaps:
-        amount = state.amount_in(state.partitions[q], job.alloc)
+        amount = state.amount_in(state.partitions[q], alloc)
         if amount:
             amounts.append((q, amount))
     return amounts

@@ -45,6 +45,7 @@ from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
+from djsb.model.node_events import NodeEvent
 from djsb.model.placement import Placement, Run
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
@@ -201,11 +202,13 @@ class QosSpec:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
-    """Everything static about the machine: nodes, partitions (the first is the default), QoS."""
+    """The machine: nodes, partitions (the first is the default), QoS, and the node events that
+    take nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order)."""
 
     nodes: tuple[NodeSpec, ...]
     partitions: tuple[PartitionSpec, ...]
     qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
+    events: tuple[NodeEvent, ...] = ()
 
     @classmethod
     def homogeneous(cls, n_nodes: int, cores: int, *, memory_mb: float | None = None,

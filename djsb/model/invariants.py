@@ -40,6 +40,9 @@ reserves the job promises afresh), for a reserved job H of partition P:
   it did not have in the pass that promised H, or a new such job;
 * a running job outlives its planned end (no time limit kill, or run past the plan), a suspended
   job resumes, or a job is resized: each takes capacity the plan did not foresee;
+* a node leaves service or comes back (:mod:`djsb.model.node_events`): the plan is made anew on the
+  nodes in service (the checker counts every node's capacity, so it checks the rest against more
+  than the planners may use);
 * no backfill pass ran at H's reserved start while a job sorting ahead of H waited in P or a
   partition sharing its nodes: the main pass stops at that job, so only a backfill pass can start
   H, and with ``bf_interval`` > 0 the window planned for H may close between two passes (the
@@ -261,6 +264,10 @@ class InvariantChecker:
 
     def on_reorder(self, now: float) -> None:
         """A priority recomputation changed the queue order: every promise is void."""
+        self._void(lambda held: True)
+
+    def on_machine_change(self, now: float) -> None:
+        """Nodes left or came back to service (a node event): every promise is void."""
         self._void(lambda held: True)
 
     def _shares_nodes(self, p: int, job: SimJob) -> bool:

@@ -36,7 +36,8 @@ class SimJob:
     (:mod:`djsb.model.reasons`), the last one it had once it started, and ``sacct_reason`` the
     last one that was a limit's (not Priority or Resources), the one sacct shows; ``queued`` the number of
     main passes before it joined the queue, ``tested`` the number of the last pass that tested it
-    (:class:`~djsb.model.reasons.PassRecord`).
+    (:class:`~djsb.model.reasons.PassRecord`). ``requeues`` counts the times a node going DOWN under it
+    sent it back to the queue; ``node_failed``: it ended with its node (NODE_FAIL).
     """
 
     trace: TraceJob
@@ -73,14 +74,17 @@ class SimJob:
     sacct_reason: str = NONE
     queued: int = 0
     tested: int = 0
+    requeues: int = 0
+    node_failed: bool = False
 
     @property
     def state(self) -> str:
-        """Slurm's name of the job's state: PENDING, RUNNING, SUSPENDED, COMPLETED, TIMEOUT, CANCELLED."""
+        """Slurm's name of the job's state: PENDING, RUNNING, SUSPENDED, COMPLETED, TIMEOUT, CANCELLED,
+        NODE_FAIL."""
         if self.cancelled:
             return "CANCELLED"
         if self.finished:
-            return "TIMEOUT" if self.killed else "COMPLETED"
+            return "NODE_FAIL" if self.node_failed else "TIMEOUT" if self.killed else "COMPLETED"
         if self.start is None:
             return "PENDING"
         return "SUSPENDED" if self.suspended_since is not None else "RUNNING"
@@ -90,6 +94,16 @@ class SimJob:
     def job_id(self) -> int:
         """The trace's job id."""
         return self.trace.job_id
+
+    def requeue(self, eligible: float) -> None:
+        """Back to pending, eligible again at ``eligible``, to start from scratch: its node went
+        DOWN under it (Slurm keeps the job id and runs the job anew)."""
+        self.requeues += 1
+        self.eligible = eligible
+        self.start = self.end = self.suspended_since = None
+        self.alloc, self.memory, self.tasks = Placement(), None, None
+        self.killed = self.backfilled = False
+        self.rate, self.end_seq, self.suspended_total, self.stall_until = 1.0, -1, 0.0, -math.inf
 
     def work_until(self, now: float) -> None:
         """Account the work done from ``since`` to ``now`` at the current ``rate``."""

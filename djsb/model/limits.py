@@ -197,6 +197,14 @@ class RunningLimits:
             self.counted.add(job.job_id)
         return ""
 
+    def requeued(self, job: SimJob) -> None:
+        """A job that ended is back in the queue (its node went DOWN): it counts as submitted again."""
+        limit = job.qos.max_submit_jobs_per_user
+        if limit is not None and job.job_id not in self.counted:
+            key = (job.trace.user, job.qos.name)
+            self.submitted[key] = self.submitted.get(key, 0) + 1
+            self.counted.add(job.job_id)
+
     def parks(self, job: SimJob) -> bool:
         """Whether ``job`` can never start under its QoS (its time limit over MaxWall, or its least
         TRES over a limit by itself): it is set aside with the reason, pending forever."""

@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
 
 from djsb.jobs.hostlist import compress_hostlist
 from djsb.model.job import FACTOR_NAMES, SimJob
+from djsb.model.node_service import OUTAGE_COLUMNS, NodeService
 from djsb.model.timeline import with_busy_gpus
 
 
@@ -30,6 +32,10 @@ class SimulationResult:
     stats: dict[str, int] = field(default_factory=dict)
     total_gpus: int = 0
     """The machine's GPUs (0: it has none, and the jobs table has no ``gpus`` column)."""
+    out_of_service: pd.DataFrame | None = None
+    """With node events: one row per time a node was out of service (columns
+    :data:`~djsb.model.node_service.OUTAGE_COLUMNS`), and the jobs table has ``state`` and ``requeues``
+    columns; None without node events."""
 
     @property
     def killed(self) -> int:
@@ -39,21 +45,24 @@ class SimulationResult:
 
 def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]], node_names: Sequence[str],
                  utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int],
-                 total_gpus: int = 0) -> SimulationResult:
+                 total_gpus: int = 0, service: NodeService | None = None) -> SimulationResult:
     """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
     machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``) and the
-    utilisation how many were held (``busy_gpus``)."""
+    utilisation how many were held (``busy_gpus``); with node events (``service``), each job's state
+    and requeues, and the outages."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
-    jobs = pd.DataFrame({name: pd.Series(values) if done else values
-                         for name, values in _job_columns(done, node_names, total_gpus > 0)})
+    columns = _job_columns(done, node_names, total_gpus > 0, service is not None)
+    jobs = pd.DataFrame({name: pd.Series(values) if done else values for name, values in columns})
     rejected_frame = pd.DataFrame(rejected, columns=["job_id", "reason"])
     counters = dict(stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
                     rejected=len(rejected_frame))
     if total_gpus > 0:
         utilisation = with_busy_gpus(utilisation, jobs)
-    return SimulationResult(jobs, utilisation, rejected_frame, total_cores, counters, total_gpus)
+    outages = pd.DataFrame(sorted(service.outages, key=itemgetter(2)), columns=list(OUTAGE_COLUMNS)) \
+        if service is not None else None  # by start
+    return SimulationResult(jobs, utilisation, rejected_frame, total_cores, counters, total_gpus, outages)
 
 
 def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
@@ -71,8 +80,8 @@ def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
     return lists
 
 
-def _job_columns(done: list[SimJob], node_names: Sequence[str],
-                 gpus: bool = False) -> Iterator[tuple[str, list[Any]]]:
+def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = False,
+                 events: bool = False) -> Iterator[tuple[str, list[Any]]]:
     """The jobs table's columns in order, one list at a time (so only one is alive at once); with
     ``gpus``, the GPUs each job held after its CPUs; ``reason`` is the pending reason a job had last
     before it started, as Slurm names it (:mod:`djsb.model.reasons`), ``sacct_reason`` the last of
@@ -101,6 +110,9 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str],
     for name in FACTOR_NAMES:
         yield f"factor_{name}", [j.factors_at_start.get(name, math.nan) for j in done]
     yield "killed", [j.killed for j in done]
+    if events:
+        yield "state", [j.state for j in done]
+        yield "requeues", [j.requeues for j in done]
     yield "backfilled", [j.backfilled for j in done]
     yield "reason", [j.reason for j in done]
     yield "sacct_reason", [j.sacct_reason for j in done]

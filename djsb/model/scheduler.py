@@ -156,6 +156,12 @@ class SchedulerConfig:
                               "the backfill planner: profile (the model's own) or will_run (Slurm's)")
     kill_wait: float = setting(30.0, _seconds, "s", KILL_WAIT,
                                "how long after its limit the will-run planner expects a job gone")
+    job_requeue: bool = setting(True, as_bool, "", slurm_key("JobRequeue", slurm_text.job_requeue, "1"),
+                                "a job whose node goes DOWN is requeued (off: it ends NODE_FAIL)")
+    requeue_delay: float = setting(121.0, _seconds, "s",
+                                   slurm_key("AuthInfo", slurm_text.requeue_delay, "",
+                                             label="AuthInfo cred_expire (+ 1 s)"),
+                                   "a requeued job is eligible again this long after its node failed")
 
     @property
     def planner(self) -> str:
@@ -175,7 +181,7 @@ class SchedulerConfig:
             raise ConfigError(f"bf_will_run is bf_planner: will_run; it cannot go with bf_planner: "
                               f"{self.bf_planner}", key="policy.scheduler.bf_will_run")
         for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency",
-                     "batch_sched_delay"):
+                     "batch_sched_delay", "requeue_delay"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
         if self.node_select not in NODE_SELECTS:

@@ -22,6 +22,7 @@ from djsb.machine import NODE_BYTES
 from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
+from djsb.model.node_events import read_node_events
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
@@ -74,8 +75,8 @@ class NodeGroup:
 
 
 def read_cluster(node: Located) -> ClusterSpec:
-    """The ``cluster`` section: node groups, then partitions (or a named layout) and QoS."""
-    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos"}))
+    """The ``cluster`` section: node groups, then partitions (or a named layout), QoS and node events."""
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos", "node_events"}))
     nodes: list[NodeSpec] = []
     for item in nonempty_list(required(node, "nodes")):
         group = read_record(item, NodeGroup)
@@ -99,7 +100,9 @@ def read_cluster(node: Located) -> ClusterSpec:
     qos_node = node.get("qos")
     if qos_node is not None:
         qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
-    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos))
+    events_node = node.get("node_events")
+    events = read_node_events(nonempty_list(events_node)) if events_node is not None else ()
+    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos), events)
 
 
 def read_priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:

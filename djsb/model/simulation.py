@@ -32,34 +32,32 @@ Modelling choices (paper 004 sec. 2.2.1, figure 2.2; slurm.conf / sched_config d
   (Slurm's behaviour; traces hold such jobs), unless ``extend_limit`` (``djsb simulate``'s
   ``at_time_limit: run``, its default: a trace replayed as recorded).
 
-Incremental use (the simulated job module drives the model this way): :meth:`Simulation.submit` a
-job at the current time (optionally with a :class:`~djsb.model.shape.JobShape`),
-:meth:`~Simulation.advance` to a time (every event up to and including it, in the order above),
-:meth:`~Simulation.job` to query, :meth:`~Simulation.cancel`, :meth:`~Simulation.suspend`,
-:meth:`~Simulation.resume` and :meth:`~Simulation.resize`. Each operation acts at the current time and
-is followed by the event-triggered passes, as a job end is. ``run()`` is ``advance`` to infinity.
+Incremental use: the operations of :mod:`djsb.model.operations` (submit, cancel, suspend, resume,
+resize at the current time) with :meth:`~Simulation.advance` to a time (every event up to and
+including it, in the order above). ``run()`` is ``advance`` to infinity.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import itertools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 
-from djsb.errors import InputError, RunError
+from djsb.errors import InputError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.events import BF_TICK, END, MAIN_TICK, QUEUED_TICK, SUBMIT, WAKE
+from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.main_pass import main_pass
+from djsb.model.node_service import NodeService
+from djsb.model.operations import JobOperations, ModelError
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
@@ -76,11 +74,7 @@ from djsb.workloads.job import TraceJob
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
 
 
-class ModelError(RunError):
-    """An operation the model cannot do (unknown job, suspending a pending job, ...)."""
-
-
-class Simulation:
+class Simulation(JobOperations):
     """Replay ``jobs`` on ``cluster`` under ``scheduler`` options and a ``priority`` plugin."""
 
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
@@ -149,6 +143,9 @@ class Simulation:
         self.arrivals.sort()
         for instant, kind in self.passes.given_ticks:
             self._push(instant, kind, 0)
+        self.service = NodeService(self.state, cluster.events) if cluster.events else None
+        for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
+            self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
                           for running in start.running if (reason := self._place(running))]
 
@@ -165,8 +162,10 @@ class Simulation:
         if self.deps is not None:
             self.rejected += self.deps.unsatisfied()
         self.stats["recomputes"] = self.passes.recomputes
+        if self.service is not None:
+            self.service.close(self.now)
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
-                            self.spec.total_cores, self.stats, self.spec.total_gpus)
+                            self.spec.total_cores, self.stats, self.spec.total_gpus, self.service)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -188,6 +187,7 @@ class Simulation:
             submits: list[int] = []
             later: list[tuple[int, int]] = []  # (job id, seq) of submissions the replay made
             ticks: set[int] = set()
+            changes: list[tuple[int, int]] = []  # node events and requeued jobs, in the heap's order
             events = 0
             while heap and heap[0][0] == now:
                 _, kind, key, seq = heappop(heap)
@@ -200,6 +200,8 @@ class Simulation:
                     later.append((key, seq))
                 elif kind == WAKE:
                     self.rates_dirty = True
+                elif kind >= NODE:
+                    changes.append((kind, key))
                 else:
                     ticks.add(kind)
                     passes.fired(kind, now)
@@ -217,15 +219,18 @@ class Simulation:
             queued_submit, queued_end = passes.queued_submit, passes.queued_end
             for key in ends:
                 self._end(running[key], now)
+            if changes:
+                self._machine_changed(changes, now)
+            freed = bool(ends or changes)  # what changed runs the passes a job end runs
             periodic = MAIN_TICK in ticks
-            if ends and queued_end:
+            if freed and queued_end:
                 self.passes.request_main()
-            if ((ends and event_main and not queued_end) or periodic
+            if ((freed and event_main and not queued_end) or periodic
                     or (QUEUED_TICK in ticks and self.passes.background_pass(QUEUED_TICK, now))):
                 if periodic:
                     self.passes.background_pass(MAIN_TICK, now)
                 self._main_pass(now, periodic=periodic)
-            if BF_TICK in ticks or (ends and event_bf):
+            if BF_TICK in ticks or (freed and event_bf):
                 self._backfill_pass(now)
             if submits:
                 for key in submits:
@@ -252,143 +257,6 @@ class Simulation:
             self._update_rates(now)
         self._schedule_ticks(now)
         self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
-
-    # ----------------------------------------------------------------- incremental interface
-    def submit(self, trace: TraceJob, shape: JobShape | None = None) -> SimJob:
-        """Submit a job now (its ``submit`` field is ignored); raise ModelError if it is rejected."""
-        if trace.job_id in self.by_id:
-            raise ModelError(f"duplicate job id {trace.job_id}")
-        if trace.submit != self.now:
-            trace = dataclasses.replace(trace, submit=self.now)
-        if shape is not None:
-            if shape.tasks * shape.cpus_per_task != trace.cpus:
-                raise ModelError(f"job {trace.job_id}: {trace.cpus} CPUs but a shape of "
-                                 f"{shape.tasks} x {shape.cpus_per_task}")
-            self.shapes[trace.job_id] = shape
-        self.by_id[trace.job_id] = trace
-        self._push(self.now, SUBMIT, trace.job_id)
-        self.advance(self.now)
-        job = self.jobs.get(trace.job_id)
-        if job is None:
-            reason = next(r for job_id, r in self.rejected if job_id == trace.job_id)
-            raise ModelError(f"job {trace.job_id} rejected: {reason}")
-        return job
-
-    def job(self, job_id: int) -> SimJob:
-        """The model's view of a submitted job (state, times, nodes)."""
-        job = self.jobs.get(job_id)
-        if job is None:
-            raise ModelError(f"unknown job {job_id}")
-        return job
-
-    def node_names(self, job: SimJob) -> list[str]:
-        """Names of the nodes a job runs on, in allocation order."""
-        return [self.state.node_names[i] for i, _ in job.alloc]
-
-    def cancel(self, job_id: int) -> None:
-        """``scancel``: a pending job leaves the queue, a running or suspended one ends now."""
-        job = self.job(job_id)
-        now = self.now
-        if job.finished or job.cancelled:
-            return
-        if job.start is None:
-            if not self.limits.withdrawn(job) and (
-                    self.deps is None or self.deps.held.pop(job_id, None) is None):
-                self.queue.cancel(job)
-            job.cancelled = True
-            if self.deps is not None:
-                self._parent_ended(job, now)
-        else:
-            job.cancelled = True
-            job.killed = False
-            self._end(job, now)
-            job.end = now
-        self._after_operation(now)
-
-    def suspend(self, job_id: int) -> None:
-        """``scontrol suspend``: the job keeps its memory, frees its CPUs, which other jobs
-        (backfilled ones included) may take, and stops progressing; suspended time does not count
-        against its time limit."""
-        job = self._running_job(job_id)
-        if job.suspended_since is not None:
-            return
-        now = self.now
-        job.work_until(now)
-        self.rates_dirty = True
-        job.suspended_since = now
-        job.end_seq = -1
-        self.state.commit(job.alloc, job.cpus, None, sign=-1)
-        del self.amounts[job.job_id]
-        if self.checker is not None:
-            self.checker.on_suspend(job, now)
-        self._after_operation(now)
-
-    def resume(self, job_id: int, stall: float = 0.0) -> None:
-        """``scontrol resume``: take the CPUs back whether or not others use them now (Slurm does not
-        check), which may over-allocate a node: no job starts there until it is below capacity
-        again. No progress for ``stall`` seconds."""
-        job = self._running_job(job_id)
-        if job.suspended_since is None:
-            return
-        now = self.now
-        job.suspended_total += now - job.suspended_since
-        job.suspended_since = None
-        job.since = now
-        job.rate = 0.0
-        self.state.commit(job.alloc, job.cpus, None)
-        self.amounts[job.job_id] = held_units(self.state, job)
-        if stall > 0:
-            job.stall_until = now + stall
-            self._push(job.stall_until, WAKE, job.job_id)
-        if self.checker is not None:
-            self.checker.on_resume(job, now, self.planner.planned_end(job, now))
-        self.rates_dirty = True
-        self._after_operation(now)
-
-    def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
-        """Set a started job's CPUs on each of its nodes (parallel to its allocation): a malleable
-        job shrinking or growing, as DLB-DROM does in paper 001's cooperative scenario.
-
-        Shrinking frees CPUs now, which other jobs may use without oversubscription; growing takes
-        them back without a check (the job's own CPUs, lent and returned). A suspended job's new
-        size applies when it resumes.
-        """
-        job = self._running_job(job_id)
-        if job.part.exclusive:
-            raise ModelError(f"job {job_id} is in an exclusive partition: it holds whole nodes")
-        if len(cpus_per_node) != len(job.alloc) or min(cpus_per_node) < 1:
-            raise ModelError(f"job {job_id}: give at least one CPU on each of its {len(job.alloc)} nodes")
-        new = job.alloc.resized(cpus_per_node)
-        now = self.now
-        if job.suspended_since is None:
-            job.work_until(now)
-            delta = Placement.of((node, cpus - old)
-                                 for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
-            self.state.commit(delta, delta.slots, None)
-            job.cpus = sum(cpus_per_node)
-            job.alloc = new
-            self.amounts[job.job_id] = held_units(self.state, job)
-        else:
-            job.alloc = new
-            job.cpus = sum(cpus_per_node)
-        if self.checker is not None:
-            self.checker.on_resize(job, now)
-        self.rates_dirty = True
-        self._after_operation(now)
-
-    def _running_job(self, job_id: int) -> SimJob:
-        job = self.job(job_id)
-        if job.start is None or job.finished or job.cancelled:
-            raise ModelError(f"job {job_id} is {job.state}, not running")
-        return job
-
-    def _after_operation(self, now: float) -> None:
-        """An operation changed the allocation now: run the event-triggered passes, as on a job end."""
-        self.passes.touch()
-        self._main_pass(now, periodic=False)
-        if self.passes.event_bf:
-            self._backfill_pass(now)
-        self._settle(now)
 
     # ----------------------------------------------------------------- dependencies
     def _parent_ended(self, parent: SimJob, now: float) -> None:
@@ -543,7 +411,9 @@ class Simulation:
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
 
-    def _end(self, job: SimJob, now: float) -> None:
+    def _end(self, job: SimJob, now: float, node_failed: bool = False) -> None:
+        """A job ends now: it gives its nodes back, to the nodes still in service. One whose node
+        went DOWN (``node_failed``) is requeued, or ends NODE_FAIL without ``job_requeue``."""
         trace = job.trace
         del self.running[trace.job_id]
         if job.suspended_since is None:
@@ -552,18 +422,49 @@ class Simulation:
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         self.state.commit_gpus(job.alloc, sign=-1)
+        if self.service is not None:
+            self.service.absorb(job.alloc)
+        requeue = node_failed and self.config.job_requeue
+        if node_failed:
+            job.end = now
         job.end_seq = -1
-        job.finished = not job.cancelled
+        job.finished = not job.cancelled and not requeue
+        job.node_failed = node_failed and not requeue
         self.limits.ended(job)
         self.priority.on_end(job, now)
         if self.checker is not None:
             self.checker.on_end(job, now)
-        self.finished.append(job)
         self.passes.touch()
         if self.rates is not None:
             self.rates_dirty = True
+        if requeue:
+            job.requeue(now + self.config.requeue_delay)
+            self.limits.requeued(job)
+            self._push(job.eligible, REQUEUE, trace.job_id)
+            return
+        self.finished.append(job)
         if self.deps is not None:
             self._parent_ended(job, now)
+
+    def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
+        """Apply node events (the jobs on a node gone DOWN end) and queue requeued jobs eligible
+        again; a running job's units on nodes out of service are no longer planned to come back."""
+        assert self.service is not None
+        for kind, key in changes:
+            if kind == REQUEUE:
+                self._queue(self.jobs[key], now)
+                continue
+            changed, down = self.service.apply(key, now)
+            on = set(changed)
+            for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
+                self._end(job, now, node_failed=True)
+            for job in self.running.values():
+                if job.suspended_since is None and any(node in on for node, _ in job.alloc):
+                    alloc = self.service.in_service(job.alloc, job.memory)[0]
+                    self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
+            if self.checker is not None:
+                self.checker.on_machine_change(now)
+        self.passes.touch()
 
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
@@ -592,7 +493,8 @@ class Simulation:
             started.add(job.job_id)
 
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
-                                      self.backfill.max_reservations, self.node_memory, self.checker, start))
+                                      self.backfill.max_reservations, self.node_memory, self.checker, start,
+                                      self.service.in_service if self.service and self.service.out else None))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

@@ -65,7 +65,10 @@ class BackfillView:
     one checks this replay.
     ``start(job, placement)`` is the planner's one decision: start ``job`` now on ``placement`` as a
     backfilled job. The core applies it before returning, so the state, the queue's needs and the
-    limits the rest of the pass reads already count it."""
+    limits the rest of the pass reads already count it. ``in_service`` gives what a running job's
+    allocation and memory give back to the plan when it ends: all of it, but what is on nodes out of
+    service (:mod:`djsb.model.node_service`), which the plan never gets (None: every node is in
+    service)."""
 
     now: float
     queue: JobQueue
@@ -77,6 +80,16 @@ class BackfillView:
     node_memory: bool
     checker: InvariantChecker | None
     start: Callable[[SimJob, Placement], None]
+    in_service: Callable[[Placement, list[float] | None], tuple[Placement, list[float] | None]] | None = None
+
+    def holdings(self) -> Iterator[tuple[SimJob, Placement, list[float] | None]]:
+        """Each running job that is not suspended, with the allocation and memory it gives back to
+        the plan when it ends."""
+        keep = self.in_service
+        for job in self.running.values():
+            if job.suspended_since is None:
+                alloc, memory = keep(job.alloc, job.memory) if keep is not None else (job.alloc, job.memory)
+                yield job, alloc, memory
 
 
 class BackfillPlanner(ABC):

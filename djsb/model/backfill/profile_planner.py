@@ -156,8 +156,7 @@ class ProfilePlanner(BackfillPlanner):
     def _node_plan(self, view: BackfillView) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
         now = view.now
-        holdings = [(self.planned_end(job, now), job.alloc, job.memory)
-                    for job in view.running.values() if job.suspended_since is None]
+        holdings = [(self.planned_end(job, now), alloc, memory) for job, alloc, memory in view.holdings()]
         return NodePlan(view.state, now, holdings)
 
     @staticmethod

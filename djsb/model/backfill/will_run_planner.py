@@ -41,9 +41,8 @@ class WillRunPlanner(BackfillPlanner):
         cfg, now = self.config, view.now
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
-        running = (job for job in view.running.values() if job.suspended_since is None)
-        test = WillRunTest(view.state, [(self.expected_end(job), job.alloc, job.memory, job.job_id)
-                                        for job in running],
+        test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id)
+                                        for job, alloc, memory in view.holdings()],
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
         left = UnreservedCapacity(view, space) if not view.queue.shaped else None
