@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from djsb.errors import ConfigError
-from djsb.model import TEXTBOOK, ClusterSpec, Simulation
+from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.invariants import InvariantChecker
 from djsb.model.node_events import NodeEvent
 from djsb.model.result import SimulationResult
@@ -27,18 +27,18 @@ def job(job_id: int, submit: float, run_time: float, cpus: int, limit: float | N
     return TraceJob(job_id, submit, run_time, cpus, requested_time=limit or run_time)
 
 
-def replay(jobs: list[TraceJob], events: list[NodeEvent], nodes: int = 2,
-           **options: object) -> SimulationResult:
-    cluster = dataclasses.replace(ClusterSpec.homogeneous(nodes, 2), events=tuple(events))
-    return Simulation(jobs, cluster, dataclasses.replace(KILL, **options),
-                      checker=InvariantChecker(cluster)).run()
+def replay(jobs: list[TraceJob], events: list[NodeEvent], scheduler: SchedulerConfig = KILL) -> SimulationResult:
+    cluster = dataclasses.replace(ClusterSpec.homogeneous(2, 2), events=tuple(events))
+    return Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run()
 
 
 def rows(result: SimulationResult) -> dict[int, tuple[float, float, str, str, int]]:
     """(start, end, nodes, state, requeues) of each job."""
     frame = result.jobs
-    return {int(r.job_id): (float(r.start), float(r.end), r.nodes, r.state, int(r.requeues))
-            for r in frame.itertuples()}
+    return {int(i): (float(start), float(end), str(nodes), str(state), int(requeues))
+            for i, start, end, nodes, state, requeues in zip(
+                frame["job_id"], frame["start"], frame["end"], frame["nodes"], frame["state"],
+                frame["requeues"], strict=True)}
 
 
 def test_a_drained_node_takes_no_new_job_and_lets_its_running_one_end() -> None:
@@ -70,13 +70,15 @@ def test_a_node_gone_down_requeues_its_job_which_starts_again_from_scratch() -> 
 
 def test_without_job_requeue_the_job_of_a_node_gone_down_ends_node_fail() -> None:
     # JobRequeue=0: job 1 ends at 30 with its node, NODE_FAIL after 30 s of its 100
-    result = replay([job(1, 0, 100, 2)], [NodeEvent(30, "n0", "DOWN")], job_requeue=False)
+    result = replay([job(1, 0, 100, 2)], [NodeEvent(30, "n0", "DOWN")],
+                    dataclasses.replace(KILL, job_requeue=False))
     assert rows(result) == {1: (0.0, 30.0, "n0", "NODE_FAIL", 0)}
 
 
 def test_the_requeue_delay_follows_cred_expire() -> None:
     # AuthInfo=cred_expire=30: eligible again at 30 + 31 = 61
-    result = replay([job(1, 0, 100, 2)], [NodeEvent(30, "n0", "DOWN")], requeue_delay=31.0)
+    result = replay([job(1, 0, 100, 2)], [NodeEvent(30, "n0", "DOWN")],
+                    dataclasses.replace(KILL, requeue_delay=31.0))
     assert rows(result)[1][:2] == (61.0, 161.0)
 
 
@@ -89,7 +91,7 @@ def test_backfill_plans_no_capacity_on_a_drained_node() -> None:
     jobs = [job(1, 0, 300, 2), job(2, 0, 100, 2), job(3, 20, 50, 4), job(4, 30, 250, 2)]
     events = [NodeEvent(10, "n0", "DRAIN"), NodeEvent(400, "n0", "RESUME")]
     for planner in ("profile", "will_run"):
-        result = rows(replay(jobs, events, bf_planner=planner))
+        result = rows(replay(jobs, events, dataclasses.replace(KILL, bf_planner=planner)))
         assert result[4][:3] == (100.0, 350.0, "n1"), planner
         assert result[3][:3] == (400.0, 450.0, "n[0-1]"), planner
 

@@ -49,6 +49,8 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.select_type: ("select/cons_res", "cons_tres"),
     slurm_text.kill_wait_seconds: ("7", 7.0),
     slurm_text.over_time_seconds: ("2", 120.0),
+    slurm_text.job_requeue: ("0", False),
+    slurm_text.requeue_delay: ("cred_expire=30,socket=/run/munge.sock", 31.0),
     slurm_text.fair_share_algorithm: ("NO_FAIR_TREE", "classic"),
     slurm_text.integer: ("-3", -3),
     slurm_text.time_limit: ("1-00:00:00", 86400.0),

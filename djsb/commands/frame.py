@@ -73,7 +73,8 @@ def replay_outcome(command: str, ran: str, out: Path) -> Outcome:
     """A model replay's end: its metrics.json's headline numbers, in their units."""
     metrics = json.loads((out / "metrics.json").read_text())
     return Outcome(command, ran, out, headlines(metrics, metrics.get("units", {}), (
-        "jobs", "rejected", "mean_wait", "p95_wait", "mean_bounded_slowdown", "utilisation", "makespan")))
+        "jobs", "rejected", "mean_wait", "p95_wait", "mean_bounded_slowdown", "utilisation", "capacity_lost",
+        "makespan")))
 
 
 def model_replay(name: str, help: str, work: Callable[[Path, Path], object], ran: str) -> Command:

@@ -65,7 +65,15 @@ class NodeEvent:
         return expand_hostlist(self.nodes)
 
 
-def read_node_events(items: Sequence[Located]) -> tuple[NodeEvent, ...]:
+def read_node_events(items: Sequence[Located], node_names: Sequence[str]) -> tuple[NodeEvent, ...]:
     """The events of a config's ``cluster.node_events`` list, in time order (a stable sort: events
-    at one instant apply in the order written)."""
-    return tuple(sorted((read_record(item, NodeEvent) for item in items), key=lambda event: event.at))
+    at one instant apply in the order written), each naming nodes of ``node_names``."""
+    known = set(node_names)
+    events = []
+    for item in items:
+        event = read_record(item, NodeEvent)
+        unknown = [name for name in event.names if name not in known]
+        if unknown:
+            raise (item.get("nodes") or item).error(f"unknown node {unknown[0]!r}")
+        events.append(event)
+    return tuple(sorted(events, key=lambda event: event.at))

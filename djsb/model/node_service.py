@@ -43,7 +43,7 @@ class NodeService:
         for number, event in enumerate(events):
             unknown = [name for name in event.names if name not in index]
             if unknown:
-                raise ConfigError(f"unknown node {unknown[0]!r}", key=f"cluster.node_events[{number}].nodes")
+                raise ConfigError(f"unknown node {unknown[0]!r}", key=f"node_events[{number}].nodes")
             self.events.append((event.at, tuple(index[name] for name in event.names), event))
         self.out: dict[int, Outage] = {}
         """The nodes out of service now, each with its outage."""

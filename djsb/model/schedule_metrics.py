@@ -7,6 +7,8 @@
 * utilisation = core-seconds used / (cores x makespan), makespan = last end - first submit.
 * gpu_utilisation = GPU-seconds held / (GPUs x makespan), beside it only on a machine with GPUs
   (a job table with a ``gpus`` column: djsb/model/result.py).
+* capacity_lost = core-seconds out of service within the makespan / (cores x makespan), with node
+  events (djsb/model/node_events.py): the share of the machine no job could use.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import pandas as pd
 TAU = 10.0
 
 UNITS = {"jobs": "jobs", "mean_wait": "s", "median_wait": "s", "p95_wait": "s", "mean_bounded_slowdown": "1",
-         "utilisation": "1", "gpu_utilisation": "1", "makespan": "s", "killed": "jobs", "backfilled": "jobs"}
+         "utilisation": "1", "gpu_utilisation": "1", "makespan": "s", "killed": "jobs", "backfilled": "jobs",
+         "out_of_service_core_seconds": "core-s", "capacity_lost": "1"}
 """The unit of each metric of :func:`summary` (``1``: a ratio; utilisation is a fraction, not %)."""
 
 
@@ -73,3 +76,22 @@ def summary(jobs: pd.DataFrame, total_cores: int, total_gpus: int = 0) -> dict[s
         "killed": int(jobs["killed"].sum()),
         "backfilled": int(jobs["backfilled"].sum()),
     }
+
+
+def out_of_service_core_seconds(outages: pd.DataFrame, begin: float, end: float) -> float:
+    """Core-seconds of the outages (out_of_service.csv rows: ``start``, ``end`` empty for one lasting
+    to the end, ``cores``) within [``begin``, ``end``]."""
+    if outages.empty or end <= begin:
+        return 0.0
+    stops = outages["end"].astype(float).fillna(end).clip(upper=end)
+    starts = outages["start"].astype(float).clip(lower=begin)
+    return float(((stops - starts).clip(lower=0.0) * outages["cores"]).sum())
+
+
+def capacity_lost(jobs: pd.DataFrame, outages: pd.DataFrame, total_cores: int) -> dict[str, float]:
+    """The core-seconds out of service within the makespan and their share of the machine's."""
+    span = makespan(jobs)
+    begin = float(jobs["submit"].min()) if len(jobs) else 0.0
+    lost = out_of_service_core_seconds(outages, begin, begin + span)
+    return {"out_of_service_core_seconds": lost,
+            "capacity_lost": lost / (total_cores * span) if span > 0 and total_cores > 0 else 0.0}

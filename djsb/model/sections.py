@@ -22,7 +22,7 @@ from djsb.machine import NODE_BYTES
 from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
-from djsb.model.node_events import read_node_events
+from djsb.model.node_events import NodeEvent, read_node_events
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
@@ -101,7 +101,8 @@ def read_cluster(node: Located) -> ClusterSpec:
     if qos_node is not None:
         qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
     events_node = node.get("node_events")
-    events = read_node_events(nonempty_list(events_node)) if events_node is not None else ()
+    names = [n.name for n in nodes]
+    events = read_node_events(nonempty_list(events_node), names) if events_node is not None else ()
     return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos), events)
 
 
@@ -166,7 +167,7 @@ def scheduler_overrides(node: Located, readers: Readers = POLICY_SCHEDULER_KEYS)
 def reference() -> str:
     """The Markdown reference of the ``cluster`` section (docs/reference/cluster.md is this text)."""
     return "\n".join([
-        "# `cluster`: the model's nodes, partitions and QoS", "",
+        "# `cluster`: the model's nodes, partitions, QoS and node events", "",
         "Generated from djsb/model/sections.py and djsb/model/cluster.py (`make reference`); a test fails "
         "when this file and the declarations differ. A time is a number of seconds or a Slurm time "
         "(`1-00:00:00`). `cluster.layout: NAME` (djsb/model/layouts.py) stands for a named set of "
@@ -174,4 +175,9 @@ def reference() -> str:
         "## `cluster.nodes[]`: groups of nodes alike (required)", "", *table(NodeGroup), "",
         "## `cluster.partitions[]` (default: one partition `batch` over every node)", "",
         *table(PartitionSpec), "",
-        "## `cluster.qos[]` (default: one QoS `normal`)", "", *table(QosSpec)]) + "\n"
+        "## `cluster.qos[]` (default: one QoS `normal`)", "", *table(QosSpec), "",
+        "## `cluster.node_events[]`: nodes leaving service and coming back (default: none)", "",
+        "DRAIN and FAIL let the jobs running there end; DOWN ends them (requeued after "
+        "`policy.scheduler.requeue_delay` unless `job_requeue: false`, then NODE_FAIL). With events, "
+        "jobs.csv has `state` and `requeues`, out_of_service.csv has each outage and metrics.json "
+        "`capacity_lost`.", "", *table(NodeEvent)]) + "\n"

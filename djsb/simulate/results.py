@@ -1,7 +1,7 @@
 """A model replay of an :class:`~djsb.simulate.experiment.Experiment` and what it writes: jobs.csv,
 utilisation.csv, rejected.csv, skipped.csv (trace records not read, if any), shaped.csv (with
-shaping), metrics.json (its numbers and their ``units``), the figures
-(:mod:`djsb.report.replay_figures`, unless ``output: {plots: false}``) and report.html.
+shaping), out_of_service.csv (with node events), metrics.json (its numbers and their ``units``),
+the figures (:mod:`djsb.report.replay_figures`, unless ``output: {plots: false}``) and report.html.
 
 metrics.json and the line printed at the end of the run say which estimate and which
 ``at_time_limit`` the replay used and how many jobs were killed.
@@ -21,7 +21,7 @@ import yaml
 from djsb.errors import ConfigError
 from djsb.model import Simulation, SimulationResult
 from djsb.model.limits import NEVER_STARTED
-from djsb.model.schedule_metrics import UNITS, summary
+from djsb.model.schedule_metrics import UNITS, capacity_lost, summary
 from djsb.outcome import units_of
 from djsb.progress import Progress, say
 from djsb.report.html import write_simulate_html
@@ -70,13 +70,17 @@ def write_replay(experiment: Experiment, out_dir: Path, config_path: Path,
     result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     result.utilisation.to_csv(out_dir / "utilisation.csv", index=False)
     result.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    if result.out_of_service is not None:
+        result.out_of_service.to_csv(out_dir / "out_of_service.csv", index=False)
     skipped = pd.DataFrame([(r.line, r.reason, r.text) for r in experiment.skipped],
                            columns=["line", "reason", "text"])
     if len(skipped):
         skipped.to_csv(out_dir / "skipped.csv", index=False)
     scheduler = {k: "unlimited" if v == math.inf else v
                  for k, v in dataclasses.asdict(experiment.scheduler).items()}
-    metrics = {**summary(result.jobs, result.total_cores, result.total_gpus),
+    lost = capacity_lost(result.jobs, result.out_of_service, result.total_cores) \
+        if result.out_of_service is not None else {}
+    metrics = {**summary(result.jobs, result.total_cores, result.total_gpus), **lost,
                "rejected": len(result.rejected), "never_started": never_started(result.rejected),
                **_shaping_counts(experiment),
                "skipped": len(skipped), **experiment.replay.as_metrics(),
