@@ -303,7 +303,8 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "PreemptType=preempt/qos",
                               "-o", str(out)], 2, "--set: 'PreemptType=preempt/qos': expected KEY=VALUE with KEY "
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
-                     "KillWait, OverTimeLimit, PriorityType, PriorityWeightAge, PriorityWeightFairShare, "
+                     "KillWait, OverTimeLimit, JobRequeue, AuthInfo, PriorityType, PriorityWeightAge, "
+                     "PriorityWeightFairShare, "
                      "PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, "
                      "PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, PriorityCalcPeriod)", out)
 

@@ -158,7 +158,10 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
     # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
     assert "144 task(s) of 24 job array(s) with a throttle" in notes
     assert "12 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
-    assert "node h12 was DRAIN (bench drain)" in notes and "the model keeps it in service" in notes
+    # h12's drain is replayed (84 s from 115 s into the model's time), the reservation noted
+    outages = (tmp_path / "features" / "out_of_service.csv").read_text().splitlines()
+    assert outages[1:] == ["h12,DRAIN,115.0,199.0,2,bench drain"]
+    assert "h12" not in notes
     assert "reservation maintenance held h[1-4]" in notes
     assert errors["simulated_start"].notna().all()
     assert errors["job_id"].nunique() == len(errors)

@@ -1,7 +1,7 @@
 """Node events and reservations of a site's accounting (djsb/slurmsite/site_events.py): parsed from
-sacctmgr's real output (Slurm 22.05.8 on the mini-cluster: tests/fixtures/sacct/README.md), and
-noted by ``djsb history``, one note each, since the model keeps every node in service and holds no
-reservation."""
+sacctmgr's real output (Slurm 22.05.8 on the mini-cluster: tests/fixtures/sacct/README.md); the node
+events replayed by ``djsb history`` as the model's, the reservations noted, one note each, since the
+model holds no reservation yet."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ import pytest
 
 from djsb.cli import main
 from djsb.errors import InputError
+from djsb.model.node_events import NodeEvent as ModelEvent
 from djsb.slurmsite.site_events import (
     NodeEvent,
     ReservationRecord,
+    model_events,
+    model_state,
     parse_node_events,
     parse_reservations,
     site_event_notes,
@@ -56,31 +59,56 @@ def test_a_bad_event_line_is_named(text: str, message: str) -> None:
         parse_node_events(text, "events.txt")
 
 
-def test_notes_of_what_overlaps_the_history_only() -> None:
-    events = [NodeEvent("n1", 90.0, 130.0, "DRAIN", "disk"), NodeEvent("n2", 300.0, None, "DOWN", "gone"),
-              NodeEvent("n3", 10.0, 50.0, "DOWN*", "before")]
+def test_reservation_notes_of_what_overlaps_the_history_only() -> None:
     held = [ReservationRecord("maint", "n[1-4]", 150.0, 330.0, "MAINT"),
             ReservationRecord("later", "n5", 500.0, 600.0, "MAINT")]
-    notes = site_event_notes(events, held, begin=60.0, end=400.0)
-    assert notes == [
-        "node n1 was DRAIN (disk) for 40 s from 30 s into the history: the model keeps it in service",
-        "node n2 was DOWN (gone) to the end from 240 s into the history: the model keeps it in service",
+    assert site_event_notes(held, begin=60.0, end=400.0) == [
         "reservation maint held n[1-4] (MAINT) for 180 s from 90 s into the history: the model holds no "
         "reservation, its nodes run other jobs"]
 
 
-def test_history_notes_the_events_inside_its_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # the dump spans 10:36:28 (first submission) to 11:07:11 (last end); n3 was out twice in it
+@pytest.mark.parametrize(("state", "model"), [
+    ("DOWN*", "DOWN"), ("DOWN", "DOWN"), ("IDLE+DRAIN", "DRAIN"), ("MIXED+DRAIN", "DRAIN"), ("DRAINED", "DRAIN"),
+    ("DRAINING", "DRAIN"), ("DOWN*+DRAIN", "DOWN"), ("MIXED+FAIL", "FAIL"), ("IDLE", None), ("MAINT", None)])
+def test_each_sacctmgr_state_takes_its_most_severe_model_state(state: str, model: str | None) -> None:
+    assert model_state(state) == model
+
+
+def test_site_events_become_model_events_per_node() -> None:
+    # origin 1000, the replay over [100, 900]: n1 drained 1090..1130 (disk), and DOWN 1110..1120 under
+    # the drain (DOWN is the more severe: 110..120), back to DRAIN until 130; n2 DOWN from 1300 to the
+    # end; n3's event ended before the replay; n4's starts after it; n9 is not modelled; IDLE is no
+    # outage.
+    events = [NodeEvent("n1", 1090.0, 1130.0, "DRAIN", "disk"), NodeEvent("n1", 1110.0, 1120.0, "DOWN*", "gone"),
+              NodeEvent("n2", 1300.0, None, "DOWN", "dead"), NodeEvent("n3", 1010.0, 1050.0, "DOWN", "before"),
+              NodeEvent("n4", 1950.0, 2000.0, "DOWN", "after"), NodeEvent("n9", 1200.0, 1250.0, "DRAIN", "x"),
+              NodeEvent("n2", 1200.0, 1210.0, "IDLE", "odd")]
+    found, notes = model_events(events, 1000.0, (100.0, 900.0), {"n1", "n2", "n3", "n4"})
+    assert found == (ModelEvent(100.0, "n1", "DRAIN", "disk"),
+                     ModelEvent(110.0, "n1", "DOWN", "gone"), ModelEvent(120.0, "n1", "DRAIN", "disk"),
+                     ModelEvent(130.0, "n1", "RESUME"), ModelEvent(300.0, "n2", "DOWN", "dead"))
+    assert notes == ["node n9 (DRAIN) is in no modelled partition: its event is left out",
+                     "node n2's state IDLE takes no node out of service in the model"]
+
+
+def test_history_replays_the_events_inside_its_dump(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the dump spans 10:36:28 (first submission) to 11:07:11 (last end); n3 was out twice in it, not
+    # responding (DOWN*) for 38 s from 10:39:12 and 11 s from 10:59:56: the replay takes it out of
+    # service then (20 min 44 s = 1244 s apart)
+    out = tmp_path / "out"
     assert main(["history", str(FIXTURES / "minicluster-22.05-allocations.txt"), "--slurm-conf",
                  str(FIXTURES / "minicluster-slurm.conf"), "--events", str(FIXTURES / "events-down-22.05.txt"),
                  "--reservations", str(FIXTURES / "reservations-22.05.txt"), "--window", "600", "--step", "60",
-                 "-o", str(tmp_path / "out")]) == 0
-    noted = [line for line in (tmp_path / "out" / "notes.txt").read_text().splitlines()
-             if line.startswith(("node n3", "reservation"))]
-    assert noted == [
-        "node n3 was DOWN* (Not responding) for 38 s from 164 s into the history: the model keeps it in service",
-        "node n3 was DOWN* (Not responding) for 11 s from 1408 s into the history: the model keeps it in service"]
-    assert "node n3 was DOWN*" in capsys.readouterr().err
+                 "-o", str(out)]) == 0
+    outages = (out / "out_of_service.csv").read_text().splitlines()
+    assert outages[0] == "node,state,start,end,cores,reason"
+    rows = [line.split(",") for line in outages[1:]]
+    assert [(node, state, reason) for node, state, _, _, _, reason in rows] == [("n3", "DOWN", "Not responding")] * 2
+    starts, ends = [float(row[2]) for row in rows], [float(row[3]) for row in rows]
+    assert [end - start for start, end in zip(starts, ends, strict=True)] == [38.0, 11.0]
+    assert starts[1] - starts[0] == 1244.0
+    notes = (out / "notes.txt").read_text()
+    assert "node n3" not in notes and "reservation" not in notes  # the reservation came later that day
 
 
 def test_an_unreadable_events_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from djsb.history.inputs import SiteFiles, site_text
 from djsb.history.start import StartSplit
-from djsb.slurmsite.site_events import parse_node_events, parse_reservations, site_event_notes
+from djsb.slurmsite.site_events import NodeEvent, parse_node_events, parse_reservations, site_event_notes
 from djsb.slurmsite.slurm_conf import SlurmConf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.slurmsite.slurm_config import (
@@ -158,11 +158,15 @@ def rejected_notes(rejected: pd.DataFrame) -> list[str]:
     return [f"{len(rejected)} job(s) of the record are not replayed (rejected.csv): {reasons}"]
 
 
-def event_notes(files: SiteFiles, workload: Workload) -> list[str]:
-    """The notes of the node events and reservations ``files`` give that overlap the dump's span
-    (its first submission to its last recorded end)."""
-    events = parse_node_events(site_text(files.events, "--events"), str(files.events)) \
+def site_events(files: SiteFiles) -> list[NodeEvent]:
+    """The node events of ``files`` (none without ``--events``)."""
+    return parse_node_events(site_text(files.events, "--events"), str(files.events)) \
         if files.events is not None else []
+
+
+def reservation_notes(files: SiteFiles, workload: Workload) -> list[str]:
+    """The notes of the reservations ``files`` give that overlap the dump's span (its first
+    submission to its last recorded end)."""
     held = parse_reservations(site_text(files.reservations, "--reservations"), str(files.reservations)) \
         if files.reservations is not None else []
     ends = [outcome.start + job.run_time for job in workload.jobs
@@ -170,7 +174,7 @@ def event_notes(files: SiteFiles, workload: Workload) -> list[str]:
     if not workload.jobs or not ends:
         return []
     first = workload.time_origin + min(job.submit for job in workload.jobs)
-    return site_event_notes(events, held, first, workload.time_origin + max(ends))
+    return site_event_notes(held, first, workload.time_origin + max(ends))
 
 
 def history_notes(workload: Workload, window: float) -> list[str]:

@@ -56,11 +56,12 @@ from djsb.history.inputs import (
     site_text,
 )
 from djsb.history.notes import (
-    event_notes,
     history_notes,
     job_notes,
     log_note,
     rejected_notes,
+    reservation_notes,
+    site_events,
     start_notes,
     unmodelled,
     unmodelled_options,
@@ -89,6 +90,7 @@ from djsb.report.replay_error import (
     summary_rows,
 )
 from djsb.slurmsite.qos_text import QosTable, parse_qos
+from djsb.slurmsite.site_events import model_events
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -181,6 +183,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
         raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
+    events, event_notes = model_events(site_events(files), workload.time_origin,
+                                       (begin, span[1] - workload.time_origin),
+                                       {node.name for node in cluster.nodes})
+    cluster = dataclasses.replace(cluster, events=events)
     associations = parse_associations(site_text(files.associations, "--associations"),
                                       str(files.associations), "--associations") \
         if files.associations else None
@@ -195,7 +201,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     notes += priority_notes + history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
     notes += dependency_notes(dependencies) + array_notes(jobs)
     notes += start_notes(split, begin, files.usage, fair_share_used(conf.config))
-    notes += event_notes(files, workload)
+    notes += event_notes + reservation_notes(files, workload)
     if log is not None:
         notes.append(log_note(log, workload, passes))
     pairs = [*(associations.pairs if associations is not None else ()),
@@ -241,9 +247,12 @@ def write_history(replay: HistoryReplay, out_dir: Path, title: str) -> None:
     """The replay's files: jobs.csv (the model's), errors.csv (one row per recorded job), reasons.csv
     (how many jobs each pair of recorded and simulated reasons held),
     summary.csv (the headline figures, then one row per group of each breakdown), moving_average.csv,
-    rejected.csv, unmodelled.csv, notes.txt and report.html (``title``) with its figures."""
+    rejected.csv, unmodelled.csv, out_of_service.csv (with node events), notes.txt and report.html
+    (``title``) with its figures."""
     replay.result.jobs.to_csv(out_dir / "jobs.csv", index=False)
     replay.rejected.to_csv(out_dir / "rejected.csv", index=False)
+    if replay.result.out_of_service is not None:
+        replay.result.out_of_service.to_csv(out_dir / "out_of_service.csv", index=False)
     replay.unmodelled.to_csv(out_dir / "unmodelled.csv", index=False)
     replay.errors.to_csv(out_dir / "errors.csv", index=False)
     reason_table(replay.errors).to_csv(out_dir / "reasons.csv", index=False)

@@ -1,17 +1,19 @@
 """What a site's accounting says happened to its nodes besides jobs: node events (DOWN, DRAIN over
-time) and reservations, as sacctmgr prints them. The model has neither (a replay keeps every node in
-service and holds no reservation), so ``djsb history`` reads them to say so: one note per event or
-reservation that overlaps the history, never dropped silently.
+time) and reservations, as sacctmgr prints them. ``djsb history`` replays the node events
+(:func:`model_events`: the model's :mod:`~djsb.model.node_events`); the model holds no reservation
+yet, so each reservation that overlaps the history is one note, never dropped silently.
 
 A parser is a function from the text to records; a bad line is one error naming its line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from djsb.errors import InputError
+from djsb.model.node_events import NodeEvent as ModelEvent
 from djsb.workloads.sacct_columns import parse_sacct_time
 
 EVENTS_COMMAND = ("sacctmgr --noheader --parsable2 show events start=START end=END "
@@ -91,16 +93,62 @@ def parse_reservations(text: str, source: str = "reservations") -> list[Reservat
     return found
 
 
-def site_event_notes(events: Sequence[NodeEvent], reservations: Sequence[ReservationRecord],
-                     begin: float, end: float) -> list[str]:
-    """One note per node event and reservation overlapping the history's span [``begin``, ``end``]
-    (Unix seconds), saying what the replay does instead."""
-    notes = []
+SEVERITY = ("DRAIN", "FAIL", "DOWN")
+"""The model's out-of-service states, least severe first: a node in several at once (a drained node
+that stops responding) is in the most severe one."""
+
+
+def model_state(state: str) -> str | None:
+    """The model's state for a sacctmgr event state (``DOWN*``, ``IDLE+DRAIN``, ``MIXED+FAIL``, ...):
+    its most severe of DOWN (a node not responding, ``*``, is DOWN once SlurmdTimeout passed), FAIL
+    and DRAIN; None for a state that takes no node out of service."""
+    words = state.upper().replace("*", "").replace("+", " ").split()
+    found = [rank for rank, name in enumerate(SEVERITY) if name in words or f"{name}ED" in words
+             or (name == "DRAIN" and "DRAINING" in words)]
+    return SEVERITY[max(found)] if found else None
+
+
+def model_events(events: Sequence[NodeEvent], origin: float, span: tuple[float, float],
+                 nodes: Collection[str]) -> tuple[tuple[ModelEvent, ...], list[str]]:
+    """The model's node events for a site's within the replay's ``span`` (begin, end; times in
+    seconds from ``origin``, as the events' become), on the modelled ``nodes``: per node, the most
+    severe state of the events under way, entered and left as they begin and end (an event still
+    open lasts to the replay's end). And one note per node outside the model and per state the
+    model does not take."""
+    notes: list[str] = []
+    spans: dict[str, list[tuple[float, float, str, str]]] = {}
+    begin = span[0]
     for event in events:
-        if event.start <= end and (event.end is None or event.end >= begin):
-            lasted = f"for {event.end - event.start:.0f} s" if event.end is not None else "to the end"
-            notes.append(f"node {event.node} was {event.state} ({event.reason}) {lasted} from "
-                         f"{event.start - begin:.0f} s into the history: the model keeps it in service")
+        state = model_state(event.state)
+        end = math.inf if event.end is None else event.end - origin
+        if end <= begin or event.start - origin > span[1]:
+            continue
+        if state is None:
+            notes.append(f"node {event.node}'s state {event.state} takes no node out of service in the model")
+        elif event.node not in nodes:
+            notes.append(f"node {event.node} ({event.state}) is in no modelled partition: its event is "
+                         "left out")
+        else:
+            start = max(event.start - origin, begin)
+            spans.setdefault(event.node, []).append((start, end, state, event.reason))
+    found = []
+    for node, intervals in sorted(spans.items()):
+        instants = sorted({t for start, end, _, _ in intervals for t in (start, end) if t < math.inf})
+        now_state = None
+        for instant in instants:
+            active = [(SEVERITY.index(state), state, reason) for start, end, state, reason in intervals
+                      if start <= instant < end]
+            state, reason = (max(active)[1:]) if active else (None, "")
+            if state != now_state:
+                found.append(ModelEvent(instant, node, state or "RESUME", reason))
+                now_state = state
+    return tuple(sorted(found, key=lambda event: event.at)), notes
+
+
+def site_event_notes(reservations: Sequence[ReservationRecord], begin: float, end: float) -> list[str]:
+    """One note per reservation overlapping the history's span [``begin``, ``end``] (Unix seconds),
+    saying what the replay does instead."""
+    notes = []
     for held in reservations:
         if held.start <= end and held.end >= begin:
             notes.append(f"reservation {held.name} held {held.nodes} ({held.flags}) for "
