@@ -47,6 +47,7 @@ from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
 from djsb.model.placement import Placement, Run
+from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
@@ -202,13 +203,15 @@ class QosSpec:
 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
-    """The machine: nodes, partitions (the first is the default), QoS, and the node events that
-    take nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order)."""
+    """The machine: nodes, partitions (the first is the default), QoS, the node events that take
+    nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order) and the
+    advance reservations that keep nodes from jobs (:mod:`djsb.model.reservations`)."""
 
     nodes: tuple[NodeSpec, ...]
     partitions: tuple[PartitionSpec, ...]
     qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
     events: tuple[NodeEvent, ...] = ()
+    reservations: tuple[AdvanceReservation, ...] = ()
 
     @classmethod
     def homogeneous(cls, n_nodes: int, cores: int, *, memory_mb: float | None = None,

@@ -6,7 +6,8 @@ that failed (Slurm's main scheduler takes a failed partition's nodes from every 
 job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blocking
 (:mod:`djsb.model.limits`: checked before placing a job and, for TRES limits, on the nodes placed).
 It gives the jobs it tests Slurm's pending reasons (:mod:`djsb.model.reasons`): ``Resources`` to a
-job that does not fit, ``Priority`` to the jobs of a partition it stopped at. When it runs
+job that does not fit, ``Priority`` to the jobs of a partition it stopped at. A job's run that would
+overlap an advance reservation does not use its nodes (:mod:`djsb.model.reservations`). When it runs
 and how deep it looks is the caller's (:mod:`djsb.model.simulation`, :mod:`djsb.model.pass_timing`).
 """
 
@@ -21,14 +22,17 @@ from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
 from djsb.model.queue import JobQueue
-from djsb.model.reasons import NONE, PRIORITY, RESOURCES
+from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
 
 
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
-              max_depth: float, start: Callable[[SimJob, Placement], None]) -> tuple[set[int], bool]:
+              max_depth: float, start: Callable[[SimJob, Placement], None],
+              reserved: Callable[[SimJob], frozenset[int]] | None = None) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
-    that fits, testing at most ``max_depth`` jobs of partitions not yet blocked. Returns the ids of
-    the jobs started and whether the depth left jobs untested (the periodic pass must see them)."""
+    that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
+    the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`).
+    Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
+    must see them)."""
     queue, record = jobs.jobs, jobs.record
     pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
     record.passes += 1
@@ -51,13 +55,20 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         if pre and not limits.allows(job):
             continue
         members = job.part.members
-        if failed_nodes.isdisjoint(members):
+        excluded = failed_nodes
+        if reserved is not None and (held := reserved(job) & members):
+            if members <= held or not admitter.fits_idle(job, held):
+                job.reason = job.sacct_reason = NODE_NOT_AVAIL
+                job.tested = number
+                continue  # reservations leave it too little: it fails nothing (job_scheduler.c)
+            excluded = failed_nodes | held
+        if excluded.isdisjoint(members):
             alloc = allocate(job, state)
-        elif members <= failed_nodes or not admitter.fits_idle(job, failed_nodes):
+        elif members <= excluded or not admitter.fits_idle(job, excluded):
             job.reason, job.tested = RESOURCES, number
             continue  # the nodes failed partitions left could never hold it: it fails nothing
         else:
-            alloc = allocate(job, state.without(failed_nodes))
+            alloc = allocate(job, state.without(excluded))
         if alloc is None:
             job.reason, job.tested = RESOURCES, number
             blocked.add(p)

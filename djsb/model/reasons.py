@@ -18,9 +18,12 @@ PRIORITY = "Priority"
 RESOURCES = "Resources"
 MAX_WALL = "QOSMaxWallDurationPerJobLimit"
 DEPENDENCY = "Dependency"
+"""A job held until its parents end (:mod:`djsb.model.dependency`)."""
 ARRAY_TASK_LIMIT = "JobArrayTaskLimit"
 """A task of a throttled job array held while as many of its tasks run (:mod:`djsb.model.limits`)."""
-"""A job held until its parents end (:mod:`djsb.model.dependency`)."""
+NODE_NOT_AVAIL = "ReqNodeNotAvail"
+"""A job that could not run on the nodes a reservation leaves it, even were they idle
+(:mod:`djsb.model.reservations`): WAIT_NODE_NOT_AVAIL, which sacct keeps as a limit's reason is kept."""
 
 
 class PassRecord:

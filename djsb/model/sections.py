@@ -26,6 +26,7 @@ from djsb.model.node_events import NodeEvent, read_node_events
 from djsb.model.priority import FifoPriority
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.plugins import PRESETS, PRIORITY_PLUGINS
+from djsb.model.reservations import AdvanceReservation, read_reservations
 from djsb.model.scheduler import POLICY_SCHEDULER_KEYS, SchedulerConfig
 from djsb.registry import UnknownName
 from djsb.setting import read_record, setting, table
@@ -75,8 +76,9 @@ class NodeGroup:
 
 
 def read_cluster(node: Located) -> ClusterSpec:
-    """The ``cluster`` section: node groups, then partitions (or a named layout), QoS and node events."""
-    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos", "node_events"}))
+    """The ``cluster`` section: node groups, then partitions (or a named layout), QoS, node events and
+    reservations."""
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos", "node_events", "reservations"}))
     nodes: list[NodeSpec] = []
     for item in nonempty_list(required(node, "nodes")):
         group = read_record(item, NodeGroup)
@@ -103,7 +105,9 @@ def read_cluster(node: Located) -> ClusterSpec:
     events_node = node.get("node_events")
     names = [n.name for n in nodes]
     events = read_node_events(nonempty_list(events_node), names) if events_node is not None else ()
-    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos), events)
+    held_node = node.get("reservations")
+    held = read_reservations(nonempty_list(held_node), names) if held_node is not None else ()
+    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos), events, held)
 
 
 def read_priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
@@ -167,7 +171,7 @@ def scheduler_overrides(node: Located, readers: Readers = POLICY_SCHEDULER_KEYS)
 def reference() -> str:
     """The Markdown reference of the ``cluster`` section (docs/reference/cluster.md is this text)."""
     return "\n".join([
-        "# `cluster`: the model's nodes, partitions, QoS and node events", "",
+        "# `cluster`: the model's nodes, partitions, QoS, node events and reservations", "",
         "Generated from djsb/model/sections.py and djsb/model/cluster.py (`make reference`); a test fails "
         "when this file and the declarations differ. A time is a number of seconds or a Slurm time "
         "(`1-00:00:00`). `cluster.layout: NAME` (djsb/model/layouts.py) stands for a named set of "
@@ -180,4 +184,9 @@ def reference() -> str:
         "DRAIN and FAIL let the jobs running there end; DOWN ends them (requeued after "
         "`policy.scheduler.requeue_delay` unless `job_requeue: false`, then NODE_FAIL). With events, "
         "jobs.csv has `state` and `requeues`, out_of_service.csv has each outage and metrics.json "
-        "`capacity_lost`.", "", *table(NodeEvent)]) + "\n"
+        "`capacity_lost`.", "", *table(NodeEvent), "",
+        "## `cluster.reservations[]`: advance reservations (default: none)", "",
+        "A job asking no reservation may not use a reserved node if its run, from its start to its start "
+        "plus its time limit, overlaps the reservation's window (Slurm's job_test_resv); one that could not "
+        "run on the other nodes even were they idle waits with the reason ReqNodeNotAvail. Jobs are not "
+        "run inside reservations.", "", *table(AdvanceReservation)]) + "\n"

@@ -51,7 +51,7 @@ from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, SUBMIT, WAKE
+from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
@@ -64,6 +64,7 @@ from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
 from djsb.model.rate_model import RateModel
+from djsb.model.reservations import ReservationPlan
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -144,6 +145,10 @@ class Simulation(JobOperations):
         for instant, kind in self.passes.given_ticks:
             self._push(instant, kind, 0)
         self.service = NodeService(self.state, cluster.events) if cluster.events else None
+        self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
+            if cluster.reservations else None
+        for number in range(len(cluster.reservations)):
+            self._reservation_ends(number, self.now)
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
             self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
@@ -446,14 +451,25 @@ class Simulation(JobOperations):
         if self.deps is not None:
             self._parent_ended(job, now)
 
+    def _reservation_ends(self, number: int, after: float) -> None:
+        """Push the end of reservation ``number``'s next window after ``after``, when its nodes return."""
+        assert self.reserved is not None
+        end = self.reserved.next_end(number, after)
+        if end is not None:
+            self._push(end, RESV_END, number)
+
     def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
-        """Apply node events (the jobs on a node gone DOWN end) and queue requeued jobs eligible
-        again; a running job's units on nodes out of service are no longer planned to come back."""
-        assert self.service is not None
+        """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
+        and give reserved nodes back at a window's end; a running job's units on nodes out of service
+        are no longer planned to come back."""
         for kind, key in changes:
             if kind == REQUEUE:
                 self._queue(self.jobs[key], now)
                 continue
+            if kind == RESV_END:
+                self._reservation_ends(key, now)
+                continue
+            assert self.service is not None
             changed, down = self.service.apply(key, now)
             on = set(changed)
             for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
@@ -472,8 +488,10 @@ class Simulation(JobOperations):
             return
         self.stats["main_passes"] += 1
         depth = math.inf if periodic else self.config.default_queue_depth
+        plan = self.reserved
         started, cut_short = main_pass(self.queue, self.state, self.limits, self.admitter, depth,
-                                       lambda job, alloc: self.start_job(job, alloc, now, backfilled=False))
+                                       lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
+                                       (lambda job: plan.blocked(now, now + job.limit)) if plan else None)
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:
@@ -494,7 +512,8 @@ class Simulation(JobOperations):
 
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
                                       self.backfill.max_reservations, self.node_memory, self.checker, start,
-                                      self.service.in_service if self.service and self.service.out else None))
+                                      self.service.in_service if self.service and self.service.out else None,
+                                      self.reserved))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

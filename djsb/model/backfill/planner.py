@@ -29,6 +29,7 @@ from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
 from djsb.model.queue import JobQueue, Needs, NeedsLeft
+from djsb.model.reservations import ReservationPlan, Window
 from djsb.registry import Registry
 
 
@@ -68,7 +69,8 @@ class BackfillView:
     limits the rest of the pass reads already count it. ``in_service`` gives what a running job's
     allocation and memory give back to the plan when it ends: all of it, but what is on nodes out of
     service (:mod:`djsb.model.node_service`), which the plan never gets (None: every node is in
-    service)."""
+    service); ``reservations`` the advance reservations, whose nodes no job may use over their
+    windows (:mod:`djsb.model.reservations`)."""
 
     now: float
     queue: JobQueue
@@ -81,6 +83,18 @@ class BackfillView:
     checker: InvariantChecker | None
     start: Callable[[SimJob, Placement], None]
     in_service: Callable[[Placement, list[float] | None], tuple[Placement, list[float] | None]] | None = None
+    reservations: ReservationPlan | None = None
+
+    def windows(self, horizon: float) -> list[Window]:
+        """The advance reservations' windows from now to ``horizon``, each to plan as taken."""
+        return self.reservations.windows(self.now, horizon) if self.reservations is not None else []
+
+    def usable(self, job: SimJob, state: ClusterState, duration: float) -> ClusterState:
+        """``state`` without the nodes a reservation keeps from ``job`` run now for ``duration``."""
+        if self.reservations is None:
+            return state
+        held = self.reservations.blocked(self.now, self.now + duration) & job.part.members
+        return state.without(held) if held else state
 
     def holdings(self) -> Iterator[tuple[SimJob, Placement, list[float] | None]]:
         """Each running job that is not suspended, with the allocation and memory it gives back to
@@ -90,6 +104,11 @@ class BackfillView:
             if job.suspended_since is None:
                 alloc, memory = keep(job.alloc, job.memory) if keep is not None else (job.alloc, job.memory)
                 yield job, alloc, memory
+
+
+def whole(state: ClusterState, nodes: frozenset[int]) -> Placement:
+    """``nodes`` with every slot of each: what an advance reservation keeps."""
+    return Placement.of((node, state.node_capacity[node]) for node in sorted(nodes))
 
 
 class BackfillPlanner(ABC):

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, job_memory, shares_cores
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end, whole
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
@@ -78,7 +78,7 @@ class ProfilePlanner(BackfillPlanner):
                 profile = profiles[part.index] = self._profile(view, part)
             duration = job.plan
             if profile.fits(now, duration, job.need):
-                alloc = allocate(job, state)
+                alloc = allocate(job, view.usable(job, state, duration))
                 if alloc is not None and nodes is not None and part.index in node_planned \
                         and nodes.holds_reserved(alloc):
                     alloc = allocate(job, nodes.view(part, now, duration, shares=shares_cores(job)))
@@ -140,7 +140,12 @@ class ProfilePlanner(BackfillPlanner):
                     for job_id, amounts in view.amounts.items()
                     for end in (planned_end(running[job_id]),)
                     for p, amount in amounts if p == index]
-        return Profile(now, part.free, releases)
+        profile = Profile(now, part.free, releases)
+        for begin, end, nodes in view.windows(now + self.config.bf_window):
+            units = view.state.amount_in(part, whole(view.state, nodes))
+            if units:  # the reservation's nodes are taken over its window
+                profile.take(max(begin, now), end - max(begin, now), units)
+        return profile
 
     def _reserved_window(self, start: float, duration: float) -> tuple[float, float]:
         """What a reservation holds, as (from, for how long): its planned run, or with
@@ -157,7 +162,10 @@ class ProfilePlanner(BackfillPlanner):
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
         now = view.now
         holdings = [(self.planned_end(job, now), alloc, memory) for job, alloc, memory in view.holdings()]
-        return NodePlan(view.state, now, holdings)
+        plan = NodePlan(view.state, now, holdings)
+        for begin, end, nodes in view.windows(now + self.config.bf_window):
+            plan.reserve_whole(whole(view.state, nodes), max(begin, now), end - max(begin, now))
+        return plan
 
     @staticmethod
     def _earliest_on_nodes(job: SimJob, profile: Profile, nodes: NodePlan, now: float,

@@ -41,6 +41,8 @@ class WillRunPlanner(BackfillPlanner):
         cfg, now = self.config, view.now
         space = NodeSpace(now, cfg.bf_resolution)
         horizon = now + cfg.bf_window
+        for begin, end, nodes in view.windows(horizon):
+            space.reserve(sorted(nodes), begin, end)  # job_test_resv keeps them from every job
         test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id)
                                         for job, alloc, memory in view.holdings()],
                            now, cfg.kill_wait)
