@@ -1,7 +1,6 @@
 """Node events and reservations of a site's accounting (djsb/slurmsite/site_events.py): parsed from
-sacctmgr's real output (Slurm 22.05.8 on the mini-cluster: tests/fixtures/sacct/README.md); the node
-events replayed by ``djsb history`` as the model's, the reservations noted, one note each, since the
-model holds no reservation yet."""
+sacctmgr's real output (Slurm 22.05.8 on the mini-cluster: tests/fixtures/sacct/README.md), and
+replayed by ``djsb history`` as the model's node events and reservations."""
 
 from __future__ import annotations
 
@@ -15,14 +14,15 @@ import pytest
 from djsb.cli import main
 from djsb.errors import InputError
 from djsb.model.node_events import NodeEvent as ModelEvent
+from djsb.model.reservations import AdvanceReservation
 from djsb.slurmsite.site_events import (
     NodeEvent,
     ReservationRecord,
     model_events,
+    model_reservations,
     model_state,
     parse_node_events,
     parse_reservations,
-    site_event_notes,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sacct"
@@ -59,12 +59,18 @@ def test_a_bad_event_line_is_named(text: str, message: str) -> None:
         parse_node_events(text, "events.txt")
 
 
-def test_reservation_notes_of_what_overlaps_the_history_only() -> None:
-    held = [ReservationRecord("maint", "n[1-4]", 150.0, 330.0, "MAINT"),
-            ReservationRecord("later", "n5", 500.0, 600.0, "MAINT")]
-    assert site_event_notes(held, begin=60.0, end=400.0) == [
-        "reservation maint held n[1-4] (MAINT) for 180 s from 90 s into the history: the model holds no "
-        "reservation, its nodes run other jobs"]
+def test_site_reservations_become_model_reservations() -> None:
+    # origin 1000, the replay over [60, 400]: maint holds n[1-4] over [1150, 1330) -> from 150 for
+    # 180 s, on the modelled n[1-3]; its MAINT and IGNORE_JOBS are the model's, OVERLAP is noted; "later"
+    # begins after the replay, "gpu" holds no modelled node
+    held = [ReservationRecord("maint", "n[1-4]", 1150.0, 1330.0, "MAINT,IGNORE_JOBS,OVERLAP"),
+            ReservationRecord("later", "n1", 1500.0, 1600.0, "MAINT"),
+            ReservationRecord("gpu", "g[1-2]", 1100.0, 1200.0, "")]
+    found, notes = model_reservations(held, 1000.0, (60.0, 400.0), {"n1", "n2", "n3"})
+    assert found == (AdvanceReservation("maint", "n[1-3]", 150.0, 180.0, ("MAINT", "IGNORE_JOBS")),)
+    assert notes == ["reservation maint's flag(s) OVERLAP have no model: replayed as a reservation of its "
+                     "nodes for no job",
+                     "reservation gpu holds no node of the modelled partitions (g[1-2]): left out"]
 
 
 @pytest.mark.parametrize(("state", "model"), [

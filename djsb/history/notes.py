@@ -12,7 +12,7 @@ import pandas as pd
 
 from djsb.history.inputs import SiteFiles, site_text
 from djsb.history.start import StartSplit
-from djsb.slurmsite.site_events import NodeEvent, parse_node_events, parse_reservations, site_event_notes
+from djsb.slurmsite.site_events import NodeEvent, ReservationRecord, parse_node_events, parse_reservations
 from djsb.slurmsite.slurm_conf import SlurmConf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.slurmsite.slurm_config import (
@@ -164,17 +164,10 @@ def site_events(files: SiteFiles) -> list[NodeEvent]:
         if files.events is not None else []
 
 
-def reservation_notes(files: SiteFiles, workload: Workload) -> list[str]:
-    """The notes of the reservations ``files`` give that overlap the dump's span (its first
-    submission to its last recorded end)."""
-    held = parse_reservations(site_text(files.reservations, "--reservations"), str(files.reservations)) \
+def site_reservations(files: SiteFiles) -> list[ReservationRecord]:
+    """The reservations of ``files`` (none without ``--reservations``)."""
+    return parse_reservations(site_text(files.reservations, "--reservations"), str(files.reservations)) \
         if files.reservations is not None else []
-    ends = [outcome.start + job.run_time for job in workload.jobs
-            for outcome in (workload.recorded.get(job.job_id),) if outcome is not None]
-    if not workload.jobs or not ends:
-        return []
-    first = workload.time_origin + min(job.submit for job in workload.jobs)
-    return site_event_notes(held, first, workload.time_origin + max(ends))
 
 
 def history_notes(workload: Workload, window: float) -> list[str]:

@@ -60,8 +60,8 @@ from djsb.history.notes import (
     job_notes,
     log_note,
     rejected_notes,
-    reservation_notes,
     site_events,
+    site_reservations,
     start_notes,
     unmodelled,
     unmodelled_options,
@@ -90,7 +90,7 @@ from djsb.report.replay_error import (
     summary_rows,
 )
 from djsb.slurmsite.qos_text import QosTable, parse_qos
-from djsb.slurmsite.site_events import model_events
+from djsb.slurmsite.site_events import model_events, model_reservations
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -186,7 +186,10 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     events, event_notes = model_events(site_events(files), workload.time_origin,
                                        (begin, span[1] - workload.time_origin),
                                        {node.name for node in cluster.nodes})
-    cluster = dataclasses.replace(cluster, events=events)
+    held, reservation_notes = model_reservations(site_reservations(files), workload.time_origin,
+                                                 (begin, span[1] - workload.time_origin),
+                                                 {node.name for node in cluster.nodes})
+    cluster = dataclasses.replace(cluster, events=events, reservations=held)
     associations = parse_associations(site_text(files.associations, "--associations"),
                                       str(files.associations), "--associations") \
         if files.associations else None
@@ -201,7 +204,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     notes += priority_notes + history_notes(workload, window) + job_notes(unmodelled_jobs, eligible_later)
     notes += dependency_notes(dependencies) + array_notes(jobs)
     notes += start_notes(split, begin, files.usage, fair_share_used(conf.config))
-    notes += event_notes + reservation_notes(files, workload)
+    notes += event_notes + reservation_notes
     if log is not None:
         notes.append(log_note(log, workload, passes))
     pairs = [*(associations.pairs if associations is not None else ()),

@@ -1,7 +1,8 @@
 """What a site's accounting says happened to its nodes besides jobs: node events (DOWN, DRAIN over
-time) and reservations, as sacctmgr prints them. ``djsb history`` replays the node events
-(:func:`model_events`: the model's :mod:`~djsb.model.node_events`); the model holds no reservation
-yet, so each reservation that overlaps the history is one note, never dropped silently.
+time) and reservations, as sacctmgr prints them. ``djsb history`` replays both: the node events as
+the model's :mod:`~djsb.model.node_events` (:func:`model_events`), the reservations as its
+:mod:`~djsb.model.reservations` (:func:`model_reservations`), with one note for what it cannot
+take, never dropped silently.
 
 A parser is a function from the text to records; a bad line is one error naming its line.
 """
@@ -13,7 +14,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from djsb.errors import InputError
+from djsb.jobs.hostlist import compress_hostlist, expand_hostlist
 from djsb.model.node_events import NodeEvent as ModelEvent
+from djsb.model.reservations import MODELLED_FLAGS, REPEATS, AdvanceReservation
 from djsb.workloads.sacct_columns import parse_sacct_time
 
 EVENTS_COMMAND = ("sacctmgr --noheader --parsable2 show events start=START end=END "
@@ -145,13 +148,27 @@ def model_events(events: Sequence[NodeEvent], origin: float, span: tuple[float, 
     return tuple(sorted(found, key=lambda event: event.at)), notes
 
 
-def site_event_notes(reservations: Sequence[ReservationRecord], begin: float, end: float) -> list[str]:
-    """One note per reservation overlapping the history's span [``begin``, ``end``] (Unix seconds),
-    saying what the replay does instead."""
-    notes = []
-    for held in reservations:
-        if held.start <= end and held.end >= begin:
-            notes.append(f"reservation {held.name} held {held.nodes} ({held.flags}) for "
-                         f"{held.end - held.start:.0f} s from {held.start - begin:.0f} s into the history: "
-                         "the model holds no reservation, its nodes run other jobs")
-    return notes
+def model_reservations(records: Sequence[ReservationRecord], origin: float, span: tuple[float, float],
+                       nodes: Collection[str]) -> tuple[tuple[AdvanceReservation, ...], list[str]]:
+    """The model's reservations for a site's that overlap the replay's ``span`` (times in seconds
+    from ``origin``), on its modelled ``nodes``; each record is one window (sacctmgr lists each
+    window of a repeating reservation apart). And one note per flag the model does not take and per
+    reservation holding no modelled node."""
+    found, notes = [], []
+    for held in records:
+        start, end = held.start - origin, held.end - origin
+        if end <= span[0] or start > span[1]:
+            continue
+        names = [name for name in expand_hostlist(held.nodes, check=False) if name in nodes]
+        if not names:
+            notes.append(f"reservation {held.name} holds no node of the modelled partitions ({held.nodes}): "
+                         "left out")
+            continue
+        flags = [flag for flag in held.flags.split(",") if flag]
+        kept = tuple(flag for flag in flags if flag in MODELLED_FLAGS and flag not in REPEATS)
+        unmodelled = [flag for flag in flags if flag not in MODELLED_FLAGS]
+        if unmodelled:
+            notes.append(f"reservation {held.name}'s flag(s) {', '.join(unmodelled)} have no model: "
+                         "replayed as a reservation of its nodes for no job")
+        found.append(AdvanceReservation(held.name, compress_hostlist(names), start, end - start, kept))
+    return tuple(found), notes
