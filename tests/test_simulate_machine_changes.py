@@ -1,5 +1,6 @@
-"""``djsb simulate`` with ``cluster.node_events``: the jobs, out_of_service.csv and the capacity lost,
-worked by hand; a bad event is one line naming its key and line, exit status 2."""
+"""``djsb simulate`` with ``cluster.node_events`` and ``cluster.reservations``: the jobs,
+out_of_service.csv and the capacity lost, worked by hand; a bad event or reservation is one line naming
+its key and line, exit status 2."""
 
 from __future__ import annotations
 
@@ -65,5 +66,40 @@ def test_drained_nodes_hold_a_job_back_and_their_capacity_is_counted_lost(tmp_pa
 def test_a_bad_event_is_one_line_naming_its_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                 old: str, new: str, message: str) -> None:
     assert main(["simulate", str(write(tmp_path, CONFIG.replace(old, new))), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+RESERVED = """\
+seed: 1
+workload: {swf: t.swf, estimate: requested, at_time_limit: kill}
+cluster:
+  nodes: [{count: 2, cores: 2}]
+  reservations:
+    - {name: maint, nodes: n1, start: 30, duration: 60, flags: "MAINT,IGNORE_JOBS"}
+policy: {preset: textbook}
+output: {plots: false}
+"""
+
+
+def test_a_reservation_keeps_a_job_off_its_node_until_its_window_ends(tmp_path: Path) -> None:
+    # job 1 holds n0 0..100; job 2 (limit 50, at 20) would run over [20, 70) into n1's window
+    # [30, 90): it waits for its end, 90, and runs on n1 to 140 (no reason but Resources: n0, busy,
+    # would hold it)
+    out = tmp_path / "out"
+    assert main(["simulate", str(write(tmp_path, RESERVED)), "-o", str(out)]) == 0
+    jobs = pd.read_csv(out / "jobs.csv", keep_default_na=False).set_index("job_id")
+    assert jobs[["start", "end", "nodes", "reason"]].values.tolist() == [
+        [0.0, 100.0, "n0", "None"], [90.0, 140.0, "n1", "Resources"]]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("flags: \"MAINT,IGNORE_JOBS\"", "flags: FLEX", "c.yaml:6: cluster.reservations[0].flags: flag FLEX has no model"),
+    ("nodes: n1,", "nodes: n5,", "c.yaml:6: cluster.reservations[0].nodes: unknown node 'n5'"),
+    ("duration: 60", "duration: 0", "c.yaml:6: cluster.reservations[0].duration: must be a time > 0 s"),
+])
+def test_a_bad_reservation_is_one_line_naming_its_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      old: str, new: str, message: str) -> None:
+    assert main(["simulate", str(write(tmp_path, RESERVED.replace(old, new))), "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
