@@ -149,3 +149,28 @@ def test_afterok_submitted_after_its_parent_failed_is_refused_at_submission() ->
     assert list(result.rejected["job_id"]) == [2]
     assert result.rejected["reason"].iloc[0] == "cancelled: dependency never satisfied (parent 1 TIMEOUT)"
     assert 2 not in set(result.jobs["job_id"])
+
+
+def test_after_is_satisfied_when_the_parent_starts_and_afterok_when_it_completes() -> None:
+    # one node of 2 cores: job 1 (2 CPUs) runs 0..50; job 2 (1 CPU) waits for it, runs 50..150.
+    # Job 3 (1 CPU) waits after:2: eligible when job 2 starts, 50, on the other core: 50..60. With
+    # afterok:2 it waits for job 2's end: 150..160.
+    jobs = [job(1, 0, 50, 2), job(2, 0, 100, 1), job(3, 0, 10, 1)]
+    after = Simulation(jobs, ClusterSpec.homogeneous(1, 2), TEXTBOOK,
+                       dependencies={3: Dependency((2,), kinds=("after",))})
+    assert times(after)[3] == (0.0, 50.0, 60.0)
+    afterok = Simulation(jobs, ClusterSpec.homogeneous(1, 2), TEXTBOOK, dependencies={3: Dependency((2,))})
+    assert times(afterok)[3] == (0.0, 150.0, 160.0)
+
+
+def test_after_is_satisfied_by_a_parent_cancelled_before_it_started() -> None:
+    # sbatch(1): after "the specified jobs start or are cancelled". Job 2 (2 CPUs, waiting behind job 1)
+    # is cancelled at 20 while pending: job 3 (after:2) is eligible then, and starts when job 1 frees
+    # the cores at 50 (had job 2 run, 50..150 on both cores, job 3 would have started at 150).
+    sim = Simulation([job(1, 0, 50, 2), job(2, 0, 100, 2), job(3, 0, 10, 1)], ClusterSpec.homogeneous(1, 2),
+                     TEXTBOOK, dependencies={3: Dependency((2,), kinds=("after",))})
+    sim.advance(20.0)
+    assert sim.job(3).start is None and sim.job(3).reason == "Dependency"
+    sim.cancel(2)
+    sim.advance(60.0)
+    assert sim.job(3).start == 50.0

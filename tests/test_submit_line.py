@@ -74,6 +74,7 @@ def test_the_committed_history_asked_no_node_count() -> None:
     ("sbatch -d afterok:1 --dependency afterany:2 job.sh", ((2, "afterany"),)),  # the last one given
     ("sbatch job.sh --dependency=afterok:1", None),  # the script's own argument
     ("sbatch --time=4 job.sh", None),
+    ("sbatch -d after:4:5 job.sh", ((4, "after"), (5, "after"))),
 ])
 def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | None) -> None:
     assert requested_dependency(line) == edges
@@ -81,7 +82,7 @@ def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | No
 
 @pytest.mark.parametrize(("value", "why"), [
     ("afterok:1?afterany:2", "any-of"), ("singleton", "singleton is not modelled"),
-    ("after:3+5", "after is not modelled"), ("aftercorr:7", "aftercorr is not modelled"),
+    ("after:3+5", r"a delay \(3\+5\) is not modelled"), ("aftercorr:7", "aftercorr is not modelled"),
     ("afterok:12_3", "12_3 is not a job id"), ("afterok:", "an empty id is not a job id"),
 ])
 def test_a_dependency_a_replay_cannot_enforce_is_refused_saying_why(value: str, why: str) -> None:

@@ -1,11 +1,11 @@
 """What holds a site's jobs that a history replay enforces, read from sacct's SubmitLine: their
 dependencies, and the throttle of their job array.
 
-A job that asked ``--dependency`` of the kinds the model enforces (afterok, afterany, afternotok:
+A job that asked ``--dependency`` of the kinds the model enforces (after, afterok, afterany, afternotok:
 djsb/model/dependency.py) on jobs the replay also runs is queued at its submission and becomes
 eligible when its parents end *in the replay*, so a what-if that moves a parent moves its
 dependents too. Its other waits are the record's: a job whose dependency the model cannot enforce
-(any-of ``?``, after, aftercorr, singleton, an array task, a delay, or a parent running when the
+(any-of ``?``, aftercorr, singleton, an array task, a delay, or a parent running when the
 replay starts) is queued at its recorded Eligible time, as every job without a SubmitLine is. A
 parent that ended before the replay starts, or that the dump does not hold, satisfied its dependents
 by the record (they ran), and is dropped from their dependency.
@@ -68,12 +68,12 @@ def dependency_notes(dependencies: HistoryDependencies) -> list[str]:
     """What the replay did with the jobs' dependencies."""
     notes = []
     if dependencies.enforced:
-        notes.append(f"{len(dependencies.enforced)} job(s) asked --dependency (afterok, afterany, "
+        notes.append(f"{len(dependencies.enforced)} job(s) asked --dependency (after, afterok, afterany, "
                      "afternotok) on jobs of the replay: each is queued at its submission and eligible when "
                      "its parents end in the replay")
     if dependencies.unenforced:
         notes.append(f"{dependencies.unenforced} job(s) asked a --dependency the model does not enforce "
-                     "(any-of ?, after, aftercorr, singleton, an array task, a delay, or a parent running at "
+                     "(any-of ?, aftercorr, singleton, an array task, a delay, or a parent running at "
                      "the start): each is queued at its recorded Eligible time")
     return notes
 

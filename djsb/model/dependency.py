@@ -1,5 +1,5 @@
-"""Job dependencies the model enforces: Slurm's ``afterok``, ``afterany`` and ``afternotok``, and
-Autosubmit's submit-on-parent-end.
+"""Job dependencies the model enforces: Slurm's ``after``, ``afterok``, ``afterany`` and
+``afternotok``, and Autosubmit's submit-on-parent-end.
 
 A trace's own ``TraceJob.depends_on`` stays informational (its submit times already follow the
 dependencies); a workflow hands the model explicit :class:`Dependency` records instead, so replaying
@@ -15,9 +15,10 @@ Two ways to wait for parents (paper 004 sec. 3.3.2):
   simulator could not do this and precomputed submit times instead (004 sec. 3.3.2, fig. 3.7).
 
 Each parent is waited for in one way (sbatch(1) ``--dependency``; several joined by ``,`` must all
-be satisfied, as Slurm's ``test_job_dependency`` in job_scheduler.c requires): ``afterok``, until it
-COMPLETED; ``afternotok``, until it ended in any other state (FAILED, TIMEOUT, CANCELLED...);
-``afterany``, until it ended whatever its state. A parent that ends so that its dependent's way can
+be satisfied, as Slurm's ``test_job_dependency`` in job_scheduler.c requires): ``after``, until it
+started or was cancelled (``DEPEND_AFTER``: a parent not pending); ``afterok``, until it COMPLETED;
+``afternotok``, until it ended in any other state (FAILED, TIMEOUT, CANCELLED...); ``afterany``,
+until it ended whatever its state. A parent that ends so that its dependent's way can
 never be satisfied (an ``afterok`` parent that TIMEOUT, an ``afternotok`` one that COMPLETED), or is
 rejected, cancels that dependent and its own in turn (Slurm with ``kill_invalid_depend``; without
 it they pend forever, DependencyNeverSatisfied, which ends the same for the schedule; Autosubmit
@@ -61,14 +62,15 @@ class Dependency:
         return tuple(zip(self.parents, self.kinds or ("afterok",) * len(self.parents), strict=True))
 
 
-KINDS = ("afterok", "afterany", "afternotok")
+KINDS = ("after", "afterok", "afterany", "afternotok")
 """The ways of waiting for a parent the model enforces (sbatch(1) ``--dependency``)."""
 
 
 def satisfies(kind: str, state: str) -> bool:
     """Whether a parent that ended in ``state`` satisfies a dependent waiting for it by ``kind``
-    (job_scheduler.c ``test_job_dependency``: afterok needs COMPLETED, afternotok any other end)."""
-    return kind == "afterany" or (kind == "afterok") == (state == "COMPLETED")
+    (job_scheduler.c ``test_job_dependency``: afterok needs COMPLETED, afternotok any other end;
+    after and afterany any end)."""
+    return kind in ("afterany", "after") or (kind == "afterok") == (state == "COMPLETED")
 
 
 class DependencyTracker:
@@ -89,6 +91,7 @@ class DependencyTracker:
         self.on_parent_end: set[int] = set()  # jobs submitted when their last parent completes
         self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
         self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
+        self.started: set[int] = set()  # parents with ``after`` dependents, once they started
         for job_id, dependency in dependencies.items():
             edges = dict(dependency.edges())  # a parent named twice is waited for once, the last way
             unknown = sorted(p for p in (job_id, *edges) if p not in by_id)
@@ -124,21 +127,41 @@ class DependencyTracker:
             for child, kind in self.children.get(parent_id, ()):
                 if child in self.dropped or not self.missing.get(child):
                     continue
+                if kind == "after" and parent_id in self.started:
+                    continue  # satisfied when it started
                 if not satisfies(kind, state):
                     self._cancel(child, f"parent {parent_id} {state}")
                     ended.append((child, "CANCELLED"))
                     continue
-                self.missing[child] -= 1
-                if self.missing[child]:
-                    continue
-                if child in self.on_parent_end:
-                    self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
-                    submit.append(child)
-                elif child in self.held:
-                    job = self.held.pop(child)
-                    job.eligible = now
-                    eligible.append(job)
+                self._satisfied(child, now, submit, eligible)
         return submit, eligible
+
+    def parent_started(self, parent: SimJob, now: float) -> tuple[list[int], list[SimJob]]:
+        """A job started at ``now``: its ``after`` dependents it was the last unsatisfied parent of,
+        as :meth:`parent_ended` gives them."""
+        submit: list[int] = []
+        eligible: list[SimJob] = []
+        if parent.job_id in self.started:
+            return submit, eligible  # started again after a requeue: counted once
+        self.started.add(parent.job_id)
+        for child, kind in self.children.get(parent.job_id, ()):
+            if kind == "after" and child not in self.dropped and self.missing.get(child):
+                self._satisfied(child, now, submit, eligible)
+        return submit, eligible
+
+    def _satisfied(self, child: int, now: float, submit: list[int], eligible: list[SimJob]) -> None:
+        """One more parent of ``child`` satisfied at ``now``; with the last, it goes to ``submit``
+        (its submission moved to ``now``) or, held, to ``eligible``."""
+        self.missing[child] -= 1
+        if self.missing[child]:
+            return
+        if child in self.on_parent_end:
+            self.by_id[child] = dataclasses.replace(self.by_id[child], submit=now)
+            submit.append(child)
+        elif child in self.held:
+            job = self.held.pop(child)
+            job.eligible = now
+            eligible.append(job)
 
     def _cancel(self, child: int, reason: str) -> None:
         """Cancel ``child``, whose dependency can never be satisfied: CANCELLED if it was submitted,

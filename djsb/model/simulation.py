@@ -264,10 +264,11 @@ class Simulation(JobOperations):
         self.util.record(now, self.state.busy_cores, len(self.queue.jobs), self.queue.cores)
 
     # ----------------------------------------------------------------- dependencies
-    def _parent_ended(self, parent: SimJob, now: float) -> None:
-        """A job with dependents left: submit or queue those it was the last parent of."""
+    def _parent_ended(self, parent: SimJob, now: float, started: bool = False) -> None:
+        """A job with dependents left (or ``started``, for its ``after`` ones): submit or queue those
+        it was the last parent of."""
         assert self.deps is not None
-        submit, eligible = self.deps.parent_ended(parent, now)
+        submit, eligible = (self.deps.parent_started if started else self.deps.parent_ended)(parent, now)
         for child in submit:
             self._push(now, SUBMIT, child)
         for job in eligible:
@@ -402,6 +403,8 @@ class Simulation(JobOperations):
         amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
+        if self.deps is not None and trace.job_id in self.deps.children:
+            self._parent_ended(job, now, started=True)
         self.priority.on_start(job, now)
         if self.checker is not None:
             self.checker.on_start(job, now, self.planner.planned_end(job, now))

@@ -80,7 +80,7 @@ def requested_gpus(line: str) -> GpuRequest | None:
     return next((request for request in reversed(requests) if request is not None), None)
 
 
-DEPENDENCY_KINDS = ("afterok", "afterany", "afternotok")
+DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")
 """The ``--dependency`` types a replay enforces (djsb/model/dependency.py)."""
 
 
@@ -88,8 +88,8 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
     """The parents the sbatch command ``line`` waited for, each with its type, from its last
     ``--dependency``/``-d`` (sbatch(1): ``type:id[:id...]`` items joined by ``,``, all to be
     satisfied); None if it asked none. Raises ValueError for one a replay cannot enforce: items
-    joined by ``?`` (any one satisfies), the types after, aftercorr, afterburstbuffer and
-    singleton, a delay (``+time``), an array task (``123_4``), or a malformed list."""
+    joined by ``?`` (any one satisfies), the types aftercorr, afterburstbuffer and singleton, a delay
+    (``+time``), an array task (``123_4``), or a malformed list."""
     values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
     if not values:
         return None
@@ -102,6 +102,8 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
         if kind not in DEPENDENCY_KINDS:
             raise ValueError(f"--dependency={value}: {kind or 'an empty type'} is not modelled")
         for text in ids.split(":"):
+            if "+" in text:
+                raise ValueError(f"--dependency={value}: a delay ({text}) is not modelled")
             if not text.isdigit():
                 raise ValueError(f"--dependency={value}: {text or 'an empty id'} is not a job id")
             edges.append((int(text), kind))
