@@ -11,9 +11,10 @@ PriorityMaxAge compressed as the jobs are) and records:
   1-40 s, limits in whole minutes, Poisson arrivals at 90 % of the CPUs) submitted twice at the
   same instants from the recording's start, so that the two records measure Slurm's own
   run-to-run spread on one history;
-* ``features`` (with ``--features``): a shorter history that adds what the model lacks: a
-  reservation on four nodes, a node drained then resumed, job arrays throttled with ``%``, and
-  dependencies.
+* ``features`` (with ``--features``; ``--features-name features-2`` records the same history again,
+  so that Slurm's own spread on it is measured): a shorter history with what a machine changes under
+  the schedule: a reservation on four nodes, a node drained then resumed, job arrays throttled with
+  ``%``, and dependencies.
 
 ``--time-scale K`` multiplies every duration of the history by K: the jobs' sleeps and limits, the
 partitions' MaxTime, and the site's PriorityDecayHalfLife and PriorityMaxAge. The arrivals are
@@ -23,11 +24,10 @@ submissions), a fifth of a 5-s job and a twentieth of a 20-s one. The records at
 tell how much of the model's error on them comes from that second.
 
 Each record is a directory holding the files a site gives ``djsb history`` (docs/history.md): the
-sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations (the last two
-only noted by ``djsb history``: the model has neither), the lines of slurmctld's log that submit,
-start or end its jobs (``slurmctld.log.gz``: to the millisecond; bench/history_counterfactuals.py
-reads them), and ``provenance.json`` (machine, Slurm, load, command, seed, time scale).
-tests/test_history_ground_truth.py replays the committed records offline. The figures (each record
+sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations, the lines of
+slurmctld's log that submit, start or end its jobs (``slurmctld.log.gz``: to the millisecond;
+bench/history_counterfactuals.py reads them), and ``provenance.json`` (machine, Slurm, load,
+command, seed, time scale). tests/test_history_ground_truth.py replays the committed records offline. The figures (each record
 replayed, and the two records against each other) are printed and written to ``OUT/figures.csv``.
 
 Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
@@ -312,6 +312,9 @@ def main() -> int:
     parser.add_argument("--features", action="store_true", help="also record the features history")
     parser.add_argument("--features-only", action="store_true",
                         help="record the features history only (the site records of OUT are kept)")
+    parser.add_argument("--features-name", default="features", metavar="NAME",
+                        help="the features record's directory in OUT (features-2: a second record of "
+                             "the same history, for Slurm's own spread on it)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
     parser.add_argument("--time-scale", type=int, default=1,
@@ -335,7 +338,7 @@ def main() -> int:
     if os.geteuid() != 0:
         parser.error("the recording cluster's daemons run as root: run as root")
     names = [] if args.features_only else ["site-1", "site-2"]
-    names += ["features"] if args.features or args.features_only else []
+    names += [args.features_name] if args.features or args.features_only else []
     recorded = [name for name in names if (args.out / name / "dump.txt.gz").exists()]
     if recorded:
         parser.error(f"{args.out} already holds the record(s) {', '.join(recorded)}: give another OUT")
@@ -350,22 +353,25 @@ def main() -> int:
             record(jobs, args.out / name, False, args.seed, scale, bool(debug))
         if args.features or args.features_only:
             features = with_features(draw_jobs(args.features_jobs, args.seed + 1, scale=scale))
-            record(features, args.out / "features", True, args.seed + 1, scale, bool(debug))
+            record(features, args.out / args.features_name, True, args.seed + 1, scale, bool(debug))
     except BaseException:
         slurm("scancel", "--user=root", check=False)  # a record left unfinished leaves no job, --keep or not
         raise
     finally:
         if not args.keep:
             slurm("bash", str(ROOT / ".ci" / "slurm.sh"), "stop", check=False)
-    first = pd.read_csv(replay(args.out / "site-1") / "errors.csv")
-    second = pd.read_csv(replay(args.out / "site-2", earlier=args.out / "site-1") / "errors.csv")
-    rows = [{"compared": "Slurm site-2 against site-1 (run to run)",
-             **summary(records_paired(first, second), WINDOW, STEP)},
-            {"compared": "model against site-1", **summary(first, WINDOW, STEP)},
-            {"compared": "model against site-2", **summary(second, WINDOW, STEP)}]
+    rows = []
+    if (args.out / "site-1" / "dump.txt.gz").exists():
+        first = pd.read_csv(replay(args.out / "site-1") / "errors.csv")
+        second = pd.read_csv(replay(args.out / "site-2", earlier=args.out / "site-1") / "errors.csv")
+        rows += [{"compared": "Slurm site-2 against site-1 (run to run)",
+                  **summary(records_paired(first, second), WINDOW, STEP)},
+                 {"compared": "model against site-1", **summary(first, WINDOW, STEP)},
+                 {"compared": "model against site-2", **summary(second, WINDOW, STEP)}]
     if args.features or args.features_only:
-        rows.append({"compared": "model against features",
-                     **summary(pd.read_csv(replay(args.out / "features") / "errors.csv"), WINDOW, STEP)})
+        name = args.features_name
+        rows.append({"compared": f"model against {name}",
+                     **summary(pd.read_csv(replay(args.out / name) / "errors.csv"), WINDOW, STEP)})
     table = pd.DataFrame(rows)
     table.to_csv(args.out / "figures.csv", index=False)
     print(table.to_string(index=False))
