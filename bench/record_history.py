@@ -27,8 +27,9 @@ Each record is a directory holding the files a site gives ``djsb history`` (docs
 sacct dump, slurm.conf, sacctmgr's associations, QoS, node events and reservations, the lines of
 slurmctld's log that submit, start or end its jobs (``slurmctld.log.gz``: to the millisecond;
 bench/history_counterfactuals.py reads them), and ``provenance.json`` (machine, Slurm, load,
-command, seed, time scale). tests/test_history_ground_truth.py replays the committed records offline. The figures (each record
-replayed, and the two records against each other) are printed and written to ``OUT/figures.csv``.
+command, seed, time scale). tests/test_history_ground_truth.py replays the committed records
+offline. The figures (each record replayed, and the two records against each other) are printed and
+written to ``OUT/figures.csv``.
 
 Usage (root; minutes: a record lasts about its jobs' submission span plus the queue's drain)::
 
