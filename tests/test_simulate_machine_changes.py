@@ -57,19 +57,6 @@ def test_drained_nodes_hold_a_job_back_and_their_capacity_is_counted_lost(tmp_pa
     assert metrics["units"]["capacity_lost"] == "1"
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("state: drain", "state: drained", "c.yaml:6: cluster.node_events[0].state: expected one of DRAIN, FAIL, "
-                                       "DOWN, RESUME, got 'drained'"),
-    ("nodes: n1,", "nodes: n9,", "c.yaml:6: cluster.node_events[0].nodes: unknown node 'n9'"),
-    ("at: 50,", "at: -5,", "c.yaml:7: cluster.node_events[1].at: must be a time >= 0 s"),
-])
-def test_a_bad_event_is_one_line_naming_its_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                old: str, new: str, message: str) -> None:
-    assert main(["simulate", str(write(tmp_path, CONFIG.replace(old, new))), "-o", str(tmp_path / "o")]) == 2
-    err = capsys.readouterr().err
-    assert message in err and err.count("\n") == 1
-
-
 RESERVED = """\
 seed: 1
 workload: {swf: t.swf, estimate: requested, at_time_limit: kill}
@@ -93,13 +80,18 @@ def test_a_reservation_keeps_a_job_off_its_node_until_its_window_ends(tmp_path: 
         [0.0, 100.0, "n0", "None"], [90.0, 140.0, "n1", "Resources"]]
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("flags: \"MAINT,IGNORE_JOBS\"", "flags: FLEX", "c.yaml:6: cluster.reservations[0].flags: flag FLEX has no model"),
-    ("nodes: n1,", "nodes: n5,", "c.yaml:6: cluster.reservations[0].nodes: unknown node 'n5'"),
-    ("duration: 60", "duration: 0", "c.yaml:6: cluster.reservations[0].duration: must be a time > 0 s"),
+@pytest.mark.parametrize(("config", "old", "new", "message"), [
+    (CONFIG, "state: drain", "state: drained", "c.yaml:6: cluster.node_events[0].state: expected one of DRAIN, "
+                                               "FAIL, DOWN, RESUME, got 'drained'"),
+    (CONFIG, "nodes: n1,", "nodes: n9,", "c.yaml:6: cluster.node_events[0].nodes: unknown node 'n9'"),
+    (CONFIG, "at: 50,", "at: -5,", "c.yaml:7: cluster.node_events[1].at: must be a time >= 0 s"),
+    (RESERVED, "flags: \"MAINT,IGNORE_JOBS\"", "flags: FLEX",
+     "c.yaml:6: cluster.reservations[0].flags: flag FLEX has no model"),
+    (RESERVED, "nodes: n1,", "nodes: n5,", "c.yaml:6: cluster.reservations[0].nodes: unknown node 'n5'"),
+    (RESERVED, "duration: 60", "duration: 0", "c.yaml:6: cluster.reservations[0].duration: must be a time > 0 s"),
 ])
-def test_a_bad_reservation_is_one_line_naming_its_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      old: str, new: str, message: str) -> None:
-    assert main(["simulate", str(write(tmp_path, RESERVED.replace(old, new))), "-o", str(tmp_path / "o")]) == 2
+def test_a_bad_event_or_reservation_is_one_line_naming_its_key(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str, old: str, new: str, message: str) -> None:
+    assert main(["simulate", str(write(tmp_path, config.replace(old, new))), "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1

@@ -37,7 +37,8 @@ def _state(node: Located) -> str:
     return value
 
 
-def _hostlist(node: Located) -> str:
+def as_hostlist(node: Located) -> str:
+    """A hostlist expression (``n[0-3],n7``), as written; an error at the key's line if malformed."""
     text = as_str(node)
     try:
         expand_hostlist(text)
@@ -52,7 +53,7 @@ class NodeEvent:
 
     at: float = setting(MISSING, lambda n: as_duration(n, unit="s"), "s", "",
                         "when, from the workload's origin", where=EVENTS)
-    nodes: str = setting(MISSING, _hostlist, "", "NodeName", "the nodes, a hostlist (n[0-3],n7)",
+    nodes: str = setting(MISSING, as_hostlist, "", "NodeName", "the nodes, a hostlist (n[0-3],n7)",
                          where=EVENTS)
     state: str = setting(MISSING, _state, "", "State",
                          "DRAIN or FAIL (no new job, running ones go on), DOWN (running jobs end, "

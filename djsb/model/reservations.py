@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import MISSING, dataclass
 
 from djsb.jobs.hostlist import expand_hostlist
+from djsb.model.node_events import as_hostlist
 from djsb.setting import read_record, setting
 from djsb.yamlnodes import Located, as_duration, as_str
 
@@ -50,21 +51,12 @@ def _flags(node: Located) -> tuple[str, ...]:
     return flags
 
 
-def _hostlist(node: Located) -> str:
-    text = as_str(node)
-    try:
-        expand_hostlist(text)
-    except ValueError as exc:
-        raise node.error(str(exc)) from None
-    return text
-
-
 @dataclass(frozen=True, slots=True)
 class AdvanceReservation:
     """``nodes`` reserved from ``start`` for ``duration`` (seconds from the workload's origin)."""
 
     name: str = setting(MISSING, as_str, "", "ReservationName", "its name", where=RESERVATIONS)
-    nodes: str = setting(MISSING, _hostlist, "", "Nodes", "the nodes, a hostlist (n[0-3],n7)",
+    nodes: str = setting(MISSING, as_hostlist, "", "Nodes", "the nodes, a hostlist (n[0-3],n7)",
                          where=RESERVATIONS)
     start: float = setting(MISSING, lambda n: as_duration(n, unit="s"), "s", "StartTime",
                            "when it begins, from the workload's origin", where=RESERVATIONS)
