@@ -20,16 +20,19 @@ TRACE = """\
 """
 CONFIG = """\
 seed: 1
-workload: {swf: t.swf, estimate: requested, at_time_limit: kill}
+workload: {{swf: t.swf, estimate: requested, at_time_limit: kill}}
+policy: {{preset: textbook}}
+output: {{plots: false}}
 cluster:
-  nodes: [{count: 2, cores: 2}]
+  nodes: [{{count: 2, cores: 2}}]
+{changes}"""
+"""Two nodes of 2 cores, the trace above, textbook EASY, and the machine's ``changes``."""
+EVENTS = CONFIG.format(changes="""\
   node_events:
     - {at: 10, nodes: n1, state: drain, reason: disk}
     - {at: 50, nodes: n0, state: DRAIN, reason: bios}
     - {at: 120, nodes: "n[0-1]", state: RESUME}
-policy: {preset: textbook}
-output: {plots: false}
-"""
+""")
 
 
 def write(tmp_path: Path, config: str) -> Path:
@@ -41,7 +44,7 @@ def write(tmp_path: Path, config: str) -> Path:
 
 def test_drained_nodes_hold_a_job_back_and_their_capacity_is_counted_lost(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(["simulate", str(write(tmp_path, CONFIG)), "-o", str(out)]) == 0
+    assert main(["simulate", str(write(tmp_path, EVENTS)), "-o", str(out)]) == 0
     jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
     # job 1 runs 0..100 on n0 (drained under it at 50: it goes on); job 2, submitted at 20, finds
     # n1 drained since 10 and n0 busy, then drained: it starts when both resume at 120
@@ -57,16 +60,10 @@ def test_drained_nodes_hold_a_job_back_and_their_capacity_is_counted_lost(tmp_pa
     assert metrics["units"]["capacity_lost"] == "1"
 
 
-RESERVED = """\
-seed: 1
-workload: {swf: t.swf, estimate: requested, at_time_limit: kill}
-cluster:
-  nodes: [{count: 2, cores: 2}]
+RESERVED = CONFIG.format(changes="""\
   reservations:
     - {name: maint, nodes: n1, start: 30, duration: 60, flags: "MAINT,IGNORE_JOBS"}
-policy: {preset: textbook}
-output: {plots: false}
-"""
+""")
 
 
 def test_a_reservation_keeps_a_job_off_its_node_until_its_window_ends(tmp_path: Path) -> None:
@@ -81,14 +78,14 @@ def test_a_reservation_keeps_a_job_off_its_node_until_its_window_ends(tmp_path: 
 
 
 @pytest.mark.parametrize(("config", "old", "new", "message"), [
-    (CONFIG, "state: drain", "state: drained", "c.yaml:6: cluster.node_events[0].state: expected one of DRAIN, "
+    (EVENTS, "state: drain", "state: drained", "c.yaml:8: cluster.node_events[0].state: expected one of DRAIN, "
                                                "FAIL, DOWN, RESUME, got 'drained'"),
-    (CONFIG, "nodes: n1,", "nodes: n9,", "c.yaml:6: cluster.node_events[0].nodes: unknown node 'n9'"),
-    (CONFIG, "at: 50,", "at: -5,", "c.yaml:7: cluster.node_events[1].at: must be a time >= 0 s"),
+    (EVENTS, "nodes: n1,", "nodes: n9,", "c.yaml:8: cluster.node_events[0].nodes: unknown node 'n9'"),
+    (EVENTS, "at: 50,", "at: -5,", "c.yaml:9: cluster.node_events[1].at: must be a time >= 0 s"),
     (RESERVED, "flags: \"MAINT,IGNORE_JOBS\"", "flags: FLEX",
-     "c.yaml:6: cluster.reservations[0].flags: flag FLEX has no model"),
-    (RESERVED, "nodes: n1,", "nodes: n5,", "c.yaml:6: cluster.reservations[0].nodes: unknown node 'n5'"),
-    (RESERVED, "duration: 60", "duration: 0", "c.yaml:6: cluster.reservations[0].duration: must be a time > 0 s"),
+     "c.yaml:8: cluster.reservations[0].flags: flag FLEX has no model"),
+    (RESERVED, "nodes: n1,", "nodes: n5,", "c.yaml:8: cluster.reservations[0].nodes: unknown node 'n5'"),
+    (RESERVED, "duration: 60", "duration: 0", "c.yaml:8: cluster.reservations[0].duration: must be a time > 0 s"),
 ])
 def test_a_bad_event_or_reservation_is_one_line_naming_its_key(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], config: str, old: str, new: str, message: str) -> None:
