@@ -73,3 +73,13 @@ def test_a_daily_reservation_opens_every_day() -> None:
     assert plan.blocked(86400 + 4 * 3600, 86400 + 26 * 3600) == frozenset()  # ends before the third opens
     assert plan.windows(0.0, 3 * 86400.0) == [(7200.0 + k * 86400, 14400.0 + k * 86400, frozenset({0}))
                                                for k in range(3)]
+
+
+def test_a_daily_reservation_ends_a_replay_once_its_jobs_are_done() -> None:
+    # n1 reserved 02:00-04:00 every day: job 1 (limit 3 h, submitted at 01:00 on n0's busy day) may not
+    # use n1 before the first window ends at 04:00; the replay then ends with its last job, not with
+    # the reservation's days
+    nightly = AdvanceReservation("nightly", "n1", 7200.0, 7200.0, ("DAILY",))
+    cluster = dataclasses.replace(ClusterSpec.homogeneous(2, 2), reservations=(nightly,))
+    result = replay([job(0, 0, 20000), job(1, 3600, 10800)], cluster)
+    assert starts(result) == {0: (0.0, "n0"), 1: (14400.0, "n1")}

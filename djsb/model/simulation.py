@@ -147,8 +147,8 @@ class Simulation(JobOperations):
         self.service = NodeService(self.state, cluster.events) if cluster.events else None
         self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
             if cluster.reservations else None
-        for number in range(len(cluster.reservations)):
-            self._reservation_ends(number, self.now)
+        self.armed: set[int] = set()
+        """The reservations whose next window end is in the heap."""
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
             self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
@@ -344,6 +344,9 @@ class Simulation(JobOperations):
             return
         self.priority.on_submit(job, now)
         self.queue.add(job)
+        if self.reserved is not None and len(self.armed) < len(self.spec.reservations):
+            for number in set(range(len(self.spec.reservations))) - self.armed:
+                self._reservation_ends(number, now)
         self.passes.touch()
         if self.checker is not None:
             self.checker.on_submit(job, now)
@@ -455,11 +458,16 @@ class Simulation(JobOperations):
             self._parent_ended(job, now)
 
     def _reservation_ends(self, number: int, after: float) -> None:
-        """Push the end of reservation ``number``'s next window after ``after``, when its nodes return."""
+        """Push the end of reservation ``number``'s next window after ``after``, when its nodes return
+        and the passes run, while jobs wait or run (a repeating reservation would go on forever):
+        a job queued later arms it again (:meth:`_queue`)."""
         assert self.reserved is not None
         end = self.reserved.next_end(number, after)
-        if end is not None:
+        if end is not None and (self.queue.jobs or self.running or self.arrived < len(self.arrivals)):
             self._push(end, RESV_END, number)
+            self.armed.add(number)
+        else:
+            self.armed.discard(number)
 
     def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
         """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
