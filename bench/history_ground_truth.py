@@ -4,16 +4,18 @@
 replays it, beside Slurm's own difference between the two records of each history.
 
 For each pair of records (``site``: 2,000 jobs; ``site-x4``: the first 600 of the same draw with
-every duration four times longer) it prints one row for Slurm against itself (the records paired
-job by job) and one per record for the model against it; then the ``features`` record. Columns: the
+every duration four times longer; ``features``: the history with a reservation, a drained node,
+throttled arrays and dependencies) it prints one row for Slurm against itself (the records paired
+job by job) and one per record for the model against it. Columns: the
 mean waits (replayed or second record / recorded), the moving-average MAPE (2-minute window, every
 30 s), the mean absolute wait error, the KS distance of the waits, the share of jobs started by
 the same pass and of those held for the same reason (``reason_agreement``), and whether the row is
 within Slurm's spread (the test's rule: at most Slurm's own value on the MAPE and the wait error).
-Record 2 of each pair was made right after record 1 on the same cluster,
+Record 2 of each site pair was made right after record 1 on the same cluster,
 which kept record 1's fair-share usage: it is replayed with record 1's dump before it (``djsb
-history --earlier``). Then the same given each record's slurmctld log (``djsb history
---slurmctld-log``): the times to the millisecond, Slurm's own spread measured on them too.
+history --earlier``); each features record began a fresh cluster. Then the same given each record's
+slurmctld log (``djsb history --slurmctld-log``): the times to the millisecond, Slurm's own spread
+measured on them too.
 
 Usage: python3 bench/history_ground_truth.py
 """
@@ -33,7 +35,11 @@ from djsb.history.replay import replay_history  # noqa: E402
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
-PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2")}
+PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
+         "features": ("features", "features-2")}
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1"}
+"""The records made right after another on the same cluster (its fair-share usage kept); the
+features records each began a fresh cluster."""
 WINDOW, STEP = 120.0, 30.0
 
 
@@ -70,12 +76,11 @@ def main() -> int:
         given = " (with slurmctld's log)" if with_log else ""
         for first, second in PAIRS.values():
             errors = {first: replay(first, with_log=with_log),
-                      second: replay(second, with_log=with_log, earlier=first)}
+                      second: replay(second, with_log=with_log, earlier=EARLIER.get(second))}
             spread = summary(records_paired(errors[first], errors[second]), WINDOW, STEP)
             rows.append(row(f"Slurm, {second} against {first}{given}", spread, None))
             rows += [row(f"model against {name}{given}", summary(errors[name], WINDOW, STEP), spread)
                      for name in errors]
-    rows.append(row("model against features", summary(replay("features"), WINDOW, STEP), None))
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda value: f"{value:.3g}"))
     return 0
 

@@ -72,23 +72,28 @@ def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
         records_paired(first, second.iloc[:2])
 
 
-PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2")}
-"""Each pair of records of one history: the 2,000 jobs of 1-40 s, and the first 600 of the same draw
-with every duration four times longer (bench/record_history.py --time-scale 4)."""
+PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
+         "features": ("features", "features-2")}
+"""Each pair of records of one history: the 2,000 jobs of 1-40 s, the first 600 of the same draw
+with every duration four times longer (bench/record_history.py --time-scale 4), and the features
+history (a reservation, a drained node, throttled arrays, dependencies) recorded twice."""
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1"}
+"""The records made right after another on the same cluster, which kept its fair-share usage: each
+is replayed with that one's dump before it (--earlier). The features records each began a fresh
+cluster."""
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("history")
-    return {name: replay(name, out, earlier=before) for pair in PAIRS.values()
-            for name, before in zip(pair, (None, pair[0]), strict=True)}
+    return {name: replay(name, out, earlier=EARLIER.get(name)) for pair in PAIRS.values() for name in pair}
 
 
 @pytest.fixture(scope="module")
 def site_with_log(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("history-log")
-    return {name: replay(name, out, with_log=True, earlier=before) for pair in PAIRS.values()
-            for name, before in zip(pair, (None, pair[0]), strict=True)}
+    return {name: replay(name, out, with_log=True, earlier=EARLIER.get(name)) for pair in PAIRS.values()
+            for name in pair}
 
 
 @pytest.mark.parametrize(("name", "jobs"), [("site-1", 2000), ("site-2", 2000), ("site-x4-1", 600),
@@ -111,6 +116,10 @@ NOT_WITHIN = pytest.mark.xfail(strict=True, reason=(
     "and 10.1 s against Slurm's own 7.54 s (docs/history.md: the sub-second timing sacct cuts)"))
 """The comparisons the model fails, as measured on the committed records (a model that comes within
 Slurm's spread there turns them into failures to update: strict)."""
+FEATURES_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
+    "not within, measured on the committed records: moving-average MAPE 23.5 % and 18.9 % against the "
+    "two features records from the dump alone (5.0 % against the first given its log), Slurm's own 4.5 % "
+    "(4.2 % on the logs' times); the mean absolute wait error is within (Slurm's own 54.8 s)"))
 X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     "not within, measured on the committed records: moving-average MAPE 13.5 % against 4x record 1, "
     "Slurm's own 13.1 % (the mean absolute wait error, 15.7 s against 21.4 s, is within)"))
@@ -133,11 +142,19 @@ X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     ("log", "site-x4", "site-x4-2", "moving_average_mape"),
     ("log", "site-x4", "site-x4-1", "mean_abs_start_error"),
     ("log", "site-x4", "site-x4-2", "mean_abs_start_error"),
+    pytest.param("dump", "features", "features", "moving_average_mape", marks=FEATURES_MAPE_OUTSIDE),
+    pytest.param("dump", "features", "features-2", "moving_average_mape", marks=FEATURES_MAPE_OUTSIDE),
+    ("dump", "features", "features", "mean_abs_start_error"),
+    ("dump", "features", "features-2", "mean_abs_start_error"),
+    pytest.param("log", "features", "features", "moving_average_mape", marks=FEATURES_MAPE_OUTSIDE),
+    ("log", "features", "features-2", "moving_average_mape"),
+    ("log", "features", "features", "mean_abs_start_error"),
+    ("log", "features", "features-2", "mean_abs_start_error"),
 ])
 def test_the_replay_is_within_slurms_own_spread(request: pytest.FixtureRequest, given: str, pair: str, name: str,
                                                 measure: str) -> None:
-    # record 2 of each pair was made right after record 1 on the same cluster, which kept record 1's
-    # fair-share usage: it is replayed with record 1's dump before it (--earlier)
+    # record 2 of each site pair was made right after record 1 on the same cluster, which kept record
+    # 1's fair-share usage: it is replayed with record 1's dump before it (--earlier, EARLIER)
     # given "log": each record replayed with its slurmctld log too (djsb history --slurmctld-log: the
     # submissions, starts and run times to the millisecond, the passes at Slurm's instants), and
     # Slurm's own spread measured on the logs' times
@@ -157,7 +174,7 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
     # the arrays' throttle and the dependencies are held in the replay (README: every 25th job an
     # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
     assert "144 task(s) of 24 job array(s) with a throttle" in notes
-    assert "12 job(s) asked --dependency (afterok, afterany, afternotok) on jobs of the replay" in notes
+    assert "12 job(s) asked --dependency (after, afterok, afterany, afternotok) on jobs of the replay" in notes
     # h12's drain is replayed (84 s from 115 s into the model's time), the reservation noted
     outages = (tmp_path / "features" / "out_of_service.csv").read_text().splitlines()
     assert outages[1:] == ["h12,DRAIN,115.0,199.0,2,bench drain"]
