@@ -51,7 +51,7 @@ PARTITION_KEYS_MODELLED = {"PartitionName", "Nodes", "Default", "State", *partit
 
 
 NODE_KEYS_MODELLED = {"NodeName", "CPUs", "CPUTot", "RealMemory", "Boards", "Sockets", "CoresPerSocket",
-                      "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State", "Gres"}
+                      "ThreadsPerCore", "NodeHostname", "NodeAddr", "Port", "State", "Gres", "Weight"}
 
 
 NODE_STATES_IN_SERVICE = {"UNKNOWN", "IDLE", "CLOUD"}

@@ -60,12 +60,20 @@ _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
     """One compute node: ``cores`` CPUs, optionally ``memory_mb`` of memory and ``gpus`` (a count
-    per type, :data:`~djsb.model.gpus.GpuCounts`; none by default)."""
+    per type, :data:`~djsb.model.gpus.GpuCounts`; none by default), and its scheduling ``weight``
+    (slurm.conf Weight: jobs get the nodes of the lowest weight that suit them first)."""
 
     name: str
     cores: int
     memory_mb: float | None = None
     gpus: GpuCounts = ()
+    weight: int = 1
+
+
+def by_weight(nodes: Sequence[NodeSpec]) -> tuple[NodeSpec, ...]:
+    """``nodes`` in the order the model places jobs on them: by Weight, the lowest first, then as
+    given (cons_tres orders its node sets by weight, then by index: slurm.conf(5), Weight)."""
+    return tuple(sorted(nodes, key=lambda node: node.weight))
 
 
 PARTITION = "cluster.partitions[]"

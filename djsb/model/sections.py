@@ -19,7 +19,7 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.machine import NODE_BYTES
-from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
+from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
 from djsb.model.node_events import NodeEvent, read_node_events
@@ -73,6 +73,10 @@ class NodeGroup:
     gpus: GpuCounts = setting((), gpu_counts, "GPUs", "Gres (gpu[:type]:N)",
                               "each node's GPUs: a count (`4`) or a count per type (`{a100: 4, v100: 2}`); "
                               "none by default", where=NODES)
+    weight: int = setting(1, lambda n: as_int(n, 0), "", "Weight",
+                          "the nodes' scheduling weight: jobs get the lowest-weight nodes that suit them "
+                          "first",
+                          where=NODES)
 
 
 def read_cluster(node: Located) -> ClusterSpec:
@@ -84,8 +88,8 @@ def read_cluster(node: Located) -> ClusterSpec:
         group = read_record(item, NodeGroup)
         check_count(item.get("count") or item, len(nodes) + group.count, NODE_BYTES, "nodes")
         first = sum(1 for n in nodes if n.name.startswith(group.prefix))
-        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb, group.gpus)
-                  for i in range(group.count)]
+        nodes += [NodeSpec(f"{group.prefix}{first + i}", group.cores, group.memory_mb, group.gpus,
+                           group.weight) for i in range(group.count)]
     partitions = [PartitionSpec("batch")]
     partitions_node = node.get("partitions")
     layout_node = node.get("layout")
@@ -107,7 +111,7 @@ def read_cluster(node: Located) -> ClusterSpec:
     events = read_node_events(nonempty_list(events_node), names) if events_node is not None else ()
     held_node = node.get("reservations")
     held = read_reservations(nonempty_list(held_node), names) if held_node is not None else ()
-    return ClusterSpec(tuple(nodes), tuple(partitions), tuple(qos), events, held)
+    return ClusterSpec(by_weight(nodes), tuple(partitions), tuple(qos), events, held)
 
 
 def read_priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster import QosSpec, by_weight
 from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
@@ -314,10 +314,17 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
         members[wanted] = hosts
     used = {host for hosts in members.values() for host in hosts}
     hosts = [host for host in by_name if host in used]  # scontrol's node order
-    specs = tuple(NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
-                           _node_gpus(by_name[host]))
-                  for host in hosts)
+    specs = by_weight([NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
+                                _node_gpus(by_name[host]), _node_weight(by_name[host])) for host in hosts])
     return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
+
+
+def _node_weight(record: dict[str, str]) -> int:
+    """A node record's Weight (1, Slurm's default, without one)."""
+    text = record.get("Weight", "1")
+    if not text.isdigit():
+        raise SlurmConfigError(f"node {record.get('NodeName')}: Weight={text}: not a whole number >= 0")
+    return int(text)
 
 
 def _node_gpus(record: dict[str, str]) -> tuple[tuple[str, int], ...]:
