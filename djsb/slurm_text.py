@@ -107,6 +107,29 @@ def _non_negative(text: str, problem: str) -> float:
     return value
 
 
+def preempt_type(text: str) -> str:
+    """PreemptType's plugin without its ``preempt/`` prefix (``none``, ``partition_prio``, ``qos``)."""
+    return text.strip().removeprefix("preempt/")
+
+
+def preempt_mode(text: str) -> str:
+    """PreemptMode as the model names it: off, cancel, requeue, or suspend (SUSPEND, with GANG or
+    not); GANG alone is gang scheduling without preemption, off."""
+    words = {word.strip().upper() for word in text.split(",")}
+    for mode in ("CANCEL", "REQUEUE", "SUSPEND"):
+        if mode in words:
+            return mode.lower()
+    if words <= {"OFF", "GANG", ""}:
+        return "off"
+    raise ValueError("expected OFF, CANCEL, REQUEUE or SUSPEND (with GANG or WITHIN)")
+
+
+def exempt_seconds(text: str) -> float:
+    """PreemptExemptTime in seconds: a Slurm time (``00:05:00``), -1 or empty for none."""
+    text = text.strip()
+    return 0.0 if text in ("", "-1") else parse_duration(text, "min")
+
+
 def job_requeue(text: str) -> bool:
     """JobRequeue: 1 (Slurm's default) requeues a batch job whose node failed, 0 does not."""
     value = (text.split() or [""])[0]

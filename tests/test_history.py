@@ -300,11 +300,11 @@ def test_an_unchanged_what_if_changes_nothing(tmp_path: Path) -> None:
 def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "history"
-    one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "PreemptType=preempt/qos",
-                              "-o", str(out)], 2, "--set: 'PreemptType=preempt/qos': expected KEY=VALUE with KEY "
+    one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "MaxArraySize=10",
+                              "-o", str(out)], 2, "--set: 'MaxArraySize=10': expected KEY=VALUE with KEY "
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
-                     "KillWait, OverTimeLimit, JobRequeue, AuthInfo, PriorityType, PriorityWeightAge, "
-                     "PriorityWeightFairShare, "
+                     "KillWait, OverTimeLimit, PreemptType, PreemptMode, PreemptExemptTime, JobRequeue, "
+                     "AuthInfo, PriorityType, PriorityWeightAge, PriorityWeightFairShare, "
                      "PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, "
                      "PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, PriorityCalcPeriod)", out)
 

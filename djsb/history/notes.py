@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb import slurm_text
 from djsb.history.inputs import SiteFiles, site_text
 from djsb.history.start import StartSplit
 from djsb.slurmsite.site_events import NodeEvent, ReservationRecord, parse_node_events, parse_reservations
@@ -62,8 +63,11 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     notes = [f"slurm.conf key {key} is not one Slurm 22.05 reads (a typo? slurm.conf(5)): ignored"
              for key in conf.config if key.lower() not in SLURM_CONF_KEYS]
     preempt = conf.config.get("PreemptType", "preempt/none")
-    if preempt != "preempt/none":
+    mode = conf.config.get("PreemptMode", "OFF")
+    if slurm_text.preempt_type(preempt) not in ("none", "partition_prio"):
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
+    elif preempt != "preempt/none" and slurm_text.preempt_mode(mode) not in ("off", "cancel", "requeue"):
+        notes.append(f"PreemptMode={mode} has no model: no job is preempted")
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
               for key, value in params.items() if key not in scheduler_parameters_read()]

@@ -133,6 +133,9 @@ class PartitionSpec:
                                  "orders partitions before job priority", where=PARTITION)
     priority_job_factor: int = setting(1, as_int, "", slurm_key("PriorityJobFactor", slurm_text.integer, "1"),
                                        "the multifactor partition factor", where=PARTITION)
+    grace_time: float = setting(0.0, lambda n: as_time_limit(n, unit="s") or 0.0, "s",
+                                slurm_key("GraceTime", slurm_text.seconds, "0"),
+                                "how long a job of it runs on once preempted", where=PARTITION)
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)

@@ -37,7 +37,9 @@ class SimJob:
     last one that was a limit's (not Priority or Resources), the one sacct shows; ``queued`` the number of
     main passes before it joined the queue, ``tested`` the number of the last pass that tested it
     (:class:`~djsb.model.reasons.PassRecord`). ``requeues`` counts the times a node going DOWN under it
-    sent it back to the queue; ``node_failed``: it ended with its node (NODE_FAIL).
+    sent it back to the queue, a node going DOWN or a preemption; ``ended_by`` says why it ended
+    early (NODE_FAIL, PREEMPTED; "" for its own end or limit); ``preempted_by`` the job that last
+    preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted).
     """
 
     trace: TraceJob
@@ -75,16 +77,18 @@ class SimJob:
     queued: int = 0
     tested: int = 0
     requeues: int = 0
-    node_failed: bool = False
+    ended_by: str = ""
+    preempted_by: int | None = None
+    preempt_at: float = math.inf
 
     @property
     def state(self) -> str:
         """Slurm's name of the job's state: PENDING, RUNNING, SUSPENDED, COMPLETED, TIMEOUT, CANCELLED,
-        NODE_FAIL."""
+        NODE_FAIL, PREEMPTED."""
         if self.cancelled:
             return "CANCELLED"
         if self.finished:
-            return "NODE_FAIL" if self.node_failed else "TIMEOUT" if self.killed else "COMPLETED"
+            return self.ended_by or ("TIMEOUT" if self.killed else "COMPLETED")
         if self.start is None:
             return "PENDING"
         return "SUSPENDED" if self.suspended_since is not None else "RUNNING"
@@ -97,13 +101,14 @@ class SimJob:
 
     def requeue(self, eligible: float) -> None:
         """Back to pending, eligible again at ``eligible``, to start from scratch: its node went
-        DOWN under it (Slurm keeps the job id and runs the job anew)."""
+        DOWN under it, or it was preempted (Slurm keeps the job id and runs the job anew)."""
         self.requeues += 1
         self.eligible = eligible
         self.start = self.end = self.suspended_since = None
         self.alloc, self.memory, self.tasks = Placement(), None, None
         self.killed = self.backfilled = False
         self.rate, self.end_seq, self.suspended_total, self.stall_until = 1.0, -1, 0.0, -math.inf
+        self.preempt_at = math.inf
 
     def work_until(self, now: float) -> None:
         """Account the work done from ``since`` to ``now`` at the current ``rate``."""

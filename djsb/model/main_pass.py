@@ -27,10 +27,13 @@ from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
 
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
-              reserved: Callable[[SimJob], frozenset[int]] | None = None) -> tuple[set[int], bool]:
+              reserved: Callable[[SimJob], frozenset[int]] | None = None,
+              preempt: Callable[[SimJob, frozenset[int]], None] | None = None) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
-    the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`).
+    the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
+    ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
+    for it (:mod:`djsb.model.preemption`: they end before the next pass).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -70,6 +73,8 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         else:
             alloc = allocate(job, state.without(excluded))
         if alloc is None:
+            if preempt is not None:
+                preempt(job, excluded)
             job.reason, job.tested = RESOURCES, number
             blocked.add(p)
             failed_nodes |= members

@@ -61,7 +61,7 @@ class JobOperations(ABC):
         """Push an event."""
 
     @abstractmethod
-    def _end(self, job: SimJob, now: float, node_failed: bool = False) -> None:
+    def _end(self, job: SimJob, now: float, cause: str = "") -> None:
         """A running job ends now."""
 
     @abstractmethod

@@ -45,15 +45,17 @@ class SimulationResult:
 
 def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]], node_names: Sequence[str],
                  utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int],
-                 total_gpus: int = 0, service: NodeService | None = None) -> SimulationResult:
+                 total_gpus: int = 0, service: NodeService | None = None,
+                 preemption: bool = False) -> SimulationResult:
     """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
     machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``) and the
-    utilisation how many were held (``busy_gpus``); with node events (``service``), each job's state
-    and requeues, and the outages."""
+    utilisation how many were held (``busy_gpus``); with node events (``service``) or
+    ``preemption``, each job's state, requeues and last preemptor, and with node events the
+    outages."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
-    columns = _job_columns(done, node_names, total_gpus > 0, service is not None)
+    columns = _job_columns(done, node_names, total_gpus > 0, service is not None or preemption)
     jobs = pd.DataFrame({name: pd.Series(values) if done else values for name, values in columns})
     rejected_frame = pd.DataFrame(rejected, columns=["job_id", "reason"])
     counters = dict(stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
@@ -83,9 +85,10 @@ def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
 def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = False,
                  events: bool = False) -> Iterator[tuple[str, list[Any]]]:
     """The jobs table's columns in order, one list at a time (so only one is alive at once); with
-    ``gpus``, the GPUs each job held after its CPUs; ``reason`` is the pending reason a job had last
-    before it started, as Slurm names it (:mod:`djsb.model.reasons`), ``sacct_reason`` the last of
-    a limit's, which sacct keeps (None when none held it)."""
+    ``gpus``, the GPUs each job held after its CPUs; with ``events`` (a machine that changes, or
+    preemption), each job's state, requeues and last preemptor; ``reason`` is the pending reason a
+    job had last before it started, as Slurm names it (:mod:`djsb.model.reasons`), ``sacct_reason``
+    the last of a limit's, which sacct keeps (None when none held it)."""
     traces = [j.trace for j in done]
     yield "job_id", [t.job_id for t in traces]
     yield "user", [t.user for t in traces]
@@ -113,6 +116,7 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = Fal
     if events:
         yield "state", [j.state for j in done]
         yield "requeues", [j.requeues for j in done]
+        yield "preempted_by", [j.preempted_by for j in done]
     yield "backfilled", [j.backfilled for j in done]
     yield "reason", [j.reason for j in done]
     yield "sacct_reason", [j.sacct_reason for j in done]

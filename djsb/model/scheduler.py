@@ -156,6 +156,16 @@ class SchedulerConfig:
                               "the backfill planner: profile (the model's own) or will_run (Slurm's)")
     kill_wait: float = setting(30.0, _seconds, "s", KILL_WAIT,
                                "how long after its limit the will-run planner expects a job gone")
+    preempt_type: str = setting("none", lambda node: _choice(node, ("none", "partition_prio")), "name",
+                                slurm_key("PreemptType", slurm_text.preempt_type, "preempt/none"),
+                                "none, or partition_prio: jobs of a higher PriorityTier partition preempt "
+                                "lower ones (djsb/model/preemption.py)")
+    preempt_mode: str = setting("off", lambda node: _choice(node, ("off", "cancel", "requeue")), "name",
+                                slurm_key("PreemptMode", slurm_text.preempt_mode, "OFF"),
+                                "what a preempted job does: off (no preemption), cancel or requeue")
+    preempt_exempt_time: float = setting(0.0, _seconds, "s",
+                                         slurm_key("PreemptExemptTime", slurm_text.exempt_seconds, "-1"),
+                                         "how long a job runs before it may be preempted")
     job_requeue: bool = setting(True, as_bool, "", slurm_key("JobRequeue", slurm_text.job_requeue, "1"),
                                 "a job whose node goes DOWN is requeued (off: it ends NODE_FAIL)")
     requeue_delay: float = setting(121.0, _seconds, "s",

@@ -60,6 +60,7 @@ from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
+from djsb.model.preemption import NODE_FAIL, PREEMPTED, choose_preemptees, preemptable
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
@@ -147,6 +148,7 @@ class Simulation(JobOperations):
         self.service = NodeService(self.state, cluster.events) if cluster.events else None
         self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
             if cluster.reservations else None
+        self.preempts = self.config.preempt_type == "partition_prio" and self.config.preempt_mode != "off"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
@@ -170,7 +172,8 @@ class Simulation(JobOperations):
         if self.service is not None:
             self.service.close(self.now)
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
-                            self.spec.total_cores, self.stats, self.spec.total_gpus, self.service)
+                            self.spec.total_cores, self.stats, self.spec.total_gpus, self.service,
+                            self.preempts)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -223,7 +226,8 @@ class Simulation(JobOperations):
             event_bf, event_main = passes.event_bf, passes.event_main
             queued_submit, queued_end = passes.queued_submit, passes.queued_end
             for key in ends:
-                self._end(running[key], now)
+                job = running[key]
+                self._end(job, now, PREEMPTED if now >= job.preempt_at else "")
             if changes:
                 self._machine_changed(changes, now)
             freed = bool(ends or changes)  # what changed runs the passes a job end runs
@@ -294,6 +298,7 @@ class Simulation(JobOperations):
         time limit (suspended time does not count)."""
         finish = now + job.left / job.rate if job.rate > 0 else math.inf
         deadline = math.inf if self.config.extend_limit else start + job.suspended_total + job.limit
+        deadline = min(deadline, job.preempt_at)
         if deadline < finish:
             job.killed, end = True, deadline
         else:
@@ -422,9 +427,10 @@ class Simulation(JobOperations):
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
 
-    def _end(self, job: SimJob, now: float, node_failed: bool = False) -> None:
+    def _end(self, job: SimJob, now: float, cause: str = "") -> None:
         """A job ends now: it gives its nodes back, to the nodes still in service. One whose node
-        went DOWN (``node_failed``) is requeued, or ends NODE_FAIL without ``job_requeue``."""
+        went DOWN (``cause`` NODE_FAIL) is requeued, or ends NODE_FAIL without ``job_requeue``; one
+        preempted (PREEMPTED) is requeued under PreemptMode REQUEUE, else ends PREEMPTED."""
         trace = job.trace
         del self.running[trace.job_id]
         if job.suspended_since is None:
@@ -435,12 +441,13 @@ class Simulation(JobOperations):
         self.state.commit_gpus(job.alloc, sign=-1)
         if self.service is not None:
             self.service.absorb(job.alloc)
-        requeue = node_failed and self.config.job_requeue
-        if node_failed:
-            job.end = now
+        requeue = (cause == NODE_FAIL and self.config.job_requeue) or \
+            (cause == PREEMPTED and self.config.preempt_mode == "requeue")
+        if cause:
+            job.end, job.killed = now, False
         job.end_seq = -1
         job.finished = not job.cancelled and not requeue
-        job.node_failed = node_failed and not requeue
+        job.ended_by = "" if requeue else cause
         self.limits.ended(job)
         self.priority.on_end(job, now)
         if self.checker is not None:
@@ -484,7 +491,7 @@ class Simulation(JobOperations):
             changed, down = self.service.apply(key, now)
             on = set(changed)
             for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
-                self._end(job, now, node_failed=True)
+                self._end(job, now, NODE_FAIL)
             for job in self.running.values():
                 if job.suspended_since is None and any(node in on for node, _ in job.alloc):
                     alloc = self.service.in_service(job.alloc, job.memory)[0]
@@ -492,6 +499,26 @@ class Simulation(JobOperations):
             if self.checker is not None:
                 self.checker.on_machine_change(now)
         self.passes.touch()
+
+    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> None:
+        """``job`` does not fit: preempt the lower-tier jobs that make room for it, if any
+        (:mod:`djsb.model.preemption`). Each ends after its partition's GraceTime (an END now,
+        handled before the next pass at this instant); ``job`` waits for them."""
+        now = self.now
+        avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
+        draining = [other for other in self.running.values() if other.preempt_at < math.inf]
+        candidates = [other for other in self.running.values() if other.preempt_at == math.inf
+                      and preemptable(job, other, now, self.config.preempt_exempt_time)]
+        found = choose_preemptees(self.state, candidates, draining,
+                                  lambda state: allocate(job, state.without(avoid) if avoid else state))
+        for victim in found[1] if found is not None else ():
+            victim.preempted_by = job.job_id
+            victim.preempt_at = now + victim.part.spec.grace_time
+            victim.work_until(now)
+            assert victim.start is not None
+            self._schedule_end(victim, now, victim.start)
+            if self.checker is not None:
+                self.checker.on_machine_change(now)
 
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
@@ -502,7 +529,8 @@ class Simulation(JobOperations):
         plan = self.reserved
         started, cut_short = main_pass(self.queue, self.state, self.limits, self.admitter, depth,
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
-                                       (lambda job: plan.blocked(now, now + job.limit)) if plan else None)
+                                       (lambda job: plan.blocked(now, now + job.limit)) if plan else None,
+                                       self._preempt if self.preempts else None)
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:

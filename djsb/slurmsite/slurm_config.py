@@ -44,7 +44,7 @@ PRIORITY_TYPE = "PriorityType"
 """The key that chooses the priority plugin (priority/basic: FIFO; priority/multifactor)."""
 UNMODELLED_WEIGHTS = ("PriorityWeightAssoc", "PriorityWeightTRES")
 """Priority weights read only to note that the model has none of them."""
-NOTED_ONLY = ("PreemptType", "GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
+NOTED_ONLY = ("GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
 """Keys a replay reads only to note what the model does not reproduce; every other key it reads is
 named by a declaration (:func:`read_keys`)."""
 

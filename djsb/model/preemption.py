@@ -1,0 +1,86 @@
+"""Preemption as Slurm 22.05 does it with ``PreemptType=preempt/partition_prio`` (slurm.conf(5)):
+a job of a partition of higher PriorityTier that does not fit may take the nodes of running jobs of
+lower-tier partitions sharing its nodes.
+
+* Candidates (src/slurmctld/preempt.c ``_add_preemptable_job``): running jobs on the preemptor's
+  partition's nodes, of a partition of lower PriorityTier (preempt_partition_prio.c
+  ``preempt_p_preemptable``), that have run at least ``PreemptExemptTime``. They are taken in the
+  plugin's order, ``_gen_job_prio``: PriorityTier, then node count, lowest first (``_sort_by_prio``).
+* The select plugin removes candidates in that order until the job fits, and the job preempts the
+  removed ones its placement overlaps (cons_tres ``_run_now``).
+* ``PreemptMode``: CANCEL ends a preempted job (PREEMPTED), REQUEUE sends it back to the queue, as a
+  failed node's job is (eligible again cred_expire + 1 s later). A preempted job keeps running for
+  its partition's ``GraceTime`` first; the preemptor waits for it.
+
+Not modelled: preempt/qos, SUSPEND and GANG, preemption by the backfill pass, the second Slurm
+takes to kill a preempted job (the preemptor here starts in the pass that preempted, when there is
+no grace time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from djsb.model.cluster import ClusterState
+from djsb.model.job import SimJob
+from djsb.model.placement import Placement
+
+PREEMPT_TYPES = ("none", "partition_prio")
+"""The PreemptType plugins the model has (without the ``preempt/`` prefix)."""
+PREEMPT_MODES = ("off", "cancel", "requeue")
+"""The PreemptMode values the model has."""
+NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
+"""Why a job ended early (``SimJob.ended_by``), as sacct names the state."""
+
+
+def preemptable(preemptor: SimJob, candidate: SimJob, now: float, exempt: float) -> bool:
+    """Whether ``candidate``, running, may be preempted for ``preemptor`` now."""
+    return (candidate.suspended_since is None
+            and candidate.part.spec.priority_tier < preemptor.part.spec.priority_tier
+            and candidate.start is not None and now - candidate.start >= exempt
+            and any(node in preemptor.part.members for node, _ in candidate.alloc))
+
+
+def preemption_order(job: SimJob) -> tuple[int, int, int]:
+    """The order candidates are removed in: ``_gen_job_prio``'s PriorityTier then node count, then
+    job id (Slurm's list order)."""
+    return job.part.spec.priority_tier, len(job.alloc), job.job_id
+
+
+Choice = tuple[Placement, list[SimJob]]
+"""Where the preemptor goes, and the jobs it preempts."""
+
+
+def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], draining: Iterable[SimJob],
+                      place: Callable[[ClusterState], Placement | None]) -> Choice | None:
+    """Where ``place`` puts the preemptor once jobs are preempted, and the jobs to preempt: the
+    ``draining`` jobs (preempted already, in their grace time) count as gone first, then the
+    ``candidates`` in :func:`preemption_order` until ``place`` finds nodes on ``state``; the jobs to
+    preempt are the candidates removed whose nodes the placement overlaps (none when the draining
+    ones are enough: the preemptor waits for them). None if no set of candidates makes room.
+    ``state`` is left as it was."""
+    removed: list[SimJob] = []
+
+    def remove(job: SimJob) -> Placement | None:
+        state.commit(job.alloc, job.cpus, job.memory, sign=-1)
+        state.commit_gpus(job.alloc, sign=-1)
+        removed.append(job)
+        return place(state)
+
+    try:
+        alloc = None
+        for job in draining:
+            alloc = remove(job)
+        if alloc is not None:
+            return alloc, []
+        before = len(removed)
+        for job in sorted(candidates, key=preemption_order):
+            alloc = remove(job)
+            if alloc is not None:
+                on = {node for node, _ in alloc}
+                return alloc, [job for job in removed[before:] if any(node in on for node, _ in job.alloc)]
+        return None
+    finally:
+        for job in removed:
+            state.commit(job.alloc, job.cpus, job.memory)
+            state.commit_gpus(job.alloc)

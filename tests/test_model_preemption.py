@@ -1,0 +1,87 @@
+"""Preemption in the model (djsb/model/preemption.py), worked by hand: PreemptType=
+preempt/partition_prio, two partitions over the same two nodes of 2 cores, ``low`` (PriorityTier 1)
+and ``high`` (PriorityTier 10), textbook passes (at every event) with the invariant checker on.
+
+Jobs 1 and 2 of ``low`` (2 CPUs, 100 s) fill n0 and n1 at 0; job 3 of ``high`` (2 CPUs, 50 s) comes
+at 10. The candidates are taken in preempt_partition_prio.c's order (PriorityTier, then node count,
+then the job list's order), so job 1 goes first, and it alone makes room.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
+from djsb.model.cluster import PartitionSpec
+from djsb.model.invariants import InvariantChecker
+from djsb.slurm_text import exempt_seconds, preempt_mode
+from djsb.workloads.job import TraceJob
+
+KILL = dataclasses.replace(TEXTBOOK, extend_limit=False, preempt_type="partition_prio")
+JOBS = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, partition="low"),
+        TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, partition="low"),
+        TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, partition="high")]
+
+
+def replay(scheduler: SchedulerConfig, grace: float = 0.0,
+           jobs: list[TraceJob] = JOBS) -> dict[int, tuple[float, float, str, str, int]]:
+    """(start, end, nodes, state, requeues) of each job; the state and requeues are in jobs.csv only
+    with preemption on (else COMPLETED and 0 here)."""
+    nodes = ClusterSpec.homogeneous(2, 2).nodes
+    cluster = ClusterSpec(nodes, (PartitionSpec("low", grace_time=grace), PartitionSpec("high", priority_tier=10)))
+    frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs
+    states = frame["state"] if "state" in frame else ["COMPLETED"] * len(frame)
+    requeues = frame["requeues"] if "requeues" in frame else [0] * len(frame)
+    return {int(i): (float(s), float(e), str(n), str(state), int(r)) for i, s, e, n, state, r in zip(
+        frame["job_id"], frame["start"], frame["end"], frame["nodes"], states, requeues, strict=True)}
+
+
+def test_cancel_ends_the_preempted_job_and_the_preemptor_takes_its_node() -> None:
+    assert replay(dataclasses.replace(KILL, preempt_mode="cancel")) == {
+        1: (0.0, 10.0, "n0", "PREEMPTED", 0), 2: (0.0, 100.0, "n1", "COMPLETED", 0),
+        3: (10.0, 60.0, "n0", "COMPLETED", 0)}
+
+
+def test_requeue_sends_the_preempted_job_back_to_run_anew() -> None:
+    # job 1 eligible again at 10 + 121 = 131 (cred_expire + 1 s, as a node failure's requeue), then
+    # runs its whole 100 s on the first free node
+    assert replay(dataclasses.replace(KILL, preempt_mode="requeue"))[1] == (131.0, 231.0, "n0", "COMPLETED", 1)
+
+
+def test_grace_time_lets_the_preempted_job_run_on_and_the_preemptor_waits() -> None:
+    result = replay(dataclasses.replace(KILL, preempt_mode="cancel"), grace=5.0)
+    assert (result[1][1], result[1][3]) == (15.0, "PREEMPTED")
+    assert result[3][:2] == (15.0, 65.0)
+
+
+@pytest.mark.parametrize("scheduler", [
+    dataclasses.replace(KILL, preempt_mode="cancel", preempt_exempt_time=20.0),  # jobs 1, 2 ran only 10 s
+    dataclasses.replace(KILL, preempt_mode="off"),
+    dataclasses.replace(KILL, preempt_type="none", preempt_mode="cancel"),
+])
+def test_without_preemption_the_high_job_waits_for_the_low_ones(scheduler: SchedulerConfig) -> None:
+    result = replay(scheduler)
+    assert result[3][:2] == (100.0, 150.0)
+    assert result[1][3] == result[2][3] == "COMPLETED"
+
+
+def test_only_the_candidates_the_placement_overlaps_are_preempted() -> None:
+    # job 4 (high, 1 CPU) and job 1 (low, 1 CPU) share n0, job 2 (low, 2 CPUs) holds n1. Job 3 (high,
+    # 2 CPUs on one node) at 10: job 1 is removed first but leaves n0 one core short; with job 2 removed
+    # too job 3 fits on n1, so job 2 alone is preempted and job 1 runs to its end
+    jobs = [TraceJob(1, 0.0, 100.0, 1, requested_time=100.0, partition="low"),
+            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, partition="low"),
+            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, partition="high", nodes=1),
+            TraceJob(4, 0.0, 200.0, 1, requested_time=200.0, partition="high")]
+    result = replay(dataclasses.replace(KILL, preempt_mode="cancel"), jobs=jobs)
+    assert result[1] == (0.0, 100.0, "n0", "COMPLETED", 0)
+    assert result[2] == (0.0, 10.0, "n1", "PREEMPTED", 0)
+    assert result[3][:3] == (10.0, 60.0, "n1")
+
+
+def test_slurm_conf_preemption_settings() -> None:
+    assert [preempt_mode(text) for text in ("REQUEUE", "CANCEL", "SUSPEND,GANG", "GANG", "OFF")] == [
+        "requeue", "cancel", "suspend", "off", "off"]
+    assert (exempt_seconds("-1"), exempt_seconds("00:05:00")) == (0.0, 300.0)
