@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import PartitionSpec
+from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.slurm_text import exempt_seconds, preempt_mode
 from djsb.workloads.job import TraceJob
@@ -85,3 +85,20 @@ def test_slurm_conf_preemption_settings() -> None:
     assert [preempt_mode(text) for text in ("REQUEUE", "CANCEL", "SUSPEND,GANG", "GANG", "OFF")] == [
         "requeue", "cancel", "suspend", "off", "off"]
     assert (exempt_seconds("-1"), exempt_seconds("00:05:00")) == (0.0, 300.0)
+
+
+def test_preempt_qos_takes_the_qos_of_the_preempt_list_in_qos_priority_order() -> None:
+    # one partition; QoS urgent (Preempt=scavenger,standby) over scavenger (priority 0) and standby
+    # (priority 5): job 3 at 10 preempts the scavenger job first (preempt_qos.c _gen_job_prio: QoS
+    # priority, lowest first) although it is job 2, and it runs on for scavenger's GraceTime of 4 s
+    qos = (QosSpec("normal"), QosSpec("scavenger", priority=0, grace_time=4.0), QosSpec("standby", priority=5),
+           QosSpec("urgent", priority=10, preempt=("scavenger", "standby")))
+    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), qos)
+    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos="standby"),
+            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos="scavenger"),
+            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, qos="urgent")]
+    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel")
+    frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs.set_index("job_id")
+    assert frame.loc[2, ["end", "state", "preempted_by"]].tolist() == [14.0, "PREEMPTED", 3]
+    assert frame.loc[1, ["end", "state"]].tolist() == [100.0, "COMPLETED"]
+    assert frame.loc[3, ["start", "nodes"]].tolist() == [14.0, "n1"]

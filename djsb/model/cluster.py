@@ -210,6 +210,14 @@ class QosSpec:
                                                where=QOS)
     grp_tres: TresLimits = setting((), read_tres_limits, "TRES", "GrpTRES",
                                    "TRES the running jobs of the QoS hold (none: no limit)", where=QOS)
+    preempt: tuple[str, ...] = setting((), lambda n: tuple(name.strip() for name in as_str(n).split(",")
+                                                           if name.strip()), "", "Preempt",
+                                       "the QoS its jobs may preempt under preempt_type: qos "
+                                       "(comma-separated)",
+                                       where=QOS)
+    grace_time: float = setting(0.0, lambda n: as_time_limit(n, unit="s") or 0.0, "s", "GraceTime",
+                                "how long a job of it runs on once preempted under preempt_type: qos",
+                                where=QOS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Preemption as Slurm 22.05 does it with ``PreemptType=preempt/partition_prio`` (slurm.conf(5)):
 a job of a partition of higher PriorityTier that does not fit may take the nodes of running jobs of
-lower-tier partitions sharing its nodes.
+lower-tier partitions sharing its nodes; with ``preempt/qos``, of the QoS its own QoS lists in its
+``Preempt`` (taken by QoS priority, each running on for its QoS's GraceTime).
 
 * Candidates (src/slurmctld/preempt.c ``_add_preemptable_job``): running jobs on the preemptor's
   partition's nodes, of a partition of lower PriorityTier (preempt_partition_prio.c
@@ -12,9 +13,9 @@ lower-tier partitions sharing its nodes.
   failed node's job is (eligible again cred_expire + 1 s later). A preempted job keeps running for
   its partition's ``GraceTime`` first; the preemptor waits for it.
 
-Not modelled: preempt/qos, SUSPEND and GANG, preemption by the backfill pass, the second Slurm
-takes to kill a preempted job (the preemptor here starts in the pass that preempted, when there is
-no grace time).
+Not modelled: SUSPEND and GANG, preemption within a QoS (PreemptMode WITHIN), preemption by the
+backfill pass, the second Slurm takes to kill a preempted job (the preemptor here starts at the
+instant of the preemption, when there is no grace time).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 
-PREEMPT_TYPES = ("none", "partition_prio")
+PREEMPT_TYPES = ("none", "partition_prio", "qos")
 """The PreemptType plugins the model has (without the ``preempt/`` prefix)."""
 PREEMPT_MODES = ("off", "cancel", "requeue")
 """The PreemptMode values the model has."""
@@ -33,18 +34,27 @@ NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
 """Why a job ended early (``SimJob.ended_by``), as sacct names the state."""
 
 
-def preemptable(preemptor: SimJob, candidate: SimJob, now: float, exempt: float) -> bool:
-    """Whether ``candidate``, running, may be preempted for ``preemptor`` now."""
-    return (candidate.suspended_since is None
-            and candidate.part.spec.priority_tier < preemptor.part.spec.priority_tier
+def preemptable(preemptor: SimJob, candidate: SimJob, now: float, exempt: float,
+                by_qos: bool = False) -> bool:
+    """Whether ``candidate``, running, may be preempted for ``preemptor`` now: of a lower
+    PriorityTier partition, or ``by_qos`` of a QoS the preemptor's QoS lists in its Preempt
+    (preempt_qos.c ``preempt_p_preemptable``)."""
+    outranked = candidate.qos.name in preemptor.qos.preempt if by_qos else \
+        candidate.part.spec.priority_tier < preemptor.part.spec.priority_tier
+    return (outranked and candidate.suspended_since is None
             and candidate.start is not None and now - candidate.start >= exempt
             and any(node in preemptor.part.members for node, _ in candidate.alloc))
 
 
-def preemption_order(job: SimJob) -> tuple[int, int, int]:
-    """The order candidates are removed in: ``_gen_job_prio``'s PriorityTier then node count, then
-    job id (Slurm's list order)."""
-    return job.part.spec.priority_tier, len(job.alloc), job.job_id
+def preemption_order(job: SimJob, by_qos: bool = False) -> tuple[int, int, int]:
+    """The order candidates are removed in: ``_gen_job_prio``'s PriorityTier (``by_qos``: the QoS
+    priority) then node count, then job id (Slurm's list order)."""
+    return job.qos.priority if by_qos else job.part.spec.priority_tier, len(job.alloc), job.job_id
+
+
+def grace_time(job: SimJob, by_qos: bool = False) -> float:
+    """How long ``job`` runs on once preempted: its partition's GraceTime, or ``by_qos`` its QoS's."""
+    return job.qos.grace_time if by_qos else job.part.spec.grace_time
 
 
 Choice = tuple[Placement, list[SimJob]]
@@ -52,13 +62,14 @@ Choice = tuple[Placement, list[SimJob]]
 
 
 def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], draining: Iterable[SimJob],
-                      place: Callable[[ClusterState], Placement | None]) -> Choice | None:
+                      place: Callable[[ClusterState], Placement | None],
+                      by_qos: bool = False) -> Choice | None:
     """Where ``place`` puts the preemptor once jobs are preempted, and the jobs to preempt: the
     ``draining`` jobs (preempted already, in their grace time) count as gone first, then the
-    ``candidates`` in :func:`preemption_order` until ``place`` finds nodes on ``state``; the jobs to
-    preempt are the candidates removed whose nodes the placement overlaps (none when the draining
-    ones are enough: the preemptor waits for them). None if no set of candidates makes room.
-    ``state`` is left as it was."""
+    ``candidates`` in :func:`preemption_order` (``by_qos``: preempt/qos's) until ``place`` finds
+    nodes on ``state``; the jobs to preempt are the candidates removed whose nodes the placement
+    overlaps (none when the draining ones are enough: the preemptor waits for them). None if no set
+    of candidates makes room. ``state`` is left as it was."""
     removed: list[SimJob] = []
 
     def remove(job: SimJob) -> Placement | None:
@@ -74,7 +85,7 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
         if alloc is not None:
             return alloc, []
         before = len(removed)
-        for job in sorted(candidates, key=preemption_order):
+        for job in sorted(candidates, key=lambda job: preemption_order(job, by_qos)):
             alloc = remove(job)
             if alloc is not None:
                 on = {node for node, _ in alloc}

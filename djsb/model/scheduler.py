@@ -156,10 +156,11 @@ class SchedulerConfig:
                               "the backfill planner: profile (the model's own) or will_run (Slurm's)")
     kill_wait: float = setting(30.0, _seconds, "s", KILL_WAIT,
                                "how long after its limit the will-run planner expects a job gone")
-    preempt_type: str = setting("none", lambda node: _choice(node, ("none", "partition_prio")), "name",
+    preempt_type: str = setting("none", lambda node: _choice(node, ("none", "partition_prio", "qos")), "name",
                                 slurm_key("PreemptType", slurm_text.preempt_type, "preempt/none"),
-                                "none, or partition_prio: jobs of a higher PriorityTier partition preempt "
-                                "lower ones (djsb/model/preemption.py)")
+                                "none; partition_prio: jobs of a higher PriorityTier partition preempt lower "
+                                "ones; qos: a QoS preempts those of its Preempt list "
+                                "(djsb/model/preemption.py)")
     preempt_mode: str = setting("off", lambda node: _choice(node, ("off", "cancel", "requeue")), "name",
                                 slurm_key("PreemptMode", slurm_text.preempt_mode, "OFF"),
                                 "what a preempted job does: off (no preemption), cancel or requeue")

@@ -60,7 +60,7 @@ from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
-from djsb.model.preemption import NODE_FAIL, PREEMPTED, choose_preemptees, preemptable
+from djsb.model.preemption import NODE_FAIL, PREEMPTED, choose_preemptees, grace_time, preemptable
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
@@ -148,7 +148,8 @@ class Simulation(JobOperations):
         self.service = NodeService(self.state, cluster.events) if cluster.events else None
         self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
             if cluster.reservations else None
-        self.preempts = self.config.preempt_type == "partition_prio" and self.config.preempt_mode != "off"
+        self.preempts = self.config.preempt_type in ("partition_prio", "qos") \
+            and self.config.preempt_mode != "off"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
@@ -507,13 +508,15 @@ class Simulation(JobOperations):
         now = self.now
         avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
         draining = [other for other in self.running.values() if other.preempt_at < math.inf]
+        by_qos = self.config.preempt_type == "qos"
         candidates = [other for other in self.running.values() if other.preempt_at == math.inf
-                      and preemptable(job, other, now, self.config.preempt_exempt_time)]
+                      and preemptable(job, other, now, self.config.preempt_exempt_time, by_qos)]
         found = choose_preemptees(self.state, candidates, draining,
-                                  lambda state: allocate(job, state.without(avoid) if avoid else state))
+                                  lambda state: allocate(job, state.without(avoid) if avoid else state),
+                                  by_qos)
         for victim in found[1] if found is not None else ():
             victim.preempted_by = job.job_id
-            victim.preempt_at = now + victim.part.spec.grace_time
+            victim.preempt_at = now + grace_time(victim, by_qos)
             victim.work_until(now)
             assert victim.start is not None
             self._schedule_end(victim, now, victim.start)
