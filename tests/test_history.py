@@ -231,7 +231,7 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
         "NodeName=d1 CPUs=8 State=DRAIN\n"
         "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab TRESBillingWeights=CPU=1.0,GRES/gpu=4\n")
     assert unmodelled(conf) == [
-        "PreemptType=preempt/qos has no model: no job is preempted",
+        "PreemptType=preempt/qos: the QoS' Preempt lists are not read from --qos: no job is preempted",
         "SchedulerParameters bf_max_job_assoc=10 has no model",
         "GresTypes mps has no model: of the generic resources, only GPUs are placed",
         "node d1 State=DRAIN: the model keeps it in service",

@@ -10,14 +10,18 @@ then the job list's order), so job 1 goes first, and it alone makes room.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
+from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
+from djsb.model.sections import read_cluster
 from djsb.slurm_text import exempt_seconds, preempt_mode
 from djsb.workloads.job import TraceJob
+from djsb.yamlnodes import load_yaml
 
 KILL = dataclasses.replace(TEXTBOOK, extend_limit=False, preempt_type="partition_prio")
 JOBS = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, partition="low"),
@@ -102,3 +106,17 @@ def test_preempt_qos_takes_the_qos_of_the_preempt_list_in_qos_priority_order() -
     assert frame.loc[2, ["end", "state", "preempted_by"]].tolist() == [14.0, "PREEMPTED", 3]
     assert frame.loc[1, ["end", "state"]].tolist() == [100.0, "COMPLETED"]
     assert frame.loc[3, ["start", "nodes"]].tolist() == [14.0, "n1"]
+
+
+def test_a_site_s_suspend_mode_preempts_nobody_and_a_grace_time_must_be_a_time(tmp_path: Path) -> None:
+    # PreemptMode=SUSPEND,GANG read from a slurm.conf has no model: the high job waits as without
+    # preemption (the history notes it), instead of cancelling the low ones
+    suspend = dataclasses.replace(KILL, preempt_mode=preempt_mode("SUSPEND,GANG"))
+    assert replay(suspend)[3][:2] == (100.0, 150.0)
+    config = tmp_path / "c.yaml"
+    config.write_text("cluster:\n  nodes: [{cores: 2}]\n  partitions: [{name: low, grace_time: UNLIMITED}]\n")
+    cluster = load_yaml(config).get("cluster")
+    assert cluster is not None
+    with pytest.raises(ConfigError, match="grace_time") as err:
+        read_cluster(cluster)
+    assert err.value.line == 3

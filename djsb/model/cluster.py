@@ -51,7 +51,7 @@ from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
-from djsb.yamlnodes import Located, as_bool, as_int, as_str, as_time_limit, describe
+from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str, as_time_limit, describe
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -133,7 +133,7 @@ class PartitionSpec:
                                  "orders partitions before job priority", where=PARTITION)
     priority_job_factor: int = setting(1, as_int, "", slurm_key("PriorityJobFactor", slurm_text.integer, "1"),
                                        "the multifactor partition factor", where=PARTITION)
-    grace_time: float = setting(0.0, lambda n: as_time_limit(n, unit="s") or 0.0, "s",
+    grace_time: float = setting(0.0, lambda n: as_duration(n, unit="s"), "s",
                                 slurm_key("GraceTime", slurm_text.seconds, "0"),
                                 "how long a job of it runs on once preempted", where=PARTITION)
     oversubscribe: str = setting("NO", oversubscribe, "",
@@ -215,7 +215,7 @@ class QosSpec:
                                        "the QoS its jobs may preempt under preempt_type: qos "
                                        "(comma-separated)",
                                        where=QOS)
-    grace_time: float = setting(0.0, lambda n: as_time_limit(n, unit="s") or 0.0, "s", "GraceTime",
+    grace_time: float = setting(0.0, lambda n: as_duration(n, unit="s"), "s", "GraceTime",
                                 "how long a job of it runs on once preempted under preempt_type: qos",
                                 where=QOS)
 

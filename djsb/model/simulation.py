@@ -149,7 +149,7 @@ class Simulation(JobOperations):
         self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
             if cluster.reservations else None
         self.preempts = self.config.preempt_type in ("partition_prio", "qos") \
-            and self.config.preempt_mode != "off"
+            and self.config.preempt_mode in ("cancel", "requeue")  # a site's SUSPEND has no model
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
