@@ -10,15 +10,19 @@ all reserved is skipped with ReqNodeNotAvail (ESLURM_RESERVATION_MAINT) without 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
+from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
 from djsb.model.cluster import PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.reservations import AdvanceReservation, ReservationPlan
 from djsb.model.result import SimulationResult
+from djsb.model.sections import read_cluster
 from djsb.workloads.job import TraceJob
+from djsb.yamlnodes import load_yaml
 
 KILL = dataclasses.replace(TEXTBOOK, extend_limit=False)
 MAINT = AdvanceReservation("maint", "n1", 100.0, 100.0, ("MAINT", "IGNORE_JOBS"))
@@ -83,3 +87,14 @@ def test_a_daily_reservation_ends_a_replay_once_its_jobs_are_done() -> None:
     cluster = dataclasses.replace(ClusterSpec.homogeneous(2, 2), reservations=(nightly,))
     result = replay([job(0, 0, 20000), job(1, 3600, 10800)], cluster)
     assert starts(result) == {0: (0.0, "n0"), 1: (14400.0, "n1")}
+
+
+def test_the_number_of_reservations_is_bounded(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    items = "".join(f"    - {{name: r{i}, nodes: n0, start: {i}, duration: 1}}\n" for i in range(1001))
+    config.write_text(f"cluster:\n  nodes: [{{cores: 2}}]\n  reservations:\n{items}")
+    cluster = load_yaml(config).get("cluster")
+    assert cluster is not None
+    with pytest.raises(ConfigError, match="at most 1000 reservations, got 1001") as err:
+        read_cluster(cluster)
+    assert err.value.line == 1004

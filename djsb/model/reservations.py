@@ -36,6 +36,8 @@ MODELLED_FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "DAILY", "WEEKLY")
 """The flags the model takes (the module docstring)."""
 REPEATS = {"DAILY": 86400.0, "WEEKLY": 7 * 86400.0}
 """The period of a repeating reservation, by flag."""
+MAX_RESERVATIONS = 1000
+"""Most reservations a config may give: each backfill pass may plan :data:`MAX_AHEAD` windows of each."""
 MAX_AHEAD = 1000
 """Most windows of a repeating reservation a backfill pass plans ahead (nearly three years of a daily
 one): a pass without a window limit (``bf_window: UNLIMITED``) would otherwise plan them all."""
@@ -80,6 +82,8 @@ class AdvanceReservation:
 def read_reservations(items: Sequence[Located], node_names: Sequence[str]) -> tuple[AdvanceReservation, ...]:
     """The reservations of a config's ``cluster.reservations`` list, each on nodes of ``node_names``
     and named once."""
+    if len(items) > MAX_RESERVATIONS:
+        raise items[MAX_RESERVATIONS].error(f"at most {MAX_RESERVATIONS} reservations, got {len(items)}")
     known, found, seen = set(node_names), [], set()
     for item in items:
         held = read_record(item, AdvanceReservation)
