@@ -175,9 +175,10 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
     # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
     assert "144 task(s) of 24 job array(s) with a throttle" in notes
     assert "12 job(s) asked --dependency (after, afterok, afterany, afternotok) on jobs of the replay" in notes
-    # h12's drain is replayed (84 s from 115 s into the model's time), the reservation noted
-    outages = (tmp_path / "features" / "out_of_service.csv").read_text().splitlines()
-    assert outages[1:] == ["h12,DRAIN,115.0,199.0,2,bench drain"]
+    # h12's drain is replayed: events.txt has it from 19:36:55 to 19:38:19, 84 s
+    outages = pd.read_csv(tmp_path / "features" / "out_of_service.csv")
+    assert outages[["node", "state", "cores", "reason"]].values.tolist() == [["h12", "DRAIN", 2, "bench drain"]]
+    assert (outages["end"] - outages["start"]).tolist() == [84.0]
     assert "h12" not in notes and "maintenance" not in notes  # the reservation is replayed too
     # the debug partition is h[1-4], all of it reserved: its jobs whose run would have crossed the
     # window waited ReqNodeNotAvail in the record (132 jobs), and the replay holds most of the same
