@@ -5,8 +5,9 @@ replays it, beside Slurm's own difference between the two records of each histor
 
 For each pair of records (``site``: 2,000 jobs; ``site-x4``: the first 600 of the same draw with
 every duration four times longer; ``features``: the history with a reservation, a drained node,
-throttled arrays and dependencies) it prints one row for Slurm against itself (the records paired
-job by job) and one per record for the model against it. Columns: the
+throttled arrays and dependencies; ``gpu``: GPU and CPU jobs on nodes with two GPUs each, a GPU
+partition billing GPUs, a QoS capping a user's GPUs) it prints one row for Slurm against itself
+(the records paired job by job) and one per record for the model against it. Columns: the
 mean waits (replayed or second record / recorded), the moving-average MAPE (2-minute window, every
 30 s), the mean absolute wait error, the KS distance of the waits, the share of jobs started by
 the same pass and of those held for the same reason (``reason_agreement``), and whether the row is
@@ -36,8 +37,8 @@ from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
-         "features": ("features", "features-2")}
-EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1"}
+         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2")}
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1"}
 """The records made right after another on the same cluster (its fair-share usage kept); the
 features records each began a fresh cluster."""
 WINDOW, STEP = 120.0, 30.0

@@ -14,7 +14,12 @@ PriorityMaxAge compressed as the jobs are) and records:
 * ``features`` (with ``--features``; ``--features-name features-2`` records the same history again,
   so that Slurm's own spread on it is measured): a shorter history with what a machine changes under
   the schedule: a reservation on four nodes, a node drained then resumed, job arrays throttled with
-  ``%``, and dependencies.
+  ``%``, and dependencies;
+* ``gpu-1``, ``gpu-2`` (with ``--gpus-only``, on a cluster whose nodes have two a100 GPUs each): a
+  history of GPU and CPU jobs, recorded twice like the site records: every third job of ``batch`` goes
+  to the partition ``gpu`` (:data:`GPU_PARTITION`: the nodes of ``long``, billing a GPU as four CPUs)
+  under the QoS ``gpu`` (:data:`GPU_QOS`: eight GPUs per user at most), asking GPUs per node, per task
+  or per job (:func:`with_gpus`).
 
 ``--time-scale K`` multiplies every duration of the history by K: the jobs' sleeps and limits, the
 partitions' MaxTime, and the site's PriorityDecayHalfLife and PriorityMaxAge. The arrivals are
@@ -85,10 +90,11 @@ PARTITIONS = (("debug", "h[1-4]", 2, ""), ("batch", "h[3-16]", 10, ""),
 the mini-cluster's own (which its script waits on; no job runs in them)."""
 
 
-def partition_lines(scale: int) -> tuple[str, ...]:
-    """slurm.conf's lines of :data:`PARTITIONS`, their MaxTime ``scale`` times longer."""
+def partition_lines(scale: int, gpus: bool = False) -> tuple[str, ...]:
+    """slurm.conf's lines of :data:`PARTITIONS` (and with ``gpus`` :data:`GPU_PARTITION`), their
+    MaxTime ``scale`` times longer."""
     return tuple(f"PartitionName={name} Nodes={nodes} MaxTime={scale * minutes}{other} State=UP"
-                 for name, nodes, minutes, other in PARTITIONS)
+                 for name, nodes, minutes, other in (*PARTITIONS, *((GPU_PARTITION,) if gpus else ())))
 
 
 def site_settings(scale: int) -> dict[str, str]:
@@ -100,6 +106,16 @@ ACCOUNTS = {"physics": 50, "biology": 30, "climate": 20}
 """Fair-share accounts and their RawShares (root is a user of each)."""
 QOS = ("high", 100, 4)
 """A QoS: name, Priority, MaxJobsPerUser."""
+GPUS = "a100:2"
+"""The GPU records' GPUs per node (docker/slurm-cluster.sh's DJSB_SLURM_GPUS)."""
+GPU_PARTITION = ("gpu", "h[9-16]", 10, " TRESBillingWeights=CPU=1.0,GRES/gpu=4.0")
+"""The GPU records' fourth partition (as :data:`PARTITIONS`): the nodes of ``long``, a GPU billed as
+four CPUs in fair share."""
+GPU_QOS = ("gpu", 50, "gres/gpu=8")
+"""The GPU records' QoS: name, Priority, MaxTRESPerUser (every job is root's: at most 8 of the 16
+GPUs held by its jobs at once)."""
+GPU_OPTIONS = ("--gpus-per-node=1", "--gpus-per-node=2", "--gpus-per-task=1", "--gpus=2")
+"""What the GPU jobs ask, in turn: sbatch's three ways of counting GPUs."""
 FORMAT = f"{SACCT_FORMAT},AllocTRES"
 """The sacct format ``djsb history`` asks a site for, and the trackable resources each job asked and
 was given, which the model does not read yet: a record keeps them for when it does."""
@@ -168,6 +184,23 @@ def with_features(jobs: list[Draw]) -> list[Draw]:
     return out
 
 
+def with_gpus(jobs: list[Draw]) -> list[Draw]:
+    """The GPU history's jobs: every third job of ``batch`` runs in the partition ``gpu`` under the
+    QoS ``gpu`` with at most 4 tasks, asking GPUs the ways of :data:`GPU_OPTIONS` in turn (a job
+    of one task asking ``--gpus=2`` holds both GPUs of one node)."""
+    out = []
+    batch = 0
+    for job in jobs:
+        if job.partition == "batch":
+            batch += 1
+            if batch % 3 == 0:
+                option = GPU_OPTIONS[(batch // 3) % len(GPU_OPTIONS)]
+                job = Draw(job.at, min(job.cpus, 4), job.sleep, job.limit_min, GPU_PARTITION[0], job.account,
+                           GPU_QOS[0], job.mem_per_cpu, (option,))
+        out.append(job)
+    return out
+
+
 def slurm(*args: str, check: bool = True) -> str:
     env = {**os.environ, **CLUSTER}
     done = subprocess.run(list(args), capture_output=True, text=True, timeout=120, env=env, check=False)
@@ -177,24 +210,34 @@ def slurm(*args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def start_cluster(scale: int, debug: dict[str, str] | None = None) -> None:
+def start_cluster(scale: int, debug: dict[str, str] | None = None, gpus: bool = False) -> None:
     """Start the recording cluster, give it the site's partitions and settings (durations ``scale``
     times longer; ``debug``: slurmctld's DebugFlags and SlurmctldDebug, e.g. ``Backfill`` and
-    ``debug3``, to see its reservations and each job's state pass by pass), accounts and QoS."""
+    ``debug3``, to see its reservations and each job's state pass by pass), accounts and QoS (with
+    ``gpus``: GPUs on every node, the partition ``gpu`` and the QoS ``gpu``)."""
     script = ROOT / ".ci" / "slurm.sh"
+    CLUSTER["DJSB_SLURM_GPUS"] = GPUS if gpus else ""
     slurm("bash", str(script), "start")
     conf = Path(CLUSTER["SLURM_CONF"])
     settings = {**site_settings(scale), **(debug or {})}
     lines = [line for line in conf.read_text().splitlines() if line.split("=", 1)[0] not in settings]
     first_node = next(i for i, line in enumerate(lines) if line.startswith("NodeName="))
     lines[first_node:first_node] = [f"{key}={value}" for key, value in settings.items()]
-    conf.write_text("\n".join([*lines, *partition_lines(scale)]) + "\n")
+    conf.write_text("\n".join([*lines, *partition_lines(scale, gpus)]) + "\n")
     slurm("bash", str(script), "restart-ctld")
     name, priority, per_user = QOS
     slurm("sacctmgr", "-i", "add", "qos", name, f"priority={priority}", f"maxjobsperuser={per_user}")
+    qos = f"normal,{name}"
+    if gpus:
+        gpu_name, gpu_priority, per_user_tres = GPU_QOS
+        slurm("sacctmgr", "-i", "add", "qos", gpu_name, f"priority={gpu_priority}",
+              f"maxtresperuser={per_user_tres}")
+        qos += f",{gpu_name}"
     for account, shares in ACCOUNTS.items():
         slurm("sacctmgr", "-i", "add", "account", account, f"fairshare={shares}")
-        slurm("sacctmgr", "-i", "add", "user", "root", f"account={account}", f"qos=normal,{name}")
+        slurm("sacctmgr", "-i", "add", "user", "root", f"account={account}", f"qos={qos}")
+    # The cluster's database outlives it: a user added by an earlier record keeps its QoS unless set.
+    slurm("sacctmgr", "-i", "modify", "user", "root", "set", f"qos={qos}")
     slurm("scontrol", "reconfigure")
 
 
@@ -255,6 +298,9 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int,
     if whole_log:
         (out / "slurmctld-whole.log.gz").write_bytes(gzip.compress(whole.encode(), mtime=0))
     shutil.copy(CLUSTER["SLURM_CONF"], out / "slurm.conf")
+    gres_conf = Path(CLUSTER["SLURM_CONF"]).parent / "gres.conf"
+    if CLUSTER.get("DJSB_SLURM_GPUS") and gres_conf.is_file():
+        shutil.copy(gres_conf, out / "gres.conf")
     (out / "assoc.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                                          "format=Account,User,ParentName,Share"))
     (out / "qos.txt").write_text(slurm(*QOS_COMMAND))
@@ -271,8 +317,10 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int,
         "recorded": f"{started} to {ended} (UTC)", "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "cluster": "16 virtual nodes x 2 CPUs, 2048 MiB, on one host (docker/slurm-cluster.sh)",
-        "site_settings": site_settings(scale), "partitions": partition_lines(scale), "accounts": ACCOUNTS,
-        "qos": QOS,
+        "site_settings": site_settings(scale),
+        "partitions": partition_lines(scale, bool(CLUSTER.get("DJSB_SLURM_GPUS"))), "accounts": ACCOUNTS,
+        "qos": QOS, "gpus_per_node": CLUSTER.get("DJSB_SLURM_GPUS", ""),
+        "gpu_qos": GPU_QOS if CLUSTER.get("DJSB_SLURM_GPUS") else None,
         "command": " ".join(sys.argv)}, indent=2) + "\n")
     print(f"record_history: {out.name}: {len(jobs)} jobs recorded {started} to {ended}", file=sys.stderr)
 
@@ -316,6 +364,9 @@ def main() -> int:
     parser.add_argument("--features-name", default="features", metavar="NAME",
                         help="the features record's directory in OUT (features-2: a second record of "
                              "the same history, for Slurm's own spread on it)")
+    parser.add_argument("--gpus-only", action="store_true",
+                        help="record the GPU history twice (gpu-1, gpu-2) only, on nodes with GPUs")
+    parser.add_argument("--gpu-jobs", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="leave the recording cluster running")
     parser.add_argument("--time-scale", type=int, default=1,
@@ -332,13 +383,16 @@ def main() -> int:
         parser.error("--debug-flags: DebugFlags names separated by commas, e.g. Backfill,BackfillMap")
     debug = {key: value for key, value in (("DebugFlags", args.debug_flags),
                                            ("SlurmctldDebug", args.log_level)) if value}
-    if not 1 <= args.jobs <= 20000 or not 1 <= args.features_jobs <= 20000:
-        parser.error("--jobs and --features-jobs: 1 to 20000")
+    if not all(1 <= count <= 20000 for count in (args.jobs, args.features_jobs, args.gpu_jobs)):
+        parser.error("--jobs, --features-jobs and --gpu-jobs: 1 to 20000")
+    if args.gpus_only and (args.features or args.features_only):
+        parser.error("--gpus-only records on nodes with GPUs: record the features history in another run")
     if not 1 <= args.time_scale <= 10:
         parser.error("--time-scale: 1 to 10 (a record lasts about 16 minutes times K per 2,000 jobs)")
     if os.geteuid() != 0:
         parser.error("the recording cluster's daemons run as root: run as root")
-    names = [] if args.features_only else ["site-1", "site-2"]
+    pairs = [("gpu-1", "gpu-2")] if args.gpus_only else [] if args.features_only else [("site-1", "site-2")]
+    names = [name for pair in pairs for name in pair]
     names += [args.features_name] if args.features or args.features_only else []
     recorded = [name for name in names if (args.out / name / "dump.txt.gz").exists()]
     if recorded:
@@ -347,11 +401,12 @@ def main() -> int:
     # every job the record submitted.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(143))
     scale = args.time_scale
-    start_cluster(scale, debug)
+    start_cluster(scale, debug, gpus=args.gpus_only)
     try:
-        jobs = draw_jobs(args.jobs, args.seed, scale=scale)
-        for name in () if args.features_only else ("site-1", "site-2"):
-            record(jobs, args.out / name, False, args.seed, scale, bool(debug))
+        jobs = with_gpus(draw_jobs(args.gpu_jobs, args.seed + 2, scale=scale)) if args.gpus_only \
+            else draw_jobs(args.jobs, args.seed, scale=scale)
+        for name in names:
+            record(jobs, args.out / name, False, args.seed + 2 * args.gpus_only, scale, bool(debug))
         if args.features or args.features_only:
             features = with_features(draw_jobs(args.features_jobs, args.seed + 1, scale=scale))
             record(features, args.out / args.features_name, True, args.seed + 1, scale, bool(debug))
@@ -362,13 +417,13 @@ def main() -> int:
         if not args.keep:
             slurm("bash", str(ROOT / ".ci" / "slurm.sh"), "stop", check=False)
     rows = []
-    if (args.out / "site-1" / "dump.txt.gz").exists():
-        first = pd.read_csv(replay(args.out / "site-1") / "errors.csv")
-        second = pd.read_csv(replay(args.out / "site-2", earlier=args.out / "site-1") / "errors.csv")
-        rows += [{"compared": "Slurm site-2 against site-1 (run to run)",
+    for one, two in pairs:
+        first = pd.read_csv(replay(args.out / one) / "errors.csv")
+        second = pd.read_csv(replay(args.out / two, earlier=args.out / one) / "errors.csv")
+        rows += [{"compared": f"Slurm {two} against {one} (run to run)",
                   **summary(records_paired(first, second), WINDOW, STEP)},
-                 {"compared": "model against site-1", **summary(first, WINDOW, STEP)},
-                 {"compared": "model against site-2", **summary(second, WINDOW, STEP)}]
+                 {"compared": f"model against {one}", **summary(first, WINDOW, STEP)},
+                 {"compared": f"model against {two}", **summary(second, WINDOW, STEP)}]
     if args.features or args.features_only:
         name = args.features_name
         rows.append({"compared": f"model against {name}",

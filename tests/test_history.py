@@ -231,7 +231,6 @@ def test_every_setting_the_model_does_not_reproduce_is_named() -> None:
         "NodeName=d1 CPUs=8 State=DRAIN\n"
         "PartitionName=gpu Nodes=g[1-2] QOS=gpuqos AllowAccounts=lab TRESBillingWeights=CPU=1.0,GRES/gpu=4\n")
     assert unmodelled(conf) == [
-        "PreemptType=preempt/qos: the QoS' Preempt lists are not read from --qos: no job is preempted",
         "SchedulerParameters bf_max_job_assoc=10 has no model",
         "GresTypes mps has no model: of the generic resources, only GPUs are placed",
         "node d1 State=DRAIN: the model keeps it in service",
@@ -346,3 +345,33 @@ def test_a_bad_earlier_dump_is_one_line_naming_the_option(tmp_path: Path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"djsb: error: {bad}:1: --earlier: no JobID column"), err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_site_s_qos_preempt_lists_are_what_preempt_qos_goes_by(tmp_path: Path) -> None:
+    # One node of 2 CPUs. J1 (QoS standby, GraceTime 3 s) runs; J2 (QoS urgent, Preempt=standby)
+    # comes at 2 and needs the node: preempt_qos.c (preempt_p_preemptable) lets it preempt J1, which
+    # runs on for its QoS's GraceTime and ends, recorded PREEMPTED; J2 starts at that end. The
+    # record's Elapsed already ends J1 there, so the starts agree either way: what the lists change is
+    # who preempted whom. Without the Preempt column in --qos (a file asked before DJSB read it)
+    # nothing says J2 may, and the replay says so.
+    dump = ("JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|"
+            "State|Flags\n"
+            "1|u1|a|p|standby|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:05|"
+            "00:00:05|00:02:00|2|1|PREEMPTED|SchedMain\n"
+            "2|u1|a|p|urgent|2026-01-01T00:00:02|2026-01-01T00:00:02|2026-01-01T00:00:05|2026-01-01T00:00:35|"
+            "00:00:30|00:01:00|2|1|COMPLETED|SchedMain\n")
+    (tmp_path / "dump.txt").write_text(dump)
+    (tmp_path / "slurm.conf").write_text("PreemptType=preempt/qos\nPreemptMode=CANCEL\n"
+                                         "NodeName=n1 CPUs=2\nPartitionName=p Nodes=n1 Default=YES\n")
+    (tmp_path / "qos.txt").write_text("normal|0|||||||||||||00:00:00\nstandby|0|||||||||||||00:00:03\n"
+                                      "urgent|10||||||||||||standby|00:00:00\n")
+    (tmp_path / "old-qos.txt").write_text("normal|0|\nstandby|0|\nurgent|10|\n")
+    for qos, preempted in (("qos.txt", True), ("old-qos.txt", False)):
+        out = tmp_path / f"history-{qos}"
+        assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"),
+                     "--qos", str(tmp_path / qos), "--window", "60", "--step", "10", "-q", "-o", str(out)]) == 0
+        jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+        notes = (out / "notes.txt").read_text()
+        assert bool(jobs.loc[1].get("preempted_by") == 2) is preempted, jobs.loc[1]
+        assert jobs.loc[2, "start"] == jobs.loc[1, "end"]
+        assert ("--qos gives no Preempt lists" in notes) is not preempted

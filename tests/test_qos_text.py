@@ -48,3 +48,20 @@ def test_a_value_that_is_not_one_names_the_file_line_and_key(line: str, error: s
     with pytest.raises(ConfigError) as raised:
         parse_qos(f"normal|0|\n{line}\n", "qos.txt", "--qos")
     assert raised.value.line == 2 and error in str(raised.value) and "--qos" in str(raised.value)
+
+
+def test_the_preempt_lists_and_grace_times_sacctmgr_prints_are_read() -> None:
+    # the mini-cluster's answer for capture_urgent (Preempt=capture_scavenger,capture_standby,
+    # GraceTime=120 printed as 00:02:00) beside QoS without either: what preempt/qos goes by
+    # (preempt_qos.c preempt_p_preemptable: the preemptor's QoS lists the candidate's)
+    table = parse_qos((FIXTURES / "slurm_show" / "sacctmgr_qos_preempt.txt").read_text())
+    by_name = {qos.name: qos for qos in table.qos}
+    assert by_name["capture_urgent"].preempt == ("capture_scavenger", "capture_standby")
+    assert by_name["capture_urgent"].grace_time == 120.0
+    assert by_name["capture_standby"].preempt == () and by_name["capture_standby"].grace_time == 0.0
+    assert by_name["gpu"].max_tres_per_user == (("gres/gpu", 8),)
+    assert table.preempt_lists
+    # a file without the Preempt column (asked before DJSB read it) says so
+    assert not parse_qos("normal|0|\n").preempt_lists
+    with pytest.raises(ConfigError, match="GraceTime 'soon' is not a Slurm time"):
+        parse_qos("normal|0|||||||||||||soon\n")

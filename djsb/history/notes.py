@@ -64,10 +64,7 @@ def unmodelled(conf: SlurmConf) -> list[str]:
              for key in conf.config if key.lower() not in SLURM_CONF_KEYS]
     preempt = conf.config.get("PreemptType", "preempt/none")
     mode = conf.config.get("PreemptMode", "OFF")
-    if slurm_text.preempt_type(preempt) == "qos":
-        notes.append(f"PreemptType={preempt}: the QoS' Preempt lists are not read from --qos: no job is "
-                     "preempted")
-    elif slurm_text.preempt_type(preempt) not in ("none", "partition_prio"):
+    if slurm_text.preempt_type(preempt) not in ("none", "partition_prio", "qos"):
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
     elif preempt != "preempt/none" and slurm_text.preempt_mode(mode) not in ("off", "cancel", "requeue"):
         notes.append(f"PreemptMode={mode} has no model: no job is preempted")

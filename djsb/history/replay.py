@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb import slurm_text
 from djsb.errors import ConfigError, InputError
 from djsb.history.compare import figure_changes
 from djsb.history.dependencies import array_notes, dependency_notes, history_dependencies
@@ -173,6 +174,9 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                  else QosTable((QosSpec("normal"),), []))
     qos = qos_table.qos
     notes += qos_table.notes
+    if slurm_text.preempt_type(conf.config.get("PreemptType", "")) == "qos" and not qos_table.preempt_lists:
+        notes.append("PreemptType=preempt/qos: --qos gives no Preempt lists (sacctmgr's Preempt column): "
+                     "no job is preempted")
     default = default_partition(conf)
     used = {default if job.partition is None else job.partition for job in (*jobs, *split.running)}
     modelled = [p["PartitionName"] for p in conf.partitions if p["PartitionName"] in used]

@@ -3,9 +3,12 @@
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
 counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
 Flags (DenyOnLimit) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
-GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``). A file of the first three columns alone, what DJSB asked
-before, still reads. Of a TRES limit the model counts cpu, mem, node and gres/gpu
-(:mod:`djsb.model.tres`); any other (billing, a license, a typed GPU) is left out with a note.
+GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS: the QoS its jobs may
+preempt (Preempt, comma-separated names) and how long its jobs run on once preempted (GraceTime). A
+file of fewer columns (the first three alone, or all but the last two: what DJSB asked before) still
+reads, and :attr:`QosTable.preempt_lists` says whether it gave the Preempt lists. Of a TRES limit
+the model counts cpu, mem, node and gres/gpu (:mod:`djsb.model.tres`); any other (billing, a
+license, a typed GPU) is left out with a note.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from djsb.slurm_text import slurm_time, tres
 from djsb.slurmsite.slurm_config import site_lines, site_number
 
 QOS_FORMAT = ("Name", "Priority", "MaxJobsPU", "MaxWall", "Flags", "MaxTRES", "MaxTRESPerNode", "MaxTRESPU",
-              "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU")
+              "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU", "Preempt", "GraceTime")
 """The columns asked of ``sacctmgr show qos`` (sacctmgr(1) QOS fields), in this order."""
 QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=" + ",".join(QOS_FORMAT))
 """Every QoS with its priority and limits (a user's rights suffice)."""
@@ -31,18 +34,22 @@ _TRES_COLUMNS = ("MaxTRES", "MaxTRESPerNode", "MaxTRESPU", "MaxTRESPA", "GrpTRES
 @dataclass(frozen=True)
 class QosTable:
     """The QoS of a site, ``normal`` first (the model's default, as it is an association's unless
-    the site set another), and what of their limits the model leaves out."""
+    the site set another), what of their limits the model leaves out, and whether the file gave the
+    QoS' Preempt lists (preempt/qos has nothing to go by without them)."""
 
     qos: tuple[QosSpec, ...]
     notes: list[str]
+    preempt_lists: bool = False
 
 
 def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") -> QosTable:
     """:data:`QOS_COMMAND`'s answer (or its first three columns alone): one :class:`QosSpec` per
     line; a value that is not one is ConfigError naming ``source``, the line and ``key``."""
     found, notes = [], []
+    preempt_lists = True
     for number, fields in site_lines(text, 3, source, key):
         values = dict(zip(QOS_FORMAT, (field.strip() for field in fields), strict=False))
+        preempt_lists = preempt_lists and "Preempt" in values
         name = values["Name"]
         if not name or any(char.isspace() for char in name):
             raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
@@ -56,23 +63,26 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
         found.append(QosSpec(
             name, site_number(values["Priority"] or "0", int, source, number, key),
             max_jobs_per_user=counts["MaxJobsPU"],
-            max_wall=_max_wall(values.get("MaxWall", ""), source, number, key),
+            max_wall=_time(values.get("MaxWall", ""), "MaxWall", source, number, key),
             deny_on_limit="denyonlimit" in values.get("Flags", "").lower(), grp_jobs=counts["GrpJobs"],
             max_jobs_per_account=counts["MaxJobsPA"], max_submit_jobs_per_user=counts["MaxSubmitPU"],
             max_tres_per_job=limits["MaxTRES"], max_tres_per_node=limits["MaxTRESPerNode"],
             max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],
-            grp_tres=limits["GrpTRES"]))
-    return QosTable(tuple(sorted(found, key=lambda q: q.name != "normal")), notes)
+            grp_tres=limits["GrpTRES"],
+            preempt=tuple(name.strip() for name in values.get("Preempt", "").split(",") if name.strip()),
+            grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0))
+    ordered = tuple(sorted(found, key=lambda q: q.name != "normal"))
+    return QosTable(ordered, notes, preempt_lists and bool(found))
 
 
-def _max_wall(text: str, source: str, line: int, key: str) -> float | None:
-    """MaxWall in seconds (``2-00:00:00``, ``01:00:00``); empty is no limit."""
+def _time(text: str, column: str, source: str, line: int, key: str) -> float | None:
+    """A time column in seconds (``2-00:00:00``, ``01:00:00``); empty is none (MaxWall: no limit)."""
     if not text:
         return None
     try:
         return slurm_time(text)
     except ValueError:
-        raise ConfigError(f"MaxWall {excerpt(text)} is not a Slurm time", source=source, line=line,
+        raise ConfigError(f"{column} {excerpt(text)} is not a Slurm time", source=source, line=line,
                           key=key) from None
 
 
