@@ -223,7 +223,16 @@ NodeName=$PREFIX[1-$NODES] Name=gpu$type File=$DIR/dev/gpu[0-$((count - 1))]
 EOF
 }
 
+# munged is shared by every mini-cluster of this host: each one running is a file of MUNGE_USERS
+# (its DIR, slashes as %), and MUNGE_USERS/started says a mini-cluster started munged. The last one
+# to stop stops munged if one of them started it, never one another cluster still signs with
+# (DJSB_MUNGE_USERS and DJSB_MUNGED_PID move the registry and munged's pid file: tests).
+MUNGE_USERS=${DJSB_MUNGE_USERS:-/run/djsb-munge-users}
+MUNGED_PID=${DJSB_MUNGED_PID:-/run/munge/munged.pid}
+munge_user() { echo "$MUNGE_USERS/${DIR//\//%}"; }
+
 start_munge() {
+    mkdir -p "$MUNGE_USERS" && touch "$(munge_user)"
     if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return 0; fi
     if [[ ! -s /etc/munge/munge.key ]]; then
         dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 status=none
@@ -233,7 +242,7 @@ start_munge() {
     chown munge:munge /run/munge /var/log/munge /var/lib/munge
     chmod 755 /run/munge
     runuser -u munge -- munged
-    touch "$DIR/run/munged.ours"
+    touch "$MUNGE_USERS/started"
     local i
     for i in $(seq 1 50); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0; sleep 0.1; done
     die "munged did not start (see /var/log/munge/munged.log)"
@@ -392,9 +401,11 @@ do_stop() {
     for n in $(node_names); do files+=("$DIR/run/slurmd-$n.pid"); done
     stop_pids "${files[@]}"
     stop_pids "$DIR/run/mysqld.pid"
-    if [[ -e $DIR/run/munged.ours ]]; then
-        stop_pids /run/munge/munged.pid
-        rm -f "$DIR/run/munged.ours"
+    rm -f "$(munge_user)"
+    if [[ -e $MUNGE_USERS/started ]] && [[ -z $(find "$MUNGE_USERS" -mindepth 1 ! -name started -print -quit) ]]
+    then
+        stop_pids "$MUNGED_PID"
+        rm -f "$MUNGE_USERS/started"
     fi
     log "stopped"
 }

@@ -73,11 +73,13 @@ def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
 
 
 PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
-         "features": ("features", "features-2")}
+         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2")}
 """Each pair of records of one history: the 2,000 jobs of 1-40 s, the first 600 of the same draw
-with every duration four times longer (bench/record_history.py --time-scale 4), and the features
-history (a reservation, a drained node, throttled arrays, dependencies) recorded twice."""
-EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1"}
+with every duration four times longer (bench/record_history.py --time-scale 4), the features
+history (a reservation, a drained node, throttled arrays, dependencies) recorded twice, and the GPU
+history (bench/record_history.py --gpus-only: nodes of two a100 each, a GPU partition billing a GPU
+as four CPUs, a QoS of at most eight GPUs per user) recorded twice."""
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1"}
 """The records made right after another on the same cluster, which kept its fair-share usage: each
 is replayed with that one's dump before it (--earlier). The features records each began a fresh
 cluster."""
@@ -109,6 +111,19 @@ def test_the_records_are_site_like(site: dict[str, pd.DataFrame], name: str, job
     assert (errors["recorded_wait"] > 0).mean() > 0.3  # jobs queued
 
 
+@pytest.mark.parametrize("name", ["gpu-1", "gpu-2"])
+def test_the_gpu_records_hold_gpu_jobs_back_by_the_qos_gpu_limit(site: dict[str, pd.DataFrame], name: str) -> None:
+    # every third batch job of the draw went to the partition gpu asking GPUs (131 of 600), and the QoS
+    # gpu's MaxTRESPerUser=gres/gpu=8 held some of them, recorded and replayed (acct_policy.c
+    # _validate_tres_limit_for_qos: QOSMaxGRESPerUser)
+    errors = site[name]
+    assert len(errors) == 600 and (errors["partition"] == "gpu").sum() == 131
+    assert set(errors.loc[errors["partition"] == "gpu", "qos"]) == {"gpu"}
+    for side in ("recorded", "simulated"):
+        held = errors.loc[errors[f"{side}_reason"] == "QOSMaxGRESPerUser", "partition"]
+        assert len(held) > 0 and set(held) == {"gpu"}, side
+
+
 NOT_WITHIN = pytest.mark.xfail(strict=True, reason=(
     "not reproduced, measured on the committed records: the model's waits are 51-65 % shorter than "
     "Slurm's (mean 6.0 s against 12.2 s, 4.8 s against 13.9 s) where Slurm's two records differ by 14 %; "
@@ -120,6 +135,10 @@ FEATURES_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     "not within, measured on the committed records: moving-average MAPE 23.5 % and 18.9 % against the "
     "two features records from the dump alone (5.0 % against the first given its log), Slurm's own 4.5 % "
     "(4.2 % on the logs' times); the mean absolute wait error is within (Slurm's own 54.8 s)"))
+GPU_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
+    "not within, measured on the committed GPU records (Slurm's own spread: MAPE 49.1 % and 4.74 s from "
+    "the dumps, 48.1 % and 4.67 s on the logs' times): against gpu-2 the MAPE from the dump is 57.8 % "
+    "and the mean absolute wait error given the log 4.96 s; the other six comparisons are within"))
 X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     "not within, measured on the committed records: moving-average MAPE 13.5 % against 4x record 1, "
     "Slurm's own 13.1 % (the mean absolute wait error, 15.7 s against 21.4 s, is within)"))
@@ -150,6 +169,14 @@ X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     ("log", "features", "features-2", "moving_average_mape"),
     ("log", "features", "features", "mean_abs_start_error"),
     ("log", "features", "features-2", "mean_abs_start_error"),
+    ("dump", "gpu", "gpu-1", "moving_average_mape"),
+    pytest.param("dump", "gpu", "gpu-2", "moving_average_mape", marks=GPU_OUTSIDE),
+    ("dump", "gpu", "gpu-1", "mean_abs_start_error"),
+    ("dump", "gpu", "gpu-2", "mean_abs_start_error"),
+    ("log", "gpu", "gpu-1", "moving_average_mape"),
+    ("log", "gpu", "gpu-2", "moving_average_mape"),
+    ("log", "gpu", "gpu-1", "mean_abs_start_error"),
+    pytest.param("log", "gpu", "gpu-2", "mean_abs_start_error", marks=GPU_OUTSIDE),
 ])
 def test_the_replay_is_within_slurms_own_spread(request: pytest.FixtureRequest, given: str, pair: str, name: str,
                                                 measure: str) -> None:

@@ -1,7 +1,8 @@
 """The mini-cluster script's settings: a start without the variables keeps the shape and the
 accounting of the slurm.conf it last wrote, so a test restarting a killed slurmd does not shrink a
-16-node cluster or drop its slurmdbd. Runs the real script (its ``settings`` action) on a state
-directory of the test's own; no daemon is started."""
+16-node cluster or drop its slurmdbd; and the munged the clusters share outlives every stop but the
+last. Runs the real script (its ``settings`` and ``stop`` actions) on a state directory of the
+test's own; no daemon is started."""
 
 from __future__ import annotations
 
@@ -63,3 +64,30 @@ def test_a_bad_gpus_value_is_one_line_naming_it(tmp_path: Path) -> None:
                               env={**variables, "DJSB_SLURM_DIR": str(tmp_path), "DJSB_SLURM_GPUS": bad})
         assert done.returncode == 2, bad
         assert done.stderr.strip().count("\n") == 0 and "DJSB_SLURM_GPUS" in done.stderr, done.stderr
+
+
+def test_the_last_mini_cluster_to_stop_stops_the_munged_they_share(tmp_path: Path) -> None:
+    # munged is shared by every mini-cluster of the host: a cluster's stop leaves it running while
+    # another cluster is registered (it would lose its authentication mid-run), and the last one's
+    # stop ends it when a mini-cluster started it. A sleep stands in for munged (its pid file).
+    users, state = tmp_path / "users", tmp_path / "state"
+    users.mkdir()
+    (users / "started").touch()
+    (users / str(state).replace("/", "%")).touch()
+    (users / "%var%lib%another").touch()
+    munged = subprocess.Popen(["sleep", "60"])
+    (tmp_path / "munged.pid").write_text(f"{munged.pid}\n")
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("DJSB_SLURM_")}
+    env = {**variables, "DJSB_SLURM_DIR": str(state), "DJSB_MUNGE_USERS": str(users),
+           "DJSB_MUNGED_PID": str(tmp_path / "munged.pid")}
+    try:
+        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, check=True, env=env)
+        assert munged.poll() is None
+        assert sorted(path.name for path in users.iterdir()) == ["%var%lib%another", "started"]
+        (users / "%var%lib%another").unlink()  # the other cluster stopped
+        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, check=True, env=env)
+        assert munged.wait(timeout=30) is not None
+        assert list(users.iterdir()) == []
+    finally:
+        munged.kill()
+        munged.wait()
