@@ -124,6 +124,13 @@ def preempt_mode(text: str) -> str:
     raise ValueError("expected OFF, CANCEL, REQUEUE or SUSPEND (with GANG or WITHIN)")
 
 
+def preempt_within(text: str) -> bool:
+    """Whether a PreemptMode has WITHIN: under preempt/qos, a job may preempt one of its own QoS of
+    lower priority (preempt_qos.c ``preempt_p_preemptable``)."""
+    preempt_mode(text)  # checks the rest
+    return "WITHIN" in {word.strip().upper() for word in text.split(",")}
+
+
 def exempt_seconds(text: str) -> float:
     """PreemptExemptTime in seconds: a Slurm time (``00:05:00``), -1 or empty for none."""
     text = text.strip()

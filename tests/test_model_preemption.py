@@ -18,8 +18,9 @@ from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
+from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.model.sections import read_cluster
-from djsb.slurm_text import exempt_seconds, preempt_mode
+from djsb.slurm_text import exempt_seconds, preempt_mode, preempt_within
 from djsb.workloads.job import TraceJob
 from djsb.yamlnodes import load_yaml
 
@@ -120,3 +121,50 @@ def test_a_site_s_suspend_mode_preempts_nobody_and_a_grace_time_must_be_a_time(t
     with pytest.raises(ConfigError, match="grace_time") as err:
         read_cluster(cluster)
     assert err.value.line == 3
+
+
+@pytest.mark.parametrize(("cluster_within", "qos_within"), [(True, False), (False, True), (False, False)])
+def test_within_lets_a_job_preempt_its_own_qos_of_lower_priority(cluster_within: bool, qos_within: bool) -> None:
+    # one QoS; jobs 1 and 2 (2 CPUs) fill n0 and n1 at 0; job 3 (4 CPUs) comes at 10 with the higher
+    # job-size priority. preempt_qos.c preempt_p_preemptable: the same QoS preempts only with WITHIN
+    # (the cluster's PreemptMode or the QoS's own) and a higher priority: both are preempted (CANCEL)
+    # and job 3 starts at 10 on both nodes; without WITHIN it waits until they end at 100.
+    qos = (QosSpec("normal"), QosSpec("shared", preempt_within=qos_within))
+    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), qos)
+    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos="shared"),
+            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos="shared"),
+            TraceJob(3, 10.0, 50.0, 4, requested_time=50.0, qos="shared")]
+    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel", preempt_within=cluster_within)
+    size = MultifactorPriority(MultifactorWeights(job_size=10000), job_size="slurm")
+    frame = Simulation(jobs, cluster, scheduler, size, checker=InvariantChecker(cluster)).run().jobs
+    frame = frame.set_index("job_id")
+    assert frame.loc[3, "priority_at_start"] > frame.loc[1, "priority_at_start"]
+    if cluster_within or qos_within:
+        assert frame.loc[[1, 2], "state"].tolist() == ["PREEMPTED", "PREEMPTED"]
+        assert frame.loc[3, "start"] == 10.0
+    else:
+        assert frame.loc[3, "start"] == 100.0
+
+
+def test_a_qos_s_own_preempt_mode_says_what_its_jobs_do_and_off_spares_them() -> None:
+    # QoS urgent preempts keep (PreemptMode OFF) and again (REQUEUE); the cluster's mode is CANCEL.
+    # Job 1 (keep) on n0 and job 2 (again) on n1 run from 0; job 3 (urgent, 2 CPUs) comes at 10.
+    # cons_common _build_cr_job_list leaves a candidate of mode OFF in place, so only job 2 makes room:
+    # preempt_qos.c _job_preempt_mode gives it its QoS's REQUEUE, and it is queued again, eligible
+    # cred_expire + 1 = 121 s later: it reruns 131..231, while job 1 completes at 100.
+    qos = (QosSpec("normal"), QosSpec("keep", preempt_mode="off"), QosSpec("again", preempt_mode="requeue"),
+           QosSpec("urgent", priority=10, preempt=("keep", "again")))
+    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), qos)
+    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos="keep"),
+            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos="again"),
+            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, qos="urgent")]
+    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel")
+    frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs.set_index("job_id")
+    assert frame.loc[1, ["end", "state"]].tolist() == [100.0, "COMPLETED"]
+    assert frame.loc[2, ["start", "end", "requeues"]].tolist() == [131.0, 231.0, 1]
+    assert frame.loc[3, ["start", "nodes"]].tolist() == [10.0, "n1"]
+
+
+def test_preempt_mode_within_read_from_slurm_conf() -> None:
+    assert preempt_within("REQUEUE,WITHIN") and not preempt_within("CANCEL")
+    assert preempt_mode("WITHIN,CANCEL") == "cancel"

@@ -50,18 +50,25 @@ def test_a_value_that_is_not_one_names_the_file_line_and_key(line: str, error: s
     assert raised.value.line == 2 and error in str(raised.value) and "--qos" in str(raised.value)
 
 
-def test_the_preempt_lists_and_grace_times_sacctmgr_prints_are_read() -> None:
-    # the mini-cluster's answer for capture_urgent (Preempt=capture_scavenger,capture_standby,
-    # GraceTime=120 printed as 00:02:00) beside QoS without either: what preempt/qos goes by
-    # (preempt_qos.c preempt_p_preemptable: the preemptor's QoS lists the candidate's)
+def test_the_preempt_lists_grace_times_and_modes_sacctmgr_prints_are_read() -> None:
+    # the mini-cluster's answer for capture_mode_within (Preempt=capture_mode_low, GraceTime=30,
+    # PreemptMode=cancel,within printed within,cancel) and capture_mode_low (PreemptMode=requeue)
+    # beside normal (cluster): what preempt/qos goes by (preempt_qos.c preempt_p_preemptable,
+    # _job_preempt_mode)
     table = parse_qos((FIXTURES / "slurm_show" / "sacctmgr_qos_preempt.txt").read_text())
     by_name = {qos.name: qos for qos in table.qos}
-    assert by_name["capture_urgent"].preempt == ("capture_scavenger", "capture_standby")
-    assert by_name["capture_urgent"].grace_time == 120.0
-    assert by_name["capture_standby"].preempt == () and by_name["capture_standby"].grace_time == 0.0
-    assert by_name["gpu"].max_tres_per_user == (("gres/gpu", 8),)
-    assert table.preempt_lists
+    within, low, normal = by_name["capture_mode_within"], by_name["capture_mode_low"], by_name["normal"]
+    assert (within.preempt, within.grace_time, within.preempt_mode, within.preempt_within) == \
+        (("capture_mode_low",), 30.0, "cancel", True)
+    assert (low.preempt, low.grace_time, low.preempt_mode, low.preempt_within) == ((), 0.0, "requeue", False)
+    assert normal == QosSpec("normal")
+    assert table.preempt_lists and table.notes == []
     # a file without the Preempt column (asked before DJSB read it) says so
     assert not parse_qos("normal|0|\n").preempt_lists
     with pytest.raises(ConfigError, match="GraceTime 'soon' is not a Slurm time"):
         parse_qos("normal|0|||||||||||||soon\n")
+    with pytest.raises(ConfigError, match="PreemptMode 'sometimes' is not one"):
+        parse_qos("normal|0|||||||||||||00:00:00|sometimes\n")
+    suspended = parse_qos("normal|0|||||||||||||00:00:00|suspend,gang\n")
+    assert suspended.qos[0].preempt_mode == "off"
+    assert suspended.notes == ["QoS normal: PreemptMode suspend,gang has no model: its jobs are not preempted"]

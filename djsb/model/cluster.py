@@ -51,7 +51,7 @@ from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
-from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str, as_time_limit, describe
+from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str, as_time_limit, describe, one_of
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -80,6 +80,8 @@ PARTITION = "cluster.partitions[]"
 """Where a config writes a partition's keys."""
 QOS = "cluster.qos[]"
 """Where a config writes a QoS's keys."""
+QOS_PREEMPT_MODES = ("cluster", "off", "cancel", "requeue")
+"""A QoS's PreemptMode as the model has it (sacctmgr's ``cluster``: the scheduler's own)."""
 
 
 def node_names(node: Located) -> tuple[str, ...]:
@@ -218,6 +220,13 @@ class QosSpec:
     grace_time: float = setting(0.0, lambda n: as_duration(n, unit="s"), "s", "GraceTime",
                                 "how long a job of it runs on once preempted under preempt_type: qos",
                                 where=QOS)
+    preempt_mode: str = setting("cluster", one_of(*QOS_PREEMPT_MODES), "name", "PreemptMode",
+                                "what its jobs do once preempted under preempt_type: qos: cluster (the "
+                                "scheduler's preempt_mode), off (never preempted), cancel or requeue",
+                                where=QOS)
+    preempt_within: bool = setting(False, as_bool, "", "PreemptMode=WITHIN",
+                                   "under preempt_type: qos its jobs may preempt jobs of their own QoS of "
+                                   "lower priority", where=QOS)
 
 
 @dataclass(frozen=True, slots=True)

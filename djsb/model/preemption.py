@@ -13,9 +13,15 @@ lower-tier partitions sharing its nodes; with ``preempt/qos``, of the QoS its ow
   failed node's job is (eligible again cred_expire + 1 s later). A preempted job keeps running for
   its partition's ``GraceTime`` first; the preemptor waits for it.
 
-Not modelled: SUSPEND and GANG, preemption within a QoS (PreemptMode WITHIN), preemption by the
-backfill pass, the second Slurm takes to kill a preempted job (the preemptor here starts at the
-instant of the preemption, when there is no grace time).
+Under preempt/qos a QoS's own PreemptMode, unless ``cluster``, says what its jobs do once preempted
+(preempt_qos.c ``_job_preempt_mode``), and OFF keeps them from being preempted at all (cons_common
+job_test.c ``_build_cr_job_list``: a candidate of mode OFF is not removed); with WITHIN, the cluster's
+or the preemptor's QoS's, a job may preempt one of its own QoS of lower priority
+(``preempt_p_preemptable``).
+
+Not modelled: SUSPEND and GANG, a partition's own PreemptMode, preemption by the backfill pass, the
+second Slurm takes to kill a preempted job (the preemptor here starts at the instant of the
+preemption, when there is no grace time).
 """
 
 from __future__ import annotations
@@ -30,20 +36,34 @@ PREEMPT_TYPES = ("none", "partition_prio", "qos")
 """The PreemptType plugins the model has (without the ``preempt/`` prefix)."""
 PREEMPT_MODES = ("off", "cancel", "requeue")
 """The PreemptMode values the model has."""
+STOPS = ("cancel", "requeue")
+"""The PreemptModes that stop a preempted job (the others leave it running)."""
 NODE_FAIL, PREEMPTED = "NODE_FAIL", "PREEMPTED"
 """Why a job ended early (``SimJob.ended_by``), as sacct names the state."""
 
 
 def preemptable(preemptor: SimJob, candidate: SimJob, now: float, exempt: float,
-                by_qos: bool = False) -> bool:
+                by_qos: bool = False, mode: str = "cancel", within: bool = False) -> bool:
     """Whether ``candidate``, running, may be preempted for ``preemptor`` now: of a lower
-    PriorityTier partition, or ``by_qos`` of a QoS the preemptor's QoS lists in its Preempt
-    (preempt_qos.c ``preempt_p_preemptable``)."""
-    outranked = candidate.qos.name in preemptor.qos.preempt if by_qos else \
-        candidate.part.spec.priority_tier < preemptor.part.spec.priority_tier
-    return (outranked and candidate.suspended_since is None
+    PriorityTier partition, or ``by_qos`` of a QoS the preemptor's QoS lists in its Preempt, or of
+    the preemptor's own QoS at a lower priority when ``within`` (the cluster's PreemptMode) or the
+    QoS's own says WITHIN (preempt_qos.c ``preempt_p_preemptable``); and a job that a preemption
+    stops (:func:`preempt_mode` of the cluster's ``mode``)."""
+    if by_qos:
+        same = candidate.qos.name == preemptor.qos.name
+        outranked = (within or preemptor.qos.preempt_within) and preemptor.priority > candidate.priority \
+            if same else candidate.qos.name in preemptor.qos.preempt
+    else:
+        outranked = candidate.part.spec.priority_tier < preemptor.part.spec.priority_tier
+    return (outranked and preempt_mode(candidate, mode, by_qos) in STOPS and candidate.suspended_since is None
             and candidate.start is not None and now - candidate.start >= exempt
             and any(node in preemptor.part.members for node, _ in candidate.alloc))
+
+
+def preempt_mode(job: SimJob, mode: str, by_qos: bool = False) -> str:
+    """What ``job`` does once preempted: ``by_qos`` its QoS's PreemptMode unless ``cluster``, else
+    the cluster's ``mode`` (preempt_qos.c ``_job_preempt_mode``)."""
+    return job.qos.preempt_mode if by_qos and job.qos.preempt_mode != "cluster" else mode
 
 
 def preemption_order(job: SimJob, by_qos: bool = False) -> tuple[int, int, int]:

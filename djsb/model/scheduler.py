@@ -164,6 +164,11 @@ class SchedulerConfig:
     preempt_mode: str = setting("off", lambda node: _choice(node, ("off", "cancel", "requeue")), "name",
                                 slurm_key("PreemptMode", slurm_text.preempt_mode, "OFF"),
                                 "what a preempted job does: off (no preemption), cancel or requeue")
+    preempt_within: bool = setting(
+        False, as_bool, "",
+        slurm_key("PreemptMode", slurm_text.preempt_within, "OFF", label="PreemptMode WITHIN"),
+        "under preempt_type qos, a job may also preempt a job of its own QoS whose priority is lower "
+        "(a QoS's preempt_within says it for that QoS alone)")
     preempt_exempt_time: float = setting(0.0, _seconds, "s",
                                          slurm_key("PreemptExemptTime", slurm_text.exempt_seconds, "-1"),
                                          "how long a job runs before it may be preempted")

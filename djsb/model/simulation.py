@@ -60,7 +60,14 @@ from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
-from djsb.model.preemption import NODE_FAIL, PREEMPTED, choose_preemptees, grace_time, preemptable
+from djsb.model.preemption import (
+    NODE_FAIL,
+    PREEMPTED,
+    choose_preemptees,
+    grace_time,
+    preempt_mode,
+    preemptable,
+)
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
@@ -150,6 +157,7 @@ class Simulation(JobOperations):
             if cluster.reservations else None
         self.preempts = self.config.preempt_type in ("partition_prio", "qos") \
             and self.config.preempt_mode in ("cancel", "requeue")  # a site's SUSPEND has no model
+        self.by_qos = self.config.preempt_type == "qos"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
@@ -443,7 +451,7 @@ class Simulation(JobOperations):
         if self.service is not None:
             self.service.absorb(job.alloc)
         requeue = (cause == NODE_FAIL and self.config.job_requeue) or \
-            (cause == PREEMPTED and self.config.preempt_mode == "requeue")
+            (cause == PREEMPTED and preempt_mode(job, self.config.preempt_mode, self.by_qos) == "requeue")
         if cause:
             job.end, job.killed = now, False
         job.end_seq = -1
@@ -508,9 +516,10 @@ class Simulation(JobOperations):
         now = self.now
         avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
         draining = [other for other in self.running.values() if other.preempt_at < math.inf]
-        by_qos = self.config.preempt_type == "qos"
+        by_qos, config = self.by_qos, self.config
         candidates = [other for other in self.running.values() if other.preempt_at == math.inf
-                      and preemptable(job, other, now, self.config.preempt_exempt_time, by_qos)]
+                      and preemptable(job, other, now, config.preempt_exempt_time, by_qos,
+                                      config.preempt_mode, config.preempt_within)]
         found = choose_preemptees(self.state, candidates, draining,
                                   lambda state: allocate(job, state.without(avoid) if avoid else state),
                                   by_qos)

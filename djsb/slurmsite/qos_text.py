@@ -4,8 +4,9 @@
 counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
 Flags (DenyOnLimit) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
 GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS: the QoS its jobs may
-preempt (Preempt, comma-separated names) and how long its jobs run on once preempted (GraceTime). A
-file of fewer columns (the first three alone, or all but the last two: what DJSB asked before) still
+preempt (Preempt, comma-separated names), how long its jobs run on once preempted (GraceTime) and
+what they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL, REQUEUE, OFF, with WITHIN). A
+file of fewer columns (the first three alone, or without the last ones: what DJSB asked before) still
 reads, and :attr:`QosTable.preempt_lists` says whether it gave the Preempt lists. Of a TRES limit
 the model counts cpu, mem, node and gres/gpu (:mod:`djsb.model.tres`); any other (billing, a
 license, a typed GPU) is left out with a note.
@@ -24,7 +25,8 @@ from djsb.slurm_text import slurm_time, tres
 from djsb.slurmsite.slurm_config import site_lines, site_number
 
 QOS_FORMAT = ("Name", "Priority", "MaxJobsPU", "MaxWall", "Flags", "MaxTRES", "MaxTRESPerNode", "MaxTRESPU",
-              "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU", "Preempt", "GraceTime")
+              "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU", "Preempt", "GraceTime",
+              "PreemptMode")
 """The columns asked of ``sacctmgr show qos`` (sacctmgr(1) QOS fields), in this order."""
 QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=" + ",".join(QOS_FORMAT))
 """Every QoS with its priority and limits (a user's rights suffice)."""
@@ -60,6 +62,7 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             limits[column], left = _tres_limit(values.get(column, ""), column, source, number, key)
             notes += [f"QoS {name}: {column} {item} has no model (only {', '.join(TRES_NAMES)} are counted)"
                       for item in left]
+        mode, within = _preempt_mode(name, values.get("PreemptMode", ""), notes, source, number, key)
         found.append(QosSpec(
             name, site_number(values["Priority"] or "0", int, source, number, key),
             max_jobs_per_user=counts["MaxJobsPU"],
@@ -70,9 +73,27 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],
             grp_tres=limits["GrpTRES"],
             preempt=tuple(name.strip() for name in values.get("Preempt", "").split(",") if name.strip()),
-            grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0))
+            grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0,
+            preempt_mode=mode, preempt_within=within))
     ordered = tuple(sorted(found, key=lambda q: q.name != "normal"))
     return QosTable(ordered, notes, preempt_lists and bool(found))
+
+
+def _preempt_mode(name: str, text: str, notes: list[str], source: str, line: int,
+                  key: str) -> tuple[str, bool]:
+    """A QoS's PreemptMode (``cluster``, ``cancel``, ``within,requeue``, ...; empty: cluster) as
+    :class:`QosSpec` keeps it; SUSPEND and GANG have no model: its jobs are then left unpreempted,
+    with a note."""
+    words = {word.strip().lower() for word in text.split(",") if word.strip()} - {"cluster"}
+    unknown = words - {"off", "cancel", "requeue", "suspend", "gang", "within"}
+    if unknown:
+        raise ConfigError(f"PreemptMode {excerpt(text)} is not one (cluster, off, cancel, requeue, suspend, "
+                          "gang, within)", source=source, line=line, key=key)
+    if words & {"suspend", "gang"}:
+        notes.append(f"QoS {name}: PreemptMode {text} has no model: its jobs are not preempted")
+    mode = next((word for word in ("cancel", "requeue", "off") if word in words),
+                "off" if words & {"suspend", "gang"} else "cluster")
+    return mode, "within" in words
 
 
 def _time(text: str, column: str, source: str, line: int, key: str) -> float | None:
