@@ -72,3 +72,9 @@ def test_the_preempt_lists_grace_times_and_modes_sacctmgr_prints_are_read() -> N
     suspended = parse_qos("normal|0|||||||||||||00:00:00|suspend,gang\n")
     assert suspended.qos[0].preempt_mode == "off"
     assert suspended.notes == ["QoS normal: PreemptMode suspend,gang has no model: its jobs are not preempted"]
+
+
+def test_docs_give_the_command_djsb_reads() -> None:
+    # docs/history.md tells a site what to run: exactly the command whose columns parse_qos reads
+    docs = (Path(__file__).parents[1] / "docs" / "history.md").read_text()
+    assert f"`{' '.join(QOS_COMMAND)} > qos.txt`" in docs
