@@ -42,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from djsb.calibrate.fairshare import usage_at, usage_table
+from djsb.calibrate.machine_changes import check_nodes, model_machine
 from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes
 from djsb.calibrate.outputs import kill_note, late_start_notes, write_outputs
 from djsb.calibrate.pass_watch import SCHEDULERS
@@ -113,6 +114,7 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
              f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
     cluster = slurm_cluster(module, run_dir, calibration)
+    check_nodes(calibration.machine, cluster)
     fitted, memory_notes = within_nodes(in_partitions(calibration.jobs, cluster), cluster)
     calibration = dataclasses.replace(calibration, jobs=fitted)
     notes += memory_notes
@@ -139,6 +141,9 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     slurm, model_notes = slurm_model(module, run_dir, calibration,
                                      usage_at(sshare, "before") if sshare is not None else None, decay_runs)
     notes += model_notes
+    if calibration.machine:
+        done = run_dir.run_table(1, "machine")
+        slurm = dataclasses.replace(slurm, cluster=model_machine(slurm.cluster, done, origin))
     observed = {name: first.loc[first["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
     if not observed["main"]:
         notes.append("sdiag showed no main scheduler pass: the model's run at submissions, job ends and "

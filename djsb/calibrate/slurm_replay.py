@@ -84,15 +84,19 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     sleep: Callable[[float], None] = time.sleep,
                     watch: Callable[[], None] | None = None, log: SubmissionLog | None = None,
                     name: Callable[[TraceJob], str] = lambda job: f"cal{job.job_id}",
-                    module_of: Callable[[TraceJob], JobModule] | None = None) -> pd.DataFrame:
+                    module_of: Callable[[TraceJob], JobModule] | None = None,
+                    started: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
     first submission's offset 0. ``watch`` is called at every step of the waits (every
     ``STOP_CHECK_S``): :class:`~djsb.calibrate.pass_watch.PassWatch` looks at sdiag. ``log``
     records each submission under ``name(job)``; ``module_of``: the module that submits each job
-    (default ``module``, which polls and cancels them all). The jobs that
+    (default ``module``, which polls and cancels them all); ``started`` is called with the origin
+    before the first submission. The jobs that
     ended show as progress on stderr (a line every 10 s off a terminal)."""
     origin = clock()
+    if started is not None:
+        started(origin)
     ids: dict[str, int] = {}
     sent: dict[int, float] = {}
     bar = Progress("Slurm jobs ended", len(jobs), line_every=10.0)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from djsb.calibrate.fairshare import end_charge_note, snapshot
+from djsb.calibrate.machine_changes import SlurmMachine
 from djsb.calibrate.model_replay import SlurmModel, model_config
 from djsb.calibrate.pass_watch import PassWatch
 from djsb.calibrate.run_dir import CalibrationDir, ledger_name
@@ -185,20 +186,27 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     watch = PassWatch(lambda: answer_or_none(module, ["sdiag"]))
     recomputes = RecomputeWatch(lambda: answer_or_none(module, PENDING_PRIORITIES))
 
+    machine = SlurmMachine(calibration.machine, lambda argv, why: ask(module, argv, why), time.time)
+
     def look() -> None:
         watch.look()
         if multifactor:
             recomputes.look()
+        machine.due()
 
-    replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
-                             poll_interval=calibration.poll_interval, watch=look, log=run_dir,
-                             name=lambda job: ledger_name(run, job.job_id), module_of=module_of)
+    try:
+        replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
+                                 poll_interval=calibration.poll_interval, watch=look, log=run_dir,
+                                 name=lambda job: ledger_name(run, job.job_id), module_of=module_of,
+                                 started=machine.begin)
+    finally:
+        machine.end()
     origin = float(replay["origin"].iloc[0])
     seen = [(name, t, u) for name, times in watch.passes.items() for t, u in times]
     seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
     passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
                            for name, t, u in seen], columns=["run", "scheduler", "time", "uncertainty"])
-    extras = {"passes": passes}
+    extras = {"passes": passes, **({"machine": machine.table()} if calibration.machine else {})}
     if before is not None:
         extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)
     run_dir.save_run(run, replay, extras)

@@ -40,6 +40,10 @@ The file::
       start_latency: 0
     watch_draws: 8            # optional: extra model replays, each pass drawn within its sdiag
                               # bracket, whose range a note gives (djsb/calibrate/watch_draws.py); 0: none
+    machine:                  # optional: nodes drained and resumed, reservations, during each replay
+      node_events: [{at: 30, nodes: m2, state: DRAIN}, {at: 150, nodes: m2, state: RESUME}]
+      reservations: [{name: djsb_cal, nodes: m4, start: 60, duration: 120, flags: "MAINT,IGNORE_JOBS"}]
+                              # (djsb/calibrate/machine_changes.py; needs an operator's rights)
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from djsb.calibrate.machine_changes import MachineChanges, read_machine
 from djsb.calibrate.slurm_replay import slurm_ready
 from djsb.calibrate.watch_draws import DEFAULT_DRAWS
 from djsb.config import SSHConfig, read_ssh
@@ -102,6 +107,9 @@ class Calibration:
     partitions: tuple[str, ...] = ()
     watch_draws: int = DEFAULT_DRAWS
     """Extra model replays, every pass drawn within its sdiag bracket (:mod:`~djsb.calibrate.watch_draws`)."""
+    machine: MachineChanges = MachineChanges()
+    """Nodes taken out of service and back, and reservations, during each replay
+    (:mod:`~djsb.calibrate.machine_changes`)."""
 
     @property
     def memory_margin(self) -> float | None:
@@ -114,7 +122,7 @@ class Calibration:
 def load_calibration(path: Path) -> Calibration:
     """Read and check a calibration file (nothing runs)."""
     root = load_yaml(path)
-    root.check_keys(frozenset({"seed", "workload", "slurm", "model", "watch_draws"}))
+    root.check_keys(frozenset({"seed", "workload", "slurm", "model", "watch_draws", "machine"}))
     seed_node, draws_node = root.get("seed"), root.get("watch_draws")
     seed = as_int(seed_node) if seed_node is not None else 0
     draws = as_int(draws_node, 0) if draws_node is not None else DEFAULT_DRAWS
@@ -131,8 +139,10 @@ def load_calibration(path: Path) -> Calibration:
     at_limit = workload.get("at_time_limit")
     jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
     jobs = with_accounts(jobs, fields.get("accounts", ()))
+    machine_node = root.get("machine")
+    machine = read_machine(machine_node) if machine_node is not None else MachineChanges()
     return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model,
-                       watch_draws=draws, **fields)
+                       watch_draws=draws, machine=machine, **fields)
 
 
 

@@ -66,14 +66,14 @@ class NodeEvent:
         return expand_hostlist(self.nodes)
 
 
-def read_node_events(items: Sequence[Located], node_names: Sequence[str]) -> tuple[NodeEvent, ...]:
+def read_node_events(items: Sequence[Located], node_names: Sequence[str] | None) -> tuple[NodeEvent, ...]:
     """The events of a config's ``cluster.node_events`` list, in time order (a stable sort: events
-    at one instant apply in the order written), each naming nodes of ``node_names``."""
-    known = set(node_names)
+    at one instant apply in the order written), each naming nodes of ``node_names`` (None: not
+    checked here, the nodes not known yet)."""
     events = []
     for item in items:
         event = read_record(item, NodeEvent)
-        unknown = [name for name in event.names if name not in known]
+        unknown = [name for name in event.names if node_names is not None and name not in node_names]
         if unknown:
             raise (item.get("nodes") or item).error(f"unknown node {unknown[0]!r}")
         events.append(event)

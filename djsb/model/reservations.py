@@ -79,15 +79,16 @@ class AdvanceReservation:
         return next((REPEATS[flag] for flag in self.flags if flag in REPEATS), None)
 
 
-def read_reservations(items: Sequence[Located], node_names: Sequence[str]) -> tuple[AdvanceReservation, ...]:
+def read_reservations(items: Sequence[Located],
+                      node_names: Sequence[str] | None) -> tuple[AdvanceReservation, ...]:
     """The reservations of a config's ``cluster.reservations`` list, each on nodes of ``node_names``
-    and named once."""
+    (None: not checked here, the nodes not known yet) and named once."""
     if len(items) > MAX_RESERVATIONS:
         raise items[MAX_RESERVATIONS].error(f"at most {MAX_RESERVATIONS} reservations, got {len(items)}")
-    known, found, seen = set(node_names), [], set()
+    found, seen = [], set()
     for item in items:
         held = read_record(item, AdvanceReservation)
-        unknown = [name for name in held.names if name not in known]
+        unknown = [name for name in held.names if node_names is not None and name not in node_names]
         if unknown:
             raise (item.get("nodes") or item).error(f"unknown node {unknown[0]!r}")
         if held.name in seen:
