@@ -57,6 +57,21 @@ def oversubscribe(text: str) -> str:
     return "NO" if value.startswith("YES") else value
 
 
+def partition_qos(text: str) -> str | None:
+    """A partition's QOS: a QoS name, or None when it has none (scontrol prints ``N/A``)."""
+    name = text.strip()
+    if any(char.isspace() for char in name) or "," in name:
+        raise ValueError("not one QoS name")
+    return None if name.upper() in ("", "N/A") else name
+
+
+def allow_qos(text: str) -> tuple[str, ...]:
+    """A partition's AllowQos: the QoS names it allows, lower-cased as slurmctld reads them
+    (read_config.c); ``ALL`` (Slurm's default) is every QoS: ()."""
+    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
+    return () if names in ((), ("all",)) else names
+
+
 def count_or_unlimited(text: str) -> float:
     """A number of jobs where 0, Slurm's default, is no limit (the bf_max_job_* limits)."""
     return count(text) or math.inf

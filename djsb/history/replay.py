@@ -100,6 +100,7 @@ from djsb.slurmsite.slurm_config import (
     parse_associations,
     priority_plugin,
     scheduler_config,
+    unknown_partition_qos,
 )
 from djsb.slurmsite.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.workloads.sacct import merged_dumps
@@ -182,6 +183,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     if not modelled:
         raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
+    notes += unknown_partition_qos([p for p in conf.partitions if p["PartitionName"] in used], qos)
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
     events, event_notes = model_events(site_events(files), workload.time_origin,
                                        (begin, span[1] - workload.time_origin),

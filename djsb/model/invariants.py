@@ -75,6 +75,7 @@ from djsb.errors import RunError
 from djsb.model.cluster import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
+from djsb.model.qos_order import job_limits, qos_order
 
 
 class InvariantViolation(RunError):
@@ -135,6 +136,8 @@ class InvariantChecker:
         types = gpu_types([n.gpus for n in cluster.nodes])
         self.gpus = [[dict(n.gpus).get(name, 0) for name in types] for n in cluster.nodes]
         self.gpus_used = [[0] * len(types) for _ in cluster.nodes]
+        by_name = {q.name: q for q in cluster.qos}
+        self.partition_qos = {p.name: by_name[p.qos] for p in cluster.partitions if p.qos is not None}
 
     def on_start(self, job: SimJob, now: float, planned_end: float) -> None:
         """Check the nodes a job just got."""
@@ -172,12 +175,15 @@ class InvariantChecker:
             if siblings > array[1]:
                 raise InvariantViolation(f"{siblings} tasks of job array {array[0]} running at t={now} over "
                                          f"its throttle %{array[1]} (job {job.job_id} started)")
-        qos = job.qos
-        per_user = qos.max_jobs_per_user is not None
-        limited = _qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
+        chain = self._limits(job)
+        names = self._qos_names(job)
+        per_user = any(qos.max_jobs_per_user is not None for qos in chain)
+        limited = any(_qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
+                      for qos in chain)
 
         def moves(held: SimJob) -> bool:
-            if held.qos.name == qos.name and (limited or (per_user and held.trace.user == job.trace.user)):
+            if not names.isdisjoint(self._qos_names(held)) and (
+                    limited or (per_user and held.trace.user == job.trace.user)):
                 return True
             if array is not None and held.trace.array is not None and held.trace.array[0] == array[0]:
                 return True  # a sibling task's start may hold it at the throttle
@@ -191,13 +197,25 @@ class InvariantChecker:
 
         self._void(moves)
 
+    def _limits(self, job: SimJob) -> tuple[QosSpec, ...]:
+        """The QoS limits that hold ``job``: its QoS's and its partition QoS's, in Slurm's order."""
+        return job_limits(job.qos, self.partition_qos.get(job.part.spec.name))
+
+    def _qos_names(self, job: SimJob) -> set[str]:
+        """The QoS that count ``job`` in their usage."""
+        return {qos.name for qos in qos_order(job.qos, self.partition_qos.get(job.part.spec.name))}
+
     def _check_qos(self, job: SimJob, now: float) -> None:
-        """Check that the running jobs of a starting job's QoS keep within its limits, counted afresh
-        over every running job: per job and per node, per user, per account and for the QoS."""
-        qos = job.qos
-        if not _qos_limited(qos):
-            return
-        peers = [j for j, _ in self.running.values() if j.qos.name == qos.name]
+        """Check that the running jobs of each QoS holding a starting job keep within the limits it
+        takes from that QoS, counted afresh over every running job: per job and per node, per user,
+        per account and for the QoS."""
+        for qos in self._limits(job):
+            if _qos_limited(qos):
+                self._check_one_qos(job, qos, now)
+
+    def _check_one_qos(self, job: SimJob, qos: QosSpec, now: float) -> None:
+        """:meth:`_check_qos` for one QoS of the job's."""
+        peers = [j for j, _ in self.running.values() if qos.name in self._qos_names(j)]
         nodes = max(1, len(job.alloc))
         own = _job_tres(job)
         for name, amount in qos.max_tres_per_job:

@@ -19,7 +19,7 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.machine import NODE_BYTES
-from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight
+from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight, unknown_qos
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
 from djsb.model.node_events import NodeEvent, read_node_events
@@ -106,6 +106,9 @@ def read_cluster(node: Located) -> ClusterSpec:
     qos_node = node.get("qos")
     if qos_node is not None:
         qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
+    unknown = unknown_qos(partitions, qos)
+    if unknown is not None and partitions_node is not None:
+        raise nonempty_list(partitions_node)[unknown[0]].mapping()["qos"].error(unknown[1])
     events_node = node.get("node_events")
     names = [n.name for n in nodes]
     events = read_node_events(nonempty_list(events_node), names) if events_node is not None else ()

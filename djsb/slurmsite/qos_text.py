@@ -2,7 +2,7 @@
 
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
 counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
-Flags (DenyOnLimit) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
+Flags (DenyOnLimit, OverPartQOS) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
 GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``). A file of the first three columns alone, what DJSB asked
 before, still reads. Of a TRES limit the model counts cpu, mem, node and gres/gpu
 (:mod:`djsb.model.tres`); any other (billing, a license, a typed GPU) is left out with a note.
@@ -48,6 +48,7 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
         counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
                   else None for column in ("MaxJobsPU", "GrpJobs", "MaxJobsPA", "MaxSubmitPU")}
+        flags = values.get("Flags", "").lower()
         limits: dict[str, TresLimits] = {}
         for column in _TRES_COLUMNS:
             limits[column], left = _tres_limit(values.get(column, ""), column, source, number, key)
@@ -57,7 +58,8 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             name, site_number(values["Priority"] or "0", int, source, number, key),
             max_jobs_per_user=counts["MaxJobsPU"],
             max_wall=_max_wall(values.get("MaxWall", ""), source, number, key),
-            deny_on_limit="denyonlimit" in values.get("Flags", "").lower(), grp_jobs=counts["GrpJobs"],
+            deny_on_limit="denyonlimit" in flags, over_part_qos="overpartqos" in flags,
+            grp_jobs=counts["GrpJobs"],
             max_jobs_per_account=counts["MaxJobsPA"], max_submit_jobs_per_user=counts["MaxSubmitPU"],
             max_tres_per_job=limits["MaxTRES"], max_tres_per_node=limits["MaxTRESPerNode"],
             max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from djsb import slurm_text
 from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
@@ -31,6 +32,7 @@ from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPrior
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
 from djsb.slurm_text import gres_gpus
 from djsb.slurmsite.recompute_watch import calc_phase
+from djsb.slurmsite.slurm_conf import canonical
 
 T = TypeVar("T", int, float)
 
@@ -316,7 +318,22 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
     hosts = [host for host in by_name if host in used]  # scontrol's node order
     specs = by_weight([NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
                                 _node_gpus(by_name[host]), _node_weight(by_name[host])) for host in hosts])
-    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
+    names = {q.name.lower(): q.name for q in qos}
+    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts, names)
+                                    for part in members), qos)
+
+
+def unknown_partition_qos(partitions: Sequence[Mapping[str, str]], qos: Sequence[QosSpec]) -> list[str]:
+    """A note for each partition whose QOS is none of ``qos``: :func:`cluster_spec` leaves it out, as
+    slurmctld does one its database lacks (partition_mgr.c: "Partition %s has an invalid qos")."""
+    names = {q.name.lower() for q in qos}
+    notes = []
+    for record in partitions:
+        name = slurm_text.partition_qos(record.get("QOS", ""))
+        if name is not None and name.lower() not in names:
+            notes.append(f"partition {record.get('PartitionName')}: QOS={name} is none of the QoS read "
+                         "(--qos): its limits are not enforced")
+    return notes
 
 
 def _node_weight(record: dict[str, str]) -> int:
@@ -335,9 +352,13 @@ def _node_gpus(record: dict[str, str]) -> tuple[tuple[str, int], ...]:
         raise SlurmConfigError(f"node {record.get('NodeName')}: Gres={record.get('Gres')}: {error}") from None
 
 
-def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:
+def _partition(record: dict[str, str], members: list[str], hosts: list[str],
+               qos: Mapping[str, str]) -> PartitionSpec:
     """A partition of ``scontrol show partition`` (or a slurm.conf) with its ``members`` of the
-    cluster's ``hosts``: its declared settings read as their declarations say."""
+    cluster's ``hosts``: its declared settings read as their declarations say; its QOS (``QoS`` as
+    scontrol spells it) as the one of ``qos`` (by lower-cased name) it names, left out if none."""
     every = len(members) == len(hosts)
-    return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
-                         **from_slurm(PartitionSpec, record))
+    settings = from_slurm(PartitionSpec, {canonical(key): value for key, value in record.items()})
+    if settings.get("qos") is not None:
+        settings["qos"] = qos.get(settings["qos"].lower())
+    return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members), **settings)
