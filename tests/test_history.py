@@ -180,6 +180,27 @@ def test_a_partition_qos_of_slurm_conf_holds_the_jobs_of_its_partition(tmp_path:
         assert errors.loc[2, "simulated_start"] < 10
 
 
+@pytest.mark.parametrize("grp_jobs", ["1", ""], ids=["GrpJobs", "none"])
+def test_an_account_s_grp_jobs_from_sacctmgr_holds_its_jobs(tmp_path: Path, grp_jobs: str) -> None:
+    # One node of 3 CPUs; J1 (u1, account a) runs 0-100 s and J2 (u1, a) is submitted at 1 s. Account
+    # a's GrpJobs 1 (sacctmgr show associations' fifth column) holds J2 until J1 ends with Slurm's
+    # reason AssocGrpJobsLimit (acct_policy.c acct_policy_job_runnable_pre_select's walk up the
+    # association tree). Without the limit (the cause removed) J2 starts at once.
+    (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", "--comment=none"))
+    (tmp_path / "slurm.conf").write_text(SMALL_CONF)
+    (tmp_path / "assoc.txt").write_text(f"root|||1||||||\na||root|1|{grp_jobs}|||||\na|u1||1||||||\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--associations", str(tmp_path / "assoc.txt"), "--window", "60", "--step", "10",
+                 "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    if grp_jobs:
+        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+        assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "reason"] == "AssocGrpJobsLimit"
+    else:
+        assert errors.loc[2, "simulated_start"] < 10
+
+
 def test_a_gpu_job_on_a_site_without_gpus_is_refused_with_slurm_s_message(tmp_path: Path) -> None:
     (tmp_path / "dump.txt").write_text(GPU_DUMP)
     (tmp_path / "slurm.conf").write_text(GPU_CONF.replace(" Gres=gpu:a100:1", ""))

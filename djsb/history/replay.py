@@ -89,6 +89,7 @@ from djsb.report.replay_error import (
     summary,
     summary_rows,
 )
+from djsb.slurmsite.assoc_text import parse_association_limits
 from djsb.slurmsite.qos_text import QosTable, parse_qos
 from djsb.slurmsite.site_events import model_events, model_reservations
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
@@ -192,9 +193,14 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                                                  (begin, span[1] - workload.time_origin),
                                                  {node.name for node in cluster.nodes})
     cluster = dataclasses.replace(cluster, events=events, reservations=held)
-    associations = parse_associations(site_text(files.associations, "--associations"),
-                                      str(files.associations), "--associations") \
-        if files.associations else None
+    assoc_text = site_text(files.associations, "--associations") if files.associations else None
+    associations = parse_associations(assoc_text, str(files.associations), "--associations") \
+        if assoc_text is not None else None
+    if assoc_text is not None:
+        assoc_limits, assoc_notes = parse_association_limits(assoc_text, str(files.associations),
+                                                             "--associations")
+        cluster = dataclasses.replace(cluster, associations=assoc_limits)
+        notes += assoc_notes
     half_life = from_slurm(MultifactorOptions, conf.config)["decay_half_life"]
     usage = given_usage(files.usage) if files.usage is not None \
         else usage_before([*split.ended, *split.running], workload.recorded, begin, half_life)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 from djsb.model.allocation import candidates, layout
+from djsb.model.assoc_spec import AssocTree
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.gpus import INVALID_GRES, misfit
 from djsb.model.job import SimJob
@@ -45,6 +46,7 @@ class Admission:
         self.fits_empty: dict[tuple[int, int, int | None, float | None, GpuRequest | None], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
+        self.associations = AssocTree(cluster.associations) if cluster.associations else None
 
     def admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
         """Why ``trace`` laid out as ``shape`` is refused ("" if it is admitted), its partition and QoS."""
@@ -80,14 +82,17 @@ class Admission:
 
     def time_limit(self, trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
         """The limit an admitted job runs under: its requested time; without one, the MaxWall of its
-        QoS or its partition's QoS, the first to set one (acct_policy.c ``_set_time_limit``: a job
-        without --time gets the QoS limit; :mod:`djsb.model.qos_order`) but never above its partition's
-        MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept: the job pends
-        (:mod:`djsb.model.limits`)."""
+        QoS or its partition's QoS, the first to set one, else its association's (acct_policy.c
+        ``_set_time_limit`` from ``_validate_time_limit``, QoS first: a job without --time gets the
+        limit; :mod:`djsb.model.qos_order`, :mod:`djsb.model.assoc_spec`) but never above its
+        partition's MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept:
+        the job pends (:mod:`djsb.model.limits`)."""
         if trace.requested_time is not None and trace.requested_time > 0:
             return trace.requested_time
         limit = part.spec.max_time if part.spec.max_time is not None else math.inf
         wall = max_wall(qos, self.qos[part.spec.qos] if part.spec.qos is not None else None)
+        if wall is None and self.associations is not None:
+            wall = self.associations.inherited(trace.user, trace.account, "max_wall")
         return min(limit, wall) if wall is not None else limit
 
     def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:

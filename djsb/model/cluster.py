@@ -43,6 +43,7 @@ from typing import TypeVar
 
 from djsb import slurm_text
 from djsb.errors import ConfigError
+from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
@@ -250,14 +251,16 @@ def unknown_qos(partitions: Sequence[PartitionSpec], qos: Sequence[QosSpec]) -> 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """The machine: nodes, partitions (the first is the default), QoS, the node events that take
-    nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order) and the
-    advance reservations that keep nodes from jobs (:mod:`djsb.model.reservations`)."""
+    nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order), the
+    advance reservations that keep nodes from jobs (:mod:`djsb.model.reservations`) and the
+    associations' limits (:mod:`djsb.model.assoc_spec`)."""
 
     nodes: tuple[NodeSpec, ...]
     partitions: tuple[PartitionSpec, ...]
     qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
     events: tuple[NodeEvent, ...] = ()
     reservations: tuple[AdvanceReservation, ...] = ()
+    associations: tuple[AssocSpec, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = unknown_qos(self.partitions, self.qos)

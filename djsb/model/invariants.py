@@ -72,6 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from djsb.errors import RunError
+from djsb.model.assoc_spec import AssocTree
 from djsb.model.cluster import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
@@ -138,6 +139,7 @@ class InvariantChecker:
         self.gpus_used = [[0] * len(types) for _ in cluster.nodes]
         by_name = {q.name: q for q in cluster.qos}
         self.partition_qos = {p.name: by_name[p.qos] for p in cluster.partitions if p.qos is not None}
+        self.assoc_tree = AssocTree(cluster.associations) if cluster.associations else None
 
     def on_start(self, job: SimJob, now: float, planned_end: float) -> None:
         """Check the nodes a job just got."""
@@ -187,6 +189,8 @@ class InvariantChecker:
                 return True
             if array is not None and held.trace.array is not None and held.trace.array[0] == array[0]:
                 return True  # a sibling task's start may hold it at the throttle
+            if self._same_association(job, held):
+                return True  # its start may hold it at an association limit
             if not self._shares_nodes(p, held):
                 return False
             if job.sort_key < held.sort_key:
@@ -196,6 +200,16 @@ class InvariantChecker:
             return held.part.index != p or self._waits_behind(held, other_partitions=True)
 
         self._void(moves)
+
+    def _same_association(self, job: SimJob, other: SimJob) -> bool:
+        """Whether an association limit may count both jobs: an account above both (``root`` when it
+        is declared)."""
+        tree = self.assoc_tree
+        if tree is None:
+            return False
+        above = set(tree.ancestors(job.trace.account))
+        shared = above.intersection(tree.ancestors(other.trace.account))
+        return bool(shared - {"root"}) or ("root" in shared and "root" in tree.accounts)
 
     def _limits(self, job: SimJob) -> tuple[QosSpec, ...]:
         """The QoS limits that hold ``job``: its QoS's and its partition QoS's, in Slurm's order."""

@@ -51,7 +51,7 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
         flags = values.get("Flags", "").lower()
         limits: dict[str, TresLimits] = {}
         for column in _TRES_COLUMNS:
-            limits[column], left = _tres_limit(values.get(column, ""), column, source, number, key)
+            limits[column], left = tres_limit(values.get(column, ""), column, source, number, key)
             notes += [f"QoS {name}: {column} {item} has no model (only {', '.join(TRES_NAMES)} are counted)"
                       for item in left]
         found.append(QosSpec(
@@ -78,7 +78,7 @@ def _max_wall(text: str, source: str, line: int, key: str) -> float | None:
                           key=key) from None
 
 
-def _tres_limit(text: str, column: str, source: str, line: int, key: str) -> tuple[TresLimits, Sequence[str]]:
+def tres_limit(text: str, column: str, source: str, line: int, key: str) -> tuple[TresLimits, Sequence[str]]:
     """A TRES limit column: the limits on the TRES the model counts, in its order, and the items
     on any other TRES (``billing=100``); a node count under MaxTRESPerNode is one of those."""
     try:
