@@ -15,9 +15,10 @@ from support import FIVE_JOBS, assert_edited_experiment_error
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
+from djsb.model.assoc_limits import AssocLimits
 from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cluster import NodeSpec, PartitionSpec
-from djsb.model.invariants import InvariantChecker
+from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.simulate.experiment import load_experiment
 from djsb.slurmsite.assoc_text import parse_association_limits
 from djsb.slurmsite.slurm_config import ASSOCIATION_COLUMNS, ASSOCIATIONS_COMMAND
@@ -182,3 +183,21 @@ def test_sacctmgr_s_association_limits_are_read() -> None:
 def test_a_bad_association_limit_names_the_file_line_and_key() -> None:
     with pytest.raises(ConfigError, match="assoc.txt:2: --associations: MaxWall 'soon' is not a Slurm time"):
         parse_association_limits("root|||1\na1||root|1||||||soon\n", "assoc.txt", "--associations")
+
+
+def test_deny_on_limit_refuses_a_job_over_an_association_limit_at_submission() -> None:
+    # _acct_policy_validate with strict_checking (the QoS's DenyOnLimit): job 1's 3 CPUs are over a1's
+    # MaxTRES cpu=2 by themselves: refused at submission (WAIT_ASSOC_MAX_CPU_PER_JOB), not left pending.
+    result = run([job(1, 0, 3, 100), job(2, 0, 2, 100)], AssocSpec("a1", max_tres_per_job=(("cpu", 2),)),
+                 qos=QosSpec("normal", deny_on_limit=True))
+    assert never(result) == {1: "AssocMaxCpuPerJobLimit"}
+    assert starts(result) == {2: 0}
+
+
+def test_the_invariant_checker_catches_a_start_over_an_association_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # With the pre-select check switched off, job 2 starts at 0 over a1's GrpJobs 1: the checker,
+    # counting afresh over the running jobs below a1, must refuse it.
+    monkeypatch.setattr(AssocLimits, "allows", lambda self, job, path: True)
+    with pytest.raises(InvariantViolation, match="GrpJobs 1"):
+        run([job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2")], AssocSpec("a1", grp_jobs=1))

@@ -72,11 +72,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from djsb.errors import RunError
+from djsb.model.assoc_limits import AssocPath
 from djsb.model.assoc_spec import AssocTree
 from djsb.model.cluster import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
 from djsb.model.qos_order import job_limits, qos_order
+from djsb.model.tres import TRES_NAMES
 
 
 class InvariantViolation(RunError):
@@ -170,6 +172,8 @@ class InvariantChecker:
         if self.promises.pop(job.job_id, None) is not None:
             self.promises_kept += 1
         self._check_qos(job, now)
+        if self.assoc_tree is not None:
+            self._check_associations(job, now)
         array = job.trace.array
         if array is not None:
             siblings = sum(1 for j, _ in self.running.values() if j.trace.array is not None
@@ -210,6 +214,30 @@ class InvariantChecker:
         above = set(tree.ancestors(job.trace.account))
         shared = above.intersection(tree.ancestors(other.trace.account))
         return bool(shared - {"root"}) or ("root" in shared and "root" in tree.accounts)
+
+    def _check_associations(self, job: SimJob, now: float) -> None:
+        """Check that the running jobs below each association of a starting job's path keep within
+        its GrpJobs and GrpTRES, and its user association's within MaxJobs and MaxTRES, counted
+        afresh over every running job (the limits its QoS sets left out, :class:`AssocPath`)."""
+        assert self.assoc_tree is not None
+        path = AssocPath(self.assoc_tree, job.trace.user, job.trace.account,
+                         qos_order(job.qos, self.partition_qos.get(job.part.spec.name)))
+        running = [j for j, _ in self.running.values()]
+        for level, (user, account) in enumerate(path.keys):
+            group = [j for j in running if (j.trace.user, j.trace.account) == (user, account)] if user else \
+                [j for j in running if account in self.assoc_tree.ancestors(j.trace.account)]
+            limits = [("GrpJobs", path.grp_jobs[level])] + ([("MaxJobs", path.max_jobs)] if not level else [])
+            for name, limit in limits:
+                if limit is not None and len(group) > limit:
+                    raise InvariantViolation(f"{len(group)} jobs of association {user}@{account} running at "
+                                             f"t={now} over its {name} {limit} (job {job.job_id} started)")
+            held = [sum(_job_tres(j)[tres] for j in group) for tres in TRES_NAMES]
+            held[TRES_NAMES.index("node")] = len({node for j in group for node, _ in j.alloc})
+            own = _job_tres(job)
+            for i, tres in enumerate(TRES_NAMES):
+                if held[i] > path.grp_tres[level][i] or (not level and own[tres] > path.max_tres[i]):
+                    raise InvariantViolation(f"association {user}@{account} over its GrpTRES or MaxTRES "
+                                             f"{tres} at t={now} (job {job.job_id} started)")
 
     def _limits(self, job: SimJob) -> tuple[QosSpec, ...]:
         """The QoS limits that hold ``job``: its QoS's and its partition QoS's, in Slurm's order."""
