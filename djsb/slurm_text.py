@@ -185,6 +185,18 @@ def max_tres(text: str) -> bool:
     return "MAX_TRES" in (flag.strip().upper() for flag in text.split(","))
 
 
+def priority_tres_weights(text: str) -> tuple[tuple[str, float], ...]:
+    """PriorityWeightTRES, written as TRESBillingWeights is (:func:`tres_weights`); ``(null)``, what
+    ``scontrol show config`` prints when it is unset, is none."""
+    return () if text.strip() == "(null)" else tres_weights(text)
+
+
+def no_normal_tres(text: str) -> bool:
+    """Whether PriorityFlags has NO_NORMAL_TRES (the TRES factor takes a job's TRES as they are, not
+    divided by its partition's)."""
+    return "NO_NORMAL_TRES" in (flag.strip().upper() for flag in text.split(","))
+
+
 _WEIGHT_UNITS = {"": 1.0, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 
 

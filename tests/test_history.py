@@ -356,8 +356,9 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
                      "KillWait, OverTimeLimit, PreemptType, PreemptMode, PreemptExemptTime, JobRequeue, "
                      "AuthInfo, PriorityType, PriorityWeightAge, PriorityWeightFairShare, "
-                     "PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, PriorityMaxAge, "
-                     "PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, PriorityCalcPeriod)", out)
+                     "PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, PriorityWeightTRES, "
+                     "PriorityMaxAge, PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, "
+                     "PriorityCalcPeriod)", out)
 
 
 @pytest.mark.parametrize("option", ["--qos", "--associations"])

@@ -56,8 +56,8 @@ def never(result: SimulationResult) -> dict[int, str]:
 def test_grp_jobs_of_an_account_holds_every_user_of_it() -> None:
     # pre_select's walk up the path: at account a1, used_jobs 1 >= GrpJobs 1 -> WAIT_ASSOC_GRP_JOB. u2's
     # job 2 (a1) waits for u1's job 1 (ends at 100) though 3 cores are free; u3's job 3 in a2 does not.
-    result = run([job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2"), job(3, 0, 1, 100, user="u3", account="a2")],
-                 AssocSpec("a1", grp_jobs=1))
+    jobs = [job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2"), job(3, 0, 1, 100, user="u3", account="a2")]
+    result = run(jobs, AssocSpec("a1", grp_jobs=1))
     assert starts(result) == {1: 0, 2: 100, 3: 0}
     assert reasons(result)[2] == "AssocGrpJobsLimit"
 
@@ -65,8 +65,8 @@ def test_grp_jobs_of_an_account_holds_every_user_of_it() -> None:
 def test_grp_jobs_of_a_parent_account_counts_its_children() -> None:
     # a1 and a2 hang under dept (GrpJobs 1): _adjust_limit_usage counts job 1 (a1) at dept too, so job 2
     # of a2 finds dept's used_jobs 1 >= 1 on the walk up and waits for job 1's end at 100.
-    result = run([job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2", account="a2")],
-                 AssocSpec("dept", grp_jobs=1), AssocSpec("a1", parent="dept"), AssocSpec("a2", parent="dept"))
+    tree = (AssocSpec("dept", grp_jobs=1), AssocSpec("a1", parent="dept"), AssocSpec("a2", parent="dept"))
+    result = run([job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2", account="a2")], *tree)
     assert starts(result) == {1: 0, 2: 100}
     assert reasons(result)[2] == "AssocGrpJobsLimit"
 
@@ -176,8 +176,8 @@ def test_sacctmgr_s_association_limits_are_read() -> None:
     assert ASSOCIATIONS_COMMAND[-1] == "format=" + ",".join(
         (*ASSOCIATION_COLUMNS[:7], "MaxSubmitJobs", "MaxTRES", "MaxWallDurationPerJob"))
     # the four columns DJSB asked before: the accounts, no limit
-    assert parse_association_limits("root|||1\na1||root|1\na1|u1||1\n") == ((AssocSpec("root"), AssocSpec("a1")),
-                                                                            [])
+    four = parse_association_limits("root|||1\na1||root|1\na1|u1||1\n")
+    assert four == ((AssocSpec("root"), AssocSpec("a1")), [])
 
 
 def test_a_bad_association_limit_names_the_file_line_and_key() -> None:

@@ -61,6 +61,8 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.partition_qos: ("normal", "normal"),
     slurm_text.allow_qos: ("Normal,debug", ("normal", "debug")),
     slurm_text.max_tres: ("MAX_TRES,NO_FAIR_TREE", True),
+    slurm_text.no_normal_tres: ("NO_FAIR_TREE,NO_NORMAL_TRES", True),
+    slurm_text.priority_tres_weights: ("CPU=1000,GRES/gpu=3000", (("cpu", 1000.0), ("gres/gpu", 3000.0))),
     slurm_text.tres_weights: ("CPU=1.0,Mem=0.25G,GRES/gpu=2.0", (("cpu", 1.0), ("mem", 0.25 / 1024),
                                                                 ("gres/gpu", 2.0))),
 }

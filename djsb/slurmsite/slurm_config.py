@@ -44,7 +44,7 @@ MODELLED: tuple[type, ...] = (SchedulerConfig, MultifactorWeights, MultifactorOp
 """The records whose settings a Slurm configuration gives (:func:`from_slurm`)."""
 PRIORITY_TYPE = "PriorityType"
 """The key that chooses the priority plugin (priority/basic: FIFO; priority/multifactor)."""
-UNMODELLED_WEIGHTS = ("PriorityWeightAssoc", "PriorityWeightTRES")
+UNMODELLED_WEIGHTS = ("PriorityWeightAssoc",)
 """Priority weights read only to note that the model has none of them."""
 NOTED_ONLY = ("GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
 """Keys a replay reads only to note what the model does not reproduce; every other key it reads is
@@ -287,7 +287,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     notes += [f"{key} = {config[key]} has no model" for key in UNMODELLED_WEIGHTS
               if config.get(key, "0") not in ("0", "(null)", "")]
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
-    flags -= {"", "(null)", "NO_FAIR_TREE", "MAX_TRES"}
+    flags -= {"", "(null)", "NO_FAIR_TREE", "MAX_TRES", "NO_NORMAL_TRES"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
     if seen is None and not boot.isdigit():
         notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
