@@ -201,3 +201,14 @@ def test_the_invariant_checker_catches_a_start_over_an_association_limit(
     monkeypatch.setattr(AssocLimits, "allows", lambda self, job, path: True)
     with pytest.raises(InvariantViolation, match="GrpJobs 1"):
         run([job(1, 0, 1, 100), job(2, 0, 1, 100, user="u2")], AssocSpec("a1", grp_jobs=1))
+
+
+def test_backfill_skips_a_job_an_association_grp_tres_holds() -> None:
+    # One node of 4 cores, a1's GrpTRES cpu=5. Job 1 (u1@a1, 3 CPUs) runs [0, 100). Job 2 (u2@a1, 4 CPUs,
+    # t=1) does not fit now, and 3 + 4 > 5 CPUs of a1: backfill.c _attempt_backfill skips a job
+    # acct_policy_job_runnable_post_select refuses, so it gets no reservation, and job 3 (u3@a2, 1 CPU,
+    # 200 s, t=2) starts at once on the free core. Job 2 starts when job 3 ends (at 100 a1 holds 0
+    # CPUs, but 3 cores are free only): 202. Were job 2 reserved at 100, job 3 would wait.
+    jobs = [job(1, 0, 3, 100), job(2, 1, 4, 100, user="u2"), job(3, 2, 1, 200, user="u3", account="a2")]
+    result = run(jobs, AssocSpec("a1", grp_tres=(("cpu", 5),)))
+    assert starts(result) == {1: 0, 2: 202, 3: 2}

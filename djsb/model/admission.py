@@ -90,7 +90,7 @@ class Admission:
         if trace.requested_time is not None and trace.requested_time > 0:
             return trace.requested_time
         limit = part.spec.max_time if part.spec.max_time is not None else math.inf
-        wall = max_wall(qos, self.qos[part.spec.qos] if part.spec.qos is not None else None)
+        wall = qos.max_wall if part.spec.qos is None else max_wall(qos, self.qos[part.spec.qos])
         if wall is None and self.associations is not None:
             wall = self.associations.inherited(trace.user, trace.account, "max_wall")
         return min(limit, wall) if wall is not None else limit
