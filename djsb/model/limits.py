@@ -101,8 +101,9 @@ class Chain:
 
 
 class RunningLimits:
-    """The QoS limits of one replay (of the QoS ``qos``, ``partitions`` naming theirs), kept up to
-    date by its submissions, starts and ends."""
+    """The QoS limits of one replay (of the QoS ``qos``, ``partitions`` naming theirs) and its
+    association limits (``associations``, after the QoS's), kept up to date by its submissions,
+    starts and ends."""
 
     def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = (),
                  partitions: Iterable[PartitionSpec] = (), associations: Sequence[AssocSpec] = ()) -> None:
