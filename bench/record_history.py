@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 from djsb.report.replay_error import records_paired, summary  # noqa: E402
 from djsb.slurmsite.qos_text import QOS_COMMAND  # noqa: E402
 from djsb.slurmsite.site_events import EVENTS_COMMAND, RESERVATIONS_COMMAND  # noqa: E402
+from djsb.slurmsite.slurm_config import ASSOCIATIONS_COMMAND  # noqa: E402
 from djsb.slurmsite.slurmctld_log import BACKFILL, END, MAIN, SUBMIT  # noqa: E402
 from djsb.workloads.sacct_columns import SACCT_FORMAT  # noqa: E402
 
@@ -301,8 +302,7 @@ def record(jobs: list[Draw], out: Path, features: bool, seed: int, scale: int,
     gres_conf = Path(CLUSTER["SLURM_CONF"]).parent / "gres.conf"
     if CLUSTER.get("DJSB_SLURM_GPUS") and gres_conf.is_file():
         shutil.copy(gres_conf, out / "gres.conf")
-    (out / "assoc.txt").write_text(slurm("sacctmgr", "--noheader", "--parsable2", "show", "associations",
-                                         "format=Account,User,ParentName,Share"))
+    (out / "assoc.txt").write_text(slurm(*ASSOCIATIONS_COMMAND))
     (out / "qos.txt").write_text(slurm(*QOS_COMMAND))
     for name, command in (("events.txt", EVENTS_COMMAND), ("reservations.txt", RESERVATIONS_COMMAND)):
         argv = command.replace("START", started).replace("END", ended).split()

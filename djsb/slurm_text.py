@@ -57,6 +57,21 @@ def oversubscribe(text: str) -> str:
     return "NO" if value.startswith("YES") else value
 
 
+def partition_qos(text: str) -> str | None:
+    """A partition's QOS: a QoS name, or None when it has none (scontrol prints ``N/A``)."""
+    name = text.strip()
+    if any(char.isspace() for char in name) or "," in name:
+        raise ValueError("not one QoS name")
+    return None if name.upper() in ("", "N/A") else name
+
+
+def allow_qos(text: str) -> tuple[str, ...]:
+    """A partition's AllowQos: the QoS names it allows, lower-cased as slurmctld reads them
+    (read_config.c); ``ALL`` (Slurm's default) is every QoS: ()."""
+    names = tuple(name.strip().lower() for name in text.split(",") if name.strip())
+    return () if names in ((), ("all",)) else names
+
+
 def count_or_unlimited(text: str) -> float:
     """A number of jobs where 0, Slurm's default, is no limit (the bf_max_job_* limits)."""
     return count(text) or math.inf
@@ -175,6 +190,18 @@ def fair_share_algorithm(text: str) -> str:
 def max_tres(text: str) -> bool:
     """Whether PriorityFlags has MAX_TRES (a job's billing is its largest weighted node TRES)."""
     return "MAX_TRES" in (flag.strip().upper() for flag in text.split(","))
+
+
+def priority_tres_weights(text: str) -> tuple[tuple[str, float], ...]:
+    """PriorityWeightTRES, written as TRESBillingWeights is (:func:`tres_weights`); ``(null)``, what
+    ``scontrol show config`` prints when it is unset, is none."""
+    return () if text.strip() == "(null)" else tres_weights(text)
+
+
+def no_normal_tres(text: str) -> bool:
+    """Whether PriorityFlags has NO_NORMAL_TRES (the TRES factor takes a job's TRES as they are, not
+    divided by its partition's)."""
+    return "NO_NORMAL_TRES" in (flag.strip().upper() for flag in text.split(","))
 
 
 _WEIGHT_UNITS = {"": 1.0, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}

@@ -19,6 +19,7 @@ from djsb.commands.frame import (
 from djsb.outcome import DIMENSIONLESS, Headline, Outcome
 from djsb.progress import Progress, say
 from djsb.slurmsite.qos_text import QOS_FORMAT
+from djsb.slurmsite.slurm_config import ASSOCIATIONS_COMMAND
 from djsb.workloads.sacct_columns import SACCT_FORMAT
 
 
@@ -89,8 +90,8 @@ def command_history(args: argparse.Namespace) -> int:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sacct", help="sacct --parsable2 --allocations dump (plain or gzip)")
     parser.add_argument("--slurm-conf", required=True, help="the site's slurm.conf")
-    parser.add_argument("--associations", help="sacctmgr --noheader --parsable2 show associations "
-                        "format=Account,User,ParentName,Share (fair share's tree)")
+    parser.add_argument("--associations", help=" ".join(ASSOCIATIONS_COMMAND[1:]) + " (fair share's tree "
+                        "and the associations' limits; the first four columns alone still read)")
     parser.add_argument("--qos", help="sacctmgr --noheader --parsable2 show qos format="
                         + ",".join(QOS_FORMAT) + " (its limits; the first three columns alone still read)")
     parser.add_argument("--events", help="sacctmgr --noheader --parsable2 show events start=START end=END "

@@ -90,6 +90,7 @@ from djsb.report.replay_error import (
     summary,
     summary_rows,
 )
+from djsb.slurmsite.assoc_text import parse_association_limits
 from djsb.slurmsite.qos_text import QosTable, parse_qos
 from djsb.slurmsite.site_events import model_events, model_reservations
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
@@ -101,6 +102,7 @@ from djsb.slurmsite.slurm_config import (
     parse_associations,
     priority_plugin,
     scheduler_config,
+    unknown_partition_qos,
 )
 from djsb.slurmsite.slurmctld_log import SchedulerLog, pass_instants, read_scheduler_log
 from djsb.workloads.sacct import merged_dumps
@@ -186,6 +188,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     if not modelled:
         raise ConfigError(f"no job of the dump ran in a partition of slurm.conf (they ran in "
                           f"{', '.join(sorted(str(name) for name in used))})", source=str(files.slurm_conf))
+    notes += unknown_partition_qos([p for p in conf.partitions if p["PartitionName"] in used], qos)
     cluster = cluster_spec(conf.partitions, conf.nodes, modelled[0], modelled[1:], qos)
     events, event_notes = model_events(site_events(files), workload.time_origin,
                                        (begin, span[1] - workload.time_origin),
@@ -194,9 +197,14 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                                                  (begin, span[1] - workload.time_origin),
                                                  {node.name for node in cluster.nodes})
     cluster = dataclasses.replace(cluster, events=events, reservations=held)
-    associations = parse_associations(site_text(files.associations, "--associations"),
-                                      str(files.associations), "--associations") \
-        if files.associations else None
+    assoc_text = site_text(files.associations, "--associations") if files.associations else None
+    associations = parse_associations(assoc_text, str(files.associations), "--associations") \
+        if assoc_text is not None else None
+    if assoc_text is not None:
+        assoc_limits, assoc_notes = parse_association_limits(assoc_text, str(files.associations),
+                                                             "--associations")
+        cluster = dataclasses.replace(cluster, associations=assoc_limits)
+        notes += assoc_notes
     half_life = from_slurm(MultifactorOptions, conf.config)["decay_half_life"]
     usage = given_usage(files.usage) if files.usage is not None \
         else usage_before([*split.ended, *split.running], workload.recorded, begin, half_life)

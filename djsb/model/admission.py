@@ -5,14 +5,14 @@ with a reason, never left to stall the queue. Slurm refuses at submission a job 
 its partition could ever hold, whatever ``EnforcePartLimits`` says (sbatch prints "Requested node
 configuration is not available"), and with ``EnforcePartLimits=ALL`` (or ``ANY``) also a job over
 the partition's limits (CPUs outside MinCPUs/MaxCPUs, more than the partition holds, a time limit
-above MaxTime); with ``NO``, Slurm's default, such a job would pend forever. The model rejects both
-kinds, as ``ALL`` does. "Fits no node" is decided exactly, by allocating the job on the empty
-cluster with the allocation code itself (:mod:`djsb.model.allocation`): per-node CPUs and memory of
-a job asking N nodes, its memory per CPU, its GPUs, and a shaped job's tasks per node all count. A
-job asking a GPU type no node of its partition has (or GPUs where there are none) is refused as
-sbatch refuses it ("Invalid generic resource (gres) specification"). Slurm lets
-such a job wait only for nodes that do not exist yet (a ``FUTURE`` or cloud node whose size could
-differ); the model has none.
+above MaxTime, a QoS its AllowQos leaves out); with ``NO``, Slurm's default, such a job would pend
+forever. The model rejects both kinds, as ``ALL`` does. "Fits no node" is decided exactly, by
+allocating the job on the empty cluster with the allocation code itself
+(:mod:`djsb.model.allocation`): per-node CPUs and memory of a job asking N nodes, its memory per
+CPU, its GPUs, and a shaped job's tasks per node all count. A job asking a GPU type no node of its
+partition has (or GPUs where there are none) is refused as sbatch refuses it ("Invalid generic
+resource (gres) specification"). Slurm lets such a job wait only for nodes that do not exist yet
+(a ``FUTURE`` or cloud node whose size could differ); the model has none.
 """
 
 from __future__ import annotations
@@ -20,15 +20,20 @@ from __future__ import annotations
 import math
 
 from djsb.model.allocation import candidates, layout
+from djsb.model.assoc_spec import AssocTree
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.gpus import INVALID_GRES, misfit
 from djsb.model.job import SimJob
+from djsb.model.qos_order import max_wall
 from djsb.model.shape import JobShape
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 
 NODE_CONFIG_UNAVAILABLE = "Requested node configuration is not available"
 """Why a job that fits no node of its partition is rejected: what sbatch prints for it."""
+INVALID_QOS = "Invalid qos specification"
+"""Why a job whose QoS its partition's AllowQos leaves out is rejected (ESLURM_INVALID_QOS, job_mgr.c
+``_part_access_check`` calling partition_mgr.c ``part_policy_valid_qos``), what sbatch prints."""
 
 
 class Admission:
@@ -41,6 +46,7 @@ class Admission:
         self.fits_empty: dict[tuple[int, int, int | None, float | None, GpuRequest | None], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
+        self.associations = AssocTree(cluster.associations) if cluster.associations else None
 
     def admit(self, trace: TraceJob, shape: JobShape | None) -> tuple[str, PartitionState, QosSpec]:
         """Why ``trace`` laid out as ``shape`` is refused ("" if it is admitted), its partition and QoS."""
@@ -63,6 +69,9 @@ class Admission:
         if spec.max_time is not None and trace.requested_time is not None \
                 and trace.requested_time > spec.max_time:
             return f"time limit {trace.requested_time:g} s above MaxTime {spec.max_time:g} s", part, qos
+        if spec.allow_qos and qos.name.lower() not in spec.allow_qos:
+            return (f"{INVALID_QOS} (partition {spec.name} allows {','.join(spec.allow_qos)} not {qos.name})",
+                    part, qos)
         if shape is not None and shape.node_list is not None:
             unknown = set(shape.node_list) - set(state.node_names)
             if unknown or not candidates(state, part, shape):
@@ -71,16 +80,20 @@ class Admission:
             return self._unavailable(part, shape, trace), part, qos
         return "", part, qos
 
-    @staticmethod
-    def time_limit(trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
-        """The limit an admitted job runs under: its requested time; without one, its QoS's MaxWall
-        (acct_policy.c ``_set_time_limit``: a job without --time gets the QoS limit) but never above
-        its partition's MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept:
+    def time_limit(self, trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
+        """The limit an admitted job runs under: its requested time; without one, the MaxWall of its
+        QoS or its partition's QoS, the first to set one, else its association's (acct_policy.c
+        ``_set_time_limit`` from ``_validate_time_limit``, QoS first: a job without --time gets the
+        limit; :mod:`djsb.model.qos_order`, :mod:`djsb.model.assoc_spec`) but never above its
+        partition's MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept:
         the job pends (:mod:`djsb.model.limits`)."""
         if trace.requested_time is not None and trace.requested_time > 0:
             return trace.requested_time
         limit = part.spec.max_time if part.spec.max_time is not None else math.inf
-        return min(limit, qos.max_wall) if qos.max_wall is not None else limit
+        wall = qos.max_wall if part.spec.qos is None else max_wall(qos, self.qos[part.spec.qos])
+        if wall is None and self.associations is not None:
+            wall = self.associations.inherited(trace.user, trace.account, "max_wall")
+        return min(limit, wall) if wall is not None else limit
 
     def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:
         """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout

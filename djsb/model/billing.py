@@ -11,8 +11,8 @@ the allocated TRES) times the seconds run to the job's association.
 from __future__ import annotations
 
 from djsb.model.job import SimJob
-from djsb.model.limits import placed_tres
 from djsb.model.tres import TRES_NAMES
+from djsb.model.tres_usage import placed_tres
 
 
 def billing(job: SimJob, max_tres: bool = False) -> float:

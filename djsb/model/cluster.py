@@ -43,6 +43,7 @@ from typing import TypeVar
 
 from djsb import slurm_text
 from djsb.errors import ConfigError
+from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
@@ -97,6 +98,13 @@ def time_limit(node: Located) -> float | None:
     return as_time_limit(node, unit="s", minimum=1)
 
 
+def qos_names(node: Located) -> tuple[str, ...]:
+    """A list of QoS names, or Slurm's comma-separated text (``ALL``: every QoS, ())."""
+    if isinstance(node.value, list):
+        return tuple(as_str(item).lower() for item in node.value)
+    return slurm_text.allow_qos(as_str(node))
+
+
 def oversubscribe(node: Located) -> str:
     """A partition's OverSubscribe (``NO``, ``YES[:N]``, ``FORCE[:N]``, ``EXCLUSIVE``), checked by
     :class:`PartitionSpec`, upper-cased as slurm.conf takes it in any case."""
@@ -141,6 +149,14 @@ class PartitionSpec:
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
+    qos: str | None = setting(None, as_str, "", slurm_key("QOS", slurm_text.partition_qos),
+                              "a QoS of `cluster.qos` whose limits hold every job of the partition on top "
+                              "of the job's own, and first unless the job's QoS has `over_part_qos` "
+                              "(none: none)", where=PARTITION)
+    allow_qos: tuple[str, ...] = setting(
+        (), qos_names, "", slurm_key("AllowQos", slurm_text.allow_qos, "ALL"),
+        "the QoS whose jobs it takes, a list or `a,b` (any other is refused at submission, Invalid qos "
+        "specification; none or ALL: every QoS)", where=PARTITION)
     billing_weights: TresWeights = setting(
         (), read_billing_weights, "", slurm_key("TRESBillingWeights", slurm_text.tres_weights, ""),
         "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
@@ -227,19 +243,38 @@ class QosSpec:
     preempt_within: bool = setting(False, as_bool, "", "PreemptMode=WITHIN",
                                    "under preempt_type: qos its jobs may preempt jobs of their own QoS of "
                                    "lower priority", where=QOS)
+    over_part_qos: bool = setting(False, as_bool, "", "Flags=OverPartQOS",
+                                  "its limits come before those of the partition's QoS (`partitions[].qos`), "
+                                  "which otherwise come first", where=QOS)
+
+
+def unknown_qos(partitions: Sequence[PartitionSpec], qos: Sequence[QosSpec]) -> tuple[int, str] | None:
+    """The first partition whose QOS is none of ``qos``: its index and the problem (None: none)."""
+    names = [q.name for q in qos]
+    for i, part in enumerate(partitions):
+        if part.qos is not None and part.qos not in names:
+            return i, f"partition {part.name}: QoS {part.qos!r} is none of cluster.qos ({', '.join(names)})"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterSpec:
     """The machine: nodes, partitions (the first is the default), QoS, the node events that take
-    nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order) and the
-    advance reservations that keep nodes from jobs (:mod:`djsb.model.reservations`)."""
+    nodes out of service and back over a replay (:mod:`djsb.model.node_events`, time order), the
+    advance reservations that keep nodes from jobs (:mod:`djsb.model.reservations`) and the
+    associations' limits (:mod:`djsb.model.assoc_spec`)."""
 
     nodes: tuple[NodeSpec, ...]
     partitions: tuple[PartitionSpec, ...]
     qos: tuple[QosSpec, ...] = (QosSpec("normal"),)
     events: tuple[NodeEvent, ...] = ()
     reservations: tuple[AdvanceReservation, ...] = ()
+    associations: tuple[AssocSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = unknown_qos(self.partitions, self.qos)
+        if unknown is not None:
+            raise ConfigError(unknown[1], key=f"cluster.partitions[{unknown[0]}].qos")
 
     @classmethod
     def homogeneous(cls, n_nodes: int, cores: int, *, memory_mb: float | None = None,

@@ -72,9 +72,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from djsb.errors import RunError
+from djsb.model.assoc_limits import AssocPath
+from djsb.model.assoc_spec import AssocTree
 from djsb.model.cluster import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
+from djsb.model.qos_order import job_limits, qos_order
+from djsb.model.tres import TRES_NAMES
 
 
 class InvariantViolation(RunError):
@@ -135,6 +139,9 @@ class InvariantChecker:
         types = gpu_types([n.gpus for n in cluster.nodes])
         self.gpus = [[dict(n.gpus).get(name, 0) for name in types] for n in cluster.nodes]
         self.gpus_used = [[0] * len(types) for _ in cluster.nodes]
+        by_name = {q.name: q for q in cluster.qos}
+        self.partition_qos = {p.name: by_name[p.qos] for p in cluster.partitions if p.qos is not None}
+        self.assoc_tree = AssocTree(cluster.associations) if cluster.associations else None
 
     def on_start(self, job: SimJob, now: float, planned_end: float) -> None:
         """Check the nodes a job just got."""
@@ -165,6 +172,8 @@ class InvariantChecker:
         if self.promises.pop(job.job_id, None) is not None:
             self.promises_kept += 1
         self._check_qos(job, now)
+        if self.assoc_tree is not None:
+            self._check_associations(job, now)
         array = job.trace.array
         if array is not None:
             siblings = sum(1 for j, _ in self.running.values() if j.trace.array is not None
@@ -172,15 +181,20 @@ class InvariantChecker:
             if siblings > array[1]:
                 raise InvariantViolation(f"{siblings} tasks of job array {array[0]} running at t={now} over "
                                          f"its throttle %{array[1]} (job {job.job_id} started)")
-        qos = job.qos
-        per_user = qos.max_jobs_per_user is not None
-        limited = _qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
+        chain = self._limits(job)
+        names = self._qos_names(job)
+        per_user = any(qos.max_jobs_per_user is not None for qos in chain)
+        limited = any(_qos_limited(dataclasses.replace(qos, max_jobs_per_user=None))  # beyond MaxJobsPerUser
+                      for qos in chain)
 
         def moves(held: SimJob) -> bool:
-            if held.qos.name == qos.name and (limited or (per_user and held.trace.user == job.trace.user)):
+            if not names.isdisjoint(self._qos_names(held)) and (
+                    limited or (per_user and held.trace.user == job.trace.user)):
                 return True
             if array is not None and held.trace.array is not None and held.trace.array[0] == array[0]:
                 return True  # a sibling task's start may hold it at the throttle
+            if self._same_association(job, held):
+                return True  # its start may hold it at an association limit
             if not self._shares_nodes(p, held):
                 return False
             if job.sort_key < held.sort_key:
@@ -191,13 +205,59 @@ class InvariantChecker:
 
         self._void(moves)
 
+    def _same_association(self, job: SimJob, other: SimJob) -> bool:
+        """Whether an association limit may count both jobs: an account above both (``root`` when it
+        is declared)."""
+        tree = self.assoc_tree
+        if tree is None:
+            return False
+        above = set(tree.ancestors(job.trace.account))
+        shared = above.intersection(tree.ancestors(other.trace.account))
+        return bool(shared - {"root"}) or ("root" in shared and "root" in tree.accounts)
+
+    def _check_associations(self, job: SimJob, now: float) -> None:
+        """Check that the running jobs below each association of a starting job's path keep within
+        its GrpJobs and GrpTRES, and its user association's within MaxJobs and MaxTRES, counted
+        afresh over every running job (the limits its QoS sets left out, :class:`AssocPath`)."""
+        assert self.assoc_tree is not None
+        path = AssocPath(self.assoc_tree, job.trace.user, job.trace.account,
+                         qos_order(job.qos, self.partition_qos.get(job.part.spec.name)))
+        running = [j for j, _ in self.running.values()]
+        for level, (user, account) in enumerate(path.keys):
+            group = [j for j in running if (j.trace.user, j.trace.account) == (user, account)] if user else \
+                [j for j in running if account in self.assoc_tree.ancestors(j.trace.account)]
+            limits = [("GrpJobs", path.grp_jobs[level])] + ([("MaxJobs", path.max_jobs)] if not level else [])
+            for name, limit in limits:
+                if limit is not None and len(group) > limit:
+                    raise InvariantViolation(f"{len(group)} jobs of association {user}@{account} running at "
+                                             f"t={now} over its {name} {limit} (job {job.job_id} started)")
+            held = [sum(_job_tres(j)[tres] for j in group) for tres in TRES_NAMES]
+            held[TRES_NAMES.index("node")] = len({node for j in group for node, _ in j.alloc})
+            own = _job_tres(job)
+            for i, tres in enumerate(TRES_NAMES):
+                if held[i] > path.grp_tres[level][i] or (not level and own[tres] > path.max_tres[i]):
+                    raise InvariantViolation(f"association {user}@{account} over its GrpTRES or MaxTRES "
+                                             f"{tres} at t={now} (job {job.job_id} started)")
+
+    def _limits(self, job: SimJob) -> tuple[QosSpec, ...]:
+        """The QoS limits that hold ``job``: its QoS's and its partition QoS's, in Slurm's order."""
+        return job_limits(job.qos, self.partition_qos.get(job.part.spec.name))
+
+    def _qos_names(self, job: SimJob) -> set[str]:
+        """The QoS that count ``job`` in their usage."""
+        return {qos.name for qos in qos_order(job.qos, self.partition_qos.get(job.part.spec.name))}
+
     def _check_qos(self, job: SimJob, now: float) -> None:
-        """Check that the running jobs of a starting job's QoS keep within its limits, counted afresh
-        over every running job: per job and per node, per user, per account and for the QoS."""
-        qos = job.qos
-        if not _qos_limited(qos):
-            return
-        peers = [j for j, _ in self.running.values() if j.qos.name == qos.name]
+        """Check that the running jobs of each QoS holding a starting job keep within the limits it
+        takes from that QoS, counted afresh over every running job: per job and per node, per user,
+        per account and for the QoS."""
+        for qos in self._limits(job):
+            if _qos_limited(qos):
+                self._check_one_qos(job, qos, now)
+
+    def _check_one_qos(self, job: SimJob, qos: QosSpec, now: float) -> None:
+        """:meth:`_check_qos` for one QoS of the job's."""
+        peers = [j for j, _ in self.running.values() if qos.name in self._qos_names(j)]
         nodes = max(1, len(job.alloc))
         own = _job_tres(job)
         for name, amount in qos.max_tres_per_job:

@@ -21,6 +21,14 @@ partition (job_scheduler.c: ESLURM_ACCOUNTING_POLICY leaves ``fail_by_part`` fal
 checks the same (backfill.c ``_attempt_backfill`` calls both). A job's TRES are counted as they were
 at its start until it ends (a resize or a suspension does not change them).
 
+A job of a partition with a QoS (slurm.conf ``QOS=``) is held by both QoS, each limit taken from
+the first that sets it (:mod:`djsb.model.qos_order`, ``acct_policy_set_qos_order``), and counts in
+the usage of both (``_adjust_limit_usage``): a QoS's usage counts every job it limits, whether
+through the job's QoS or its partition's.
+
+Association limits (``cluster.associations``) are checked after the QoS's, in the same calls
+(:mod:`djsb.model.assoc_limits`).
+
 A throttled job array (sbatch ``--array=...%N``) is held the same way before placing a task: at
 most N of its tasks run at once (job_scheduler.c ``build_job_queue`` leaves a task out of the queue
 while ``max_run_tasks`` of its array run, reason JobArrayTaskLimit).
@@ -32,14 +40,17 @@ modelled), ``node`` and ``gres/gpu`` from its placement.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
-from djsb.model.allocation import job_memory
-from djsb.model.cluster import QosSpec
+from djsb.model.assoc_limits import ASSOC_REASONS, AssocLimits
+from djsb.model.assoc_spec import AssocSpec
+from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
-from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, NONE
+from djsb.model.qos_order import job_limits, qos_order
+from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
+from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 from djsb.workloads.job import TraceJob
 
 NEVER_STARTED = "never started: "
@@ -49,6 +60,8 @@ UNLIMITED: Vector = (math.inf, math.inf, math.inf, math.inf)
 QOS_REASONS = frozenset({MAX_WALL, "QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit",
                          *(reason for reasons in REASONS.values() for reason in reasons)})
 """The reasons a QoS limit gives, cleared when a pass finds the limit no longer holds."""
+LIMIT_REASONS = QOS_REASONS | ASSOC_REASONS
+"""The reasons a QoS or an association limit gives."""
 _USAGE_ORDER = ("grp", "per_job", "per_node", "per_account", "per_user")
 """The TRES limits in the order _qos_job_runnable_post_select checks them."""
 
@@ -68,103 +81,69 @@ class QosRules:
                                                                                       "per_user"))
 
 
-class Usage:
-    """What the running jobs of one user, account or QoS (of one QoS) hold: jobs, TRES, and the
-    jobs on each node (the node TRES counts distinct nodes)."""
+class Chain:
+    """The QoS limits of a job of one QoS in one partition: its QoS's and its partition QoS's in
+    Slurm's order, each without the limits one before it sets (:func:`~djsb.model.qos_order.job_limits`),
+    as the passes check them (``steps``) and as the submission does (``submit_steps``)."""
 
-    __slots__ = ("jobs", "tres", "nodes")
+    __slots__ = ("order", "steps", "submit_steps", "counts", "has_tres", "names", "deny")
 
-    def __init__(self) -> None:
-        self.jobs = 0
-        self.tres = [0, 0, 0, 0]
-        self.nodes: dict[int, int] = {}
-
-    def need(self, tres: Tres, alloc: Placement, distinct: bool) -> Tres:
-        """The TRES a job placed on ``alloc`` adds: its nodes not held already, with ``distinct``."""
-        if not distinct:
-            return tres
-        nodes = self.nodes
-        return tres[CPU], tres[MEM], sum(1 for node, _ in alloc if node not in nodes), tres[GPU]
-
-    def held(self) -> Tres:
-        """The TRES held now."""
-        tres = self.tres
-        return tres[CPU], tres[MEM], tres[NODE], tres[GPU]
-
-    def add(self, tres: Tres, alloc: Placement, sign: int) -> None:
-        self.jobs += sign
-        for i in (CPU, MEM, GPU):
-            self.tres[i] += sign * tres[i]
-        nodes = self.nodes
-        for node, _ in alloc:
-            count = nodes.get(node, 0) + sign
-            if count:
-                nodes[node] = count
-            else:
-                del nodes[node]
-        self.tres[NODE] = len(nodes)
-
-
-def _held(job: SimJob, reason: str) -> bool:
-    """Give ``job`` the reason a limit holds it for (the one sacct keeps too); True."""
-    job.reason = job.sacct_reason = reason
-    return True
-
-
-def placed_tres(job: SimJob, alloc: Placement) -> Tres:
-    """A job's TRES on ``alloc``: its CPUs, the memory it holds there, its nodes and GPUs."""
-    memory = job_memory(job, alloc)
-    gpus = sum(map(sum, alloc.gpus)) if alloc.gpus is not None else 0
-    return job.trace.cpus, int(sum(memory)) if memory else 0, len(alloc), gpus
-
-
-def _per_node(tres: Tres) -> Tres:
-    """TRES per node: each divided by the node count (_validate_tres_limits_for_qos's divisor)."""
-    nodes = max(1, tres[NODE])
-    return tres[CPU] // nodes, tres[MEM] // nodes, 0, tres[GPU] // nodes
-
-
-def least_tres(job: SimJob) -> Tres:
-    """The fewest TRES a job may be placed with: its CPUs, memory, asked node count (else one, or
-    what its tasks per node need) and the GPUs that asks (per node, per task or for the job)."""
-    trace, shape = job.trace, job.shape
-    tasks = shape.tasks if shape is not None else trace.cpus
-    nodes = trace.nodes or 1
-    if shape is not None and shape.tasks_per_node:
-        nodes = max(nodes, -(-tasks // shape.tasks_per_node))
-    if shape is not None and shape.memory_per_task is not None:
-        memory = shape.memory_per_task * tasks
-    else:
-        memory = trace.memory_mb or 0
-    gpus = 0
-    if trace.gpus is not None:
-        request = trace.gpus
-        gpus = request.count * (nodes if request.per == "node" else tasks if request.per == "task" else 1)
-    return trace.cpus, int(memory), nodes, gpus
+    def __init__(self, own: QosSpec, partition: QosSpec | None, limited: Collection[str]) -> None:
+        self.order = qos_order(own, partition)
+        """The QoS whose limits hold the job, unmasked (what association limits a QoS sets skip)."""
+        self.steps = tuple(QosRules(q) for q in job_limits(own, partition))
+        self.submit_steps = tuple(QosRules(q) for q in job_limits(own, partition, submission=True))
+        self.counts = any(rules.counts for rules in self.steps)
+        self.has_tres = any(rules.has_tres for rules in self.steps)
+        self.names = tuple(rules.qos.name for rules in self.steps if rules.qos.name in limited)
+        """The QoS that count the job in their usage: those limiting some job at all."""
+        self.deny = any(q.deny_on_limit for q in self.order)
 
 
 class RunningLimits:
-    """The QoS limits of one replay (of the QoS ``qos``), kept up to date by its submissions, starts
-    and ends."""
+    """The QoS limits of one replay (of the QoS ``qos``, ``partitions`` naming theirs) and its
+    association limits (``associations``, after the QoS's), kept up to date by its submissions,
+    starts and ends."""
 
-    def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = ()) -> None:
+    def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = (),
+                 partitions: Iterable[PartitionSpec] = (), associations: Sequence[AssocSpec] = ()) -> None:
         rules = [QosRules(q) for q in qos]
+        by_name = {r.qos.name: r.qos for r in rules}
         self.arrays = any(job.array is not None for job in jobs)
         """Whether a job array of the replay is throttled (then the passes check it too)."""
         self.array_running: dict[int, int] = {}
         """Running tasks per throttled array job id."""
-        self.pre = {r.qos.name: r for r in rules if r.counts}
-        """The QoS limiting running jobs, by name (a job of another passes the pre-select check)."""
-        self.post = {r.qos.name: r for r in rules if r.has_tres}
-        """The QoS limiting running TRES, by name."""
-        self.rules = {r.qos.name: r for r in rules}
+        self.assoc = AssocLimits(associations) if associations else None
+        """The association limits (:mod:`djsb.model.assoc_limits`), checked after the QoS's."""
+        self.pre = any(r.counts for r in rules) or (self.assoc is not None and self.assoc.counts)
+        """Whether a QoS or association limits running jobs (else no job is checked before its placement)."""
+        self.post = any(r.has_tres for r in rules) or (self.assoc is not None and self.assoc.has_tres)
+        """Whether a QoS or association limits running TRES (else no job is checked after its placement)."""
+        self.limited = frozenset(r.qos.name for r in rules if r.counts or r.has_tres)
+        self.at_submission = self.assoc is not None or any(
+            q.deny_on_limit or q.max_submit_jobs_per_user is not None for q in by_name.values())
+        """Whether a QoS checks jobs at their submission (else :meth:`submit` accepts every job at once)."""
+        self.partition_qos = {p.name: by_name[p.qos] for p in partitions if p.qos is not None}
+        """Each partition's QoS, by partition name (none: every chain is its job's QoS alone)."""
+        self.chains: dict[str | tuple[str, str], Chain] = {}
+        """Per QoS name (per QoS and partition names when a partition has a QoS)."""
         self.usage: dict[tuple[str, str, str], Usage] = {}
         """Per ("user", user, QoS), ("account", account, QoS) and ("qos", "", QoS)."""
         self.held: dict[int, Tres] = {}
         self.submitted: dict[tuple[str, str], int] = {}
-        self.counted: set[int] = set()
+        self.counted: dict[int, tuple[str, ...]] = {}
+        """The QoS whose MaxSubmitJobsPerUser count each job, by id."""
         self.parked: dict[int, SimJob] = {}
         """Jobs that pend forever (over a limit by their own request), by id."""
+
+    def _chain(self, job: SimJob) -> Chain:
+        """The limits of ``job``'s QoS and partition."""
+        part = job.part.spec.name
+        key: str | tuple[str, str] = job.qos.name if not self.partition_qos else (job.qos.name, part)
+        chain = self.chains.get(key)
+        if chain is None:
+            chain = self.chains[key] = Chain(job.qos, self.partition_qos.get(part), self.limited)
+        return chain
 
     def _usage(self, kind: str, who: str, qos: str) -> Usage:
         key = (kind, who, qos)
@@ -173,61 +152,83 @@ class RunningLimits:
             usage = self.usage[key] = Usage()
         return usage
 
-    def _keys(self, job: SimJob) -> tuple[Usage, Usage, Usage]:
-        name, trace = job.qos.name, job.trace
+    def _keys(self, job: SimJob, name: str) -> tuple[Usage, Usage, Usage]:
+        """What the running jobs of QoS ``name`` hold: all of them, ``job``'s account's, its user's."""
+        trace = job.trace
         return (self._usage("qos", "", name), self._usage("account", trace.account, name),
                 self._usage("user", trace.user, name))
 
     # ------------------------------------------------------------- submission
     def submit(self, job: SimJob) -> str:
         """Why sbatch refuses ``job`` under its QoS ("" if it is accepted, then counted as submitted):
-        _qos_policy_validate's checks, those of the job's own request only with DenyOnLimit."""
-        qos = job.qos
-        if qos.deny_on_limit:
-            refusal = self._over_alone(job, ("per_account", "per_user", "grp", "per_job", "per_node"),
+        _qos_policy_validate's checks over each QoS of its chain, those of the job's own request only
+        with DenyOnLimit (of either QoS), MaxSubmitJobsPerUser from the first QoS that sets it."""
+        if not self.at_submission:
+            return ""
+        chain = self._chain(job)
+        if chain.deny:
+            refusal = self._over_alone(job, chain.submit_steps,
+                                       ("per_account", "per_user", "grp", "per_job", "per_node"),
                                        wall_before="per_job")
             if refusal:
                 return refusal
-        limit = qos.max_submit_jobs_per_user
-        if limit is not None:
-            key = (job.trace.user, qos.name)
-            if self.submitted.get(key, 0) + 1 > limit:
+        user = job.trace.user
+        for rules in chain.submit_steps:
+            limit = rules.qos.max_submit_jobs_per_user
+            if limit is not None and self.submitted.get((user, rules.qos.name), 0) + 1 > limit:
                 return "QOSMaxSubmitJobPerUserLimit"
-            self.submitted[key] = self.submitted.get(key, 0) + 1
-            self.counted.add(job.job_id)
+        if self.assoc is not None:
+            refusal = self.assoc.submit(job, self.assoc.path(job, chain.order), chain.deny)
+            if refusal:
+                return refusal
+        self._count_submitted(job)
         return ""
+
+    def _count_submitted(self, job: SimJob) -> None:
+        """Count ``job`` as submitted in each QoS of its chain whose MaxSubmitJobsPerUser limits some job
+        (``_adjust_limit_usage`` with ACCT_POLICY_ADD_SUBMIT adds to both QoS)."""
+        names = tuple(q.name for q in qos_order(job.qos, self.partition_qos.get(job.part.spec.name))
+                      if q.max_submit_jobs_per_user is not None)
+        if names:
+            for name in names:
+                key = (job.trace.user, name)
+                self.submitted[key] = self.submitted.get(key, 0) + 1
+            self.counted[job.job_id] = names
 
     def requeued(self, job: SimJob) -> None:
         """A job that ended is back in the queue (its node went DOWN): it counts as submitted again."""
-        limit = job.qos.max_submit_jobs_per_user
-        if limit is not None and job.job_id not in self.counted:
-            key = (job.trace.user, job.qos.name)
-            self.submitted[key] = self.submitted.get(key, 0) + 1
-            self.counted.add(job.job_id)
+        if self.at_submission and job.job_id not in self.counted:
+            self._count_submitted(job)
+        if self.assoc is not None:
+            self.assoc.count_submitted(job)
 
     def parks(self, job: SimJob) -> bool:
         """Whether ``job`` can never start under its QoS (its time limit over MaxWall, or its least
         TRES over a limit by itself): it is set aside with the reason, pending forever."""
-        reason = self._over_alone(job, _USAGE_ORDER, wall_before="grp")
+        chain = self._chain(job)
+        reason = self._over_alone(job, chain.steps, _USAGE_ORDER, wall_before="grp")
+        if not reason and self.assoc is not None:
+            reason = self.assoc.over_alone(job, self.assoc.path(job, chain.order))
         if reason:
             job.reason = job.sacct_reason = reason
             self.parked[job.job_id] = job
         return bool(reason)
 
-    def _over_alone(self, job: SimJob, kinds: Sequence[str], wall_before: str) -> str:
-        """The reason of the first limit of ``kinds`` (MaxWall checked before ``wall_before``) that
-        the job's least TRES exceed by themselves (per node: divided by its least node count, as
-        _qos_policy_validate divides by the nodes asked), or ""."""
-        qos = job.qos
-        rules = self.rules.get(qos.name) or QosRules(qos)
+    @staticmethod
+    def _over_alone(job: SimJob, steps: Sequence[QosRules], kinds: Sequence[str], wall_before: str) -> str:
+        """The reason of the first limit of ``kinds`` of each QoS of ``steps`` in turn (MaxWall checked
+        before ``wall_before``) that the job's least TRES exceed by themselves (per node: divided by
+        its least node count, as _qos_policy_validate divides by the nodes asked), or ""."""
         least = least_tres(job)
-        for kind in kinds:
-            if kind == wall_before and qos.max_wall is not None and job.limit > qos.max_wall:
-                return MAX_WALL
-            amounts = least if kind != "per_node" else _per_node(least)
-            i = over(amounts, None, rules.tres[kind])
-            if i >= 0:
-                return REASONS[kind][i]
+        for rules in steps:
+            qos = rules.qos
+            for kind in kinds:
+                if kind == wall_before and qos.max_wall is not None and job.limit > qos.max_wall:
+                    return MAX_WALL
+                amounts = least if kind != "per_node" else per_node(least)
+                i = over(amounts, None, rules.tres[kind])
+                if i >= 0:
+                    return REASONS[kind][i]
         return ""
 
     def withdrawn(self, job: SimJob) -> bool:
@@ -236,100 +237,122 @@ class RunningLimits:
         return self.parked.pop(job.job_id, None) is not None
 
     def _unsubmit(self, job: SimJob) -> None:
-        if job.job_id in self.counted:
-            self.counted.discard(job.job_id)
-            self.submitted[(job.trace.user, job.qos.name)] -= 1
+        if self.assoc is not None:
+            self.assoc.unsubmit(job)
+        for name in self.counted.pop(job.job_id, ()):
+            self.submitted[(job.trace.user, name)] -= 1
 
     def unstarted(self, queued: Sequence[SimJob]) -> list[tuple[int, str]]:
         """The jobs that never started at the end of a replay, with why: the parked ones by their
         reason, those still queued by their QoS reason or as never finding resources."""
         return [(job.job_id, NEVER_STARTED + job.reason) for job in self.parked.values()] + [
-            (job.job_id, NEVER_STARTED + job.reason if job.reason in QOS_REASONS
+            (job.job_id, NEVER_STARTED + job.reason if job.reason in LIMIT_REASONS
              else "could not be started (resources never free)") for job in queued]
 
     # ------------------------------------------------------------- passes
     def allows(self, job: SimJob) -> bool:
         """Whether its array's throttle and its QoS's running-job limits let ``job`` start now
-        (pre-select); if not, the job gets the limit's reason. One that passes keeps the reason it
-        showed (Slurm clears it in the same call that lets the job start, so squeue showed that
-        reason last)."""
+        (pre-select, each QoS of its chain in turn); if not, the job gets the limit's reason. One that
+        passes keeps the reason it showed (Slurm clears it in the same call that lets the job start,
+        so squeue showed that reason last)."""
         array = job.trace.array
         if array is not None and self.array_running.get(array[0], 0) >= array[1]:
             job.reason = job.sacct_reason = ARRAY_TASK_LIMIT
             return False
-        rules = self.pre.get(job.qos.name)
-        if rules is None:
-            return True
-        qos, trace = job.qos, job.trace
-        name = qos.name
-        reason = NONE
-        if qos.grp_jobs is not None and self._usage("qos", "", name).jobs >= qos.grp_jobs:
-            reason = "QOSGrpJobsLimit"
-        elif qos.max_jobs_per_account is not None and \
-                self._usage("account", trace.account, name).jobs >= qos.max_jobs_per_account:
-            reason = "MaxJobsPerAccount"
-        elif qos.max_jobs_per_user is not None and \
-                self._usage("user", trace.user, name).jobs >= qos.max_jobs_per_user:
-            reason = "QOSMaxJobsPerUserLimit"
-        if reason is NONE:
-            return True
-        job.reason = job.sacct_reason = reason
-        return False
+        chain = self._chain(job)
+        if chain.counts and not self._qos_allow(job, chain):
+            return False
+        assoc = self.assoc
+        return assoc is None or not assoc.counts or assoc.allows(job, assoc.path(job, chain.order))
+
+    def _qos_allow(self, job: SimJob, chain: Chain) -> bool:
+        """:meth:`allows` for the QoS of ``chain``."""
+        trace = job.trace
+        for rules in chain.steps:
+            if not rules.counts:
+                continue
+            qos = rules.qos
+            name = qos.name
+            if qos.grp_jobs is not None and self._usage("qos", "", name).jobs >= qos.grp_jobs:
+                return not held(job, "QOSGrpJobsLimit")
+            if qos.max_jobs_per_account is not None and \
+                    self._usage("account", trace.account, name).jobs >= qos.max_jobs_per_account:
+                return not held(job, "MaxJobsPerAccount")
+            if qos.max_jobs_per_user is not None and \
+                    self._usage("user", trace.user, name).jobs >= qos.max_jobs_per_user:
+                return not held(job, "QOSMaxJobsPerUserLimit")
+        return True
 
     def blocks(self, job: SimJob, alloc: Placement) -> bool:
         """Whether the QoS's TRES limits keep ``job`` placed on ``alloc`` from starting now
-        (post-select); if so the job gets the limit's reason."""
-        rules = self.post.get(job.qos.name)
-        if rules is None:
-            return False
+        (post-select, each QoS of its chain in turn); if so the job gets the limit's reason."""
+        chain = self._chain(job)
+        if chain.has_tres and self._qos_block(job, alloc, chain):
+            return True
+        assoc = self.assoc
+        return assoc is not None and assoc.has_tres and assoc.blocks(job, alloc, assoc.path(job, chain.order))
+
+    def _qos_block(self, job: SimJob, alloc: Placement, chain: Chain) -> bool:
+        """:meth:`blocks` for the QoS of ``chain``."""
         tres = placed_tres(job, alloc)
-        usages = dict(zip(("grp", "per_account", "per_user"), self._keys(job), strict=True))
-        for kind in _USAGE_ORDER:
-            limit = rules.tres[kind]
-            if limit == UNLIMITED:
+        for rules in chain.steps:
+            if not rules.has_tres:
                 continue
-            if kind == "per_job":
-                i = over(tres, None, limit)
-            elif kind == "per_node":
-                i = over(_per_node(tres), None, limit)
-            else:
-                usage = usages[kind]
-                need = usage.need(tres, alloc, rules.distinct_nodes)
-                i = over(need, usage.held(), limit)
-            if i >= 0:
-                return _held(job, REASONS[kind][i])
+            usages = dict(zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
+                              strict=True))
+            for kind in _USAGE_ORDER:
+                limit = rules.tres[kind]
+                if limit == UNLIMITED:
+                    continue
+                if kind == "per_job":
+                    i = over(tres, None, limit)
+                elif kind == "per_node":
+                    i = over(per_node(tres), None, limit)
+                else:
+                    usage = usages[kind]
+                    need = usage.need(tres, alloc, rules.distinct_nodes)
+                    i = over(need, usage.held(), limit)
+                if i >= 0:
+                    return held(job, REASONS[kind][i])
         return False
 
     def held_now(self, job: SimJob) -> bool:
         """Whether the job's least TRES (its nodes left out: they may all be held already) with what
-        its QoS's running jobs hold are over a limit, so it could start on no nodes now: backfill
+        the running jobs of its QoS hold are over a limit, so it could start on no nodes now: backfill
         then neither starts nor reserves it (backfill.c ``_attempt_backfill`` skips a job
         ``acct_policy_job_runnable_post_select`` refuses). If so the job gets the limit's reason."""
-        rules = self.post.get(job.qos.name)
-        if rules is None:
-            return False
-        least = least_tres(job)
-        amounts = (least[CPU], least[MEM], 0, least[GPU])
-        for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job), strict=True):
-            limit = rules.tres[kind]
-            if limit != UNLIMITED:
-                i = over(amounts, usage.held(), limit)
-                if i >= 0:
-                    return _held(job, REASONS[kind][i])
-        return False
+        chain = self._chain(job)
+        if chain.has_tres:
+            least = least_tres(job)
+            amounts = (least[CPU], least[MEM], 0, least[GPU])
+            for rules in chain.steps:
+                for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
+                                       strict=True):
+                    limit = rules.tres[kind]
+                    if limit != UNLIMITED:
+                        i = over(amounts, usage.held(), limit)
+                        if i >= 0:
+                            return held(job, REASONS[kind][i])
+        assoc = self.assoc
+        return assoc is not None and assoc.has_tres and assoc.held_now(job, assoc.path(job, chain.order))
 
     # ------------------------------------------------------------- starts and ends
     def started(self, job: SimJob) -> None:
-        """Count a job that starts (on ``job.alloc``)."""
+        """Count a job that starts (on ``job.alloc``) in the usage of each QoS of its chain."""
         array = job.trace.array
         if array is not None:
             self.array_running[array[0]] = self.array_running.get(array[0], 0) + 1
-        name = job.qos.name
-        if name not in self.pre and name not in self.post:
+        if self.assoc is not None:
+            self.assoc.started(job, self.assoc.path(job, self._chain(job).order))
+        if not self.limited:
+            return
+        names = self._chain(job).names
+        if not names:
             return
         tres = self.held[job.job_id] = placed_tres(job, job.alloc)
-        for usage in self._keys(job):
-            usage.add(tres, job.alloc, 1)
+        for name in names:
+            for usage in self._keys(job, name):
+                usage.add(tres, job.alloc, 1)
 
     def ended(self, job: SimJob) -> None:
         """Count a job that ends (finished, killed or cancelled while started)."""
@@ -338,7 +361,10 @@ class RunningLimits:
         array = job.trace.array
         if array is not None:
             self.array_running[array[0]] -= 1
+        if self.assoc is not None:
+            self.assoc.ended(job, self.assoc.path(job, self._chain(job).order))
         tres = self.held.pop(job.job_id, None)
         if tres is not None:
-            for usage in self._keys(job):
-                usage.add(tres, job.alloc, -1)
+            for name in self._chain(job).names:
+                for usage in self._keys(job, name):
+                    usage.add(tres, job.alloc, -1)

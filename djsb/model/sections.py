@@ -19,7 +19,8 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.machine import NODE_BYTES
-from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight
+from djsb.model.assoc_spec import AssocSpec, AssocTree
+from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight, unknown_qos
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
 from djsb.model.node_events import NodeEvent, read_node_events
@@ -82,7 +83,8 @@ class NodeGroup:
 def read_cluster(node: Located) -> ClusterSpec:
     """The ``cluster`` section: node groups, then partitions (or a named layout), QoS, node events and
     reservations."""
-    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos", "node_events", "reservations"}))
+    node.check_keys(frozenset({"nodes", "partitions", "layout", "qos", "node_events", "reservations",
+                               "associations"}))
     nodes: list[NodeSpec] = []
     for item in nonempty_list(required(node, "nodes")):
         group = read_record(item, NodeGroup)
@@ -106,12 +108,30 @@ def read_cluster(node: Located) -> ClusterSpec:
     qos_node = node.get("qos")
     if qos_node is not None:
         qos = [read_record(item, QosSpec) for item in nonempty_list(qos_node)]
+    unknown = unknown_qos(partitions, qos)
+    if unknown is not None and partitions_node is not None:
+        raise nonempty_list(partitions_node)[unknown[0]].mapping()["qos"].error(unknown[1])
     events_node = node.get("node_events")
     names = [n.name for n in nodes]
     events = read_node_events(nonempty_list(events_node), names) if events_node is not None else ()
     held_node = node.get("reservations")
     held = read_reservations(nonempty_list(held_node), names) if held_node is not None else ()
-    return ClusterSpec(by_weight(nodes), tuple(partitions), tuple(qos), events, held)
+    assoc_node = node.get("associations")
+    associations = read_associations(nonempty_list(assoc_node)) if assoc_node is not None else ()
+    return ClusterSpec(by_weight(nodes), tuple(partitions), tuple(qos), events, held, associations)
+
+
+def read_associations(items: list[Located]) -> tuple[AssocSpec, ...]:
+    """``cluster.associations``: each an :class:`AssocSpec`, the tree checked (an association given
+    twice, an account cycle: the error at the entry's line)."""
+    specs: list[AssocSpec] = []
+    for item in items:
+        specs.append(read_record(item, AssocSpec))
+        try:
+            AssocTree(specs)
+        except ConfigError as exc:
+            raise item.error(exc.message) from None
+    return tuple(specs)
 
 
 def read_priority(node: Located | None, base: PriorityPlugin | None) -> PriorityPlugin:
@@ -189,6 +209,11 @@ def reference() -> str:
         "`policy.scheduler.requeue_delay` unless `job_requeue: false`, then NODE_FAIL). With events, "
         "jobs.csv has `state` and `requeues`, out_of_service.csv has each outage and metrics.json "
         "`capacity_lost`.", "", *table(NodeEvent), "",
+        "## `cluster.associations[]`: association limits (default: none)", "",
+        "As sacctmgr sets them on an account (no `user`) or a user in an account; Grp limits hold the jobs "
+        "below an association at each level of the tree, the others a user association's jobs, inherited "
+        "from the nearest account that sets them. A limit the job's QoS sets is the QoS's alone.", "",
+        *table(AssocSpec), "",
         "## `cluster.reservations[]`: advance reservations (default: none)", "",
         "A job asking no reservation may not use a reserved node if its run, from its start to its start "
         "plus its time limit, overlaps the reservation's window (Slurm's job_test_resv); one that could not "

@@ -120,7 +120,7 @@ class Simulation(JobOperations):
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
-        self.limits = RunningLimits(cluster.qos, self.trace)
+        self.limits = RunningLimits(cluster.qos, self.trace, cluster.partitions, cluster.associations)
         self.heap: list[tuple[float, int, int, int]] = []
         self.arrivals: list[tuple[float, int, int]] = []
         """The trace's submissions (time, job id, seq), sorted: SUBMIT events kept out of the heap."""

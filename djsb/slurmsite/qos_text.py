@@ -2,7 +2,7 @@
 
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
 counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
-Flags (DenyOnLimit) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
+Flags (DenyOnLimit, OverPartQOS) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
 GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS: the QoS its jobs may
 preempt (Preempt, comma-separated names), how long its jobs run on once preempted (GraceTime) and
 what they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL, REQUEUE, OFF, with WITHIN). A
@@ -57,9 +57,10 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             raise ConfigError(f"{excerpt(name)} is not a QoS name", source=source, line=number, key=key)
         counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
                   else None for column in ("MaxJobsPU", "GrpJobs", "MaxJobsPA", "MaxSubmitPU")}
+        flags = values.get("Flags", "").lower()
         limits: dict[str, TresLimits] = {}
         for column in _TRES_COLUMNS:
-            limits[column], left = _tres_limit(values.get(column, ""), column, source, number, key)
+            limits[column], left = tres_limit(values.get(column, ""), column, source, number, key)
             notes += [f"QoS {name}: {column} {item} has no model (only {', '.join(TRES_NAMES)} are counted)"
                       for item in left]
         mode, within = _preempt_mode(name, values.get("PreemptMode", ""), notes, source, number, key)
@@ -67,7 +68,8 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             name, site_number(values["Priority"] or "0", int, source, number, key),
             max_jobs_per_user=counts["MaxJobsPU"],
             max_wall=_time(values.get("MaxWall", ""), "MaxWall", source, number, key),
-            deny_on_limit="denyonlimit" in values.get("Flags", "").lower(), grp_jobs=counts["GrpJobs"],
+            deny_on_limit="denyonlimit" in flags, over_part_qos="overpartqos" in flags,
+            grp_jobs=counts["GrpJobs"],
             max_jobs_per_account=counts["MaxJobsPA"], max_submit_jobs_per_user=counts["MaxSubmitPU"],
             max_tres_per_job=limits["MaxTRES"], max_tres_per_node=limits["MaxTRESPerNode"],
             max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],
@@ -107,7 +109,7 @@ def _time(text: str, column: str, source: str, line: int, key: str) -> float | N
                           key=key) from None
 
 
-def _tres_limit(text: str, column: str, source: str, line: int, key: str) -> tuple[TresLimits, Sequence[str]]:
+def tres_limit(text: str, column: str, source: str, line: int, key: str) -> tuple[TresLimits, Sequence[str]]:
     """A TRES limit column: the limits on the TRES the model counts, in its order, and the items
     on any other TRES (``billing=100``); a node count under MaxTRESPerNode is one of those."""
     try:

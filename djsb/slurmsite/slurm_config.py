@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from djsb import slurm_text
 from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
@@ -31,6 +32,7 @@ from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPrior
 from djsb.setting import SCHEDULER_PARAMETERS, slurm_names
 from djsb.slurm_text import gres_gpus
 from djsb.slurmsite.recompute_watch import calc_phase
+from djsb.slurmsite.slurm_conf import canonical
 
 T = TypeVar("T", int, float)
 
@@ -42,7 +44,7 @@ MODELLED: tuple[type, ...] = (SchedulerConfig, MultifactorWeights, MultifactorOp
 """The records whose settings a Slurm configuration gives (:func:`from_slurm`)."""
 PRIORITY_TYPE = "PriorityType"
 """The key that chooses the priority plugin (priority/basic: FIFO; priority/multifactor)."""
-UNMODELLED_WEIGHTS = ("PriorityWeightAssoc", "PriorityWeightTRES")
+UNMODELLED_WEIGHTS = ("PriorityWeightAssoc",)
 """Priority weights read only to note that the model has none of them."""
 NOTED_ONLY = ("GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
 """Keys a replay reads only to note what the model does not reproduce; every other key it reads is
@@ -74,10 +76,15 @@ BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 
 SHOW_CONFIG_COMMAND = ("env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "config")
 """``scontrol show config`` with its times (BOOT_TIME) in Unix seconds."""
+ASSOCIATION_COLUMNS = ("Account", "User", "ParentName", "Share", "GrpJobs", "GrpTRES", "MaxJobs", "MaxSubmit",
+                       "MaxTRES", "MaxWall")
+"""The columns sacctmgr prints for :data:`ASSOCIATIONS_COMMAND`: fair share's four, then the limits
+(:mod:`djsb.slurmsite.assoc_text`)."""
 ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associations",
-                        "format=Account,User,ParentName,Share")
+                        "format=Account,User,ParentName,Share,GrpJobs,GrpTRES,MaxJobs,MaxSubmitJobs,MaxTRES,"
+                        "MaxWallDurationPerJob")
 """Every association: an account's row has no user and names its parent account; a user's row
-names its account, the parent of a user association."""
+names its account, the parent of a user association; then their limits (:data:`ASSOCIATION_COLUMNS`)."""
 SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
 """Each association's RawUsage (decayed CPU-seconds; sshare indents an account by its depth)."""
 
@@ -280,7 +287,7 @@ def priority_plugin(config: dict[str, str], associations: Associations | None = 
     notes += [f"{key} = {config[key]} has no model" for key in UNMODELLED_WEIGHTS
               if config.get(key, "0") not in ("0", "(null)", "")]
     flags = {flag.strip() for flag in config.get("PriorityFlags", "").split(",")}
-    flags -= {"", "(null)", "NO_FAIR_TREE", "MAX_TRES"}
+    flags -= {"", "(null)", "NO_FAIR_TREE", "MAX_TRES", "NO_NORMAL_TRES"}
     notes += [f"PriorityFlags {flag} has no model" for flag in sorted(flags)]
     if seen is None and not boot.isdigit():
         notes.append("BOOT_TIME not in Unix seconds: the model recomputes priorities at phase 0, not when "
@@ -316,7 +323,22 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
     hosts = [host for host in by_name if host in used]  # scontrol's node order
     specs = by_weight([NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
                                 _node_gpus(by_name[host]), _node_weight(by_name[host])) for host in hosts])
-    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts) for part in members), qos)
+    names = {q.name.lower(): q.name for q in qos}
+    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts, names)
+                                    for part in members), qos)
+
+
+def unknown_partition_qos(partitions: Sequence[Mapping[str, str]], qos: Sequence[QosSpec]) -> list[str]:
+    """A note for each partition whose QOS is none of ``qos``: :func:`cluster_spec` leaves it out, as
+    slurmctld does one its database lacks (partition_mgr.c: "Partition %s has an invalid qos")."""
+    names = {q.name.lower() for q in qos}
+    notes = []
+    for record in partitions:
+        name = slurm_text.partition_qos(record.get("QOS", ""))
+        if name is not None and name.lower() not in names:
+            notes.append(f"partition {record.get('PartitionName')}: QOS={name} is none of the QoS read "
+                         "(--qos): its limits are not enforced")
+    return notes
 
 
 def _node_weight(record: dict[str, str]) -> int:
@@ -335,9 +357,13 @@ def _node_gpus(record: dict[str, str]) -> tuple[tuple[str, int], ...]:
         raise SlurmConfigError(f"node {record.get('NodeName')}: Gres={record.get('Gres')}: {error}") from None
 
 
-def _partition(record: dict[str, str], members: list[str], hosts: list[str]) -> PartitionSpec:
+def _partition(record: dict[str, str], members: list[str], hosts: list[str],
+               qos: Mapping[str, str]) -> PartitionSpec:
     """A partition of ``scontrol show partition`` (or a slurm.conf) with its ``members`` of the
-    cluster's ``hosts``: its declared settings read as their declarations say."""
+    cluster's ``hosts``: its declared settings read as their declarations say; its QOS (``QoS`` as
+    scontrol spells it) as the one of ``qos`` (by lower-cased name) it names, left out if none."""
     every = len(members) == len(hosts)
-    return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members),
-                         **from_slurm(PartitionSpec, record))
+    settings = from_slurm(PartitionSpec, {canonical(key): value for key, value in record.items()})
+    if settings.get("qos") is not None:
+        settings["qos"] = qos.get(settings["qos"].lower())
+    return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members), **settings)

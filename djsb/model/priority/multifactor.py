@@ -27,12 +27,15 @@ from dataclasses import dataclass
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.billing import billing
+from djsb.model.cluster import ClusterSpec
 from djsb.model.job import SimJob
 from djsb.model.priority.accounts import AccountSpec, AccountTree
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.classic import classic_factors
 from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
+from djsb.model.tres import TRES_NAMES, Tres, TresWeights, read_billing_weights
+from djsb.model.tres_usage import least_tres
 from djsb.setting import SlurmName, read_record, record_of, setting, slurm_key, values
 from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
 
@@ -69,6 +72,11 @@ class MultifactorWeights:
                                "weight of the partition factor", where=WEIGHTS)
     qos: float = setting(0.0, as_number, "", _weight("PriorityWeightQOS"), "weight of the QoS factor",
                          where=WEIGHTS)
+    tres: TresWeights = setting((), read_billing_weights, "",
+                                slurm_key("PriorityWeightTRES", slurm_text.priority_tres_weights, ""),
+                                "weight of each TRES's factor, `{cpu: 1000, gres/gpu: 2000}` or "
+                                "`CPU=1000,GRES/gpu=2000` (cpu, mem, node, gres/gpu; none: no TRES term)",
+                                where=WEIGHTS)
 
 
 def fairshare_algorithm(node: Located) -> str:
@@ -106,6 +114,9 @@ class MultifactorOptions:
     max_tres: bool = setting(False, as_bool, "", slurm_key("PriorityFlags", slurm_text.max_tres, ""),
                              "a job bills its largest weighted TRES, not their sum (PriorityFlags=MAX_TRES; "
                              "the partitions' billing_weights)", where=PRIORITY)
+    raw_tres: bool = setting(False, as_bool, "", slurm_key("PriorityFlags", slurm_text.no_normal_tres, ""),
+                             "the TRES factor takes a job's TRES as they are, not as a fraction of its "
+                             "partition's (PriorityFlags=NO_NORMAL_TRES)", where=PRIORITY)
     fairshare: str = setting("fair_tree", fairshare_algorithm, "",
                              slurm_key("PriorityFlags", slurm_text.fair_share_algorithm, ""),
                              "fair_tree (Slurm's default since 19.05) or classic "
@@ -126,6 +137,23 @@ class MultifactorOptions:
                                                       where=PRIORITY)
 
 
+def vector_of(weights: TresWeights) -> tuple[float, ...]:
+    """Weights as one per TRES of :data:`~djsb.model.tres.TRES_NAMES` (0: not weighted)."""
+    given = dict(weights)
+    return tuple(given.get(name, 0.0) for name in TRES_NAMES)
+
+
+def partition_tres(cluster: ClusterSpec) -> dict[str, Tres]:
+    """Each partition's TRES by name (slurmctld's ``part_ptr->tres_cnt``): its nodes' CPUs, memory
+    (MB; 0 where not modelled), node count and GPUs."""
+    found = {}
+    for part in cluster.partitions:
+        nodes = [n for n in cluster.nodes if part.nodes is None or n.name in part.nodes]
+        found[part.name] = (sum(n.cores for n in nodes), int(sum(n.memory_mb or 0 for n in nodes)),
+                            len(nodes), sum(count for n in nodes for _, count in n.gpus))
+    return found
+
+
 class MultifactorPriority(PriorityPlugin):
     """``PriorityType=priority/multifactor``. ``usage``: the RawUsage (decayed CPU-seconds) each
     (user, account) association has when the replay starts, as sshare shows it on a live Slurm;
@@ -136,6 +164,7 @@ class MultifactorPriority(PriorityPlugin):
     def __init__(self, weights: MultifactorWeights, *, max_age: float = MultifactorOptions.max_age,
                  favor_small: bool = MultifactorOptions.favor_small,
                  max_tres: bool = MultifactorOptions.max_tres,
+                 raw_tres: bool = MultifactorOptions.raw_tres,
                  fairshare: str = MultifactorOptions.fairshare,
                  decay_half_life: float = MultifactorOptions.decay_half_life,
                  calc_period: float = MultifactorOptions.calc_period,
@@ -155,6 +184,10 @@ class MultifactorPriority(PriorityPlugin):
         self.max_age = max_age
         self.favor_small = favor_small
         self.max_tres = max_tres
+        self.raw_tres = raw_tres
+        self.tres_weights = vector_of(weights.tres)
+        """PriorityWeightTRES per TRES of :data:`~djsb.model.tres.TRES_NAMES` (0: none)."""
+        self.part_tres: dict[str, Tres] = {}
         self.billed: dict[int, float] = {}
         """What each running job billed at its start, when its partition weighs TRES."""
         self.fairshare = fairshare
@@ -180,6 +213,8 @@ class MultifactorPriority(PriorityPlugin):
         self.total_nodes = len(ctx.cluster.nodes)
         self.max_qos = max((q.priority for q in ctx.cluster.qos), default=0)
         self.max_part = max((p.priority_job_factor for p in ctx.cluster.partitions), default=0)
+        if any(self.tres_weights):
+            self.part_tres = partition_tres(ctx.cluster)
         self.refresh_fairshare(ctx.start)
 
     def refresh_fairshare(self, now: float) -> None:
@@ -204,7 +239,23 @@ class MultifactorPriority(PriorityPlugin):
             "fairshare": self.fs_table.get((trace.user, trace.account), 1.0),
             "qos": job.qos.priority / self.max_qos if self.max_qos > 0 else 0.0,
             "partition": job.part.spec.priority_job_factor / self.max_part if self.max_part > 0 else 0.0,
+            "tres": self._tres(job) if self.part_tres else 0.0,
         }
+
+    def _tres(self, job: SimJob) -> float:
+        """The TRES term, weighted (priority_multifactor.c ``_get_tres_factors`` then
+        ``_get_tres_prio_weighted``): the sum over TRES of PriorityWeightTRES times the job's TRES
+        (``tres_req_cnt`` of a pending job: its CPUs, memory, least node count and GPUs) divided by
+        its partition's (``part_ptr->tres_cnt``; as they are with NO_NORMAL_TRES; a TRES the
+        partition has none of adds nothing)."""
+        total = self.part_tres[job.part.spec.name]
+        term = 0.0
+        for weight, value, whole in zip(self.tres_weights, least_tres(job), total, strict=True):
+            if self.raw_tres:
+                term += weight * value
+            elif value and whole:
+                term += weight * (value / whole)
+        return term
 
     def on_submit(self, job: SimJob, now: float) -> None:
         """Priority from the current fair share table and age 0."""
@@ -243,14 +294,18 @@ class MultifactorPriority(PriorityPlugin):
         fs_table, max_age = self.fs_table, self.max_age
         w = self.weights
         w_age, w_size, w_fs, w_qos, w_part = w.age, w.job_size, w.fairshare, w.qos, w.partition
+        tres_on = bool(self.part_tres)  # a TRES term (fixed at submission) only when weighted
         for job in jobs:
             trace, f = job.trace, job.factors
             waited = now - job.eligible
             age = (waited if waited > 0.0 else 0.0) / max_age
             age = f["age"] = age if age < 1.0 else 1.0
             fairshare = f["fairshare"] = fs_table.get((trace.user, trace.account), 1.0)
-            priority = job.priority = float(int(w_age * age + w_size * f["size"] + w_fs * fairshare
-                                                + w_qos * f["qos"] + w_part * f["partition"]))
+            total = (w_age * age + w_size * f["size"] + w_fs * fairshare + w_qos * f["qos"]
+                     + w_part * f["partition"])
+            if tres_on:
+                total += f["tres"]
+            priority = job.priority = float(int(total))
             key = job.sort_key
             job.sort_key = (key[0], -priority, key[2], key[3])
 

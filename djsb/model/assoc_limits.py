@@ -1,0 +1,218 @@
+"""Association limits as Slurm 22.05 enforces them with ``AccountingStorageEnforce=limits``
+(acct_policy.c), after the QoS limits of :mod:`djsb.model.limits`.
+
+A job's association is its user's in its account; the path up the tree is that association, its
+account, the account's parents and ``root`` (:class:`~djsb.model.assoc_spec.AssocTree`). Each
+check walks the path as acct_policy.c's ``while (assoc_ptr)`` loops do: the Grp limits at every
+level, the per-job and per-user limits at the user association only (inherited from the nearest
+ancestor that sets them, as slurmdbd propagates them). A limit the job's QoS (its own or its
+partition's, :mod:`djsb.model.qos_order`) sets already is skipped: ``qos_rec`` holds the QoS
+limits imposed, and ``_validate_tres_usage_limits_for_assoc`` / ``_validate_tres_limits_for_assoc``
+skip a TRES it holds (GrpTRES by the QoS's GrpTRES, MaxTRES by its MaxTRESPerJob), GrpJobs by the
+QoS's GrpJobs, MaxJobs by its MaxJobsPerAccount or MaxJobsPerUser, MaxSubmitJobs by its
+MaxSubmitJobsPerUser, MaxWall by its MaxWall.
+
+- At submission (``_acct_policy_validate``): MaxSubmitJobs counts the user association's pending and
+  running jobs (AssocMaxSubmitJobLimit); with DenyOnLimit (``strict_checking``) a job whose own
+  request is over GrpTRES or MaxTRES, or whose limit is over MaxWall, is refused too.
+- Before placing a job (``acct_policy_job_runnable_pre_select``): GrpJobs at each level
+  (AssocGrpJobsLimit), MaxJobs at the user association (AssocMaxJobsLimit); a limit over MaxWall
+  holds the job forever (AssocMaxWallDurationPerJobLimit).
+- After placing it (``acct_policy_job_runnable_post_select``): GrpTRES at each level, its node count
+  counting distinct nodes (``_get_unique_job_node_cnt`` on the association's ``grp_node_bitmap``;
+  AssocGrpCpuLimit, AssocGrpMemLimit, AssocGrpNodeLimit, AssocGrpGRES), MaxTRES per job at the user
+  association (AssocMaxCpuPerJobLimit...). A job over one by its own request pends forever.
+
+``_adjust_limit_usage`` counts a running job at every level of its path (``used_jobs``,
+``grp_used_tres``), which the model does for every job once associations are declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from djsb.model.assoc_spec import AssocSpec, AssocTree
+from djsb.model.cluster import QosSpec
+from djsb.model.job import SimJob
+from djsb.model.placement import Placement
+from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector
+from djsb.model.tres_usage import Usage, held, least_tres, placed_tres
+
+GRP_JOBS = "AssocGrpJobsLimit"
+MAX_JOBS = "AssocMaxJobsLimit"
+MAX_WALL = "AssocMaxWallDurationPerJobLimit"
+MAX_SUBMIT = "AssocMaxSubmitJobLimit"
+GRP_TRES = ("AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit", "AssocGrpGRES")
+MAX_TRES = ("AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob", "AssocMaxNodePerJobLimit", "AssocMaxGRESPerJob")
+"""Slurm's job_state_reason_string of each association limit (by TRES index for the TRES limits)."""
+ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, *GRP_TRES, *MAX_TRES})
+"""The reasons an association limit gives a pending job."""
+Key = tuple[str, str]
+"""An association's usage key: (user, account) for a user's, ("", account) for an account's."""
+
+
+def _without(limits: TresLimits, taken: set[str]) -> tuple[float, float, float, float]:
+    """``limits`` as a vector, the TRES in ``taken`` (set by a QoS) unlimited."""
+    return vector(tuple((name, amount) for name, amount in limits if name not in taken))
+
+
+class AssocPath:
+    """The association limits holding the jobs of one user in one account under one set of QoS:
+    each level's GrpJobs and GrpTRES (user association first, ``root`` last) and the user
+    association's own or inherited MaxJobs, MaxSubmitJobs, MaxWall and MaxTRES, less what the QoS set."""
+
+    __slots__ = ("keys", "grp_jobs", "grp_tres", "max_jobs", "max_submit", "max_wall", "max_tres")
+
+    def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec]) -> None:
+        specs = tree.path(user, account)
+        self.keys: tuple[Key, ...] = ((user, account), *(("", name) for name in tree.ancestors(account)))
+        grp_jobs_set = any(q.grp_jobs is not None for q in qos)
+        grp_tres_set = {name for q in qos for name, _ in q.grp_tres}
+        self.grp_jobs = tuple(None if spec is None or grp_jobs_set else spec.grp_jobs for spec in specs)
+        self.grp_tres = tuple(_without(spec.grp_tres if spec is not None else (), grp_tres_set)
+                              for spec in specs)
+
+        def inherited(name: str, skip: bool) -> Any:
+            return None if skip else tree.inherited(user, account, name)
+
+        self.max_jobs: int | None = inherited("max_jobs", any(
+            q.max_jobs_per_account is not None or q.max_jobs_per_user is not None for q in qos))
+        self.max_submit: int | None = inherited("max_submit_jobs",
+                                                any(q.max_submit_jobs_per_user is not None for q in qos))
+        self.max_wall: float | None = inherited("max_wall", any(q.max_wall is not None for q in qos))
+        max_tres = tree.inherited(user, account, "max_tres_per_job") or ()
+        self.max_tres = _without(max_tres, {name for q in qos for name, _ in q.max_tres_per_job})
+
+
+class AssocLimits:
+    """The association limits of one replay, kept up to date by its submissions, starts and ends."""
+
+    def __init__(self, specs: Sequence[AssocSpec]) -> None:
+        self.tree = AssocTree(specs)
+        self.paths: dict[tuple[int, str, str], AssocPath] = {}
+        self.usage: dict[Key, Usage] = {}
+        self.held: dict[int, Tres] = {}
+        self.submitted: dict[Key, int] = {}
+        self.counted: set[int] = set()
+        self.counts = any(s.grp_jobs is not None or s.max_jobs is not None for s in specs)
+        """Whether an association limits running jobs (then :meth:`allows` is asked)."""
+        self.has_tres = any(s.grp_tres or s.max_tres_per_job for s in specs)
+        """Whether an association limits TRES (then :meth:`blocks` and :meth:`held_now` are asked)."""
+        self.submits = any(s.max_submit_jobs is not None for s in specs)
+
+    def path(self, job: SimJob, qos: tuple[QosSpec, ...]) -> AssocPath:
+        """The limits of ``job``'s association under its QoS ``qos``."""
+        trace = job.trace
+        key = (id(qos), trace.user, trace.account)
+        found = self.paths.get(key)
+        if found is None:
+            found = self.paths[key] = AssocPath(self.tree, trace.user, trace.account, qos)
+        return found
+
+    def _usage(self, key: Key) -> Usage:
+        usage = self.usage.get(key)
+        if usage is None:
+            usage = self.usage[key] = Usage()
+        return usage
+
+    # ------------------------------------------------------------- submission
+    def submit(self, job: SimJob, path: AssocPath, strict: bool) -> str:
+        """Why sbatch refuses ``job`` ("" if accepted, then counted as submitted): MaxSubmitJobs, and
+        with ``strict`` (DenyOnLimit) its own request over GrpTRES, MaxTRES or MaxWall."""
+        if strict:
+            refusal = self.over_alone(job, path, wall_first=False)
+            if refusal:
+                return refusal
+        if path.max_submit is not None:
+            key = path.keys[0]
+            if self.submitted.get(key, 0) + 1 > path.max_submit:
+                return MAX_SUBMIT
+        self.count_submitted(job)
+        return ""
+
+    def count_submitted(self, job: SimJob) -> None:
+        """Count ``job`` in its user association's submitted jobs (``used_submit_jobs``)."""
+        if self.submits and job.job_id not in self.counted:
+            key = (job.trace.user, job.trace.account)
+            self.submitted[key] = self.submitted.get(key, 0) + 1
+            self.counted.add(job.job_id)
+
+    def unsubmit(self, job: SimJob) -> None:
+        """A job that ended or was cancelled no longer counts as submitted."""
+        if job.job_id in self.counted:
+            self.counted.discard(job.job_id)
+            self.submitted[(job.trace.user, job.trace.account)] -= 1
+
+    def over_alone(self, job: SimJob, path: AssocPath, wall_first: bool = True) -> str:
+        """The reason of the first limit the job exceeds by itself, or "": MaxWall (first at a pass,
+        where pre-select checks it before post-select's TRES; last at submission), then GrpTRES at
+        the user association, MaxTRES, GrpTRES above."""
+        wall = path.max_wall is not None and job.limit > path.max_wall
+        if wall and wall_first:
+            return MAX_WALL
+        least = least_tres(job)
+        for level, limit in enumerate(path.grp_tres):
+            i = over(least, None, limit)
+            if i >= 0:
+                return GRP_TRES[i]
+            if level == 0:
+                i = over(least, None, path.max_tres)
+                if i >= 0:
+                    return MAX_TRES[i]
+        return MAX_WALL if wall else ""
+
+    # ------------------------------------------------------------- passes
+    def allows(self, job: SimJob, path: AssocPath) -> bool:
+        """Whether GrpJobs at each level and MaxJobs let ``job`` start now (pre-select); if not, the
+        job gets the limit's reason."""
+        for level, key in enumerate(path.keys):
+            limit = path.grp_jobs[level]
+            if limit is not None and self._usage(key).jobs >= limit:
+                return not held(job, GRP_JOBS)
+            if level == 0 and path.max_jobs is not None and \
+                    self._usage(key).jobs >= path.max_jobs:
+                return not held(job, MAX_JOBS)
+        return True
+
+    def blocks(self, job: SimJob, alloc: Placement, path: AssocPath) -> bool:
+        """Whether GrpTRES at each level or MaxTRES keep ``job`` placed on ``alloc`` from starting now
+        (post-select); if so the job gets the limit's reason."""
+        tres = placed_tres(job, alloc)
+        for level, key in enumerate(path.keys):
+            usage = self._usage(key)
+            i = over(usage.need(tres, alloc, True), usage.held(), path.grp_tres[level])
+            if i >= 0:
+                return held(job, GRP_TRES[i])
+            if level == 0:
+                i = over(tres, None, path.max_tres)
+                if i >= 0:
+                    return held(job, MAX_TRES[i])
+        return False
+
+    def held_now(self, job: SimJob, path: AssocPath) -> bool:
+        """Whether the job's least TRES (its nodes left out) with what runs below each level are over
+        that level's GrpTRES, so it could start on no nodes now (then backfill skips it)."""
+        least = least_tres(job)
+        amounts = (least[CPU], least[MEM], 0, least[GPU])
+        for level, key in enumerate(path.keys):
+            i = over(amounts, self._usage(key).held(), path.grp_tres[level])
+            if i >= 0:
+                return held(job, GRP_TRES[i])
+        return False
+
+    # ------------------------------------------------------------- starts and ends
+    def started(self, job: SimJob, path: AssocPath) -> None:
+        """Count a job that starts at every level of its path."""
+        tres = self.held[job.job_id] = placed_tres(job, job.alloc)
+        for key in path.keys:
+            self._usage(key).add(tres, job.alloc, 1)
+
+    def ended(self, job: SimJob, path: AssocPath) -> None:
+        """Count a job that ends (finished, killed or cancelled while started)."""
+        self.unsubmit(job)
+        tres = self.held.pop(job.job_id, None)
+        if tres is not None:
+            for key in path.keys:
+                self._usage(key).add(tres, job.alloc, -1)
+

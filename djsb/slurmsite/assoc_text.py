@@ -1,0 +1,53 @@
+"""A site's association limits as ``sacctmgr show associations`` prints them, read into the model's
+:class:`~djsb.model.assoc_spec.AssocSpec` (enforced by :mod:`djsb.model.assoc_limits`).
+
+:data:`~djsb.slurmsite.slurm_config.ASSOCIATIONS_COMMAND` asks, after fair share's four columns
+(Account, User, ParentName, Share), the limits of :data:`LIMIT_COLUMNS`: GrpJobs, GrpTRES, MaxJobs,
+MaxSubmit (MaxSubmitJobs), MaxTRES (per job) and MaxWall (MaxWallDurationPerJob), empty when unset.
+sacctmgr prints a user association's inherited per-user limits on its own row. A file of the first
+four columns alone, what DJSB asked before, reads as no limit. A TRES the model does not count
+(billing, a license, a typed GPU) is left out with a note, as for the QoS (:mod:`.qos_text`).
+"""
+
+from __future__ import annotations
+
+from djsb.errors import ConfigError, excerpt
+from djsb.model.assoc_spec import ROOT, AssocSpec
+from djsb.model.tres import TRES_NAMES
+from djsb.slurm_text import slurm_time
+from djsb.slurmsite.qos_text import tres_limit
+from djsb.slurmsite.slurm_config import ASSOCIATION_COLUMNS, site_lines, site_number
+
+LIMIT_COLUMNS = ASSOCIATION_COLUMNS[4:]
+"""The limit columns asked after fair share's four."""
+
+
+def parse_association_limits(text: str, source: str = "sacctmgr show associations",
+                             key: str = "associations") -> tuple[tuple[AssocSpec, ...], list[str]]:
+    """The accounts of the answer and the user associations that set a limit, and notes on what of
+    them has no model; a value that is not one is ConfigError naming ``source``, the line and ``key``."""
+    found: list[AssocSpec] = []
+    notes: list[str] = []
+    for number, fields in site_lines(text, 4, source, key):
+        values = dict(zip(ASSOCIATION_COLUMNS, (field.strip() for field in fields), strict=False))
+        account, user = values["Account"], values["User"] or None
+        if not account or (user is not None and not any(values.get(column) for column in LIMIT_COLUMNS)):
+            continue  # every account is kept: the tree's shape decides which Grp limits hold a job
+        counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
+                  else None for column in ("GrpJobs", "MaxJobs", "MaxSubmit")}
+        limits = {}
+        for column in ("GrpTRES", "MaxTRES"):
+            limits[column], left = tres_limit(values.get(column, ""), column, source, number, key)
+            notes += [f"association {user or ''}{'@' if user else ''}{account}: {column} {item} has no model "
+                      f"(only {', '.join(TRES_NAMES)} are counted)" for item in left]
+        wall = values.get("MaxWall", "")
+        try:
+            max_wall = slurm_time(wall) if wall else None
+        except ValueError:
+            raise ConfigError(f"MaxWall {excerpt(wall)} is not a Slurm time", source=source, line=number,
+                              key=key) from None
+        found.append(AssocSpec(account, user, parent=values["ParentName"] or ROOT if user is None else ROOT,
+                               grp_jobs=counts["GrpJobs"], max_jobs=counts["MaxJobs"],
+                               max_submit_jobs=counts["MaxSubmit"], max_wall=max_wall,
+                               grp_tres=limits["GrpTRES"], max_tres_per_job=limits["MaxTRES"]))
+    return tuple(found), notes
