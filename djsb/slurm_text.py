@@ -270,3 +270,12 @@ def _tres_amount(name: str, value: str, item: str) -> float:
     if name in ("mem", "vmem"):
         return amount * _UNITS[unit] / _UNITS["M"] if unit else amount
     return amount * _UNITS[unit]
+
+
+def mebibytes(text: str) -> float:
+    """A memory size in MiB as sbatch (``--mem-per-gpu=4G``) and slurm.conf (``DefMemPerCPU=4096``)
+    write it: a number, MiB unless suffixed K, M, G or T (powers of 1024), above 0."""
+    amount = _tres_amount("mem", text.strip(), text.strip())
+    if amount <= 0:
+        raise ValueError(f"{text}: a memory size is above 0")
+    return amount

@@ -374,7 +374,8 @@ class ClusterState:
         if part.free < need:
             return None
         if gpus is not None:
-            return self._allocate_gpus(part, cpus, nodes, memory_mb, self.gpu_demand(gpus, cpus, part=part))
+            return self._allocate_gpus(part, cpus, nodes, memory_mb,
+                                       self.gpu_demand(gpus, gpus.tasks(cpus), part=part))
         if part.exclusive:  # whole idle nodes: each offers its capacity, the job needs ``need`` of them
             return self._first_fit(part, need * part.cores_per_node, None, None)
         per_node = math.ceil(cpus / nodes) if nodes else None
@@ -393,10 +394,12 @@ class ClusterState:
         """A trace job asking GPUs, node by node: each node of ``part`` offers the CPUs (as
         :meth:`_first_fit` counts them: idle cores, memory, ``cpus / nodes`` with a node count, a
         whole idle node on an exclusive partition) its free GPUs let the job hold
-        (:meth:`GpuDemand.offer`). The nodes are taken in the order of cons_tres's weights (most
-        co-located GPUs first, :meth:`GpuDemand.near`; then by index), or under ``cons_tres_select``
-        without a node count by cons_tres's sets (:func:`~djsb.model.cons_tres.best_fit`), until
-        the CPUs and the GPUs are covered; the placement records the GPUs held on each node."""
+        (:meth:`GpuDemand.offer`), those GPUs no more than its CPUs and memory give with
+        ``--cpus-per-gpu`` and ``--mem-per-gpu`` (:meth:`GpuDemand.usable`). The nodes are taken
+        in the order of cons_tres's weights (most co-located GPUs first, :meth:`GpuDemand.near`;
+        then by index), or under ``cons_tres_select`` without a node count by cons_tres's sets
+        (:func:`~djsb.model.cons_tres.best_fit`), until the CPUs and the GPUs are covered; the
+        placement records the GPUs held on each node."""
         if not want.types:
             return None
         per_node = math.ceil(cpus / nodes) if nodes and not part.exclusive else None
@@ -405,6 +408,7 @@ class ClusterState:
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus and by_memory else None
         spare = self.node_spare if part.keeps_spare else None
         gpu_free, gpu_all = self.node_gpu_free, self.node_gpus
+        bounded = want.bounded and not want.whole  # an exclusive job holds whole nodes anyway
         rooms: list[tuple[int, int]] = []
         usable: dict[int, int] = {}
         for i in part.node_ids:
@@ -416,6 +420,8 @@ class ClusterState:
                               self.node_mem_free[i], per_node, mem_per_cpu)
             have = want.free(gpu_free[i])
             if room > 0 and (not want.whole or have == want.free(gpu_all[i])):
+                if bounded:
+                    have = want.usable(have, room, self.node_mem_free[i])
                 room = want.offer(room, have)
                 if per_node is not None and room < per_node:
                     room = 0

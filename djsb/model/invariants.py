@@ -243,7 +243,7 @@ class InvariantChecker:
         if request.per == "node":
             short = min(counts) < request.count
         else:
-            tasks = job.shape.tasks if job.shape is not None else job.trace.cpus
+            tasks = job.shape.tasks if job.shape is not None else request.tasks(job.trace.cpus)
             tasks = tasks if request.per == "task" else 1
             short = sum(counts) < request.count * tasks
         if short:

@@ -5,6 +5,10 @@ sbatch writes it four ways (sbatch(1), Slurm 22.05): ``--gpus-per-node=[type:]N`
 job) and ``--gpus-per-task=[type:]N`` (N for each task). A workload reader turns whichever a record
 gives into one :class:`GpuRequest`; the scheduler model places it (djsb/model/gpus.py). A job
 without one asks no GPU and is placed exactly as before GPUs existed.
+
+Two more options make the GPUs bring their own CPUs and memory: ``--cpus-per-gpu=C`` (each GPU the
+job holds on a node comes with C of its CPUs there) and ``--mem-per-gpu=M`` (with M MiB of the
+node's memory; sbatch refuses it beside ``--mem`` or ``--mem-per-cpu``). A request carries them.
 """
 
 from __future__ import annotations
@@ -22,17 +26,32 @@ OPTIONS: dict[str, Per] = {"--gpus-per-node": "node", "--gres": "node", "--gpus"
 
 @dataclass(frozen=True, slots=True)
 class GpuRequest:
-    """``count`` GPUs ``per`` node, job or task, of ``type`` (None: any type the nodes have)."""
+    """``count`` GPUs ``per`` node, job or task, of ``type`` (None: any type the nodes have), each
+    with ``cpus_per_gpu`` CPUs and ``mem_per_gpu`` MiB of memory of its node (None: not asked)."""
 
     count: int
     per: Per = "node"
     type: str | None = None
+    cpus_per_gpu: int | None = None
+    mem_per_gpu: float | None = None
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError(f"a GPU request asks one GPU at least, not {self.count}")
         if self.per not in ("node", "job", "task"):
             raise ValueError(f"GPUs are counted per node, job or task, not per {self.per!r}")
+        if self.cpus_per_gpu is not None and self.cpus_per_gpu < 1:
+            raise ValueError(f"--cpus-per-gpu asks one CPU at least, not {self.cpus_per_gpu}")
+        if self.mem_per_gpu is not None and not self.mem_per_gpu > 0:
+            raise ValueError(f"--mem-per-gpu asks some memory, not {self.mem_per_gpu}")
+
+    def tasks(self, cpus: int) -> int:
+        """The tasks of a trace job of ``cpus`` CPUs asking this: one a CPU, or with GPUs per task
+        and ``cpus_per_gpu``, one per ``count * cpus_per_gpu`` CPUs (slurmctld sets
+        ``cpus_per_task = cpus_per_gres * gres_per_task``: gres.c ``_test_gres_cnt``), at least one."""
+        if self.per == "task" and self.cpus_per_gpu is not None:
+            return max(1, cpus // (self.count * self.cpus_per_gpu))
+        return cpus
 
     def sbatch_option(self) -> str:
         """The request as the one sbatch option that asks it: ``--gpus-per-node=a100:2``,

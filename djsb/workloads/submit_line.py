@@ -7,8 +7,10 @@ a job that asked ``--ntasks=8`` alone may have been spread over 1 to 8 of them.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 
+from djsb import slurm_text
 from djsb.workloads.gpus import OPTIONS as GPU_OPTIONS
 from djsb.workloads.gpus import GpuRequest
 
@@ -74,10 +76,19 @@ def requested_nodes(line: str) -> int | None:
 def requested_gpus(line: str) -> GpuRequest | None:
     """The GPUs the sbatch command ``line`` asked: its last ``--gres``, ``--gpus``,
     ``--gpus-per-node`` or ``--gpus-per-task`` that asks any (the model holds one GPU request per
-    job), None if it asked none. Raises ValueError for a request that is not one."""
-    requests = [GpuRequest.from_option(name, value) for name, value in sbatch_options(line)
-                if name in GPU_OPTIONS]
-    return next((request for request in reversed(requests) if request is not None), None)
+    job), with its last ``--cpus-per-gpu`` and ``--mem-per-gpu`` (MiB unless suffixed K, M, G, T);
+    None if it asked none. Raises ValueError for a request that is not one."""
+    options = sbatch_options(line)
+    requests = [GpuRequest.from_option(name, value) for name, value in options if name in GPU_OPTIONS]
+    request = next((request for request in reversed(requests) if request is not None), None)
+    if request is None:
+        return None
+    last = {name: value for name, value in options}
+    cpus, memory = last.get("--cpus-per-gpu"), last.get("--mem-per-gpu")
+    if cpus is not None and not cpus.isdigit():
+        raise ValueError(f"--cpus-per-gpu={cpus}: not a CPU count")
+    return dataclasses.replace(request, cpus_per_gpu=int(cpus) if cpus is not None else None,
+                               mem_per_gpu=slurm_text.mebibytes(memory) if memory is not None else None)
 
 
 DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")

@@ -1,0 +1,149 @@
+"""What a GPU job holds besides its GPUs: the CPUs (``--cpus-per-gpu``) and memory (``--mem-per-gpu``)
+each GPU brings, worked out by hand on small clusters.
+
+Each rule names the Slurm 22.05 function it follows: src/plugins/select/cons_common/
+gres_select_filter.c (``gres_select_filter_sock_core``, ``gres_select_filter_remove_unusable``),
+src/plugins/select/cons_tres/gres_sched.c (``gres_sched_add``), src/common/gres.c
+(``_test_gres_cnt``) and src/plugins/select/cons_common/gres_select_util.c
+(``gres_select_util_job_mem_set``). Every replay runs with the invariant checker.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_model_gpus import gpu_nodes, replay, table
+
+from djsb.model import ClusterSpec, SimulationResult
+from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.workloads.gpus import GpuRequest
+from djsb.workloads.job import TraceJob
+from djsb.workloads.sacct import parse_sacct_parsable2
+from djsb.workloads.submit_line import requested_gpus
+
+
+def held_gpus(result: SimulationResult) -> dict[int, int]:
+    jobs = result.jobs
+    return {int(j): int(g) for j, g in zip(jobs["job_id"], jobs["gpus"], strict=True)}
+
+
+# ---------------------------------------------------------------- --cpus-per-gpu
+def test_a_node_s_free_cpus_bound_the_gpus_it_gives_a_job_asking_cpus_per_gpu() -> None:
+    # gres_select_filter_sock_core: a node's usable GPUs are at most avail_cpus / cpus_per_gres;
+    # gres_sched_add: with a count per job a node then offers avail_cpus = gres_limit * cpus_per_gres
+    # and adds gres_limit GPUs to the job's total.
+    # 2 nodes x 8 cores x 2 GPUs. J1 and J2 (5 CPUs on one node each, no GPU) take n0 and n1 at 0,
+    # J2 until 50: each node keeps 3 free cores and 2 free GPUs.
+    # J3 at 1: --gpus=3 --cpus-per-gpu=2, so 6 CPUs. Each node's 3 cores give 3 // 2 = 1 GPU (2 CPUs):
+    # 2 GPUs and 4 CPUs over both, short of 3 and 6: it waits.
+    # At 50 J2 ends: n1 has 8 cores, 8 // 2 = 4 >= its 2 GPUs: 2 GPUs, 4 CPUs (near_gpus 2, taken
+    # first); n0 adds 1 GPU and 2 CPUs: 3 GPUs, 6 CPUs: J3 starts at 50 on both.
+    # Without the rule J3 would start at 1 (3 + 3 cores, 2 + 2 GPUs cover 6 CPUs and 3 GPUs).
+    jobs = [TraceJob(1, 0, 100, 5, 100, nodes=1), TraceJob(2, 0, 50, 5, 50, nodes=1),
+            TraceJob(3, 1, 10, 6, 10, gpus=GpuRequest(3, "job", cpus_per_gpu=2))]
+    result = replay(jobs, gpu_nodes(2, 2, cores=8))
+    assert {job: start for job, (start, _) in table(result).items()} == {1: 0, 2: 0, 3: 50}
+    assert held_gpus(result)[3] == 3
+
+
+def test_a_job_asking_cpus_per_gpu_prefers_the_node_whose_cpus_serve_all_its_gpus() -> None:
+    # can_job_run_on_node weighs a node by its usable GPUs (near_gpus); gres_select_filter_sock_core
+    # makes them avail_cpus / cpus_per_gres at most.
+    # 2 nodes x 8 cores x 2 GPUs; J1 (4 CPUs on one node, no GPU) takes 4 cores of n0.
+    # J2 at 1: --gpus=2 --cpus-per-gpu=4 (8 CPUs). n0: 4 cores -> 4 // 4 = 1 usable GPU (offers 4
+    # CPUs); n1: 8 cores -> 2 GPUs (8 CPUs): n1 weighs less (0xff - 2) and covers the job alone:
+    # J2 on n1, its 8 CPUs and 2 GPUs there. Without the rule both nodes offer 2 GPUs (a tie, n0
+    # first by index) and J2 would be spread over n0 and n1.
+    jobs = [TraceJob(1, 0, 100, 4, 100, nodes=1),
+            TraceJob(2, 1, 10, 8, 10, gpus=GpuRequest(2, "job", cpus_per_gpu=4))]
+    assert table(replay(jobs, gpu_nodes(2, 2, cores=8))) == {1: (0, "n0"), 2: (1, "n1")}
+    state = ClusterState(gpu_nodes(2, 2, cores=8))
+    placed = state.allocate(state.partitions[0], 8, None, None, GpuRequest(2, "job", cpus_per_gpu=4))
+    assert placed is not None and list(placed) == [(0, 8)] and placed.gpus == ((2,),)
+
+
+def test_with_a_count_per_job_a_node_offers_the_cpus_of_its_gpus_alone() -> None:
+    # gres_sched_add: with cpus_per_gres, avail_cpus = gres_limit * cpus_per_gres, gres_limit being
+    # the node's usable GPUs. 2 nodes x 8 cores x 1 GPU; --gpus=2 --cpus-per-gpu=2 (4 CPUs): each
+    # node offers 1 GPU and its 2 CPUs: 2 CPUs on each. Without the rule n0 would offer its 8 cores,
+    # and the 4 CPUs be spread one on each node and the rest in order: 3 on n0, 1 on n1.
+    state = ClusterState(gpu_nodes(1, 1, cores=8))
+    placed = state.allocate(state.partitions[0], 4, None, None, GpuRequest(2, "job", cpus_per_gpu=2))
+    assert placed is not None and list(placed) == [(0, 2), (1, 2)] and placed.gpus == ((1,), (1,))
+
+
+def test_gpus_per_task_with_cpus_per_gpu_make_tasks_of_their_cpus() -> None:
+    # gres.c _test_gres_cnt: cpus_per_task = cpus_per_gres * gres_per_task; a trace job of 8 CPUs
+    # asking --gpus-per-task=1 --cpus-per-gpu=4 is 8 / 4 = 2 tasks, 2 GPUs.
+    # gres_select_filter_sock_core: a node holds no more tasks than its usable GPUs serve.
+    # 2 nodes x 8 cores x 2 GPUs, n0 with 2 cores busy (J1): n0's 6 cores give 6 // 4 = 1 GPU, one
+    # task of 4 CPUs; n1 gives 2 GPUs, 2 tasks (8 CPUs). J2 goes where the most GPUs are (n1) and
+    # fits there: 8 CPUs, 2 GPUs on n1.
+    jobs = [TraceJob(1, 0, 100, 2, 100, nodes=1),
+            TraceJob(2, 1, 10, 8, 10, gpus=GpuRequest(1, "task", cpus_per_gpu=4))]
+    result = replay(jobs, gpu_nodes(2, 2, cores=8))
+    assert table(result)[2] == (1, "n1") and held_gpus(result)[2] == 2
+    assert GpuRequest(1, "task", cpus_per_gpu=4).tasks(8) == 2 and GpuRequest(1, "task").tasks(8) == 8
+
+
+# ---------------------------------------------------------------- --mem-per-gpu
+def memory_nodes() -> ClusterSpec:
+    """2 nodes n0, n1 of 8 cores, 16000 MB and 2 GPUs."""
+    nodes = tuple(NodeSpec(f"n{i}", 8, 16000, (("", 2),)) for i in range(2))
+    return ClusterSpec(nodes, (PartitionSpec("batch"),))
+
+
+def test_a_job_asking_mem_per_gpu_goes_where_the_memory_of_its_gpus_is_free_and_holds_it() -> None:
+    # gres_select_filter_remove_unusable: a node's usable GPUs are at most avail_mem / mem_per_gres;
+    # gres_select_util_job_mem_set: the job holds mem_per_gres times the GPUs it holds on each node.
+    # J1 (1 CPU, 10000 MB, one node) takes n0 at 0 until 100: n0 keeps 6000 MB.
+    # J2 at 1: --gpus-per-node=2 --mem-per-gpu=4000: n0's 6000 MB serve 6000 // 4000 = 1 GPU < 2:
+    # n1, where it holds 2 x 4000 = 8000 MB until 51 (n1 keeps 8000).
+    # J3 at 2: --gpus-per-node=1 --mem-per-gpu=4000: n0 serves 1 GPU: n0 (n0 keeps 2000 MB).
+    # J4 at 3: --gpus=1 --mem-per-gpu=4000: n0 serves 2000 // 4000 = 0 GPUs, n1 has no free GPU:
+    # it waits for J2's end at 51, then n1.
+    # Without the rule J2 would go on n0 at 1 and J4 on n1 at 3.
+    jobs = [TraceJob(1, 0, 100, 1, 100, memory_mb=10000, nodes=1),
+            TraceJob(2, 1, 50, 2, 50, nodes=1, gpus=GpuRequest(2, "node", mem_per_gpu=4000)),
+            TraceJob(3, 2, 50, 1, 50, gpus=GpuRequest(1, "node", mem_per_gpu=4000)),
+            TraceJob(4, 3, 50, 1, 50, gpus=GpuRequest(1, "job", mem_per_gpu=4000))]
+    result = replay(jobs, memory_nodes())
+    assert table(result) == {1: (0, "n0"), 2: (1, "n1"), 3: (2, "n0"), 4: (51, "n1")}
+
+
+def test_the_memory_held_is_the_gpus_held_times_mem_per_gpu() -> None:
+    # gres_select_util_job_mem_set: memory_allocated[node] = mem_per_gres * gres_cnt_node_select[node].
+    # J1 (--gpus=3 --mem-per-gpu=3000, 2 CPUs) on 2 empty nodes of 2 GPUs: near weights tie, n0 then
+    # n1: 2 GPUs on n0 (6000 MB), 1 on n1 (3000 MB). J2 (one node, 11000 MB) at 1: n0 has 10000
+    # MB left, n1 13000: n1.
+    jobs = [TraceJob(1, 0, 100, 2, 100, gpus=GpuRequest(3, "job", mem_per_gpu=3000)),
+            TraceJob(2, 1, 10, 1, 10, memory_mb=11000, nodes=1)]
+    assert table(replay(jobs, memory_nodes())) == {1: (0, "n[0-1]"), 2: (1, "n1")}
+
+
+# ---------------------------------------------------------------- read from a site's record
+@pytest.mark.parametrize(("line", "expected"), [
+    ("sbatch --gpus=2 --cpus-per-gpu=4 --mem-per-gpu=8G job.sh", GpuRequest(2, "job", None, 4, 8192.0)),
+    ("sbatch --gpus-per-node a100:1 --cpus-per-gpu 6 job.sh", GpuRequest(1, "node", "a100", 6)),
+    ("sbatch --mem-per-gpu=1000 --gres=gpu:2 job.sh", GpuRequest(2, "node", mem_per_gpu=1000.0)),
+    ("sbatch --cpus-per-gpu=4 job.sh", None),
+])
+def test_the_submit_line_gives_the_cpus_and_memory_per_gpu(line: str, expected: GpuRequest | None) -> None:
+    assert requested_gpus(line) == expected
+
+
+def test_a_bad_cpus_per_gpu_is_refused_saying_which() -> None:
+    with pytest.raises(ValueError, match="--cpus-per-gpu"):
+        requested_gpus("sbatch --gpus=1 --cpus-per-gpu=four job.sh")
+    with pytest.raises(ValueError, match="--mem-per-gpu"):
+        GpuRequest(1, mem_per_gpu=0)
+
+
+def test_the_sacct_reader_takes_them_from_the_submit_line_and_reqmem_no_longer_counts() -> None:
+    # sacct >= 21.08 prints ReqMem as the job's mem TRES (here 2 GPUs x 8G = 16G): the job's memory is
+    # per GPU, so its total is not a second request.
+    text = ("JobIDRaw|Submit|Start|End|Elapsed|AllocCPUS|ReqMem|NNodes|State|SubmitLine\n"
+            "5|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:00:10|00:00:10|8|16G|1|COMPLETED|"
+            "sbatch --gpus=2 --cpus-per-gpu=4 --mem-per-gpu=8G job.sh\n")
+    job = parse_sacct_parsable2(text).jobs[0]
+    assert job.cpus == 8 and job.memory_mb is None
+    assert job.gpus == GpuRequest(2, "job", None, 4, 8192.0)
