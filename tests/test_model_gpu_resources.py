@@ -134,6 +134,8 @@ def test_the_submit_line_gives_the_cpus_and_memory_per_gpu(line: str, expected: 
 def test_a_bad_cpus_per_gpu_is_refused_saying_which() -> None:
     with pytest.raises(ValueError, match="--cpus-per-gpu"):
         requested_gpus("sbatch --gpus=1 --cpus-per-gpu=four job.sh")
+    with pytest.raises(ValueError, match="--mem-per-gpu=lots"):
+        requested_gpus("sbatch --gpus=1 --mem-per-gpu=lots job.sh")
     with pytest.raises(ValueError, match="--mem-per-gpu"):
         GpuRequest(1, mem_per_gpu=0)
 

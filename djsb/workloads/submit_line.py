@@ -7,10 +7,8 @@ a job that asked ``--ntasks=8`` alone may have been spread over 1 to 8 of them.
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 
-from djsb import slurm_text
 from djsb.workloads.gpus import OPTIONS as GPU_OPTIONS
 from djsb.workloads.gpus import GpuRequest
 
@@ -81,14 +79,7 @@ def requested_gpus(line: str) -> GpuRequest | None:
     options = sbatch_options(line)
     requests = [GpuRequest.from_option(name, value) for name, value in options if name in GPU_OPTIONS]
     request = next((request for request in reversed(requests) if request is not None), None)
-    if request is None:
-        return None
-    last = {name: value for name, value in options}
-    cpus, memory = last.get("--cpus-per-gpu"), last.get("--mem-per-gpu")
-    if cpus is not None and not cpus.isdigit():
-        raise ValueError(f"--cpus-per-gpu={cpus}: not a CPU count")
-    return dataclasses.replace(request, cpus_per_gpu=int(cpus) if cpus is not None else None,
-                               mem_per_gpu=slurm_text.mebibytes(memory) if memory is not None else None)
+    return None if request is None else request.bringing(dict(options))
 
 
 DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")
