@@ -279,3 +279,13 @@ def mebibytes(text: str) -> float:
     if amount <= 0:
         raise ValueError(f"{text}: a memory size is above 0")
     return amount
+
+
+def memory_default(text: str) -> float | None:
+    """A default memory size in MiB (DefMemPerCPU, DefMemPerGPU: slurm.conf's plain number, or with
+    a K, M, G or T suffix); 0, Slurm's default, and UNLIMITED (as scontrol prints an unset one) are
+    none: None."""
+    value = text.strip()
+    if value in ("0", "") or value.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    return mebibytes(value)

@@ -5,16 +5,24 @@ Each rule names the Slurm 22.05 function it follows: src/plugins/select/cons_com
 gres_select_filter.c (``gres_select_filter_sock_core``, ``gres_select_filter_remove_unusable``),
 src/plugins/select/cons_tres/gres_sched.c (``gres_sched_add``), src/common/gres.c
 (``_test_gres_cnt``) and src/plugins/select/cons_common/gres_select_util.c
-(``gres_select_util_job_mem_set``). Every replay runs with the invariant checker.
+(``gres_select_util_job_mem_set``); and the memory of a job asking none: src/slurmctld/job_mgr.c
+(``_validate_job_desc``) and cons_common job_test.c (``_set_gpu_defaults``, ``_job_test``). Every
+replay runs with the invariant checker.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from test_model_gpus import gpu_nodes, replay, table
 
 from djsb.model import ClusterSpec, SimulationResult
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.model.job_defaults import MemoryDefaults
+from djsb.model.scheduler import SchedulerConfig
+from djsb.slurmsite.slurm_conf import read_slurm_conf
+from djsb.slurmsite.slurm_config import cluster_spec, scheduler_config
 from djsb.workloads.gpus import GpuRequest
 from djsb.workloads.job import TraceJob
 from djsb.workloads.sacct import parse_sacct_parsable2
@@ -149,3 +157,59 @@ def test_the_sacct_reader_takes_them_from_the_submit_line_and_reqmem_no_longer_c
     job = parse_sacct_parsable2(text).jobs[0]
     assert job.cpus == 8 and job.memory_mb is None
     assert job.gpus == GpuRequest(2, "job", None, 4, 8192.0)
+
+
+# ---------------------------------------------------------------- default memory
+def test_a_job_asking_no_memory_holds_its_partition_s_def_mem_per_cpu() -> None:
+    # job_mgr.c _validate_job_desc: a job without memory gets its partition's DefMemPerCPU (else
+    # slurm.conf's) per CPU; can_job_run_on_node then lowers a node's CPUs until their memory fits.
+    # 2 nodes x 4 cores x 8000 MB, DefMemPerCPU=3000. J1 (2 CPUs, one node) holds 2 x 3000 = 6000 MB
+    # of n0. J2 (1 CPU) at 1: n0 has 2 free cores but 2000 MB < 3000: n1.
+    # Without the default neither job holds memory and J2 goes on n0.
+    nodes = tuple(NodeSpec(f"n{i}", 4, 8000) for i in range(2))
+    cluster = ClusterSpec(nodes, (PartitionSpec("batch", def_mem_per_cpu=3000),))
+    jobs = [TraceJob(1, 0, 100, 2, 100, nodes=1), TraceJob(2, 1, 10, 1, 10)]
+    assert table(replay(jobs, cluster)) == {1: (0, "n0"), 2: (1, "n1")}
+
+
+def test_the_partition_s_default_comes_first_then_the_cluster_s() -> None:
+    # _validate_job_desc: part_ptr->def_mem_per_cpu if set, else slurm_conf.def_mem_per_cpu;
+    # _set_gpu_defaults: the partition's DefMemPerGPU, else slurm.conf's. A job giving memory keeps it.
+    parts = (PartitionSpec("a", def_mem_per_cpu=3000), PartitionSpec("b", def_mem_per_gpu=5000))
+    defaults = MemoryDefaults(parts, SchedulerConfig(def_mem_per_cpu=1000, def_mem_per_gpu=2000))
+    give = defaults.give
+    assert give(TraceJob(1, 0, 1, 4)).memory_mb == 4 * 3000  # partition a is the default one
+    assert give(TraceJob(1, 0, 1, 4, partition="b")).memory_mb == 4 * 1000
+    gpus = GpuRequest(2, "job")
+    assert give(TraceJob(1, 0, 1, 4, gpus=gpus)).gpus == GpuRequest(2, "job", mem_per_gpu=2000)
+    assert give(TraceJob(1, 0, 1, 4, partition="b", gpus=gpus)).gpus == GpuRequest(2, "job", mem_per_gpu=5000)
+    asked = TraceJob(1, 0, 1, 4, memory_mb=100.0, gpus=gpus)
+    assert give(asked) is asked
+    assert not MemoryDefaults(parts[:1] + (PartitionSpec("c"),), SchedulerConfig()).by_partition["c"][0]
+
+
+def test_a_gpu_job_asking_no_memory_holds_def_mem_per_gpu_for_each_gpu() -> None:
+    # _set_gpu_defaults + _job_test: a job that did not set its memory (no JOB_MEM_SET) holds
+    # def_mem_per_gres for each GPU it holds on a node (gres_select_util_job_mem_set), not
+    # DefMemPerCPU. 2 nodes x 8 cores x 16000 MB x 2 GPUs; DefMemPerCPU=1000, DefMemPerGPU=6000.
+    # J1 (1 CPU, --gpus-per-node=2) holds 2 x 6000 = 12000 MB of n0 until 100. J2 (5 CPUs, one node,
+    # no GPU) at 1 needs 5 x 1000 = 5000 MB: n0 keeps 4000: n1.
+    # Without DefMemPerGPU J1 would hold 1 x 1000 and J2 go on n0.
+    nodes = tuple(NodeSpec(f"n{i}", 8, 16000, (("", 2),)) for i in range(2))
+    cluster = ClusterSpec(nodes, (PartitionSpec("batch", def_mem_per_cpu=1000, def_mem_per_gpu=6000),))
+    jobs = [TraceJob(1, 0, 100, 1, 100, gpus=GpuRequest(2, "node")), TraceJob(2, 1, 10, 5, 10, nodes=1)]
+    assert table(replay(jobs, cluster)) == {1: (0, "n0"), 2: (1, "n1")}
+
+
+def test_the_defaults_are_read_from_a_site_s_slurm_conf(tmp_path: Path) -> None:
+    # slurm.conf(5): DefMemPerCPU and DefMemPerGPU, cluster-wide and on a partition line, in MB
+    # (6G = 6144 MB); 0, Slurm's default, is none.
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("DefMemPerCPU=1000\ndefmempergpu=0\nNodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+                    "PartitionName=p Nodes=ALL DefMemPerCPU=3000 DefMemPerGPU=6G\nPartitionName=q Nodes=ALL\n")
+    site = read_slurm_conf(conf)
+    p, q = cluster_spec(site.partitions, site.nodes, "p", ("q",)).partitions
+    assert (p.def_mem_per_cpu, p.def_mem_per_gpu) == (3000, 6144)
+    assert (q.def_mem_per_cpu, q.def_mem_per_gpu) == (None, None)
+    config = scheduler_config(site.config)
+    assert (config.def_mem_per_cpu, config.def_mem_per_gpu) == (1000, None)

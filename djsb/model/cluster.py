@@ -51,7 +51,7 @@ from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
-from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str, as_time_limit, describe
+from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_number, as_str, as_time_limit, describe
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -93,6 +93,11 @@ def time_limit(node: Located) -> float | None:
     """A partition's MaxTime or a QOS's MaxWall: at least a second (a bare number in seconds), or
     None for ``UNLIMITED``."""
     return as_time_limit(node, unit="s", minimum=1)
+
+
+def megabytes(node: Located) -> float:
+    """A memory size in MB, above 0."""
+    return as_number(node, 0, strict=True)
 
 
 def oversubscribe(node: Located) -> str:
@@ -143,6 +148,14 @@ class PartitionSpec:
         (), read_billing_weights, "", slurm_key("TRESBillingWeights", slurm_text.tres_weights, ""),
         "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
         "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
+    def_mem_per_cpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerCPU", slurm_text.memory_default, "0"),
+        "the memory per CPU of a job of it asking none (none: policy.scheduler's def_mem_per_cpu)",
+        where=PARTITION)
+    def_mem_per_gpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
+        "the memory per GPU of a job of it asking GPUs and no memory (none: policy.scheduler's "
+        "def_mem_per_gpu)", where=PARTITION)
 
     @property
     def exclusive(self) -> bool:

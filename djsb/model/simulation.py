@@ -54,6 +54,7 @@ from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
+from djsb.model.job_defaults import MemoryDefaults
 from djsb.model.limits import RunningLimits
 from djsb.model.main_pass import main_pass
 from djsb.model.node_service import NodeService
@@ -108,6 +109,7 @@ class Simulation(JobOperations):
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
+        self.memory_defaults = MemoryDefaults(cluster.partitions, self.config)
         self.queue = JobQueue(self.state, self.node_memory)
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
@@ -317,6 +319,8 @@ class Simulation(JobOperations):
         return self.admitter.admit(trace, shape)[0]
 
     def _submit(self, trace: TraceJob, now: float) -> None:
+        if self.memory_defaults.any:
+            trace = self.memory_defaults.give(trace)
         reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
@@ -373,6 +377,8 @@ class Simulation(JobOperations):
         trace, node_list = running.trace, running.node_list
         if trace.job_id in self.by_id:
             raise ModelError(f"duplicate job id {trace.job_id}")
+        if self.memory_defaults.any:
+            trace = self.memory_defaults.give(trace)
         shape = JobShape(trace.cpus, 1, memory_per_task=trace.memory_mb / trace.cpus
                          if trace.memory_mb is not None else None, node_list=node_list) if node_list else None
         reason, part, qos = self.admitter.admit(trace, shape)
