@@ -62,6 +62,16 @@ def count_or_unlimited(text: str) -> float:
     return count(text) or math.inf
 
 
+def cpus_limit(text: str) -> int | None:
+    """A partition's MaxCPUsPerNode: a whole number of CPUs >= 1; UNLIMITED (INFINITE in
+    slurm.conf), Slurm's default, is no limit: None."""
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("not a whole number of CPUs >= 1 or UNLIMITED")
+    return int(text)
+
+
 def flag(text: str) -> bool:
     """An option given by its name alone: on."""
     return True

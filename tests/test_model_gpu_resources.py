@@ -213,3 +213,42 @@ def test_the_defaults_are_read_from_a_site_s_slurm_conf(tmp_path: Path) -> None:
     assert (q.def_mem_per_cpu, q.def_mem_per_gpu) == (None, None)
     config = scheduler_config(site.config)
     assert (config.def_mem_per_cpu, config.def_mem_per_gpu) == (1000, None)
+
+
+# ---------------------------------------------------------------- MaxCPUsPerNode
+def test_max_cpus_per_node_caps_what_a_partition_s_jobs_hold_on_a_node() -> None:
+    # cons_common.c _allocate_sc: a node offers a job at most max_cpus_per_node less the CPUs the
+    # jobs of its partition already hold there (used_cpu_count, from part_core_map).
+    # 2 nodes x 8 cores, MaxCPUsPerNode=4. J1 (4 CPUs) takes n0 at 0 until 100. J2 (2 CPUs) at 0:
+    # n0 has 4 idle cores but its partition holds 4 = the cap: n1. J3 (4 CPUs) at 0: n0 offers 0, n1
+    # 4 - 2 = 2 < 4 although 10 cores are idle: it waits for J1 and J2 to end at 100, then n0.
+    # Without the cap J2 would take n0's cores 5-6 and J3 start at 0.
+    cluster = ClusterSpec(tuple(NodeSpec(f"n{i}", 8) for i in range(2)),
+                          (PartitionSpec("batch", max_cpus_per_node=4),))
+    jobs = [TraceJob(1, 0, 100, 4, 100), TraceJob(2, 0, 100, 2, 100), TraceJob(3, 0, 100, 4, 100)]
+    assert table(replay(jobs, cluster)) == {1: (0, "n0"), 2: (0, "n1"), 3: (100, "n0")}
+
+
+def test_max_cpus_per_node_keeps_cores_of_shared_nodes_for_the_other_partition() -> None:
+    # The cap counts the CPUs of the partition's own jobs only (part_core_map), so a partition
+    # sharing the nodes keeps the rest (slurm.conf(5) MaxCPUsPerNode: "to reserve some CPUs on each
+    # node for jobs of another partition").
+    # 2 nodes x 8 cores in partitions cpu (MaxCPUsPerNode=6) and gpu (no cap). J1 (cpu, 12 CPUs) at
+    # 0 takes 6 on n0 and 6 on n1 until 100. J2 (gpu, 2 CPUs, one node) at 1: n0's 2 idle cores.
+    # J3 (cpu, 1 CPU) at 2: n1 has 2 idle cores, but cpu holds 6 = its cap on both: it waits for
+    # J1's end at 100 (n0). Without the cap J1 would take n0's 8 and n1's 4, J2 go on n1 and J3
+    # start at 2 on n1.
+    parts = (PartitionSpec("cpu", max_cpus_per_node=6), PartitionSpec("gpu"))
+    cluster = ClusterSpec(tuple(NodeSpec(f"n{i}", 8) for i in range(2)), parts)
+    jobs = [TraceJob(1, 0, 100, 12, 100, partition="cpu"), TraceJob(2, 1, 200, 2, 200, nodes=1, partition="gpu"),
+            TraceJob(3, 2, 10, 1, 10, partition="cpu")]
+    assert table(replay(jobs, cluster)) == {1: (0, "n[0-1]"), 2: (1, "n0"), 3: (100, "n0")}
+
+
+def test_max_cpus_per_node_is_read_from_slurm_conf_and_unlimited_is_none(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n[1-2] CPUs=8\nPartitionName=p Nodes=ALL MaxCPUsPerNode=6\n"
+                    "PartitionName=q Nodes=ALL MaxCPUsPerNode=UNLIMITED\n")
+    site = read_slurm_conf(conf)
+    p, q = cluster_spec(site.partitions, site.nodes, "p", ("q",)).partitions
+    assert (p.max_cpus_per_node, q.max_cpus_per_node) == (6, None)

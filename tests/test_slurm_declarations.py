@@ -60,6 +60,7 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.oversubscribe: ("yes:4", "NO"),
     slurm_text.max_tres: ("MAX_TRES,NO_FAIR_TREE", True),
     slurm_text.memory_default: ("4G", 4096.0),
+    slurm_text.cpus_limit: ("32", 32),
     slurm_text.tres_weights: ("CPU=1.0,Mem=0.25G,GRES/gpu=2.0", (("cpu", 1.0), ("mem", 0.25 / 1024),
                                                                 ("gres/gpu", 2.0))),
 }

@@ -156,6 +156,10 @@ class PartitionSpec:
         None, megabytes, "MB", slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
         "the memory per GPU of a job of it asking GPUs and no memory (none: policy.scheduler's "
         "def_mem_per_gpu)", where=PARTITION)
+    max_cpus_per_node: int | None = setting(
+        None, lambda n: as_int(n, 1), "CPUs", slurm_key("MaxCPUsPerNode", slurm_text.cpus_limit, "UNLIMITED"),
+        "the most CPUs its running jobs hold together on one node (none or UNLIMITED: no limit)",
+        where=PARTITION)
 
     @property
     def exclusive(self) -> bool:
@@ -343,6 +347,10 @@ class ClusterState:
         self.node_has_free = bytearray(free > 0 for free in self.node_free)
         """1 where a node has a free slot (kept by :meth:`commit`): the first fit skips the others."""
         self.has_memory = any(n.memory_mb is not None for n in spec.nodes)
+        self.part_used: list[list[int] | None] = [
+            None if p.spec.max_cpus_per_node is None else [0] * len(spec.nodes) for p in parts]
+        """Per partition with a MaxCPUsPerNode, the CPUs its running jobs hold on each node (kept by
+        :meth:`commit` given the job's partition); None for a partition without one."""
         self.member_prefix = [list(itertools.accumulate((int(i in p.members) for i in range(len(spec.nodes))),
                                                         initial=0)) for p in parts]
         """Per partition, how many of nodes 0 .. i-1 it holds (at index i): members of a run in O(1)."""
@@ -386,6 +394,8 @@ class ClusterState:
         need = self.need(part, cpus, nodes)
         if part.free < need:
             return None
+        if self.part_used[part.index] is not None:
+            return self.capped(part).allocate(part, cpus, nodes, memory_mb, gpus)
         if gpus is not None:
             return self._allocate_gpus(part, cpus, nodes, memory_mb,
                                        self.gpu_demand(gpus, gpus.tasks(cpus), part=part))
@@ -396,6 +406,24 @@ class ClusterState:
         if self.cons_tres_select and per_node is None:
             return self._best_fit(part, cpus, mem_per_cpu if self.has_memory else None)
         return self._first_fit(part, cpus, per_node, mem_per_cpu)
+
+    def capped(self, part: PartitionState) -> ClusterState:
+        """A view of this state in which each node of ``part`` offers a job of ``part`` no more CPUs
+        than its MaxCPUsPerNode less those the partition's running jobs hold there (cons_common.c
+        ``_allocate_sc``: ``avail_cpus = MIN(cpu_count, max_cpus_per_node - used_cpu_count)``, the
+        used CPUs those of the partition's own jobs, ``part_core_map``); allocating on it reads,
+        never writes. A planning view keeps the partition's CPUs held now, not those still held at
+        the instant it plans for."""
+        used, cap = self.part_used[part.index], part.spec.max_cpus_per_node
+        assert used is not None and cap is not None
+        free, spare = list(self.node_free), self.node_spare
+        for i in part.node_ids:
+            free[i] = min(free[i], spare[i] + cap - used[i])
+        view = copy.copy(self)
+        view.node_free = free
+        view.node_has_free = bytearray(slots > 0 for slots in free)
+        view.part_used = [None] * len(self.partitions)
+        return view
 
     def gpu_demand(self, request: GpuRequest, tasks: int, tasks_per_node: int | None = None, *,
                    part: PartitionState) -> GpuDemand:
@@ -550,6 +578,9 @@ class ClusterState:
         ``gpus`` a job asks: a node takes a count of tasks only with the GPUs they need
         (:meth:`GpuDemand.offer`), and a count per job must be covered by the nodes chosen.
         """
+        if self.part_used[part.index] is not None:
+            return self.capped(part).place(part, tasks, cpus_per_task, memory_per_task, candidates,
+                                           may_share, gpus)
         free, cores, spare, mem = self.node_free, self.node_cores, self.node_spare, self.node_mem_free
         gpu_free = self.node_gpu_free
 
@@ -595,9 +626,13 @@ class ClusterState:
         return None if lacking > 0 else Placement.of(chosen, tuple(held))
 
     def commit(self, alloc: Placement, cpus: int, memory: Sequence[float] | None,
-               sign: int = 1) -> None:
+               sign: int = 1, part: PartitionState | None = None) -> None:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
-        holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none)."""
+        holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none), for a job of
+        ``part`` (None: no job's, as a node out of service holds its slots)."""
+        if part is not None and (used := self.part_used[part.index]) is not None:
+            for i, slots in alloc:
+                used[i] += sign * slots
         node_free, has_free = self.node_free, self.node_has_free
         memberships = self.memberships
         for first, count, slots in alloc.runs:

@@ -403,7 +403,7 @@ class Simulation(JobOperations):
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
-        self.state.commit(alloc, trace.cpus, job.memory)
+        self.state.commit(alloc, trace.cpus, job.memory, part=job.part)
         self.state.commit_gpus(alloc)
         job.cpus = trace.cpus
         job.alloc = alloc
@@ -442,7 +442,7 @@ class Simulation(JobOperations):
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]
-            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1)
+            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part)
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         self.state.commit_gpus(job.alloc, sign=-1)
