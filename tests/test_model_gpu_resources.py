@@ -245,6 +245,25 @@ def test_max_cpus_per_node_keeps_cores_of_shared_nodes_for_the_other_partition()
     assert table(replay(jobs, cluster)) == {1: (0, "n[0-1]"), 2: (1, "n0"), 3: (100, "n0")}
 
 
+@pytest.mark.parametrize("options", [{}, {"bf_planner": "will_run"}, {"bf_will_run": True, "node_select": "cons_tres"}],
+                         ids=["profile", "will_run", "will_run-cons_tres"])
+def test_a_capped_job_is_planned_for_when_its_partition_s_jobs_end(options: dict[str, object]) -> None:
+    # sched/backfill plans a job on the nodes as running jobs end (_will_run_test removes them);
+    # _allocate_sc then counts only the partition's jobs still there against MaxCPUsPerNode.
+    # 2 nodes x 8 cores in partitions cpu (MaxCPUsPerNode=6) and other. J1 (cpu, 6 CPUs, 2 nodes)
+    # holds 3 on each until 100. J3 (cpu, 12 CPUs) at 1: each node gives cpu 6 - 3 = 3 more: it
+    # waits, and is planned at 100 (J1 gone: 6 + 6), holding 6 cores of each node until 200.
+    # J4 (other, 10 CPUs, limit 300) at 2 would fit the 5 + 5 idle cores now, but would hold them
+    # over J3's plan: it waits for J3's end, 200. Planned with the CPUs the partition holds now, J3
+    # would never fit (3 + 3 forever), J4 start at 2 and J3 only at its end, 302.
+    parts = (PartitionSpec("cpu", max_cpus_per_node=6), PartitionSpec("other"))
+    cluster = ClusterSpec(tuple(NodeSpec(f"n{i}", 8) for i in range(2)), parts)
+    jobs = [TraceJob(1, 0, 100, 6, 100, nodes=2, partition="cpu"), TraceJob(3, 1, 100, 12, 100, partition="cpu"),
+            TraceJob(4, 2, 300, 10, 300, partition="other")]
+    starts = {job: start for job, (start, _) in table(replay(jobs, cluster, **options)).items()}
+    assert starts == {1: 0, 3: 100, 4: 200}
+
+
 def test_max_cpus_per_node_is_read_from_slurm_conf_and_unlimited_is_none(tmp_path: Path) -> None:
     conf = tmp_path / "slurm.conf"
     conf.write_text("NodeName=n[1-2] CPUs=8\nPartitionName=p Nodes=ALL MaxCPUsPerNode=6\n"

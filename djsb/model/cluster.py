@@ -412,8 +412,8 @@ class ClusterState:
         than its MaxCPUsPerNode less those the partition's running jobs hold there (cons_common.c
         ``_allocate_sc``: ``avail_cpus = MIN(cpu_count, max_cpus_per_node - used_cpu_count)``, the
         used CPUs those of the partition's own jobs, ``part_core_map``); allocating on it reads,
-        never writes. A planning view keeps the partition's CPUs held now, not those still held at
-        the instant it plans for."""
+        never writes. A planning view counts those still held at the instant it plans for
+        (:mod:`djsb.model.node_plan`, :mod:`djsb.model.will_run`)."""
         used, cap = self.part_used[part.index], part.spec.max_cpus_per_node
         assert used is not None and cap is not None
         free, spare = list(self.node_free), self.node_spare
