@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_model_gpus import gpu_nodes, replay, table
 
+from djsb.cli import main
 from djsb.model import ClusterSpec, SimulationResult
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
 from djsb.model.job_defaults import MemoryDefaults
@@ -271,3 +273,37 @@ def test_max_cpus_per_node_is_read_from_slurm_conf_and_unlimited_is_none(tmp_pat
     site = read_slurm_conf(conf)
     p, q = cluster_spec(site.partitions, site.nodes, "p", ("q",)).partitions
     assert (p.max_cpus_per_node, q.max_cpus_per_node) == (6, None)
+
+
+# ---------------------------------------------------------------- djsb history, end to end
+HISTORY_DUMP = """\
+JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|AllocCPUS|NNodes|State|Flags|SubmitLine
+1|u1|a|p|normal|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:01:40|00:01:40|00:02:00|{j1}|{n1}|COMPLETED|SchedMain|sbatch -N {n1} -n {j1} -t 2 job.sh
+2|u1|a|p|normal|2026-01-01T00:00:01|2026-01-01T00:00:01|2026-01-01T00:00:01|2026-01-01T00:00:11|00:00:10|00:01:00|{j2}|1|COMPLETED|SchedMain|sbatch {asks} -t 1 job.sh
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(("site", "n1", "j1", "j2", "asks", "waits", "node"), [
+    # --cpus-per-gpu from the SubmitLine: J1 (10 CPUs on 2 nodes) leaves 3 CPUs and 2 GPUs on each
+    # node; J2 (--gpus=3 --cpus-per-gpu=2, 6 CPUs) gets 3 // 2 = 1 GPU of each: it waits for J1's
+    # end (100 s), then takes n1's 2 GPUs (4 CPUs) and one of n2 (without the rule: at once)
+    ("", 2, 10, 6, "--gpus=3 --cpus-per-gpu=2", True, "n1,n2"),
+    # the partition's DefMemPerCPU from slurm.conf (the dump has no ReqMem): J1 holds 2 x 6000 MB of n1's
+    # 16000, so J2 (1 CPU, 6000 MB) goes on n2 (without the default: n1, whose 6 CPUs are free)
+    ("DefMemPerCPU=6000", 1, 2, 1, "-n 1", False, "n2"),
+    # the partition's MaxCPUsPerNode from slurm.conf: J1's 4 CPUs are the cap of n1: J2 on n2 (without: n1)
+    ("MaxCPUsPerNode=4", 1, 4, 2, "-n 2", False, "n2"),
+], ids=["cpus-per-gpu", "DefMemPerCPU", "MaxCPUsPerNode"])
+def test_djsb_history_replays_them_from_the_site_s_files(tmp_path: Path, site: str, n1: int, j1: int, j2: int,
+                                                          asks: str, waits: bool, node: str) -> None:
+    (tmp_path / "dump.txt").write_text(HISTORY_DUMP.format(n1=n1, j1=j1, j2=j2, asks=asks))
+    (tmp_path / "slurm.conf").write_text(
+        "SchedulerType=sched/backfill\nGresTypes=gpu\nNodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:2\n"
+        f"PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE {site}\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    waited = errors.loc[2, "simulated_start"] - errors.loc[1, "simulated_start"]
+    assert (waited >= 100 if waits else waited < 10) and jobs.loc[2, "nodes"] == node
