@@ -316,11 +316,14 @@ class Simulation(JobOperations):
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
         """Why the model would refuse ``trace`` laid out as ``shape`` if submitted now ("" if not)."""
-        return self.admitter.admit(trace, shape)[0]
+        return self.admitter.admit(self._given(trace), shape)[0]
+
+    def _given(self, trace: TraceJob) -> TraceJob:
+        """``trace`` with the memory its partition gives it if it asks none (:mod:`.job_defaults`)."""
+        return self.memory_defaults.give(trace) if self.memory_defaults.any else trace
 
     def _submit(self, trace: TraceJob, now: float) -> None:
-        if self.memory_defaults.any:
-            trace = self.memory_defaults.give(trace)
+        trace = self._given(trace)
         reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
@@ -377,8 +380,7 @@ class Simulation(JobOperations):
         trace, node_list = running.trace, running.node_list
         if trace.job_id in self.by_id:
             raise ModelError(f"duplicate job id {trace.job_id}")
-        if self.memory_defaults.any:
-            trace = self.memory_defaults.give(trace)
+        trace = self._given(trace)
         shape = JobShape(trace.cpus, 1, memory_per_task=trace.memory_mb / trace.cpus
                          if trace.memory_mb is not None else None, node_list=node_list) if node_list else None
         reason, part, qos = self.admitter.admit(trace, shape)
