@@ -93,6 +93,11 @@ def test_gpus_per_task_with_cpus_per_gpu_make_tasks_of_their_cpus() -> None:
     result = replay(jobs, gpu_nodes(2, 2, cores=8))
     assert table(result)[2] == (1, "n1") and held_gpus(result)[2] == 2
     assert GpuRequest(1, "task", cpus_per_gpu=4).tasks(8) == 2 and GpuRequest(1, "task").tasks(8) == 8
+    # A node of 8 cores and 4 GPUs: 4 CPUs asking --gpus-per-task=1 --cpus-per-gpu=4 are one task,
+    # which holds one GPU (not one per CPU).
+    state = ClusterState(gpu_nodes(4, cores=8))
+    placed = state.allocate(state.partitions[0], 4, None, None, GpuRequest(1, "task", cpus_per_gpu=4))
+    assert placed is not None and list(placed) == [(0, 4)] and placed.gpus == ((1,),)
 
 
 # ---------------------------------------------------------------- --mem-per-gpu
@@ -118,6 +123,17 @@ def test_a_job_asking_mem_per_gpu_goes_where_the_memory_of_its_gpus_is_free_and_
             TraceJob(4, 3, 50, 1, 50, gpus=GpuRequest(1, "job", mem_per_gpu=4000))]
     result = replay(jobs, memory_nodes())
     assert table(result) == {1: (0, "n0"), 2: (1, "n1"), 3: (2, "n0"), 4: (51, "n1")}
+
+
+def test_a_shaped_job_asking_mem_per_gpu_goes_where_the_memory_of_its_gpus_is() -> None:
+    # gres_select_filter_remove_unusable, for a job laid out as tasks (a job module's): n0 (6000 MB)
+    # serves 6000 // 4000 = 1 GPU < the 2 per node asked: the task goes on n1 (16000 MB), its 2 GPUs.
+    nodes = (NodeSpec("n0", 8, 6000, (("", 2),)), NodeSpec("n1", 8, 16000, (("", 2),)))
+    state = ClusterState(ClusterSpec(nodes, (PartitionSpec("batch"),)))
+    part = state.partitions[0]
+    want = state.gpu_demand(GpuRequest(2, "node", mem_per_gpu=4000), 1, part=part)
+    placed = state.place(part, [1], 1, None, [0, 1], may_share=False, gpus=want)
+    assert placed is not None and list(placed) == [(1, 1)] and placed.gpus == ((2,),)
 
 
 def test_the_memory_held_is_the_gpus_held_times_mem_per_gpu() -> None:

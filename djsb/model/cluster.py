@@ -495,7 +495,7 @@ class ClusterState:
             return None
         held, lacking = [], want.total or 0
         for i, take in chosen:
-            count = want.held(take, usable[i], lacking)
+            count = want.held(take // want.task_cpus, usable[i], lacking)
             lacking -= count
             held.append(split(gpu_free[i], want.types, count))
         return Placement.of(chosen, tuple(held))
@@ -587,9 +587,13 @@ class ClusterState:
         def holds(i: int, count: int) -> bool:
             """Whether node ``i`` has the memory and GPUs of ``count`` tasks."""
             have = mem[i]
-            if gpus is not None and gpus.offer(count * cpus_per_task, gpus.free(gpu_free[i]),
-                                               cpus_per_task) < count * cpus_per_task:
-                return False
+            if gpus is not None:
+                cpus = count * cpus_per_task
+                usable = gpus.free(gpu_free[i])
+                if gpus.bounded:
+                    usable = gpus.usable(usable, cpus, have)
+                if gpus.offer(cpus, usable, cpus_per_task) < cpus:
+                    return False
             return memory_per_task is None or have is None or have >= count * memory_per_task
 
         def first_fit(order: Sequence[int], room: Callable[[int], int]) -> list[tuple[int, int]] | None:
@@ -618,8 +622,10 @@ class ClusterState:
         if not gpus.types:
             return None
         held, lacking = [], gpus.total or 0
-        for (i, _), count in zip(chosen, tasks, strict=True):
+        for (i, cpus), count in zip(chosen, tasks, strict=True):
             have = gpus.free(gpu_free[i])
+            if gpus.bounded:
+                have = gpus.usable(have, cpus, mem[i])
             taken = gpus.held(count, have, lacking)
             lacking -= taken
             held.append(split(gpu_free[i], gpus.types, taken))

@@ -99,6 +99,15 @@ class GpuDemand:
         return sum(node_free[t] for t in self.types)
 
     @property
+    def task_cpus(self) -> int:
+        """The CPUs of each task of a trace job: one, or with GPUs per task and CPUs per GPU
+        ``count * cpus_per_gpu`` (slurmctld's ``cpus_per_task = cpus_per_gres * gres_per_task``,
+        gres.c ``_test_gres_cnt``)."""
+        if self.per_task is not None and self.cpus_per_gpu is not None:
+            return self.per_task * self.cpus_per_gpu
+        return 1
+
+    @property
     def bounded(self) -> bool:
         """Whether each GPU brings CPUs or memory, so that a node's CPUs or memory bound its usable GPUs."""
         return self.cpus_per_gpu is not None or self.mem_per_gpu is not None
@@ -121,7 +130,7 @@ class GpuDemand:
             return 0
         cpg = self.cpus_per_gpu
         if self.per_task is not None:
-            return min(room, free // self.per_task * (cpus_per_task if cpg is None else self.per_task * cpg))
+            return min(room, free // self.per_task * (cpus_per_task if cpg is None else self.task_cpus))
         if cpg is not None and self.per_node is None:
             return min(room, free * cpg)
         return room
