@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_model_gpus import gpu_nodes, replay, table
+from test_model_gpus import gpu_nodes, located, replay, table
 
 from djsb.cli import main
+from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SimulationResult
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
 from djsb.model.job_defaults import MemoryDefaults
 from djsb.model.scheduler import SchedulerConfig
+from djsb.model.sections import read_cluster
 from djsb.slurmsite.slurm_conf import read_slurm_conf
 from djsb.slurmsite.slurm_config import cluster_spec, scheduler_config
 from djsb.workloads.gpus import GpuRequest
@@ -323,3 +325,15 @@ def test_djsb_history_replays_them_from_the_site_s_files(tmp_path: Path, site: s
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     waited = errors.loc[2, "simulated_start"] - errors.loc[1, "simulated_start"]
     assert (waited >= 100 if waits else waited < 10) and jobs.loc[2, "nodes"] == node
+
+
+def test_a_config_gives_them_in_its_cluster_and_policy_sections() -> None:
+    cluster = read_cluster(located({"nodes": [{"cores": 8, "memory_mb": 16000, "gpus": 2}],
+                                    "partitions": [{"name": "p", "def_mem_per_cpu": 1000, "def_mem_per_gpu": 4096,
+                                                    "max_cpus_per_node": 6}]}))
+    (part,) = cluster.partitions
+    assert (part.def_mem_per_cpu, part.def_mem_per_gpu, part.max_cpus_per_node) == (1000, 4096, 6)
+    with pytest.raises(ConfigError, match="> 0"):
+        read_cluster(located({"nodes": [{"cores": 8}], "partitions": [{"name": "p", "def_mem_per_cpu": 0}]}))
+    with pytest.raises(ConfigError, match=">= 1"):
+        read_cluster(located({"nodes": [{"cores": 8}], "partitions": [{"name": "p", "max_cpus_per_node": 0}]}))

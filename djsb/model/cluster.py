@@ -158,7 +158,7 @@ class PartitionSpec:
         "def_mem_per_gpu)", where=PARTITION)
     max_cpus_per_node: int | None = setting(
         None, lambda n: as_int(n, 1), "CPUs", slurm_key("MaxCPUsPerNode", slurm_text.cpus_limit, "UNLIMITED"),
-        "the most CPUs its running jobs hold together on one node (none or UNLIMITED: no limit)",
+        "the most CPUs its running jobs hold together on one node (none, slurm.conf's UNLIMITED: no limit)",
         where=PARTITION)
 
     @property
