@@ -22,7 +22,7 @@ from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SimulationResult
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
-from djsb.model.job_defaults import MemoryDefaults
+from djsb.model.job_memory import PartitionMemory
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.sections import read_cluster
 from djsb.slurmsite.slurm_conf import read_slurm_conf
@@ -196,7 +196,7 @@ def test_the_partition_s_default_comes_first_then_the_cluster_s() -> None:
     # _validate_job_desc: part_ptr->def_mem_per_cpu if set, else slurm_conf.def_mem_per_cpu;
     # _set_gpu_defaults: the partition's DefMemPerGPU, else slurm.conf's. A job giving memory keeps it.
     parts = (PartitionSpec("a", def_mem_per_cpu=3000), PartitionSpec("b", def_mem_per_gpu=5000))
-    defaults = MemoryDefaults(parts, SchedulerConfig(def_mem_per_cpu=1000, def_mem_per_gpu=2000))
+    defaults = PartitionMemory(parts, SchedulerConfig(def_mem_per_cpu=1000, def_mem_per_gpu=2000))
     give = defaults.give
     assert give(TraceJob(1, 0, 1, 4)).memory_mb == 4 * 3000  # partition a is the default one
     assert give(TraceJob(1, 0, 1, 4, partition="b")).memory_mb == 4 * 1000
@@ -205,7 +205,7 @@ def test_the_partition_s_default_comes_first_then_the_cluster_s() -> None:
     assert give(TraceJob(1, 0, 1, 4, partition="b", gpus=gpus)).gpus == GpuRequest(2, "job", mem_per_gpu=5000)
     asked = TraceJob(1, 0, 1, 4, memory_mb=100.0, gpus=gpus)
     assert give(asked) is asked
-    assert not MemoryDefaults(parts[:1] + (PartitionSpec("c"),), SchedulerConfig()).by_partition["c"][0]
+    assert not PartitionMemory(parts[:1] + (PartitionSpec("c"),), SchedulerConfig()).by_partition["c"][0]
 
 
 def test_a_gpu_job_asking_no_memory_holds_def_mem_per_gpu_for_each_gpu() -> None:
@@ -221,18 +221,38 @@ def test_a_gpu_job_asking_no_memory_holds_def_mem_per_gpu_for_each_gpu() -> None
     assert table(replay(jobs, cluster)) == {1: (0, "n0"), 2: (1, "n1")}
 
 
+def test_a_job_over_max_mem_per_cpu_gets_more_cpus() -> None:
+    # job_mgr.c _valid_pn_min_mem (job_limits_check applies it to a pending job): memory per CPU over
+    # MaxMemPerCPU raises the CPUs by ratio = ceil(mem_per_cpu / MaxMemPerCPU) and lowers the memory
+    # per CPU to ceil(mem_per_cpu / ratio).
+    # One node of 8 cores, MaxMemPerCPU=2000. J1: 2 CPUs, 10000 MB (5000 per CPU): ratio
+    # ceil(5000 / 2000) = 3, so 6 CPUs of ceil(5000 / 3) = 1667 MB: 10002 MB. J2 (4 CPUs) at 1 finds 2
+    # free cores: it waits for J1's end at 100. Without the rule J1 holds 2 cores and J2 starts at 1.
+    cluster = ClusterSpec((NodeSpec("n0", 8, 32000),), (PartitionSpec("batch", max_mem_per_cpu=2000),))
+    jobs = [TraceJob(1, 0, 100, 2, 100, memory_mb=10000), TraceJob(2, 1, 10, 4, 10)]
+    result = replay(jobs, cluster)
+    assert {job: start for job, (start, _) in table(result).items()} == {1: 0, 2: 100}
+    given = PartitionMemory(cluster.partitions, SchedulerConfig()).give(jobs[0])
+    assert (given.cpus, given.memory_mb) == (6, 6 * 1667)
+    # within the limit, or asking no memory: unchanged; the cluster's limit where the partition has none
+    assert PartitionMemory(cluster.partitions, SchedulerConfig()).give(jobs[1]) is jobs[1]
+    wide = PartitionMemory((PartitionSpec("batch"),), SchedulerConfig(max_mem_per_cpu=4000)).give(jobs[0])
+    assert (wide.cpus, wide.memory_mb) == (4, 4 * 2500)
+
+
 def test_the_defaults_are_read_from_a_site_s_slurm_conf(tmp_path: Path) -> None:
     # slurm.conf(5): DefMemPerCPU and DefMemPerGPU, cluster-wide and on a partition line, in MB
     # (6G = 6144 MB); 0, Slurm's default, is none.
     conf = tmp_path / "slurm.conf"
-    conf.write_text("DefMemPerCPU=1000\ndefmempergpu=0\nNodeName=n[1-2] CPUs=4 RealMemory=8000\n"
-                    "PartitionName=p Nodes=ALL DefMemPerCPU=3000 DefMemPerGPU=6G\nPartitionName=q Nodes=ALL\n")
+    conf.write_text("DefMemPerCPU=1000\ndefmempergpu=0\nMaxMemPerCPU=8000\nNodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+                    "PartitionName=p Nodes=ALL DefMemPerCPU=3000 DefMemPerGPU=6G MaxMemPerCPU=4000\n"
+                    "PartitionName=q Nodes=ALL\n")
     site = read_slurm_conf(conf)
     p, q = cluster_spec(site.partitions, site.nodes, "p", ("q",)).partitions
-    assert (p.def_mem_per_cpu, p.def_mem_per_gpu) == (3000, 6144)
-    assert (q.def_mem_per_cpu, q.def_mem_per_gpu) == (None, None)
+    assert (p.def_mem_per_cpu, p.def_mem_per_gpu, p.max_mem_per_cpu) == (3000, 6144, 4000)
+    assert (q.def_mem_per_cpu, q.def_mem_per_gpu, q.max_mem_per_cpu) == (None, None, None)
     config = scheduler_config(site.config)
-    assert (config.def_mem_per_cpu, config.def_mem_per_gpu) == (1000, None)
+    assert (config.def_mem_per_cpu, config.def_mem_per_gpu, config.max_mem_per_cpu) == (1000, None, 8000)
 
 
 # ---------------------------------------------------------------- MaxCPUsPerNode

@@ -156,6 +156,10 @@ class PartitionSpec:
         None, megabytes, "MB", slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
         "the memory per GPU of a job of it asking GPUs and no memory (none: policy.scheduler's "
         "def_mem_per_gpu)", where=PARTITION)
+    max_mem_per_cpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
+        "the most memory per CPU of a job of it: one asking more gets more CPUs (none: policy.scheduler's "
+        "max_mem_per_cpu)", where=PARTITION)
     max_cpus_per_node: int | None = setting(
         None, lambda n: as_int(n, 1), "CPUs", slurm_key("MaxCPUsPerNode", slurm_text.cpus_limit, "UNLIMITED"),
         "the most CPUs its running jobs hold together on one node (none, slurm.conf's UNLIMITED: no limit)",

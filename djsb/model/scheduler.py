@@ -182,6 +182,10 @@ class SchedulerConfig:
                                             slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
                                             "the memory per GPU of a job asking GPUs and no memory, where "
                                             "its partition gives no DefMemPerGPU (none: def_mem_per_cpu)")
+    max_mem_per_cpu: float | None = setting(None, megabytes, "MB",
+                                            slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
+                                            "the most memory per CPU of a job, where its partition gives no "
+                                            "MaxMemPerCPU: one asking more gets more CPUs (none: no limit)")
 
     @property
     def planner(self) -> str:

@@ -54,7 +54,7 @@ from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
-from djsb.model.job_defaults import MemoryDefaults
+from djsb.model.job_memory import PartitionMemory
 from djsb.model.limits import RunningLimits
 from djsb.model.main_pass import main_pass
 from djsb.model.node_service import NodeService
@@ -109,7 +109,7 @@ class Simulation(JobOperations):
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
-        self.memory_defaults = MemoryDefaults(cluster.partitions, self.config)
+        self.partition_memory = PartitionMemory(cluster.partitions, self.config)
         self.queue = JobQueue(self.state, self.node_memory)
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
@@ -319,8 +319,8 @@ class Simulation(JobOperations):
         return self.admitter.admit(self._given(trace), shape)[0]
 
     def _given(self, trace: TraceJob) -> TraceJob:
-        """``trace`` with the memory its partition gives it if it asks none (:mod:`.job_defaults`)."""
-        return self.memory_defaults.give(trace) if self.memory_defaults.any else trace
+        """``trace`` with the memory and CPUs its partition gives it (:mod:`.job_memory`)."""
+        return self.partition_memory.give(trace) if self.partition_memory.any else trace
 
     def _submit(self, trace: TraceJob, now: float) -> None:
         trace = self._given(trace)
