@@ -15,8 +15,8 @@ every reserved node fits the whole window: only a start that lands on a reserved
 again on the window's minima. A partition with a MaxCPUsPerNode has, per node, the CPUs it may
 still give its jobs as a step function too (its running jobs give theirs back at their planned
 end, its starts and reservations take theirs), which a view of it caps the nodes by
-(:meth:`~djsb.model.cluster.ClusterState.capped`). GPUs are planned as memory is: a job asking some has its
-partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
+(:meth:`~djsb.model.cluster.ClusterState.capped`). GPUs are planned as memory is: a job asking
+some has its partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
 takes its nodes' GPUs over its window, and a job asking none still fits a node whose GPUs are all
 taken if its cores are free.
 
