@@ -77,6 +77,16 @@ def count_or_unlimited(text: str) -> float:
     return count(text) or math.inf
 
 
+def cpus_limit(text: str) -> int | None:
+    """A partition's MaxCPUsPerNode: a whole number of CPUs >= 1; UNLIMITED (INFINITE in
+    slurm.conf), Slurm's default, is no limit: None."""
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("not a whole number of CPUs >= 1 or UNLIMITED")
+    return int(text)
+
+
 def flag(text: str) -> bool:
     """An option given by its name alone: on."""
     return True
@@ -304,3 +314,22 @@ def _tres_amount(name: str, value: str, item: str) -> float:
     if name in ("mem", "vmem"):
         return amount * _UNITS[unit] / _UNITS["M"] if unit else amount
     return amount * _UNITS[unit]
+
+
+def mebibytes(text: str) -> float:
+    """A memory size in MiB as sbatch (``--mem-per-gpu=4G``) and slurm.conf (``DefMemPerCPU=4096``)
+    write it: a number, MiB unless suffixed K, M, G or T (powers of 1024), above 0."""
+    amount = _tres_amount("mem", text.strip(), text.strip())
+    if amount <= 0:
+        raise ValueError(f"{text}: a memory size is above 0")
+    return amount
+
+
+def memory_default(text: str) -> float | None:
+    """A default memory size in MiB (DefMemPerCPU, DefMemPerGPU: slurm.conf's plain number, or with
+    a K, M, G or T suffix); 0, Slurm's default, and UNLIMITED (as scontrol prints an unset one) are
+    none: None."""
+    value = text.strip()
+    if value in ("0", "") or value.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    return mebibytes(value)

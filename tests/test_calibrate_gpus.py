@@ -83,7 +83,7 @@ def test_a_bad_gpus_key_is_one_line_naming_it(tmp_path: Path, gpus: str, message
 def test_each_request_is_its_sbatch_option_and_reads_back() -> None:
     for request, option in [(GpuRequest(2, "node", "a100"), "--gpus-per-node=a100:2"),
                             (GpuRequest(3, "job"), "--gpus=3"), (GpuRequest(1, "task", "v100"), "--gpus-per-task=v100:1")]:
-        assert request.sbatch_option() == option
+        assert request.sbatch_options() == (option,)
         assert GpuRequest.from_option(*option.split("=")) == request
 
 
@@ -112,7 +112,7 @@ def test_each_gpu_request_gets_its_module_and_the_others_the_run_s(tmp_path: Pat
         if job.gpus is None:
             assert made is module
         else:
-            assert isinstance(made, SlurmJobModule) and made.sbatch_options == (job.gpus.sbatch_option(),)
+            assert isinstance(made, SlurmJobModule) and made.sbatch_options == job.gpus.sbatch_options()
             assert module_of(job) is made  # made once per request
 
 

@@ -89,7 +89,7 @@ def test_sbatch_options_are_read_into_one_request() -> None:
     assert GpuRequest.from_option("--gpus-per-task", "1") == GpuRequest(1, "task")
     assert GpuRequest.from_option("--gres", "gpu:tesla") == GpuRequest(1, "node", "tesla")  # count 1 left out
     assert GpuRequest.from_option("-G", "2") == GpuRequest(2, "job") == GpuRequest.from_text("--gpus=2")
-    assert GpuRequest(2, "job").sbatch_option() == "--gpus=2"
+    assert GpuRequest(2, "job").sbatch_options() == ("--gpus=2",)
     assert GpuRequest.from_option("--gres", "nic:1,gpu:v100:2") == GpuRequest(2, "node", "v100")
     assert GpuRequest.from_option("--gres", "mps:100") is None
     assert GpuRequest.from_option("--gres", "gpu:0") is None

@@ -82,14 +82,14 @@ def test_cons_tres_counts_a_node_by_the_cpus_its_free_memory_holds() -> None:
 
 
 # ---------------------------------------------------------------- the will-run test
-def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None, int]]]:
+def busy_cluster() -> tuple[ClusterState, list[tuple[float, Placement, None, int, int]]]:
     """4 nodes x 2 cores; running (planned end, node): 100 n1, 110 n2, 160 n1, 170 n2, 175 n3;
     free now: n3 1 core, n4 2."""
     state = ClusterState(ClusterSpec.homogeneous(4, 2))
     state.cons_tres_select = True
-    holdings = [(float(end), Placement.of([(node, 1)]), None, job_id)
+    holdings = [(float(end), Placement.of([(node, 1)]), None, job_id, 0)
                 for job_id, (end, node) in enumerate(((100, 0), (110, 1), (160, 0), (170, 1), (175, 2)))]
-    for _, alloc, _, _ in holdings:
+    for _, alloc, _, _, _ in holdings:
         state.commit(alloc, 1, None)
     return state, holdings
 
@@ -142,9 +142,9 @@ def test_jobs_ending_together_are_removed_in_job_id_order(elsewhere_first: bool,
     state = ClusterState(ClusterSpec.homogeneous(2, 2))
     state.cons_tres_select = True
     ids = (1, 0) if elsewhere_first else (0, 1)  # job ids of the n1 and the n2 job ending at 100
-    holdings = [(100.0, Placement.of([(0, 1)]), None, ids[0]), (100.0, Placement.of([(1, 1)]), None, ids[1]),
-                (160.0, Placement.of([(0, 1)]), None, 2), (170.0, Placement.of([(1, 1)]), None, 3)]
-    for _, alloc, _, _ in holdings:
+    holdings = [(100.0, Placement.of([(0, 1)]), None, ids[0], 0), (100.0, Placement.of([(1, 1)]), None, ids[1], 0),
+                (160.0, Placement.of([(0, 1)]), None, 2, 0), (170.0, Placement.of([(1, 1)]), None, 3, 0)]
+    for _, alloc, _, _, _ in holdings:
         state.commit(alloc, 1, None)
     found = WillRunTest(state, holdings, 1.0).test(frozenset({0}), lambda view: view.allocate(view.partitions[0], 1, None, None))
     assert found is not None and found[0] == start

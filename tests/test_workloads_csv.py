@@ -57,16 +57,21 @@ def test_csv_read_errors(tmp_path: Path) -> None:
 def test_a_workload_with_gpu_requests_has_a_gpus_column_of_sbatch_options(tmp_path: Path) -> None:
     jobs = [dataclasses.replace(JOBS[0], gpus=GpuRequest(2, "node", "a100")), JOBS[1],
             dataclasses.replace(JOBS[2], gpus=GpuRequest(4, "job")),
-            TraceJob(4, 6.0, 1.0, 2, gpus=GpuRequest(1, "task"))]
+            TraceJob(4, 6.0, 1.0, 2, gpus=GpuRequest(1, "task")),
+            TraceJob(5, 7.0, 1.0, 8, gpus=GpuRequest(2, "job", cpus_per_gpu=4, mem_per_gpu=1536))]
     out = tmp_path / "jobs.csv"
     write_jobs_csv(jobs, out)
     lines = out.read_text().splitlines()
     assert lines[0] == ",".join(COLUMNS) + ",gpus"
     assert [line.rsplit(",", 1)[1] for line in lines[1:]] == [
-        "--gpus-per-node=a100:2", "", "--gpus=4", "--gpus-per-task=1"]
+        "--gpus-per-node=a100:2", "", "--gpus=4", "--gpus-per-task=1",
+        "--gpus=2 --cpus-per-gpu=4 --mem-per-gpu=1536M"]
     assert read_jobs_csv(out) == jobs
     out.write_text(f"{lines[0]}\n{lines[1].replace('--gpus-per-node=a100:2', '--gres=gpu:tesla:3')}\n")
     assert read_jobs_csv(out)[0].gpus == GpuRequest(3, "node", "tesla")
+    out.write_text(f"{lines[0]}\n{lines[1].replace('--gpus-per-node=a100:2', '--gpus=1 --mem=4G')}\n")
+    with pytest.raises(TraceError, match="only --cpus-per-gpu and --mem-per-gpu"):
+        read_jobs_csv(out)
     out.write_text(f"{lines[0]}\n{lines[1].replace('--gpus-per-node=a100:2', '--gpus-per-node=two')}\n")
     with pytest.raises(TraceError, match="--gpus-per-node=two: expected") as err:
         read_jobs_csv(out)

@@ -93,13 +93,13 @@ def slurm_module(partition: str, transport: Transport, account: str | None = Non
                  gpus: GpuRequest | None = None) -> SchedulerModule:
     """DJSB's Slurm job module (through the registry) over ``transport``, limits as asked;
     ``account``, ``qos``: its jobs' --account and --qos; ``memory_margin``: its option (None: its
-    default); ``gpus``: its jobs' GPU request, one sbatch argument among its ``sbatch_options``
-    (:meth:`~djsb.workloads.gpus.GpuRequest.sbatch_option`; the module quotes every argument)."""
+    default); ``gpus``: its jobs' GPU request, its sbatch arguments the module's ``sbatch_options``
+    (:meth:`~djsb.workloads.gpus.GpuRequest.sbatch_options`; the module quotes every argument)."""
     options: dict[str, Any] = {"partition": partition, "time_factor": 1.0, "time_margin": 0.0}
     options.update({key: value for key, value in (("account", account), ("memory_margin", memory_margin),
                                                   ("qos", qos)) if value is not None})
     if gpus is not None:
-        options["sbatch_options"] = [gpus.sbatch_option()]
+        options["sbatch_options"] = list(gpus.sbatch_options())
     module = load_job_module("slurm", options, transport)
     if not isinstance(module, SchedulerModule):
         raise RunError(f"the slurm job module is a {type(module).__name__}, not a command-based module")

@@ -32,7 +32,6 @@ OPTIONS_UNMODELLED = {
     "--exclusive": "the model shares their nodes as their partition allows",
     "--oversubscribe": "the model shares no core of theirs", "-s": "--oversubscribe",
     "--constraint": "the model ignores node features", "-C": "--constraint",
-    "--cpus-per-gpu": "the model gives them the CPUs sacct recorded, on any of their nodes",
     "--gpus-per-socket": "the model binds no GPU to a socket",
     "--ntasks-per-gpu": "the model binds no task to a GPU",
     "--reservation": "the model has no reservation", "--contiguous": "the model ignores contiguity",

@@ -99,7 +99,8 @@ class Admission:
         """Slurm's refusal of a job no node configuration fits, with what a shaped job's layout
         needs that its partition's largest node lacks, or the GPUs none of its nodes has."""
         if trace.gpus is not None:
-            tasks, per_node = (shape.tasks, shape.tasks_per_node) if shape is not None else (trace.cpus, None)
+            tasks, per_node = (shape.tasks, shape.tasks_per_node) if shape is not None else (
+                trace.gpus.tasks(trace.cpus), None)
             want = self.empty.gpu_demand(trace.gpus, tasks, per_node, part=part)
             gpus = misfit(want, {i: self.empty.node_gpus[i] for i in part.node_ids})
             if gpus == INVALID_GRES:

@@ -57,10 +57,15 @@ def candidates(state: ClusterState, part: PartitionState, shape: JobShape) -> li
 
 
 def job_memory(job: SimJob, alloc: Placement) -> list[float] | None:
-    """Memory a starting job holds on each node of ``alloc`` (its tasks', or per CPU for a trace job)."""
+    """Memory a starting job holds on each node of ``alloc`` (its tasks', per GPU with
+    ``--mem-per-gpu`` (gres_select_util.c ``gres_select_util_job_mem_set``), or per CPU for a trace
+    job)."""
     shape, trace = job.shape, job.trace
     if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
         return [tasks * shape.memory_per_task for tasks in job.tasks]
+    per_gpu = trace.gpus.mem_per_gpu if trace.gpus is not None else None
+    if per_gpu is not None and alloc.gpus is not None:
+        return [sum(held) * per_gpu for held in alloc.gpus]
     if trace.memory_mb and trace.cpus:
         return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
     return None

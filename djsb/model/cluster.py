@@ -52,7 +52,17 @@ from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
 from djsb.setting import setting, slurm_key
 from djsb.workloads.gpus import GpuRequest
-from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str, as_time_limit, describe, one_of
+from djsb.yamlnodes import (
+    Located,
+    as_bool,
+    as_duration,
+    as_int,
+    as_number,
+    as_str,
+    as_time_limit,
+    describe,
+    one_of,
+)
 
 T = TypeVar("T")
 _OVERSUBSCRIBE = re.compile(r"^(NO|YES|FORCE|EXCLUSIVE)(?::(\d+))?$")
@@ -103,6 +113,11 @@ def qos_names(node: Located) -> tuple[str, ...]:
     if isinstance(node.value, list):
         return tuple(as_str(item).lower() for item in node.value)
     return slurm_text.allow_qos(as_str(node))
+
+
+def megabytes(node: Located) -> float:
+    """A memory size in MB, above 0."""
+    return as_number(node, 0, strict=True)
 
 
 def oversubscribe(node: Located) -> str:
@@ -161,6 +176,22 @@ class PartitionSpec:
         (), read_billing_weights, "", slurm_key("TRESBillingWeights", slurm_text.tres_weights, ""),
         "what a job's fair share usage charges per second: its TRES weighted, `{cpu: 1.0, gres/gpu: 2.0}` "
         "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
+    def_mem_per_cpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerCPU", slurm_text.memory_default, "0"),
+        "the memory per CPU of a job of it asking none (none: policy.scheduler's def_mem_per_cpu)",
+        where=PARTITION)
+    def_mem_per_gpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
+        "the memory per GPU of a job of it asking GPUs and no memory (none: policy.scheduler's "
+        "def_mem_per_gpu)", where=PARTITION)
+    max_mem_per_cpu: float | None = setting(
+        None, megabytes, "MB", slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
+        "the most memory per CPU of a job of it: one asking more gets more CPUs (none: policy.scheduler's "
+        "max_mem_per_cpu)", where=PARTITION)
+    max_cpus_per_node: int | None = setting(
+        None, lambda n: as_int(n, 1), "CPUs", slurm_key("MaxCPUsPerNode", slurm_text.cpus_limit, "UNLIMITED"),
+        "the most CPUs its running jobs hold together on one node (none, slurm.conf's UNLIMITED: no limit)",
+        where=PARTITION)
 
     @property
     def exclusive(self) -> bool:
@@ -374,6 +405,10 @@ class ClusterState:
         self.node_has_free = bytearray(free > 0 for free in self.node_free)
         """1 where a node has a free slot (kept by :meth:`commit`): the first fit skips the others."""
         self.has_memory = any(n.memory_mb is not None for n in spec.nodes)
+        self.part_used: list[list[int] | None] = [
+            None if p.spec.max_cpus_per_node is None else [0] * len(spec.nodes) for p in parts]
+        """Per partition with a MaxCPUsPerNode, the CPUs its running jobs hold on each node (kept by
+        :meth:`commit` given the job's partition); None for a partition without one."""
         self.member_prefix = [list(itertools.accumulate((int(i in p.members) for i in range(len(spec.nodes))),
                                                         initial=0)) for p in parts]
         """Per partition, how many of nodes 0 .. i-1 it holds (at index i): members of a run in O(1)."""
@@ -417,8 +452,11 @@ class ClusterState:
         need = self.need(part, cpus, nodes)
         if part.free < need:
             return None
+        if self.part_used[part.index] is not None:
+            return self.capped(part).allocate(part, cpus, nodes, memory_mb, gpus)
         if gpus is not None:
-            return self._allocate_gpus(part, cpus, nodes, memory_mb, self.gpu_demand(gpus, cpus, part=part))
+            return self._allocate_gpus(part, cpus, nodes, memory_mb,
+                                       self.gpu_demand(gpus, gpus.tasks(cpus), part=part))
         if part.exclusive:  # whole idle nodes: each offers its capacity, the job needs ``need`` of them
             return self._first_fit(part, need * part.cores_per_node, None, None)
         per_node = math.ceil(cpus / nodes) if nodes else None
@@ -426,6 +464,24 @@ class ClusterState:
         if self.cons_tres_select and per_node is None:
             return self._best_fit(part, cpus, mem_per_cpu if self.has_memory else None)
         return self._first_fit(part, cpus, per_node, mem_per_cpu)
+
+    def capped(self, part: PartitionState) -> ClusterState:
+        """A view of this state in which each node of ``part`` offers a job of ``part`` no more CPUs
+        than its MaxCPUsPerNode less those the partition's running jobs hold there (cons_common.c
+        ``_allocate_sc``: ``avail_cpus = MIN(cpu_count, max_cpus_per_node - used_cpu_count)``, the
+        used CPUs those of the partition's own jobs, ``part_core_map``); allocating on it reads,
+        never writes. A planning view counts those still held at the instant it plans for
+        (:mod:`djsb.model.node_plan`, :mod:`djsb.model.will_run`)."""
+        used, cap = self.part_used[part.index], part.spec.max_cpus_per_node
+        assert used is not None and cap is not None
+        free, spare = list(self.node_free), self.node_spare
+        for i in part.node_ids:
+            free[i] = min(free[i], spare[i] + cap - used[i])
+        view = copy.copy(self)
+        view.node_free = free
+        view.node_has_free = bytearray(slots > 0 for slots in free)
+        view.part_used = [None] * len(self.partitions)
+        return view
 
     def gpu_demand(self, request: GpuRequest, tasks: int, tasks_per_node: int | None = None, *,
                    part: PartitionState) -> GpuDemand:
@@ -437,10 +493,12 @@ class ClusterState:
         """A trace job asking GPUs, node by node: each node of ``part`` offers the CPUs (as
         :meth:`_first_fit` counts them: idle cores, memory, ``cpus / nodes`` with a node count, a
         whole idle node on an exclusive partition) its free GPUs let the job hold
-        (:meth:`GpuDemand.offer`). The nodes are taken in the order of cons_tres's weights (most
-        co-located GPUs first, :meth:`GpuDemand.near`; then by index), or under ``cons_tres_select``
-        without a node count by cons_tres's sets (:func:`~djsb.model.cons_tres.best_fit`), until
-        the CPUs and the GPUs are covered; the placement records the GPUs held on each node."""
+        (:meth:`GpuDemand.offer`), those GPUs no more than its CPUs and memory give with
+        ``--cpus-per-gpu`` and ``--mem-per-gpu`` (:meth:`GpuDemand.usable`). The nodes are taken
+        in the order of cons_tres's weights (most co-located GPUs first, :meth:`GpuDemand.near`;
+        then by index), or under ``cons_tres_select`` without a node count by cons_tres's sets
+        (:func:`~djsb.model.cons_tres.best_fit`), until the CPUs and the GPUs are covered; the
+        placement records the GPUs held on each node."""
         if not want.types:
             return None
         per_node = math.ceil(cpus / nodes) if nodes and not part.exclusive else None
@@ -449,6 +507,7 @@ class ClusterState:
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus and by_memory else None
         spare = self.node_spare if part.keeps_spare else None
         gpu_free, gpu_all = self.node_gpu_free, self.node_gpus
+        bounded = want.bounded and not want.whole  # an exclusive job holds whole nodes anyway
         rooms: list[tuple[int, int]] = []
         usable: dict[int, int] = {}
         for i in part.node_ids:
@@ -460,6 +519,8 @@ class ClusterState:
                               self.node_mem_free[i], per_node, mem_per_cpu)
             have = want.free(gpu_free[i])
             if room > 0 and (not want.whole or have == want.free(gpu_all[i])):
+                if bounded:
+                    have = want.usable(have, room, self.node_mem_free[i])
                 room = want.offer(room, have)
                 if per_node is not None and room < per_node:
                     room = 0
@@ -492,7 +553,7 @@ class ClusterState:
             return None
         held, lacking = [], want.total or 0
         for i, take in chosen:
-            count = want.held(take, usable[i], lacking)
+            count = want.held(take // want.task_cpus, usable[i], lacking)
             lacking -= count
             held.append(split(gpu_free[i], want.types, count))
         return Placement.of(chosen, tuple(held))
@@ -575,15 +636,22 @@ class ClusterState:
         ``gpus`` a job asks: a node takes a count of tasks only with the GPUs they need
         (:meth:`GpuDemand.offer`), and a count per job must be covered by the nodes chosen.
         """
+        if self.part_used[part.index] is not None:
+            return self.capped(part).place(part, tasks, cpus_per_task, memory_per_task, candidates,
+                                           may_share, gpus)
         free, cores, spare, mem = self.node_free, self.node_cores, self.node_spare, self.node_mem_free
         gpu_free = self.node_gpu_free
 
         def holds(i: int, count: int) -> bool:
             """Whether node ``i`` has the memory and GPUs of ``count`` tasks."""
             have = mem[i]
-            if gpus is not None and gpus.offer(count * cpus_per_task, gpus.free(gpu_free[i]),
-                                               cpus_per_task) < count * cpus_per_task:
-                return False
+            if gpus is not None:
+                cpus = count * cpus_per_task
+                usable = gpus.free(gpu_free[i])
+                if gpus.bounded:
+                    usable = gpus.usable(usable, cpus, have)
+                if gpus.offer(cpus, usable, cpus_per_task) < cpus:
+                    return False
             return memory_per_task is None or have is None or have >= count * memory_per_task
 
         def first_fit(order: Sequence[int], room: Callable[[int], int]) -> list[tuple[int, int]] | None:
@@ -612,17 +680,23 @@ class ClusterState:
         if not gpus.types:
             return None
         held, lacking = [], gpus.total or 0
-        for (i, _), count in zip(chosen, tasks, strict=True):
+        for (i, cpus), count in zip(chosen, tasks, strict=True):
             have = gpus.free(gpu_free[i])
+            if gpus.bounded:
+                have = gpus.usable(have, cpus, mem[i])
             taken = gpus.held(count, have, lacking)
             lacking -= taken
             held.append(split(gpu_free[i], gpus.types, taken))
         return None if lacking > 0 else Placement.of(chosen, tuple(held))
 
     def commit(self, alloc: Placement, cpus: int, memory: Sequence[float] | None,
-               sign: int = 1) -> None:
+               sign: int = 1, part: PartitionState | None = None) -> None:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
-        holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none)."""
+        holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none), for a job of
+        ``part`` (None: no job's, as a node out of service holds its slots)."""
+        if part is not None and (used := self.part_used[part.index]) is not None:
+            for i, slots in alloc:
+                used[i] += sign * slots
         node_free, has_free = self.node_free, self.node_has_free
         memberships = self.memberships
         for first, count, slots in alloc.runs:

@@ -25,6 +25,15 @@ Slurm 22.05's select/cons_tres does:
   on the nodes with the most free GPUs (up to its count); one counting per node sees them all
   alike. :func:`near` is that count.
 
+* **the CPUs and memory its GPUs bring** (``--cpus-per-gpu``, ``--mem-per-gpu``): a node's usable
+  GPUs are no more than its free CPUs / ``cpus_per_gpu`` and its free memory / ``mem_per_gpu``
+  (gres_select_filter.c ``gres_select_filter_sock_core``: ``max_gres = avail_cpus / cpus_per_gres``,
+  ``gres_select_filter_remove_unusable``: ``max_gres = avail_mem / mem_per_gres``); with a count
+  per job a node then offers those GPUs' CPUs alone (gres_sched.c ``gres_sched_add``: ``avail_cpus
+  = gres_limit * cpus_per_gres``), with a count per task each task has ``count * cpus_per_gpu`` CPUs
+  (gres.c ``_test_gres_cnt``), and the job holds ``mem_per_gpu`` for each GPU it holds on a node
+  (gres_select_util.c ``gres_select_util_job_mem_set``; all the node's GPUs on an exclusive one).
+
 A trace job's tasks are its CPUs (one CPU each, as SWF counts processors). Nodes are taken, each
 with all the CPUs and GPUs it offers, until both cover the job (job_test.c ``_eval_nodes``: ``rem_cpus
 -= avail_cpus`` until ``rem_cpus <= 0`` and ``gres_sched_test``); its CPUs are then spread one on
@@ -35,7 +44,7 @@ than the nodes its GPUs need does not fit them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from djsb.workloads.gpus import GpuRequest
 from djsb.yamlnodes import Located, as_int, describe
@@ -73,7 +82,8 @@ class GpuDemand:
     has); ``least``: free GPUs a node must offer to take the job; ``per_node`` / ``per_task``: the
     counts it holds on each node or for each task there; ``total``: the count over the job (per
     job, or per task times the tasks; None when counted per node); ``whole``: an exclusive
-    partition's job, which needs and holds every GPU of its nodes."""
+    partition's job, which needs and holds every GPU of its nodes; ``cpus_per_gpu`` and
+    ``mem_per_gpu``: the CPUs and MiB each GPU brings (None: not asked)."""
 
     types: tuple[int, ...]
     least: int
@@ -81,18 +91,48 @@ class GpuDemand:
     per_task: int | None = None
     total: int | None = None
     whole: bool = False
+    cpus_per_gpu: int | None = None
+    mem_per_gpu: float | None = None
 
     def free(self, node_free: Sequence[int]) -> int:
         """Free GPUs this job may use on a node whose free GPUs per type are ``node_free``."""
         return sum(node_free[t] for t in self.types)
 
+    @property
+    def task_cpus(self) -> int:
+        """The CPUs of each task of a trace job: one, or with GPUs per task and CPUs per GPU
+        ``count * cpus_per_gpu`` (slurmctld's ``cpus_per_task = cpus_per_gres * gres_per_task``,
+        gres.c ``_test_gres_cnt``)."""
+        if self.per_task is not None and self.cpus_per_gpu is not None:
+            return self.per_task * self.cpus_per_gpu
+        return 1
+
+    @property
+    def bounded(self) -> bool:
+        """Whether each GPU brings CPUs or memory, so that a node's CPUs or memory bound its usable GPUs."""
+        return self.cpus_per_gpu is not None or self.mem_per_gpu is not None
+
+    def usable(self, free: int, room: int, memory: float | None) -> int:
+        """Of ``free`` GPUs, those a node offering ``room`` CPUs and ``memory`` MiB (None: memory not
+        counted) can give their CPUs and memory (see the module docstring)."""
+        if self.cpus_per_gpu is not None:
+            free = min(free, room // self.cpus_per_gpu)
+        if self.mem_per_gpu is not None and memory is not None:
+            free = min(free, int(memory // self.mem_per_gpu))
+        return free
+
     def offer(self, room: int, free: int, cpus_per_task: int = 1) -> int:
         """CPUs a node offering ``room`` CPUs and ``free`` usable GPUs holds of the job: none when
-        it has fewer GPUs than :attr:`least`; with GPUs per task, no more tasks than they serve."""
+        it has fewer GPUs than :attr:`least`; with GPUs per task, no more tasks than they serve
+        (of ``count * cpus_per_gpu`` CPUs each when it asks CPUs per GPU); with a count per job and
+        CPUs per GPU, its GPUs' CPUs."""
         if free < self.least:
             return 0
+        cpg = self.cpus_per_gpu
         if self.per_task is not None:
-            return min(room, free // self.per_task * cpus_per_task)
+            return min(room, free // self.per_task * (cpus_per_task if cpg is None else self.task_cpus))
+        if cpg is not None and self.per_node is None:
+            return min(room, free * cpg)
         return room
 
     def held(self, tasks: int, free: int, lacking: int) -> int:
@@ -120,11 +160,15 @@ def demand(request: GpuRequest, types: Sequence[str], tasks: int, tasks_per_node
     usable = tuple(i for i, name in enumerate(types) if request.type is None or name == request.type)
     count = request.count
     if request.per == "node":
-        return GpuDemand(usable, count, per_node=count, whole=whole)
-    if request.per == "task":
+        want = GpuDemand(usable, count, per_node=count, whole=whole)
+    elif request.per == "task":
         least = count * (tasks_per_node or 1)
-        return GpuDemand(usable, least, per_task=count, total=count * tasks, whole=whole)
-    return GpuDemand(usable, 1, total=count, whole=whole)
+        want = GpuDemand(usable, least, per_task=count, total=count * tasks, whole=whole)
+    else:
+        want = GpuDemand(usable, 1, total=count, whole=whole)
+    if request.cpus_per_gpu is None and request.mem_per_gpu is None:
+        return want
+    return replace(want, cpus_per_gpu=request.cpus_per_gpu, mem_per_gpu=request.mem_per_gpu)
 
 
 def split(node_free: Sequence[int], types: Sequence[int], count: int) -> tuple[int, ...]:

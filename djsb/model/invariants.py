@@ -5,7 +5,8 @@
    ``--oversubscribe``) never brings a node above its core count, and a node given to an
    exclusive job holds nothing else. Nor are its GPUs: the GPUs of each type that running jobs
    (suspended ones included: they keep their GPUs) hold on a node never exceed the node's, and a
-   job asking GPUs holds at least what it asked (its count on each node, or over the job).
+   job asking GPUs holds at least what it asked (its count on each node, or over the job). Nor
+   does a partition with a MaxCPUsPerNode: its running jobs hold no more than that on a node.
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit) and the earlier reservations.
@@ -122,6 +123,7 @@ class InvariantChecker:
         self.part_exclusive = [p.exclusive for p in cluster.partitions]
         self.part_share = [p.share for p in cluster.partitions]
         self.part_forced = [p.forced for p in cluster.partitions]
+        self.part_cap = [p.max_cpus_per_node for p in cluster.partitions]
         self.sharing = [{q for q, other in enumerate(self.part_nodes) if set(nodes) & set(other)}
                         for nodes in self.part_nodes]
         self.used = [0] * len(cluster.nodes)
@@ -166,6 +168,8 @@ class InvariantChecker:
                     f"{self.cores[node]} cores (share {share})")
         self._take_gpus(job, now)
         self.running[job.job_id] = (job, planned_end)
+        if self.part_cap[p] is not None:
+            self._check_cap(job, now)
         self.held[job.job_id] = list(job.alloc)
         self.starts_checked += 1
         self.queued.pop(job.job_id, None)
@@ -290,6 +294,23 @@ class InvariantChecker:
                                              f"at t={now}, over its {tres_key} {amount} (job {job.job_id} "
                                              "started)")
 
+    def _check_cap(self, job: SimJob, now: float) -> None:
+        """The running jobs of a starting job's partition hold no more than its MaxCPUsPerNode on
+        any of its nodes (invariant 1)."""
+        p, cap = job.part.index, self.part_cap[job.part.index]
+        assert cap is not None
+        nodes = {node for node, _ in job.alloc}
+        held = dict.fromkeys(nodes, 0)
+        for other, _ in self.running.values():
+            if other.part.index == p and other.suspended_since is None:
+                for node, slots in other.alloc:
+                    if node in held:
+                        held[node] += slots
+        over = {node: cpus for node, cpus in held.items() if cpus > cap}
+        if over:
+            raise InvariantViolation(f"partition {job.part.spec.name}'s jobs hold {over} CPUs on nodes at "
+                                     f"t={now}, over its MaxCPUsPerNode {cap} (job {job.job_id} started)")
+
     def _take_gpus(self, job: SimJob, now: float) -> None:
         """Check and count the GPUs a starting job holds (invariant 1)."""
         request, held = job.trace.gpus, job.alloc.gpus
@@ -303,7 +324,7 @@ class InvariantChecker:
         if request.per == "node":
             short = min(counts) < request.count
         else:
-            tasks = job.shape.tasks if job.shape is not None else job.trace.cpus
+            tasks = job.shape.tasks if job.shape is not None else request.tasks(job.trace.cpus)
             tasks = tasks if request.per == "task" else 1
             short = sum(counts) < request.count * tasks
         if short:

@@ -12,8 +12,11 @@ node's *least* availability over that window. A reservation takes the nodes and 
 planned on, so a later start that would eat into them does not fit. On the other nodes
 availability only grows with time (running jobs end), so a start placed by the live state off
 every reserved node fits the whole window: only a start that lands on a reserved node is placed
-again on the window's minima. GPUs are planned as memory is: a job asking some has its
-partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
+again on the window's minima. A partition with a MaxCPUsPerNode has, per node, the CPUs it may
+still give its jobs as a step function too (its running jobs give theirs back at their planned
+end, its starts and reservations take theirs), which a view of it caps the nodes by
+(:meth:`~djsb.model.cluster.ClusterState.capped`). GPUs are planned as memory is: a job asking
+some has its partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
 takes its nodes' GPUs over its window, and a job asking none still fits a node whose GPUs are all
 taken if its cores are free.
 
@@ -39,9 +42,9 @@ from djsb.model.profile import Profile
 Allocate = Callable[[ClusterState], Placement | None]
 """Runs a job's allocation rules on a cluster state (the live one or a planning view)."""
 
-Holding = tuple[float, Placement, Sequence[float] | None]
-"""What a running job gives back and when: (planned end, its placement, memory per node); the
-placement's GPUs too."""
+Holding = tuple[float, Placement, Sequence[float] | None, int]
+"""What a running job gives back and when: (planned end, its placement, memory per node, its
+partition's index); the placement's GPUs too."""
 
 
 class NodePlan:
@@ -54,11 +57,18 @@ class NodePlan:
         memory_releases: list[list[tuple[float, float]]] = [[] for _ in state.node_free]
         types = range(len(state.gpu_types))
         gpu_releases: list[list[list[tuple[float, float]]]] = [[[] for _ in types] for _ in state.node_free]
-        for end, alloc, memory in holdings:
+        cap_releases: dict[int, dict[int, list[tuple[float, float]]]] = {
+            p.index: {node: [] for node in p.node_ids} for p in state.partitions
+            if state.part_used[p.index] is not None}
+        for end, alloc, memory, part in holdings:
             for k, (node, slots) in enumerate(alloc):
                 slot_releases[node].append((end, slots))
                 if memory is not None:
                     memory_releases[node].append((end, memory[k]))
+            capped = cap_releases.get(part) if cap_releases else None
+            if capped is not None:
+                for node, slots in alloc:
+                    capped[node].append((end, slots))
             if alloc.gpus is not None:
                 for (node, _), held in zip(alloc, alloc.gpus, strict=True):
                     for t, count in enumerate(held):
@@ -72,6 +82,11 @@ class NodePlan:
                      for free, releases in zip(state.node_gpu_free, gpu_releases, strict=True)] \
             if types else None
         """Each node's free GPUs per type over time (None: the cluster has no GPUs)."""
+        self.cpu_room = {part: {node: Profile(now, self._cap(part) - self._used(state, part)[node], releases)
+                                for node, releases in by_node.items()}
+                         for part, by_node in cap_releases.items()}
+        """Per partition with a MaxCPUsPerNode, the CPUs each of its nodes may still give the
+        partition's jobs over time (its running jobs give theirs back at their planned end)."""
         # The per-node minima decide in a view; a partition's live total is no shortcut there.
         self.parts = [dataclasses.replace(p, free=p.capacity) for p in state.partitions]
         self.reserved: set[int] = set()
@@ -101,7 +116,25 @@ class NodePlan:
                 gpus[node] = [int(profile.lowest(start, duration)) for profile in self.gpus[node]]
             view.node_gpu_free = gpus
         view.node_has_free = bytearray(slots > 0 for slots in free)  # first fit skips by these flags
+        room = self.cpu_room.get(part.index)
+        if room is not None:
+            used = list(self._used(self.state, part.index))
+            for node in part.node_ids:
+                used[node] = self._cap(part.index) - int(room[node].lowest(start, duration))
+            view.part_used = list(self.state.part_used)
+            view.part_used[part.index] = used
         return view
+
+    def _cap(self, part: int) -> int:
+        cap = self.state.partitions[part].spec.max_cpus_per_node
+        assert cap is not None
+        return cap
+
+    @staticmethod
+    def _used(state: ClusterState, part: int) -> list[int]:
+        used = state.part_used[part]
+        assert used is not None
+        return used
 
     def _lowest_unkept(self, node: int, start: float, duration: float) -> float:
         """Least free slots of ``node`` over the window, less its spare slots wherever a
@@ -123,6 +156,8 @@ class NodePlan:
             if self.gpus is not None:
                 for profile in self.gpus[node]:
                     times.update(profile.times)
+        for profile in self.cpu_room.get(part.index, {}).values():
+            times.update(profile.times)
         return times
 
     def earliest_start(self, part: PartitionState, duration: float, allocate: Allocate,
@@ -140,10 +175,11 @@ class NodePlan:
         return any(node in self.reserved for node, _ in alloc)
 
     def reserve(self, alloc: Placement, memory: Sequence[float] | None, start: float,
-                duration: float, *, shares: bool) -> None:
-        """Take what a reservation keeps free on its nodes (see :meth:`take`) and mark them reserved;
-        unless its job ``shares`` cores, its cores are kept idle (see the module docstring)."""
-        self.take(alloc, memory, start, duration)
+                duration: float, *, shares: bool, part: int | None = None) -> None:
+        """Take what a reservation of a job of partition ``part`` keeps free on its nodes (see
+        :meth:`take`) and mark them reserved; unless its job ``shares`` cores, its cores are kept
+        idle (see the module docstring)."""
+        self.take(alloc, memory, start, duration, part)
         self.reserved.update(node for node, _ in alloc)
         if shares:
             return
@@ -166,8 +202,13 @@ class NodePlan:
         self.reserved.update(node for node, _ in alloc)
 
     def take(self, alloc: Placement, memory: Sequence[float] | None, start: float,
-             duration: float) -> None:
-        """Take an allocation's slots (and memory, parallel to ``alloc``; and its GPUs) over the window."""
+             duration: float, part: int | None = None) -> None:
+        """Take an allocation's slots (and memory, parallel to ``alloc``; its GPUs; and for a job of
+        partition ``part`` with a MaxCPUsPerNode, the CPUs it may still give) over the window."""
+        room = self.cpu_room.get(part) if part is not None else None
+        if room is not None:
+            for node, slots in alloc:
+                room[node].take(start, duration, slots)
         for k, (node, slots) in enumerate(alloc):
             self.slots[node].take(start, duration, slots)
             profile = self.memory[node]

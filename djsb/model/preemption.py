@@ -93,7 +93,7 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
     removed: list[SimJob] = []
 
     def remove(job: SimJob) -> Placement | None:
-        state.commit(job.alloc, job.cpus, job.memory, sign=-1)
+        state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part)
         state.commit_gpus(job.alloc, sign=-1)
         removed.append(job)
         return place(state)
@@ -113,5 +113,5 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
         return None
     finally:
         for job in removed:
-            state.commit(job.alloc, job.cpus, job.memory)
+            state.commit(job.alloc, job.cpus, job.memory, part=job.part)
             state.commit_gpus(job.alloc)

@@ -17,6 +17,7 @@ from typing import Any
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
+from djsb.model.cluster import megabytes
 from djsb.registry import Registry, UnknownName
 from djsb.setting import Setting, SlurmKey, SlurmName, declared, setting, slurm_key, table
 from djsb.setting import scheduler_parameter as _parameter
@@ -178,6 +179,18 @@ class SchedulerConfig:
                                    slurm_key("AuthInfo", slurm_text.requeue_delay, "",
                                              label="AuthInfo cred_expire (+ 1 s)"),
                                    "a requeued job is eligible again this long after its node failed")
+    def_mem_per_cpu: float | None = setting(None, megabytes, "MB",
+                                            slurm_key("DefMemPerCPU", slurm_text.memory_default, "0"),
+                                            "the memory per CPU of a job asking none, where its partition "
+                                            "gives no DefMemPerCPU (none: the job holds no memory)")
+    def_mem_per_gpu: float | None = setting(None, megabytes, "MB",
+                                            slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
+                                            "the memory per GPU of a job asking GPUs and no memory, where "
+                                            "its partition gives no DefMemPerGPU (none: def_mem_per_cpu)")
+    max_mem_per_cpu: float | None = setting(None, megabytes, "MB",
+                                            slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
+                                            "the most memory per CPU of a job, where its partition gives no "
+                                            "MaxMemPerCPU: one asking more gets more CPUs (none: no limit)")
 
     @property
     def planner(self) -> str:

@@ -54,6 +54,7 @@ from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
+from djsb.model.job_memory import PartitionMemory
 from djsb.model.limits import RunningLimits
 from djsb.model.main_pass import main_pass
 from djsb.model.node_service import NodeService
@@ -115,6 +116,7 @@ class Simulation(JobOperations):
         self.state = ClusterState(cluster)
         self.state.cons_tres_select = self.config.node_select == "cons_tres"
         self.admitter = Admission(cluster, self.state)
+        self.partition_memory = PartitionMemory(cluster.partitions, self.config)
         self.queue = JobQueue(self.state, self.node_memory)
         self.running: dict[int, SimJob] = {}
         self.amounts: dict[int, list[tuple[int, int]]] = {}
@@ -322,9 +324,14 @@ class Simulation(JobOperations):
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
         """Why the model would refuse ``trace`` laid out as ``shape`` if submitted now ("" if not)."""
-        return self.admitter.admit(trace, shape)[0]
+        return self.admitter.admit(self._given(trace), shape)[0]
+
+    def _given(self, trace: TraceJob) -> TraceJob:
+        """``trace`` with the memory and CPUs its partition gives it (:mod:`.job_memory`)."""
+        return self.partition_memory.give(trace) if self.partition_memory.any else trace
 
     def _submit(self, trace: TraceJob, now: float) -> None:
+        trace = self._given(trace)
         reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
         if reason:
             self.rejected.append((trace.job_id, reason))
@@ -381,6 +388,7 @@ class Simulation(JobOperations):
         trace, node_list = running.trace, running.node_list
         if trace.job_id in self.by_id:
             raise ModelError(f"duplicate job id {trace.job_id}")
+        trace = self._given(trace)
         shape = JobShape(trace.cpus, 1, memory_per_task=trace.memory_mb / trace.cpus
                          if trace.memory_mb is not None else None, node_list=node_list) if node_list else None
         reason, part, qos = self.admitter.admit(trace, shape)
@@ -405,7 +413,7 @@ class Simulation(JobOperations):
         trace = job.trace
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
-        self.state.commit(alloc, trace.cpus, job.memory)
+        self.state.commit(alloc, trace.cpus, job.memory, part=job.part)
         self.state.commit_gpus(alloc)
         job.cpus = trace.cpus
         job.alloc = alloc
@@ -444,7 +452,7 @@ class Simulation(JobOperations):
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]
-            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1)
+            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part)
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         self.state.commit_gpus(job.alloc, sign=-1)

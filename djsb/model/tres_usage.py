@@ -70,7 +70,7 @@ def least_tres(job: SimJob) -> Tres:
     """The fewest TRES a job may be placed with: its CPUs, memory, asked node count (else one, or
     what its tasks per node need) and the GPUs that asks (per node, per task or for the job)."""
     trace, shape = job.trace, job.shape
-    tasks = shape.tasks if shape is not None else trace.cpus
+    tasks = shape.tasks if shape is not None else trace.gpus.tasks(trace.cpus) if trace.gpus else trace.cpus
     nodes = trace.nodes or 1
     if shape is not None and shape.tasks_per_node:
         nodes = max(nodes, -(-tasks // shape.tasks_per_node))
@@ -82,4 +82,6 @@ def least_tres(job: SimJob) -> Tres:
     if trace.gpus is not None:
         request = trace.gpus
         gpus = request.count * (nodes if request.per == "node" else tasks if request.per == "task" else 1)
+        if request.mem_per_gpu is not None:
+            memory = gpus * request.mem_per_gpu
     return trace.cpus, int(memory), nodes, gpus

@@ -62,11 +62,11 @@ WILL_RUN_WINDOW = 30
 Allocate = Callable[[ClusterState], Placement | None]
 """A job's allocation rules on a cluster state (the live one or a future view of it)."""
 
-Holding = tuple[float, Placement, Sequence[float] | None, int]
+Holding = tuple[float, Placement, Sequence[float] | None, int, int]
 """A running job as the will-run test sees it: (expected end, its placement (its GPUs with it),
-memory per node, job id). Jobs expected to end together are removed in job id order: slurmctld's
-job_list keeps jobs in their creation order and the test sorts it by end with glibc's merge sort,
-which is stable."""
+memory per node, job id, its partition's index). Jobs expected to end together are removed in job
+id order: slurmctld's job_list keeps jobs in their creation order and the test sorts it by end
+with glibc's merge sort, which is stable."""
 
 
 class WillRunTest:
@@ -99,6 +99,9 @@ class WillRunTest:
         self.answers: dict[tuple[frozenset[int], Hashable], tuple[float, Placement] | None] = {}
         self.gpus = bool(state.gpu_types)
         """Whether the nodes have GPUs, which a removed running job gives back too."""
+        self.capped = frozenset(p for p, used in enumerate(state.part_used) if used is not None)
+        """The partitions with a MaxCPUsPerNode, whose CPUs held per node a removed job of theirs
+        lowers (what ``_allocate_sc`` counts against the cap)."""
 
     def started(self, holding: Holding) -> None:
         """A job started now and runs as ``holding``: the cluster state and the running jobs changed."""
@@ -107,13 +110,16 @@ class WillRunTest:
         self.answers.clear()
 
     def view(self, free: list[int], has_free: bytearray, memory: list[float | None],
-             gpus: list[list[int]] | None = None) -> ClusterState:
+             gpus: list[list[int]] | None = None, used: list[list[int] | None] | None = None) -> ClusterState:
         """The select plugin's view with these free slots (``has_free``: which nodes have one),
-        memory and GPUs per node, valid until the next call (allocating reads them, never writes)."""
+        memory and GPUs per node (and CPUs each capped partition's jobs hold per node), valid until
+        the next call (allocating reads them, never writes)."""
         view = self.select
         view.node_free, view.node_has_free, view.node_mem_free = free, has_free, memory
         if gpus is not None:
             view.node_gpu_free = gpus
+        if used is not None:
+            view.part_used = used
         return view
 
     def test(self, usable: frozenset[int], allocate: Allocate, key: Hashable | None = None,
@@ -150,14 +156,17 @@ class WillRunTest:
         free, has_free = list(base_free), bytearray(base_has_free)
         memory = list(self.state.node_mem_free)
         gpus = [list(node) for node in self.state.node_gpu_free] if self.gpus else None
+        used = [None if held is None else list(held) for held in self.state.part_used] \
+            if self.capped else None
         if offered >= slots:
-            alloc = allocate(self.view(free, has_free, memory, gpus))
+            alloc = allocate(self.view(free, has_free, memory, gpus, used))
             if alloc is not None:
                 return now, alloc
         window, aligned, k = WILL_RUN_WINDOW, None, 0
         while k < len(pending):
             while True:
-                end, held, peek = pending[k]
+                end, held, peek, part = pending[k]
+                part_used = used[part] if used is not None else None
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
                 for node, count, held_memory, held_gpus in held:
@@ -168,6 +177,8 @@ class WillRunTest:
                         memory[node] = memory[node] + held_memory  # type: ignore[operator]
                     if held_gpus is not None and gpus is not None:
                         gpus[node] = [have + back for have, back in zip(gpus[node], held_gpus, strict=True)]
+                    if part_used is not None:
+                        part_used[node] -= count
                 last, k = end, k + 1
                 if k == len(pending) or peek is None or peek > aligned + window:
                     break
@@ -175,7 +186,7 @@ class WillRunTest:
             while peek is not None and peek > aligned + window:
                 window *= 2
             if offered >= slots:
-                alloc = allocate(self.view(free, has_free, memory, gpus))
+                alloc = allocate(self.view(free, has_free, memory, gpus, used))
                 if alloc is not None:
                     return self._start_after(last), alloc
         return None
@@ -192,32 +203,33 @@ class WillRunTest:
 
 
 _Held = tuple[float, list[tuple[int, int]], Sequence[float] | None, frozenset[int], int,
-              Sequence[tuple[int, ...]] | None]
+              Sequence[tuple[int, ...]] | None, int]
 """A :data:`Holding` with its ``(node, slots)`` listed and its nodes as a set, its job id, then its
-GPUs per node (None: it holds none)."""
+GPUs per node (None: it holds none) and its partition's index."""
 
 
 def _with_nodes(holding: Holding) -> _Held:
-    end, held, memory, job_id = holding
+    end, held, memory, job_id, part = holding
     pairs = list(held)
-    return end, pairs, memory, frozenset(node for node, _ in pairs), job_id, held.gpus
+    return end, pairs, memory, frozenset(node for node, _ in pairs), job_id, held.gpus, part
 
 
 def _end_of(holding: _Held) -> tuple[float, int]:
     return holding[0], holding[4]
 
 
-_OnUsable = tuple[float, list[tuple[int, int, float | None, tuple[int, ...] | None]], float | None]
+_OnUsable = tuple[float, list[tuple[int, int, float | None, tuple[int, ...] | None]], float | None, int]
 """A running job as seen on some usable nodes: its expected end, ``(node, slots, memory, GPUs)`` on
-each of its nodes among them (memory or GPUs None: the job holds none there), and the expected end
-of the running job after it in the whole list, usable or not (None: it is the last)."""
+each of its nodes among them (memory or GPUs None: the job holds none there), the expected end
+of the running job after it in the whole list, usable or not (None: it is the last), and its
+partition's index."""
 
 
 def _on(holding: _Held, usable: frozenset[int], peek: float | None) -> _OnUsable:
     """What ``holding`` holds on the nodes ``usable``; ``peek``: the next running job's end."""
-    end, held, memory, _, _, gpus = holding
+    end, held, memory, _, _, gpus, part = holding
     return end, [(node, count, None if memory is None else memory[i], None if gpus is None else gpus[i])
-                 for i, (node, count) in enumerate(held) if node in usable], peek
+                 for i, (node, count) in enumerate(held) if node in usable], peek, part
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 ``depends_on`` is a tuple column in the frame and a space-separated list of ids in the CSV (empty for
 none); missing values (None) are empty cells. A workload with GPU requests has a last column ``gpus``:
 each job's request as the sbatch option that asks it (``--gpus-per-node=a100:2``, ``--gpus=4``,
-``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none); one without has no such column, as before
-GPUs. :func:`read_jobs_csv` reads such a file back into the same jobs.
+``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none), followed, space-separated, by its
+``--cpus-per-gpu=C`` and ``--mem-per-gpu=MM`` if it asks them; one without has no such column, as
+before GPUs. :func:`read_jobs_csv` reads such a file back into the same jobs.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
         writer.writerow((*COLUMNS, GPU_COLUMN) if gpus else COLUMNS)
         for j in job_list:
             row = [_cell(getattr(j, name)) for name in COLUMNS]
-            writer.writerow([*row, "" if j.gpus is None else j.gpus.sbatch_option()] if gpus else row)
+            asked = "" if j.gpus is None else " ".join(j.gpus.sbatch_options())
+            writer.writerow([*row, asked] if gpus else row)
 
 
 def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:

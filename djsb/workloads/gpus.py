@@ -5,12 +5,19 @@ sbatch writes it four ways (sbatch(1), Slurm 22.05): ``--gpus-per-node=[type:]N`
 job) and ``--gpus-per-task=[type:]N`` (N for each task). A workload reader turns whichever a record
 gives into one :class:`GpuRequest`; the scheduler model places it (djsb/model/gpus.py). A job
 without one asks no GPU and is placed exactly as before GPUs existed.
+
+Two more options make the GPUs bring their own CPUs and memory: ``--cpus-per-gpu=C`` (each GPU the
+job holds on a node comes with C of its CPUs there) and ``--mem-per-gpu=M`` (with M MiB of the
+node's memory; sbatch refuses it beside ``--mem`` or ``--mem-per-cpu``). A request carries them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Literal
+
+from djsb import slurm_text
 
 Per = Literal["node", "job", "task"]
 """What a GPU count is counted over: each node of the job, the whole job, or each task."""
@@ -18,38 +25,88 @@ Per = Literal["node", "job", "task"]
 OPTIONS: dict[str, Per] = {"--gpus-per-node": "node", "--gres": "node", "--gpus": "job",
                            "--gpus-per-task": "task", "-G": "job"}
 """The sbatch options asking GPUs (``-G`` is ``--gpus``), and what each counts over."""
+BRINGS = ("--cpus-per-gpu", "--mem-per-gpu")
+"""The sbatch options giving what each GPU brings (:meth:`GpuRequest.bringing`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class GpuRequest:
-    """``count`` GPUs ``per`` node, job or task, of ``type`` (None: any type the nodes have)."""
+    """``count`` GPUs ``per`` node, job or task, of ``type`` (None: any type the nodes have), each
+    with ``cpus_per_gpu`` CPUs and ``mem_per_gpu`` MiB of memory of its node (None: not asked)."""
 
     count: int
     per: Per = "node"
     type: str | None = None
+    cpus_per_gpu: int | None = None
+    mem_per_gpu: float | None = None
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError(f"a GPU request asks one GPU at least, not {self.count}")
         if self.per not in ("node", "job", "task"):
             raise ValueError(f"GPUs are counted per node, job or task, not per {self.per!r}")
+        if self.cpus_per_gpu is not None and self.cpus_per_gpu < 1:
+            raise ValueError(f"--cpus-per-gpu asks one CPU at least, not {self.cpus_per_gpu}")
+        if self.mem_per_gpu is not None and not self.mem_per_gpu > 0:
+            raise ValueError(f"--mem-per-gpu asks some memory, not {self.mem_per_gpu}")
 
-    def sbatch_option(self) -> str:
-        """The request as the one sbatch option that asks it: ``--gpus-per-node=a100:2``,
-        ``--gpus=4``, ``--gpus-per-task=1`` (what :meth:`from_text` reads back). One argv word, to
-        be quoted (shlex.join) where a shell reads it: the type comes from a workload."""
+    def tasks(self, cpus: int) -> int:
+        """The tasks of a trace job of ``cpus`` CPUs asking this: one a CPU, or with GPUs per task
+        and ``cpus_per_gpu``, one per ``count * cpus_per_gpu`` CPUs (slurmctld sets
+        ``cpus_per_task = cpus_per_gres * gres_per_task``: gres.c ``_test_gres_cnt``), at least one."""
+        if self.per == "task" and self.cpus_per_gpu is not None:
+            return max(1, cpus // (self.count * self.cpus_per_gpu))
+        return cpus
+
+    def sbatch_options(self) -> tuple[str, ...]:
+        """The request as the sbatch options that ask it: ``--gpus-per-node=a100:2``, ``--gpus=4``,
+        ``--gpus-per-task=1``, then ``--cpus-per-gpu=C`` and ``--mem-per-gpu=MM`` if it asks them
+        (what :meth:`from_text` reads back, joined by spaces). Each one argv word, to be quoted
+        (shlex.join) where a shell reads it: the type comes from a workload."""
         option = next(name for name, per in OPTIONS.items() if per == self.per and name != "--gres")
-        return f"{option}={self.type}:{self.count}" if self.type else f"{option}={self.count}"
+        words = [f"{option}={self.type}:{self.count}" if self.type else f"{option}={self.count}"]
+        if self.cpus_per_gpu is not None:
+            words.append(f"--cpus-per-gpu={self.cpus_per_gpu}")
+        if self.mem_per_gpu is not None:
+            words.append(f"--mem-per-gpu={self.mem_per_gpu:g}M")
+        return tuple(words)
 
     @classmethod
     def from_text(cls, text: str) -> GpuRequest | None:
-        """The request of one sbatch option written ``--option=value`` (:meth:`sbatch_option`, or
-        ``--gres=gpu:2``); None for one that asks no GPU. ValueError saying what is wrong."""
-        option, equals, value = text.strip().partition("=")
-        if not equals:
-            raise ValueError(f"{text!r}: expected an sbatch GPU option: --gpus-per-node=[type:]N, "
-                             "--gpus=..., --gpus-per-task=... or --gres=gpu[:type]:N")
-        return cls.from_option(option, value)
+        """The request of sbatch options written ``--option=value`` and separated by spaces
+        (:meth:`sbatch_options`, or ``--gres=gpu:2``): one asking GPUs, then maybe
+        ``--cpus-per-gpu`` and ``--mem-per-gpu``; None for one that asks no GPU. ValueError saying
+        what is wrong."""
+        options = []
+        for word in text.split():
+            option, equals, value = word.partition("=")
+            if not equals:
+                raise ValueError(f"{text!r}: expected an sbatch GPU option: --gpus-per-node=[type:]N, "
+                                 "--gpus=..., --gpus-per-task=... or --gres=gpu[:type]:N, then maybe "
+                                 "--cpus-per-gpu=C and --mem-per-gpu=M")
+            options.append((option, value))
+        if not options:
+            raise ValueError("expected an sbatch GPU option, got nothing")
+        request = cls.from_option(*options[0])
+        extra = dict(options[1:])
+        if set(extra) - set(BRINGS):
+            raise ValueError(f"{text!r}: after the GPU option only {' and '.join(BRINGS)} are read")
+        return request.bringing(extra) if request is not None else None
+
+    def bringing(self, options: Mapping[str, str]) -> GpuRequest:
+        """This request with the ``--cpus-per-gpu`` and ``--mem-per-gpu`` of ``options`` (option name:
+        value as sbatch takes it; memory in MiB unless suffixed K, M, G or T). ValueError saying
+        which is wrong."""
+        cpus, memory = options.get("--cpus-per-gpu"), options.get("--mem-per-gpu")
+        if cpus is None and memory is None:
+            return self
+        if cpus is not None and not cpus.isdigit():
+            raise ValueError(f"--cpus-per-gpu={cpus}: not a CPU count")
+        try:
+            mem_per_gpu = slurm_text.mebibytes(memory) if memory is not None else None
+        except ValueError as err:
+            raise ValueError(f"--mem-per-gpu={memory}: {err}") from None
+        return replace(self, cpus_per_gpu=int(cpus) if cpus is not None else None, mem_per_gpu=mem_per_gpu)
 
     @classmethod
     def from_option(cls, option: str, value: str) -> GpuRequest | None:

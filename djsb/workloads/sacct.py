@@ -167,8 +167,9 @@ class Request(NamedTuple):
 def _read_request(read: dict[str, Reader], row: list[str]) -> Request:
     """A job's CPUs (the first count above 0), nodes (those its SubmitLine asked, without one
     those allocated; None: Slurm chose), time limit (TimelimitRaw, else Timelimit; None: the
-    partition's), MiB of memory (None: no request) and GPUs (as its SubmitLine asked them, else
-    ReqTRES's count over the job; None: none). Raises ValueError for a value that is not one, or a
+    partition's), MiB of memory (None: no request, or asked per GPU) and GPUs (as its SubmitLine
+    asked them, with its ``--cpus-per-gpu`` and ``--mem-per-gpu``, else ReqTRES's count over the
+    job; None: none). Raises ValueError for a value that is not one, or a
     limit out of range."""
     cpus = read["AllocCPUS"](row) or read["NCPUS"](row) or read["ReqCPUS"](row)
     allocated = read["NNodes"](row) or None
@@ -183,6 +184,8 @@ def _read_request(read: dict[str, Reader], row: list[str]) -> Request:
     if gpus is None:
         asked = read["ReqTRES"](row)
         gpus = None if asked is None else GpuRequest(asked[0], "job", asked[1])
+    if gpus is not None and gpus.mem_per_gpu is not None:  # ReqMem is then the GPUs' memory
+        return Request(cpus, nodes, limit, None, gpus)
     return Request(cpus, nodes, limit, memory_mb(read["ReqMem"](row), cpus, allocated), gpus)
 
 

@@ -221,7 +221,9 @@ COLUMNS = (
     Column("Priority", parse_priority, "the job's priority, recorded"),
     Column("SubmitLine", str.strip, "the sbatch command (Slurm >= 20.11): the node count it asked "
            "(`-N`/`--nodes`, the minimum of a range; none when it asked none: a job of `--ntasks=8` "
-           "alone may take any number of nodes), recorded with the options the model may not reproduce"),
+           "alone may take any number of nodes), its GPUs (`--gres`/`--gpus*`) with `--cpus-per-gpu` "
+           "and `--mem-per-gpu` (ReqMem is then their memory: the job holds `--mem-per-gpu` for each GPU "
+           "it holds on a node), recorded with the options the model may not reproduce"),
 )
 """The columns the reader takes, in the order ``djsb history`` asks for them."""
 

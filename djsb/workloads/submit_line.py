@@ -74,10 +74,12 @@ def requested_nodes(line: str) -> int | None:
 def requested_gpus(line: str) -> GpuRequest | None:
     """The GPUs the sbatch command ``line`` asked: its last ``--gres``, ``--gpus``,
     ``--gpus-per-node`` or ``--gpus-per-task`` that asks any (the model holds one GPU request per
-    job), None if it asked none. Raises ValueError for a request that is not one."""
-    requests = [GpuRequest.from_option(name, value) for name, value in sbatch_options(line)
-                if name in GPU_OPTIONS]
-    return next((request for request in reversed(requests) if request is not None), None)
+    job), with its last ``--cpus-per-gpu`` and ``--mem-per-gpu`` (MiB unless suffixed K, M, G, T);
+    None if it asked none. Raises ValueError for a request that is not one."""
+    options = sbatch_options(line)
+    requests = [GpuRequest.from_option(name, value) for name, value in options if name in GPU_OPTIONS]
+    request = next((request for request in reversed(requests) if request is not None), None)
+    return None if request is None else request.bringing(dict(options))
 
 
 DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")

@@ -91,7 +91,7 @@ class ProfilePlanner(BackfillPlanner):
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
                     view.start(job, alloc)
                     if nodes is not None:
-                        nodes.take(alloc, job.memory, now, duration)
+                        nodes.take(alloc, job.memory, now, duration, part.index)
                     startable = None
                     continue
             if not may_reserve:
@@ -110,7 +110,7 @@ class ProfilePlanner(BackfillPlanner):
                     nodes.reserve_whole(kept, held_from, held_for)
                 else:
                     nodes.reserve(kept, job_memory(job, kept) if view.node_memory else None,
-                                  held_from, held_for, shares=shares_cores(job))
+                                  held_from, held_for, shares=shares_cores(job), part=part.index)
                 node_planned.update((part.index, *part.overlaps))
                 on = tuple(node for node, _ in alloc)
                 units = state.amount_in(part, kept)
@@ -161,7 +161,8 @@ class ProfilePlanner(BackfillPlanner):
     def _node_plan(self, view: BackfillView) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
         now = view.now
-        holdings = [(self.planned_end(job, now), alloc, memory) for job, alloc, memory in view.holdings()]
+        holdings = [(self.planned_end(job, now), alloc, memory, job.part.index)
+                    for job, alloc, memory in view.holdings()]
         plan = NodePlan(view.state, now, holdings)
         for begin, end, nodes in view.windows(now + self.config.bf_window):
             plan.reserve_whole(whole(view.state, nodes), max(begin, now), end - max(begin, now))

@@ -43,7 +43,7 @@ class WillRunPlanner(BackfillPlanner):
         horizon = now + cfg.bf_window
         for begin, end, nodes in view.windows(horizon):
             space.reserve(sorted(nodes), begin, end)  # job_test_resv keeps them from every job
-        test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id)
+        test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id, job.part.index)
                                         for job, alloc, memory in view.holdings()],
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
@@ -57,7 +57,7 @@ class WillRunPlanner(BackfillPlanner):
                 continue  # a QoS TRES limit holds it: neither a start nor a reservation (backfill.c)
             if start <= now:
                 view.start(job, alloc)
-                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id))
+                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id, job.part.index))
             elif reserved.get(job.part.index, 0) < view.max_reservations \
                     and not view.limits.blocks(job, alloc):  # no reservation for a job the QoS holds
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
