@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
 import pytest
 
 from djsb.errors import ConfigError
@@ -100,3 +101,24 @@ def test_events_name_nodes_of_the_cluster() -> None:
     cluster = dataclasses.replace(ClusterSpec.homogeneous(2, 2), events=(NodeEvent(5, "n7", "DRAIN"),))
     with pytest.raises(ConfigError, match="unknown node 'n7'"):
         Simulation([job(1, 0, 10, 1)], cluster, KILL)
+
+
+def test_a_job_the_nodes_in_service_could_never_hold_fails_nothing() -> None:
+    # Three nodes of 2 cores, n1 drained from 0 to 200, no backfill (only the main pass starts jobs).
+    # Job 1 (2 CPUs) runs on n0 from 0 to 100. Job 2 (6 CPUs) comes at 1: even with every node in
+    # service idle it would have n0 and n2, 4 CPUs, so node_scheduler.c's _pick_best_nodes answers
+    # ESLURM_NODE_NOT_AVAIL (its test on the available nodes fails) and the job waits ReqNodeNotAvail
+    # without failing the partition: job 3 (2 CPUs, at 2) starts at once on n2; job 2 starts when n1
+    # is back at 200. A job the nodes in service could hold if idle blocks the partition instead
+    # (ESLURM_NODES_BUSY): with job 2 asking 4 CPUs, it waits Resources for job 1's end at 100 and
+    # takes n0 and n2 until 150; job 3 behind it waits for that end (Resources once job 2 started).
+    cluster = dataclasses.replace(ClusterSpec.homogeneous(3, 2), events=(
+        NodeEvent(0, "n1", "DRAIN"), NodeEvent(200, "n1", "RESUME")))
+    no_backfill = dataclasses.replace(KILL, backfill="none")
+    for cpus, expected in ((6, {2: (200.0, "ReqNodeNotAvail"), 3: (2.0, "None")}),
+                           (4, {2: (100.0, "Resources"), 3: (150.0, "Resources")})):
+        jobs = [job(1, 0, 100, 2), job(2, 1, 50, cpus), job(3, 2, 10, 2)]
+        frame = Simulation(jobs, cluster, no_backfill, checker=InvariantChecker(cluster)).run().jobs
+        frame = frame.set_index("job_id")
+        got = {i: (float(frame.loc[i, "start"]), frame.loc[i, "reason"]) for i in (2, 3)}
+        assert got == expected, cpus

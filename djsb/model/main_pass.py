@@ -28,12 +28,17 @@ from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
-              preempt: Callable[[SimJob, frozenset[int]], None] | None = None) -> tuple[set[int], bool]:
+              preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
+              out_of_service: frozenset[int] = frozenset()) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
     ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
-    for it (:mod:`djsb.model.preemption`: they end before the next pass).
+    for it (:mod:`djsb.model.preemption`: they end before the next pass). A job that would not fit
+    even if every node but the reserved and ``out_of_service`` ones were idle waits ReqNodeNotAvail
+    and fails nothing, as node_scheduler.c's ``_pick_best_nodes`` answers ESLURM_NODE_NOT_AVAIL when
+    its test on the available nodes (up, not drained) fails; a job that would fit blocks its
+    partition (ESLURM_NODES_BUSY).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -60,7 +65,7 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         members = job.part.members
         excluded = failed_nodes
         if reserved is not None and (held := reserved(job) & members):
-            if members <= held or not admitter.fits_idle(job, held):
+            if members <= held or not admitter.fits_idle(job, held | out_of_service):
                 job.reason = job.sacct_reason = NODE_NOT_AVAIL
                 job.tested = number
                 continue  # reservations leave it too little: it fails nothing (job_scheduler.c)
@@ -75,6 +80,11 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         if alloc is None:
             if preempt is not None:
                 preempt(job, excluded)
+            if out_of_service and not out_of_service.isdisjoint(members) \
+                    and not admitter.fits_idle(job, excluded | out_of_service):
+                job.reason = job.sacct_reason = NODE_NOT_AVAIL
+                job.tested = number
+                continue  # it fails nothing: the nodes out of service leave it too little
             job.reason, job.tested = RESOURCES, number
             blocked.add(p)
             failed_nodes |= members

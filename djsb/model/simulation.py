@@ -546,11 +546,12 @@ class Simulation(JobOperations):
             return
         self.stats["main_passes"] += 1
         depth = math.inf if periodic else self.config.default_queue_depth
-        plan = self.reserved
+        plan, service = self.reserved, self.service
         started, cut_short = main_pass(self.queue, self.state, self.limits, self.admitter, depth,
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
                                        (lambda job: plan.blocked(now, now + job.limit)) if plan else None,
-                                       self._preempt if self.preempts else None)
+                                       self._preempt if self.preempts else None,
+                                       frozenset(service.out) if service is not None else frozenset())
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:
