@@ -18,12 +18,14 @@ from typing import TypeVar
 
 import pytest
 
+from djsb.calibrate.spec import load_calibration
 from djsb.errors import ConfigError
 from djsb.jobs import JobRequest
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation
 from djsb.model.allocation import allocate
 from djsb.model.backfill import BackfillView
 from djsb.model.job import SimJob
+from djsb.model.result import SimulationResult
 from djsb.registry import Registry
 from djsb.transport import CommandResult
 from djsb.workloads.job import TraceJob
@@ -179,3 +181,25 @@ def start_what_fits(view: BackfillView, jobs: Iterable[SimJob]) -> None:
         alloc = None if queued.start is not None else allocate(queued, view.state)
         if alloc is not None:
             view.start(queued, alloc)
+
+
+def starts(result: SimulationResult) -> dict[int, float]:
+    """Each started job's start (a model run's jobs table)."""
+    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
+
+
+def reasons(result: SimulationResult) -> dict[int, str]:
+    """Each started job's last pending reason."""
+    return dict(zip(result.jobs["job_id"], result.jobs["reason"], strict=True))
+
+
+def never(result: SimulationResult) -> dict[int, str]:
+    """Each job refused at submission, with why."""
+    return dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
+
+
+def assert_calibration_error(path: Path, needle: str) -> None:
+    """A bad calibration file fails its reading with one line holding ``needle``."""
+    with pytest.raises(ConfigError) as raised:
+        load_calibration(path)
+    assert needle in str(raised.value) and "\n" not in str(raised.value)

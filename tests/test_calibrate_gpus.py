@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from slurm_plugin import SlurmCluster
+from support import assert_calibration_error
 
 from djsb.calibrate.compare import Comparison, compare
 from djsb.calibrate.model_replay import SlurmModel, in_partitions, model_config, model_replay, within_nodes
@@ -24,7 +25,6 @@ from djsb.calibrate.run import run_calibration
 from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
 from djsb.calibrate.slurm_side import job_modules, slurm_module
 from djsb.calibrate.spec import load_calibration
-from djsb.errors import ConfigError
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.jobs.scontrol import parse_show_records
 from djsb.slurm_text import gres_gpus, tres
@@ -75,9 +75,7 @@ def test_a_share_of_the_jobs_ask_gpus_drawn_with_the_seed(tmp_path: Path) -> Non
     ("2", "workload.gpus: expected a mapping"),
 ])
 def test_a_bad_gpus_key_is_one_line_naming_it(tmp_path: Path, gpus: str, message: str) -> None:
-    with pytest.raises(ConfigError) as raised:
-        load_calibration(calibration_file(tmp_path, gpus))
-    assert message in str(raised.value) and "\n" not in str(raised.value)
+    assert_calibration_error(calibration_file(tmp_path, gpus), message)
 
 
 def test_each_request_is_its_sbatch_option_and_reads_back() -> None:

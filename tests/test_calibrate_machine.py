@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from slurm_plugin import SlurmCluster
+from support import assert_calibration_error
 
 from djsb.calibrate.machine_changes import COLUMNS, MachineChanges, SlurmMachine, check_nodes, model_machine
 from djsb.calibrate.run import run_calibration
@@ -71,9 +72,7 @@ def test_the_machine_section_is_a_config_s_events_and_reservations(tmp_path: Pat
     ("  node_events: []\n", "machine.node_events: expected a non-empty list"),
 ])
 def test_a_bad_machine_key_is_one_line_naming_it(tmp_path: Path, machine: str, message: str) -> None:
-    with pytest.raises(ConfigError) as raised:
-        load_calibration(calibration_file(tmp_path, machine))
-    assert message in str(raised.value) and "\n" not in str(raised.value)
+    assert_calibration_error(calibration_file(tmp_path, machine), message)
 
 
 def test_each_change_is_its_scontrol_command_at_its_instant(tmp_path: Path) -> None:

@@ -133,27 +133,36 @@ def test_gpu_jobs_are_replayed_as_gpu_jobs(tmp_path: Path, asked: str) -> None:
         assert errors.loc[2, "simulated_start"] < 10
 
 
+def second_job_held(tmp_path: Path, dump: str, conf: str, files: dict[str, str]) -> str | None:
+    """``djsb history`` on ``dump`` under ``conf`` with ``files`` (option: text): the reason job 2
+    waited for job 1's end (100 s) with, or None when it started at once (within 10 s)."""
+    (tmp_path / "dump.txt").write_text(dump)
+    (tmp_path / "slurm.conf").write_text(conf)
+    given = []
+    for option, text in files.items():
+        path = tmp_path / f"{option.strip('-')}.txt"
+        path.write_text(text)
+        given += [option, str(path)]
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 *given, "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
+    if errors.loc[2, "simulated_start"] < 10:
+        return None
+    assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
+    return str(pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "reason"])
+
+
 @pytest.mark.parametrize("grp_tres", ["gres/gpu=1", ""], ids=["GrpTRES", "no-limit"])
 def test_a_qos_gpu_limit_from_sacctmgr_holds_a_gpu_job_with_its_reason(tmp_path: Path, grp_tres: str) -> None:
     # Two nodes of 4 CPUs and one a100 each. J1 holds one GPU 0-100 s; J2 asks one and a GPU is free
     # on the other node, but the QoS's GrpTRES gres/gpu=1 (sacctmgr's columns) is used up: J2 waits
     # for J1's end with Slurm's reason QOSGrpGRES (acct_policy.c). Without the limit (the cause
     # removed) it starts at once.
-    (tmp_path / "dump.txt").write_text(GPU_DUMP)
-    (tmp_path / "slurm.conf").write_text(GPU_CONF.replace("NodeName=g1 ", "NodeName=g[1-2] ").replace(
-        "Nodes=g1", "Nodes=g[1-2]"))
     columns = dict.fromkeys(QOS_FORMAT, "") | {"Name": "normal", "Priority": "0", "GrpTRES": grp_tres}
-    (tmp_path / "qos.txt").write_text("|".join(columns.values()) + "\n")
-    out = tmp_path / "history"
-    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "--qos", str(tmp_path / "qos.txt"), "--window", "60", "--step", "10", "-o", str(out)]) == 0
-    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
-    jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
-    if grp_tres:
-        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
-        assert jobs.loc[2, "reason"] == "QOSGrpGRES"
-    else:
-        assert errors.loc[2, "simulated_start"] < 10
+    conf = GPU_CONF.replace("NodeName=g1 ", "NodeName=g[1-2] ").replace("Nodes=g1", "Nodes=g[1-2]")
+    held = second_job_held(tmp_path, GPU_DUMP, conf, {"--qos": "|".join(columns.values()) + "\n"})
+    assert held == ("QOSGrpGRES" if grp_tres else None)
 
 
 @pytest.mark.parametrize("partition_qos", ["QOS=pq", ""], ids=["QOS", "none"])
@@ -163,21 +172,12 @@ def test_a_partition_qos_of_slurm_conf_holds_the_jobs_of_its_partition(tmp_path:
     # partition's QOS=pq (slurm.conf), whose GrpJobs 1 sacctmgr's columns give, holds J2 until J1 ends
     # with Slurm's reason QOSGrpJobsLimit (acct_policy.c acct_policy_set_qos_order puts the partition's
     # QoS first, _qos_job_runnable_pre_select). Without QOS= (the cause removed) J2 starts at once.
-    (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", "--comment=none"))
     conf = SMALL_CONF.replace("MaxTime=INFINITE", f"MaxTime=INFINITE {partition_qos}")
-    (tmp_path / "slurm.conf").write_text(conf)
     rows = [dict.fromkeys(QOS_FORMAT, "") | {"Name": name, "Priority": "0", "GrpJobs": jobs}
             for name, jobs in (("normal", ""), ("pq", "1"))]
-    (tmp_path / "qos.txt").write_text("".join("|".join(row.values()) + "\n" for row in rows))
-    out = tmp_path / "history"
-    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "--qos", str(tmp_path / "qos.txt"), "--window", "60", "--step", "10", "-o", str(out)]) == 0
-    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
-    if partition_qos:
-        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
-        assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "reason"] == "QOSGrpJobsLimit"
-    else:
-        assert errors.loc[2, "simulated_start"] < 10
+    held = second_job_held(tmp_path, DEPENDENCY_DUMP.replace("DEPENDENCY", "--comment=none"), conf,
+                           {"--qos": "".join("|".join(row.values()) + "\n" for row in rows)})
+    assert held == ("QOSGrpJobsLimit" if partition_qos else None)
 
 
 @pytest.mark.parametrize("grp_jobs", ["1", ""], ids=["GrpJobs", "none"])
@@ -186,19 +186,9 @@ def test_an_account_s_grp_jobs_from_sacctmgr_holds_its_jobs(tmp_path: Path, grp_
     # a's GrpJobs 1 (sacctmgr show associations' fifth column) holds J2 until J1 ends with Slurm's
     # reason AssocGrpJobsLimit (acct_policy.c acct_policy_job_runnable_pre_select's walk up the
     # association tree). Without the limit (the cause removed) J2 starts at once.
-    (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", "--comment=none"))
-    (tmp_path / "slurm.conf").write_text(SMALL_CONF)
-    (tmp_path / "assoc.txt").write_text(f"root|||1||||||\na||root|1|{grp_jobs}|||||\na|u1||1||||||\n")
-    out = tmp_path / "history"
-    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "--associations", str(tmp_path / "assoc.txt"), "--window", "60", "--step", "10",
-                 "-o", str(out)]) == 0
-    errors = pd.read_csv(out / "errors.csv").set_index("job_id")
-    if grp_jobs:
-        assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
-        assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "reason"] == "AssocGrpJobsLimit"
-    else:
-        assert errors.loc[2, "simulated_start"] < 10
+    held = second_job_held(tmp_path, DEPENDENCY_DUMP.replace("DEPENDENCY", "--comment=none"), SMALL_CONF,
+                           {"--associations": f"root|||1||||||\na||root|1|{grp_jobs}|||||\na|u1||1||||||\n"})
+    assert held == ("AssocGrpJobsLimit" if grp_jobs else None)
 
 
 def test_a_gpu_job_on_a_site_without_gpus_is_refused_with_slurm_s_message(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIVE_JOBS, assert_edited_experiment_error
+from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, starts
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
@@ -39,18 +39,6 @@ def run(jobs: list[TraceJob], *associations: AssocSpec, qos: QosSpec | None = No
                        associations=associations)
     config = SchedulerConfig(sched_interval=0.0, bf_interval=0.0, bf_resolution=0.0, backfill="easy")
     return Simulation(jobs, spec, config, checker=InvariantChecker(spec)).run()
-
-
-def starts(result: SimulationResult) -> dict[int, float]:
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
-
-
-def reasons(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.jobs["job_id"], result.jobs["reason"], strict=True))
-
-
-def never(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
 
 
 def test_grp_jobs_of_an_account_holds_every_user_of_it() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pandas as pd
 import pytest
 
 from djsb.errors import ConfigError

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import FIVE_JOBS, assert_edited_experiment_error
+from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, starts
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
@@ -46,18 +46,6 @@ def cluster(part_qos: str | None, *qos: QosSpec, cores: int = 4, gpus: int = 0,
 def run(jobs: list[TraceJob], spec: ClusterSpec) -> SimulationResult:
     config = SchedulerConfig(sched_interval=0.0, bf_interval=0.0, bf_resolution=0.0, backfill="easy")
     return Simulation(jobs, spec, config, checker=InvariantChecker(spec)).run()
-
-
-def starts(result: SimulationResult) -> dict[int, float]:
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
-
-
-def reasons(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.jobs["job_id"], result.jobs["reason"], strict=True))
-
-
-def never(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
 
 
 # ---------------------------------------------------------------- the order of the two QoS

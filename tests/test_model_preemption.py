@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from djsb.errors import ConfigError
@@ -92,18 +93,24 @@ def test_slurm_conf_preemption_settings() -> None:
     assert (exempt_seconds("-1"), exempt_seconds("00:05:00")) == (0.0, 300.0)
 
 
+def qos_replay(qos: tuple[QosSpec, ...], job_qos: tuple[str, str, str]) -> pd.DataFrame:
+    """Under preempt/qos (CANCEL), one partition on two nodes of 2 cores: jobs 1 and 2 (2 CPUs, 100 s)
+    from 0 and job 3 (2 CPUs, 50 s) from 10, of the QoS ``job_qos``; the jobs table by job id."""
+    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), (QosSpec("normal"), *qos))
+    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos=job_qos[0]),
+            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos=job_qos[1]),
+            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, qos=job_qos[2])]
+    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel")
+    return Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs.set_index("job_id")
+
+
 def test_preempt_qos_takes_the_qos_of_the_preempt_list_in_qos_priority_order() -> None:
     # one partition; QoS urgent (Preempt=scavenger,standby) over scavenger (priority 0) and standby
     # (priority 5): job 3 at 10 preempts the scavenger job first (preempt_qos.c _gen_job_prio: QoS
     # priority, lowest first) although it is job 2, and it runs on for scavenger's GraceTime of 4 s
-    qos = (QosSpec("normal"), QosSpec("scavenger", priority=0, grace_time=4.0), QosSpec("standby", priority=5),
-           QosSpec("urgent", priority=10, preempt=("scavenger", "standby")))
-    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), qos)
-    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos="standby"),
-            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos="scavenger"),
-            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, qos="urgent")]
-    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel")
-    frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs.set_index("job_id")
+    frame = qos_replay((QosSpec("scavenger", priority=0, grace_time=4.0), QosSpec("standby", priority=5),
+                        QosSpec("urgent", priority=10, preempt=("scavenger", "standby"))),
+                       ("standby", "scavenger", "urgent"))
     assert frame.loc[2, ["end", "state", "preempted_by"]].tolist() == [14.0, "PREEMPTED", 3]
     assert frame.loc[1, ["end", "state"]].tolist() == [100.0, "COMPLETED"]
     assert frame.loc[3, ["start", "nodes"]].tolist() == [14.0, "n1"]
@@ -152,14 +159,8 @@ def test_a_qos_s_own_preempt_mode_says_what_its_jobs_do_and_off_spares_them() ->
     # cons_common _build_cr_job_list leaves a candidate of mode OFF in place, so only job 2 makes room:
     # preempt_qos.c _job_preempt_mode gives it its QoS's REQUEUE, and it is queued again, eligible
     # cred_expire + 1 = 121 s later: it reruns 131..231, while job 1 completes at 100.
-    qos = (QosSpec("normal"), QosSpec("keep", preempt_mode="off"), QosSpec("again", preempt_mode="requeue"),
-           QosSpec("urgent", priority=10, preempt=("keep", "again")))
-    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (PartitionSpec("batch"),), qos)
-    jobs = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, qos="keep"),
-            TraceJob(2, 0.0, 100.0, 2, requested_time=100.0, qos="again"),
-            TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, qos="urgent")]
-    scheduler = dataclasses.replace(KILL, preempt_type="qos", preempt_mode="cancel")
-    frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs.set_index("job_id")
+    frame = qos_replay((QosSpec("keep", preempt_mode="off"), QosSpec("again", preempt_mode="requeue"),
+                        QosSpec("urgent", priority=10, preempt=("keep", "again"))), ("keep", "again", "urgent"))
     assert frame.loc[1, ["end", "state"]].tolist() == [100.0, "COMPLETED"]
     assert frame.loc[2, ["start", "end", "requeues"]].tolist() == [131.0, 231.0, 1]
     assert frame.loc[3, ["start", "nodes"]].tolist() == [10.0, "n1"]

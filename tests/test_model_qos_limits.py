@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from support import FIVE_JOBS, assert_edited_experiment_error
+from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, starts
 
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
 from djsb.model.cluster import NodeSpec, PartitionSpec
@@ -36,18 +36,6 @@ def run(jobs: list[TraceJob], cluster: ClusterSpec, checker: bool = True, **opti
     settings.update(options)
     return Simulation(jobs, cluster, SchedulerConfig(**settings),
                       checker=InvariantChecker(cluster) if checker else None).run()
-
-
-def starts(result: SimulationResult) -> dict[int, float]:
-    return dict(zip(result.jobs["job_id"], result.jobs["start"], strict=True))
-
-
-def reasons(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.jobs["job_id"], result.jobs["reason"], strict=True))
-
-
-def never(result: SimulationResult) -> dict[int, str]:
-    return dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True))
 
 
 def cluster(qos: QosSpec, nodes: int = 1, cores: int = 4, **node: Any) -> ClusterSpec:
