@@ -7,8 +7,11 @@ job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blo
 (:mod:`djsb.model.limits`: checked before placing a job and, for TRES limits, on the nodes placed).
 It gives the jobs it tests Slurm's pending reasons (:mod:`djsb.model.reasons`): ``Resources`` to a
 job that does not fit, ``Priority`` to the jobs of a partition it stopped at. A job's run that would
-overlap an advance reservation does not use its nodes (:mod:`djsb.model.reservations`). When it runs
-and how deep it looks is the caller's (:mod:`djsb.model.simulation`, :mod:`djsb.model.pass_timing`).
+overlap an advance reservation does not use its nodes (:mod:`djsb.model.reservations`); a job asking
+for a reservation runs on its nodes alone, and one that does not fit gives the later jobs of its
+reservation the reason ``Priority`` instead of blocking its partition (:mod:`djsb.model.reserved_jobs`).
+When it runs and how deep it looks is the caller's (:mod:`djsb.model.simulation`,
+:mod:`djsb.model.pass_timing`).
 """
 
 from __future__ import annotations
@@ -28,12 +31,15 @@ from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
-              preempt: Callable[[SimJob, frozenset[int]], None] | None = None) -> tuple[set[int], bool]:
+              preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
+              inside: Callable[[SimJob], frozenset[int] | None] | None = None) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
     ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
-    for it (:mod:`djsb.model.preemption`: they end before the next pass).
+    for it (:mod:`djsb.model.preemption`: they end before the next pass); ``inside`` gives the nodes a
+    job asking for a reservation may use now, None when it may not run now (None: no job asks for
+    one; :mod:`djsb.model.reserved_jobs`).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -44,10 +50,25 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     blocked: set[int] = set()
     failed_nodes: frozenset[int] = frozenset()
     started: set[int] = set()
+    failed_resv: set[str] = set()
     depth = 0
     for job in queue:
         if depth >= max_depth:
             return started, True
+        if inside is not None and (name := job.trace.reservation) is not None:
+            depth += 1
+            if name in failed_resv:
+                job.reason = PRIORITY  # job_scheduler.c _schedule: failed_resv
+            elif (not pre or limits.allows(job)) and (usable := inside(job)) is not None:
+                alloc = allocate(job, state.without(job.part.members - usable))
+                if alloc is None:
+                    job.reason = RESOURCES
+                    failed_resv.add(name)
+                elif not post or not limits.blocks(job, alloc):
+                    start(job, alloc)
+                    started.add(job.job_id)
+            job.tested = number
+            continue
         p = job.part.index
         if p in blocked:
             reason = job.reason

@@ -51,7 +51,18 @@ from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
+from djsb.model.events import (
+    BF_TICK,
+    END,
+    MAIN_TICK,
+    NODE,
+    QUEUED_TICK,
+    REQUEUE,
+    RESV_BEGIN,
+    RESV_END,
+    SUBMIT,
+    WAKE,
+)
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
@@ -66,6 +77,7 @@ from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
 from djsb.model.rate_model import RateModel
 from djsb.model.reservations import ReservationPlan
+from djsb.model.reserved_jobs import ReservedJobs
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -152,6 +164,8 @@ class Simulation(JobOperations):
             and self.config.preempt_mode in ("cancel", "requeue")  # a site's SUSPEND has no model
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
+        self.inside = self._reserved_jobs() if any(job.reservation is not None for job in
+                                                   (*self.trace, *(r.trace for r in start.running))) else None
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
             self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
@@ -299,7 +313,7 @@ class Simulation(JobOperations):
         time limit (suspended time does not count)."""
         finish = now + job.left / job.rate if job.rate > 0 else math.inf
         deadline = math.inf if self.config.extend_limit else start + job.suspended_total + job.limit
-        deadline = min(deadline, job.preempt_at)
+        deadline = min(deadline, job.preempt_at, job.resv_end)
         if deadline < finish:
             job.killed, end = True, deadline
         else:
@@ -318,6 +332,9 @@ class Simulation(JobOperations):
 
     def _submit(self, trace: TraceJob, now: float) -> None:
         reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
+        if trace.reservation is not None and not reason:
+            self.inside = self.inside or self._reserved_jobs()
+            reason = self.inside.refusal(trace)
         if reason:
             self.rejected.append((trace.job_id, reason))
             if self.deps is not None:
@@ -350,6 +367,8 @@ class Simulation(JobOperations):
             return
         self.priority.on_submit(job, now)
         self.queue.add(job)
+        if self.inside is not None and job.trace.reservation is not None:
+            self._openings(self.inside.opening(job, now))
         if self.reserved is not None and len(self.armed) < len(self.spec.reservations):
             for number in set(range(len(self.spec.reservations))) - self.armed:
                 self._reservation_ends(number, now)
@@ -395,6 +414,9 @@ class Simulation(JobOperations):
         ``delayed_to``): it holds its nodes, counts against its QoS limits and fair share, and ends
         when its work left is done or at its limit."""
         trace = job.trace
+        if self.inside is not None and trace.reservation is not None:  # ended at its window's close
+            job.resv_end = self.inside.deadline(job, now)
+            job.plan = min(job.plan, job.resv_end - began)
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory)
@@ -477,6 +499,15 @@ class Simulation(JobOperations):
         else:
             self.armed.discard(number)
 
+    def _reserved_jobs(self) -> ReservedJobs:
+        """The rules of the jobs asking for a reservation (:mod:`djsb.model.reserved_jobs`)."""
+        return ReservedJobs(self.spec.reservations, self.reserved, self.config.resv_over_run)
+
+    def _openings(self, times: list[float]) -> None:
+        """Push the openings of the windows queued jobs wait for, when the passes run for them."""
+        for opens in times:
+            self._push(opens, RESV_BEGIN, 0)
+
     def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
         """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
         and give reserved nodes back at a window's end; a running job's units on nodes out of service
@@ -487,6 +518,9 @@ class Simulation(JobOperations):
                 continue
             if kind == RESV_END:
                 self._reservation_ends(key, now)
+                continue
+            if kind == RESV_BEGIN and self.inside is not None:  # the passes run for the jobs waiting
+                self._openings(self.inside.reopen(self.queue.jobs, now))
                 continue
             assert self.service is not None
             changed, down = self.service.apply(key, now)
@@ -533,7 +567,9 @@ class Simulation(JobOperations):
         started, cut_short = main_pass(self.queue, self.state, self.limits, self.admitter, depth,
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
                                        (lambda job: plan.blocked(now, now + job.limit)) if plan else None,
-                                       self._preempt if self.preempts else None)
+                                       self._preempt if self.preempts else None,
+                                       (lambda job: inside.usable(job, now)) if (inside := self.inside) else
+                                       None)
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:
@@ -555,7 +591,7 @@ class Simulation(JobOperations):
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
                                       self.backfill.max_reservations, self.node_memory, self.checker, start,
                                       self.service.in_service if self.service and self.service.out else None,
-                                      self.reserved))
+                                      self.reserved, self.inside is not None))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

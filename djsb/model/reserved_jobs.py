@@ -1,0 +1,106 @@
+"""Jobs that ask for an advance reservation (``sbatch --reservation=NAME``), as Slurm 22.05 runs them
+(reservation.c, job_scheduler.c, job_mgr.c):
+
+* At submission a job naming a reservation the cluster does not have, or one its user and account
+  may not use (:meth:`~djsb.model.reservations.AdvanceReservation.allows`), is refused
+  (``_job_create`` calls ``validate_job_resv``: "Requested reservation is invalid", "Access denied
+  to requested reservation").
+* It runs only while a window of its reservation is open, on the reservation's nodes of its
+  partition less the nodes of the other reservations whose windows overlap its run, unless its own
+  is ``MAINT`` (``job_test_resv``). Before the window it waits with the reason ``Reservation``
+  (``_get_req_features``: ``ESLURM_INVALID_TIME_VALUE`` gives WAIT_RESERVATION) and the window's
+  opening runs the passes; once the reservation's last window closed it never starts
+  (``job_test_resv`` holds it: priority 0). ``job_test_resv`` does not compare the job's time limit
+  with the window's end, so a job may start however near the end.
+* A running job is ended (TIMEOUT) once its window has been closed for ``ResvOverRun``
+  (``job_time_limit``, job_mgr.c: "Reservation ended for JobId"; ``resv_over_run``); its own time
+  limit holds as well. The backfill planners expect it to end then.
+* The passes test such jobs before every other one (``sort_job_queue2``: a job with a reservation
+  sorts first). A main pass in which one of them does not fit gives the later jobs of the same
+  reservation the reason ``Priority`` without blocking any partition (``_schedule``'s
+  ``failed_resv``).
+
+Not modelled: the backfill passes do not start them (the main passes do: at each submission and
+end, at the window's opening and every ``sched_interval``), so no backfilled job of a reservation
+overtakes a waiting one; they preempt nobody.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from djsb.model.job import SimJob
+from djsb.model.reasons import RESERVATION
+from djsb.model.reservations import AdvanceReservation, ReservationPlan
+from djsb.workloads.job import TraceJob
+
+INVALID = "Requested reservation is invalid"
+"""Why a job asking for a reservation the cluster does not have is refused (ESLURM_RESERVATION_INVALID)."""
+ACCESS = "Access denied to requested reservation"
+"""Why a job asking for a reservation its user or account may not use is refused
+(ESLURM_RESERVATION_ACCESS)."""
+
+
+class ReservedJobs:
+    """The rules of the jobs asking for one of ``reservations`` (planned as ``plan``), which end
+    ``over_run`` seconds after their window closes."""
+
+    def __init__(self, reservations: Sequence[AdvanceReservation], plan: ReservationPlan | None,
+                 over_run: float) -> None:
+        self.held = {held.name: held for held in reservations}
+        self.plan = plan
+        self.over_run = over_run
+        self.armed: set[float] = set()
+        """The window openings in the core's heap."""
+
+    def refusal(self, trace: TraceJob) -> str:
+        """Why ``trace``, which asks for a reservation, is refused at submission ("" if it is not)."""
+        held = self.held.get(trace.reservation or "")
+        if held is None:
+            return INVALID
+        return "" if held.allows(trace.user, trace.account) else ACCESS
+
+    def number(self, job: SimJob) -> int:
+        """The number of the reservation ``job`` asks for (its place in the plan)."""
+        assert self.plan is not None and job.trace.reservation is not None
+        return self.plan.numbers[job.trace.reservation]
+
+    def usable(self, job: SimJob, now: float) -> frozenset[int] | None:
+        """The nodes ``job`` may run on from ``now`` (``job_test_resv``); None, with the reason
+        ``Reservation``, when no window of its reservation is open."""
+        plan, number = self.plan, self.number(job)
+        assert plan is not None
+        if plan.window_at(number, now) is None:
+            job.reason = job.sacct_reason = RESERVATION
+            return None
+        nodes = plan.kinds[number][3] & job.part.members
+        if "MAINT" not in self.held[job.trace.reservation or ""].flags:
+            nodes -= plan.blocked(now, now + job.limit, but=number)
+        return nodes
+
+    def deadline(self, job: SimJob, now: float) -> float:
+        """When ``job``, running now in its reservation's window, is ended for the window's close
+        (``job_time_limit``: its end plus ResvOverRun; inf: no window is open, as for a job a
+        replay's start finds running where the record put it)."""
+        plan = self.plan
+        known = plan is not None and job.trace.reservation in plan.numbers
+        window = plan.window_at(self.number(job), now) if plan is not None and known else None
+        return math.inf if window is None else window[1] + self.over_run
+
+    def opening(self, job: SimJob, now: float) -> list[float]:
+        """The next opening of the window ``job`` (queued now) waits for, when the passes must run
+        for it, if it is not armed yet (the core pushes it)."""
+        assert self.plan is not None
+        opens = self.plan.next_begin(self.number(job), now)
+        if opens is None or opens in self.armed:
+            return []
+        self.armed.add(opens)
+        return [opens]
+
+    def reopen(self, queued: Sequence[SimJob], now: float) -> list[float]:
+        """A window opened now: the next openings the ``queued`` jobs asking for a reservation wait
+        for (a repeating reservation's next window, for a job this one may not start)."""
+        self.armed.discard(now)
+        return [opens for job in queued if job.trace.reservation is not None
+                for opens in self.opening(job, now)]
