@@ -16,6 +16,7 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
+from djsb.model.cluster import QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.reservations import AdvanceReservation
 from djsb.model.result import SimulationResult
@@ -126,3 +127,15 @@ def test_the_backfill_pass_counts_a_running_reserved_job_once(planner: str) -> N
             job(3, 2, 100, 2)]
     assert starts(replay(jobs, on(4, proj), planner)) == {0: (0.0, "n0"), 1: (0.0, "n1"), 2: (300.0, "n0"),
                                                           3: (2.0, "n0")}
+
+
+def test_jobs_of_a_reservation_are_tested_first() -> None:
+    # QoS normal lets one job run at a time (GrpJobs=1). Bob's job 1 and alice's job 2 (in proj, n1
+    # over [0, 1000)) are both submitted at 0: by priority and id job 1 comes first, but
+    # sort_job_queue2 puts a job with a reservation before every other, so job 2 starts at 0 on n1
+    # and job 1 waits (QOSGrpJobsLimit) until job 2's end at 100, then runs on n0.
+    proj = AdvanceReservation("proj", "n1", 0.0, 1000.0, users=("alice",))
+    cluster = dataclasses.replace(ClusterSpec.homogeneous(2, 2, qos=(QosSpec("normal", grp_jobs=1),)),
+                                  reservations=(proj,))
+    result = replay([job(1, 0, 100, user="bob"), job(2, 0, 100, user="alice", reservation="proj")], cluster)
+    assert starts(result) == {1: (100.0, "n0"), 2: (0.0, "n1")}
