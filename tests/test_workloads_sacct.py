@@ -229,3 +229,12 @@ def test_no_start_column_records_no_outcome() -> None:
     workload = parse_sacct_parsable2(text)
     assert [job.job_id for job in workload.jobs] == [5]
     assert workload.recorded == {}
+
+
+def test_the_reservation_a_job_ran_in() -> None:
+    # the Reservation column, else the SubmitLine's last --reservation; neither: none
+    text = ("JobID|Submit|Elapsed|NCPUS|Reservation|SubmitLine\n"
+            "1|2024-01-01T00:00:00|10|1|proj|sbatch --reservation=other job.sh\n"
+            "2|2024-01-01T00:00:00|10|1||sbatch --reservation other --reservation=proj job.sh\n"
+            "3|2024-01-01T00:00:00|10|1||sbatch job.sh\n")
+    assert [job.reservation for job in parse_sacct_parsable2(text).jobs] == ["proj", "proj", None]

@@ -35,7 +35,7 @@ OPTIONS_UNMODELLED = {
     "--cpus-per-gpu": "the model gives them the CPUs sacct recorded, on any of their nodes",
     "--gpus-per-socket": "the model binds no GPU to a socket",
     "--ntasks-per-gpu": "the model binds no task to a GPU",
-    "--reservation": "the model has no reservation", "--contiguous": "the model ignores contiguity",
+    "--contiguous": "the model ignores contiguity",
     "--switches": "the model has no network topology",
 }
 """sbatch options (long name: what the replay does instead; short name: its long name) the model does

@@ -121,3 +121,10 @@ def array_throttle(line: str) -> int | None:
     if not limit.isdigit() or int(limit) < 1:
         raise ValueError(f"--array={values[-1]}: the throttle {limit!r} is not a count")
     return int(limit)
+
+
+def requested_reservation(line: str) -> str | None:
+    """The reservation the sbatch command ``line`` asked for (its last ``--reservation``, sbatch(1)),
+    None without one."""
+    values = [value for name, value in sbatch_options(line) if name == "--reservation"]
+    return values[-1].strip() or None if values else None
