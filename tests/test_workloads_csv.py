@@ -71,3 +71,14 @@ def test_a_workload_with_gpu_requests_has_a_gpus_column_of_sbatch_options(tmp_pa
     with pytest.raises(TraceError, match="--gpus-per-node=two: expected") as err:
         read_jobs_csv(out)
     assert err.value.line == 2
+
+
+def test_a_workload_asking_for_reservations_has_a_reservation_column(tmp_path: Path) -> None:
+    # the last column, after gpus; empty for a job asking for none
+    jobs = [dataclasses.replace(JOBS[0], reservation="proj", gpus=GpuRequest(1, "job")), JOBS[1]]
+    out = tmp_path / "jobs.csv"
+    write_jobs_csv(jobs, out)
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) + ",gpus,reservation"
+    assert [line.rsplit(",", 1)[1] for line in lines[1:]] == ["proj", ""]
+    assert read_jobs_csv(out) == jobs

@@ -4,7 +4,9 @@
 none); missing values (None) are empty cells. A workload with GPU requests has a last column ``gpus``:
 each job's request as the sbatch option that asks it (``--gpus-per-node=a100:2``, ``--gpus=4``,
 ``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none); one without has no such column, as before
-GPUs. :func:`read_jobs_csv` reads such a file back into the same jobs.
+GPUs. A workload whose jobs ask for advance reservations has a last column ``reservation`` (after
+``gpus`` if both: each job's reservation name, empty for none). :func:`read_jobs_csv` reads such a
+file back into the same jobs.
 """
 
 from __future__ import annotations
@@ -24,12 +26,18 @@ if TYPE_CHECKING:
     import pandas
 
 COLUMNS = tuple(f.name for f in fields(TraceJob)
-                if f.name not in ("user_estimate", "estimated", "gpus", "array"))
+                if f.name not in ("user_estimate", "estimated", "gpus", "array", "reservation"))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
 estimate sets, ``gpus``, a column only a workload with GPU requests has (:data:`GPU_COLUMN`), and
-``array``, which only a site's sacct dump gives."""
+``array``, which only a site's sacct dump gives, and ``reservation``, a column only a workload asking
+for reservations has (:data:`RESERVATION_COLUMN`)."""
 GPU_COLUMN = "gpus"
 """The last column of a workload with GPU requests."""
+RESERVATION_COLUMN = "reservation"
+"""The last column of a workload whose jobs ask for reservations (after :data:`GPU_COLUMN`)."""
+HEADERS = (COLUMNS, (*COLUMNS, GPU_COLUMN), (*COLUMNS, RESERVATION_COLUMN),
+           (*COLUMNS, GPU_COLUMN, RESERVATION_COLUMN))
+"""The headers a jobs CSV may have."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:
@@ -77,12 +85,17 @@ def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
     """Write jobs as CSV with a header row of the TraceJob field names (exact numbers; atomic replace)."""
     job_list = list(jobs)
     gpus = any(j.gpus is not None for j in job_list)
+    reservations = any(j.reservation is not None for j in job_list)
     with atomic_output(path) as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow((*COLUMNS, GPU_COLUMN) if gpus else COLUMNS)
+        writer.writerow((*COLUMNS, *[GPU_COLUMN] * gpus, *[RESERVATION_COLUMN] * reservations))
         for j in job_list:
             row = [_cell(getattr(j, name)) for name in COLUMNS]
-            writer.writerow([*row, "" if j.gpus is None else j.gpus.sbatch_option()] if gpus else row)
+            if gpus:
+                row.append("" if j.gpus is None else j.gpus.sbatch_option())
+            if reservations:
+                row.append(j.reservation or "")
+            writer.writerow(row)
 
 
 def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
@@ -92,8 +105,9 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
     with open_trace_text(source) as stream:
         reader = csv.reader(stream)
         head = next(reader, None)
-        if head is None or tuple(head) not in (COLUMNS, (*COLUMNS, GPU_COLUMN)):
-            raise TraceError(f"expected the header {','.join(COLUMNS)}[,{GPU_COLUMN}]", source=source, line=1)
+        if head is None or tuple(head) not in HEADERS:
+            raise TraceError(f"expected the header {','.join(COLUMNS)}[,{GPU_COLUMN}][,{RESERVATION_COLUMN}]",
+                             source=source, line=1)
         names = tuple(head)
         for row in reader:
             if not row:
@@ -107,7 +121,8 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
                     int(c["nodes"]) if c["nodes"] else None,
                     c["user"], c["account"], c["partition"] or None, c["qos"] or None,
                     tuple(int(x) for x in c["depends_on"].split()),
-                    gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None))
+                    gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None,
+                    reservation=c.get(RESERVATION_COLUMN) or None))
             except ValueError as exc:
                 raise TraceError(f"bad job row: {exc}", source=source, line=reader.line_num) from exc
     return jobs
