@@ -139,3 +139,24 @@ def test_jobs_of_a_reservation_are_tested_first() -> None:
                                   reservations=(proj,))
     result = replay([job(1, 0, 100, user="bob"), job(2, 0, 100, user="alice", reservation="proj")], cluster)
     assert starts(result) == {1: (100.0, "n0"), 2: (0.0, "n1")}
+
+
+FLEX = AdvanceReservation("proj", "n1", 100.0, 200.0, ("FLEX",), users=("alice",))
+"""n1 reserved for alice over [100, 300), FLEX."""
+
+
+def test_a_job_of_a_flex_reservation_runs_before_its_window_and_on_its_nodes_first() -> None:
+    # job_test_resv with RESERVE_FLAG_FLEX: no window to wait for, every node. Job 1 (at 10) starts at
+    # once, on n1, the reservation's node, taken first (the IN_FL node set) though first fit would
+    # take n0; it runs 10..60. Job 3 (at 100, limit 500) takes n1 at 100; job 2 (at 110) finds n1
+    # busy and starts at once on n0, outside the reservation.
+    jobs = [job(1, 10, 50, user="alice", reservation="proj"), job(3, 100, 500, user="alice", reservation="proj"),
+            job(2, 110, 50, user="alice", reservation="proj")]
+    assert starts(replay(jobs, on(2, FLEX))) == {1: (10.0, "n1"), 3: (100.0, "n1"), 2: (110.0, "n0")}
+
+
+def test_a_job_of_a_flex_reservation_runs_past_its_window() -> None:
+    # job_time_limit ends no job of a FLEX reservation with its window: started at 250 (limit 100,
+    # runs 80), it completes at 330, after the window's end at 300
+    ended = replay([job(1, 250, 100, run=80, user="alice", reservation="proj")], on(2, FLEX)).jobs
+    assert (float(ended["end"][0]), bool(ended["killed"][0])) == (330.0, False)

@@ -26,20 +26,21 @@ from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
 from djsb.model.queue import JobQueue
 from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
+from djsb.model.reserved_jobs import NodeTries
 
 
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
               preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
-              inside: Callable[[SimJob], frozenset[int] | None] | None = None) -> tuple[set[int], bool]:
+              inside: Callable[[SimJob], NodeTries | None] | None = None) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
     ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
-    for it (:mod:`djsb.model.preemption`: they end before the next pass); ``inside`` gives the nodes a
-    job asking for a reservation may use now, None when it may not run now (None: no job asks for
-    one; :mod:`djsb.model.reserved_jobs`).
+    for it (:mod:`djsb.model.preemption`: they end before the next pass); ``inside`` gives the sets of
+    nodes a job asking for a reservation may use now, to try in order, None when it may not run now
+    (None: no job asks for one; :mod:`djsb.model.reserved_jobs`).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -59,8 +60,9 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
             depth += 1
             if name in failed_resv:
                 job.reason = PRIORITY  # job_scheduler.c _schedule: failed_resv
-            elif (not pre or limits.allows(job)) and (usable := inside(job)) is not None:
-                alloc = allocate(job, state.without(job.part.members - usable))
+            elif (not pre or limits.allows(job)) and (tries := inside(job)) is not None:
+                alloc = next((found for usable in tries
+                              if (found := allocate(job, state.without(job.part.members - usable)))), None)
                 if alloc is None:
                     job.reason = RESOURCES
                     failed_resv.add(name)

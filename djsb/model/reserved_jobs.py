@@ -15,6 +15,11 @@
 * A running job is ended (TIMEOUT) once its window has been closed for ``ResvOverRun``
   (``job_time_limit``, job_mgr.c: "Reservation ended for JobId"; ``resv_over_run``); its own time
   limit holds as well. The backfill planners expect it to end then.
+* In a ``FLEX`` reservation (``RESERVE_FLAG_FLEX``) a job is bound to neither its nodes nor its
+  window: ``job_test_resv`` gives it every node but those of the other reservations overlapping its
+  run, whenever it is tested, and ``job_time_limit`` does not end it with the window. It takes the
+  reservation's nodes first (``_build_node_list``'s IN_FL node set, node_scheduler.c): the model
+  places it on them if it fits there, else on all it may use.
 * The passes test such jobs before every other one (``sort_job_queue2``: a job with a reservation
   sorts first). A main pass in which one of them does not fit gives the later jobs of the same
   reservation the reason ``Priority`` without blocking any partition (``_schedule``'s
@@ -35,6 +40,8 @@ from djsb.model.reasons import RESERVATION
 from djsb.model.reservations import AdvanceReservation, ReservationPlan
 from djsb.workloads.job import TraceJob
 
+NodeTries = tuple[frozenset[int], ...]
+"""The sets of nodes a job of a reservation may run on, to try in order."""
 INVALID = "Requested reservation is invalid"
 """Why a job asking for a reservation the cluster does not have is refused (ESLURM_RESERVATION_INVALID)."""
 ACCESS = "Access denied to requested reservation"
@@ -66,25 +73,28 @@ class ReservedJobs:
         assert self.plan is not None and job.trace.reservation is not None
         return self.plan.numbers[job.trace.reservation]
 
-    def usable(self, job: SimJob, now: float) -> frozenset[int] | None:
-        """The nodes ``job`` may run on from ``now`` (``job_test_resv``); None, with the reason
-        ``Reservation``, when no window of its reservation is open."""
+    def usable(self, job: SimJob, now: float) -> NodeTries | None:
+        """The sets of nodes ``job`` may run on from ``now``, to try in order (``job_test_resv``);
+        None, with the reason ``Reservation``, when no window of its reservation is open."""
         plan, number = self.plan, self.number(job)
         assert plan is not None
+        flags = self.held[job.trace.reservation or ""].flags
+        own = plan.kinds[number][3] & job.part.members
+        if "FLEX" in flags:
+            nodes = job.part.members - plan.blocked(now, now + job.limit, but=number)
+            return (own & nodes, nodes) if own & nodes else (nodes,)
         if plan.window_at(number, now) is None:
             job.reason = job.sacct_reason = RESERVATION
             return None
-        nodes = plan.kinds[number][3] & job.part.members
-        if "MAINT" not in self.held[job.trace.reservation or ""].flags:
-            nodes -= plan.blocked(now, now + job.limit, but=number)
-        return nodes
+        return (own if "MAINT" in flags else own - plan.blocked(now, now + job.limit, but=number),)
 
     def deadline(self, job: SimJob, now: float) -> float:
         """When ``job``, running now in its reservation's window, is ended for the window's close
         (``job_time_limit``: its end plus ResvOverRun; inf: no window is open, as for a job a
         replay's start finds running where the record put it)."""
         plan = self.plan
-        known = plan is not None and job.trace.reservation in plan.numbers
+        known = plan is not None and job.trace.reservation in plan.numbers \
+            and "FLEX" not in self.held[job.trace.reservation or ""].flags
         window = plan.window_at(self.number(job), now) if plan is not None and known else None
         return math.inf if window is None else window[1] + self.over_run
 
@@ -92,6 +102,8 @@ class ReservedJobs:
         """The next opening of the window ``job`` (queued now) waits for, when the passes must run
         for it, if it is not armed yet (the core pushes it)."""
         assert self.plan is not None
+        if "FLEX" in self.held[job.trace.reservation or ""].flags:
+            return []  # it waits for no window
         opens = self.plan.next_begin(self.number(job), now)
         if opens is None or opens in self.armed:
             return []

@@ -134,11 +134,11 @@ class ProfilePlanner(BackfillPlanner):
     def _profile(self, view: BackfillView, part: PartitionState) -> Profile:
         """``part``'s free units from now on: running jobs give theirs back at their planned end
         (:meth:`planned_end`, inlined: this runs at every backfill pass over every running job), but
-        those running in a reservation now, whose nodes its window takes whole (counted once)."""
+        those running in a reservation's window to its end, whose nodes it takes whole (counted once)."""
         index, running, now = part.index, view.running, view.now
         overdue = now + max(self.config.bf_resolution, 1.0)
         inside = view.reserved_jobs
-        releases = [(now if inside and running[job_id].trace.reservation is not None
+        releases = [(now if inside and running[job_id].resv_end < math.inf
                      else end if end > now else overdue, amount)
                     for job_id, amounts in view.amounts.items()
                     for end in (planned_end(running[job_id]),)
