@@ -160,3 +160,17 @@ def test_a_job_of_a_flex_reservation_runs_past_its_window() -> None:
     # runs 80), it completes at 330, after the window's end at 300
     ended = replay([job(1, 250, 100, run=80, user="alice", reservation="proj")], on(2, FLEX)).jobs
     assert (float(ended["end"][0]), bool(ended["killed"][0])) == (330.0, False)
+
+
+def test_a_magnetic_reservation_draws_the_jobs_it_allows() -> None:
+    # n1 reserved for alice over [0, 1000), MAGNETIC. Bob's job 0 (at 0, limit 500) may not use it:
+    # n0, 0..500. Alice's job 1 asks for no reservation; _queue_magnetic_resv queues it in mag too, so
+    # it starts at once (10) on n1 instead of waiting for n0 (500). Her job 2 (at 950, limit 100)
+    # is drawn in as well and, running in mag, is ended (TIMEOUT) at the window's end, 1000
+    # (job_time_limit), before its limit at 1050.
+    mag = AdvanceReservation("mag", "n1", 0.0, 1000.0, ("MAGNETIC",), users=("alice",))
+    result = replay([job(0, 0, 500, user="bob"), job(1, 10, 100, user="alice"), job(2, 950, 100, user="alice")],
+                    on(2, mag))
+    assert starts(result) == {0: (0.0, "n0"), 1: (10.0, "n1"), 2: (950.0, "n1")}
+    ended = result.jobs.set_index("job_id")
+    assert (float(ended.loc[2, "end"]), bool(ended.loc[2, "killed"])) == (1000.0, True)

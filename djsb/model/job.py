@@ -44,8 +44,9 @@ class SimJob:
     sent it back to the queue, a node going DOWN or a preemption; ``ended_by`` says why it ended
     early (NODE_FAIL, PREEMPTED; "" for its own end or limit); ``preempted_by`` the job that last
     preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted);
-    ``resv_end`` when it is ended for its reservation's end (inf: runs in none;
-    :mod:`djsb.model.reserved_jobs`).
+    ``resv_end`` when it is ended for its reservation's end (inf: runs in none) and ``reservation``
+    the one it runs in: the one it asked for, or a MAGNETIC one that drew it
+    (:mod:`djsb.model.reserved_jobs`).
     """
 
     trace: TraceJob
@@ -87,6 +88,7 @@ class SimJob:
     preempted_by: int | None = None
     preempt_at: float = math.inf
     resv_end: float = math.inf
+    reservation: str | None = None
 
     @property
     def state(self) -> str:
@@ -116,6 +118,7 @@ class SimJob:
         self.killed = self.backfilled = False
         self.rate, self.end_seq, self.suspended_total, self.stall_until = 1.0, -1, 0.0, -math.inf
         self.preempt_at = self.resv_end = math.inf
+        self.reservation = None
 
     def work_until(self, now: float) -> None:
         """Account the work done from ``since`` to ``now`` at the current ``rate``."""

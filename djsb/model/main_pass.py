@@ -26,21 +26,21 @@ from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
 from djsb.model.queue import JobQueue
 from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
-from djsb.model.reserved_jobs import NodeTries
+from djsb.model.reserved_jobs import ReservedJobs
 
 
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
               preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
-              inside: Callable[[SimJob], NodeTries | None] | None = None) -> tuple[set[int], bool]:
+              inside: ReservedJobs | None = None, now: float = 0.0) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
     ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
-    for it (:mod:`djsb.model.preemption`: they end before the next pass); ``inside`` gives the sets of
-    nodes a job asking for a reservation may use now, to try in order, None when it may not run now
-    (None: no job asks for one; :mod:`djsb.model.reserved_jobs`).
+    for it (:mod:`djsb.model.preemption`: they end before the next pass); ``inside`` are the rules of
+    the jobs asking for a reservation, tested first in theirs at ``now``, with those a MAGNETIC one
+    draws (None: no job asks for one; :mod:`djsb.model.reserved_jobs`).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -51,26 +51,14 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     blocked: set[int] = set()
     failed_nodes: frozenset[int] = frozenset()
     started: set[int] = set()
-    failed_resv: set[str] = set()
     depth = 0
+    if inside is not None:
+        depth = _in_reservations(inside, queue, state, limits, now, max_depth, start, started, number)
     for job in queue:
         if depth >= max_depth:
             return started, True
-        if inside is not None and (name := job.trace.reservation) is not None:
-            depth += 1
-            if name in failed_resv:
-                job.reason = PRIORITY  # job_scheduler.c _schedule: failed_resv
-            elif (not pre or limits.allows(job)) and (tries := inside(job)) is not None:
-                alloc = next((found for usable in tries
-                              if (found := allocate(job, state.without(job.part.members - usable)))), None)
-                if alloc is None:
-                    job.reason = RESOURCES
-                    failed_resv.add(name)
-                elif not post or not limits.blocks(job, alloc):
-                    start(job, alloc)
-                    started.add(job.job_id)
-            job.tested = number
-            continue
+        if inside is not None and (job.trace.reservation is not None or job.job_id in started):
+            continue  # tested in its reservation
         p = job.part.index
         if p in blocked:
             reason = job.reason
@@ -110,3 +98,39 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         start(job, alloc)
         started.add(job.job_id)
     return started, False
+
+
+def _in_reservations(inside: ReservedJobs, queue: list[SimJob], state: ClusterState, limits: RunningLimits,
+                     now: float, max_depth: float, start: Callable[[SimJob, Placement], None],
+                     started: set[int], number: int) -> int:
+    """Test the jobs asking for a reservation, and those a MAGNETIC one draws, in it (at most
+    ``max_depth``); a job that does not fit in one gives the later jobs of that reservation the
+    reason ``Priority`` and blocks no partition (job_scheduler.c ``_schedule``'s ``failed_resv``).
+    Returns the jobs tested."""
+    pre, post = limits.pre or limits.arrays, limits.post
+    failed_resv: set[str] = set()
+    depth = 0
+    for job, name in inside.records(queue):
+        if depth >= max_depth:
+            break
+        if job.job_id in started:
+            continue  # started in an earlier record
+        depth += 1
+        asked = job.trace.reservation is not None  # else drawn: its own test without one sets its reason
+        if name in failed_resv:
+            if asked:
+                job.reason = PRIORITY
+        elif (not pre or limits.allows(job)) and (tries := inside.usable(job, now, name)) is not None:
+            alloc = next((found for usable in tries
+                          if (found := allocate(job, state.without(job.part.members - usable)))), None)
+            if alloc is None:
+                if asked:
+                    job.reason = RESOURCES
+                failed_resv.add(name)
+            elif not post or not limits.blocks(job, alloc):
+                job.reservation = name
+                start(job, alloc)
+                started.add(job.job_id)
+        if asked:
+            job.tested = number
+    return depth

@@ -16,8 +16,9 @@ treats a job that asks for no reservation:
 Flags: ``MAINT`` and ``IGNORE_JOBS`` and ``SPEC_NODES`` are what a maintenance window is and change
 nothing above; ``DAILY`` and ``WEEKLY`` repeat the window every day or week. ``Users`` and
 ``Accounts`` say who may run inside it (``_valid_job_access_resv``); the jobs that ask for one with
-``--reservation`` are :mod:`djsb.model.reserved_jobs`', as is ``FLEX`` (they may run outside its
-nodes and window). Other flags (``MAGNETIC``, ``OVERLAP``...) have no model.
+``--reservation`` are :mod:`djsb.model.reserved_jobs`', as are ``FLEX`` (they may run outside its
+nodes and window) and ``MAGNETIC`` (it draws the jobs asking for none). Other flags (``OVERLAP``...)
+have no model.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from djsb.yamlnodes import Located, as_duration, as_str
 
 RESERVATIONS = "cluster.reservations[]"
 """Where a config writes a reservation's keys."""
-MODELLED_FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "DAILY", "WEEKLY", "FLEX")
+MODELLED_FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "DAILY", "WEEKLY", "FLEX", "MAGNETIC")
 """The flags the model takes (the module docstring)."""
 REPEATS = {"DAILY": 86400.0, "WEEKLY": 7 * 86400.0}
 """The period of a repeating reservation, by flag."""
@@ -73,7 +74,8 @@ class AdvanceReservation:
     flags: tuple[str, ...] = setting((), _flags, "", "Flags",
                                      "comma-separated: MAINT, IGNORE_JOBS, SPEC_NODES (no effect on "
                                      "the jobs outside), DAILY or WEEKLY (repeated), FLEX (its jobs may "
-                                     "run outside its nodes and window)", where=RESERVATIONS)
+                                     "run outside its nodes and window), MAGNETIC (it draws the jobs "
+                                     "asking for none that it allows)", where=RESERVATIONS)
     users: tuple[str, ...] = setting((), _names, "", "Users",
                                      "comma-separated: the users whose jobs may ask for it (none: anyone "
                                      "the accounts allow)", where=RESERVATIONS)

@@ -77,7 +77,7 @@ from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
 from djsb.model.rate_model import RateModel
 from djsb.model.reservations import ReservationPlan
-from djsb.model.reserved_jobs import ReservedJobs
+from djsb.model.reserved_jobs import ReservedJobs, needed
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -164,8 +164,8 @@ class Simulation(JobOperations):
             and self.config.preempt_mode in ("cancel", "requeue")  # a site's SUSPEND has no model
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
-        self.inside = self._reserved_jobs() if any(job.reservation is not None for job in
-                                                   (*self.trace, *(r.trace for r in start.running))) else None
+        asking = [*self.trace, *(running.trace for running in start.running)]
+        self.inside = self._reserved_jobs() if needed(cluster.reservations, asking) else None
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
             self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
@@ -414,7 +414,8 @@ class Simulation(JobOperations):
         ``delayed_to``): it holds its nodes, counts against its QoS limits and fair share, and ends
         when its work left is done or at its limit."""
         trace = job.trace
-        if self.inside is not None and trace.reservation is not None:  # ended at its window's close
+        if self.inside is not None and (job.reservation or trace.reservation):  # ended at its window's close
+            job.reservation = job.reservation or trace.reservation
             job.resv_end = self.inside.deadline(job, now)
             job.plan = min(job.plan, job.resv_end - began)
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
@@ -568,8 +569,7 @@ class Simulation(JobOperations):
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
                                        (lambda job: plan.blocked(now, now + job.limit)) if plan else None,
                                        self._preempt if self.preempts else None,
-                                       (lambda job: inside.usable(job, now)) if (inside := self.inside) else
-                                       None)
+                                       self.inside, now)
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:
