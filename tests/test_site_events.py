@@ -136,3 +136,12 @@ def test_a_job_of_a_reservation_the_replay_does_not_model_asks_for_none() -> Non
     assert [job.reservation for job in kept] == ["maint", None, None]
     assert notes == ["1 job(s) ran in reservation(s) gone, which the replay does not model (no record of it "
                      "in the span, or none of its nodes): replayed as asking for none"]
+
+
+def test_a_magnetic_site_reservation_is_noted() -> None:
+    # sacctmgr lists associations, not Users/Accounts: the replay lets every job into it, and says so
+    held = [ReservationRecord("mag", "n1", 1100.0, 1200.0, "MAGNETIC,FLEX")]
+    found, notes = model_reservations(held, 1000.0, (0.0, 400.0), {"n1"})
+    assert found == (AdvanceReservation("mag", "n1", 100.0, 100.0, ("MAGNETIC", "FLEX")),)
+    assert notes == ["reservation mag is MAGNETIC and sacctmgr lists no Users or Accounts: every job may be "
+                     "drawn into it"]

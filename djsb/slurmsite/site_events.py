@@ -172,6 +172,9 @@ def model_reservations(records: Sequence[ReservationRecord], origin: float, span
         if unmodelled:
             notes.append(f"reservation {held.name}'s flag(s) {', '.join(unmodelled)} have no model: "
                          "replayed as a reservation of its nodes for no job")
+        if "MAGNETIC" in kept:
+            notes.append(f"reservation {held.name} is MAGNETIC and sacctmgr lists no Users or Accounts: "
+                         "every job may be drawn into it")
         found.append(AdvanceReservation(held.name, compress_hostlist(names), start, end - start, kept))
     return tuple(found), notes
 
