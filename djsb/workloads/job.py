@@ -20,7 +20,9 @@ class TraceJob:
     ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs). ``array`` is
     the job array a task belongs to when the array is throttled, ``(array job id, most tasks running
     at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce). ``reservation`` is the
-    advance reservation the job asks to run in (sbatch ``--reservation``; None: none).
+    advance reservation the job asks to run in (sbatch ``--reservation``; None: none); ``name`` its
+    name (sbatch ``--job-name``, sacct's JobName; None: not recorded), which ``singleton``
+    dependencies group jobs by.
     """
 
     job_id: int
@@ -40,6 +42,7 @@ class TraceJob:
     gpus: GpuRequest | None = None
     array: tuple[int, int] | None = None
     reservation: str | None = None
+    name: str | None = None
 
     @property
     def user_request(self) -> float | None:
