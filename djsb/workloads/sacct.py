@@ -276,6 +276,7 @@ class SacctJob(NamedTuple):
     gpus: GpuRequest | None
     array: tuple[int, int] | None
     reservation: str | None
+    name: str | None
 
 
 class DumpLines:
@@ -337,7 +338,8 @@ class DumpLines:
                         _user(read, row), read["Account"](row) or UNKNOWN, read["Partition"](row),
                         read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
                         read["NodeList"](row), read["SubmitLine"](row), gpus, array,
-                        read["Reservation"](row) or _asked_reservation(read["SubmitLine"](row)))
+                        read["Reservation"](row) or _asked_reservation(read["SubmitLine"](row)),
+                        read["JobName"](row))
 
 
 def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
@@ -360,7 +362,7 @@ def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
                     job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array,
-                    reservation=job.reservation)
+                    reservation=job.reservation, name=job.name)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

@@ -222,6 +222,8 @@ COLUMNS = (
     Column("SubmitLine", str.strip, "the sbatch command (Slurm >= 20.11): the node count it asked "
            "(`-N`/`--nodes`, the minimum of a range; none when it asked none: a job of `--ntasks=8` "
            "alone may take any number of nodes), recorded with the options the model may not reproduce"),
+    Column("JobName", parse_name, "the job's name (`--job-name`; none if empty): the jobs of a user and "
+           "name are what a `singleton` dependency waits for"),
     Column("Reservation", parse_name, "the advance reservation the job ran in (`--reservation`, or a "
            "MAGNETIC one that drew it); if empty, the SubmitLine's `--reservation`: replayed as the job's "
            "`reservation`"),
