@@ -174,3 +174,11 @@ def test_a_magnetic_reservation_draws_the_jobs_it_allows() -> None:
     assert starts(result) == {0: (0.0, "n0"), 1: (10.0, "n1"), 2: (950.0, "n1")}
     ended = result.jobs.set_index("job_id")
     assert (float(ended.loc[2, "end"]), bool(ended.loc[2, "killed"])) == (1000.0, True)
+
+
+def test_a_job_of_a_reservation_that_ended_never_starts() -> None:
+    # job_test_resv after the window's end (ESLURM_RESERVATION_INVALID; it holds the job): alice's
+    # job at 400 asks for proj, over at 300; it never starts, with the reason Reservation
+    result = replay([job(1, 400, 50, user="alice", reservation="proj")], on(2, PROJ))
+    assert dict(zip(result.rejected["job_id"], result.rejected["reason"], strict=True)) == {
+        1: "never started: Reservation"}

@@ -38,7 +38,7 @@ from djsb.model.allocation import job_memory
 from djsb.model.cluster import QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
-from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, NONE
+from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, NONE, RESERVATION
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
 from djsb.workloads.job import TraceJob
 
@@ -242,9 +242,10 @@ class RunningLimits:
 
     def unstarted(self, queued: Sequence[SimJob]) -> list[tuple[int, str]]:
         """The jobs that never started at the end of a replay, with why: the parked ones by their
-        reason, those still queued by their QoS reason or as never finding resources."""
+        reason, those still queued by their QoS reason (or Reservation: their reservation ended
+        first, :mod:`djsb.model.reserved_jobs`) or as never finding resources."""
         return [(job.job_id, NEVER_STARTED + job.reason) for job in self.parked.values()] + [
-            (job.job_id, NEVER_STARTED + job.reason if job.reason in QOS_REASONS
+            (job.job_id, NEVER_STARTED + job.reason if job.reason in QOS_REASONS or job.reason == RESERVATION
              else "could not be started (resources never free)") for job in queued]
 
     # ------------------------------------------------------------- passes
