@@ -24,7 +24,7 @@ def allocate(job: SimJob, state: ClusterState) -> Placement | None:
     if shape is None:
         trace = job.trace
         return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb,
-                              trace.gpus)
+                              trace.gpus, trace.exclusive)
     tasks, alloc = layout(state, job.part, shape, job.trace.gpus)
     if alloc is not None:
         job.tasks = tasks
@@ -61,6 +61,8 @@ def job_memory(job: SimJob, alloc: Placement) -> list[float] | None:
     shape, trace = job.shape, job.trace
     if shape is not None and job.tasks is not None and shape.memory_per_task is not None:
         return [tasks * shape.memory_per_task for tasks in job.tasks]
+    if trace.memory_mb and trace.exclusive:  # its memory over its whole nodes
+        return [trace.memory_mb / len(alloc)] * len(alloc)
     if trace.memory_mb and trace.cpus:
         return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
     return None

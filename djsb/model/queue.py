@@ -187,10 +187,11 @@ class JobQueue:
     def plans_nodes(self, job: SimJob) -> bool:
         """Whether a job's placement depends on more than its partition's unit count (node memory
         when the nodes and the job give it, GPUs, a node count on a non-exclusive partition, a task
-        layout or node list, a partition whose cores may be shared, keeps spare cores or shares nodes)."""
+        layout or node list, a partition whose cores may be shared, keeps spare cores or shares nodes,
+        whole nodes asked by ``--exclusive``)."""
         part, trace = job.part, job.trace
         if job.shape is not None or trace.gpus is not None or part.forced or part.keeps_spare \
-                or part.overlaps:
+                or part.overlaps or trace.exclusive:
             return True
         memory = self.node_memory and bool(trace.memory_mb)
         return not part.exclusive and (trace.nodes is not None or memory)

@@ -356,7 +356,7 @@ class Simulation(JobOperations):
                  shape: JobShape | None) -> SimJob:
         """The model's job for ``trace``, admitted into ``part`` under ``qos``, eligible from ``eligible``."""
         limit = self.admitter.time_limit(trace, part, qos)
-        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
+        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes, trace.exclusive),
                      eligible=eligible, shape=shape)
         job.plan = self.planner.plan_duration(limit)
         return job
@@ -432,7 +432,8 @@ class Simulation(JobOperations):
         self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
-        amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
+        amounts = held_units(self.state, job, None if trace.exclusive else job.need) \
+            if part.overlaps or trace.exclusive else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
         if self.deps is not None and trace.job_id in self.deps.children:

@@ -22,7 +22,8 @@ class TraceJob:
     at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce). ``reservation`` is the
     advance reservation the job asks to run in (sbatch ``--reservation``; None: none); ``name`` its
     name (sbatch ``--job-name``, sacct's JobName; None: not recorded), which ``singleton``
-    dependencies group jobs by.
+    dependencies group jobs by; ``exclusive`` whether it asked whole nodes for itself (sbatch
+    ``--exclusive``).
     """
 
     job_id: int
@@ -43,6 +44,7 @@ class TraceJob:
     array: tuple[int, int] | None = None
     reservation: str | None = None
     name: str | None = None
+    exclusive: bool = False
 
     @property
     def user_request(self) -> float | None:

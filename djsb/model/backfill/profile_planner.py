@@ -247,7 +247,7 @@ def _kept_free(job: SimJob, alloc: Placement) -> Placement:
     on each of its nodes, the one taking the remainder included
     (:meth:`~djsb.model.cluster.ClusterState.allocate`); its GPUs as they are."""
     trace = job.trace
-    if job.shape is not None or not trace.nodes:
+    if job.shape is not None or not trace.nodes or trace.exclusive:
         return alloc
     per_node = math.ceil(trace.cpus / trace.nodes)
     return Placement.of(((node, per_node) for node, _ in alloc), alloc.gpus)
