@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
+from djsb.model.cluster import ClusterState
 from djsb.model.invariants import InvariantChecker
 from djsb.workloads.job import TraceJob
 
@@ -54,3 +55,23 @@ def test_the_backfill_pass_keeps_the_whole_node_it_plans_for_an_exclusive_job(pl
             job(5, 3, 50, 1)]
     assert starts(jobs, planner) == {1: (0.0, "n0"), 2: (0.0, "n1"), 3: (100.0, "n0"), 4: (200.0, "n0"),
                                      5: (3.0, "n0")}
+
+
+@pytest.mark.parametrize("planner", ["profile", "will_run"])
+def test_the_plan_of_an_exclusive_job_is_a_whole_node_not_free_cores(planner: str) -> None:
+    # jobs 1 and 2 (3 CPUs on 1 node) hold n0 0..100 and n1 0..300: one core free on each. Job 3 (1
+    # CPU on 1 node, --exclusive, at 1) needs an idle node: EASY plans n0 whole for it from 100
+    # (counting free cores would see 2 + 3 at 100, room for it and more). Job 4 (1 CPU, limit 200, at
+    # 2) would run past 100: not on n0, but on n1's free core it delays nothing: backfilled there.
+    jobs = [job(1, 0, 100, 3, nodes=1), job(2, 0, 300, 3, nodes=1), job(3, 1, 100, 1, exclusive=True, nodes=1),
+            job(4, 2, 200, 1)]
+    assert starts(jobs, planner) == {1: (0.0, "n0"), 2: (0.0, "n1"), 3: (100.0, "n0"), 4: (2.0, "n1")}
+
+
+def test_an_exclusive_job_needs_the_slots_of_the_whole_nodes_it_takes() -> None:
+    # one CPU on nodes of 4 cores: the 4 slots of one node, what the queue's counters and the
+    # partition's free capacity must see before it can start (ClusterState.need)
+    state = ClusterState(ClusterSpec.homogeneous(2, 4))
+    part = state.partitions[0]
+    assert (state.need(part, 1, None, exclusive=True), state.need(part, 5, None, exclusive=True),
+            state.need(part, 1, 2, exclusive=True), state.need(part, 1, None)) == (4, 8, 8, 1)
