@@ -58,14 +58,24 @@ def test_the_backfill_pass_keeps_the_whole_node_it_plans_for_an_exclusive_job(pl
 
 
 @pytest.mark.parametrize("planner", ["profile", "will_run"])
-def test_the_plan_of_an_exclusive_job_is_a_whole_node_not_free_cores(planner: str) -> None:
+@pytest.mark.parametrize("nodes", [None, 1])
+def test_the_plan_of_an_exclusive_job_is_a_whole_node_not_free_cores(planner: str, nodes: int | None) -> None:
     # jobs 1 and 2 (3 CPUs on 1 node) hold n0 0..100 and n1 0..300: one core free on each. Job 3 (1
-    # CPU on 1 node, --exclusive, at 1) needs an idle node: EASY plans n0 whole for it from 100
-    # (counting free cores would see 2 + 3 at 100, room for it and more). Job 4 (1 CPU, limit 200, at
-    # 2) would run past 100: not on n0, but on n1's free core it delays nothing: backfilled there.
-    jobs = [job(1, 0, 100, 3, nodes=1), job(2, 0, 300, 3, nodes=1), job(3, 1, 100, 1, exclusive=True, nodes=1),
+    # CPU, --exclusive, at 1; with or without a node count) needs an idle node: EASY plans n0 whole
+    # for it from 100 (counting free cores would see 2 + 3 at 100, room for it and more). Job 4 (1
+    # CPU, limit 200, at 2) would run past 100: not on n0, but on n1's free core it delays nothing:
+    # backfilled there.
+    jobs = [job(1, 0, 100, 3, nodes=1), job(2, 0, 300, 3, nodes=1), job(3, 1, 100, 1, exclusive=True, nodes=nodes),
             job(4, 2, 200, 1)]
     assert starts(jobs, planner) == {1: (0.0, "n0"), 2: (0.0, "n1"), 3: (100.0, "n0"), 4: (2.0, "n1")}
+
+
+def test_an_exclusive_job_holds_its_own_memory_on_its_whole_nodes() -> None:
+    # 1000 MB asked over one whole node of 4 cores: it holds 1000 MB there, not 4 slots x 1000 MB per CPU
+    cluster = ClusterSpec.homogeneous(2, 4, memory_mb=2000.0)
+    sim = Simulation([TraceJob(1, 0, 100, 1, requested_time=100, memory_mb=1000.0, exclusive=True)], cluster, KILL)
+    sim.advance(1.0)
+    assert sim.job(1).memory == [1000.0]
 
 
 def test_an_exclusive_job_needs_the_slots_of_the_whole_nodes_it_takes() -> None:
