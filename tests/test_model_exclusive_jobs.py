@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.workloads.job import TraceJob
 
@@ -85,3 +85,17 @@ def test_an_exclusive_job_needs_the_slots_of_the_whole_nodes_it_takes() -> None:
     part = state.partitions[0]
     assert (state.need(part, 1, None, exclusive=True), state.need(part, 5, None, exclusive=True),
             state.need(part, 1, 2, exclusive=True), state.need(part, 1, None)) == (4, 8, 8, 1)
+
+
+@pytest.mark.parametrize("planner", ["profile", "will_run"])
+def test_an_exclusive_job_gives_back_the_slots_of_the_node_it_took(planner: str) -> None:
+    # n0 has 4 cores, n1 8. Job 1 (1 CPU) holds n0 0..1000; job 2 (1 CPU, --exclusive, at 1) takes n1,
+    # all 8 slots, 1..101. Job 3 (12 CPUs, limit 100, at 2) needs both nodes: EASY plans it at 1000,
+    # when job 1 ends and the 8 slots job 2 gives back at 101 are free too (not the 4 its need
+    # counts on the smallest node). Job 4 (3 CPUs, limit 2000, at 4) fits n0 now but would delay job
+    # 3: it starts after it, at 1100, first fit on n0.
+    cluster = ClusterSpec((NodeSpec("n0", 4), NodeSpec("n1", 8)), (PartitionSpec("batch"),))
+    jobs = [job(1, 0, 1000, 1), job(2, 1, 100, 1, exclusive=True), job(3, 2, 100, 12), job(4, 4, 2000, 3)]
+    frame = Simulation(jobs, cluster, dataclasses.replace(KILL, bf_planner=planner),
+                       checker=InvariantChecker(cluster)).run().jobs
+    assert dict(zip(frame["job_id"], frame["start"], strict=True)) == {1: 0.0, 2: 1.0, 3: 1000.0, 4: 1100.0}
