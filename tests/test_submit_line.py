@@ -13,6 +13,7 @@ from djsb.workloads.sacct import parse_sacct_parsable2, read_sacct
 from djsb.workloads.submit_line import (
     array_throttle,
     requested_dependency,
+    requested_exclusive,
     requested_nodes,
     requested_singleton,
     sbatch_options,
@@ -138,3 +139,9 @@ def test_a_singleton_dependency_is_read() -> None:
     assert requested_singleton("sbatch -d afterok:3,singleton job.sh")
     assert requested_singleton("sbatch --dependency=singleton job.sh")
     assert not requested_singleton("sbatch -d afterok:3 job.sh") and not requested_singleton("sbatch job.sh")
+
+
+def test_exclusive_is_read_without_a_value() -> None:
+    # sbatch(1): --exclusive alone gives the job its nodes; =user and =mcs share them
+    assert requested_exclusive("sbatch --exclusive job.sh")
+    assert not requested_exclusive("sbatch --exclusive=user job.sh") and not requested_exclusive("sbatch job.sh")

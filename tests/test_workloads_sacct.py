@@ -238,3 +238,11 @@ def test_the_reservation_a_job_ran_in() -> None:
             "2|2024-01-01T00:00:00|10|1||sbatch --reservation other --reservation=proj job.sh\n"
             "3|2024-01-01T00:00:00|10|1||sbatch job.sh\n")
     assert [job.reservation for job in parse_sacct_parsable2(text).jobs] == ["proj", "proj", None]
+
+
+def test_a_job_asking_exclusive_nodes() -> None:
+    # the SubmitLine's plain --exclusive; =user shares the nodes with the user's jobs: not exclusive
+    text = ("JobID|Submit|Elapsed|NCPUS|SubmitLine\n"
+            "1|2024-01-01T00:00:00|10|4|sbatch --exclusive job.sh\n"
+            "2|2024-01-01T00:00:00|10|4|sbatch --exclusive=user job.sh\n")
+    assert [job.exclusive for job in parse_sacct_parsable2(text).jobs] == [True, False]

@@ -5,7 +5,8 @@ none); missing values (None) are empty cells. A workload with GPU requests has a
 each job's request as the sbatch option that asks it (``--gpus-per-node=a100:2``, ``--gpus=4``,
 ``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none); one without has no such column, as before
 GPUs. Likewise, after it, a workload whose jobs ask for advance reservations has a column
-``reservation`` and one whose jobs have names a column ``name`` (empty: none).
+``reservation``, one whose jobs have names a column ``name`` (empty: none) and one with jobs asking
+``--exclusive`` a column ``exclusive`` (``1``; empty: not).
 :func:`read_jobs_csv` reads such a file back into the same jobs.
 """
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 GPU_COLUMN = "gpus"
 """The column of a workload with GPU requests, the first of the :data:`OPTIONAL` ones."""
-OPTIONAL = (GPU_COLUMN, "reservation", "name")
+OPTIONAL = (GPU_COLUMN, "reservation", "name", "exclusive")
 """The columns only a workload that has such values has, after the others, in this order."""
 COLUMNS = tuple(f.name for f in fields(TraceJob)
                 if f.name not in ("user_estimate", "estimated", "array", *OPTIONAL))
@@ -79,7 +80,7 @@ def _cell(value: object) -> str:
 def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
     """Write jobs as CSV with a header row of the TraceJob field names (exact numbers; atomic replace)."""
     job_list = list(jobs)
-    optional = [name for name in OPTIONAL if any(getattr(j, name) is not None for j in job_list)]
+    optional = [name for name in OPTIONAL if any(getattr(j, name) not in (None, False) for j in job_list)]
     with atomic_output(path) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow((*COLUMNS, *optional))
@@ -87,7 +88,8 @@ def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
             row = [_cell(getattr(j, name)) for name in COLUMNS]
             for name in optional:
                 value = getattr(j, name)
-                row.append("" if value is None else value.sbatch_option() if name == GPU_COLUMN else value)
+                row.append("" if value in (None, False) else "1" if value is True
+                           else value.sbatch_option() if name == GPU_COLUMN else value)
             writer.writerow(row)
 
 
@@ -117,7 +119,8 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
                     c["user"], c["account"], c["partition"] or None, c["qos"] or None,
                     tuple(int(x) for x in c["depends_on"].split()),
                     gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None,
-                    reservation=c.get("reservation") or None, name=c.get("name") or None))
+                    reservation=c.get("reservation") or None, name=c.get("name") or None,
+                    exclusive=bool(c.get("exclusive"))))
             except ValueError as exc:
                 raise TraceError(f"bad job row: {exc}", source=source, line=reader.line_num) from exc
     return jobs

@@ -137,3 +137,10 @@ def requested_singleton(line: str) -> bool:
     """Whether the sbatch command ``line``'s last ``--dependency``/``-d`` has a ``singleton`` item."""
     values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
     return bool(values) and "singleton" in values[-1].split(",")
+
+
+def requested_exclusive(line: str) -> bool:
+    """Whether the sbatch command ``line`` asked whole nodes for the job alone: its last
+    ``--exclusive`` has no value (``--exclusive=user`` or ``=mcs`` shares them with other jobs)."""
+    values = [value for name, value in sbatch_options(line) if name == "--exclusive"]
+    return bool(values) and not values[-1]
