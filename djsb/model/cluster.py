@@ -3,7 +3,9 @@
 Resources follow Slurm's ``select/cons_tres`` with ``CR_Core``: a job gets cores on one or more
 nodes, first fit in the partition's node order (Slurm fills the lowest-indexed usable nodes).
 A partition may instead be *exclusive* (Slurm ``OverSubscribe=EXCLUSIVE``): its jobs get whole
-idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does.
+idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does. A trace job asking
+``--exclusive`` (``TraceJob.exclusive``) takes whole idle nodes of any partition, all their slots
+(:meth:`ClusterState._whole_nodes`; not a job asking GPUs or laid out by a shape, placed as usual).
 
 ``OverSubscribe`` (slurm.conf, partition section): ``NO`` lets one job use a core, ``FORCE[:N]``
 lets up to N jobs share a core (Slurm's default N is 4), and ``YES[:N]`` lets a job share cores
