@@ -192,6 +192,17 @@ def over_time_seconds(text: str) -> float:
     return 60.0 * int(first)
 
 
+def resv_over_run_seconds(text: str) -> float:
+    """ResvOverRun in seconds ("0 min" from scontrol, minutes in slurm.conf); UNLIMITED: inf (the
+    job runs on to its own limit)."""
+    first = (text.split() or [""])[0]
+    if first.upper() in ("UNLIMITED", "INFINITE"):
+        return math.inf
+    if not first.isdigit():
+        raise ValueError("not a number of minutes >= 0 or UNLIMITED")
+    return 60.0 * int(first)
+
+
 def fair_share_algorithm(text: str) -> str:
     """Fair Tree unless PriorityFlags has NO_FAIR_TREE (Slurm's default since 19.05)."""
     return "classic" if "NO_FAIR_TREE" in text else "fair_tree"

@@ -210,15 +210,15 @@ JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|
 
 
 @pytest.mark.parametrize(("asked", "held"), [("--dependency=afterok:1", True), ("-d afterany:1", True),
-                                             ("--dependency=afternotok:1", None), ("--dependency=singleton", False),
+                                             ("--dependency=afternotok:1", None), ("--dependency=singleton", True),
                                              ("--comment=none", False)])
 def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: Path, asked: str,
                                                                      held: bool | None) -> None:
     # One node of 2 CPUs: J1 runs 0-100 s; J2 asks a dependency on J1, and its Eligible is not
     # recorded. Enforced (afterok, afterany), J2 starts when J1 ends, though a CPU is free at once;
-    # afternotok can never be satisfied by J1's COMPLETED, and J2 is cancelled; singleton is not
-    # enforced (queued at its recorded eligibility: none, so its submission), and without a
-    # dependency (the cause removed) J2 starts at once.
+    # afternotok can never be satisfied by J1's COMPLETED, and J2 is cancelled; singleton holds J2
+    # while J1, of its user and name (none: the dump has no JobName), runs (_find_singleton_job); and
+    # without a dependency (the cause removed) J2 starts at once.
     (tmp_path / "dump.txt").write_text(DEPENDENCY_DUMP.replace("DEPENDENCY", asked))
     (tmp_path / "slurm.conf").write_text(SMALL_CONF.replace("CPUs=3", "CPUs=2"))
     out = tmp_path / "history"
@@ -232,12 +232,13 @@ def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: P
         assert rejected["reason"].tolist() == ["cancelled: dependency never satisfied (parent 1 COMPLETED)"]
     elif held:
         assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
-        assert "1 job(s) asked --dependency (after, afterok, afterany, afternotok) on jobs of the replay" in notes
+        assert "1 job(s) asked --dependency (after, afterok, afterany, afternotok, singleton) on jobs of the " \
+            "replay" in notes
         # the reason sacct keeps for such a job (build_job_queue's state_reason_prev_db)
         assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "sacct_reason"] == "Dependency"
     else:
         assert errors.loc[2, "simulated_start"] < 10
-    assert ("1 job(s) asked a --dependency the model does not enforce" in notes) == ("singleton" in asked)
+    assert "the model does not enforce" not in notes
 
 
 def test_the_progress_of_a_replay_ends_with_every_job_done(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -343,11 +344,11 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "MaxArraySize=10",
                               "-o", str(out)], 2, "--set: 'MaxArraySize=10': expected KEY=VALUE with KEY "
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
-                     "KillWait, OverTimeLimit, PreemptType, PreemptMode, PreemptExemptTime, JobRequeue, "
-                     "AuthInfo, DefMemPerCPU, DefMemPerGPU, MaxMemPerCPU, PriorityType, PriorityWeightAge, "
-                     "PriorityWeightFairShare, PriorityWeightJobSize, PriorityWeightPartition, PriorityWeightQOS, "
-                     "PriorityWeightTRES, PriorityMaxAge, PriorityFavorSmall, PriorityFlags, PriorityDecayHalfLife, "
-                     "PriorityCalcPeriod)", out)
+                     "KillWait, OverTimeLimit, ResvOverRun, PreemptType, PreemptMode, PreemptExemptTime, "
+                     "JobRequeue, AuthInfo, DefMemPerCPU, DefMemPerGPU, MaxMemPerCPU, PriorityType, "
+                     "PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, PriorityWeightPartition, "
+                     "PriorityWeightQOS, PriorityWeightTRES, PriorityMaxAge, PriorityFavorSmall, PriorityFlags, "
+                     "PriorityDecayHalfLife, PriorityCalcPeriod)", out)
 
 
 @pytest.mark.parametrize("option", ["--qos", "--associations"])

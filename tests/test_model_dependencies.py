@@ -174,3 +174,32 @@ def test_after_is_satisfied_by_a_parent_cancelled_before_it_started() -> None:
     sim.cancel(2)
     sim.advance(60.0)
     assert sim.job(3).start == 50.0
+
+
+def named(job_id: int, submit: float, run_time: float, name: str, user: str = "u0") -> TraceJob:
+    return TraceJob(job_id, submit, run_time, 1, requested_time=run_time, user=user, name=name)
+
+
+def test_singleton_jobs_of_a_user_and_name_run_one_at_a_time_in_id_order() -> None:
+    # job_scheduler.c test_job_dependency / _find_singleton_job. Four free cores. Jobs 1, 2, 3 are
+    # alice's "step", all submitted at 0 asking singleton: 1 starts at 0 (none of its group before it),
+    # 2 waits for 1 (0..100), then starts at 100; 3 waits for 1 (running) and 2 (pending, smaller id)
+    # and starts at 2's end, 100 + 50 = 150. Job 4, bob's "step", is another group: it starts at 0.
+    # Job 5, alice's "other", asks it too and starts at 0.
+    jobs = [named(1, 0, 100, "step", "alice"), named(2, 0, 50, "step", "alice"), named(3, 0, 10, "step", "alice"),
+            named(4, 0, 30, "step", "bob"), named(5, 0, 20, "other", "alice")]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 4), TEXTBOOK,
+                     dependencies={i: Dependency((), singleton=True) for i in (1, 2, 3, 4, 5)})
+    assert {i: start for i, (_, start, _) in times(sim).items()} == {1: 0.0, 2: 100.0, 3: 150.0, 4: 0.0,
+                                                                     5: 0.0}
+
+
+def test_a_singleton_job_waits_for_an_earlier_job_of_its_group_that_asked_none() -> None:
+    # _find_singleton_job counts every job of the user and name, singleton or not: job 1 ("step",
+    # asking nothing) runs 0..100; job 2 ("step", singleton, at 10) waits for it and starts at 100,
+    # though three of the four cores are free. Job 3 ("step", asking nothing, at 20) is not held by
+    # job 2 and starts at 20.
+    jobs = [named(1, 0, 100, "step"), named(2, 10, 50, "step"), named(3, 20, 10, "step")]
+    sim = Simulation(jobs, ClusterSpec.homogeneous(1, 4), TEXTBOOK,
+                     dependencies={2: Dependency((), singleton=True)})
+    assert {i: start for i, (_, start, _) in times(sim).items()} == {1: 0.0, 2: 100.0, 3: 20.0}

@@ -31,7 +31,8 @@ TWO_VALUES = {
     "TimelimitRaw": ("10", "20"), "ReqCPUS": ("2", "3"), "AllocCPUS": ("4", "8"), "NCPUS": ("4", "8"),
     "ReqMem": ("1G", "2G"), "ReqTRES": ("cpu=2,gres/gpu=1", "cpu=2,gres/gpu:a100=2,gres/gpu=2"), "NNodes": ("1", "2"), "NodeList": ("n1", "n2"), "State": ("COMPLETED", "TIMEOUT"),
     "Reason": ("None", "Priority"), "Flags": ("SchedMain", "SchedBackfill"), "Priority": ("100", "200"),
-    "SubmitLine": ("sbatch -N 1 x", "sbatch -N 2 x"),
+    "SubmitLine": ("sbatch -N 1 x", "sbatch -N 2 x"), "Reservation": ("proj", "maint"),
+    "JobName": ("step", "other"),
 }
 """Two values of each column that make two different jobs or records."""
 

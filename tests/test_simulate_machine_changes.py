@@ -82,8 +82,8 @@ def test_a_reservation_keeps_a_job_off_its_node_until_its_window_ends(tmp_path: 
                                                "FAIL, DOWN, RESUME, got 'drained'"),
     (EVENTS, "nodes: n1,", "nodes: n9,", "c.yaml:8: cluster.node_events[0].nodes: unknown node 'n9'"),
     (EVENTS, "at: 50,", "at: -5,", "c.yaml:9: cluster.node_events[1].at: must be a time >= 0 s"),
-    (RESERVED, "flags: \"MAINT,IGNORE_JOBS\"", "flags: FLEX",
-     "c.yaml:8: cluster.reservations[0].flags: flag FLEX has no model"),
+    (RESERVED, "flags: \"MAINT,IGNORE_JOBS\"", "flags: OVERLAP",
+     "c.yaml:8: cluster.reservations[0].flags: flag OVERLAP has no model"),
     (RESERVED, "nodes: n1,", "nodes: n5,", "c.yaml:8: cluster.reservations[0].nodes: unknown node 'n5'"),
     (RESERVED, "duration: 60", "duration: 0", "c.yaml:8: cluster.reservations[0].duration: must be a time > 0 s"),
 ])

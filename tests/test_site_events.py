@@ -124,3 +124,24 @@ def test_an_unreadable_events_file_is_one_line(tmp_path: Path, capsys: pytest.Ca
                  str(FIXTURES / "minicluster-slurm.conf"), "--events", str(bad), "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{bad}:2:" in err[0] and "not a sacct timestamp" in err[0], err
+
+
+def test_a_job_of_a_reservation_the_replay_does_not_model_asks_for_none() -> None:
+    # job 2 ran in "gone", which no modelled reservation is: replayed asking for none, one note
+    from djsb.slurmsite.site_events import in_reservations
+    from djsb.workloads.job import TraceJob
+    jobs = [TraceJob(1, 0.0, 10.0, 1, reservation="maint"), TraceJob(2, 0.0, 10.0, 1, reservation="gone"),
+            TraceJob(3, 0.0, 10.0, 1)]
+    kept, notes = in_reservations(jobs, [AdvanceReservation("maint", "n1", 0.0, 60.0)])
+    assert [job.reservation for job in kept] == ["maint", None, None]
+    assert notes == ["1 job(s) ran in reservation(s) gone, which the replay does not model (no record of it "
+                     "in the span, or none of its nodes): replayed as asking for none"]
+
+
+def test_a_magnetic_site_reservation_is_noted() -> None:
+    # sacctmgr lists associations, not Users/Accounts: the replay lets every job into it, and says so
+    held = [ReservationRecord("mag", "n1", 1100.0, 1200.0, "MAGNETIC,FLEX")]
+    found, notes = model_reservations(held, 1000.0, (0.0, 400.0), {"n1"})
+    assert found == (AdvanceReservation("mag", "n1", 100.0, 100.0, ("MAGNETIC", "FLEX")),)
+    assert notes == ["reservation mag is MAGNETIC and sacctmgr lists no Users or Accounts: every job may be "
+                     "drawn into it"]

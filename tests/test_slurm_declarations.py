@@ -49,6 +49,7 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.select_type: ("select/cons_res", "cons_tres"),
     slurm_text.kill_wait_seconds: ("7", 7.0),
     slurm_text.over_time_seconds: ("2", 120.0),
+    slurm_text.resv_over_run_seconds: ("3", 180.0),
     slurm_text.job_requeue: ("0", False),
     slurm_text.preempt_type: ("preempt/partition_prio", "partition_prio"),
     slurm_text.preempt_mode: ("requeue", "requeue"),
@@ -71,8 +72,8 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
 }
 """A text Slurm writes for each parser of slurm_text, and the value the model takes from it (worked
 by hand: slurm.conf(5) times are minutes when bare, 2-00:00:00 is two days; OverTimeLimit is minutes;
-a TRESBillingWeights memory weight per GB is per 1024 MB; AllowQos names are lower-cased, read_config.c;
-a memory size of 4G is 4096 MiB)."""
+ResvOverRun is minutes; a TRESBillingWeights memory weight per GB is per 1024 MB; AllowQos names are
+lower-cased, read_config.c; a memory size of 4G is 4096 MiB)."""
 
 DECLARED = [(cls, field, index) for cls in MODELLED for field, name in slurm_names(cls).items()
             for index in range(len(name.keys))]

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from djsb.workloads.sacct import parse_sacct_parsable2, read_sacct
-from djsb.workloads.submit_line import array_throttle, requested_dependency, requested_nodes, sbatch_options
+from djsb.workloads.submit_line import (
+    array_throttle,
+    requested_dependency,
+    requested_exclusive,
+    requested_nodes,
+    requested_singleton,
+    sbatch_options,
+)
 
 HISTORY = Path(__file__).parent / "fixtures" / "history"
 
@@ -75,13 +82,14 @@ def test_the_committed_history_asked_no_node_count() -> None:
     ("sbatch job.sh --dependency=afterok:1", None),  # the script's own argument
     ("sbatch --time=4 job.sh", None),
     ("sbatch -d after:4:5 job.sh", ((4, "after"), (5, "after"))),
+    ("sbatch -d afterok:3,singleton job.sh", ((3, "afterok"),)),  # singleton: requested_singleton
 ])
 def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | None) -> None:
     assert requested_dependency(line) == edges
 
 
 @pytest.mark.parametrize(("value", "why"), [
-    ("afterok:1?afterany:2", "any-of"), ("singleton", "singleton is not modelled"),
+    ("afterok:1?afterany:2", "any-of"),
     ("after:3+5", r"a delay \(3\+5\) is not modelled"), ("aftercorr:7", "aftercorr is not modelled"),
     ("afterok:12_3", "12_3 is not a job id"), ("afterok:", "an empty id is not a job id"),
 ])
@@ -125,3 +133,15 @@ def test_the_features_record_s_arrays_are_read_as_throttled_arrays() -> None:
     assert len(arrays) == 24 and all(len(runs) == 6 for runs in arrays.values())
     for runs in arrays.values():
         assert max(sum(1 for s, e in runs if s <= at < e) for at, _ in runs) <= 2
+
+
+def test_a_singleton_dependency_is_read() -> None:
+    assert requested_singleton("sbatch -d afterok:3,singleton job.sh")
+    assert requested_singleton("sbatch --dependency=singleton job.sh")
+    assert not requested_singleton("sbatch -d afterok:3 job.sh") and not requested_singleton("sbatch job.sh")
+
+
+def test_exclusive_is_read_without_a_value() -> None:
+    # sbatch(1): --exclusive alone gives the job its nodes; =user and =mcs share them
+    assert requested_exclusive("sbatch --exclusive job.sh")
+    assert not requested_exclusive("sbatch --exclusive=user job.sh") and not requested_exclusive("sbatch job.sh")

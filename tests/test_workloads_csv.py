@@ -76,3 +76,15 @@ def test_a_workload_with_gpu_requests_has_a_gpus_column_of_sbatch_options(tmp_pa
     with pytest.raises(TraceError, match="--gpus-per-node=two: expected") as err:
         read_jobs_csv(out)
     assert err.value.line == 2
+
+
+def test_a_workload_asking_for_reservations_and_with_names_has_their_columns(tmp_path: Path) -> None:
+    # after gpus, in that order; empty for a job without
+    jobs = [dataclasses.replace(JOBS[0], reservation="proj", gpus=GpuRequest(1, "job")),
+            dataclasses.replace(JOBS[1], name="step", exclusive=True)]
+    out = tmp_path / "jobs.csv"
+    write_jobs_csv(jobs, out)
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(COLUMNS) + ",gpus,reservation,name,exclusive"
+    assert [line.split(",")[-3:] for line in lines[1:]] == [["proj", "", ""], ["", "step", "1"]]
+    assert read_jobs_csv(out) == jobs

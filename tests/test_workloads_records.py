@@ -30,12 +30,14 @@ DIGESTS = {
 @pytest.mark.parametrize("name", sorted(DIGESTS))
 def test_real_traces_read_as_before(trace: TraceFile, name: str) -> None:
     w = read_swf(trace(name))
-    # a reader never marks a request as replaced by another estimate, and an SWF trace asks no GPU
-    # and has no job array; the digests predate those fields, so their (always default) values are
-    # left out of the text
-    assert not any(job.estimated or job.gpus is not None or job.array is not None for job in w.jobs)
+    # a reader never marks a request as replaced by another estimate, and an SWF trace asks no GPU,
+    # has no job array, reservation, job name or --exclusive; the digests predate those fields, so their (always
+    # default) values are left out of the text
+    assert not any(job.estimated or job.gpus is not None or job.array is not None or job.reservation is not None
+                   or job.name is not None or job.exclusive for job in w.jobs)
     text = repr((w.jobs, w.skipped, w.header, w.extra, w.time_origin)).replace(", estimated=False", "")
-    text = text.replace(", gpus=None", "").replace(", array=None", "")
+    text = text.replace(", gpus=None", "").replace(", array=None", "").replace(", reservation=None", "")
+    text = text.replace(", name=None", "").replace(", exclusive=False", "")
     assert hashlib.sha256(text.encode()).hexdigest() == DIGESTS[name]
 
 

@@ -61,20 +61,20 @@ def test_jobs_and_skips_of_a_realistic_dump() -> None:
         (3, "job_step"), (4, "job_step"), (5, "job_step"),
         (6, "cancelled_before_start"), (9, "not_started"), (10, "not_finished"),
         (14, "cancelled_before_start"), (15, "not_started")]
-    # Submit relative to the earliest accepted submit, 2023-06-01T10:00:00.
+    # Submit relative to the earliest accepted submit, 2023-06-01T10:00:00; JobName is the name.
     assert w.jobs == [
         # 01:02:03 = 3723 s; limit 2 h = 7200 s; 16G = 16384 MB
-        TraceJob(1001, 0.0, 3723.0, 8, 7200.0, 16384.0, 1, "alice", "proj1", "batch", "normal"),
+        TraceJob(1001, 0.0, 3723.0, 8, 7200.0, 16384.0, 1, "alice", "proj1", "batch", "normal", name="sim"),
         # submitted 10 min later = 600 s; ran 01:00:13 = 3613 s > its 3600 s limit; 128G = 131072 MB
-        TraceJob(1003, 600.0, 3613.0, 64, 3600.0, 131072.0, 2, "alice", "proj1", "batch", "normal"),
+        TraceJob(1003, 600.0, 3613.0, 64, 3600.0, 131072.0, 2, "alice", "proj1", "batch", "normal", name="big"),
         # 900 s; 30 min; 1 day = 86400 s; 2 GB per CPU x 16 CPUs = 32768 MB
-        TraceJob(1004, 900.0, 1800.0, 16, 86400.0, 32768.0, 1, "carol", "proj2", "batch", "high"),
+        TraceJob(1004, 900.0, 1800.0, 16, 86400.0, 32768.0, 1, "carol", "proj2", "batch", "high", name="sim"),
         # 1800 s; 90 s; "30:00" = 1800 s; 500 MB
-        TraceJob(1007, 1800.0, 90.0, 1, 1800.0, 500.0, 1, "dave", "proj1", "debug", "normal"),
+        TraceJob(1007, 1800.0, 90.0, 1, 1800.0, 500.0, 1, "dave", "proj1", "debug", "normal", name="short"),
         # 2100 s; 2 s; 2-12:00:00 = 216000 s; ReqMem 0 -> None
-        TraceJob(1008, 2100.0, 2.0, 2, 216000.0, None, 1, "carol", "proj2", "batch", "normal"),
+        TraceJob(1008, 2100.0, 2.0, 2, 216000.0, None, 1, "carol", "proj2", "batch", "normal", name="fail"),
         # 2400 s; 120 s; 600 s; 1G = 1024 MB; fresh id 1012 (largest job number in the dump: 1011)
-        TraceJob(1012, 2400.0, 120.0, 1, 600.0, 1024.0, 1, "alice", "proj1", "batch", "normal"),
+        TraceJob(1012, 2400.0, 120.0, 1, 600.0, 1024.0, 1, "alice", "proj1", "batch", "normal", name="arr"),
     ]
     assert w.extra[1003] == {"State": "TIMEOUT"}
     assert w.extra[1007] == {"State": "CANCELLED by 1000"}
@@ -229,3 +229,20 @@ def test_no_start_column_records_no_outcome() -> None:
     workload = parse_sacct_parsable2(text)
     assert [job.job_id for job in workload.jobs] == [5]
     assert workload.recorded == {}
+
+
+def test_the_reservation_a_job_ran_in() -> None:
+    # the Reservation column, else the SubmitLine's last --reservation; neither: none
+    text = ("JobID|Submit|Elapsed|NCPUS|Reservation|SubmitLine\n"
+            "1|2024-01-01T00:00:00|10|1|proj|sbatch --reservation=other job.sh\n"
+            "2|2024-01-01T00:00:00|10|1||sbatch --reservation other --reservation=proj job.sh\n"
+            "3|2024-01-01T00:00:00|10|1||sbatch job.sh\n")
+    assert [job.reservation for job in parse_sacct_parsable2(text).jobs] == ["proj", "proj", None]
+
+
+def test_a_job_asking_exclusive_nodes() -> None:
+    # the SubmitLine's plain --exclusive; =user shares the nodes with the user's jobs: not exclusive
+    text = ("JobID|Submit|Elapsed|NCPUS|SubmitLine\n"
+            "1|2024-01-01T00:00:00|10|4|sbatch --exclusive job.sh\n"
+            "2|2024-01-01T00:00:00|10|4|sbatch --exclusive=user job.sh\n")
+    assert [job.exclusive for job in parse_sacct_parsable2(text).jobs] == [True, False]

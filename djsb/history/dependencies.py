@@ -1,14 +1,14 @@
 """What holds a site's jobs that a history replay enforces, read from sacct's SubmitLine: their
 dependencies, and the throttle of their job array.
 
-A job that asked ``--dependency`` of the kinds the model enforces (after, afterok, afterany, afternotok:
-djsb/model/dependency.py) on jobs the replay also runs is queued at its submission and becomes
-eligible when its parents end *in the replay*, so a what-if that moves a parent moves its
-dependents too. Its other waits are the record's: a job whose dependency the model cannot enforce
-(any-of ``?``, aftercorr, singleton, an array task, a delay, or a parent running when the
-replay starts) is queued at its recorded Eligible time, as every job without a SubmitLine is. A
-parent that ended before the replay starts, or that the dump does not hold, satisfied its dependents
-by the record (they ran), and is dropped from their dependency.
+A job that asked ``--dependency`` of the kinds the model enforces (after, afterok, afterany, afternotok
+on jobs the replay also runs, and singleton on its user's jobs of its name, sacct's JobName:
+djsb/model/dependency.py) is queued at its submission and becomes eligible when its parents end
+*in the replay*, so a what-if that moves a parent moves its dependents too. Its other waits are the
+record's: a job whose dependency the model cannot enforce (any-of ``?``, aftercorr, an array task, a
+delay, or a parent running when the replay starts) is queued at its recorded Eligible time, as every
+job without a SubmitLine is. A parent that ended before the replay starts, or that the dump does not
+hold, satisfied its dependents by the record (they ran), and is dropped from their dependency.
 
 A task of an array submitted with a throttle (``--array=1-6%2``; its JobID ``123_4``) is queued at
 its submission too: the replay runs at most that many tasks of the array at once
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from djsb.model.dependency import Dependency
 from djsb.workloads.job import RecordedOutcome, TraceJob
-from djsb.workloads.submit_line import requested_dependency
+from djsb.workloads.submit_line import requested_dependency, requested_singleton
 
 
 @dataclass(frozen=True)
@@ -58,9 +58,10 @@ def history_dependencies(replayed: Sequence[TraceJob], running: Sequence[TraceJo
             unenforced += 1
             continue
         kept = [(parent, kind) for parent, kind in edges if parent in replayed_ids]
-        if kept:
+        singleton = requested_singleton(line)
+        if kept or singleton:
             enforced[job.job_id] = Dependency(tuple(parent for parent, _ in kept),
-                                              kinds=tuple(kind for _, kind in kept))
+                                              kinds=tuple(kind for _, kind in kept), singleton=singleton)
     return HistoryDependencies(enforced, unenforced)
 
 
@@ -69,12 +70,12 @@ def dependency_notes(dependencies: HistoryDependencies) -> list[str]:
     notes = []
     if dependencies.enforced:
         notes.append(f"{len(dependencies.enforced)} job(s) asked --dependency (after, afterok, afterany, "
-                     "afternotok) on jobs of the replay: each is queued at its submission and eligible when "
-                     "its parents end in the replay")
+                     "afternotok, singleton) on jobs of the replay: each is queued at its submission and "
+                     "eligible when its parents end in the replay")
     if dependencies.unenforced:
         notes.append(f"{dependencies.unenforced} job(s) asked a --dependency the model does not enforce "
-                     "(any-of ?, aftercorr, singleton, an array task, a delay, or a parent running at "
-                     "the start): each is queued at its recorded Eligible time")
+                     "(any-of ?, aftercorr, an array task, a delay, or a parent running at the start): "
+                     "each is queued at its recorded Eligible time")
     return notes
 
 

@@ -29,12 +29,13 @@ from djsb.workloads.swf import Workload
 OPTIONS_UNMODELLED = {
     "--nodelist": "the model places them on any node", "-w": "--nodelist",
     "--exclude": "the model may place them on the excluded nodes", "-x": "--exclude",
-    "--exclusive": "the model shares their nodes as their partition allows",
+    "--exclusive=user": "the model shares their nodes as their partition allows",
+    "--exclusive=mcs": "the model shares their nodes as their partition allows",
     "--oversubscribe": "the model shares no core of theirs", "-s": "--oversubscribe",
     "--constraint": "the model ignores node features", "-C": "--constraint",
     "--gpus-per-socket": "the model binds no GPU to a socket",
     "--ntasks-per-gpu": "the model binds no task to a GPU",
-    "--reservation": "the model has no reservation", "--contiguous": "the model ignores contiguity",
+    "--contiguous": "the model ignores contiguity",
     "--switches": "the model has no network topology",
 }
 """sbatch options (long name: what the replay does instead; short name: its long name) the model does
@@ -91,9 +92,12 @@ def unmodelled(conf: SlurmConf) -> list[str]:
 
 def submit_options(line: str) -> set[str]:
     """The long names of the options of an sbatch command line (up to its script), short ones by
-    their long name when :data:`OPTIONS_UNMODELLED` knows it."""
+    their long name when :data:`OPTIONS_UNMODELLED` knows it; ``--exclusive`` with its value
+    (``--exclusive=user``: the plain one is modelled)."""
     found: set[str] = set()
-    for name, _ in sbatch_options(line):
+    for name, value in sbatch_options(line):
+        if name == "--exclusive" and value:
+            name = f"--exclusive={value}"
         alias = OPTIONS_UNMODELLED.get(name, "")
         found.add(alias if alias.startswith("--") else name)
     return found

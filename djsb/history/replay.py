@@ -92,7 +92,7 @@ from djsb.report.replay_error import (
 )
 from djsb.slurmsite.assoc_text import parse_association_limits
 from djsb.slurmsite.qos_text import QosTable, parse_qos
-from djsb.slurmsite.site_events import model_events, model_reservations
+from djsb.slurmsite.site_events import in_reservations, model_events, model_reservations
 from djsb.slurmsite.slurm_conf import gres_notes, read_gres_conf, read_slurm_conf
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -197,6 +197,8 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
                                                  (begin, span[1] - workload.time_origin),
                                                  {node.name for node in cluster.nodes})
     cluster = dataclasses.replace(cluster, events=events, reservations=held)
+    queued, outside_notes = in_reservations(queued, held)
+    reservation_notes += outside_notes
     assoc_text = site_text(files.associations, "--associations") if files.associations else None
     associations = parse_associations(assoc_text, str(files.associations), "--associations") \
         if assoc_text is not None else None

@@ -43,7 +43,7 @@ class Admission:
     def __init__(self, cluster: ClusterSpec, state: ClusterState) -> None:
         self.state = state
         self.empty = ClusterState(cluster)  # never committed to: "could this job ever start?"
-        self.fits_empty: dict[tuple[int, int, int | None, float | None, GpuRequest | None], bool] = {}
+        self.fits_empty: dict[tuple[int, int, int | None, float | None, GpuRequest | None, bool], bool] = {}
         self.qos = {q.name: q for q in cluster.qos}
         self.default_qos = cluster.qos[0]
         self.associations = AssocTree(cluster.associations) if cluster.associations else None
@@ -63,7 +63,7 @@ class Admission:
             return f"{trace.cpus} CPUs below the partition minimum {spec.min_cpus}", part, qos
         if spec.max_cpus is not None and trace.cpus > spec.max_cpus:
             return f"{trace.cpus} CPUs above the partition maximum {spec.max_cpus}", part, qos
-        if state.need(part, trace.cpus, trace.nodes) > part.capacity or (
+        if state.need(part, trace.cpus, trace.nodes, trace.exclusive) > part.capacity or (
                 trace.cpus > part.cores):
             return f"{trace.cpus} CPUs exceed partition {spec.name}'s size", part, qos
         if spec.max_time is not None and trace.requested_time is not None \
@@ -133,9 +133,9 @@ class Admission:
         empty_part = self.empty.partitions[part.index]
         if shape is not None:
             return layout(self.empty, empty_part, shape, trace.gpus)[1] is not None
-        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus)
+        request = (part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus, trace.exclusive)
         fits = self.fits_empty.get(request)
         if fits is None:
             fits = self.fits_empty[request] = self.empty.allocate(
-                empty_part, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus) is not None
+                empty_part, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus, trace.exclusive) is not None
         return fits

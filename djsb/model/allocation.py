@@ -24,7 +24,7 @@ def allocate(job: SimJob, state: ClusterState) -> Placement | None:
     if shape is None:
         trace = job.trace
         return state.allocate(state.partitions[job.part.index], trace.cpus, trace.nodes, trace.memory_mb,
-                              trace.gpus)
+                              trace.gpus, trace.exclusive)
     tasks, alloc = layout(state, job.part, shape, job.trace.gpus)
     if alloc is not None:
         job.tasks = tasks
@@ -66,6 +66,8 @@ def job_memory(job: SimJob, alloc: Placement) -> list[float] | None:
     per_gpu = trace.gpus.mem_per_gpu if trace.gpus is not None else None
     if per_gpu is not None and alloc.gpus is not None:
         return [sum(held) * per_gpu for held in alloc.gpus]
+    if trace.memory_mb and trace.exclusive:  # its memory over its whole nodes
+        return [trace.memory_mb / len(alloc)] * len(alloc)
     if trace.memory_mb and trace.cpus:
         return [slots * trace.memory_mb / trace.cpus for _, slots in alloc]
     return None

@@ -3,7 +3,9 @@
 Resources follow Slurm's ``select/cons_tres`` with ``CR_Core``: a job gets cores on one or more
 nodes, first fit in the partition's node order (Slurm fills the lowest-indexed usable nodes).
 A partition may instead be *exclusive* (Slurm ``OverSubscribe=EXCLUSIVE``): its jobs get whole
-idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does.
+idle nodes, as the BSC Slurm simulator of paper 004 sec. 3.1.1 always does. A trace job asking
+``--exclusive`` (``TraceJob.exclusive``) takes whole idle nodes of any partition, all their slots
+(:meth:`ClusterState._whole_nodes`; not a job asking GPUs or laid out by a shape, placed as usual).
 
 ``OverSubscribe`` (slurm.conf, partition section): ``NO`` lets one job use a core, ``FORCE[:N]``
 lets up to N jobs share a core (Slurm's default N is 4), and ``YES[:N]`` lets a job share cores
@@ -424,10 +426,15 @@ class ClusterState:
         """Choose nodes as Slurm's cons_tres does (:mod:`djsb.model.cons_tres`) for jobs without a
         node count, memory or an exclusive partition, instead of first fit."""
 
-    def need(self, part: PartitionState, cpus: int, nodes: int | None) -> int:
-        """Units of ``part`` a job of ``cpus`` CPUs (and optionally ``nodes`` nodes) occupies."""
+    def need(self, part: PartitionState, cpus: int, nodes: int | None, exclusive: bool = False) -> int:
+        """Units of ``part`` a job of ``cpus`` CPUs (and optionally ``nodes`` nodes) occupies; one
+        asking ``exclusive`` whole nodes on a partition that is not exclusive needs at least that
+        many of its smallest nodes' slots."""
         if part.exclusive:
             return max(nodes or 0, math.ceil(cpus / part.cores_per_node))
+        if exclusive:
+            return max(nodes or 0, math.ceil(cpus / part.cores_per_node)) * \
+                min(self.node_capacity[i] for i in part.node_ids)
         return cpus
 
     def without(self, nodes: frozenset[int]) -> ClusterState:
@@ -440,7 +447,8 @@ class ClusterState:
         return view
 
     def allocate(self, part: PartitionState, cpus: int, nodes: int | None,
-                 memory_mb: float | None, gpus: GpuRequest | None = None) -> Placement | None:
+                 memory_mb: float | None, gpus: GpuRequest | None = None,
+                 exclusive: bool = False) -> Placement | None:
         """Choose the nodes and slots of a trace job, first fit; None if it does not fit now.
 
         A trace job shares cores only on a FORCE partition (it never asks for oversubscription).
@@ -459,6 +467,8 @@ class ClusterState:
                                        self.gpu_demand(gpus, gpus.tasks(cpus), part=part))
         if part.exclusive:  # whole idle nodes: each offers its capacity, the job needs ``need`` of them
             return self._first_fit(part, need * part.cores_per_node, None, None)
+        if exclusive:
+            return self._whole_nodes(part, cpus, nodes, memory_mb)
         per_node = math.ceil(cpus / nodes) if nodes else None
         mem_per_cpu = memory_mb / cpus if memory_mb and cpus else None
         if self.cons_tres_select and per_node is None:
@@ -482,6 +492,29 @@ class ClusterState:
         view.node_has_free = bytearray(slots > 0 for slots in free)
         view.part_used = [None] * len(self.partitions)
         return view
+
+    def _whole_nodes(self, part: PartitionState, cpus: int, nodes: int | None,
+                     memory_mb: float | None) -> Placement | None:
+        """A job asking ``--exclusive`` on a partition that is not exclusive: idle nodes, first fit,
+        each taken whole (all its slots: no other job may share it), until they hold its CPUs and
+        number its ``nodes`` (select/cons_tres with ``share_res`` 0: cons_common's
+        ``_get_job_node_req`` gives NODE_CR_RESERVED, which only idle nodes meet, and
+        ``whole_node`` gives the job all their cores); each must hold its memory spread over the
+        fewest nodes it could take."""
+        least = max(nodes or 0, math.ceil(cpus / part.cores_per_node))
+        per_node = memory_mb / least if memory_mb else None
+        taken: list[tuple[int, int]] = []
+        cores = 0
+        for i in part.node_ids:
+            memory = self.node_mem_free[i]
+            if self.node_free[i] != self.node_capacity[i] or (per_node is not None and memory is not None
+                                                              and memory < per_node):
+                continue
+            taken.append((i, self.node_capacity[i]))
+            cores += self.node_cores[i]
+            if cores >= cpus and len(taken) >= least:
+                return Placement.of(taken)
+        return None
 
     def gpu_demand(self, request: GpuRequest, tasks: int, tasks_per_node: int | None = None, *,
                    part: PartitionState) -> GpuDemand:

@@ -1,5 +1,6 @@
-"""Job dependencies the model enforces: Slurm's ``after``, ``afterok``, ``afterany`` and
-``afternotok``, and Autosubmit's submit-on-parent-end.
+"""Job dependencies the model enforces: Slurm's ``after``, ``afterok``, ``afterany``,
+``afternotok`` and ``singleton`` (:mod:`djsb.model.singleton`), and Autosubmit's
+submit-on-parent-end.
 
 A trace's own ``TraceJob.depends_on`` stays informational (its submit times already follow the
 dependencies); a workflow hands the model explicit :class:`Dependency` records instead, so replaying
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from djsb.errors import InputError
 from djsb.model.reasons import DEPENDENCY
+from djsb.model.singleton import Singletons, group
 
 if TYPE_CHECKING:
     from djsb.model.job import SimJob
@@ -43,14 +45,17 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Dependency:
     """The parents a job waits for (their job ids), how it waits for each (``kinds``, aligned with
-    ``parents``; none given: ``afterok`` for all) and whether it is submitted only then (see the
-    module docstring)."""
+    ``parents``; none given: ``afterok`` for all), whether it is submitted only then (see the
+    module docstring) and whether it waits as a ``singleton`` too."""
 
     parents: tuple[int, ...]
     on_parent_end: bool = False
     kinds: tuple[str, ...] = ()
+    singleton: bool = False
 
     def __post_init__(self) -> None:
+        if self.singleton and self.on_parent_end:
+            raise ValueError("a singleton job waits in the queue: it cannot be submitted at its parents' end")
         if self.kinds and len(self.kinds) != len(self.parents):
             raise ValueError(f"{len(self.kinds)} kinds of dependency for {len(self.parents)} parents")
         unknown = sorted(set(self.kinds) - set(KINDS))
@@ -92,14 +97,17 @@ class DependencyTracker:
         self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
         self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
         self.started: set[int] = set()  # parents with ``after`` dependents, once they started
+        self.singleton = {job_id for job_id, dependency in dependencies.items() if dependency.singleton}
+        self.singles = Singletons({group(by_id[job_id]) for job_id in self.singleton if job_id in by_id}) \
+            if self.singleton else None
         for job_id, dependency in dependencies.items():
             edges = dict(dependency.edges())  # a parent named twice is waited for once, the last way
             unknown = sorted(p for p in (job_id, *edges) if p not in by_id)
             if unknown:
                 raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
-            if not edges:
+            if not edges and not dependency.singleton:
                 continue
-            self.missing[job_id] = len(edges)
+            self.missing[job_id] = len(edges) + dependency.singleton
             for parent, kind in edges.items():
                 self.children.setdefault(parent, []).append((job_id, kind))
             if dependency.on_parent_end:
@@ -107,7 +115,11 @@ class DependencyTracker:
 
     def hold(self, job: SimJob) -> bool:
         """Keep a submitted job out of the queue (pending, in no pass) while a parent has not ended
-        its way; say whether it is held. Its reason is then Dependency, which sacct keeps."""
+        its way; say whether it is held. Its reason is then Dependency, which sacct keeps. A
+        ``singleton`` it asks is satisfied now if no job of its group holds it."""
+        if self.singles is not None and not self.singles.submitted(job, job.job_id in self.singleton) \
+                and job.job_id in self.singleton:
+            self.missing[job.job_id] -= 1
         if self.missing.get(job.job_id):
             self.held[job.job_id] = job
             job.reason = job.sacct_reason = DEPENDENCY
@@ -121,6 +133,8 @@ class DependencyTracker:
         CANCELLED for its own dependents (which an ``afterany`` or ``afternotok`` one satisfies)."""
         submit: list[int] = []
         eligible: list[SimJob] = []
+        if self.singles is not None and (released := self.singles.released(parent)) is not None:
+            self._satisfied(released.job_id, now, submit, eligible)
         ended = [(parent.job_id, parent.state)]
         while ended:
             parent_id, state = ended.pop()

@@ -3,10 +3,11 @@
 At one instant: job ends (kind 0), then the periodic main pass (1), the periodic backfill pass (2),
 then submissions (3), then the end of resume stalls (4); the queued main pass of slurmctld's
 background loop (5) runs where the periodic one does. Node events (6, :mod:`djsb.model.node_events`),
-requeued jobs becoming eligible again (7) and the ends of reservation windows (8,
-:mod:`djsb.model.reservations`) are applied after the ends, before the passes they run. Within a
+requeued jobs becoming eligible again (7), the ends of reservation windows (8,
+:mod:`djsb.model.reservations`) and the openings of the windows jobs wait for (9,
+:mod:`djsb.model.reserved_jobs`) are applied after the ends, before the passes they run. Within a
 kind, by job id; new progress rates last. An END whose ``seq`` is not its job's ``end_seq`` is stale
 (the job's rate changed, it was suspended or it ended otherwise) and is skipped. So a replay is
 deterministic (see djsb/model/simulation.py and djsb/model/pass_timing.py)."""
 
-END, MAIN_TICK, BF_TICK, SUBMIT, WAKE, QUEUED_TICK, NODE, REQUEUE, RESV_END = 0, 1, 2, 3, 4, 5, 6, 7, 8
+END, MAIN_TICK, BF_TICK, SUBMIT, WAKE, QUEUED_TICK, NODE, REQUEUE, RESV_END, RESV_BEGIN = range(10)

@@ -12,6 +12,9 @@ from djsb.model.shape import JobShape
 from djsb.workloads.job import TraceJob
 
 FACTOR_NAMES = ("age", "size", "fairshare", "qos", "partition")
+RESERVED_FIRST = 1 << 20
+"""Subtracted from the first element of the sort key of a job asking for a reservation: above any
+PriorityTier (at most 65533), so such jobs come first (job_scheduler.c ``sort_job_queue2``)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -22,9 +25,10 @@ class SimJob:
     else unlimited); ``need`` is its size in units of its partition (see ``ClusterState.need``);
     ``plan`` is the duration the backfill planner plans it for (its ``plan_duration``: the limit
     rounded up to bf_resolution, or the limit itself under the will-run planner).
-    ``sort_key`` orders the queue like Slurm: partition PriorityTier, then priority (both
-    descending), then submit time, then job id (priority_multifactor.html, "Jobs are selected to
-    be evaluated by the scheduler in the following order").
+    ``sort_key`` orders the queue like Slurm: jobs asking for a reservation first, then partition
+    PriorityTier, then priority (both descending), then submit time, then job id
+    (priority_multifactor.html, "Jobs are selected to be evaluated by the scheduler in the following
+    order"; job_scheduler.c ``sort_job_queue2``).
 
     Progress: ``left`` seconds of work (at rate 1) remain as of time ``since``, done at ``rate``
     seconds of work per second; the job's END event is the heap entry numbered ``end_seq`` (older
@@ -39,7 +43,10 @@ class SimJob:
     (:class:`~djsb.model.reasons.PassRecord`). ``requeues`` counts the times a node going DOWN under it
     sent it back to the queue, a node going DOWN or a preemption; ``ended_by`` says why it ended
     early (NODE_FAIL, PREEMPTED; "" for its own end or limit); ``preempted_by`` the job that last
-    preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted).
+    preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted);
+    ``resv_end`` when it is ended for its reservation's end (inf: runs in none) and ``reservation``
+    the one it runs in: the one it asked for, or a MAGNETIC one that drew it
+    (:mod:`djsb.model.reserved_jobs`).
     """
 
     trace: TraceJob
@@ -80,6 +87,8 @@ class SimJob:
     ended_by: str = ""
     preempted_by: int | None = None
     preempt_at: float = math.inf
+    resv_end: float = math.inf
+    reservation: str | None = None
 
     @property
     def state(self) -> str:
@@ -108,7 +117,8 @@ class SimJob:
         self.alloc, self.memory, self.tasks = Placement(), None, None
         self.killed = self.backfilled = False
         self.rate, self.end_seq, self.suspended_total, self.stall_until = 1.0, -1, 0.0, -math.inf
-        self.preempt_at = math.inf
+        self.preempt_at = self.resv_end = math.inf
+        self.reservation = None
 
     def work_until(self, now: float) -> None:
         """Account the work done from ``since`` to ``now`` at the current ``rate``."""
@@ -117,5 +127,6 @@ class SimJob:
 
     def update_sort_key(self) -> None:
         """Recompute ``sort_key`` after a priority change."""
-        self.sort_key = (-self.part.spec.priority_tier, -self.priority, self.trace.submit,
-                         self.trace.job_id)
+        trace = self.trace
+        first = RESERVED_FIRST if trace.reservation is not None else 0
+        self.sort_key = (-self.part.spec.priority_tier - first, -self.priority, trace.submit, trace.job_id)

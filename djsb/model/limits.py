@@ -48,7 +48,7 @@ from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.qos_order import job_limits, qos_order
-from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL
+from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, RESERVATION
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 from djsb.workloads.job import TraceJob
@@ -244,9 +244,10 @@ class RunningLimits:
 
     def unstarted(self, queued: Sequence[SimJob]) -> list[tuple[int, str]]:
         """The jobs that never started at the end of a replay, with why: the parked ones by their
-        reason, those still queued by their QoS reason or as never finding resources."""
+        reason, those still queued by their QoS reason (or Reservation: their reservation ended
+        first, :mod:`djsb.model.reserved_jobs`) or as never finding resources."""
         return [(job.job_id, NEVER_STARTED + job.reason) for job in self.parked.values()] + [
-            (job.job_id, NEVER_STARTED + job.reason if job.reason in LIMIT_REASONS
+            (job.job_id, NEVER_STARTED + job.reason if job.reason in LIMIT_REASONS | {RESERVATION}
              else "could not be started (resources never free)") for job in queued]
 
     # ------------------------------------------------------------- passes

@@ -7,8 +7,11 @@ job_scheduler.c ``failed_parts``). Jobs held by a QoS limit are skipped, not blo
 (:mod:`djsb.model.limits`: checked before placing a job and, for TRES limits, on the nodes placed).
 It gives the jobs it tests Slurm's pending reasons (:mod:`djsb.model.reasons`): ``Resources`` to a
 job that does not fit, ``Priority`` to the jobs of a partition it stopped at. A job's run that would
-overlap an advance reservation does not use its nodes (:mod:`djsb.model.reservations`). When it runs
-and how deep it looks is the caller's (:mod:`djsb.model.simulation`, :mod:`djsb.model.pass_timing`).
+overlap an advance reservation does not use its nodes (:mod:`djsb.model.reservations`); a job asking
+for a reservation runs on its nodes alone, and one that does not fit gives the later jobs of its
+reservation the reason ``Priority`` instead of blocking its partition (:mod:`djsb.model.reserved_jobs`).
+When it runs and how deep it looks is the caller's (:mod:`djsb.model.simulation`,
+:mod:`djsb.model.pass_timing`).
 """
 
 from __future__ import annotations
@@ -23,13 +26,15 @@ from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement
 from djsb.model.queue import JobQueue
 from djsb.model.reasons import NODE_NOT_AVAIL, NONE, PRIORITY, RESOURCES
+from djsb.model.reserved_jobs import ReservedJobs
 
 
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
               preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
-              out_of_service: frozenset[int] = frozenset()) -> tuple[set[int], bool]:
+              out_of_service: frozenset[int] = frozenset(), inside: ReservedJobs | None = None,
+              now: float = 0.0) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
@@ -38,7 +43,9 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     even if every node but the reserved and ``out_of_service`` ones were idle waits ReqNodeNotAvail
     and fails nothing, as node_scheduler.c's ``_pick_best_nodes`` answers ESLURM_NODE_NOT_AVAIL when
     its test on the available nodes (up, not drained) fails; a job that would fit blocks its
-    partition (ESLURM_NODES_BUSY).
+    partition (ESLURM_NODES_BUSY). ``inside`` are the rules of the jobs asking for a reservation, tested
+    first in theirs at ``now``, with those a MAGNETIC one draws (None: no job asks for one;
+    :mod:`djsb.model.reserved_jobs`).
     Returns the ids of the jobs started and whether the depth left jobs untested (the periodic pass
     must see them)."""
     queue, record = jobs.jobs, jobs.record
@@ -50,9 +57,13 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
     failed_nodes: frozenset[int] = frozenset()
     started: set[int] = set()
     depth = 0
+    if inside is not None:
+        depth = _in_reservations(inside, queue, state, limits, now, max_depth, start, started, number)
     for job in queue:
         if depth >= max_depth:
             return started, True
+        if inside is not None and (job.trace.reservation is not None or job.job_id in started):
+            continue  # tested in its reservation
         p = job.part.index
         if p in blocked:
             reason = job.reason
@@ -97,3 +108,39 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         start(job, alloc)
         started.add(job.job_id)
     return started, False
+
+
+def _in_reservations(inside: ReservedJobs, queue: list[SimJob], state: ClusterState, limits: RunningLimits,
+                     now: float, max_depth: float, start: Callable[[SimJob, Placement], None],
+                     started: set[int], number: int) -> int:
+    """Test the jobs asking for a reservation, and those a MAGNETIC one draws, in it (at most
+    ``max_depth``); a job that does not fit in one gives the later jobs of that reservation the
+    reason ``Priority`` and blocks no partition (job_scheduler.c ``_schedule``'s ``failed_resv``).
+    Returns the jobs tested."""
+    pre, post = limits.pre or limits.arrays, limits.post
+    failed_resv: set[str] = set()
+    depth = 0
+    for job, name in inside.records(queue):
+        if depth >= max_depth:
+            break
+        if job.job_id in started:
+            continue  # started in an earlier record
+        depth += 1
+        asked = job.trace.reservation is not None  # else drawn: its own test without one sets its reason
+        if name in failed_resv:
+            if asked:
+                job.reason = PRIORITY
+        elif (not pre or limits.allows(job)) and (tries := inside.usable(job, now, name)) is not None:
+            alloc = next((found for usable in tries
+                          if (found := allocate(job, state.without(job.part.members - usable)))), None)
+            if alloc is None:
+                if asked:
+                    job.reason = RESOURCES
+                failed_resv.add(name)
+            elif not post or not limits.blocks(job, alloc):
+                job.reservation = name
+                start(job, alloc)
+                started.add(job.job_id)
+        if asked:
+            job.tested = number
+    return depth

@@ -188,10 +188,10 @@ class JobQueue:
         """Whether a job's placement depends on more than its partition's unit count (node memory
         when the nodes and the job give it, GPUs, a node count on a non-exclusive partition, a task
         layout or node list, a partition whose cores may be shared, keeps spare cores, shares nodes or
-        caps its CPUs per node)."""
+        caps its CPUs per node, whole nodes asked by ``--exclusive``)."""
         part, trace = job.part, job.trace
         if job.shape is not None or trace.gpus is not None or part.forced or part.keeps_spare \
-                or part.overlaps or part.spec.max_cpus_per_node is not None:
+                or part.overlaps or part.spec.max_cpus_per_node is not None or trace.exclusive:
             return True
         memory = self.node_memory and bool(trace.memory_mb)
         return not part.exclusive and (trace.nodes is not None or memory)

@@ -25,6 +25,10 @@ NODE_NOT_AVAIL = "ReqNodeNotAvail"
 """A job that could not run on the nodes a reservation leaves it, even were they idle
 (:mod:`djsb.model.reservations`): WAIT_NODE_NOT_AVAIL, which sacct keeps as a limit's reason is kept."""
 
+RESERVATION = "Reservation"
+"""A job asking for a reservation none of whose windows is open (WAIT_RESERVATION:
+:mod:`djsb.model.reserved_jobs`)."""
+
 
 class PassRecord:
     """Which main pass last stopped at every partition, so that the jobs it never reached get their

@@ -14,9 +14,11 @@ treats a job that asks for no reservation:
   reservations the model's jobs can only be running there if they began before the replay).
 
 Flags: ``MAINT`` and ``IGNORE_JOBS`` and ``SPEC_NODES`` are what a maintenance window is and change
-nothing above; ``DAILY`` and ``WEEKLY`` repeat the window every day or week. Flags that concern the
-jobs inside a reservation (``FLEX``, ``MAGNETIC``...) have no model: jobs asking ``--reservation``
-are not run inside one.
+nothing above; ``DAILY`` and ``WEEKLY`` repeat the window every day or week. ``Users`` and
+``Accounts`` say who may run inside it (``_valid_job_access_resv``); the jobs that ask for one with
+``--reservation`` are :mod:`djsb.model.reserved_jobs`', as are ``FLEX`` (they may run outside its
+nodes and window) and ``MAGNETIC`` (it draws the jobs asking for none). Other flags (``OVERLAP``...)
+have no model.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from djsb.yamlnodes import Located, as_duration, as_str
 
 RESERVATIONS = "cluster.reservations[]"
 """Where a config writes a reservation's keys."""
-MODELLED_FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "DAILY", "WEEKLY")
+MODELLED_FLAGS = ("MAINT", "IGNORE_JOBS", "SPEC_NODES", "DAILY", "WEEKLY", "FLEX", "MAGNETIC")
 """The flags the model takes (the module docstring)."""
 REPEATS = {"DAILY": 86400.0, "WEEKLY": 7 * 86400.0}
 """The period of a repeating reservation, by flag."""
@@ -41,6 +43,11 @@ MAX_RESERVATIONS = 1000
 MAX_AHEAD = 1000
 """Most windows of a repeating reservation a backfill pass plans ahead (nearly three years of a daily
 one): a pass without a window limit (``bf_window: UNLIMITED``) would otherwise plan them all."""
+
+
+def _names(node: Located) -> tuple[str, ...]:
+    """A comma-separated list of names (users, accounts), as scontrol takes them."""
+    return tuple(name.strip() for name in as_str(node).split(",") if name.strip())
 
 
 def _flags(node: Located) -> tuple[str, ...]:
@@ -66,12 +73,31 @@ class AdvanceReservation:
                               "how long it lasts", where=RESERVATIONS)
     flags: tuple[str, ...] = setting((), _flags, "", "Flags",
                                      "comma-separated: MAINT, IGNORE_JOBS, SPEC_NODES (no effect on "
-                                     "the jobs outside), DAILY or WEEKLY (repeated)", where=RESERVATIONS)
+                                     "the jobs outside), DAILY or WEEKLY (repeated), FLEX (its jobs may "
+                                     "run outside its nodes and window), MAGNETIC (it draws the jobs "
+                                     "asking for none that it allows)", where=RESERVATIONS)
+    users: tuple[str, ...] = setting((), _names, "", "Users",
+                                     "comma-separated: the users whose jobs may ask for it (none: anyone "
+                                     "the accounts allow)", where=RESERVATIONS)
+    accounts: tuple[str, ...] = setting((), _names, "", "Accounts",
+                                        "comma-separated: the accounts whose jobs may ask for it (none: "
+                                        "any account of the users allowed)", where=RESERVATIONS)
 
     @property
     def names(self) -> list[str]:
         """The names of its nodes."""
         return expand_hostlist(self.nodes)
+
+    def allows(self, user: str, account: str) -> bool:
+        """Whether a job of ``user`` under ``account`` may run in it (reservation.c
+        ``_valid_job_access_resv`` without associations enforced: the user must be listed if users
+        are, then the account if accounts are, but a reservation listing users and no account
+        takes them under any account)."""
+        if self.users and user not in self.users:
+            return False
+        if self.users and not self.accounts:
+            return True
+        return not self.accounts or account in self.accounts
 
     @property
     def period(self) -> float | None:
@@ -109,6 +135,8 @@ class ReservationPlan:
         index = {name: i for i, name in enumerate(node_names)}
         self.kinds = [(held.start, held.duration, held.period, frozenset(index[n] for n in held.names))
                       for held in reservations]
+        self.numbers = {held.name: number for number, held in enumerate(reservations)}
+        """Each reservation's number (its place in ``kinds``) by name."""
 
     def _first(self, start: float, duration: float, period: float | None, begin: float) -> float:
         """When the first window of a kind that ends after ``begin`` opens."""
@@ -137,11 +165,27 @@ class ReservationPlan:
         end = self._first(start, duration, period, after) + duration
         return end if end > after else None
 
-    def blocked(self, begin: float, end: float) -> frozenset[int]:
-        """The nodes of the windows overlapping a run over ``[begin, end)``: a job there may not use them."""
+    def next_begin(self, kind: int, after: float) -> float | None:
+        """When the first window of reservation number ``kind`` that opens after ``after`` opens
+        (None: none does)."""
+        start, duration, period, _ = self.kinds[kind]
+        opens = self._first(start, duration, period, after)
+        if opens > after:
+            return opens
+        return opens + period if period is not None else None
+
+    def window_at(self, kind: int, now: float) -> tuple[float, float] | None:
+        """The window of reservation number ``kind`` open at ``now`` (begin, end), None if none is."""
+        start, duration, period, _ = self.kinds[kind]
+        opens = self._first(start, duration, period, now)
+        return (opens, opens + duration) if opens <= now < opens + duration else None
+
+    def blocked(self, begin: float, end: float, but: int = -1) -> frozenset[int]:
+        """The nodes of the windows overlapping a run over ``[begin, end)``: a job there may not use
+        them (those of reservation number ``but`` left out: the job runs in that one)."""
         nodes: frozenset[int] = frozenset()
-        for start, duration, period, held in self.kinds:
+        for number, (start, duration, period, held) in enumerate(self.kinds):
             opens = self._first(start, duration, period, begin)
-            if opens < end and opens + duration > begin:
+            if opens < end and opens + duration > begin and number != but:
                 nodes |= held
         return nodes

@@ -157,6 +157,11 @@ class SchedulerConfig:
                               "the backfill planner: profile (the model's own) or will_run (Slurm's)")
     kill_wait: float = setting(30.0, _seconds, "s", KILL_WAIT,
                                "how long after its limit the will-run planner expects a job gone")
+    resv_over_run: float = setting(0.0, lambda node: as_duration(node, unit="s", unlimited=True), "s",
+                                   slurm_key("ResvOverRun", slurm_text.resv_over_run_seconds, "0 min"),
+                                   "how long a job asking for a reservation runs on after its window "
+                                   "closes before it is ended (UNLIMITED: to its own limit; "
+                                   "djsb/model/reserved_jobs.py)")
     preempt_type: str = setting("none", lambda node: _choice(node, ("none", "partition_prio", "qos")), "name",
                                 slurm_key("PreemptType", slurm_text.preempt_type, "preempt/none"),
                                 "none; partition_prio: jobs of a higher PriorityTier partition preempt lower "

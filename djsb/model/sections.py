@@ -217,5 +217,8 @@ def reference() -> str:
         "## `cluster.reservations[]`: advance reservations (default: none)", "",
         "A job asking no reservation may not use a reserved node if its run, from its start to its start "
         "plus its time limit, overlaps the reservation's window (Slurm's job_test_resv); one that could not "
-        "run on the other nodes even were they idle waits with the reason ReqNodeNotAvail. Jobs are not "
-        "run inside reservations.", "", *table(AdvanceReservation)]) + "\n"
+        "run on the other nodes even were they idle waits with the reason ReqNodeNotAvail. A job asking "
+        "for one (a workload's `reservation`, sbatch's `--reservation`) is refused unless its `users` or "
+        "`accounts` allow it, runs only on its nodes while a window is open (else waits with the reason "
+        "Reservation) and is ended when the window closes (plus `policy.scheduler.resv_over_run`; "
+        "djsb/model/reserved_jobs.py).", "", *table(AdvanceReservation)]) + "\n"

@@ -51,29 +51,37 @@ from djsb.model.allocation import allocate, held_units, job_memory
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
-from djsb.model.events import BF_TICK, END, MAIN_TICK, NODE, QUEUED_TICK, REQUEUE, RESV_END, SUBMIT, WAKE
+from djsb.model.events import (
+    BF_TICK,
+    END,
+    MAIN_TICK,
+    NODE,
+    QUEUED_TICK,
+    REQUEUE,
+    SUBMIT,
+    WAKE,
+)
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.job_memory import PartitionMemory
 from djsb.model.limits import RunningLimits
+from djsb.model.machine_operations import MachineOperations
 from djsb.model.main_pass import main_pass
 from djsb.model.node_service import NodeService
-from djsb.model.operations import JobOperations, ModelError
+from djsb.model.operations import ModelError
 from djsb.model.pass_timing import PassTiming
 from djsb.model.placement import Placement
 from djsb.model.preemption import (
     NODE_FAIL,
     PREEMPTED,
-    choose_preemptees,
-    grace_time,
     preempt_mode,
-    preemptable,
 )
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.queue import JobQueue
 from djsb.model.rate_model import RateModel
 from djsb.model.reservations import ReservationPlan
+from djsb.model.reserved_jobs import needed
 from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
@@ -84,7 +92,7 @@ from djsb.workloads.job import TraceJob
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
 
 
-class Simulation(JobOperations):
+class Simulation(MachineOperations):
     """Replay ``jobs`` on ``cluster`` under ``scheduler`` options and a ``priority`` plugin."""
 
     def __init__(self, jobs: Sequence[TraceJob], cluster: ClusterSpec,
@@ -162,6 +170,8 @@ class Simulation(JobOperations):
         self.by_qos = self.config.preempt_type == "qos"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
+        asking = [*self.trace, *(running.trace for running in start.running)]
+        self.inside = self._reserved_jobs() if needed(cluster.reservations, asking) else None
         for number, (at, _, _) in enumerate(self.service.events if self.service else ()):
             self._push(max(at, self.now), NODE, number)
         self.rejected += [(running.trace.job_id, f"running at the replay's start: {reason}")
@@ -309,7 +319,7 @@ class Simulation(JobOperations):
         time limit (suspended time does not count)."""
         finish = now + job.left / job.rate if job.rate > 0 else math.inf
         deadline = math.inf if self.config.extend_limit else start + job.suspended_total + job.limit
-        deadline = min(deadline, job.preempt_at)
+        deadline = min(deadline, job.preempt_at, job.resv_end)
         if deadline < finish:
             job.killed, end = True, deadline
         else:
@@ -333,6 +343,9 @@ class Simulation(JobOperations):
     def _submit(self, trace: TraceJob, now: float) -> None:
         trace = self._given(trace)
         reason, part, qos = self.admitter.admit(trace, self.shapes.get(trace.job_id) if self.shapes else None)
+        if trace.reservation is not None and not reason:
+            self.inside = self.inside or self._reserved_jobs()
+            reason = self.inside.refusal(trace)
         if reason:
             self.rejected.append((trace.job_id, reason))
             if self.deps is not None:
@@ -354,7 +367,7 @@ class Simulation(JobOperations):
                  shape: JobShape | None) -> SimJob:
         """The model's job for ``trace``, admitted into ``part`` under ``qos``, eligible from ``eligible``."""
         limit = self.admitter.time_limit(trace, part, qos)
-        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes),
+        job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes, trace.exclusive),
                      eligible=eligible, shape=shape)
         job.plan = self.planner.plan_duration(limit)
         return job
@@ -365,6 +378,8 @@ class Simulation(JobOperations):
             return
         self.priority.on_submit(job, now)
         self.queue.add(job)
+        if self.inside is not None and job.trace.reservation is not None:
+            self._openings(self.inside.opening(job, now))
         if self.reserved is not None and len(self.armed) < len(self.spec.reservations):
             for number in set(range(len(self.spec.reservations))) - self.armed:
                 self._reservation_ends(number, now)
@@ -411,6 +426,10 @@ class Simulation(JobOperations):
         ``delayed_to``): it holds its nodes, counts against its QoS limits and fair share, and ends
         when its work left is done or at its limit."""
         trace = job.trace
+        if self.inside is not None and (job.reservation or trace.reservation):  # ended at its window's close
+            job.reservation = job.reservation or trace.reservation
+            job.resv_end = self.inside.deadline(job, now)
+            job.plan = min(job.plan, job.resv_end - began)
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
         self.state.commit(alloc, trace.cpus, job.memory, part=job.part)
@@ -425,7 +444,8 @@ class Simulation(JobOperations):
         self._schedule_end(job, now, job.start)
         self.running[trace.job_id] = job
         part = job.part
-        amounts = held_units(self.state, job, job.need) if part.overlaps else [(part.index, job.need)]
+        amounts = held_units(self.state, job, None if trace.exclusive else job.need) \
+            if part.overlaps or trace.exclusive else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
         if self.deps is not None and trace.job_id in self.deps.children:
@@ -481,65 +501,6 @@ class Simulation(JobOperations):
         if self.deps is not None:
             self._parent_ended(job, now)
 
-    def _reservation_ends(self, number: int, after: float) -> None:
-        """Push the end of reservation ``number``'s next window after ``after``, when its nodes return
-        and the passes run, while jobs wait or run (a repeating reservation would go on forever):
-        a job queued later arms it again (:meth:`_queue`)."""
-        assert self.reserved is not None
-        end = self.reserved.next_end(number, after)
-        if end is not None and (self.queue.jobs or self.running or self.arrived < len(self.arrivals)):
-            self._push(end, RESV_END, number)
-            self.armed.add(number)
-        else:
-            self.armed.discard(number)
-
-    def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
-        """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
-        and give reserved nodes back at a window's end; a running job's units on nodes out of service
-        are no longer planned to come back."""
-        for kind, key in changes:
-            if kind == REQUEUE:
-                self._queue(self.jobs[key], now)
-                continue
-            if kind == RESV_END:
-                self._reservation_ends(key, now)
-                continue
-            assert self.service is not None
-            changed, down = self.service.apply(key, now)
-            on = set(changed)
-            for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
-                self._end(job, now, NODE_FAIL)
-            for job in self.running.values():
-                if job.suspended_since is None and any(node in on for node, _ in job.alloc):
-                    alloc = self.service.in_service(job.alloc, job.memory)[0]
-                    self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
-            if self.checker is not None:
-                self.checker.on_machine_change(now)
-        self.passes.touch()
-
-    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> None:
-        """``job`` does not fit: preempt the lower-tier jobs that make room for it, if any
-        (:mod:`djsb.model.preemption`). Each ends after its partition's GraceTime (an END now,
-        handled before the next pass at this instant); ``job`` waits for them."""
-        now = self.now
-        avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
-        draining = [other for other in self.running.values() if other.preempt_at < math.inf]
-        by_qos, config = self.by_qos, self.config
-        candidates = [other for other in self.running.values() if other.preempt_at == math.inf
-                      and preemptable(job, other, now, config.preempt_exempt_time, by_qos,
-                                      config.preempt_mode, config.preempt_within)]
-        found = choose_preemptees(self.state, candidates, draining,
-                                  lambda state: allocate(job, state.without(avoid) if avoid else state),
-                                  by_qos)
-        for victim in found[1] if found is not None else ():
-            victim.preempted_by = job.job_id
-            victim.preempt_at = now + grace_time(victim, by_qos)
-            victim.work_until(now)
-            assert victim.start is not None
-            self._schedule_end(victim, now, victim.start)
-            if self.checker is not None:
-                self.checker.on_machine_change(now)
-
     # ----------------------------------------------------------------- passes
     def _main_pass(self, now: float, periodic: bool) -> None:
         if not self.passes.prepare(MAIN_TICK, now):
@@ -551,7 +512,8 @@ class Simulation(JobOperations):
                                        lambda job, alloc: self.start_job(job, alloc, now, backfilled=False),
                                        (lambda job: plan.blocked(now, now + job.limit)) if plan else None,
                                        self._preempt if self.preempts else None,
-                                       frozenset(service.out) if service is not None else frozenset())
+                                       frozenset(service.out) if service is not None else frozenset(),
+                                       self.inside, now)
         if cut_short:
             self.passes.must_run(MAIN_TICK)
         if started:
@@ -573,7 +535,7 @@ class Simulation(JobOperations):
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
                                       self.backfill.max_reservations, self.node_memory, self.checker, start,
                                       self.service.in_service if self.service and self.service.out else None,
-                                      self.reserved))
+                                      self.reserved, self.inside is not None))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

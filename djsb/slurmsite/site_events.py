@@ -9,6 +9,7 @@ A parser is a function from the text to records; a bad line is one error naming 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from djsb.errors import InputError
 from djsb.jobs.hostlist import compress_hostlist, expand_hostlist
 from djsb.model.node_events import NodeEvent as ModelEvent
 from djsb.model.reservations import MODELLED_FLAGS, REPEATS, AdvanceReservation
+from djsb.workloads.job import TraceJob
 from djsb.workloads.sacct_columns import parse_sacct_time
 
 EVENTS_COMMAND = ("sacctmgr --noheader --parsable2 show events start=START end=END "
@@ -170,5 +172,25 @@ def model_reservations(records: Sequence[ReservationRecord], origin: float, span
         if unmodelled:
             notes.append(f"reservation {held.name}'s flag(s) {', '.join(unmodelled)} have no model: "
                          "replayed as a reservation of its nodes for no job")
+        if "MAGNETIC" in kept:
+            notes.append(f"reservation {held.name} is MAGNETIC and sacctmgr lists no Users or Accounts: "
+                         "every job may be drawn into it")
         found.append(AdvanceReservation(held.name, compress_hostlist(names), start, end - start, kept))
     return tuple(found), notes
+
+
+def in_reservations(jobs: Sequence[TraceJob],
+                    held: Sequence[AdvanceReservation]) -> tuple[list[TraceJob], list[str]]:
+    """``jobs`` with the reservation each ran in (sacct's Reservation) where the replay models it, and
+    without it where it does not (no record of it in the replay's span, or none of its nodes
+    modelled): such a job would be refused as asking for no reservation the cluster has. And one note
+    saying how many jobs lost theirs."""
+    names = {reservation.name for reservation in held}
+    outside = [job for job in jobs if job.reservation is not None and job.reservation not in names]
+    if not outside:
+        return list(jobs), []
+    lost = ", ".join(sorted({str(job.reservation) for job in outside}))
+    ids = {job.job_id for job in outside}
+    kept = [dataclasses.replace(job, reservation=None) if job.job_id in ids else job for job in jobs]
+    return kept, [f"{len(outside)} job(s) ran in reservation(s) {lost}, which the replay does not model (no "
+                  "record of it in the span, or none of its nodes): replayed as asking for none"]

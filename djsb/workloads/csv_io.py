@@ -5,7 +5,10 @@ none); missing values (None) are empty cells. A workload with GPU requests has a
 each job's request as the sbatch option that asks it (``--gpus-per-node=a100:2``, ``--gpus=4``,
 ``--gpus-per-task=1``, or ``--gres=gpu:2``; empty: none), followed, space-separated, by its
 ``--cpus-per-gpu=C`` and ``--mem-per-gpu=MM`` if it asks them; one without has no such column, as
-before GPUs. :func:`read_jobs_csv` reads such a file back into the same jobs.
+before GPUs. Likewise, after it, a workload whose jobs ask for advance reservations has a column
+``reservation``, one whose jobs have names a column ``name`` (empty: none) and one with jobs asking
+``--exclusive`` a column ``exclusive`` (``1``; empty: not).
+:func:`read_jobs_csv` reads such a file back into the same jobs.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from djsb.workloads.job import TraceJob
 if TYPE_CHECKING:
     import pandas
 
-COLUMNS = tuple(f.name for f in fields(TraceJob)
-                if f.name not in ("user_estimate", "estimated", "gpus", "array"))
-"""The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets, ``gpus``, a column only a workload with GPU requests has (:data:`GPU_COLUMN`), and
-``array``, which only a site's sacct dump gives."""
 GPU_COLUMN = "gpus"
-"""The last column of a workload with GPU requests."""
+"""The column of a workload with GPU requests, the first of the :data:`OPTIONAL` ones."""
+OPTIONAL = (GPU_COLUMN, "reservation", "name", "exclusive")
+"""The columns only a workload that has such values has, after the others, in this order."""
+COLUMNS = tuple(f.name for f in fields(TraceJob)
+                if f.name not in ("user_estimate", "estimated", "array", *OPTIONAL))
+"""The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
+estimate sets, ``array``, which only a site's sacct dump gives, and the :data:`OPTIONAL` ones."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:
@@ -77,14 +81,17 @@ def _cell(value: object) -> str:
 def write_jobs_csv(jobs: Iterable[TraceJob], path: str | os.PathLike) -> None:
     """Write jobs as CSV with a header row of the TraceJob field names (exact numbers; atomic replace)."""
     job_list = list(jobs)
-    gpus = any(j.gpus is not None for j in job_list)
+    optional = [name for name in OPTIONAL if any(getattr(j, name) not in (None, False) for j in job_list)]
     with atomic_output(path) as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow((*COLUMNS, GPU_COLUMN) if gpus else COLUMNS)
+        writer.writerow((*COLUMNS, *optional))
         for j in job_list:
             row = [_cell(getattr(j, name)) for name in COLUMNS]
-            asked = "" if j.gpus is None else " ".join(j.gpus.sbatch_options())
-            writer.writerow([*row, asked] if gpus else row)
+            for name in optional:
+                value = getattr(j, name)
+                row.append("" if value in (None, False) else "1" if value is True
+                           else " ".join(value.sbatch_options()) if name == GPU_COLUMN else value)
+            writer.writerow(row)
 
 
 def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
@@ -94,8 +101,11 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
     with open_trace_text(source) as stream:
         reader = csv.reader(stream)
         head = next(reader, None)
-        if head is None or tuple(head) not in (COLUMNS, (*COLUMNS, GPU_COLUMN)):
-            raise TraceError(f"expected the header {','.join(COLUMNS)}[,{GPU_COLUMN}]", source=source, line=1)
+        extra = tuple(head[len(COLUMNS):]) if head is not None else ()
+        if head is None or tuple(head[:len(COLUMNS)]) != COLUMNS or \
+                extra != tuple(name for name in OPTIONAL if name in extra):
+            raise TraceError(f"expected the header {','.join(COLUMNS)}{''.join(f'[,{n}]' for n in OPTIONAL)}",
+                             source=source, line=1)
         names = tuple(head)
         for row in reader:
             if not row:
@@ -109,7 +119,9 @@ def read_jobs_csv(path: str | os.PathLike) -> list[TraceJob]:
                     int(c["nodes"]) if c["nodes"] else None,
                     c["user"], c["account"], c["partition"] or None, c["qos"] or None,
                     tuple(int(x) for x in c["depends_on"].split()),
-                    gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None))
+                    gpus=GpuRequest.from_text(c[GPU_COLUMN]) if c.get(GPU_COLUMN) else None,
+                    reservation=c.get("reservation") or None, name=c.get("name") or None,
+                    exclusive=bool(c.get("exclusive"))))
             except ValueError as exc:
                 raise TraceError(f"bad job row: {exc}", source=source, line=reader.line_num) from exc
     return jobs

@@ -19,7 +19,11 @@ class TraceJob:
     (None: the trace recorded none). :attr:`user_request` reads the right one of the two.
     ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs). ``array`` is
     the job array a task belongs to when the array is throttled, ``(array job id, most tasks running
-    at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce).
+    at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce). ``reservation`` is the
+    advance reservation the job asks to run in (sbatch ``--reservation``; None: none); ``name`` its
+    name (sbatch ``--job-name``, sacct's JobName; None: not recorded), which ``singleton``
+    dependencies group jobs by; ``exclusive`` whether it asked whole nodes for itself (sbatch
+    ``--exclusive``).
     """
 
     job_id: int
@@ -38,6 +42,9 @@ class TraceJob:
     estimated: bool = False
     gpus: GpuRequest | None = None
     array: tuple[int, int] | None = None
+    reservation: str | None = None
+    name: str | None = None
+    exclusive: bool = False
 
     @property
     def user_request(self) -> float | None:

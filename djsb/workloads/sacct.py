@@ -64,7 +64,13 @@ from djsb.workloads.records import (
     read_records,
 )
 from djsb.workloads.sacct_columns import COLUMNS, memory_mb, unmet
-from djsb.workloads.submit_line import array_throttle, requested_gpus, requested_nodes
+from djsb.workloads.submit_line import (
+    array_throttle,
+    requested_exclusive,
+    requested_gpus,
+    requested_nodes,
+    requested_reservation,
+)
 from djsb.workloads.swf import UNKNOWN, Workload
 
 _ARRAY_OR_HET = re.compile(r"^(\d+)[_+](\d+)$")
@@ -198,6 +204,12 @@ def _submitted_gpus(submit_line: str) -> GpuRequest | None:
         return None
 
 
+def _asked_reservation(submit_line: str) -> str | None:
+    """The reservation a SubmitLine asked for, read when the dump has no Reservation column or an
+    empty one (None: none)."""
+    return requested_reservation(submit_line) if "--reservation" in submit_line else None
+
+
 def _throttled_array(job_text: str, submit_line: str) -> tuple[int, int] | None:
     """An array task's (array job id, throttle) when its JobID is ``123_4`` and its SubmitLine's
     ``--array`` has a ``%N`` throttle; None otherwise (a throttle that is not a count included)."""
@@ -272,6 +284,9 @@ class SacctJob(NamedTuple):
     submit_line: str
     gpus: GpuRequest | None
     array: tuple[int, int] | None
+    reservation: str | None
+    name: str | None
+    exclusive: bool
 
 
 class DumpLines:
@@ -328,11 +343,14 @@ class DumpLines:
             if number in self.seen:
                 return DUPLICATE_JOB_ID
             self.seen.add(number)
-        array = _throttled_array(job_text, read["SubmitLine"](row))
+        submit_line = read["SubmitLine"](row)
+        array = _throttled_array(job_text, submit_line)
         return SacctJob(number, job_text, state, submit, max(run, 0.0), cpus, limit, memory, nodes,
                         _user(read, row), read["Account"](row) or UNKNOWN, read["Partition"](row),
                         read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
-                        read["NodeList"](row), read["SubmitLine"](row), gpus, array)
+                        read["NodeList"](row), submit_line, gpus, array,
+                        read["Reservation"](row) or _asked_reservation(submit_line), read["JobName"](row),
+                        "--exclusive" in submit_line and requested_exclusive(submit_line))
 
 
 def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
@@ -354,7 +372,8 @@ def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
 def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
-                    job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array)
+                    job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array,
+                    reservation=job.reservation, name=job.name, exclusive=job.exclusive)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

@@ -224,6 +224,11 @@ COLUMNS = (
            "alone may take any number of nodes), its GPUs (`--gres`/`--gpus*`) with `--cpus-per-gpu` "
            "and `--mem-per-gpu` (ReqMem is then their memory: the job holds `--mem-per-gpu` for each GPU "
            "it holds on a node), recorded with the options the model may not reproduce"),
+    Column("JobName", parse_name, "the job's name (`--job-name`; none if empty): the jobs of a user and "
+           "name are what a `singleton` dependency waits for"),
+    Column("Reservation", parse_name, "the advance reservation the job ran in (`--reservation`, or a "
+           "MAGNETIC one that drew it); if empty, the SubmitLine's `--reservation`: replayed as the job's "
+           "`reservation`"),
 )
 """The columns the reader takes, in the order ``djsb history`` asks for them."""
 

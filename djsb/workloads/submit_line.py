@@ -89,9 +89,10 @@ DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")
 def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
     """The parents the sbatch command ``line`` waited for, each with its type, from its last
     ``--dependency``/``-d`` (sbatch(1): ``type:id[:id...]`` items joined by ``,``, all to be
-    satisfied); None if it asked none. Raises ValueError for one a replay cannot enforce: items
-    joined by ``?`` (any one satisfies), the types aftercorr, afterburstbuffer and singleton, a delay
-    (``+time``), an array task (``123_4``), or a malformed list."""
+    satisfied; a ``singleton`` item names no parent: :func:`requested_singleton`); None if it asked
+    none. Raises ValueError for one a replay cannot enforce: items joined by ``?`` (any one
+    satisfies), the types aftercorr and afterburstbuffer, a delay (``+time``), an array task
+    (``123_4``), or a malformed list."""
     values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
     if not values:
         return None
@@ -101,6 +102,8 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
     edges = []
     for item in value.split(","):
         kind, _, ids = item.partition(":")
+        if item == "singleton":
+            continue
         if kind not in DEPENDENCY_KINDS:
             raise ValueError(f"--dependency={value}: {kind or 'an empty type'} is not modelled")
         for text in ids.split(":"):
@@ -123,3 +126,23 @@ def array_throttle(line: str) -> int | None:
     if not limit.isdigit() or int(limit) < 1:
         raise ValueError(f"--array={values[-1]}: the throttle {limit!r} is not a count")
     return int(limit)
+
+
+def requested_reservation(line: str) -> str | None:
+    """The reservation the sbatch command ``line`` asked for (its last ``--reservation``, sbatch(1)),
+    None without one."""
+    values = [value for name, value in sbatch_options(line) if name == "--reservation"]
+    return values[-1].strip() or None if values else None
+
+
+def requested_singleton(line: str) -> bool:
+    """Whether the sbatch command ``line``'s last ``--dependency``/``-d`` has a ``singleton`` item."""
+    values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
+    return bool(values) and "singleton" in values[-1].split(",")
+
+
+def requested_exclusive(line: str) -> bool:
+    """Whether the sbatch command ``line`` asked whole nodes for the job alone: its last
+    ``--exclusive`` has no value (``--exclusive=user`` or ``=mcs`` shares them with other jobs)."""
+    values = [value for name, value in sbatch_options(line) if name == "--exclusive"]
+    return bool(values) and not values[-1]

@@ -70,7 +70,9 @@ class BackfillView:
     allocation and memory give back to the plan when it ends: all of it, but what is on nodes out of
     service (:mod:`djsb.model.node_service`), which the plan never gets (None: every node is in
     service); ``reservations`` the advance reservations, whose nodes no job may use over their
-    windows (:mod:`djsb.model.reservations`)."""
+    windows (:mod:`djsb.model.reservations`); ``reserved_jobs`` whether jobs asking for one may be
+    queued or running: no planner starts them, and those running hold nodes the windows already
+    take (:mod:`djsb.model.reserved_jobs`)."""
 
     now: float
     queue: JobQueue
@@ -84,6 +86,7 @@ class BackfillView:
     start: Callable[[SimJob, Placement], None]
     in_service: Callable[[Placement, list[float] | None], tuple[Placement, list[float] | None]] | None = None
     reservations: ReservationPlan | None = None
+    reserved_jobs: bool = False
 
     def windows(self, horizon: float) -> list[Window]:
         """The advance reservations' windows from now to ``horizon``, each to plan as taken."""
@@ -155,7 +158,8 @@ class BackfillPlanner(ABC):
         capacity, so none of them could start later in the pass, and the reservations it would
         still make are dropped with the pass (the core skips a whole pass on the first condition).
         Those reservations are what costs: sched/backfill plans one for every job it tests, the
-        model's conservative policy too."""
+        model's conservative policy too. A job asking for an advance reservation is walked past
+        (:mod:`djsb.model.reserved_jobs`: only main passes start it)."""
         left = None if view.checker is not None else startable or FreeCapacity(view.queue.needs.copy(),
                                                                               view.state.partitions)
         tested = 0
@@ -163,6 +167,7 @@ class BackfillPlanner(ABC):
         per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None
         per_part: dict[int, int] | None = {} if math.isfinite(config.bf_max_job_part) else None
         limits = view.limits
+        inside = view.reserved_jobs
         pre, post = limits.pre or limits.arrays, limits.post  # no limit of either kind: no call per job
         for job in view.queue.jobs:
             if tested >= config.bf_max_job_test:
@@ -171,6 +176,8 @@ class BackfillPlanner(ABC):
                 if not left.any():
                     return
                 left.remove(job)
+            if inside and job.trace.reservation is not None:
+                continue
             if (not pre or limits.allows(job)) and (not post or not limits.held_now(job)):
                 tested += 1
                 part = job.part.index

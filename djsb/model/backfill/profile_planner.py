@@ -133,10 +133,13 @@ class ProfilePlanner(BackfillPlanner):
 
     def _profile(self, view: BackfillView, part: PartitionState) -> Profile:
         """``part``'s free units from now on: running jobs give theirs back at their planned end
-        (:meth:`planned_end`, inlined: this runs at every backfill pass over every running job)."""
+        (:meth:`planned_end`, inlined: this runs at every backfill pass over every running job), but
+        those running in a reservation's window to its end, whose nodes it takes whole (counted once)."""
         index, running, now = part.index, view.running, view.now
         overdue = now + max(self.config.bf_resolution, 1.0)
-        releases = [(end if end > now else overdue, amount)
+        inside = view.reserved_jobs
+        releases = [(now if inside and running[job_id].resv_end < math.inf
+                     else end if end > now else overdue, amount)
                     for job_id, amounts in view.amounts.items()
                     for end in (planned_end(running[job_id]),)
                     for p, amount in amounts if p == index]
@@ -245,7 +248,7 @@ def _kept_free(job: SimJob, alloc: Placement) -> Placement:
     on each of its nodes, the one taking the remainder included
     (:meth:`~djsb.model.cluster.ClusterState.allocate`); its GPUs as they are."""
     trace = job.trace
-    if job.shape is not None or not trace.nodes:
+    if job.shape is not None or not trace.nodes or trace.exclusive:
         return alloc
     per_node = math.ceil(trace.cpus / trace.nodes)
     return Placement.of(((node, per_node) for node, _ in alloc), alloc.gpus)

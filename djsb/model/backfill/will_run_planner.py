@@ -153,4 +153,4 @@ def _request(job: SimJob) -> Hashable | None:
     if job.shape is not None:
         return None
     trace = job.trace
-    return job.part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus
+    return job.part.index, trace.cpus, trace.nodes, trace.memory_mb, trace.gpus, trace.exclusive

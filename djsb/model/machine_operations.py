@@ -1,0 +1,116 @@
+"""What the model does when the machine changes under the schedule: node events applied (the jobs
+on a node gone DOWN end), requeued jobs queued again, reservations' windows opened and closed
+(:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), and jobs preempted for a job that
+does not fit (:mod:`djsb.model.preemption`). :class:`~djsb.model.simulation.Simulation` has these
+steps; its core supplies the state they act on.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import abstractmethod
+
+from djsb.model.allocation import allocate, held_units
+from djsb.model.cluster import ClusterSpec
+from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END
+from djsb.model.job import SimJob
+from djsb.model.node_service import NodeService
+from djsb.model.operations import JobOperations
+from djsb.model.preemption import NODE_FAIL, choose_preemptees, grace_time, preemptable
+from djsb.model.reservations import ReservationPlan
+from djsb.model.reserved_jobs import ReservedJobs
+from djsb.model.scheduler import SchedulerConfig
+
+
+class MachineOperations(JobOperations):
+    """The steps of a model whose machine changes; the core supplies its state and its steps."""
+
+    spec: ClusterSpec
+    config: SchedulerConfig
+    running: dict[int, SimJob]
+    service: NodeService | None
+    reserved: ReservationPlan | None
+    inside: ReservedJobs | None
+    armed: set[int]
+    arrivals: list[tuple[float, int, int]]
+    arrived: int
+    by_qos: bool
+
+    @abstractmethod
+    def _queue(self, job: SimJob, now: float) -> None:
+        """An eligible job joins the queue."""
+
+    @abstractmethod
+    def _schedule_end(self, job: SimJob, now: float, start: float) -> None:
+        """Push the END of a running job."""
+
+    def _reservation_ends(self, number: int, after: float) -> None:
+        """Push the end of reservation ``number``'s next window after ``after``, when its nodes return
+        and the passes run, while jobs wait or run (a repeating reservation would go on forever):
+        a job queued later arms it again (:meth:`_queue`)."""
+        assert self.reserved is not None
+        end = self.reserved.next_end(number, after)
+        if end is not None and (self.queue.jobs or self.running or self.arrived < len(self.arrivals)):
+            self._push(end, RESV_END, number)
+            self.armed.add(number)
+        else:
+            self.armed.discard(number)
+
+    def _reserved_jobs(self) -> ReservedJobs:
+        """The rules of the jobs asking for a reservation (:mod:`djsb.model.reserved_jobs`)."""
+        return ReservedJobs(self.spec.reservations, self.reserved, self.config.resv_over_run)
+
+    def _openings(self, times: list[float]) -> None:
+        """Push the openings of the windows queued jobs wait for, when the passes run for them."""
+        for opens in times:
+            self._push(opens, RESV_BEGIN, 0)
+
+    def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
+        """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
+        and give reserved nodes back at a window's end; a running job's units on nodes out of service
+        are no longer planned to come back."""
+        for kind, key in changes:
+            if kind == REQUEUE:
+                self._queue(self.jobs[key], now)
+                continue
+            if kind == RESV_END:
+                self._reservation_ends(key, now)
+                continue
+            if kind == RESV_BEGIN and self.inside is not None:  # the passes run for the jobs waiting
+                self._openings(self.inside.reopen(self.queue.jobs, now))
+                continue
+            assert self.service is not None
+            changed, down = self.service.apply(key, now)
+            on = set(changed)
+            for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
+                self._end(job, now, NODE_FAIL)
+            for job in self.running.values():
+                if job.suspended_since is None and any(node in on for node, _ in job.alloc):
+                    alloc = self.service.in_service(job.alloc, job.memory)[0]
+                    self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
+            if self.checker is not None:
+                self.checker.on_machine_change(now)
+        self.passes.touch()
+
+    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> None:
+        """``job`` does not fit: preempt the lower-tier jobs that make room for it, if any
+        (:mod:`djsb.model.preemption`). Each ends after its partition's GraceTime (an END now,
+        handled before the next pass at this instant); ``job`` waits for them."""
+        now = self.now
+        avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
+        draining = [other for other in self.running.values() if other.preempt_at < math.inf]
+        by_qos, config = self.by_qos, self.config
+        candidates = [other for other in self.running.values() if other.preempt_at == math.inf
+                      and preemptable(job, other, now, config.preempt_exempt_time, by_qos,
+                                      config.preempt_mode, config.preempt_within)]
+        found = choose_preemptees(self.state, candidates, draining,
+                                  lambda state: allocate(job, state.without(avoid) if avoid else state),
+                                  by_qos)
+        for victim in found[1] if found is not None else ():
+            victim.preempted_by = job.job_id
+            victim.preempt_at = now + grace_time(victim, by_qos)
+            victim.work_until(now)
+            assert victim.start is not None
+            self._schedule_end(victim, now, victim.start)
+            if self.checker is not None:
+                self.checker.on_machine_change(now)
