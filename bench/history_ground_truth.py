@@ -37,8 +37,9 @@ from djsb.report.replay_error import records_paired, summary  # noqa: E402
 
 HISTORY = ROOT / "tests" / "fixtures" / "history"
 PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
-         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2")}
-EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1"}
+         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2"),
+         "gpu-x4": ("gpu-x4-1", "gpu-x4-2")}
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1", "gpu-x4-2": "gpu-x4-1"}
 """The records made right after another on the same cluster (its fair-share usage kept); the
 features records each began a fresh cluster."""
 WINDOW, STEP = 120.0, 30.0

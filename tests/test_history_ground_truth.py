@@ -73,13 +73,15 @@ def test_two_records_paired_in_submission_order_worked_by_hand() -> None:
 
 
 PAIRS = {"site": ("site-1", "site-2"), "site-x4": ("site-x4-1", "site-x4-2"),
-         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2")}
+         "features": ("features", "features-2"), "gpu": ("gpu-1", "gpu-2"),
+         "gpu-x4": ("gpu-x4-1", "gpu-x4-2")}
 """Each pair of records of one history: the 2,000 jobs of 1-40 s, the first 600 of the same draw
 with every duration four times longer (bench/record_history.py --time-scale 4), the features
 history (a reservation, a drained node, throttled arrays, dependencies) recorded twice, and the GPU
 history (bench/record_history.py --gpus-only: nodes of two a100 each, a GPU partition billing a GPU
-as four CPUs, a QoS of at most eight GPUs per user) recorded twice."""
-EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1"}
+as four CPUs, a QoS of at most eight GPUs per user) recorded twice, and again with every duration
+four times longer (--time-scale 4)."""
+EARLIER = {"site-2": "site-1", "site-x4-2": "site-x4-1", "gpu-2": "gpu-1", "gpu-x4-2": "gpu-x4-1"}
 """The records made right after another on the same cluster, which kept its fair-share usage: each
 is replayed with that one's dump before it (--earlier). The features records each began a fresh
 cluster."""
@@ -111,7 +113,7 @@ def test_the_records_are_site_like(site: dict[str, pd.DataFrame], name: str, job
     assert (errors["recorded_wait"] > 0).mean() > 0.3  # jobs queued
 
 
-@pytest.mark.parametrize("name", ["gpu-1", "gpu-2"])
+@pytest.mark.parametrize("name", ["gpu-1", "gpu-2", "gpu-x4-1", "gpu-x4-2"])
 def test_the_gpu_records_hold_gpu_jobs_back_by_the_qos_gpu_limit(site: dict[str, pd.DataFrame], name: str) -> None:
     # every third batch job of the draw went to the partition gpu asking GPUs (131 of 600), and the QoS
     # gpu's MaxTRESPerUser=gres/gpu=8 held some of them, recorded and replayed (acct_policy.c
@@ -177,6 +179,14 @@ X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     ("log", "gpu", "gpu-2", "moving_average_mape"),
     ("log", "gpu", "gpu-1", "mean_abs_start_error"),
     pytest.param("log", "gpu", "gpu-2", "mean_abs_start_error", marks=GPU_OUTSIDE),
+    ("dump", "gpu-x4", "gpu-x4-1", "moving_average_mape"),
+    ("dump", "gpu-x4", "gpu-x4-2", "moving_average_mape"),
+    ("dump", "gpu-x4", "gpu-x4-1", "mean_abs_start_error"),
+    ("dump", "gpu-x4", "gpu-x4-2", "mean_abs_start_error"),
+    ("log", "gpu-x4", "gpu-x4-1", "moving_average_mape"),
+    ("log", "gpu-x4", "gpu-x4-2", "moving_average_mape"),
+    ("log", "gpu-x4", "gpu-x4-1", "mean_abs_start_error"),
+    ("log", "gpu-x4", "gpu-x4-2", "mean_abs_start_error"),
 ])
 def test_the_replay_is_within_slurms_own_spread(request: pytest.FixtureRequest, given: str, pair: str, name: str,
                                                 measure: str) -> None:
