@@ -179,14 +179,8 @@ X4_MAPE_OUTSIDE = pytest.mark.xfail(strict=True, reason=(
     ("log", "gpu", "gpu-2", "moving_average_mape"),
     ("log", "gpu", "gpu-1", "mean_abs_start_error"),
     pytest.param("log", "gpu", "gpu-2", "mean_abs_start_error", marks=GPU_OUTSIDE),
-    ("dump", "gpu-x4", "gpu-x4-1", "moving_average_mape"),
-    ("dump", "gpu-x4", "gpu-x4-2", "moving_average_mape"),
-    ("dump", "gpu-x4", "gpu-x4-1", "mean_abs_start_error"),
-    ("dump", "gpu-x4", "gpu-x4-2", "mean_abs_start_error"),
-    ("log", "gpu-x4", "gpu-x4-1", "moving_average_mape"),
-    ("log", "gpu-x4", "gpu-x4-2", "moving_average_mape"),
-    ("log", "gpu-x4", "gpu-x4-1", "mean_abs_start_error"),
-    ("log", "gpu-x4", "gpu-x4-2", "mean_abs_start_error"),
+    *[(given, "gpu-x4", name, measure) for given in ("dump", "log") for name in PAIRS["gpu-x4"]
+      for measure in ("moving_average_mape", "mean_abs_start_error")],
 ])
 def test_the_replay_is_within_slurms_own_spread(request: pytest.FixtureRequest, given: str, pair: str, name: str,
                                                 measure: str) -> None:
