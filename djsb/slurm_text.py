@@ -149,6 +149,16 @@ def preempt_mode(text: str) -> str:
     raise ValueError("expected OFF, CANCEL, REQUEUE or SUSPEND (with GANG or WITHIN)")
 
 
+def partition_preempt_mode(text: str) -> str:
+    """A partition's PreemptMode as the model names it: ``cluster`` when it sets none (the cluster's
+    applies), else off, cancel or requeue; SUSPEND has no model and is off (its jobs are not
+    preempted, as under a site's SUSPEND)."""
+    if not text.strip():
+        return "cluster"
+    mode = preempt_mode(text)
+    return "off" if mode == "suspend" else mode
+
+
 def preempt_within(text: str) -> bool:
     """Whether a PreemptMode has WITHIN: under preempt/qos, a job may preempt one of its own QoS of
     lower priority (preempt_qos.c ``preempt_p_preemptable``)."""

@@ -21,7 +21,7 @@ from djsb.model.cluster import PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.model.sections import read_cluster
-from djsb.slurm_text import exempt_seconds, preempt_mode, preempt_within
+from djsb.slurm_text import exempt_seconds, partition_preempt_mode, preempt_mode, preempt_within
 from djsb.workloads.job import TraceJob
 from djsb.yamlnodes import load_yaml
 
@@ -31,12 +31,13 @@ JOBS = [TraceJob(1, 0.0, 100.0, 2, requested_time=100.0, partition="low"),
         TraceJob(3, 10.0, 50.0, 2, requested_time=50.0, partition="high")]
 
 
-def replay(scheduler: SchedulerConfig, grace: float = 0.0,
-           jobs: list[TraceJob] = JOBS) -> dict[int, tuple[float, float, str, str, int]]:
+def replay(scheduler: SchedulerConfig, grace: float = 0.0, jobs: list[TraceJob] = JOBS,
+           low_mode: str = "cluster") -> dict[int, tuple[float, float, str, str, int]]:
     """(start, end, nodes, state, requeues) of each job; the state and requeues are in jobs.csv only
     with preemption on (else COMPLETED and 0 here)."""
     nodes = ClusterSpec.homogeneous(2, 2).nodes
-    cluster = ClusterSpec(nodes, (PartitionSpec("low", grace_time=grace), PartitionSpec("high", priority_tier=10)))
+    cluster = ClusterSpec(nodes, (PartitionSpec("low", grace_time=grace, preempt_mode=low_mode),
+                                  PartitionSpec("high", priority_tier=10)))
     frame = Simulation(jobs, cluster, scheduler, checker=InvariantChecker(cluster)).run().jobs
     states = frame["state"] if "state" in frame else ["COMPLETED"] * len(frame)
     requeues = frame["requeues"] if "requeues" in frame else [0] * len(frame)
@@ -54,6 +55,17 @@ def test_requeue_sends_the_preempted_job_back_to_run_anew() -> None:
     # job 1 eligible again at 10 + 121 = 131 (cred_expire + 1 s, as a node failure's requeue), then
     # runs its whole 100 s on the first free node
     assert replay(dataclasses.replace(KILL, preempt_mode="requeue"))[1] == (131.0, 231.0, "n0", "COMPLETED", 1)
+
+
+def test_a_partition_s_own_preempt_mode_says_what_its_jobs_do() -> None:
+    # the cluster's PreemptMode is CANCEL; partition low's own (preempt_partition_prio.c
+    # _job_preempt_mode) wins: REQUEUE sends job 1 back (eligible at 10 + 121, reruns 131..231), OFF
+    # spares both low jobs (cons_common _build_cr_job_list), and job 3 waits for their end at 100
+    cancel = dataclasses.replace(KILL, preempt_mode="cancel")
+    assert replay(cancel, low_mode="requeue")[1] == (131.0, 231.0, "n0", "COMPLETED", 1)
+    assert replay(cancel, low_mode="off")[3][:2] == (100.0, 150.0)
+    assert partition_preempt_mode("") == "cluster" and partition_preempt_mode("REQUEUE") == "requeue"
+    assert partition_preempt_mode("SUSPEND") == "off"
 
 
 def test_grace_time_lets_the_preempted_job_run_on_and_the_preemptor_waits() -> None:

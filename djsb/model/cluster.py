@@ -93,8 +93,9 @@ PARTITION = "cluster.partitions[]"
 """Where a config writes a partition's keys."""
 QOS = "cluster.qos[]"
 """Where a config writes a QoS's keys."""
-QOS_PREEMPT_MODES = ("cluster", "off", "cancel", "requeue")
-"""A QoS's PreemptMode as the model has it (sacctmgr's ``cluster``: the scheduler's own)."""
+OWN_PREEMPT_MODES = ("cluster", "off", "cancel", "requeue")
+"""A partition's or a QoS's own PreemptMode as the model has it (``cluster``, sacctmgr's word for
+none: the scheduler's applies)."""
 
 
 def node_names(node: Located) -> tuple[str, ...]:
@@ -163,6 +164,11 @@ class PartitionSpec:
     grace_time: float = setting(0.0, lambda n: as_duration(n, unit="s"), "s",
                                 slurm_key("GraceTime", slurm_text.seconds, "0"),
                                 "how long a job of it runs on once preempted", where=PARTITION)
+    preempt_mode: str = setting("cluster", one_of(*OWN_PREEMPT_MODES), "name",
+                                slurm_key("PreemptMode", slurm_text.partition_preempt_mode, ""),
+                                "what its jobs do once preempted under preempt_type: partition_prio: "
+                                "cluster (the scheduler's preempt_mode), off (never preempted), cancel or "
+                                "requeue", where=PARTITION)
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
@@ -269,7 +275,7 @@ class QosSpec:
     grace_time: float = setting(0.0, lambda n: as_duration(n, unit="s"), "s", "GraceTime",
                                 "how long a job of it runs on once preempted under preempt_type: qos",
                                 where=QOS)
-    preempt_mode: str = setting("cluster", one_of(*QOS_PREEMPT_MODES), "name", "PreemptMode",
+    preempt_mode: str = setting("cluster", one_of(*OWN_PREEMPT_MODES), "name", "PreemptMode",
                                 "what its jobs do once preempted under preempt_type: qos: cluster (the "
                                 "scheduler's preempt_mode), off (never preempted), cancel or requeue",
                                 where=QOS)

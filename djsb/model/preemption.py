@@ -19,9 +19,12 @@ job_test.c ``_build_cr_job_list``: a candidate of mode OFF is not removed); with
 or the preemptor's QoS's, a job may preempt one of its own QoS of lower priority
 (``preempt_p_preemptable``).
 
-Not modelled: SUSPEND and GANG, a partition's own PreemptMode, preemption by the backfill pass, the
-second Slurm takes to kill a preempted job (the preemptor here starts at the instant of the
-preemption, when there is no grace time).
+Under preempt/partition_prio a partition's own PreemptMode does the same for its jobs
+(preempt_partition_prio.c ``_job_preempt_mode``).
+
+Not modelled: SUSPEND and GANG, preemption by the backfill pass, the second Slurm takes to kill a
+preempted job (the preemptor here starts at the instant of the preemption, when there is no grace
+time).
 """
 
 from __future__ import annotations
@@ -61,9 +64,11 @@ def preemptable(preemptor: SimJob, candidate: SimJob, now: float, exempt: float,
 
 
 def preempt_mode(job: SimJob, mode: str, by_qos: bool = False) -> str:
-    """What ``job`` does once preempted: ``by_qos`` its QoS's PreemptMode unless ``cluster``, else
-    the cluster's ``mode`` (preempt_qos.c ``_job_preempt_mode``)."""
-    return job.qos.preempt_mode if by_qos and job.qos.preempt_mode != "cluster" else mode
+    """What ``job`` does once preempted: its QoS's PreemptMode (``by_qos``, preempt_qos.c
+    ``_job_preempt_mode``) or its partition's (preempt_partition_prio.c ``_job_preempt_mode``) unless
+    ``cluster``, else the cluster's ``mode``."""
+    own = job.qos.preempt_mode if by_qos else job.part.spec.preempt_mode
+    return mode if own == "cluster" else own
 
 
 def preemption_order(job: SimJob, by_qos: bool = False) -> tuple[int, int, int]:
