@@ -150,9 +150,10 @@ def sacct_gpus(slurm_ids: list[str]) -> dict[str, tuple[list[str], int]]:
     return found
 
 
-def model_figures(out: Path, jobs: list[TraceJob]) -> tuple[Comparison, Comparison]:
+def model_figures(out: Path, jobs: list[TraceJob]) -> tuple[tuple[Comparison, pd.DataFrame], tuple[Comparison, pd.DataFrame]]:
     """The model's replay of the calibration in ``out`` against Slurm's, as the calibration made it
-    (from Slurm's saved answers and watched passes), and the same without any GPU."""
+    (from Slurm's saved answers and watched passes), and the same without any GPU: each compared
+    with Slurm's run 1, and the replay itself."""
     reference = pd.read_csv(out / "slurm_1.csv", index_col="job_id")
     passes = pd.read_csv(out / "passes.csv")
     first = passes[passes["run"] == 1]
@@ -163,11 +164,12 @@ def model_figures(out: Path, jobs: list[TraceJob]) -> tuple[Comparison, Comparis
     config = parse_show_config((out / "slurm" / "show_config.txt").read_text())
     priority, _ = priority_plugin(config, None, None, [])
     bare = dataclasses.replace(cluster, nodes=tuple(dataclasses.replace(n, gpus=()) for n in cluster.nodes))
-    figures = []
+    figures: list[tuple[Comparison, pd.DataFrame]] = []
     for model_cluster, model_jobs in ((cluster, jobs), (bare, [dataclasses.replace(j, gpus=None) for j in jobs])):
         fitted, _ = within_nodes(in_partitions(model_jobs, model_cluster), model_cluster)
         model = SlurmModel(model_cluster, model_config(config, {}), priority)
-        figures.append(compare(reference, model_replay(fitted, reference, model, 1, passes=watched)))
+        replay = model_replay(fitted, reference, model, 1, passes=watched)
+        figures.append((compare(reference, replay), replay))
     return figures[0], figures[1]
 
 
@@ -197,11 +199,14 @@ def test_gpu_jobs_on_the_model_match_the_mini_cluster(slurm_cluster: SlurmCluste
     spread = abs(comparison["slurm_2 vs slurm_1"]["mean_wait_error"])
     assert abs(figures["mean_wait_error"]) <= max(0.10, spread), (figures, spread)
 
-    # The GPUs bind: the same model without them (the nodes' and the jobs' dropped) starts the jobs
-    # further from Slurm (one run: mean start error 4.7 s against 0.9, max 33 s against 3.4).
-    with_gpus, without = model_figures(tmp_path / "out", calibration.jobs)
+    # The GPUs bind: the same model without them (the nodes' and the jobs' dropped) starts a job
+    # earlier, one the GPUs held (where the two replays first part, only a constraint removed can
+    # start a job sooner). Whether that brings the rest nearer Slurm or not depends on the run: mean
+    # start errors of 4.7 s without the GPUs against 0.9 s with them in one run, 6.6 s against 8.3 s
+    # in a later fresh-clone CI.
+    (with_gpus, gpu_replay), (_, bare_replay) = model_figures(tmp_path / "out", calibration.jobs)
     assert with_gpus.tau == figures["tau"] and with_gpus.start_error_max == figures["start_error_max"]
-    assert without.start_error_mean > with_gpus.start_error_mean, (with_gpus, without)
+    assert (bare_replay["start"] < gpu_replay["start"] - 1).any(), (gpu_replay, bare_replay)
 
     # Slurm's side: every job got the GPUs it asked (per node: the count on each of its nodes; per
     # job: the count), and at no instant did a node hold more than it has, counting what is known
