@@ -66,10 +66,17 @@ class NodeEvent:
         return expand_hostlist(self.nodes)
 
 
+MAX_EVENTS = 100_000
+"""Most node events a config (or a calibration's ``machine`` section, each an scontrol command) may
+give: a month of a large site's events is thousands."""
+
+
 def read_node_events(items: Sequence[Located], node_names: Sequence[str] | None) -> tuple[NodeEvent, ...]:
     """The events of a config's ``cluster.node_events`` list, in time order (a stable sort: events
     at one instant apply in the order written), each naming nodes of ``node_names`` (None: not
     checked here, the nodes not known yet)."""
+    if len(items) > MAX_EVENTS:
+        raise items[MAX_EVENTS].error(f"at most {MAX_EVENTS} node events, got {len(items)}")
     events = []
     for item in items:
         event = read_record(item, NodeEvent)
