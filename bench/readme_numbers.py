@@ -85,6 +85,56 @@ def lanl_overrun() -> dict[str, float]:
     return {"records": float(len(jobs)), "overran": float(over)}
 
 
+LOADED_RUN = ROOT / "tests" / "fixtures" / "calibrate" / "loaded"
+
+
+def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A calibration's Slurm run 1 on a loaded machine (tests/fixtures/calibrate/loaded: the run as
+    saved, sdiag's pass brackets, slurmctld's log written during it, Slurm's answers) and the
+    model's replay of it, with or without the log's instants."""
+    from djsb.calibrate.ctld_log import located_passes, log_instants, parse_ctld_log
+    from djsb.calibrate.model_replay import SlurmModel, model_config, model_replay
+    from djsb.calibrate.pass_watch import SCHEDULERS
+    from djsb.calibrate.spec import load_calibration
+    from djsb.jobs.scontrol import parse_show_records
+    from djsb.model.priority.fifo import FifoPriority
+    from djsb.slurmsite.slurm_config import cluster_spec, parse_show_config
+
+    shown = {name: (LOADED_RUN / f"show_{name}.txt").read_text() for name in ("config", "partition", "node")}
+    cluster = cluster_spec(parse_show_records(shown["partition"]), parse_show_records(shown["node"]),
+                           "oversub")
+    model = SlurmModel(cluster, model_config(parse_show_config(shown["config"]), {}), FifoPriority)
+    slurm = pd.read_csv(LOADED_RUN / "slurm_1.csv", index_col="job_id")
+    passes = pd.read_csv(LOADED_RUN / "passes_1.csv")
+    if with_log:
+        instants = log_instants(parse_ctld_log((LOADED_RUN / "slurmctld.log").read_text()), slurm)
+        if instants is None:
+            raise ValueError(f"{LOADED_RUN / 'slurmctld.log'} does not align with the run's clock")
+        slurm, passes = slurm.join(instants), located_passes(passes, instants)
+    watched = {name: passes.loc[passes["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
+    jobs = load_calibration(LOADED_RUN.parent / "calibrate.yaml").jobs
+    return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched)
+
+
+def loaded_figures() -> dict[str, float]:
+    """Tau and mean-wait error of the model against the loaded run, without and with the log."""
+    from djsb.calibrate.compare import compare
+
+    figures = {}
+    for name, with_log in (("sdiag", False), ("log", True)):
+        measured = compare(*loaded_replay(with_log))
+        figures |= {f"{name}_tau": measured.tau, f"{name}_wait": measured.mean_wait_error}
+    return figures
+
+
+def loaded_block(which: str) -> Callable[[Path], str]:
+    """Tau and the mean-wait error of one of :func:`loaded_figures`' replays."""
+    def render(_: Path) -> str:
+        figures = loaded_figures()
+        return f"mean wait {100 * figures[which + '_wait']:+.1f} %, tau {figures[which + '_tau']:.2f}"
+    return render
+
+
 def load_done(out: Path) -> dict[str, float]:
     return dict(json.loads((out / DONE).read_text()))
 
@@ -223,6 +273,8 @@ METACENTRUM = "MetaCentrum-wagap-2013.swf.gz"
 SOURCES = {s.name: s for s in (
     Source("lanl-overrun", True, "python3 bench/readme_numbers.py lanl-overrun (read_swf of the trace)",
            needs=("LANL-CM5-1994-4.1-cln.swf.gz",), compute=lanl_overrun),
+    Source("calibrate-loaded", True, "python3 bench/readme_numbers.py calibrate-loaded (the model's "
+           "replays of tests/fixtures/calibrate/loaded)", compute=loaded_figures),
     Source("demo", False, "djsb run configs/local-quick.yaml",
            (_module("run", "configs/local-quick.yaml", "-o", "{out}"),)),
     Source("metacentrum-own", False, "djsb replay-stats configs/metacentrum-own.yaml",
@@ -249,6 +301,8 @@ SOURCES = {s.name: s for s in (
 BLOCKS = {b.name: b for b in (
     Block("lanl-overrun", "lanl-overrun", lanl_records),
     Block("demo-time", "demo", demo_time),
+    Block("calibrate-loaded-sdiag", "calibrate-loaded", loaded_block("sdiag")),
+    Block("calibrate-loaded-log", "calibrate-loaded", loaded_block("log")),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),
     Block("mc-own-inputs", "metacentrum-own", same_inputs),
     Block("mc-own-wait-simulated", "metacentrum-own", mean_wait("simulated")),

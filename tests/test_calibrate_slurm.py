@@ -73,10 +73,13 @@ slurm:
 """)
     print(run_calibration(config, tmp_path / "out"))
     written = json.loads((tmp_path / "out" / "comparison.json").read_text())
-    # the backfill phase came from sdiag: the only note is the range of the model's replays with
-    # their passes drawn within the brackets seen over SSH
-    (drawn,) = written["notes"]
+    # the backfill phase came from sdiag: the notes are the range of the model's replays with
+    # their passes drawn within the brackets seen over SSH and, for the user who may not read
+    # slurmctld's log (root's, mode 0600), that the log gave no instants
+    *unlogged, drawn = written["notes"]
     assert drawn.startswith("model vs slurm_1 with its passes drawn (8 replays"), drawn
+    assert [note.split(" (")[1].split(" could")[0] for note in unlogged] == \
+        ([] if user == "root" else ["/var/lib/djsb-slurm/log/slurmctld.log"]), unlogged
     figures = written["model vs slurm_1"]
     assert figures["jobs"] == 4
     assert figures["backfilled_a"] == figures["backfilled_b"] == [4]

@@ -117,11 +117,18 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
 
 
 def submission_times(reference: pd.DataFrame) -> pd.Series:
-    """When each job of a Slurm replay was submitted: when sbatch returned (``sent``) within the
-    second Slurm recorded (``submit``, whole seconds), else that second itself."""
+    """When each job of a Slurm replay was submitted: when slurmctld's log says it queued the job
+    (``ctld_submit``), else when sbatch returned (``sent``) within the second Slurm recorded
+    (``submit``, whole seconds), else that second itself."""
     if "sent" not in reference:
-        return reference["submit"]
-    return reference["sent"].clip(lower=reference["submit"], upper=reference["submit"] + SECOND_BELOW)
+        return _logged(reference, "ctld_submit", reference["submit"])
+    returned = reference["sent"].clip(lower=reference["submit"], upper=reference["submit"] + SECOND_BELOW)
+    return _logged(reference, "ctld_submit", returned)
+
+
+def _logged(reference: pd.DataFrame, column: str, otherwise: pd.Series) -> pd.Series:
+    """``reference[column]`` (from slurmctld's log) where it has a value, else ``otherwise``."""
+    return reference[column].fillna(otherwise) if column in reference else otherwise
 
 
 
@@ -132,10 +139,14 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     before), while over many jobs, whose starts fall anywhere within their second, the mean of
     (end - start - sleep) is the mean overhead (srun and the batch script around the sleep). A job
     Slurm killed at its limit ran what Slurm recorded: its kill came at Slurm's time-limit check,
-    not at the end of its sleep."""
+    not at the end of its sleep. Where slurmctld's log gave a job's start and end (``ctld_start``,
+    ``ctld_end``, to the millisecond), its run time is their difference."""
     recorded = reference["end"] - reference["start"]
     sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
     killed = reference["state"] == KILLED if "state" in reference else pd.Series(False, index=recorded.index)
     overhead = max(0.0, float((recorded - sleeps)[~killed].mean())) if not killed.all() else 0.0
-    return (sleeps + overhead).where(~killed, recorded)
+    estimated = (sleeps + overhead).where(~killed, recorded)
+    if "ctld_end" not in reference:
+        return estimated
+    return (reference["ctld_end"] - reference["ctld_start"]).fillna(estimated)
 

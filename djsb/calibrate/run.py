@@ -9,7 +9,9 @@ config`` / ``partition`` / ``node`` (:mod:`djsb.slurmsite.slurm_config`), with t
 as sched/backfill does turned on unless ``model`` says otherwise. The model replays run 1's
 submissions (when sbatch returned) and run times as Slurm recorded them, and its main and
 backfill passes when Slurm's ran (watched through sdiag: :mod:`djsb.calibrate.pass_watch`; if
-sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass) and, under
+sdiag shows none, as the model runs them, backfill at the phase of Slurm's last pass); when
+slurmctld's log can be read, its millisecond instants of each submission, start and end, and of
+the passes that started jobs, replace those (:mod:`djsb.calibrate.ctld_log`); and, under
 priority/multifactor, recomputes the priorities at the phase at which Slurm's decay thread was seen
 to (squeue: :mod:`djsb.slurmsite.recompute_watch`), so only scheduling decisions differ; it runs on
 Slurm's clock (Unix seconds: Slurm rounds reservations and batches its will-run test on multiples
@@ -41,6 +43,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.calibrate.ctld_log import ctld_log_file, unlogged_note
 from djsb.calibrate.fairshare import usage_at, usage_table
 from djsb.calibrate.machine_changes import check_nodes, model_machine
 from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes
@@ -126,9 +129,9 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     for run in range(1, run_dir.runs + 1):
         if run not in finished:
             replay_run(calibration, module, run_dir, run, job_modules(calibration, module), fair_share,
-                       config.get("PriorityType") == "priority/multifactor")
+                       config.get("PriorityType") == "priority/multifactor", ctld_log_file(config))
     replays = {f"slurm_{run}": table for run, table in run_dir.finished_runs().items()}
-    notes += kill_note(calibration.jobs, replays["slurm_1"])
+    notes += kill_note(calibration.jobs, replays["slurm_1"]) + unlogged_note(config, replays["slurm_1"])
     passes = pd.concat([run_dir.run_table(run, "passes") for run in range(1, run_dir.runs + 1)],
                        ignore_index=True)
     passes.to_csv(run_dir.path / "passes.csv", index=False)

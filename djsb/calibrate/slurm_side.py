@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from djsb.calibrate.ctld_log import located_passes, log_instants, log_reader, parse_ctld_log
 from djsb.calibrate.fairshare import end_charge_note, snapshot
 from djsb.calibrate.machine_changes import SlurmMachine
 from djsb.calibrate.model_replay import SlurmModel, model_config
@@ -61,6 +62,12 @@ def ask(module: SchedulerModule, argv: tuple[str, ...] | list[str], needed_for: 
                             f"{needed_for}")
     return answer.stdout
 
+
+
+def _status_and_output(module: SchedulerModule, command: str) -> tuple[int, str]:
+    """``command``'s exit status and output where the jobs run."""
+    answer = module.run(command, check=False)
+    return answer.returncode, answer.stdout
 
 
 def answer_or_none(module: SchedulerModule, argv: tuple[str, ...] | list[str]) -> str | None:
@@ -179,10 +186,15 @@ def with_backfill_phase(scheduler: SchedulerConfig,
 
 
 def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: CalibrationDir, run: int,
-               module_of: Callable[[TraceJob], JobModule], fair_share: bool, multifactor: bool) -> None:
+               module_of: Callable[[TraceJob], JobModule], fair_share: bool, multifactor: bool,
+               ctld_log: str | None = None) -> None:
     """Replay ``run`` on Slurm and save it with its passes, under multifactor the decay thread's
-    runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after."""
+    runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after.
+    ``ctld_log``: slurmctld's log file; when it can be read, the replay gets its instants (columns
+    ``ctld_*``) and the passes that started jobs are put at them (:mod:`djsb.calibrate.ctld_log`)."""
     before = fair_share_snapshot(module, "before") if fair_share else None
+    read_log = log_reader(lambda command: _status_and_output(module, command), ctld_log) if ctld_log \
+        else (lambda: None)
     watch = PassWatch(lambda: answer_or_none(module, ["sdiag"]))
     recomputes = RecomputeWatch(lambda: answer_or_none(module, PENDING_PRIORITIES))
 
@@ -206,6 +218,11 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
     passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
                            for name, t, u in seen], columns=["run", "scheduler", "time", "uncertainty"])
+    logged = read_log()
+    instants = log_instants(parse_ctld_log(logged), replay) if logged is not None else None
+    if instants is not None:
+        replay = replay.join(instants)
+        passes = located_passes(passes, instants)
     extras = {"passes": passes, **({"machine": machine.table()} if calibration.machine else {})}
     if before is not None:
         extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)
