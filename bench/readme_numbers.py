@@ -120,7 +120,7 @@ def loaded_figures() -> dict[str, float]:
     """Tau and mean-wait error of the model against the loaded run, without and with the log."""
     from djsb.calibrate.compare import compare
 
-    figures = {}
+    figures: dict[str, float] = {}
     for name, with_log in (("sdiag", False), ("log", True)):
         measured = compare(*loaded_replay(with_log))
         figures |= {f"{name}_tau": measured.tau, f"{name}_wait": measured.mean_wait_error}

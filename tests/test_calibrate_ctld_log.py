@@ -142,4 +142,5 @@ def test_a_replay_without_the_log_says_so() -> None:
     assert "/var/log/slurmctld.log could not be read" in note
     assert "syslog" in unlogged_note({}, slurm)[0]
     instants = log_instants(parse_ctld_log((LOADED / "slurmctld.log").read_text()), slurm)
+    assert instants is not None
     assert unlogged_note({}, slurm.join(instants)) == []
