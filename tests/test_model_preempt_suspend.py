@@ -25,6 +25,7 @@ from test_model_golden_starts import SYNTHETIC, assert_recorded_starts
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import NodeSpec, PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
+from djsb.model.operations import ModelError
 from djsb.slurm_text import partition_preempt_mode, preempt_mode
 from djsb.slurmsite.slurm_config import SlurmConfigError, scheduler_config
 from djsb.workloads.gpus import GpuRequest
@@ -202,3 +203,21 @@ def test_golden_starts_without_suspend_do_not_move(name: str, tmp_path: Path) ->
     # tests/test_model_golden_starts.py's committed trace under two of its configs (both kill at the
     # limit; the others run in its slow tests): every start, end and node as recorded before SUSPEND
     assert_recorded_starts("synthetic", name, tmp_path, SYNTHETIC)
+
+
+def test_at_an_instant_of_the_suspension_the_node_holds_both_and_scontrol_resume_is_refused() -> None:
+    # The memory test's first three jobs and its preemptor, stopped at 20: n0 holds job 4's 2 CPUs and
+    # job 2's 2, and the memory of jobs 1 (suspended, 600 MB), 2 (100) and 4 (200): 100 MB free. Job 1
+    # is SUSPENDED; an scontrol resume of it is refused (the gang scheduler resumes it: its CPUs are job
+    # 4's). At 60 (job 2 ended at 30, job 4 now) job 1 runs again, 50 s suspended, 400 MB free beside it.
+    cluster = ClusterSpec(ClusterSpec.homogeneous(2, 4, memory_mb=1000).nodes, TIERS)
+    jobs = [job(1, 0, 100, 2, "low", memory=600), job(2, 0, 30, 2, "low", memory=100),
+            job(3, 0, 200, 4, "low", memory=100), job(4, 10, 50, 2, "high", memory=200)]
+    sim = Simulation(jobs, cluster, SUSPEND, checker=InvariantChecker(cluster))
+    sim.advance(20.0)
+    assert (sim.job(1).state, sim.job(1).suspended_since, sim.job(4).state) == ("SUSPENDED", 10.0, "RUNNING")
+    assert (sim.state.node_free[0], sim.state.node_mem_free[0]) == (0, 100.0)
+    with pytest.raises(ModelError, match="resumes when its preemptors end"):
+        sim.resume(1)
+    sim.advance(60.0)
+    assert (sim.job(1).state, sim.job(1).suspended_total, sim.state.node_mem_free[0]) == ("RUNNING", 50.0, 400.0)

@@ -16,7 +16,7 @@ from djsb.model.cluster import ClusterSpec
 from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
-from djsb.model.operations import JobOperations
+from djsb.model.operations import JobOperations, ModelError
 from djsb.model.placement import Placement
 from djsb.model.preemption import NODE_FAIL, choose_preemptees, grace_time, preemptable
 from djsb.model.reservations import ReservationPlan
@@ -95,6 +95,13 @@ class MachineOperations(JobOperations):
             if self.checker is not None:
                 self.checker.on_machine_change(now)
         self.passes.touch()
+
+    def resume(self, job_id: int, stall: float = 0.0) -> None:
+        """``scontrol resume``, but not of a job a preemption suspended: the gang scheduler resumes
+        that one when its preemptors end (its CPUs are theirs until then)."""
+        if self.gang is not None and job_id in self.gang.shadows:
+            raise ModelError(f"job {job_id} is suspended by a preemption: it resumes when its preemptors end")
+        super().resume(job_id, stall)
 
     def _preempt(self, job: SimJob, excluded: frozenset[int]) -> Placement | None:
         """``job`` does not fit: suspend the lower-tier jobs that make room for it now and return
