@@ -138,9 +138,23 @@ def preempt_type(text: str) -> str:
 
 
 def preempt_mode(text: str) -> str:
-    """PreemptMode as the model names it: off, cancel, requeue, or suspend (SUSPEND, with GANG or
-    not); GANG alone is gang scheduling without preemption, off."""
-    words = {word.strip().upper() for word in text.split(",")}
+    """PreemptMode as the model names it: off, cancel, requeue, or suspend (SUSPEND,GANG); GANG alone
+    is gang scheduling without preemption, off. SUSPEND without GANG is refused, as slurmctld
+    refuses it (read_config.c ``_validate_and_set_defaults``: "PreemptMode=SUSPEND requires GANG
+    too"): nothing would resume a suspended job."""
+    words = _preempt_words(text)
+    if words - {""} == {"SUSPEND"}:
+        raise ValueError("SUSPEND requires GANG too (PreemptMode=SUSPEND,GANG), as slurmctld says")
+    return _mode(words)
+
+
+def _preempt_words(text: str) -> set[str]:
+    """The words of a PreemptMode, in upper case."""
+    return {word.strip().upper() for word in text.split(",")}
+
+
+def _mode(words: set[str]) -> str:
+    """The model's name of the mode a PreemptMode's ``words`` give (GANG and WITHIN aside)."""
     for mode in ("CANCEL", "REQUEUE", "SUSPEND"):
         if mode in words:
             return mode.lower()
@@ -151,12 +165,12 @@ def preempt_mode(text: str) -> str:
 
 def partition_preempt_mode(text: str) -> str:
     """A partition's PreemptMode as the model names it: ``cluster`` when it sets none (the cluster's
-    applies), else off, cancel or requeue; SUSPEND has no model and is off (its jobs are not
-    preempted, as under a site's SUSPEND)."""
+    applies), else off, cancel, requeue or suspend. Its GANG has no sense and is dropped
+    (preempt_partition_prio.c ``_job_preempt_mode``), so SUSPEND alone is valid here; whether
+    anything resumes its jobs is the cluster's GANG's (:mod:`djsb.model.suspension`)."""
     if not text.strip():
         return "cluster"
-    mode = preempt_mode(text)
-    return "off" if mode == "suspend" else mode
+    return _mode(_preempt_words(text))
 
 
 def preempt_within(text: str) -> bool:

@@ -65,7 +65,7 @@ def test_a_partition_s_own_preempt_mode_says_what_its_jobs_do() -> None:
     assert replay(cancel, low_mode="requeue")[1] == (131.0, 231.0, "n0", "COMPLETED", 1)
     assert replay(cancel, low_mode="off")[3][:2] == (100.0, 150.0)
     assert partition_preempt_mode("") == "cluster" and partition_preempt_mode("REQUEUE") == "requeue"
-    assert partition_preempt_mode("SUSPEND") == "off"
+    assert partition_preempt_mode("SUSPEND") == "suspend"  # tests/test_model_preempt_suspend.py
 
 
 def test_grace_time_lets_the_preempted_job_run_on_and_the_preemptor_waits() -> None:
@@ -128,11 +128,12 @@ def test_preempt_qos_takes_the_qos_of_the_preempt_list_in_qos_priority_order() -
     assert frame.loc[3, ["start", "nodes"]].tolist() == [14.0, "n1"]
 
 
-def test_a_site_s_suspend_mode_preempts_nobody_and_a_grace_time_must_be_a_time(tmp_path: Path) -> None:
-    # PreemptMode=SUSPEND,GANG read from a slurm.conf has no model: the high job waits as without
-    # preemption (the history notes it), instead of cancelling the low ones
+def test_a_site_s_suspend_mode_suspends_and_a_grace_time_must_be_a_time(tmp_path: Path) -> None:
+    # PreemptMode=SUSPEND,GANG read from a slurm.conf: job 3 suspends job 1 at 10 and runs at once, and
+    # job 1 resumes at 60 to end at 150 (djsb/model/suspension.py; tests/test_model_preempt_suspend.py)
     suspend = dataclasses.replace(KILL, preempt_mode=preempt_mode("SUSPEND,GANG"))
-    assert replay(suspend)[3][:2] == (100.0, 150.0)
+    assert replay(suspend) == {1: (0.0, 150.0, "n0", "COMPLETED", 0), 2: (0.0, 100.0, "n1", "COMPLETED", 0),
+                               3: (10.0, 60.0, "n0", "COMPLETED", 0)}
     config = tmp_path / "c.yaml"
     config.write_text("cluster:\n  nodes: [{cores: 2}]\n  partitions: [{name: low, grace_time: UNLIMITED}]\n")
     cluster = load_yaml(config).get("cluster")

@@ -69,9 +69,13 @@ def test_the_preempt_lists_grace_times_and_modes_sacctmgr_prints_are_read() -> N
         parse_qos("normal|0|||||||||||||soon\n")
     with pytest.raises(ConfigError, match="PreemptMode 'sometimes' is not one"):
         parse_qos("normal|0|||||||||||||00:00:00|sometimes\n")
+    # SUSPEND is a QoS's own mode (djsb/model/suspension.py); its GANG has no sense (preempt_qos.c
+    # _job_preempt_mode drops it), which a note says when it stands alone
     suspended = parse_qos("normal|0|||||||||||||00:00:00|suspend,gang\n")
-    assert suspended.qos[0].preempt_mode == "off"
-    assert suspended.notes == ["QoS normal: PreemptMode suspend,gang has no model: its jobs are not preempted"]
+    assert suspended.qos[0].preempt_mode == "suspend" and suspended.notes == []
+    gang = parse_qos("normal|0|||||||||||||00:00:00|gang\n")
+    assert gang.qos[0].preempt_mode == "cluster"
+    assert gang.notes == ["QoS normal: PreemptMode gang: GANG on a QoS has no sense (Slurm drops it)"]
 
 
 def test_docs_give_the_command_djsb_reads() -> None:

@@ -66,8 +66,8 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     mode = conf.config.get("PreemptMode", "OFF")
     if slurm_text.preempt_type(preempt) not in ("none", "partition_prio", "qos"):
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
-    elif preempt != "preempt/none" and slurm_text.preempt_mode(mode) not in ("off", "cancel", "requeue"):
-        notes.append(f"PreemptMode={mode} has no model: no job is preempted")
+    elif {"GANG"} <= (words := {word.strip().upper() for word in mode.split(",")}) and "SUSPEND" not in words:
+        notes.append(f"PreemptMode={mode}: GANG's time-slicing has no model (SUSPEND,GANG's suspending has)")
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
               for key, value in params.items() if key not in scheduler_parameters_read()]

@@ -93,7 +93,7 @@ PARTITION = "cluster.partitions[]"
 """Where a config writes a partition's keys."""
 QOS = "cluster.qos[]"
 """Where a config writes a QoS's keys."""
-OWN_PREEMPT_MODES = ("cluster", "off", "cancel", "requeue")
+OWN_PREEMPT_MODES = ("cluster", "off", "cancel", "requeue", "suspend")
 """A partition's or a QoS's own PreemptMode as the model has it (``cluster``, sacctmgr's word for
 none: the scheduler's applies)."""
 
@@ -167,8 +167,9 @@ class PartitionSpec:
     preempt_mode: str = setting("cluster", one_of(*OWN_PREEMPT_MODES), "name",
                                 slurm_key("PreemptMode", slurm_text.partition_preempt_mode, ""),
                                 "what its jobs do once preempted under preempt_type: partition_prio: "
-                                "cluster (the scheduler's preempt_mode), off (never preempted), cancel or "
-                                "requeue", where=PARTITION)
+                                "cluster (the scheduler's preempt_mode), off (never preempted), cancel, "
+                                "requeue or suspend (with the scheduler's preempt_mode suspend, which has "
+                                "GANG; else off)", where=PARTITION)
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
                                  "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
@@ -277,7 +278,8 @@ class QosSpec:
                                 where=QOS)
     preempt_mode: str = setting("cluster", one_of(*OWN_PREEMPT_MODES), "name", "PreemptMode",
                                 "what its jobs do once preempted under preempt_type: qos: cluster (the "
-                                "scheduler's preempt_mode), off (never preempted), cancel or requeue",
+                                "scheduler's preempt_mode), off (never preempted), cancel, requeue or "
+                                "suspend (with the scheduler's preempt_mode suspend; else off)",
                                 where=QOS)
     preempt_within: bool = setting(False, as_bool, "", "PreemptMode=WITHIN",
                                    "under preempt_type: qos its jobs may preempt jobs of their own QoS of "

@@ -43,7 +43,8 @@ class SimJob:
     (:class:`~djsb.model.reasons.PassRecord`). ``requeues`` counts the times a node going DOWN under it
     sent it back to the queue, a node going DOWN or a preemption; ``ended_by`` says why it ended
     early (NODE_FAIL, PREEMPTED; "" for its own end or limit); ``preempted_by`` the job that last
-    preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted);
+    preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted), or
+    ``suspended_at`` when that one last suspended it (None: never; :mod:`djsb.model.suspension`);
     ``resv_end`` when it is ended for its reservation's end (inf: runs in none) and ``reservation``
     the one it runs in: the one it asked for, or a MAGNETIC one that drew it
     (:mod:`djsb.model.reserved_jobs`).
@@ -87,6 +88,7 @@ class SimJob:
     ended_by: str = ""
     preempted_by: int | None = None
     preempt_at: float = math.inf
+    suspended_at: float | None = None
     resv_end: float = math.inf
     reservation: str | None = None
 

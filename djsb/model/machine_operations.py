@@ -1,7 +1,8 @@
 """What the model does when the machine changes under the schedule: node events applied (the jobs
 on a node gone DOWN end), requeued jobs queued again, reservations' windows opened and closed
 (:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), and jobs preempted for a job that
-does not fit (:mod:`djsb.model.preemption`). :class:`~djsb.model.simulation.Simulation` has these
+does not fit (:mod:`djsb.model.preemption`), or suspended for it and resumed when it ends
+(:mod:`djsb.model.suspension`). :class:`~djsb.model.simulation.Simulation` has these
 steps; its core supplies the state they act on.
 """
 
@@ -15,11 +16,13 @@ from djsb.model.cluster import ClusterSpec
 from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
-from djsb.model.operations import JobOperations
+from djsb.model.operations import JobOperations, ModelError
+from djsb.model.placement import Placement
 from djsb.model.preemption import NODE_FAIL, choose_preemptees, grace_time, preemptable
 from djsb.model.reservations import ReservationPlan
 from djsb.model.reserved_jobs import ReservedJobs
 from djsb.model.scheduler import SchedulerConfig
+from djsb.model.suspension import Gang, suspendable, taken_slots
 
 
 class MachineOperations(JobOperations):
@@ -35,6 +38,7 @@ class MachineOperations(JobOperations):
     arrivals: list[tuple[float, int, int]]
     arrived: int
     by_qos: bool
+    gang: Gang | None
 
     @abstractmethod
     def _queue(self, job: SimJob, now: float) -> None:
@@ -92,12 +96,22 @@ class MachineOperations(JobOperations):
                 self.checker.on_machine_change(now)
         self.passes.touch()
 
-    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> None:
-        """``job`` does not fit: preempt the lower-tier jobs that make room for it, if any
-        (:mod:`djsb.model.preemption`). Each ends after its partition's GraceTime (an END now,
-        handled before the next pass at this instant); ``job`` waits for them."""
+    def resume(self, job_id: int, stall: float = 0.0) -> None:
+        """``scontrol resume``, but not of a job a preemption suspended: the gang scheduler resumes
+        that one when its preemptors end (its CPUs are theirs until then)."""
+        if self.gang is not None and job_id in self.gang.shadows:
+            raise ModelError(f"job {job_id} is suspended by a preemption: it resumes when its preemptors end")
+        super().resume(job_id, stall)
+
+    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> Placement | None:
+        """``job`` does not fit: suspend the lower-tier jobs that make room for it now and return
+        where it starts (:meth:`_suspend_for`), else preempt those that make room once they end, if
+        any (:mod:`djsb.model.preemption`). Each of those ends after its partition's GraceTime (an
+        END now, handled before the next pass at this instant); ``job`` waits for them (None)."""
         now = self.now
         avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
+        if self.gang is not None and (alloc := self._suspend_for(job, avoid)) is not None:
+            return alloc
         draining = [other for other in self.running.values() if other.preempt_at < math.inf]
         by_qos, config = self.by_qos, self.config
         candidates = [other for other in self.running.values() if other.preempt_at == math.inf
@@ -114,3 +128,57 @@ class MachineOperations(JobOperations):
             self._schedule_end(victim, now, victim.start)
             if self.checker is not None:
                 self.checker.on_machine_change(now)
+        return None
+
+    def _suspend_for(self, job: SimJob, avoid: frozenset[int]) -> Placement | None:
+        """Where ``job`` starts now once the jobs it may suspend (:func:`suspendable`; not one that
+        suspended others) give it their CPUs, in the preemption order, and those it takes slots from
+        suspended; None (nobody suspended) if that makes no room, or its QoS's TRES limits keep it
+        from those nodes."""
+        gang = self.gang
+        assert gang is not None
+        candidates = [other for other in self.running.values() if other.job_id not in gang.taken
+                      and suspendable(job, other, self.config.preempt_mode, self.by_qos)]
+        if not candidates:
+            return None
+        found = choose_preemptees(self.state, candidates, (),
+                                  lambda state: allocate(job, state.without(avoid) if avoid else state),
+                                  self.by_qos, cpus_only=True)
+        if found is None or (self.limits.post and self.limits.blocks(job, found[0])):
+            return None
+        alloc, overlapped = found
+        now = self.now
+        for victim, slots in taken_slots(self.state.node_free, alloc, overlapped):
+            victim.work_until(now)
+            victim.suspended_since = victim.suspended_at = now
+            victim.end_seq = -1
+            victim.preempted_by = job.job_id
+            self.state.commit(slots, slots.slots, None, sign=-1, part=victim.part)
+            del self.amounts[victim.job_id]
+            gang.suspend(job.job_id, victim, slots)
+            if self.checker is not None:
+                self.checker.on_suspend(victim, now)
+        self.rates_dirty = True
+        return alloc
+
+    def _gang_ended(self, job: SimJob, now: float) -> None:
+        """``job`` ended (its CPUs given back): a suspended one gives back the slots it held; the
+        jobs it suspended get their slots back, and those it was the last preemptor of resume now
+        (gang.c ``gs_job_fini``), their end moved by the time they spent suspended."""
+        gang = self.gang
+        assert gang is not None
+        held = gang.victim_ended(job)
+        if held is not None:
+            self.state.commit(held, held.slots, None, sign=-1, part=job.part)
+        for victim, slots, resumes in gang.preemptor_ended(job.job_id):
+            self.state.commit(slots, slots.slots, None, part=victim.part)
+            if resumes:
+                assert victim.suspended_since is not None
+                victim.suspended_total += now - victim.suspended_since
+                victim.suspended_since = None
+                victim.since = now
+                victim.rate = 0.0  # the next rate update schedules its END (_update_rates)
+                self.amounts[victim.job_id] = held_units(self.state, victim)
+                self.rates_dirty = True
+                if self.checker is not None:
+                    self.checker.on_resume(victim, now, self.planner.planned_end(victim, now))

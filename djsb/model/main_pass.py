@@ -32,14 +32,15 @@ from djsb.model.reserved_jobs import ReservedJobs
 def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitter: Admission,
               max_depth: float, start: Callable[[SimJob, Placement], None],
               reserved: Callable[[SimJob], frozenset[int]] | None = None,
-              preempt: Callable[[SimJob, frozenset[int]], None] | None = None,
+              preempt: Callable[[SimJob, frozenset[int]], Placement | None] | None = None,
               out_of_service: frozenset[int] = frozenset(), inside: ReservedJobs | None = None,
               now: float = 0.0) -> tuple[set[int], bool]:
     """Test the queue's jobs (in priority order) against the nodes of ``state`` and ``start`` each job
     that fits, testing at most ``max_depth`` jobs of partitions not yet blocked; ``reserved`` gives
     the nodes a job may not use for an advance reservation over its run (:mod:`djsb.model.reservations`);
     ``preempt`` is called with a job that does not fit and the nodes it may not use, to preempt jobs
-    for it (:mod:`djsb.model.preemption`: they end before the next pass). A job that would not fit
+    for it (:mod:`djsb.model.preemption`: they end before the next pass), or to suspend them and
+    return where it starts now (:mod:`djsb.model.suspension`). A job that would not fit
     even if every node but the reserved and ``out_of_service`` ones were idle waits ReqNodeNotAvail
     and fails nothing, as node_scheduler.c's ``_pick_best_nodes`` answers ESLURM_NODE_NOT_AVAIL when
     its test on the available nodes (up, not drained) fails; a job that would fit blocks its
@@ -89,8 +90,10 @@ def main_pass(jobs: JobQueue, state: ClusterState, limits: RunningLimits, admitt
         else:
             alloc = allocate(job, state.without(excluded))
         if alloc is None:
-            if preempt is not None:
-                preempt(job, excluded)
+            if preempt is not None and (alloc := preempt(job, excluded)) is not None:
+                start(job, alloc)  # on the CPUs of the jobs it suspended (its limits checked)
+                started.add(job.job_id)
+                continue
             if out_of_service and not out_of_service.isdisjoint(members) \
                     and not admitter.fits_idle(job, excluded | out_of_service):
                 job.reason = job.sacct_reason = NODE_NOT_AVAIL

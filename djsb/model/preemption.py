@@ -22,9 +22,14 @@ or the preemptor's QoS's, a job may preempt one of its own QoS of lower priority
 Under preempt/partition_prio a partition's own PreemptMode does the same for its jobs
 (preempt_partition_prio.c ``_job_preempt_mode``).
 
-Not modelled: SUSPEND and GANG, preemption by the backfill pass, the second Slurm takes to kill a
-preempted job (the preemptor here starts at the instant of the preemption, when there is no grace
-time).
+``PreemptMode=SUSPEND,GANG`` (``suspend``; a partition's or QoS's own SUSPEND under it) suspends
+the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.model.suspension`.
+
+Not modelled: GANG's time-slicing (OverSubscribe rows, SchedulerTimeSlice; GANG without SUSPEND is
+OFF here, and a partition's or QoS's own SUSPEND under a cluster mode without GANG spares its jobs,
+as nothing would resume them), what :mod:`djsb.model.suspension` lists, preemption by the backfill
+pass, the second Slurm takes to kill a preempted job (the preemptor here starts at the instant of
+the preemption, when there is no grace time).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from djsb.model.placement import Placement
 
 PREEMPT_TYPES = ("none", "partition_prio", "qos")
 """The PreemptType plugins the model has (without the ``preempt/`` prefix)."""
-PREEMPT_MODES = ("off", "cancel", "requeue")
+PREEMPT_MODES = ("off", "cancel", "requeue", "suspend")
 """The PreemptMode values the model has."""
 STOPS = ("cancel", "requeue")
 """The PreemptModes that stop a preempted job (the others leave it running)."""
@@ -88,18 +93,20 @@ Choice = tuple[Placement, list[SimJob]]
 
 def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], draining: Iterable[SimJob],
                       place: Callable[[ClusterState], Placement | None],
-                      by_qos: bool = False) -> Choice | None:
+                      by_qos: bool = False, cpus_only: bool = False) -> Choice | None:
     """Where ``place`` puts the preemptor once jobs are preempted, and the jobs to preempt: the
     ``draining`` jobs (preempted already, in their grace time) count as gone first, then the
     ``candidates`` in :func:`preemption_order` (``by_qos``: preempt/qos's) until ``place`` finds
     nodes on ``state``; the jobs to preempt are the candidates removed whose nodes the placement
     overlaps (none when the draining ones are enough: the preemptor waits for them). None if no set
-    of candidates makes room. ``state`` is left as it was."""
+    of candidates makes room. ``cpus_only``: a removed candidate gives back its CPUs alone, as one
+    suspended keeps its memory and GPUs (:mod:`djsb.model.suspension`). ``state`` is left as it was."""
     removed: list[SimJob] = []
 
     def remove(job: SimJob) -> Placement | None:
-        state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part)
-        state.commit_gpus(job.alloc, sign=-1)
+        state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, sign=-1, part=job.part)
+        if not cpus_only:
+            state.commit_gpus(job.alloc, sign=-1)
         removed.append(job)
         return place(state)
 
@@ -118,5 +125,6 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
         return None
     finally:
         for job in removed:
-            state.commit(job.alloc, job.cpus, job.memory, part=job.part)
-            state.commit_gpus(job.alloc)
+            state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, part=job.part)
+            if not cpus_only:
+                state.commit_gpus(job.alloc)

@@ -46,16 +46,17 @@ class SimulationResult:
 def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]], node_names: Sequence[str],
                  utilisation: pd.DataFrame, total_cores: int, stats: dict[str, int],
                  total_gpus: int = 0, service: NodeService | None = None,
-                 preemption: bool = False) -> SimulationResult:
+                 preemption: bool = False, suspension: bool = False) -> SimulationResult:
     """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
     machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``) and the
     utilisation how many were held (``busy_gpus``); with node events (``service``) or
-    ``preemption``, each job's state, requeues and last preemptor, and with node events the
+    ``preemption``, each job's state, requeues and last preemptor, with ``suspension`` (SUSPEND,GANG)
+    when a preemption last suspended it and its time suspended in all, and with node events the
     outages."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
-    columns = _job_columns(done, node_names, total_gpus > 0, service is not None or preemption)
+    columns = _job_columns(done, node_names, total_gpus > 0, service is not None or preemption, suspension)
     jobs = pd.DataFrame({name: pd.Series(values) if done else values for name, values in columns})
     rejected_frame = pd.DataFrame(rejected, columns=["job_id", "reason"])
     counters = dict(stats, killed=int(jobs["killed"].sum()), backfilled=int(jobs["backfilled"].sum()),
@@ -83,12 +84,15 @@ def _hostlists(jobs: list[SimJob], names: Sequence[str]) -> list[str]:
 
 
 def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = False,
-                 events: bool = False) -> Iterator[tuple[str, list[Any]]]:
+                 events: bool = False, suspension: bool = False) -> Iterator[tuple[str, list[Any]]]:
     """The jobs table's columns in order, one list at a time (so only one is alive at once); with
     ``gpus``, the GPUs each job held after its CPUs; with ``events`` (a machine that changes, or
-    preemption), each job's state, requeues and last preemptor; ``reason`` is the pending reason a
-    job had last before it started, as Slurm names it (:mod:`djsb.model.reasons`), ``sacct_reason``
-    the last of a limit's, which sacct keeps (None when none held it)."""
+    preemption), each job's state, requeues and last preemptor (``preempted_by``: the job that last
+    suspended it, too); with ``suspension``, ``suspended_at`` (when a preemption last suspended it,
+    None: never) and ``suspended_s`` (its time suspended in all, by which its end moved); ``reason``
+    is the pending reason a job had last before it started, as Slurm names it
+    (:mod:`djsb.model.reasons`), ``sacct_reason`` the last of a limit's, which sacct keeps (None when
+    none held it)."""
     traces = [j.trace for j in done]
     yield "job_id", [t.job_id for t in traces]
     yield "user", [t.user for t in traces]
@@ -117,6 +121,9 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = Fal
         yield "state", [j.state for j in done]
         yield "requeues", [j.requeues for j in done]
         yield "preempted_by", [j.preempted_by for j in done]
+    if suspension:
+        yield "suspended_at", [j.suspended_at for j in done]
+        yield "suspended_s", [j.suspended_total for j in done]
     yield "backfilled", [j.backfilled for j in done]
     yield "reason", [j.reason for j in done]
     yield "sacct_reason", [j.sacct_reason for j in done]

@@ -167,9 +167,11 @@ class SchedulerConfig:
                                 "none; partition_prio: jobs of a higher PriorityTier partition preempt lower "
                                 "ones; qos: a QoS preempts those of its Preempt list "
                                 "(djsb/model/preemption.py)")
-    preempt_mode: str = setting("off", lambda node: _choice(node, ("off", "cancel", "requeue")), "name",
-                                slurm_key("PreemptMode", slurm_text.preempt_mode, "OFF"),
-                                "what a preempted job does: off (no preemption), cancel or requeue")
+    preempt_mode: str = setting("off", lambda node: _choice(node, ("off", "cancel", "requeue", "suspend")),
+                                "name", slurm_key("PreemptMode", slurm_text.preempt_mode, "OFF"),
+                                "what a preempted job does: off (no preemption), cancel, requeue or suspend "
+                                "(Slurm's SUSPEND,GANG: suspended, resumed when its preemptors end; "
+                                "djsb/model/suspension.py)")
     preempt_within: bool = setting(
         False, as_bool, "",
         slurm_key("PreemptMode", slurm_text.preempt_within, "OFF", label="PreemptMode WITHIN"),

@@ -86,6 +86,7 @@ from djsb.model.result import SimulationResult, build_result
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.shape import JobShape
 from djsb.model.start_state import EMPTY, RunningAtStart, StartState
+from djsb.model.suspension import SUSPEND, Gang
 from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob
 
@@ -166,7 +167,9 @@ class Simulation(MachineOperations):
         self.reserved = ReservationPlan(cluster.reservations, self.state.node_names) \
             if cluster.reservations else None
         self.preempts = self.config.preempt_type in ("partition_prio", "qos") \
-            and self.config.preempt_mode in ("cancel", "requeue")  # a site's SUSPEND has no model
+            and self.config.preempt_mode in ("cancel", "requeue", SUSPEND)
+        self.gang = Gang() if self.preempts and self.config.preempt_mode == SUSPEND else None
+        """Who suspended whom under SUSPEND,GANG (:mod:`djsb.model.suspension`)."""
         self.by_qos = self.config.preempt_type == "qos"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
@@ -194,7 +197,7 @@ class Simulation(MachineOperations):
             self.service.close(self.now)
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
                             self.spec.total_cores, self.stats, self.spec.total_gpus, self.service,
-                            self.preempts)
+                            self.preempts, self.gang is not None)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -478,6 +481,8 @@ class Simulation(MachineOperations):
         self.state.commit_gpus(job.alloc, sign=-1)
         if self.service is not None:
             self.service.absorb(job.alloc)
+        if self.gang is not None:
+            self._gang_ended(job, now)
         requeue = (cause == NODE_FAIL and self.config.job_requeue) or \
             (cause == PREEMPTED and preempt_mode(job, self.config.preempt_mode, self.by_qos) == "requeue")
         if cause:

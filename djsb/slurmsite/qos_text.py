@@ -83,18 +83,17 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
 
 def _preempt_mode(name: str, text: str, notes: list[str], source: str, line: int,
                   key: str) -> tuple[str, bool]:
-    """A QoS's PreemptMode (``cluster``, ``cancel``, ``within,requeue``, ...; empty: cluster) as
-    :class:`QosSpec` keeps it; SUSPEND and GANG have no model: its jobs are then left unpreempted,
-    with a note."""
+    """A QoS's PreemptMode (``cluster``, ``cancel``, ``within,requeue``, ``suspend``...; empty: cluster)
+    as :class:`QosSpec` keeps it. Its GANG has no sense and is dropped (preempt_qos.c
+    ``_job_preempt_mode``); GANG alone leaves the cluster's mode, with a note."""
     words = {word.strip().lower() for word in text.split(",") if word.strip()} - {"cluster"}
     unknown = words - {"off", "cancel", "requeue", "suspend", "gang", "within"}
     if unknown:
         raise ConfigError(f"PreemptMode {excerpt(text)} is not one (cluster, off, cancel, requeue, suspend, "
                           "gang, within)", source=source, line=line, key=key)
-    if words & {"suspend", "gang"}:
-        notes.append(f"QoS {name}: PreemptMode {text} has no model: its jobs are not preempted")
-    mode = next((word for word in ("cancel", "requeue", "off") if word in words),
-                "off" if words & {"suspend", "gang"} else "cluster")
+    mode = next((word for word in ("cancel", "requeue", "suspend", "off") if word in words), "cluster")
+    if "gang" in words and mode == "cluster":
+        notes.append(f"QoS {name}: PreemptMode {text}: GANG on a QoS has no sense (Slurm drops it)")
     return mode, "within" in words
 
 
