@@ -65,7 +65,7 @@ def test_the_preemptor_suspends_the_first_candidate_which_resumes_when_it_ends()
     assert frame.loc[1, ["start", "end", "state", "killed", "preempted_by", "suspended_at", "suspended_s"]
                      ].tolist() == [0.0, 150.0, "COMPLETED", False, 3, 10.0, 50.0]
     assert frame.loc[2, ["end", "state", "suspended_s"]].tolist() == [100.0, "COMPLETED", 0.0]
-    assert pd.isna(frame.loc[2, "suspended_at"]) and pd.isna(frame.loc[2, "preempted_by"])
+    assert frame.loc[[2], ["suspended_at", "preempted_by"]].isna().to_numpy().all()
 
 
 def test_suspended_time_does_not_count_against_the_time_limit() -> None:
@@ -74,7 +74,7 @@ def test_suspended_time_does_not_count_against_the_time_limit() -> None:
     # time_limit 100 - pre_sus_time 10), not at 100 as if the suspended time were used.
     frame = replay([job(1, 0, 300, 2, "low", limit=100), job(2, 0, 100, 2, "low"), job(3, 10, 50, 2, "high")])
     assert frame.loc[1, ["end", "state", "killed", "suspended_s"]].tolist() == [150.0, "TIMEOUT", True, 50.0]
-    assert frame.loc[1, "run_time"] - frame.loc[1, "suspended_s"] == 100.0
+    assert (frame["run_time"] - frame["suspended_s"])[1] == 100.0
 
 
 def test_a_suspended_job_keeps_its_memory_on_its_node() -> None:
