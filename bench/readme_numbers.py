@@ -92,7 +92,7 @@ def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A calibration's Slurm run 1 on a loaded machine (tests/fixtures/calibrate/loaded: the run as
     saved, sdiag's pass brackets, slurmctld's log written during it, Slurm's answers) and the
     model's replay of it, with or without the log's instants."""
-    from djsb.calibrate.ctld_log import located_passes, log_instants, parse_ctld_log
+    from djsb.calibrate.ctld_log import located_passes, log_instants, logged_starts, parse_ctld_log
     from djsb.calibrate.model_replay import SlurmModel, model_config, model_replay
     from djsb.calibrate.pass_watch import SCHEDULERS
     from djsb.calibrate.spec import load_calibration
@@ -107,10 +107,11 @@ def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     slurm = pd.read_csv(LOADED_RUN / "slurm_1.csv", index_col="job_id")
     passes = pd.read_csv(LOADED_RUN / "passes_1.csv")
     if with_log:
-        instants = log_instants(parse_ctld_log((LOADED_RUN / "slurmctld.log").read_text()), slurm)
+        logged = parse_ctld_log((LOADED_RUN / "slurmctld.log").read_text())
+        instants = log_instants(logged, slurm)
         if instants is None:
             raise ValueError(f"{LOADED_RUN / 'slurmctld.log'} does not align with the run's clock")
-        slurm, passes = slurm.join(instants), located_passes(passes, instants)
+        slurm, passes = slurm.join(instants), located_passes(passes, logged_starts(logged, slurm))
     watched = {name: passes.loc[passes["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
     jobs = load_calibration(LOADED_RUN.parent / "calibrate.yaml").jobs
     return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched)

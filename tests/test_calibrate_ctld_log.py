@@ -25,6 +25,7 @@ from djsb.calibrate.ctld_log import (
     located_passes,
     log_instants,
     log_reader,
+    logged_starts,
     parse_ctld_log,
     unlogged_note,
 )
@@ -79,29 +80,51 @@ def test_the_logs_clock_is_put_on_unix_time_by_whole_quarter_hours() -> None:
 def test_a_pass_that_started_jobs_is_put_at_its_first_start() -> None:
     passes = pd.DataFrame({"run": 1, "scheduler": [MAIN, BACKFILL, BACKFILL, BACKFILL],
                            "time": [10.0, 23.21, 28.2, 33.2], "uncertainty": [0.05, 0.08, 0.08, 0.08]})
-    instants = pd.DataFrame({"ctld_submit": [22.0, 23.255, 1.0, 9.0], "ctld_start": [23.26, 23.259, 40.0, 9.9],
-                             "ctld_end": [30.0] * 4,
-                             "ctld_started_by": [BACKFILL, BACKFILL, BACKFILL, MAIN]}, index=[1, 2, 3, 4])
-    located = located_passes(passes, instants)
-    # jobs 1 and 2 started at 23.26 and 23.259, within the first backfill bracket (23.13-23.29):
-    # that pass ran at 23.259; the main pass started job 4 at 9.9 (bracket 9.95-10.05 ends after
-    # it: sdiag's counter steps at a pass's end); job 3's start at 40 is after every bracket;
-    # the second and third backfill passes started nothing and keep their brackets
+    starts = pd.DataFrame({"time": [23.26, 23.259, 40.0, 9.9], "scheduler": [BACKFILL, BACKFILL, BACKFILL, MAIN]})
+    located = located_passes(passes, starts)
+    # two jobs started at 23.26 and 23.259, within the first backfill bracket (23.13-23.29): that
+    # pass ran at 23.259; the main pass started one at 9.9 (its bracket 9.95-10.05 ends after it:
+    # sdiag's counter steps at a pass's end); the start at 40 is after every bracket; the second
+    # and third backfill passes started nothing and keep their brackets
     assert located["time"].tolist() == [9.9, 23.259, 28.2, 33.2]
     assert located["uncertainty"].tolist() == [0.0005, 0.0005, 0.08, 0.08]
+
+
+def test_a_requeued_job_counts_its_last_run_and_every_start_locates_a_pass() -> None:
+    # Slurm id 9 (job 1, Slurm's submit second 100 of origin 50): queued at 100.2, started by the
+    # main scheduler at 101.0, preempted and requeued, ended at 104.0, started again by backfill at
+    # 110.5 and done at 120.5. Its run is the last (110.5 to 120.5); both starts locate passes.
+    text = "\n".join(f"[2026-11-29T00:00:{stamp}] {message}" for stamp, message in (
+        ("00.200", "_slurm_rpc_submit_batch_job: JobId=9 InitPrio=1 usec=9"),
+        ("01.000", "sched: Allocate JobId=9 NodeList=n1 #CPUs=1 Partition=p"),
+        ("04.000", "_job_complete: JobId=9 done"),
+        ("10.500", "sched/backfill: _start_job: Started JobId=9 in p on n1"),
+        ("20.500", "_job_complete: JobId=9 done")))
+    origin = utc("2026-11-29T00:00:00.000") - 50.0
+    replay = pd.DataFrame({"slurm_id": [9], "submit": [50.0], "origin": [origin]},
+                          index=pd.Index([1], name="job_id"))
+    logged = parse_ctld_log(text)
+    instants = log_instants(logged, replay)
+    assert instants is not None
+    assert instants.loc[1].tolist() == pytest.approx([50.2, 60.5, 70.5, 2])
+    assert logged_starts(logged, replay).values.tolist() == [[51.0, MAIN], [60.5, BACKFILL]]
 
 
 def test_submissions_and_run_times_come_from_the_log_where_it_has_them() -> None:
     # job 1: sbatch returned at 5.3 in Slurm's second 5, the log queued it at 5.25, started it at
     # 6.1 and ended it at 16.4: submitted 5.25, ran 10.3. Job 2 has no log instants: its
     # submission is sbatch's return (7.2), its run its sleep 3 plus the mean overhead of the
-    # recorded runs less the sleeps ((11 - 10) + (4 - 3)) / 2 = 1.
-    reference = pd.DataFrame({"submit": [5.0, 7.0], "sent": [5.3, 7.2], "start": [6.0, 8.0], "end": [17.0, 12.0],
-                              "ctld_submit": [5.25, None], "ctld_start": [6.1, None], "ctld_end": [16.4, None]},
-                             index=pd.Index([1, 2], name="job_id"))
-    jobs = [TraceJob(1, 0.0, 10.0, 1), TraceJob(2, 2.0, 3.0, 1)]
-    assert submission_times(reference).tolist() == pytest.approx([5.25, 7.2])
-    assert run_times(jobs, reference).tolist() == pytest.approx([10.3, 4.0])
+    # completed runs less the sleeps ((11 - 10) + (4 - 3)) / 2 = 1. Job 3 was preempted after 0.9 s
+    # (the log's 8.2 to 9.1): it runs its sleep 5 plus that overhead, 6 (whether the model preempts
+    # it is the model's decision), and its short run (1 - 5) is not an overhead.
+    reference = pd.DataFrame({"submit": [5.0, 7.0, 7.0], "sent": [5.3, 7.2, 7.4], "start": [6.0, 8.0, 8.0],
+                              "end": [17.0, 12.0, 9.0], "state": ["COMPLETED", "COMPLETED", "PREEMPTED"],
+                              "ctld_submit": [5.25, None, 7.35], "ctld_start": [6.1, None, 8.2],
+                              "ctld_end": [16.4, None, 9.1]},
+                             index=pd.Index([1, 2, 3], name="job_id"))
+    jobs = [TraceJob(1, 0.0, 10.0, 1), TraceJob(2, 2.0, 3.0, 1), TraceJob(3, 2.0, 5.0, 1)]
+    assert submission_times(reference).tolist() == pytest.approx([5.25, 7.2, 7.35])
+    assert run_times(jobs, reference).tolist() == pytest.approx([10.3, 4.0, 6.0])
 
 
 def test_the_log_is_read_from_where_it_stood_when_the_replay_began(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ sbatch instants stand and a note says so.
 from __future__ import annotations
 
 import calendar
-import math
 import re
 import shlex
 from collections.abc import Callable
@@ -103,45 +102,63 @@ def clock_offset(events: list[CtldEvent], submitted: dict[int, float]) -> float 
     return offset if -0.5 <= middle - offset < 1.5 else None
 
 
-def log_instants(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame | None:
-    """Per job of ``replay`` (a Slurm replay table: index job_id, columns slurm_id, submit,
-    origin), the log's instants in seconds from the origin: ``ctld_submit``, ``ctld_start``,
-    ``ctld_end`` (NaN where the log has none) and ``ctld_started_by`` (main or backfill); None
-    when the log's clock cannot be aligned with the replay's."""
+def _aligned(events: list[CtldEvent], replay: pd.DataFrame) -> list[tuple[int, float, str]] | None:
+    """The events of ``replay``'s jobs (a Slurm replay table: index job_id, columns slurm_id,
+    submit, origin) as (job_id, seconds from the origin, event), in the log's order; None when the
+    log's clock cannot be aligned with the replay's."""
     origin = float(replay["origin"].iloc[0])
     ids = replay["slurm_id"].astype(int)
     offset = clock_offset(events, dict(zip(ids, replay["submit"] + origin, strict=True)))
     if offset is None:
         return None
     of_id = dict(zip(ids, replay.index, strict=True))
+    return [(of_id[e.slurm_id], e.stamp - offset - origin, e.event) for e in events if e.slurm_id in of_id]
+
+
+def log_instants(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame | None:
+    """Per job of ``replay`` (a Slurm replay table: index job_id, columns slurm_id, submit,
+    origin), the log's instants in seconds from the origin: ``ctld_submit``, its last start and
+    end ``ctld_start``, ``ctld_end`` (a requeued job's run that counts is its last), NaN where the
+    log has none, and ``ctld_starts``, how many times it started; None when the log's clock cannot
+    be aligned with the replay's."""
+    aligned = _aligned(events, replay)
+    if aligned is None:
+        return None
     table = pd.DataFrame(index=replay.index, columns=["ctld_submit", "ctld_start", "ctld_end"], dtype=float)
-    table["ctld_started_by"] = ""
-    for e in events:
-        if e.slurm_id not in of_id:
-            continue
-        job, when = of_id[e.slurm_id], e.stamp - offset - origin
-        column = "ctld_start" if e.event in (MAIN, BACKFILL) else f"ctld_{e.event}"
-        if math.isnan(table.at[job, column]):  # a requeued job's first start is its wait's end
-            table.at[job, column] = when
-            if column == "ctld_start":
-                table.at[job, "ctld_started_by"] = e.event
+    table["ctld_starts"] = 0
+    for job, when, event in aligned:
+        if event == SUBMIT:
+            table.at[job, "ctld_submit"] = when
+        elif event == END:
+            table.at[job, "ctld_end"] = when
+        else:
+            table.at[job, "ctld_start"] = when
+            table.at[job, "ctld_starts"] += 1
     return table
 
 
-def located_passes(passes: pd.DataFrame, instants: pd.DataFrame) -> pd.DataFrame:
+def logged_starts(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame:
+    """Every start of ``replay``'s jobs the log gives (a requeued job's each), columns ``time``
+    (seconds from the origin) and ``scheduler`` (main or backfill); empty when the log's clock
+    cannot be aligned with the replay's."""
+    aligned = _aligned(events, replay) or []
+    return pd.DataFrame([(when, event) for _, when, event in aligned if event in (MAIN, BACKFILL)],
+                        columns=["time", "scheduler"])
+
+
+def located_passes(passes: pd.DataFrame, starts: pd.DataFrame) -> pd.DataFrame:
     """``passes`` (columns scheduler, time, uncertainty: sdiag's brackets, seconds from the
-    origin) with each pass that started jobs at the instant it started the first of them: a job
-    started by a scheduler belongs to the first of its passes whose bracket ends after the start
-    (sdiag's counter steps when a pass ends). A located pass's uncertainty is the log's
-    millisecond."""
+    origin) with each pass that started jobs at the instant it started the first of them
+    (``starts``: :func:`logged_starts`): a job started by a scheduler belongs to the first of its
+    passes whose bracket ends after the start (sdiag's counter steps when a pass ends). A located
+    pass's uncertainty is the log's millisecond."""
     located = passes.copy()
     for scheduler in (MAIN, BACKFILL):
         rows = located.index[located["scheduler"] == scheduler]
         rows = rows[located.loc[rows, "time"].argsort(kind="stable")]
         ends = (located.loc[rows, "time"] + located.loc[rows, "uncertainty"]).to_numpy()
-        starts = instants.loc[instants["ctld_started_by"] == scheduler, "ctld_start"].dropna().sort_values()
         first: dict[int, float] = {}
-        for start in starts:
+        for start in starts.loc[starts["scheduler"] == scheduler, "time"].sort_values():
             k = int(ends.searchsorted(start))
             if k < len(rows):
                 first.setdefault(rows[k], start)

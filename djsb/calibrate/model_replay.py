@@ -22,6 +22,8 @@ from djsb.slurmsite.slurm_config import (
 )
 from djsb.workloads.job import TraceJob
 
+COMPLETED = "COMPLETED"
+"""A job that ran to its end (Slurm's and the harness's name of the state)."""
 SECOND_BELOW = 0.999
 """The latest instant within a recorded second (Slurm's times are whole seconds)."""
 
@@ -110,7 +112,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
     result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
                         start=StartState(origin, pass_times=times), associations=model.associations).run()
-    table = result.jobs.set_index("job_id")[["submit", "start", "end", "backfilled"]].sort_index()
+    kept = ["submit", "start", "end", *[c for c in ("state", "requeues") if c in result.jobs], "backfilled"]
+    table = result.jobs.set_index("job_id")[kept].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
 
@@ -140,13 +143,16 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     (end - start - sleep) is the mean overhead (srun and the batch script around the sleep). A job
     Slurm killed at its limit ran what Slurm recorded: its kill came at Slurm's time-limit check,
     not at the end of its sleep. Where slurmctld's log gave a job's start and end (``ctld_start``,
-    ``ctld_end``, to the millisecond), its run time is their difference."""
+    ``ctld_end``, to the millisecond), its run time is their difference. A job Slurm cut short
+    otherwise (preempted, its node failed, cancelled) runs its sleep plus the overhead: whether the
+    model cuts it is the model's decision."""
     recorded = reference["end"] - reference["start"]
     sleeps = pd.Series({job.job_id: job.run_time for job in jobs}).reindex(recorded.index)
-    killed = reference["state"] == KILLED if "state" in reference else pd.Series(False, index=recorded.index)
-    overhead = max(0.0, float((recorded - sleeps)[~killed].mean())) if not killed.all() else 0.0
+    state = reference["state"] if "state" in reference else pd.Series(COMPLETED, index=recorded.index)
+    killed, completed = state == KILLED, state == COMPLETED
+    overhead = max(0.0, float((recorded - sleeps)[completed].mean())) if completed.any() else 0.0
     estimated = (sleeps + overhead).where(~killed, recorded)
     if "ctld_end" not in reference:
         return estimated
-    return (reference["ctld_end"] - reference["ctld_start"]).fillna(estimated)
+    return (reference["ctld_end"] - reference["ctld_start"]).where(completed | killed).fillna(estimated)
 

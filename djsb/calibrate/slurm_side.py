@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from djsb.calibrate.ctld_log import located_passes, log_instants, log_reader, parse_ctld_log
+from djsb.calibrate.ctld_log import located_passes, log_instants, log_reader, logged_starts, parse_ctld_log
 from djsb.calibrate.fairshare import end_charge_note, snapshot
 from djsb.calibrate.machine_changes import SlurmMachine
 from djsb.calibrate.model_replay import SlurmModel, model_config
@@ -218,11 +218,11 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
     passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
                            for name, t, u in seen], columns=["run", "scheduler", "time", "uncertainty"])
-    logged = read_log()
-    instants = log_instants(parse_ctld_log(logged), replay) if logged is not None else None
+    logged = parse_ctld_log(read_log() or "")
+    instants = log_instants(logged, replay)
     if instants is not None:
         replay = replay.join(instants)
-        passes = located_passes(passes, instants)
+        passes = located_passes(passes, logged_starts(logged, replay))
     extras = {"passes": passes, **({"machine": machine.table()} if calibration.machine else {})}
     if before is not None:
         extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)

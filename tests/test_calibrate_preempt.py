@@ -1,0 +1,96 @@
+"""A preempting partition, live: ``djsb calibrate`` of the 32-job KTH-SP2 window dealt over the
+8-CPU ``oversub`` partition (PriorityTier 1) and ``cal_high`` on the same nodes (PriorityTier 10)
+under ``PreemptType=preempt/partition_prio`` in each of PreemptMode CANCEL and REQUEUE: a
+``cal_high`` job that does not fit takes the cores of running ``oversub`` jobs. Slurm runs twice;
+the model, built from Slurm's own answers (PriorityTier from ``scontrol show partition``, the
+preemption settings from ``scontrol show config``), replays run 1 and is held to the rule of the
+other live calibrations (mean wait within 10 % of run 1 or of Slurm's own run-to-run difference),
+and preempts as many jobs as Slurm did, within Slurm's own difference between its runs. Minutes
+each (two Slurm replays), so they run only with ``DJSB_CALIBRATE_FULL=DIR``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from slurm_plugin import SlurmCluster, slurm_settings
+
+from djsb.calibrate.run import run_calibration
+
+WINDOW = Path(__file__).parent / "fixtures" / "calibrate" / "kth_sp2_window.swf"
+OUT = os.environ.get("DJSB_CALIBRATE_FULL")
+HIGH = "PartitionName=cal_high Nodes=ALL PriorityTier=10 MaxTime=INFINITE"
+"""The preempting partition (scontrol create); ``oversub`` keeps Slurm's default PriorityTier 1."""
+MODES = ("CANCEL", "REQUEUE")
+
+
+def preempt_calibration(slurm_cluster: SlurmCluster, out: Path, mode: str) -> Path:
+    """The calibration under PreemptMode ``mode`` (made once per output directory): its directory."""
+    if (out / "comparison.json").is_file():
+        return out
+    config = out.parent / f"preempt-{mode.lower()}.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"""\
+seed: 1
+workload:
+  swf: {WINDOW}
+slurm:
+  partition: oversub
+  partitions: [oversub, cal_high]
+  runs: 2
+  work_dir: /tmp/djsb-calibrate-preempt
+  poll_interval: 2
+""")
+    with slurm_settings(slurm_cluster, {"PreemptType": "preempt/partition_prio", "PreemptMode": mode}), \
+            high_partition():
+        print(run_calibration(config, out))
+    return out
+
+
+@contextlib.contextmanager
+def high_partition() -> Iterator[None]:
+    """``cal_high`` made for the block and deleted afterwards, whatever happened."""
+    subprocess.run(["scontrol", "create", *HIGH.split()], check=True, capture_output=True, timeout=60)
+    try:
+        yield
+    finally:
+        subprocess.run(["scontrol", "delete", HIGH.split()[0]], check=False, capture_output=True, timeout=60)
+
+
+@pytest.mark.slurm
+@pytest.mark.slow
+@pytest.mark.alone
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_preempting_partition_is_replayed_within_slurms_spread(slurm_cluster: SlurmCluster, mode: str) -> None:
+    if OUT is None:
+        pytest.skip("the preemption calibrations run only with DJSB_CALIBRATE_FULL=DIR (9 minutes each)")
+    out = preempt_calibration(slurm_cluster, Path(OUT) / f"preempt-{mode.lower()}", mode)
+    comparison = json.loads((out / "comparison.json").read_text())
+    figures, own = comparison["model vs slurm_1"], comparison["slurm_2 vs slurm_1"]
+    slurm = [pd.read_csv(out / f"slurm_{run}.csv", index_col="job_id") for run in (1, 2)]
+    model = pd.read_csv(out / "model.csv", index_col="job_id")
+    stopped = [preempted(run, mode) for run in slurm]
+    model_stopped = preempted(model, mode)
+    print(f"{mode}: model vs slurm_1 {figures}; slurm_2 vs slurm_1 {own}; preempted: slurm_1 "
+          f"{sorted(stopped[0])}, slurm_2 {sorted(stopped[1])}, model {sorted(model_stopped)}")
+    assert stopped[0], "Slurm preempted no job: the case tests nothing"
+    spread = abs(own["mean_wait_error"])
+    assert abs(figures["mean_wait_error"]) <= max(0.10, spread), (figures, spread)
+    assert abs(len(model_stopped) - len(stopped[0])) <= max(1, abs(len(stopped[1]) - len(stopped[0])))
+
+
+def preempted(replay: pd.DataFrame, mode: str) -> set[int]:
+    """The jobs a replay preempted: under CANCEL those that ended PREEMPTED; under REQUEUE those
+    started more than once (Slurm's: slurmctld's log; the model's: its ``requeues``)."""
+    if mode == "CANCEL":
+        return set(replay.index[replay["state"] == "PREEMPTED"])
+    starts = replay["ctld_starts"] - 1 if "ctld_starts" in replay else replay.get("requeues")
+    return set() if starts is None else set(replay.index[starts > 0])
