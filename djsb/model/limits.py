@@ -248,9 +248,9 @@ class RunningLimits:
                 i = over(amounts, None, rules.tres[kind])
                 if i >= 0:
                     return REASONS[kind][i]
-        minutes = job_minutes(least, limit_minutes(job))
         for rules in steps:
-            if rules.minutes is not None and (reason := rules.minutes.alone(minutes, grp_minutes)):
+            if rules.minutes is not None and (
+                    reason := rules.minutes.alone(job_minutes(least, limit_minutes(job)), grp_minutes)):
                 return reason
         return ""
 
