@@ -1,7 +1,8 @@
 """A preempting partition, live: ``djsb calibrate`` of the 32-job KTH-SP2 window dealt over the
-8-CPU ``oversub`` partition (PriorityTier 1) and ``cal_high`` on the same nodes (PriorityTier 10)
+8-CPU ``cal_low`` partition (PriorityTier 1) and ``cal_high`` on the same nodes (PriorityTier 10),
+its jobs given to two users in turn (one user's jobs go to one partition)
 under ``PreemptType=preempt/partition_prio`` in each of PreemptMode CANCEL and REQUEUE: a
-``cal_high`` job that does not fit takes the cores of running ``oversub`` jobs. Slurm runs twice;
+``cal_high`` job that does not fit takes the cores of running ``cal_low`` jobs. Slurm runs twice;
 the model, built from Slurm's own answers (PriorityTier from ``scontrol show partition``, the
 preemption settings from ``scontrol show config``), replays run 1 and is held to the rule of the
 other live calibrations (mean wait within 10 % of run 1 or of Slurm's own run-to-run difference),
@@ -26,8 +27,12 @@ from djsb.calibrate.run import run_calibration
 
 WINDOW = Path(__file__).parent / "fixtures" / "calibrate" / "kth_sp2_window.swf"
 OUT = os.environ.get("DJSB_CALIBRATE_FULL")
-HIGH = "PartitionName=cal_high Nodes=ALL PriorityTier=10 MaxTime=INFINITE"
-"""The preempting partition (scontrol create); ``oversub`` keeps Slurm's default PriorityTier 1."""
+PARTITIONS = ("PartitionName=cal_low Nodes=ALL PriorityTier=1 MaxTime=INFINITE",
+              "PartitionName=cal_high Nodes=ALL PriorityTier=10 MaxTime=INFINITE")
+"""The preempted and the preempting partition (scontrol create), both OverSubscribe=NO: a job of a
+partition that does not share may not start on a node running jobs of another partition that does
+(cons_common job_test.c ``_verify_node_state``, ``_is_node_busy``), which the model does not have,
+so beside ``oversub`` (OverSubscribe=YES:4) a ``cal_high`` job preempts where a core is free."""
 MODES = ("CANCEL", "REQUEUE")
 
 
@@ -37,31 +42,50 @@ def preempt_calibration(slurm_cluster: SlurmCluster, out: Path, mode: str) -> Pa
         return out
     config = out.parent / f"preempt-{mode.lower()}.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
+    swf = out.parent / "two_users.swf"
+    swf.write_text(two_users(WINDOW.read_text()))
     config.write_text(f"""\
 seed: 1
 workload:
-  swf: {WINDOW}
+  swf: {swf}
 slurm:
-  partition: oversub
-  partitions: [oversub, cal_high]
+  partition: cal_low
+  partitions: [cal_low, cal_high]
   runs: 2
   work_dir: /tmp/djsb-calibrate-preempt
   poll_interval: 2
 """)
     with slurm_settings(slurm_cluster, {"PreemptType": "preempt/partition_prio", "PreemptMode": mode}), \
-            high_partition():
+            preempt_partitions():
         print(run_calibration(config, out))
     return out
 
 
+def two_users(swf: str) -> str:
+    """The window's SWF with its jobs given to users 1 and 2 in turn (field 12: the window is one
+    user's, and a calibration deals each user's jobs to one partition)."""
+    lines = []
+    for line in swf.splitlines():
+        fields = line.split()
+        if fields and not line.startswith(";"):
+            fields[11] = str(1 + int(fields[0]) % 2)
+            line = " ".join(fields)
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 @contextlib.contextmanager
-def high_partition() -> Iterator[None]:
-    """``cal_high`` made for the block and deleted afterwards, whatever happened."""
-    subprocess.run(["scontrol", "create", *HIGH.split()], check=True, capture_output=True, timeout=60)
+def preempt_partitions() -> Iterator[None]:
+    """:data:`PARTITIONS` made for the block and deleted afterwards, whatever happened."""
     try:
+        for partition in PARTITIONS:
+            subprocess.run(["scontrol", "create", *partition.split()], check=True, capture_output=True,
+                           timeout=60)
         yield
     finally:
-        subprocess.run(["scontrol", "delete", HIGH.split()[0]], check=False, capture_output=True, timeout=60)
+        for partition in PARTITIONS:
+            subprocess.run(["scontrol", "delete", partition.split()[0]], check=False, capture_output=True,
+                           timeout=60)
 
 
 @pytest.mark.slurm

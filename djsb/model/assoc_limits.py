@@ -22,6 +22,8 @@ MaxSubmitJobsPerUser, MaxWall by its MaxWall.
   counting distinct nodes (``_get_unique_job_node_cnt`` on the association's ``grp_node_bitmap``;
   AssocGrpCpuLimit, AssocGrpMemLimit, AssocGrpNodeLimit, AssocGrpGRES), MaxTRES per job at the user
   association (AssocMaxCpuPerJobLimit...). A job over one by its own request pends forever.
+- GrpTRESMins and GrpTRESRunMins at each level, MaxTRESMins at the user association, in the same
+  walks (by the TRES a QoS sets too): :mod:`djsb.model.tres_minutes`.
 
 ``_adjust_limit_usage`` counts a running job at every level of its path (``used_jobs``,
 ``grp_used_tres``), which the model does for every job once associations are declared.
@@ -37,6 +39,8 @@ from djsb.model.cluster import QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector
+from djsb.model.tres_minutes import ASSOC_REASONS as MINUTE_ASSOC
+from djsb.model.tres_minutes import MinuteLimits, MinuteUsage, job_minutes, limit_minutes
 from djsb.model.tres_usage import Usage, held, least_tres, placed_tres
 
 GRP_JOBS = "AssocGrpJobsLimit"
@@ -46,7 +50,8 @@ MAX_SUBMIT = "AssocMaxSubmitJobLimit"
 GRP_TRES = ("AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit", "AssocGrpGRES")
 MAX_TRES = ("AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob", "AssocMaxNodePerJobLimit", "AssocMaxGRESPerJob")
 """Slurm's job_state_reason_string of each association limit (by TRES index for the TRES limits)."""
-ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, *GRP_TRES, *MAX_TRES})
+ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, *GRP_TRES, *MAX_TRES,
+                           *(reason for reasons in MINUTE_ASSOC.values() for reason in reasons)})
 """The reasons an association limit gives a pending job."""
 Key = tuple[str, str]
 """An association's usage key: (user, account) for a user's, ("", account) for an account's."""
@@ -62,7 +67,8 @@ class AssocPath:
     each level's GrpJobs and GrpTRES (user association first, ``root`` last) and the user
     association's own or inherited MaxJobs, MaxSubmitJobs, MaxWall and MaxTRES, less what the QoS set."""
 
-    __slots__ = ("keys", "grp_jobs", "grp_tres", "max_jobs", "max_submit", "max_wall", "max_tres")
+    __slots__ = ("keys", "grp_jobs", "grp_tres", "max_jobs", "max_submit", "max_wall", "max_tres", "minutes",
+                 "charged")
 
     def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec]) -> None:
         specs = tree.path(user, account)
@@ -83,6 +89,18 @@ class AssocPath:
         self.max_wall: float | None = inherited("max_wall", any(q.max_wall is not None for q in qos))
         max_tres = tree.inherited(user, account, "max_tres_per_job") or ()
         self.max_tres = _without(max_tres, {name for q in qos for name, _ in q.max_tres_per_job})
+        taken = ({name for q in qos for name, _ in q.grp_tres_mins},
+                 {name for q in qos for name, _ in q.grp_tres_run_mins},
+                 {name for q in qos for name, _ in q.max_tres_mins_per_job})
+        max_mins = tree.inherited(user, account, "max_tres_mins_per_job") or ()
+        self.minutes = tuple(MinuteLimits.of(key, spec.grp_tres_mins if spec is not None else (),
+                                             spec.grp_tres_run_mins if spec is not None else (),
+                                             max_mins if level == 0 else (), True, taken)
+                             for level, (key, spec) in enumerate(zip(self.keys, specs, strict=True)))
+        """Each level's TRES-minutes limits (:mod:`djsb.model.tres_minutes`), less the QoS's."""
+        self.charged = tuple(key for key, spec in zip(self.keys, specs, strict=True)
+                             if spec is not None and (spec.grp_tres_mins or spec.grp_tres_run_mins))
+        """The levels whose usage a job charges: those setting a Grp TRES-minutes limit."""
 
 
 class AssocLimits:
@@ -97,9 +115,15 @@ class AssocLimits:
         self.counted: set[int] = set()
         self.counts = any(s.grp_jobs is not None or s.max_jobs is not None for s in specs)
         """Whether an association limits running jobs (then :meth:`allows` is asked)."""
-        self.has_tres = any(s.grp_tres or s.max_tres_per_job for s in specs)
+        self.has_minutes = any(s.grp_tres_mins or s.grp_tres_run_mins or s.max_tres_mins_per_job
+                               for s in specs)
+        """Whether an association sets a TRES-minutes limit (:mod:`djsb.model.tres_minutes`)."""
+        self.has_tres = self.has_minutes or any(s.grp_tres or s.max_tres_per_job for s in specs)
         """Whether an association limits TRES (then :meth:`blocks` and :meth:`held_now` are asked)."""
         self.submits = any(s.max_submit_jobs is not None for s in specs)
+        self.minutes: MinuteUsage | None = None
+        """The usages the TRES-minutes limits are checked against (set by :class:`RunningLimits
+        <djsb.model.limits.RunningLimits>`, shared with the QoS)."""
 
     def path(self, job: SimJob, qos: tuple[QosSpec, ...]) -> AssocPath:
         """The limits of ``job``'s association under its QoS ``qos``."""
@@ -147,7 +171,9 @@ class AssocLimits:
     def over_alone(self, job: SimJob, path: AssocPath, wall_first: bool = True) -> str:
         """The reason of the first limit the job exceeds by itself, or "": MaxWall (first at a pass,
         where pre-select checks it before post-select's TRES; last at submission), then GrpTRES at
-        the user association, MaxTRES, GrpTRES above."""
+        the user association, MaxTRES, GrpTRES above, then the TRES-minutes limits level by level
+        (:meth:`MinuteLimits.alone`: GrpTRESMins only with safe limits at a pass, always at
+        submission, where ``_acct_policy_validate``'s ``_validate_tres_time_limits`` checks it)."""
         wall = path.max_wall is not None and job.limit > path.max_wall
         if wall and wall_first:
             return MAX_WALL
@@ -160,6 +186,13 @@ class AssocLimits:
                 i = over(least, None, path.max_tres)
                 if i >= 0:
                     return MAX_TRES[i]
+        if self.has_minutes:
+            minutes = job_minutes(least, limit_minutes(job))
+            grp_too = not wall_first or (self.minutes is not None and self.minutes.safe)
+            for limits in path.minutes:
+                reason = limits.alone(minutes, grp_too) if limits is not None else ""
+                if reason:
+                    return reason
         return MAX_WALL if wall else ""
 
     # ------------------------------------------------------------- passes
@@ -177,13 +210,23 @@ class AssocLimits:
 
     def blocks(self, job: SimJob, alloc: Placement, path: AssocPath) -> bool:
         """Whether GrpTRES at each level or MaxTRES keep ``job`` placed on ``alloc`` from starting now
-        (post-select); if so the job gets the limit's reason."""
+        (post-select); if so the job gets the limit's reason. Each level's TRES-minutes limits in
+        acct_policy_job_runnable_post_select's order: GrpTRESMins before GrpTRES, GrpTRESRunMins and
+        (at the user association) MaxTRESMins after it."""
         tres = placed_tres(job, alloc)
+        usages = self.minutes if self.has_minutes else None
+        minutes = job_minutes(tres, limit_minutes(job)) if usages is not None else tres
         for level, key in enumerate(path.keys):
+            limits = path.minutes[level] if usages is not None else None
+            if usages is not None and limits is not None and (reason := usages.holds(limits, minutes)):
+                return held(job, reason)
             usage = self._usage(key)
             i = over(usage.need(tres, alloc, True), usage.held(), path.grp_tres[level])
             if i >= 0:
                 return held(job, GRP_TRES[i])
+            if usages is not None and limits is not None and (
+                    reason := usages.holds_running(limits, minutes)):
+                return held(job, reason)
             if level == 0:
                 i = over(tres, None, path.max_tres)
                 if i >= 0:
@@ -195,7 +238,13 @@ class AssocLimits:
         that level's GrpTRES, so it could start on no nodes now (then backfill skips it)."""
         least = least_tres(job)
         amounts = (least[CPU], least[MEM], 0, least[GPU])
+        usages = self.minutes if self.has_minutes else None
+        minutes = job_minutes(least, limit_minutes(job)) if usages is not None else least
         for level, key in enumerate(path.keys):
+            limits = path.minutes[level] if usages is not None else None
+            if usages is not None and limits is not None and (
+                    reason := usages.holds(limits, minutes) or usages.holds_running(limits, minutes)):
+                return held(job, reason)
             i = over(amounts, self._usage(key).held(), path.grp_tres[level])
             if i >= 0:
                 return held(job, GRP_TRES[i])

@@ -3,10 +3,11 @@ declared for ``cluster.associations`` and read from a site's ``sacctmgr show ass
 
 An association is an account (``user`` none) or a user within an account; an account hangs under its
 ``parent`` (``root`` by default), a user association under its account. The Grp limits (GrpJobs,
-GrpTRES) hold every job below the association, at each level of the tree; the per-job and per-user
-limits (MaxJobs, MaxSubmitJobs, MaxTRES per job, MaxWall) hold the jobs of a user association, and
-one it does not set is its nearest ancestor's: slurmdbd gives a child the limits of its parent that
-the child does not set (acct_policy.c: "We don't need to look at the regular limits for parents since
+GrpTRES, GrpTRESMins, GrpTRESRunMins: :mod:`djsb.model.tres_minutes`) hold every job below the
+association, at each level of the tree; the per-job and per-user limits (MaxJobs, MaxSubmitJobs,
+MaxTRES and MaxTRESMins per job, MaxWall) hold the jobs of a user association, and one it does not
+set is its nearest ancestor's: slurmdbd gives a child the limits of its parent that the child does
+not set (acct_policy.c: "We don't need to look at the regular limits for parents since
 we have pre-propogated them"). How the model enforces them: :mod:`djsb.model.assoc_limits`.
 """
 
@@ -56,6 +57,19 @@ class AssocSpec:
                                    "AssocGrpGRES...)", where=ASSOCIATION)
     max_tres_per_job: TresLimits = setting((), read_tres_limits, "TRES", "MaxTRES",
                                            "TRES of one job (AssocMaxCpuPerJobLimit...)", where=ASSOCIATION)
+    grp_tres_mins: TresLimits = setting((), read_tres_limits, "TRES-min", "GrpTRESMins",
+                                        "TRES-minutes of the decayed usage below it, at each level: no job "
+                                        "below starts once it reaches it (AssocGrpCPUMinutesLimit...; with "
+                                        "enforce_safe running jobs' and the job's own minutes count too)",
+                                        where=ASSOCIATION)
+    grp_tres_run_mins: TresLimits = setting((), read_tres_limits, "TRES-min", "GrpTRESRunMins",
+                                            "TRES-minutes the running jobs below it have left of their time "
+                                            "limits, with the job's own (AssocGrpCPURunMinutesLimit...)",
+                                            where=ASSOCIATION)
+    max_tres_mins_per_job: TresLimits = setting((), read_tres_limits, "TRES-min", "MaxTRESMins",
+                                                "TRES times time limit of one job of a user association: "
+                                                "more pends forever (AssocMaxCpuMinutesPerJobLimit...)",
+                                                where=ASSOCIATION)
 
 
 class AssocTree:

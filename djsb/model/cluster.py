@@ -268,6 +268,18 @@ class QosSpec:
                                                where=QOS)
     grp_tres: TresLimits = setting((), read_tres_limits, "TRES", "GrpTRES",
                                    "TRES the running jobs of the QoS hold (none: no limit)", where=QOS)
+    grp_tres_mins: TresLimits = setting((), read_tres_limits, "TRES-min", "GrpTRESMins",
+                                        "TRES-minutes of its jobs' decayed usage: none of its jobs starts "
+                                        "once it reaches it (QOSGrpCPUMinutesLimit...; with enforce_safe its "
+                                        "running jobs' and the job's own minutes count too; "
+                                        "djsb/model/tres_minutes.py)", where=QOS)
+    grp_tres_run_mins: TresLimits = setting((), read_tres_limits, "TRES-min", "GrpTRESRunMins",
+                                            "TRES-minutes its running jobs have left of their time limits, "
+                                            "with the job's own (QOSGrpCPURunMinutesLimit...)", where=QOS)
+    max_tres_mins_per_job: TresLimits = setting((), read_tres_limits, "TRES-min", "MaxTRESMinsPerJob",
+                                                "TRES times time limit of one job: more pends forever "
+                                                "(QOSMaxCpuMinutesPerJobLimit...), or is refused with "
+                                                "deny_on_limit", where=QOS)
     preempt: tuple[str, ...] = setting((), lambda n: tuple(name.strip() for name in as_str(n).split(",")
                                                            if name.strip()), "", "Preempt",
                                        "the QoS its jobs may preempt under preempt_type: qos "

@@ -50,6 +50,7 @@ from djsb.model.placement import Placement
 from djsb.model.qos_order import job_limits, qos_order
 from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, RESERVATION
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
+from djsb.model.tres_minutes import MINUTE_REASONS, MinuteLimits, MinuteUsage, job_minutes, limit_minutes
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 from djsb.workloads.job import TraceJob
 
@@ -58,7 +59,8 @@ NEVER_STARTED = "never started: "
 Vector = tuple[float, float, float, float]
 UNLIMITED: Vector = (math.inf, math.inf, math.inf, math.inf)
 QOS_REASONS = frozenset({MAX_WALL, "QOSGrpJobsLimit", "MaxJobsPerAccount", "QOSMaxJobsPerUserLimit",
-                         *(reason for reasons in REASONS.values() for reason in reasons)})
+                         *(reason for reasons in REASONS.values() for reason in reasons),
+                         *(reason for reason in MINUTE_REASONS if reason.startswith("QOS"))})
 """The reasons a QoS limit gives, cleared when a pass finds the limit no longer holds."""
 LIMIT_REASONS = QOS_REASONS | ASSOC_REASONS
 """The reasons a QoS or an association limit gives."""
@@ -76,7 +78,10 @@ class QosRules:
                      "per_account": vector(qos.max_tres_per_account),
                      "per_user": vector(qos.max_tres_per_user)}
         self.counts = (qos.grp_jobs, qos.max_jobs_per_account, qos.max_jobs_per_user) != (None, None, None)
-        self.has_tres = any(limit != UNLIMITED for limit in self.tres.values())
+        self.minutes = MinuteLimits.of((qos.name,), qos.grp_tres_mins, qos.grp_tres_run_mins,
+                                       qos.max_tres_mins_per_job, assoc=False)
+        """Its TRES-minutes limits (:mod:`djsb.model.tres_minutes`; None: none)."""
+        self.has_tres = any(limit != UNLIMITED for limit in self.tres.values()) or self.minutes is not None
         self.distinct_nodes = any(math.isfinite(self.tres[kind][NODE]) for kind in ("grp", "per_account",
                                                                                       "per_user"))
 
@@ -86,7 +91,7 @@ class Chain:
     Slurm's order, each without the limits one before it sets (:func:`~djsb.model.qos_order.job_limits`),
     as the passes check them (``steps``) and as the submission does (``submit_steps``)."""
 
-    __slots__ = ("order", "steps", "submit_steps", "counts", "has_tres", "names", "deny")
+    __slots__ = ("order", "steps", "submit_steps", "counts", "has_tres", "names", "deny", "charged")
 
     def __init__(self, own: QosSpec, partition: QosSpec | None, limited: Collection[str]) -> None:
         self.order = qos_order(own, partition)
@@ -98,6 +103,8 @@ class Chain:
         self.names = tuple(rules.qos.name for rules in self.steps if rules.qos.name in limited)
         """The QoS that count the job in their usage: those limiting some job at all."""
         self.deny = any(q.deny_on_limit for q in self.order)
+        self.charged = tuple((q.name,) for q in self.order if q.grp_tres_mins or q.grp_tres_run_mins)
+        """The QoS whose TRES-minutes usage a job charges: both, as ``_apply_new_usage`` charges them."""
 
 
 class RunningLimits:
@@ -106,7 +113,10 @@ class RunningLimits:
     starts and ends."""
 
     def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = (),
-                 partitions: Iterable[PartitionSpec] = (), associations: Sequence[AssocSpec] = ()) -> None:
+                 partitions: Iterable[PartitionSpec] = (), associations: Sequence[AssocSpec] = (),
+                 decay: tuple[float, float, float] | None = None, safe: bool = False,
+                 start: float = 0.0) -> None:
+        """``decay``, ``safe`` and ``start``: the TRES-minutes usages' (:class:`MinuteUsage`)."""
         rules = [QosRules(q) for q in qos]
         by_name = {r.qos.name: r.qos for r in rules}
         self.arrays = any(job.array is not None for job in jobs)
@@ -135,6 +145,11 @@ class RunningLimits:
         """The QoS whose MaxSubmitJobsPerUser count each job, by id."""
         self.parked: dict[int, SimJob] = {}
         """Jobs that pend forever (over a limit by their own request), by id."""
+        self.minutes = MinuteUsage(decay, safe, start) if any(r.minutes is not None for r in rules) or (
+            self.assoc is not None and self.assoc.has_minutes) else None
+        """The usages of the TRES-minutes limits (None: no QoS or association sets one)."""
+        if self.assoc is not None:
+            self.assoc.minutes = self.minutes
 
     def _chain(self, job: SimJob) -> Chain:
         """The limits of ``job``'s QoS and partition."""
@@ -169,7 +184,7 @@ class RunningLimits:
         if chain.deny:
             refusal = self._over_alone(job, chain.submit_steps,
                                        ("per_account", "per_user", "grp", "per_job", "per_node"),
-                                       wall_before="per_job")
+                                       wall_before="per_job", grp_minutes=True)
             if refusal:
                 return refusal
         user = job.trace.user
@@ -206,7 +221,8 @@ class RunningLimits:
         """Whether ``job`` can never start under its QoS (its time limit over MaxWall, or its least
         TRES over a limit by itself): it is set aside with the reason, pending forever."""
         chain = self._chain(job)
-        reason = self._over_alone(job, chain.steps, _USAGE_ORDER, wall_before="grp")
+        reason = self._over_alone(job, chain.steps, _USAGE_ORDER, wall_before="grp",
+                                  grp_minutes=self.minutes is not None and self.minutes.safe)
         if not reason and self.assoc is not None:
             reason = self.assoc.over_alone(job, self.assoc.path(job, chain.order))
         if reason:
@@ -215,10 +231,13 @@ class RunningLimits:
         return bool(reason)
 
     @staticmethod
-    def _over_alone(job: SimJob, steps: Sequence[QosRules], kinds: Sequence[str], wall_before: str) -> str:
+    def _over_alone(job: SimJob, steps: Sequence[QosRules], kinds: Sequence[str], wall_before: str,
+                    grp_minutes: bool) -> str:
         """The reason of the first limit of ``kinds`` of each QoS of ``steps`` in turn (MaxWall checked
         before ``wall_before``) that the job's least TRES exceed by themselves (per node: divided by
-        its least node count, as _qos_policy_validate divides by the nodes asked), or ""."""
+        its least node count, as _qos_policy_validate divides by the nodes asked), then of the first
+        TRES-minutes limit its minutes exceed (:meth:`MinuteLimits.alone`, GrpTRESMins with
+        ``grp_minutes``: safe limits at a pass, DenyOnLimit at submission), or ""."""
         least = least_tres(job)
         for rules in steps:
             qos = rules.qos
@@ -229,6 +248,10 @@ class RunningLimits:
                 i = over(amounts, None, rules.tres[kind])
                 if i >= 0:
                     return REASONS[kind][i]
+        for rules in steps:
+            if rules.minutes is not None and (
+                    reason := rules.minutes.alone(job_minutes(least, limit_minutes(job)), grp_minutes)):
+                return reason
         return ""
 
     def withdrawn(self, job: SimJob) -> bool:
@@ -294,14 +317,25 @@ class RunningLimits:
         return assoc is not None and assoc.has_tres and assoc.blocks(job, alloc, assoc.path(job, chain.order))
 
     def _qos_block(self, job: SimJob, alloc: Placement, chain: Chain) -> bool:
-        """:meth:`blocks` for the QoS of ``chain``."""
+        """:meth:`blocks` for the QoS of ``chain``, each QoS's TRES limits in
+        _qos_job_runnable_post_select's order: GrpTRESMins, GrpTRES, GrpTRESRunMins, MaxTRESMins,
+        MaxTRESPerJob, MaxTRESPerNode, MaxTRESPerAccount, MaxTRESPerUser."""
         tres = placed_tres(job, alloc)
+        minutes, usage_minutes = tres, self.minutes
         for rules in chain.steps:
             if not rules.has_tres:
                 continue
+            limits = rules.minutes if usage_minutes is not None else None
+            if usage_minutes is not None and limits is not None:  # GrpTRESMins first, the rest after GrpTRES
+                minutes = job_minutes(tres, limit_minutes(job))
+                if reason := usage_minutes.holds(limits, minutes):
+                    return held(job, reason)
             usages = dict(zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
                               strict=True))
             for kind in _USAGE_ORDER:
+                if usage_minutes is not None and limits is not None and kind == "per_job" and (
+                        reason := usage_minutes.holds_running(limits, minutes)):
+                    return held(job, reason)
                 limit = rules.tres[kind]
                 if limit == UNLIMITED:
                     continue
@@ -327,6 +361,11 @@ class RunningLimits:
             least = least_tres(job)
             amounts = (least[CPU], least[MEM], 0, least[GPU])
             for rules in chain.steps:
+                if rules.minutes is not None and self.minutes is not None:
+                    minutes = job_minutes(least, limit_minutes(job))
+                    if reason := (self.minutes.holds(rules.minutes, minutes)
+                                  or self.minutes.holds_running(rules.minutes, minutes)):
+                        return held(job, reason)
                 for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
                                        strict=True):
                     limit = rules.tres[kind]
@@ -345,6 +384,8 @@ class RunningLimits:
             self.array_running[array[0]] = self.array_running.get(array[0], 0) + 1
         if self.assoc is not None:
             self.assoc.started(job, self.assoc.path(job, self._chain(job).order))
+        if self.minutes is not None:
+            self._charge(job)
         if not self.limited:
             return
         names = self._chain(job).names
@@ -355,8 +396,21 @@ class RunningLimits:
             for usage in self._keys(job, name):
                 usage.add(tres, job.alloc, 1)
 
-    def ended(self, job: SimJob) -> None:
-        """Count a job that ends (finished, killed or cancelled while started)."""
+    def _charge(self, job: SimJob) -> None:
+        """A job starts charging the TRES-minutes usages of its QoS and association levels that set
+        a Grp TRES-minutes limit (one record for all: :meth:`MinuteUsage.began`)."""
+        assert self.minutes is not None
+        chain = self._chain(job)
+        keys: tuple[tuple[str, ...], ...] = chain.charged
+        if self.assoc is not None and self.assoc.has_minutes:
+            keys = keys + self.assoc.path(job, chain.order).charged
+        if keys:
+            self.minutes.began(job, placed_tres(job, job.alloc), keys)
+
+    def ended(self, job: SimJob, now: float | None = None) -> None:
+        """Count a job that ends (finished, killed or cancelled while started) at ``now`` (its end)."""
+        if self.minutes is not None:
+            self.minutes.ended(job, now if now is not None else job.end if job.end is not None else 0.0)
         if self.counted:
             self._unsubmit(job)
         array = job.trace.array

@@ -13,7 +13,7 @@ from abc import abstractmethod
 
 from djsb.model.allocation import allocate, held_units
 from djsb.model.cluster import ClusterSpec
-from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END
+from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
@@ -39,6 +39,7 @@ class MachineOperations(JobOperations):
     arrived: int
     by_qos: bool
     gang: Gang | None
+    usage_tick: float
 
     @abstractmethod
     def _queue(self, job: SimJob, now: float) -> None:
@@ -69,11 +70,19 @@ class MachineOperations(JobOperations):
         for opens in times:
             self._push(opens, RESV_BEGIN, 0)
 
-    def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> None:
+    def _machine_changed(self, changes: list[tuple[int, int]], now: float) -> bool:
         """Apply node events (the jobs on a node gone DOWN end), queue requeued jobs eligible again
         and give reserved nodes back at a window's end; a running job's units on nodes out of service
-        are no longer planned to come back."""
+        are no longer planned to come back. Whether the passes a job's end runs must run now: not
+        for a run of the decay thread alone (its usages were brought up to now already), whose
+        change the next periodic passes see (at once without a periodic main pass)."""
+        freed = False
         for kind, key in changes:
+            if kind == USAGE_TICK:
+                self.usage_tick = math.inf
+                freed = freed or self.config.sched_interval <= 0
+                continue
+            freed = True
             if kind == REQUEUE:
                 self._queue(self.jobs[key], now)
                 continue
@@ -95,6 +104,7 @@ class MachineOperations(JobOperations):
             if self.checker is not None:
                 self.checker.on_machine_change(now)
         self.passes.touch()
+        return freed
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
         """``scontrol resume``, but not of a job a preemption suspended: the gang scheduler resumes

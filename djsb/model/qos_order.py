@@ -26,7 +26,8 @@ from djsb.model.tres import TresLimits
 
 _SCALARS = ("grp_jobs", "max_jobs_per_account", "max_jobs_per_user", "max_submit_jobs_per_user", "max_wall")
 """The limits of one value: the second QoS's is skipped when the first sets its own."""
-_TRES = ("grp_tres", "max_tres_per_job", "max_tres_per_node", "max_tres_per_account", "max_tres_per_user")
+_TRES = ("grp_tres", "max_tres_per_job", "max_tres_per_node", "max_tres_per_account", "max_tres_per_user",
+         "grp_tres_mins", "grp_tres_run_mins", "max_tres_mins_per_job")
 """The TRES limits: the second QoS's is skipped TRES by TRES where the first sets the same limit."""
 _CHECKED_TOGETHER = ("grp_tres", "max_tres_per_user")
 """The two TRES limits _qos_policy_validate checks in one call at submission."""

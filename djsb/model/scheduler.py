@@ -194,6 +194,9 @@ class SchedulerConfig:
                                             slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
                                             "the memory per GPU of a job asking GPUs and no memory, where "
                                             "its partition gives no DefMemPerGPU (none: def_mem_per_cpu)")
+    enforce_safe: bool = setting(False, as_bool, "", "AccountingStorageEnforce=safe",
+                                 "a job starts only if GrpTRESMins leaves room for its whole time limit "
+                                 "with the running jobs' (djsb/model/tres_minutes.py)")
     max_mem_per_cpu: float | None = setting(None, megabytes, "MB",
                                             slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
                                             "the most memory per CPU of a job, where its partition gives no "

@@ -212,7 +212,12 @@ def reference() -> str:
         "## `cluster.associations[]`: association limits (default: none)", "",
         "As sacctmgr sets them on an account (no `user`) or a user in an account; Grp limits hold the jobs "
         "below an association at each level of the tree, the others a user association's jobs, inherited "
-        "from the nearest account that sets them. A limit the job's QoS sets is the QoS's alone.", "",
+        "from the nearest account that sets them. A limit the job's QoS sets is the QoS's alone. The "
+        "TRES-minutes limits (grp_tres_mins, grp_tres_run_mins, max_tres_mins_per_job, also a QoS's) count a "
+        "job's TRES times its time limit in minutes against the usage slurmctld keeps: decayed by "
+        "PriorityDecayHalfLife and charged at each PriorityCalcPeriod under `plugin: multifactor` (never "
+        "under FIFO, priority/basic), and the minutes the running jobs have left "
+        "(djsb/model/tres_minutes.py; `policy.scheduler.enforce_safe` is AccountingStorageEnforce=safe).", "",
         *table(AssocSpec), "",
         "## `cluster.reservations[]`: advance reservations (default: none)", "",
         "A job asking no reservation may not use a reserved node if its run, from its start to its start "

@@ -59,6 +59,7 @@ from djsb.model.events import (
     QUEUED_TICK,
     REQUEUE,
     SUBMIT,
+    USAGE_TICK,
     WAKE,
 )
 from djsb.model.invariants import InvariantChecker
@@ -78,6 +79,7 @@ from djsb.model.preemption import (
 )
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
+from djsb.model.priority.multifactor import MultifactorPriority
 from djsb.model.queue import JobQueue
 from djsb.model.rate_model import RateModel
 from djsb.model.reservations import ReservationPlan
@@ -131,7 +133,13 @@ class Simulation(MachineOperations):
         self.amounts: dict[int, list[tuple[int, int]]] = {}
         self.finished: list[SimJob] = []
         self.rejected: list[tuple[int, str]] = []
-        self.limits = RunningLimits(cluster.qos, self.trace, cluster.partitions, cluster.associations)
+        plugin = self.priority
+        decay = (plugin.decay_half_life, plugin.calc_period, plugin.calc_phase) \
+            if isinstance(plugin, MultifactorPriority) else None  # priority/basic: no decay thread
+        self.limits = RunningLimits(cluster.qos, self.trace, cluster.partitions, cluster.associations,
+                                    decay, self.config.enforce_safe, start.time)
+        self.usage_tick = math.inf
+        """The decay thread's next run pushed to wake the passes for jobs a TRES-minutes usage holds."""
         self.heap: list[tuple[float, int, int, int]] = []
         self.arrivals: list[tuple[float, int, int]] = []
         """The trace's submissions (time, job id, seq), sorted: SUBMIT events kept out of the heap."""
@@ -208,6 +216,7 @@ class Simulation(MachineOperations):
         next_progress = stats["events"] + PROGRESS_EVERY
         heappop = heapq.heappop
         arrivals, arrived, count = self.arrivals, self.arrived, len(self.arrivals)
+        minutes = self.limits.minutes
         while True:
             now = heap[0][0] if heap else math.inf
             if arrived < count and arrivals[arrived][0] < now:
@@ -215,6 +224,8 @@ class Simulation(MachineOperations):
             if not now <= until or now == math.inf:
                 break
             self.now = now
+            if minutes is not None:
+                minutes.catch_up(now)  # the decay thread's runs up to now, before what happens now
             ends: list[int] = []
             submits: list[int] = []
             later: list[tuple[int, int]] = []  # (job id, seq) of submissions the replay made
@@ -252,9 +263,9 @@ class Simulation(MachineOperations):
             for key in ends:
                 job = running[key]
                 self._end(job, now, PREEMPTED if now >= job.preempt_at else "")
-            if changes:
-                self._machine_changed(changes, now)
-            freed = bool(ends or changes)  # what changed runs the passes a job end runs
+            freed = bool(ends)
+            if changes:  # what changed runs the passes a job end runs
+                freed = self._machine_changed(changes, now) or freed
             periodic = MAIN_TICK in ticks
             if freed and queued_end:
                 self.passes.request_main()
@@ -283,6 +294,8 @@ class Simulation(MachineOperations):
                 self.on_progress(len(self.finished) + len(self.rejected), len(self.trace))
         if math.isfinite(until):
             self.now = max(self.now, until)
+            if minutes is not None:
+                minutes.catch_up(self.now)
 
     def _settle(self, now: float) -> None:
         """End of an instant: new rates where something changed, tick scheduling, the record."""
@@ -333,6 +346,13 @@ class Simulation(MachineOperations):
     def _schedule_ticks(self, now: float) -> None:
         for tick, kind in self.passes.next_ticks(now):
             self._push(tick, kind, 0)
+        minutes = self.limits.minutes
+        if minutes is not None and minutes.waiting:
+            minutes.waiting = False
+            tick = minutes.next_run(now)
+            if tick < self.usage_tick:
+                self.usage_tick = tick
+                self._push(tick, USAGE_TICK, 0)
 
     # ----------------------------------------------------------------- job life cycle
     def admission(self, trace: TraceJob, shape: JobShape | None = None) -> str:
@@ -490,7 +510,7 @@ class Simulation(MachineOperations):
         job.end_seq = -1
         job.finished = not job.cancelled and not requeue
         job.ended_by = "" if requeue else cause
-        self.limits.ended(job)
+        self.limits.ended(job, now)
         self.priority.on_end(job, now)
         if self.checker is not None:
             self.checker.on_end(job, now)

@@ -3,10 +3,13 @@
 
 :data:`~djsb.slurmsite.slurm_config.ASSOCIATIONS_COMMAND` asks, after fair share's four columns
 (Account, User, ParentName, Share), the limits of :data:`LIMIT_COLUMNS`: GrpJobs, GrpTRES, MaxJobs,
-MaxSubmit (MaxSubmitJobs), MaxTRES (per job) and MaxWall (MaxWallDurationPerJob), empty when unset.
-sacctmgr prints a user association's inherited per-user limits on its own row. A file of the first
-four columns alone, what DJSB asked before, reads as no limit. A TRES the model does not count
-(billing, a license, a typed GPU) is left out with a note, as for the QoS (:mod:`.qos_text`).
+MaxSubmit (MaxSubmitJobs), MaxTRES (per job), MaxWall (MaxWallDurationPerJob), then GrpTRESMins,
+GrpTRESRunMins and MaxTRESMins (MaxTRESMinsPerJob), TRES-minutes as ``cpu=6000,gres/gpu=100``
+(:mod:`djsb.model.tres_minutes`), empty when unset. sacctmgr prints a user association's inherited
+per-user limits on its own row. A file of fewer columns (the first four alone, or without the
+TRES-minutes ones: what DJSB asked before) reads as no limit of the columns it lacks. A TRES the
+model does not count (billing, a license, a typed GPU) is left out with a note, as for the QoS
+(:mod:`.qos_text`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def parse_association_limits(text: str, source: str = "sacctmgr show association
         counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
                   else None for column in ("GrpJobs", "MaxJobs", "MaxSubmit")}
         limits = {}
-        for column in ("GrpTRES", "MaxTRES"):
+        for column in ("GrpTRES", "MaxTRES", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins"):
             limits[column], left = tres_limit(values.get(column, ""), column, source, number, key)
             notes += [f"association {user or ''}{'@' if user else ''}{account}: {column} {item} has no model "
                       f"(only {', '.join(TRES_NAMES)} are counted)" for item in left]
@@ -49,5 +52,8 @@ def parse_association_limits(text: str, source: str = "sacctmgr show association
         found.append(AssocSpec(account, user, parent=values["ParentName"] or ROOT if user is None else ROOT,
                                grp_jobs=counts["GrpJobs"], max_jobs=counts["MaxJobs"],
                                max_submit_jobs=counts["MaxSubmit"], max_wall=max_wall,
-                               grp_tres=limits["GrpTRES"], max_tres_per_job=limits["MaxTRES"]))
+                               grp_tres=limits["GrpTRES"], max_tres_per_job=limits["MaxTRES"],
+                               grp_tres_mins=limits["GrpTRESMins"],
+                               grp_tres_run_mins=limits["GrpTRESRunMins"],
+                               max_tres_mins_per_job=limits["MaxTRESMins"]))
     return tuple(found), notes

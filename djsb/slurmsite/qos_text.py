@@ -1,15 +1,16 @@
 """A site's QoS as ``sacctmgr show qos`` prints them, read into the model's :class:`QosSpec`.
 
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
-counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
-Flags (DenyOnLimit, OverPartQOS) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
+counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time), Flags
+(DenyOnLimit, OverPartQOS) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
 GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS: the QoS its jobs may
-preempt (Preempt, comma-separated names), how long its jobs run on once preempted (GraceTime) and
-what they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL, REQUEUE, OFF, with WITHIN). A
-file of fewer columns (the first three alone, or without the last ones: what DJSB asked before) still
-reads, and :attr:`QosTable.preempt_lists` says whether it gave the Preempt lists. Of a TRES limit
-the model counts cpu, mem, node and gres/gpu (:mod:`djsb.model.tres`); any other (billing, a
-license, a typed GPU) is left out with a note.
+preempt (Preempt, comma-separated names), how long its jobs run on once preempted (GraceTime) and what
+they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL, REQUEUE, OFF, with WITHIN), then the
+TRES-minutes limits GrpTRESMins, GrpTRESRunMins and MaxTRESMins (MaxTRESMinsPerJob;
+:mod:`djsb.model.tres_minutes`). A file of fewer columns (the first three alone, or without the last
+ones: what DJSB asked before) still reads, and :attr:`QosTable.preempt_lists` says whether it gave the
+Preempt lists. Of a TRES limit the model counts cpu, mem, node and gres/gpu (:mod:`djsb.model.tres`); any
+other (billing, a license, a typed GPU) is left out with a note.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from djsb.slurmsite.slurm_config import site_lines, site_number
 
 QOS_FORMAT = ("Name", "Priority", "MaxJobsPU", "MaxWall", "Flags", "MaxTRES", "MaxTRESPerNode", "MaxTRESPU",
               "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU", "Preempt", "GraceTime",
-              "PreemptMode")
+              "PreemptMode", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins")
 """The columns asked of ``sacctmgr show qos`` (sacctmgr(1) QOS fields), in this order."""
 QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=" + ",".join(QOS_FORMAT))
 """Every QoS with its priority and limits (a user's rights suffice)."""
-_TRES_COLUMNS = ("MaxTRES", "MaxTRESPerNode", "MaxTRESPU", "MaxTRESPA", "GrpTRES")
+_TRES_COLUMNS = ("MaxTRES", "MaxTRESPerNode", "MaxTRESPU", "MaxTRESPA", "GrpTRES", "GrpTRESMins",
+                 "GrpTRESRunMins", "MaxTRESMins")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             max_jobs_per_account=counts["MaxJobsPA"], max_submit_jobs_per_user=counts["MaxSubmitPU"],
             max_tres_per_job=limits["MaxTRES"], max_tres_per_node=limits["MaxTRESPerNode"],
             max_tres_per_user=limits["MaxTRESPU"], max_tres_per_account=limits["MaxTRESPA"],
-            grp_tres=limits["GrpTRES"],
+            grp_tres=limits["GrpTRES"], grp_tres_mins=limits["GrpTRESMins"],
+            grp_tres_run_mins=limits["GrpTRESRunMins"], max_tres_mins_per_job=limits["MaxTRESMins"],
             preempt=tuple(name.strip() for name in values.get("Preempt", "").split(",") if name.strip()),
             grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0,
             preempt_mode=mode, preempt_within=within))
