@@ -1,4 +1,4 @@
-"""``bf_max_job_array_resv`` (djsb/model/backfill/array_resv.py): a backfill pass reserves for at most
+"""``bf_max_job_array_resv`` (djsb/model/array_resv.py): a backfill pass reserves for at most
 so many tasks of one job array (sched/backfill's ``_attempt_backfill``, backfill.c: ``test_array_count``
 checked before its ``goto next_task``), worked by hand on small clusters for both planners."""
 

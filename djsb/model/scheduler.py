@@ -139,7 +139,7 @@ class SchedulerConfig:
         20, lambda node: _array_reservations(node), "tasks",
         _parameter("bf_max_job_array_resv", slurm_text.array_reservations),
         "tasks of one job array a backfill pass reserves for at most; the pass walks past the rest "
-        "(0: it walks past every task; djsb/model/backfill/array_resv.py)")
+        "(0: it walks past every task; djsb/model/array_resv.py)")
     bf_continue: bool = setting(False, as_bool, "",
                                 _parameter("bf_continue", slurm_text.flag, flag=True),
                                 "accepted for Table 3.3 of paper 004; no effect (a pass takes no time)")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from djsb.model.backfill.array_resv import ArrayReservations
+from djsb.model.array_resv import ArrayReservations
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
@@ -76,7 +76,7 @@ class BackfillView:
     windows (:mod:`djsb.model.reservations`); ``reserved_jobs`` whether jobs asking for one may be
     queued or running: no planner starts them, and those running hold nodes the windows already
     take (:mod:`djsb.model.reserved_jobs`); ``array_tasks`` whether the replay has tasks of job
-    arrays, whose reservations ``bf_max_job_array_resv`` bounds (:mod:`djsb.model.backfill.array_resv`)."""
+    arrays, whose reservations ``bf_max_job_array_resv`` bounds (:mod:`djsb.model.array_resv`)."""
 
     now: float
     queue: JobQueue
@@ -159,7 +159,7 @@ class BackfillPlanner(ABC):
         count first, then the user's, both incremented only for a job tested). A task of a job array
         whose reservations in the pass reached ``bf_max_job_array_resv`` (``arrays``, which the
         planner tells of each reservation) is walked past before any of these counts
-        (:mod:`djsb.model.backfill.array_resv`).
+        (:mod:`djsb.model.array_resv`).
 
         Without an invariant checker the walk stops where no job left in the queue could start:
         by default where none could fit its partition's free capacity, or as the planner's

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, job_memory, shares_cores
-from djsb.model.backfill.array_resv import array_reservations
+from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end, whole
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import Reservation

@@ -16,7 +16,7 @@ import math
 from collections.abc import Hashable
 
 from djsb.model.allocation import allocate
-from djsb.model.backfill.array_resv import array_reservations
+from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, FreeCapacity
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
