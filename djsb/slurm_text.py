@@ -36,6 +36,18 @@ def count(text: str) -> int:
     return int(text)
 
 
+MAX_ARRAY_RESERVATIONS = 1000
+"""The largest bf_max_job_array_resv sched/backfill accepts (backfill.c ``MAX_BF_MAX_JOB_ARRAY_RESV``)."""
+
+
+def array_reservations(text: str) -> int:
+    """bf_max_job_array_resv: a whole number of tasks in 0 ... 1000 (backfill.c's
+    ``_load_config`` refuses any other, keeping its default of 20 with an error in its log)."""
+    if not text.isdigit() or int(text) > MAX_ARRAY_RESERVATIONS:
+        raise ValueError(f"not a whole number of tasks in 0 ... {MAX_ARRAY_RESERVATIONS}")
+    return int(text)
+
+
 def integer(text: str) -> int:
     """A whole number, maybe negative (PriorityTier, PriorityJobFactor)."""
     try:

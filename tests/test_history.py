@@ -232,8 +232,8 @@ def test_a_dependency_of_the_submit_line_holds_the_job_in_the_replay(tmp_path: P
         assert rejected["reason"].tolist() == ["cancelled: dependency never satisfied (parent 1 COMPLETED)"]
     elif held:
         assert errors.loc[2, "simulated_start"] >= errors.loc[1, "simulated_start"] + 100
-        assert "1 job(s) asked --dependency (after, afterok, afterany, afternotok, singleton) on jobs of the " \
-            "replay" in notes
+        assert "1 job(s) asked --dependency (after, afterok, afterany, afternotok, aftercorr, singleton) on jobs " \
+            "of the replay" in notes
         # the reason sacct keeps for such a job (build_job_queue's state_reason_prev_db)
         assert pd.read_csv(out / "jobs.csv").set_index("job_id").loc[2, "sacct_reason"] == "Dependency"
     else:

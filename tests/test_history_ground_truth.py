@@ -205,8 +205,8 @@ def test_a_history_with_what_the_model_lacks_replays_and_says_so(tmp_path: Path,
     # the arrays' throttle and the dependencies are held in the replay (README: every 25th job an
     # array of 6 tasks throttled to 2, every 40th waiting for the job submitted 3 before it)
     assert "144 task(s) of 24 job array(s) with a throttle" in notes
-    assert "12 job(s) asked --dependency (after, afterok, afterany, afternotok, singleton) on jobs of the " \
-           "replay" in notes
+    assert "12 job(s) asked --dependency (after, afterok, afterany, afternotok, aftercorr, singleton) on jobs " \
+           "of the replay" in notes
     # h12's drain is replayed: events.txt has it from 19:36:55 to 19:38:19, 84 s
     outages = pd.read_csv(tmp_path / "features" / "out_of_service.csv")
     assert outages[["node", "state", "cores", "reason"]].values.tolist() == [["h12", "DRAIN", 2, "bench drain"]]

@@ -42,6 +42,7 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.seconds: ("17", 17.0),
     slurm_text.count: ("7", 7),
     slurm_text.count_or_unlimited: ("7", 7),
+    slurm_text.array_reservations: ("7", 7),
     slurm_text.flag: ("", True),
     slurm_text.yes_no: ("YES", True),
     slurm_text.weight: ("1234", 1234.0),

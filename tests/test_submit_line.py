@@ -83,6 +83,7 @@ def test_the_committed_history_asked_no_node_count() -> None:
     ("sbatch --time=4 job.sh", None),
     ("sbatch -d after:4:5 job.sh", ((4, "after"), (5, "after"))),
     ("sbatch -d afterok:3,singleton job.sh", ((3, "afterok"),)),  # singleton: requested_singleton
+    ("sbatch --array=0-3 --dependency=aftercorr:7,afterany:8 job.sh", ((7, "aftercorr"), (8, "afterany"))),
 ])
 def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | None) -> None:
     assert requested_dependency(line) == edges
@@ -90,7 +91,7 @@ def test_the_dependency_asked(line: str, edges: tuple[tuple[int, str], ...] | No
 
 @pytest.mark.parametrize(("value", "why"), [
     ("afterok:1?afterany:2", "any-of"),
-    ("after:3+5", r"a delay \(3\+5\) is not modelled"), ("aftercorr:7", "aftercorr is not modelled"),
+    ("after:3+5", r"a delay \(3\+5\) is not modelled"), ("afterburstbuffer:7", "afterburstbuffer is not modelled"),
     ("afterok:12_3", "12_3 is not a job id"), ("afterok:", "an empty id is not a job id"),
 ])
 def test_a_dependency_a_replay_cannot_enforce_is_refused_saying_why(value: str, why: str) -> None:

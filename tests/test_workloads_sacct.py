@@ -73,8 +73,10 @@ def test_jobs_and_skips_of_a_realistic_dump() -> None:
         TraceJob(1007, 1800.0, 90.0, 1, 1800.0, 500.0, 1, "dave", "proj1", "debug", "normal", name="short"),
         # 2100 s; 2 s; 2-12:00:00 = 216000 s; ReqMem 0 -> None
         TraceJob(1008, 2100.0, 2.0, 2, 216000.0, None, 1, "carol", "proj2", "batch", "normal", name="fail"),
-        # 2400 s; 120 s; 600 s; 1G = 1024 MB; fresh id 1012 (largest job number in the dump: 1011)
-        TraceJob(1012, 2400.0, 120.0, 1, 600.0, 1024.0, 1, "alice", "proj1", "batch", "normal", name="arr"),
+        # 2400 s; 120 s; 600 s; 1G = 1024 MB; fresh id 1012 (largest job number in the dump: 1011); task 3
+        # of array 1009 (its JobID 1009_3)
+        TraceJob(1012, 2400.0, 120.0, 1, 600.0, 1024.0, 1, "alice", "proj1", "batch", "normal", name="arr",
+                 array_task=(1009, 3)),
     ]
     assert w.extra[1003] == {"State": "TIMEOUT"}
     assert w.extra[1007] == {"State": "CANCELLED by 1000"}
@@ -91,11 +93,11 @@ def test_any_order_and_subset_of_fields() -> None:
             "COMPLETED|00:00:10|2024-01-01T00:00:30|77|70_7|4|UNLIMITED\n"
             "COMPLETED|5-00:00:00|2024-01-01T00:00:00|71|71|2|\n")
     w = parse_sacct_parsable2(text)
-    # JobIDRaw wins over the array JobID; no User/Account columns -> "unknown"; no Start column: a
-    # COMPLETED job has started.
+    # JobIDRaw wins over the array JobID (which says it is task 7 of array 70); no User/Account
+    # columns -> "unknown"; no Start column: a COMPLETED job has started.
     assert w.jobs == [
         TraceJob(71, 0.0, 432000.0, 2, None, None, None, "unknown", "unknown", None, None),
-        TraceJob(77, 30.0, 10.0, 4, None, None, None, "unknown", "unknown", None, None),
+        TraceJob(77, 30.0, 10.0, 4, None, None, None, "unknown", "unknown", None, None, array_task=(70, 7)),
     ]
     assert w.extra[77] == {"State": "COMPLETED", "JobID": "70_7"}
 

@@ -164,7 +164,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     if not jobs:
         raise InputError(f"no job of {files.sacct} was submitted after, or pending at, {start}",
                          key="--start")
-    dependencies = history_dependencies(jobs, split.running, workload.recorded)
+    dependencies = history_dependencies(jobs, split.running, workload.recorded, split.ended)
     held_in_replay = dependencies.enforced.keys() | {job.job_id for job in jobs if job.array is not None}
     queued = [queued_at(job, workload.recorded.get(job.job_id) if job.job_id not in held_in_replay else None,
                         begin) for job in jobs]

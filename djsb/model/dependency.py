@@ -1,5 +1,6 @@
 """Job dependencies the model enforces: Slurm's ``after``, ``afterok``, ``afterany``,
-``afternotok`` and ``singleton`` (:mod:`djsb.model.singleton`), and Autosubmit's
+``afternotok``, ``aftercorr`` (:mod:`djsb.model.aftercorr`: task *i* of an array after task *i* of
+another, an ``afterok`` on it) and ``singleton`` (:mod:`djsb.model.singleton`), and Autosubmit's
 submit-on-parent-end.
 
 A trace's own ``TraceJob.depends_on`` stays informational (its submit times already follow the
@@ -17,7 +18,8 @@ Two ways to wait for parents (paper 004 sec. 3.3.2):
 
 Each parent is waited for in one way (sbatch(1) ``--dependency``; several joined by ``,`` must all
 be satisfied, as Slurm's ``test_job_dependency`` in job_scheduler.c requires): ``after``, until it
-started or was cancelled (``DEPEND_AFTER``: a parent not pending); ``afterok``, until it COMPLETED;
+started or was cancelled (``DEPEND_AFTER``: a parent not pending); ``afterok``, until it COMPLETED
+(``aftercorr``: the corresponding task, or the tasks it stands for, each so);
 ``afternotok``, until it ended in any other state (FAILED, TIMEOUT, CANCELLED...); ``afterany``,
 until it ended whatever its state. A parent that ends so that its dependent's way can
 never be satisfied (an ``afterok`` parent that TIMEOUT, an ``afternotok`` one that COMPLETED), or is
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from djsb.errors import InputError
+from djsb.model.aftercorr import ArrayTasks, array_tasks, corresponding
 from djsb.model.reasons import DEPENDENCY
 from djsb.model.singleton import Singletons, group
 
@@ -67,15 +70,15 @@ class Dependency:
         return tuple(zip(self.parents, self.kinds or ("afterok",) * len(self.parents), strict=True))
 
 
-KINDS = ("after", "afterok", "afterany", "afternotok")
+KINDS = ("after", "afterok", "afterany", "afternotok", "aftercorr")
 """The ways of waiting for a parent the model enforces (sbatch(1) ``--dependency``)."""
 
 
 def satisfies(kind: str, state: str) -> bool:
     """Whether a parent that ended in ``state`` satisfies a dependent waiting for it by ``kind``
-    (job_scheduler.c ``test_job_dependency``: afterok needs COMPLETED, afternotok any other end;
-    after and afterany any end)."""
-    return kind in ("afterany", "after") or (kind == "afterok") == (state == "COMPLETED")
+    (job_scheduler.c ``test_job_dependency``: afterok, and aftercorr of the corresponding task, need
+    COMPLETED, afternotok any other end; after and afterany any end)."""
+    return kind in ("afterany", "after") or (kind in ("afterok", "aftercorr")) == (state == "COMPLETED")
 
 
 class DependencyTracker:
@@ -100,8 +103,12 @@ class DependencyTracker:
         self.singleton = {job_id for job_id, dependency in dependencies.items() if dependency.singleton}
         self.singles = Singletons({group(by_id[job_id]) for job_id in self.singleton if job_id in by_id}) \
             if self.singleton else None
+        arrays: ArrayTasks | None = None  # the replay's job arrays, gathered for the first aftercorr
         for job_id, dependency in dependencies.items():
             edges = dict(dependency.edges())  # a parent named twice is waited for once, the last way
+            if "aftercorr" in edges.values() and job_id in by_id:
+                arrays = array_tasks(by_id.values()) if arrays is None else arrays
+                edges = _corresponding(by_id[job_id], edges, arrays)
             unknown = sorted(p for p in (job_id, *edges) if p not in by_id)
             if unknown:
                 raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
@@ -202,3 +209,16 @@ class DependencyTracker:
         """At the end of a replay: the jobs whose parents never all completed, with the reason."""
         return [(job_id, "dependency never satisfied (its parents never all completed)")
                 for job_id, count in self.missing.items() if count and job_id not in self.dropped]
+
+
+def _corresponding(child: TraceJob, edges: dict[int, str], arrays: ArrayTasks) -> dict[int, str]:
+    """``edges`` with each ``aftercorr`` parent replaced by the tasks it stands for, each waited for
+    COMPLETED (:func:`~djsb.model.aftercorr.corresponding`); a task also named another way is
+    waited for as ``aftercorr`` asks."""
+    resolved: dict[int, str] = {}
+    for parent, kind in edges.items():
+        if kind == "aftercorr":
+            resolved.update(dict.fromkeys(corresponding(child, parent, arrays), "afterok"))
+        else:
+            resolved.setdefault(parent, kind)
+    return resolved

@@ -39,6 +39,14 @@ def _depth(node: Located) -> float:
         else as_int(node, 1)
 
 
+def _array_reservations(node: Located) -> int:
+    """A number of array tasks in 0 ... 1000, as sched/backfill accepts for bf_max_job_array_resv."""
+    value = as_int(node, 0)
+    if value > slurm_text.MAX_ARRAY_RESERVATIONS:
+        raise node.error(f"must be <= {slurm_text.MAX_ARRAY_RESERVATIONS}, got {value}")
+    return value
+
+
 def _registered(node: Located, registry: Registry[Any]) -> str:
     """A plugin's registered name (any case, or an alias of it), at the key's line if unknown."""
     try:
@@ -127,6 +135,11 @@ class SchedulerConfig:
                                      _parameter("bf_max_job_part", slurm_text.count_or_unlimited),
                                      "jobs of one partition a backfill pass tests at most "
                                      "(unlimited: no limit)")
+    bf_max_job_array_resv: int = setting(
+        20, lambda node: _array_reservations(node), "tasks",
+        _parameter("bf_max_job_array_resv", slurm_text.array_reservations),
+        "tasks of one job array a backfill pass reserves for at most; the pass walks past the rest "
+        "(0: it walks past every task; djsb/model/array_resv.py)")
     bf_continue: bool = setting(False, as_bool, "",
                                 _parameter("bf_continue", slurm_text.flag, flag=True),
                                 "accepted for Table 3.3 of paper 004; no effect (a pass takes no time)")

@@ -165,6 +165,8 @@ class Simulation(MachineOperations):
         users.update(dict.fromkeys(associations))
         self.priority.setup(PriorityContext(cluster, tuple(users), start.time))
         self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
+        self.array_tasks = any(job.array_task is not None for job in self.trace)
+        """Whether backfill passes count reservations per job array (bf_max_job_array_resv)."""
         for job in self.trace:
             if self.deps is None or job.job_id not in self.deps.on_parent_end:
                 self.arrivals.append((job.submit, job.job_id, next(self.seq)))
@@ -560,7 +562,7 @@ class Simulation(MachineOperations):
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
                                       self.backfill.max_reservations, self.node_memory, self.checker, start,
                                       self.service.in_service if self.service and self.service.out else None,
-                                      self.reserved, self.inside is not None))
+                                      self.reserved, self.inside is not None, self.array_tasks))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

@@ -32,9 +32,10 @@ GPU_COLUMN = "gpus"
 OPTIONAL = (GPU_COLUMN, "reservation", "name", "exclusive")
 """The columns only a workload that has such values has, after the others, in this order."""
 COLUMNS = tuple(f.name for f in fields(TraceJob)
-                if f.name not in ("user_estimate", "estimated", "array", *OPTIONAL))
+                if f.name not in ("user_estimate", "estimated", "array", "array_task", *OPTIONAL))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets, ``array``, which only a site's sacct dump gives, and the :data:`OPTIONAL` ones."""
+estimate sets, ``array`` and ``array_task``, which only a site's sacct dump gives, and the
+:data:`OPTIONAL` ones."""
 
 
 def jobs_to_frame(jobs: Iterable[TraceJob]) -> pandas.DataFrame:

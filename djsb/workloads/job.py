@@ -19,7 +19,10 @@ class TraceJob:
     (None: the trace recorded none). :attr:`user_request` reads the right one of the two.
     ``gpus`` is what the job asks of GPUs (None: none, as every trace without GPUs). ``array`` is
     the job array a task belongs to when the array is throttled, ``(array job id, most tasks running
-    at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce). ``reservation`` is the
+    at once)`` (sbatch ``--array=...%N``; None: no throttle to enforce); ``array_task`` which task of
+    which job array the job is, ``(array job id, task index)`` (sacct's JobID ``123_4``; None: not an
+    array task), throttled or not: what an ``aftercorr`` dependency pairs tasks by and
+    ``bf_max_job_array_resv`` counts reservations of. ``reservation`` is the
     advance reservation the job asks to run in (sbatch ``--reservation``; None: none); ``name`` its
     name (sbatch ``--job-name``, sacct's JobName; None: not recorded), which ``singleton``
     dependencies group jobs by; ``exclusive`` whether it asked whole nodes for itself (sbatch
@@ -42,6 +45,7 @@ class TraceJob:
     estimated: bool = False
     gpus: GpuRequest | None = None
     array: tuple[int, int] | None = None
+    array_task: tuple[int, int] | None = None
     reservation: str | None = None
     name: str | None = None
     exclusive: bool = False

@@ -223,6 +223,15 @@ def _throttled_array(job_text: str, submit_line: str) -> tuple[int, int] | None:
     return (int(array_id), throttle) if array_id.isdigit() and throttle is not None else None
 
 
+def _array_task(job_text: str) -> tuple[int, int] | None:
+    """An array task's (array job id, task index) from its JobID ``123_4``; None for any other job
+    (a pending array's ``123_[5-9]`` never ran, so no dump line of a replayed job has it)."""
+    if "_" not in job_text:
+        return None
+    match = _ARRAY_OR_HET.match(job_text)
+    return (int(match.group(1)), int(match.group(2))) if match is not None and "+" not in job_text else None
+
+
 def _job_number(text: str) -> int:
     """The job number ``text`` starts with (``123`` of ``123_4``), 0 if none: fresh ids go above
     every one of a dump."""
@@ -373,7 +382,8 @@ def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     """The :class:`TraceJob` of ``job`` as job ``number``, its submission from ``origin``."""
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
                     job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array,
-                    reservation=job.reservation, name=job.name, exclusive=job.exclusive)
+                    array_task=_array_task(job.job_text), reservation=job.reservation, name=job.name,
+                    exclusive=job.exclusive)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

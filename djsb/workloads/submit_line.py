@@ -82,7 +82,7 @@ def requested_gpus(line: str) -> GpuRequest | None:
     return None if request is None else request.bringing(dict(options))
 
 
-DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok")
+DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok", "aftercorr")
 """The ``--dependency`` types a replay enforces (djsb/model/dependency.py)."""
 
 
@@ -90,8 +90,9 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
     """The parents the sbatch command ``line`` waited for, each with its type, from its last
     ``--dependency``/``-d`` (sbatch(1): ``type:id[:id...]`` items joined by ``,``, all to be
     satisfied; a ``singleton`` item names no parent: :func:`requested_singleton`); None if it asked
-    none. Raises ValueError for one a replay cannot enforce: items joined by ``?`` (any one
-    satisfies), the types aftercorr and afterburstbuffer, a delay (``+time``), an array task
+    none (``aftercorr:123`` names array 123, whose task of each dependent task's index it waits for:
+    djsb/model/aftercorr.py). Raises ValueError for one a replay cannot enforce: items joined by
+    ``?`` (any one satisfies), the type afterburstbuffer, a delay (``+time``), an array task
     (``123_4``), or a malformed list."""
     values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
     if not values:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from djsb.model.array_resv import ArrayReservations
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
@@ -48,6 +49,8 @@ class PlannerOptions(Protocol):
     @property
     def bf_max_job_part(self) -> float: ...
     @property
+    def bf_max_job_array_resv(self) -> int: ...
+    @property
     def bf_node_reservations(self) -> bool: ...
     @property
     def bf_round_reservations(self) -> bool: ...
@@ -72,7 +75,8 @@ class BackfillView:
     service); ``reservations`` the advance reservations, whose nodes no job may use over their
     windows (:mod:`djsb.model.reservations`); ``reserved_jobs`` whether jobs asking for one may be
     queued or running: no planner starts them, and those running hold nodes the windows already
-    take (:mod:`djsb.model.reserved_jobs`)."""
+    take (:mod:`djsb.model.reserved_jobs`); ``array_tasks`` whether the replay has tasks of job
+    arrays, whose reservations ``bf_max_job_array_resv`` bounds (:mod:`djsb.model.array_resv`)."""
 
     now: float
     queue: JobQueue
@@ -87,6 +91,7 @@ class BackfillView:
     in_service: Callable[[Placement, list[float] | None], tuple[Placement, list[float] | None]] | None = None
     reservations: ReservationPlan | None = None
     reserved_jobs: bool = False
+    array_tasks: bool = False
 
     def windows(self, horizon: float) -> list[Window]:
         """The advance reservations' windows from now to ``horizon``, each to plan as taken."""
@@ -143,14 +148,18 @@ class BackfillPlanner(ABC):
         planned = self.expected_end(job)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
-    def candidates(self, view: BackfillView, startable: Startable | None = None) -> Iterator[SimJob]:
+    def candidates(self, view: BackfillView, startable: Startable | None = None,
+                   arrays: ArrayReservations | None = None) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
         held by a QoS limit (asked as the pass reaches it: the pass's starts count;
         :meth:`~djsb.model.limits.RunningLimits.held_now` for TRES limits), at most
         ``bf_max_job_part`` of one partition and ``bf_max_job_user`` of one user: a job past either
         count toward ``bf_max_job_test`` but is not tested, and counts toward neither (backfill.c
         ``_job_exceeds_max_bf_param``, checked after the pass's depth is counted: the partition's
-        count first, then the user's, both incremented only for a job tested).
+        count first, then the user's, both incremented only for a job tested). A task of a job array
+        whose reservations in the pass reached ``bf_max_job_array_resv`` (``arrays``, which the
+        planner tells of each reservation) is walked past before any of these counts
+        (:mod:`djsb.model.array_resv`).
 
         Without an invariant checker the walk stops where no job left in the queue could start:
         by default where none could fit its partition's free capacity, or as the planner's
@@ -177,6 +186,8 @@ class BackfillPlanner(ABC):
                     return
                 left.remove(job)
             if inside and job.trace.reservation is not None:
+                continue
+            if arrays is not None and arrays.walked_past(job):
                 continue
             if (not pre or limits.allows(job)) and (not post or not limits.held_now(job)):
                 tested += 1

@@ -28,6 +28,7 @@ import math
 from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, job_memory, shares_cores
+from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end, whole
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.invariants import Reservation
@@ -64,7 +65,8 @@ class ProfilePlanner(BackfillPlanner):
         # EASY's single reservation leaves the rest of its walk cheap (no reservation to plan).
         headroom = Headroom(queue.needs_by_plan.copy(), state.partitions, profiles, now) \
             if max_reservations > 1 else None
-        for job in self.candidates(view, headroom):
+        arrays = array_reservations(cfg.bf_max_job_array_resv, view.array_tasks)
+        for job in self.candidates(view, headroom, arrays):
             part = job.part
             may_reserve = reserved.get(part.index, 0) < max_reservations
             if not may_reserve and job.need > part.free:
@@ -128,6 +130,8 @@ class ProfilePlanner(BackfillPlanner):
                 reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
+            if arrays is not None:
+                arrays.reserved(job)
         if checker is not None:
             checker.check_reservations(now, reservations)
 

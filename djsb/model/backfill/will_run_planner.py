@@ -16,6 +16,7 @@ import math
 from collections.abc import Hashable
 
 from djsb.model.allocation import allocate
+from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, FreeCapacity
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
@@ -48,7 +49,8 @@ class WillRunPlanner(BackfillPlanner):
                            now, cfg.kill_wait)
         reserved: dict[int, int] = {}
         left = UnreservedCapacity(view, space) if not view.queue.shaped else None
-        for job in self.candidates(view, left):
+        arrays = array_reservations(cfg.bf_max_job_array_resv, view.array_tasks)
+        for job in self.candidates(view, left, arrays):
             found = self._try_later(job, space, test, now, horizon)
             if found is None:
                 continue
@@ -62,6 +64,8 @@ class WillRunPlanner(BackfillPlanner):
                     and not view.limits.blocks(job, alloc):  # no reservation for a job the QoS holds
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
                 space.reserve(alloc, start, start + job.plan)
+                if arrays is not None:
+                    arrays.reserved(job)
             else:
                 continue
             if left is not None:
