@@ -28,6 +28,7 @@ from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
 from djsb.slurmsite.slurm_config import (
     MODELLED,
     NOTED_ONLY,
+    OBSERVATION_KEYS,
     cluster_spec,
     from_slurm,
     read_keys,
@@ -114,8 +115,9 @@ def test_every_declared_partition_key_is_read_from_a_sites_slurm_conf(tmp_path: 
 
 def test_no_key_is_read_that_no_declaration_names() -> None:
     # every string in the site readers and the history replay that is a slurm.conf key (Slurm 22.05's
-    # list) is a declared key, a record keyword, or a key read only to note it has no model
-    allowed = {key.lower() for key in (*read_keys(), *RECORD_KEYS, *NOTED_ONLY)}
+    # list) is a declared key, a record keyword, a key read only to note it has no model, or one read
+    # to find Slurm's own records of what it did
+    allowed = {key.lower() for key in (*read_keys(), *RECORD_KEYS, *NOTED_ONLY, *OBSERVATION_KEYS)}
     options = {key.name for cls in MODELLED for name in slurm_names(cls).values() for key in name.keys
                if key.within}
     found = {}

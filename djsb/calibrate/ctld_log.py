@@ -34,6 +34,8 @@ from datetime import datetime
 
 import pandas as pd
 
+from djsb.slurmsite.slurm_config import CTLD_LOG_FILE
+
 SUBMIT, MAIN, BACKFILL, END = "submit", "main", "backfill", "end"
 """The events read: a job queued, started by either scheduler, ended."""
 _MESSAGES = ((SUBMIT, re.compile(r"_slurm_rpc_submit_batch_job: JobId=(\S+)")),
@@ -187,7 +189,7 @@ def log_reader(run: Callable[[str], tuple[int, str]], path: str) -> Callable[[],
 
 def ctld_log_file(show_config: dict[str, str]) -> str | None:
     """slurmctld's log file as ``scontrol show config`` names it; None when it logs to syslog."""
-    path = show_config.get("SlurmctldLogFile", "(null)")
+    path = show_config.get(CTLD_LOG_FILE, "(null)")
     return None if path in ("", "(null)") else path
 
 

@@ -49,6 +49,10 @@ UNMODELLED_WEIGHTS = ("PriorityWeightAssoc",)
 NOTED_ONLY = ("GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
 """Keys a replay reads only to note what the model does not reproduce; every other key it reads is
 named by a declaration (:func:`read_keys`)."""
+CTLD_LOG_FILE = "SlurmctldLogFile"
+OBSERVATION_KEYS = (CTLD_LOG_FILE,)
+"""Keys read to find where Slurm records what it did (a calibration's measurements), not settings of
+the model."""
 
 
 def read_keys() -> tuple[str, ...]:
