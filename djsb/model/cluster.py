@@ -49,6 +49,7 @@ from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
+from djsb.model.partition_rows import PartitionRows, applies
 from djsb.model.placement import Placement, Run
 from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
@@ -372,9 +373,8 @@ class ClusterState:
             raise ConfigError("node names must be unique", key="cluster.nodes")
         if not spec.partitions:
             raise ConfigError("at least one partition is needed", key="cluster.partitions")
-        node_share: dict[int, int] = {}
-        parts: list[PartitionState] = []
-        for p_index, part in enumerate(spec.partitions):
+        members: list[tuple[int, ...]] = []
+        for part in spec.partitions:
             try:
                 ids = tuple(index[n] for n in part.nodes) if part.nodes is not None \
                     else tuple(range(len(self.node_names)))
@@ -383,26 +383,27 @@ class ClusterState:
                                   key=f"partitions.{part.name}.nodes") from None
             if not ids:
                 raise ConfigError("partition has no nodes", key=f"partitions.{part.name}.nodes")
-            share = part.share
-            for i in ids:
-                if node_share.setdefault(i, share) != share:
-                    raise ConfigError(f"node {self.node_names[i]} is in partitions with different "
-                                      "OverSubscribe share counts", key=f"partitions.{part.name}")
+            members.append(ids)
+        node_share = _node_shares(spec.partitions, members, self.node_names)
+        self.node_capacity = [spec.nodes[i].cores * node_share[i] for i in range(len(spec.nodes))]
+        self.node_cores = [n.cores for n in spec.nodes]
+        self.node_spare = [spec.nodes[i].cores * (node_share[i] - 1) for i in range(len(spec.nodes))]
+        parts: list[PartitionState] = []
+        for p_index, (part, ids) in enumerate(zip(spec.partitions, members, strict=True)):
             cores = {spec.nodes[i].cores for i in ids}
             if part.exclusive and len(cores) != 1:
                 raise ConfigError("an exclusive partition needs nodes with equal core counts",
                                   key=f"partitions.{part.name}.nodes")
-            cap = len(ids) if part.exclusive else sum(spec.nodes[i].cores * share for i in ids)
+            cap = len(ids) if part.exclusive else sum(self.node_capacity[i] for i in ids)
+            spares = {self.node_spare[i] for i in ids}
             parts.append(PartitionState(part, p_index, ids, part.exclusive, max(cores), cap, cap,
                                         members=frozenset(ids),
                                         cores=sum(spec.nodes[i].cores for i in ids), forced=part.forced,
-                                        keeps_spare=share > 1 and not part.forced,
-                                        segments=_segments(ids), uniform=len(cores) == 1))
+                                        keeps_spare=max(spares) > 0 and not part.forced,
+                                        segments=_segments(ids),
+                                        uniform=len(cores) == 1 and len(spares) == 1))
         self.partitions = parts
         self.by_name = {p.spec.name: p for p in parts}
-        self.node_capacity = [spec.nodes[i].cores * node_share.get(i, 1) for i in range(len(spec.nodes))]
-        self.node_cores = [n.cores for n in spec.nodes]
-        self.node_spare = [spec.nodes[i].cores * (node_share.get(i, 1) - 1) for i in range(len(spec.nodes))]
         self.node_free = list(self.node_capacity)
         self.node_mem_free: list[float | None] = [n.memory_mb for n in spec.nodes]
         self.node_parts: list[list[int]] = [[] for _ in spec.nodes]
@@ -431,6 +432,12 @@ class ClusterState:
         """Each node's free GPUs per type (only :meth:`commit_gpus` changes them)."""
         self.busy_gpus = 0
         self.cons_tres_select = False
+        part_rows = [p.spec.share for p in parts]  # _create_part_data: max_share rows, or 1
+        self.rows = PartitionRows(part_rows, len(spec.nodes)) \
+            if applies(members, part_rows, len(spec.nodes)) else None
+        """Per node, the slots held by partitions of two rows or more and by jobs that do not share
+        cores, for the rule between partitions of :mod:`djsb.model.partition_rows` (None: no node is
+        in two partitions one of which has two rows or more, and the rule never applies)."""
         """Choose nodes as Slurm's cons_tres does (:mod:`djsb.model.cons_tres`) for jobs without a
         node count, memory or an exclusive partition, instead of first fit."""
 
@@ -731,13 +738,17 @@ class ClusterState:
         return None if lacking > 0 else Placement.of(chosen, tuple(held))
 
     def commit(self, alloc: Placement, cpus: int, memory: Sequence[float] | None,
-               sign: int = 1, part: PartitionState | None = None) -> None:
+               sign: int = 1, part: PartitionState | None = None, shares: bool = False) -> None:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
         holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none), for a job of
-        ``part`` (None: no job's, as a node out of service holds its slots)."""
-        if part is not None and (used := self.part_used[part.index]) is not None:
-            for i, slots in alloc:
-                used[i] += sign * slots
+        ``part`` (None: no job's, as a node out of service holds its slots) that ``shares`` its cores
+        or not (:func:`djsb.model.allocation.shares_cores`)."""
+        if part is not None:
+            if (used := self.part_used[part.index]) is not None:
+                for i, slots in alloc:
+                    used[i] += sign * slots
+            if self.rows is not None:
+                self.rows.commit(part.index, alloc, sign, shares)
         node_free, has_free = self.node_free, self.node_has_free
         memberships = self.memberships
         for first, count, slots in alloc.runs:
@@ -793,6 +804,31 @@ class ClusterState:
         if part.exclusive:
             return sum(prefix[first + count] - prefix[first] for first, count, _ in alloc.runs)
         return sum(slots * (prefix[first + count] - prefix[first]) for first, count, slots in alloc.runs)
+
+
+def _node_shares(partitions: Sequence[PartitionSpec], members: Sequence[Sequence[int]],
+                 names: Sequence[str]) -> list[int]:
+    """Each node's share count: that of the partitions holding it that share cores (YES:N, FORCE:N),
+    which must agree, or 1. A node of such a partition may also be in partitions that do not share
+    (NO), whose jobs then need idle cores there; not in an exclusive one."""
+    share = [1] * len(names)
+    exclusive = [False] * len(names)
+    for part, ids in zip(partitions, members, strict=True):
+        n = part.share
+        for i in ids:
+            if part.exclusive:
+                exclusive[i] = True
+            if n > 1:
+                if share[i] not in (1, n):
+                    raise ConfigError(f"node {names[i]} is in partitions with different OverSubscribe share "
+                                      "counts", key=f"partitions.{part.name}")
+                share[i] = n
+    for part, ids in zip(partitions, members, strict=True):
+        for i in ids:
+            if exclusive[i] and share[i] > 1:
+                raise ConfigError(f"node {names[i]} is in an exclusive partition and in one whose jobs share "
+                                  "cores", key=f"partitions.{part.name}")
+    return share
 
 
 def _segments(ids: Sequence[int]) -> tuple[tuple[int, int], ...]:

@@ -1,0 +1,111 @@
+"""Which nodes a job may not start on because of the jobs of *other* partitions running there: the
+node-sharing rule of Slurm 22.05's select plugins between partitions of different OverSubscribe.
+
+cons_common's ``_get_job_node_req`` (job_test.c) classes a job by what it asks of its nodes:
+NODE_CR_RESERVED for a job of an ``OverSubscribe=EXCLUSIVE`` partition or one asking ``--exclusive``,
+NODE_CR_AVAILABLE for a job of a ``FORCE`` partition or one asking ``--oversubscribe`` on a ``YES``
+partition (``share_res`` 1), NODE_CR_ONE_ROW for any other. A node's ``node_state`` is the sum of its
+running jobs' classes (job_resources.c ``job_res_add_job``). ``_verify_node_state`` (job_test.c) then
+keeps a job off a node:
+
+* whose ``node_state`` is NODE_CR_RESERVED (an exclusive job holds it): the model's exclusive jobs
+  take whole idle nodes, so no other job is ever beside them;
+* whose ``node_state`` is at least NODE_CR_ONE_ROW (a ONE_ROW job runs there) when the job is
+  AVAILABLE or RESERVED ("non-sharing");
+* when the job is ONE_ROW and ``_is_node_busy(sharing_only=1)``: another partition with at least two
+  rows (OverSubscribe ``YES:N`` or ``FORCE:N``, N >= 2: ``_create_part_data`` gives a partition
+  ``max_share`` rows, part_data.c) has cores allocated on the node ("sharing?", "vbusy");
+* when the job is RESERVED and ``_is_node_busy(sharing_only=0)``: any job runs there (the model's
+  exclusive jobs already need idle nodes).
+
+So a job of a partition that does not share (or one that does not ask to share) cannot start on a
+node running jobs of another partition that may share cores, and a job that shares cores cannot
+start beside one that does not. It matters only where a node is in two partitions one of which has
+two rows or more (:func:`applies`); other clusters keep no state for it.
+
+The model counts, per node, the slots the running jobs of each partition of two rows or more hold,
+and the slots held by jobs that do not share cores (ONE_ROW; an exclusive job too, which holds its
+nodes whole anyway). Not modelled: ``preempt/qos``'s extra row (``_create_part_data`` adds one, which
+``_is_node_busy`` does not count for a job that is no QoS preemptor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+NODE_CR_AVAILABLE = 0
+"""A job that may share its cores (job_resources.h)."""
+NODE_CR_ONE_ROW = 1
+"""A job that needs cores of its own but may share its nodes (job_resources.h)."""
+NODE_CR_RESERVED = 2
+"""A job that needs whole nodes (job_resources.h has 64000: any sum of ONE_ROW jobs stays below)."""
+
+
+def node_req(exclusive_part: bool, forced: bool, share: int, *, exclusive: bool = False,
+             oversubscribe: bool = False) -> int:
+    """A job's class (``_get_job_node_req``): RESERVED for an exclusive partition or ``--exclusive``,
+    AVAILABLE for a FORCE partition or ``--oversubscribe`` on a partition that shares (YES:N, N > 1),
+    else ONE_ROW."""
+    if exclusive_part or exclusive:
+        return NODE_CR_RESERVED
+    if forced or (oversubscribe and share > 1):
+        return NODE_CR_AVAILABLE
+    return NODE_CR_ONE_ROW
+
+
+def applies(part_nodes: Sequence[Iterable[int]], part_rows: Sequence[int], n_nodes: int) -> bool:
+    """Whether some node is in two partitions one of which has two rows or more: only then can the
+    rule keep a job off a node."""
+    count = [0] * n_nodes
+    multi = [False] * n_nodes
+    for nodes, r in zip(part_nodes, part_rows, strict=True):
+        for i in nodes:
+            count[i] += 1
+            multi[i] = multi[i] or r >= 2
+    return any(c >= 2 and m for c, m in zip(count, multi, strict=True))
+
+
+class PartitionRows:
+    """Per node, the slots running jobs hold by partition of two rows or more and by ONE_ROW job,
+    kept by :meth:`commit` (the cluster state's commit, given the job's partition)."""
+
+    __slots__ = ("multi", "one_row")
+
+    def __init__(self, part_rows: Sequence[int], n_nodes: int) -> None:
+        self.multi: dict[int, list[int]] = {p: [0] * n_nodes for p, r in enumerate(part_rows) if r >= 2}
+        """Per partition of two rows or more, the slots its running jobs hold on each node."""
+        self.one_row = [0] * n_nodes
+        """The slots the running ONE_ROW jobs hold on each node."""
+
+    def copy(self) -> PartitionRows:
+        """An independent copy (for a planning view that takes or gives back slots)."""
+        other = PartitionRows.__new__(PartitionRows)
+        other.multi = {p: list(used) for p, used in self.multi.items()}
+        other.one_row = list(self.one_row)
+        return other
+
+    def commit(self, part: int, alloc: Iterable[tuple[int, int]], sign: int, shares: bool) -> None:
+        """A job of partition ``part`` that ``shares`` cores (AVAILABLE) or not takes (``sign=1``) or
+        gives back (``sign=-1``) the slots of ``alloc`` (node, slots)."""
+        used = self.multi.get(part)
+        one_row = None if shares else self.one_row
+        if used is None and one_row is None:
+            return
+        for i, slots in alloc:
+            if used is not None:
+                used[i] += sign * slots
+            if one_row is not None:
+                one_row[i] += sign * slots
+
+    def blocked(self, part: int, req: int, nodes: Iterable[int]) -> frozenset[int]:
+        """Those of ``nodes`` a job of partition ``part`` and class ``req`` may not start on
+        (``_verify_node_state``; a RESERVED job needs idle nodes, which the placement already asks)."""
+        if req == NODE_CR_AVAILABLE:
+            one_row = self.one_row
+            return frozenset(i for i in nodes if one_row[i] > 0)
+        if req != NODE_CR_ONE_ROW:
+            return frozenset()
+        others = [used for q, used in self.multi.items() if q != part]
+        if not others:
+            return frozenset()
+        return frozenset(i for i in nodes if any(used[i] > 0 for used in others))
