@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
@@ -98,3 +100,21 @@ def test_a_sharing_partition_alone_is_untouched() -> None:
             TraceJob(2, 1.0, 100.0, 1, requested_time=100.0, partition="oversub")]
     result = replay(cluster, KILL, jobs)
     assert (result[1][:3], result[2][:3]) == ((0.0, 100.0, "n1"), (1.0, 101.0, "n1"))
+
+
+@pytest.mark.parametrize("planner", ["profile", "will_run"])
+def test_the_backfill_planners_keep_the_rule_over_time(planner: str) -> None:
+    # No preemption; the high job (ONE_ROW) may start only on a node without oversub jobs
+    # (_is_node_busy(sharing_only=1)): the planners see n1 free of them once job 1 ends at 100 (the
+    # will-run test's job_res_rm_job takes an ending job out of the partitions' rows) and reserve
+    # it there. Oversub job 8 (1 CPU, 500 s) comes at 20: backfilled, it keeps off n1 (it would hold
+    # n1 past 100 and so keep the high job off it) and takes n3's free CPU; the high job starts at
+    # 100 as planned. Without the rule in the planners the high job gets no reservation, job 8
+    # takes n1's free CPU and the high job waits for n2 at 200.
+    scheduler = dataclasses.replace(KILL, bf_planner=planner, bf_resolution=0)
+    jobs = [*oversub_jobs(5.0, (100.0, 200.0, 300.0, 300.0)),
+            TraceJob(7, 10.0, 50.0, 1, requested_time=50.0, partition="high"),
+            TraceJob(8, 20.0, 500.0, 1, requested_time=500.0, nodes=1, partition="oversub")]
+    result = replay(MEASURED, scheduler, jobs)
+    assert result[7][:3] == (100.0, 150.0, "n1")
+    assert result[8][:3] == (20.0, 520.0, "n3")

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from djsb.model.profile import Profile
+
 NODE_CR_AVAILABLE = 0
 """A job that may share its cores (job_resources.h)."""
 NODE_CR_ONE_ROW = 1
@@ -69,19 +71,22 @@ class PartitionRows:
     """Per node, the slots running jobs hold by partition of two rows or more and by ONE_ROW job,
     kept by :meth:`commit` (the cluster state's commit, given the job's partition)."""
 
-    __slots__ = ("multi", "one_row")
+    __slots__ = ("multi", "one_row", "kept")
 
     def __init__(self, part_rows: Sequence[int], n_nodes: int) -> None:
         self.multi: dict[int, list[int]] = {p: [0] * n_nodes for p, r in enumerate(part_rows) if r >= 2}
         """Per partition of two rows or more, the slots its running jobs hold on each node."""
         self.one_row = [0] * n_nodes
         """The slots the running ONE_ROW jobs hold on each node."""
+        self.kept: frozenset[int] = frozenset()
+        """Nodes kept from the job whatever it is (a planning view's: see :meth:`RowsPlan.view`)."""
 
     def copy(self) -> PartitionRows:
         """An independent copy (for a planning view that takes or gives back slots)."""
         other = PartitionRows.__new__(PartitionRows)
         other.multi = {p: list(used) for p, used in self.multi.items()}
         other.one_row = list(self.one_row)
+        other.kept = self.kept
         return other
 
     def commit(self, part: int, alloc: Iterable[tuple[int, int]], sign: int, shares: bool) -> None:
@@ -99,13 +104,106 @@ class PartitionRows:
 
     def blocked(self, part: int, req: int, nodes: Iterable[int]) -> frozenset[int]:
         """Those of ``nodes`` a job of partition ``part`` and class ``req`` may not start on
-        (``_verify_node_state``; a RESERVED job needs idle nodes, which the placement already asks)."""
+        (``_verify_node_state``; a RESERVED job needs idle nodes, which the placement already asks),
+        and those :attr:`kept` from it."""
         if req == NODE_CR_AVAILABLE:
             one_row = self.one_row
-            return frozenset(i for i in nodes if one_row[i] > 0)
+            return self.kept.union(i for i in nodes if one_row[i] > 0)
         if req != NODE_CR_ONE_ROW:
-            return frozenset()
+            return self.kept
         others = [used for q, used in self.multi.items() if q != part]
         if not others:
-            return frozenset()
-        return frozenset(i for i in nodes if any(used[i] > 0 for used in others))
+            return self.kept
+        return self.kept.union(i for i in nodes if any(used[i] > 0 for used in others))
+
+
+ONE_ROW_KEY = -1
+"""The key of the ONE_ROW jobs' counts in :class:`RowsPlan` (the others are partition indices)."""
+
+
+class RowsPlan:
+    """The rule's per-node counts as step functions of time, for the backfill planners: the running
+    jobs give theirs back at their planned end (as the will-run test's ``job_res_rm_job`` removes an
+    ending job from ``node_usage`` and the partitions' rows, cons_common job_test.c
+    ``_will_run_test``), and a start or reservation takes its own over its window. A view holds,
+    per node, the most each count reaches over a window.
+
+    A job placed over a window must also not keep a reservation from its nodes at the reservation's
+    start (the rule is tested at each start only): a job of a partition of two rows or more keeps
+    off the nodes reserved over its window for ONE_ROW jobs of other partitions, and a ONE_ROW job
+    off those reserved for AVAILABLE jobs."""
+
+    def __init__(self, rows: PartitionRows, now: float,
+                 holdings: Iterable[tuple[float, Iterable[tuple[int, int]], int, bool]]) -> None:
+        """``holdings``: (planned end, (node, slots) pairs, partition, whether the job shares cores)
+        of each running job."""
+        self.now = now
+        self.n_nodes = len(rows.one_row)
+        self.profiles: dict[int, dict[int, Profile]] = {q: {} for q in rows.multi}
+        self.profiles[ONE_ROW_KEY] = {}
+        releases: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        for end, alloc, part, shares in holdings:
+            for key in self._keys(part, shares):
+                for node, slots in alloc:
+                    releases.setdefault((key, node), []).append((end, slots))
+        self.reserved: dict[tuple[int, bool], dict[int, Profile]] = {}
+        """Per (partition, whether its jobs share cores), the reservations on each node over time."""
+        counts = [*rows.multi.items(), (ONE_ROW_KEY, rows.one_row)]
+        for key, used in counts:
+            by_node = self.profiles[key]
+            for node, held in enumerate(used):
+                if held:
+                    by_node[node] = Profile(now, -held, releases.get((key, node), ()))
+
+    def _keys(self, part: int, shares: bool) -> list[int]:
+        keys = [part] if part in self.profiles else []
+        if not shares:
+            keys.append(ONE_ROW_KEY)
+        return keys
+
+    def take(self, part: int, alloc: Iterable[tuple[int, int]], start: float, duration: float,
+             shares: bool) -> None:
+        """A job of ``part`` (that ``shares`` cores or not) holds ``alloc`` over the window."""
+        for key in self._keys(part, shares):
+            by_node = self.profiles[key]
+            for node, slots in alloc:
+                profile = by_node.get(node)
+                if profile is None:
+                    profile = by_node[node] = Profile(self.now, 0)
+                profile.take(start, duration, slots)
+
+    def reserve(self, part: int, alloc: Iterable[tuple[int, int]], start: float, duration: float,
+                shares: bool) -> None:
+        """A reservation of a job of ``part`` (that ``shares`` cores or not) on ``alloc`` over the
+        window, which :meth:`take` has counted: other jobs keep from its nodes as the class says."""
+        by_node = self.reserved.setdefault((part, shares), {})
+        for node, slots in alloc:
+            profile = by_node.get(node)
+            if profile is None:
+                profile = by_node[node] = Profile(self.now, 0)
+            profile.take(start, duration, slots)
+
+    def view(self, nodes: Iterable[int], start: float, duration: float, part: int,
+             shares: bool) -> PartitionRows:
+        """The counts on ``nodes`` at their highest over ``[start, start + duration)``, with the
+        nodes a job of ``part`` (that ``shares`` cores or not) would keep a reservation from."""
+        wanted = list(nodes)
+        rows = PartitionRows.__new__(PartitionRows)
+        multi = part in self.profiles
+        kept: set[int] = set()
+        for (q, q_shares), by_node in self.reserved.items():
+            if (multi and q != part and not q_shares) or (not shares and q_shares):
+                kept.update(node for node, profile in by_node.items() if profile.lowest(start, duration) < 0)
+        rows.kept = frozenset(kept)
+        rows.multi = {q: [0] * self.n_nodes for q in self.profiles if q != ONE_ROW_KEY}
+        rows.one_row = [0] * self.n_nodes
+        targets = [*rows.multi.items(), (ONE_ROW_KEY, rows.one_row)]
+        for key, used in targets:
+            by_node = self.profiles[key]
+            if not by_node:
+                continue
+            for node in wanted:
+                profile = by_node.get(node)
+                if profile is not None:
+                    used[node] = int(-profile.lowest(start, duration))
+        return rows
