@@ -18,6 +18,7 @@ import pytest
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
+from djsb.slurmsite.slurm_config import cluster_spec
 from djsb.workloads.job import TraceJob
 
 KILL = dataclasses.replace(TEXTBOOK, extend_limit=False)
@@ -118,3 +119,19 @@ def test_the_backfill_planners_keep_the_rule_over_time(planner: str) -> None:
     result = replay(MEASURED, scheduler, jobs)
     assert result[7][:3] == (100.0, 150.0, "n1")
     assert result[8][:3] == (20.0, 520.0, "n3")
+
+
+def test_a_site_s_yes_partition_keeps_its_rows_beside_a_partition_that_does_not_share() -> None:
+    # the measured site as scontrol shows it: oversub (YES:4) keeps its 4 rows beside cal_high (NO),
+    # which _is_node_busy counts; alone, or beside an exclusive partition, it is read as NO
+    def record(name: str, oversubscribe: str, tier: str) -> dict[str, str]:
+        return {"PartitionName": name, "Nodes": "n[1-4]", "OverSubscribe": oversubscribe, "PriorityTier": tier}
+    nodes = [{"NodeName": f"n{i}", "CPUTot": "2", "RealMemory": "1000"} for i in range(1, 5)]
+    oversub, high = record("oversub", "YES:4", "1"), record("cal_high", "NO", "10")
+    spec = cluster_spec([oversub, high], nodes, "oversub", ["cal_high"])
+    assert [p.oversubscribe for p in spec.partitions] == ["YES:4", "NO"]
+    assert ClusterState(spec).rows is not None
+    assert cluster_spec([oversub], nodes, "oversub").partitions[0].oversubscribe == "NO"
+    exclusive = record("whole", "EXCLUSIVE", "1")
+    spec = cluster_spec([oversub, high, exclusive], nodes, "oversub", ["cal_high", "whole"])
+    assert [p.oversubscribe for p in spec.partitions] == ["NO", "NO", "EXCLUSIVE"]

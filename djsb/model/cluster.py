@@ -17,6 +17,8 @@ submitted without the option); the model does not keep such a node out of sharin
 cores, counted as ``free slots - cores * (N - 1)``: jobs fill idle cores before they share one
 (Slurm's cons_tres tries row 0 of a partition before the others), so that count is exact until a
 sharing job ends while others still share, and conservative afterwards (jobs never migrate).
+A node of a partition that shares cores may also be in partitions that do not (NO), whose jobs take
+idle cores there; which jobs may start beside which then follows :mod:`djsb.model.partition_rows`.
 Memory, when both the node and the job give it, is a per-node constraint. GPUs are one too
 (:mod:`djsb.model.gpus`): a job asking some is placed node by node on the nodes holding enough
 free GPUs of its type, and holds them, like its memory, until it ends (a suspended job keeps
@@ -49,7 +51,7 @@ from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
-from djsb.model.partition_rows import PartitionRows, applies
+from djsb.model.partition_rows import PartitionRows, applies, node_shares
 from djsb.model.placement import Placement, Run
 from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
@@ -384,7 +386,7 @@ class ClusterState:
             if not ids:
                 raise ConfigError("partition has no nodes", key=f"partitions.{part.name}.nodes")
             members.append(ids)
-        node_share = _node_shares(spec.partitions, members, self.node_names)
+        node_share = node_shares(spec.partitions, members, self.node_names)
         self.node_capacity = [spec.nodes[i].cores * node_share[i] for i in range(len(spec.nodes))]
         self.node_cores = [n.cores for n in spec.nodes]
         self.node_spare = [spec.nodes[i].cores * (node_share[i] - 1) for i in range(len(spec.nodes))]
@@ -804,31 +806,6 @@ class ClusterState:
         if part.exclusive:
             return sum(prefix[first + count] - prefix[first] for first, count, _ in alloc.runs)
         return sum(slots * (prefix[first + count] - prefix[first]) for first, count, slots in alloc.runs)
-
-
-def _node_shares(partitions: Sequence[PartitionSpec], members: Sequence[Sequence[int]],
-                 names: Sequence[str]) -> list[int]:
-    """Each node's share count: that of the partitions holding it that share cores (YES:N, FORCE:N),
-    which must agree, or 1. A node of such a partition may also be in partitions that do not share
-    (NO), whose jobs then need idle cores there; not in an exclusive one."""
-    share = [1] * len(names)
-    exclusive = [False] * len(names)
-    for part, ids in zip(partitions, members, strict=True):
-        n = part.share
-        for i in ids:
-            if part.exclusive:
-                exclusive[i] = True
-            if n > 1:
-                if share[i] not in (1, n):
-                    raise ConfigError(f"node {names[i]} is in partitions with different OverSubscribe share "
-                                      "counts", key=f"partitions.{part.name}")
-                share[i] = n
-    for part, ids in zip(partitions, members, strict=True):
-        for i in ids:
-            if exclusive[i] and share[i] > 1:
-                raise ConfigError(f"node {names[i]} is in an exclusive partition and in one whose jobs share "
-                                  "cores", key=f"partitions.{part.name}")
-    return share
 
 
 def _segments(ids: Sequence[int]) -> tuple[tuple[int, int], ...]:

@@ -32,8 +32,13 @@ nodes whole anyway). Not modelled: ``preempt/qos``'s extra row (``_create_part_d
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
+from djsb.errors import ConfigError
 from djsb.model.profile import Profile
+
+if TYPE_CHECKING:
+    from djsb.model.cluster import PartitionSpec
 
 NODE_CR_AVAILABLE = 0
 """A job that may share its cores (job_resources.h)."""
@@ -65,6 +70,31 @@ def applies(part_nodes: Sequence[Iterable[int]], part_rows: Sequence[int], n_nod
             count[i] += 1
             multi[i] = multi[i] or r >= 2
     return any(c >= 2 and m for c, m in zip(count, multi, strict=True))
+
+
+def node_shares(partitions: Sequence[PartitionSpec], members: Sequence[Sequence[int]],
+                 names: Sequence[str]) -> list[int]:
+    """Each node's share count: that of the partitions holding it that share cores (YES:N, FORCE:N),
+    which must agree, or 1. A node of such a partition may also be in partitions that do not share
+    (NO), whose jobs then need idle cores there; not in an exclusive one."""
+    share = [1] * len(names)
+    exclusive = [False] * len(names)
+    for part, ids in zip(partitions, members, strict=True):
+        n = part.share
+        for i in ids:
+            if part.exclusive:
+                exclusive[i] = True
+            if n > 1:
+                if share[i] not in (1, n):
+                    raise ConfigError(f"node {names[i]} is in partitions with different OverSubscribe share "
+                                      "counts", key=f"partitions.{part.name}")
+                share[i] = n
+    for part, ids in zip(partitions, members, strict=True):
+        for i in ids:
+            if exclusive[i] and share[i] > 1:
+                raise ConfigError(f"node {names[i]} is in an exclusive partition and in one whose jobs share "
+                                  "cores", key=f"partitions.{part.name}")
+    return share
 
 
 class PartitionRows:
