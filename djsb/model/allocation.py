@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from djsb.model.cluster import ClusterState, PartitionState
 from djsb.model.job import SimJob
+from djsb.model.partition_rows import node_req
 from djsb.model.placement import Placement
 from djsb.model.shape import JobShape
 from djsb.workloads.gpus import GpuRequest
@@ -19,7 +20,16 @@ from djsb.workloads.gpus import GpuRequest
 
 def allocate(job: SimJob, state: ClusterState) -> Placement | None:
     """Nodes for a queued job on ``state``, or None if it must wait; a shaped job's tasks per node
-    are recorded on it."""
+    are recorded on it. Where the rule between partitions applies (:mod:`djsb.model.partition_rows`),
+    the nodes it keeps the job from offer nothing."""
+    rows = state.rows
+    if rows is not None:
+        part = job.part
+        req = node_req(part.exclusive, part.forced, part.spec.share, exclusive=job.trace.exclusive,
+                       oversubscribe=job.shape is not None and job.shape.oversubscribe)
+        blocked = rows.blocked(part.index, req, part.node_ids)
+        if blocked:
+            state = state.without(blocked)
     shape = job.shape
     if shape is None:
         trace = job.trace
@@ -44,8 +54,9 @@ def layout(state: ClusterState, part: PartitionState, shape: JobShape,
     nodes = candidates(state, part, shape)
     tasks = shape.tasks_on_nodes(part.cores_per_node, len(nodes))
     want = None if gpus is None else state.gpu_demand(gpus, shape.tasks, shape.tasks_per_node, part=part)
+    may_share = part.forced or (shape.oversubscribe and part.spec.share > 1)
     return tasks, state.place(part, tasks, shape.cpus_per_task, shape.memory_per_task, nodes,
-                              may_share=part.forced or shape.oversubscribe, gpus=want)
+                              may_share=may_share, gpus=want)
 
 
 def candidates(state: ClusterState, part: PartitionState, shape: JobShape) -> list[int]:

@@ -17,6 +17,8 @@ submitted without the option); the model does not keep such a node out of sharin
 cores, counted as ``free slots - cores * (N - 1)``: jobs fill idle cores before they share one
 (Slurm's cons_tres tries row 0 of a partition before the others), so that count is exact until a
 sharing job ends while others still share, and conservative afterwards (jobs never migrate).
+A node of a partition that shares cores may also be in partitions that do not (NO), whose jobs take
+idle cores there; which jobs may start beside which then follows :mod:`djsb.model.partition_rows`.
 Memory, when both the node and the job give it, is a per-node constraint. GPUs are one too
 (:mod:`djsb.model.gpus`): a job asking some is placed node by node on the nodes holding enough
 free GPUs of its type, and holds them, like its memory, until it ends (a suspended job keeps
@@ -49,6 +51,7 @@ from djsb.model.assoc_spec import AssocSpec
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import GpuCounts, GpuDemand, demand, gpu_types, split
 from djsb.model.node_events import NodeEvent
+from djsb.model.partition_rows import PartitionRows, applies, node_shares
 from djsb.model.placement import Placement, Run
 from djsb.model.reservations import AdvanceReservation
 from djsb.model.tres import TresLimits, TresWeights, read_billing_weights, read_tres_limits
@@ -384,9 +387,8 @@ class ClusterState:
             raise ConfigError("node names must be unique", key="cluster.nodes")
         if not spec.partitions:
             raise ConfigError("at least one partition is needed", key="cluster.partitions")
-        node_share: dict[int, int] = {}
-        parts: list[PartitionState] = []
-        for p_index, part in enumerate(spec.partitions):
+        members: list[tuple[int, ...]] = []
+        for part in spec.partitions:
             try:
                 ids = tuple(index[n] for n in part.nodes) if part.nodes is not None \
                     else tuple(range(len(self.node_names)))
@@ -395,26 +397,27 @@ class ClusterState:
                                   key=f"partitions.{part.name}.nodes") from None
             if not ids:
                 raise ConfigError("partition has no nodes", key=f"partitions.{part.name}.nodes")
-            share = part.share
-            for i in ids:
-                if node_share.setdefault(i, share) != share:
-                    raise ConfigError(f"node {self.node_names[i]} is in partitions with different "
-                                      "OverSubscribe share counts", key=f"partitions.{part.name}")
+            members.append(ids)
+        node_share = node_shares(spec.partitions, members, self.node_names)
+        self.node_capacity = [spec.nodes[i].cores * node_share[i] for i in range(len(spec.nodes))]
+        self.node_cores = [n.cores for n in spec.nodes]
+        self.node_spare = [spec.nodes[i].cores * (node_share[i] - 1) for i in range(len(spec.nodes))]
+        parts: list[PartitionState] = []
+        for p_index, (part, ids) in enumerate(zip(spec.partitions, members, strict=True)):
             cores = {spec.nodes[i].cores for i in ids}
             if part.exclusive and len(cores) != 1:
                 raise ConfigError("an exclusive partition needs nodes with equal core counts",
                                   key=f"partitions.{part.name}.nodes")
-            cap = len(ids) if part.exclusive else sum(spec.nodes[i].cores * share for i in ids)
+            cap = len(ids) if part.exclusive else sum(self.node_capacity[i] for i in ids)
+            spares = {self.node_spare[i] for i in ids}
             parts.append(PartitionState(part, p_index, ids, part.exclusive, max(cores), cap, cap,
                                         members=frozenset(ids),
                                         cores=sum(spec.nodes[i].cores for i in ids), forced=part.forced,
-                                        keeps_spare=share > 1 and not part.forced,
-                                        segments=_segments(ids), uniform=len(cores) == 1))
+                                        keeps_spare=max(spares) > 0 and not part.forced,
+                                        segments=_segments(ids),
+                                        uniform=len(cores) == 1 and len(spares) == 1))
         self.partitions = parts
         self.by_name = {p.spec.name: p for p in parts}
-        self.node_capacity = [spec.nodes[i].cores * node_share.get(i, 1) for i in range(len(spec.nodes))]
-        self.node_cores = [n.cores for n in spec.nodes]
-        self.node_spare = [spec.nodes[i].cores * (node_share.get(i, 1) - 1) for i in range(len(spec.nodes))]
         self.node_free = list(self.node_capacity)
         self.node_mem_free: list[float | None] = [n.memory_mb for n in spec.nodes]
         self.node_parts: list[list[int]] = [[] for _ in spec.nodes]
@@ -443,6 +446,12 @@ class ClusterState:
         """Each node's free GPUs per type (only :meth:`commit_gpus` changes them)."""
         self.busy_gpus = 0
         self.cons_tres_select = False
+        part_rows = [p.spec.share for p in parts]  # _create_part_data: max_share rows, or 1
+        self.rows = PartitionRows(part_rows, len(spec.nodes)) \
+            if applies(members, part_rows, len(spec.nodes)) else None
+        """Per node, the slots held by partitions of two rows or more and by jobs that do not share
+        cores, for the rule between partitions of :mod:`djsb.model.partition_rows` (None: no node is
+        in two partitions one of which has two rows or more, and the rule never applies)."""
         """Choose nodes as Slurm's cons_tres does (:mod:`djsb.model.cons_tres`) for jobs without a
         node count, memory or an exclusive partition, instead of first fit."""
 
@@ -743,13 +752,17 @@ class ClusterState:
         return None if lacking > 0 else Placement.of(chosen, tuple(held))
 
     def commit(self, alloc: Placement, cpus: int, memory: Sequence[float] | None,
-               sign: int = 1, part: PartitionState | None = None) -> None:
+               sign: int = 1, part: PartitionState | None = None, shares: bool = False) -> None:
         """Take (``sign=1``) or give back (``sign=-1``) an allocation's slots and the memory it
         holds on each node (``memory`` parallel to ``alloc``'s nodes; None takes none), for a job of
-        ``part`` (None: no job's, as a node out of service holds its slots)."""
-        if part is not None and (used := self.part_used[part.index]) is not None:
-            for i, slots in alloc:
-                used[i] += sign * slots
+        ``part`` (None: no job's, as a node out of service holds its slots) that ``shares`` its cores
+        or not (:func:`djsb.model.allocation.shares_cores`)."""
+        if part is not None:
+            if (used := self.part_used[part.index]) is not None:
+                for i, slots in alloc:
+                    used[i] += sign * slots
+            if self.rows is not None:
+                self.rows.commit(part.index, alloc, sign, shares)
         node_free, has_free = self.node_free, self.node_has_free
         memberships = self.memberships
         for first, count, slots in alloc.runs:

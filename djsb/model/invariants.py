@@ -6,7 +6,12 @@
    exclusive job holds nothing else. Nor are its GPUs: the GPUs of each type that running jobs
    (suspended ones included: they keep their GPUs) hold on a node never exceed the node's, and a
    job asking GPUs holds at least what it asked (its count on each node, or over the job). Nor
-   does a partition with a MaxCPUsPerNode: its running jobs hold no more than that on a node.
+   does a partition with a MaxCPUsPerNode: its running jobs hold no more than that on a node. Nor,
+   where a node is in two partitions one of which has two rows or more (OverSubscribe YES:N or
+   FORCE:N, N >= 2), does a job start beside jobs it may not share the node with
+   (:mod:`djsb.model.partition_rows`, cons_common ``_verify_node_state``): a job that does not
+   share cores (ONE_ROW) on a node running jobs of another partition of two rows or more, a job that
+   shares cores (AVAILABLE) on a node running a job that does not.
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit) and the earlier reservations.
@@ -126,6 +131,9 @@ class InvariantChecker:
         self.part_cap = [p.max_cpus_per_node for p in cluster.partitions]
         self.sharing = [{q for q, other in enumerate(self.part_nodes) if set(nodes) & set(other)}
                         for nodes in self.part_nodes]
+        self.rows_rule = any(q != p and self.part_share[q] >= 2
+                             for p, others in enumerate(self.sharing) for q in others)
+        """Whether a node is in two partitions one of which has two rows or more."""
         self.used = [0] * len(cluster.nodes)
         self.exclusive_holder: dict[int, int] = {}
         self.jobs_on: list[set[int]] = [set() for _ in cluster.nodes]
@@ -152,6 +160,8 @@ class InvariantChecker:
         may_share = self.part_forced[p] or (job.shape is not None and job.shape.oversubscribe)
         if sum(s for _, s in job.alloc) < job.trace.cpus:
             raise InvariantViolation(f"job {job.job_id} got fewer slots than its {job.trace.cpus} CPUs")
+        if self.rows_rule:
+            self._check_rows(job, now)
         for node, slots in job.alloc:
             if node not in members:
                 raise InvariantViolation(f"job {job.job_id} placed outside partition {p}")
@@ -310,6 +320,34 @@ class InvariantChecker:
         if over:
             raise InvariantViolation(f"partition {job.part.spec.name}'s jobs hold {over} CPUs on nodes at "
                                      f"t={now}, over its MaxCPUsPerNode {cap} (job {job.job_id} started)")
+
+    def _shares_cores(self, job: SimJob) -> bool:
+        """Whether a job shares its cores (AVAILABLE: FORCE, or ``--oversubscribe`` on YES:N)."""
+        p = job.part.index
+        asks = job.shape is not None and job.shape.oversubscribe
+        return self.part_forced[p] or (asks and self.part_share[p] > 1)
+
+    def _check_rows(self, job: SimJob, now: float) -> None:
+        """A starting job is not beside jobs it may not share a node with (invariant 1): one that
+        does not share cores beside jobs of another partition of two rows or more, one that shares
+        cores beside one that does not (cons_common ``_verify_node_state``, ``_is_node_busy``)."""
+        p = job.part.index
+        if self.part_exclusive[p] or job.trace.exclusive:
+            return  # whole idle nodes: the slot checks catch anything beside it
+        shares = self._shares_cores(job)
+        for node, _ in job.alloc:
+            for other_id in self.jobs_on[node]:
+                other = self.running[other_id][0]
+                if other.suspended_since is not None or other_id == job.job_id:
+                    continue
+                q = other.part.index
+                if not shares and q != p and self.part_share[q] >= 2:
+                    raise InvariantViolation(f"job {job.job_id} (no core sharing) started at t={now} on node "
+                                             f"{node} beside job {other_id} of a partition of "
+                                             f"{self.part_share[q]} rows")
+                if shares and not self._shares_cores(other):
+                    raise InvariantViolation(f"job {job.job_id} (sharing cores) started at t={now} on node "
+                                             f"{node} beside job {other_id}, which does not share")
 
     def _take_gpus(self, job: SimJob, now: float) -> None:
         """Check and count the GPUs a starting job holds (invariant 1)."""

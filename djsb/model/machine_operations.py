@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 
-from djsb.model.allocation import allocate, held_units
+from djsb.model.allocation import allocate, held_units, shares_cores
 from djsb.model.cluster import ClusterSpec
 from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
 from djsb.model.job import SimJob
@@ -163,7 +163,8 @@ class MachineOperations(JobOperations):
             victim.suspended_since = victim.suspended_at = now
             victim.end_seq = -1
             victim.preempted_by = job.job_id
-            self.state.commit(slots, slots.slots, None, sign=-1, part=victim.part)
+            self.state.commit(slots, slots.slots, None, sign=-1, part=victim.part,
+                              shares=shares_cores(victim))
             del self.amounts[victim.job_id]
             gang.suspend(job.job_id, victim, slots)
             if self.checker is not None:
@@ -179,9 +180,9 @@ class MachineOperations(JobOperations):
         assert gang is not None
         held = gang.victim_ended(job)
         if held is not None:
-            self.state.commit(held, held.slots, None, sign=-1, part=job.part)
+            self.state.commit(held, held.slots, None, sign=-1, part=job.part, shares=shares_cores(job))
         for victim, slots, resumes in gang.preemptor_ended(job.job_id):
-            self.state.commit(slots, slots.slots, None, part=victim.part)
+            self.state.commit(slots, slots.slots, None, part=victim.part, shares=shares_cores(victim))
             if resumes:
                 assert victim.suspended_since is not None
                 victim.suspended_total += now - victim.suspended_since

@@ -36,15 +36,16 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
 from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.partition_rows import RowsPlan
 from djsb.model.placement import Placement
 from djsb.model.profile import Profile
 
 Allocate = Callable[[ClusterState], Placement | None]
 """Runs a job's allocation rules on a cluster state (the live one or a planning view)."""
 
-Holding = tuple[float, Placement, Sequence[float] | None, int]
+Holding = tuple[float, Placement, Sequence[float] | None, int, bool]
 """What a running job gives back and when: (planned end, its placement, memory per node, its
-partition's index); the placement's GPUs too."""
+partition's index, whether it shares its cores); the placement's GPUs too."""
 
 
 class NodePlan:
@@ -60,7 +61,8 @@ class NodePlan:
         cap_releases: dict[int, dict[int, list[tuple[float, float]]]] = {
             p.index: {node: [] for node in p.node_ids} for p in state.partitions
             if state.part_used[p.index] is not None}
-        for end, alloc, memory, part in holdings:
+        holdings = list(holdings)
+        for end, alloc, memory, part, _ in holdings:
             for k, (node, slots) in enumerate(alloc):
                 slot_releases[node].append((end, slots))
                 if memory is not None:
@@ -94,6 +96,10 @@ class NodePlan:
         self.idle_kept: dict[int, Profile] = {}
         """Per node with spare slots, how many reservations keep idle cores on it over time (those
         of jobs that may not share cores; see the module docstring)."""
+        self.rows = None if state.rows is None else RowsPlan(
+            state.rows, now, ((end, alloc, part, shares) for end, alloc, _, part, shares in holdings))
+        """The counts of the rule between partitions over time (:mod:`djsb.model.partition_rows`;
+        None where it never applies)."""
 
     def view(self, part: PartitionState, start: float, duration: float, *, shares: bool) -> ClusterState:
         """The cluster as a job of ``part`` running over ``[start, start + duration)`` may use it:
@@ -110,6 +116,8 @@ class NodePlan:
                 memory[node] = profile.lowest(start, duration)
         view = copy.copy(self.state)
         view.node_free, view.node_mem_free, view.partitions = free, memory, self.parts
+        if self.rows is not None:
+            view.rows = self.rows.view(part.node_ids, start, duration, part.index, shares)
         if self.gpus is not None:
             gpus = list(self.state.node_gpu_free)
             for node in part.node_ids:
@@ -179,7 +187,9 @@ class NodePlan:
         """Take what a reservation of a job of partition ``part`` keeps free on its nodes (see
         :meth:`take`) and mark them reserved; unless its job ``shares`` cores, its cores are kept
         idle (see the module docstring)."""
-        self.take(alloc, memory, start, duration, part)
+        self.take(alloc, memory, start, duration, part, shares=shares)
+        if self.rows is not None and part is not None:
+            self.rows.reserve(part, alloc, start, duration, shares)
         self.reserved.update(node for node, _ in alloc)
         if shares:
             return
@@ -202,9 +212,12 @@ class NodePlan:
         self.reserved.update(node for node, _ in alloc)
 
     def take(self, alloc: Placement, memory: Sequence[float] | None, start: float,
-             duration: float, part: int | None = None) -> None:
+             duration: float, part: int | None = None, *, shares: bool = False) -> None:
         """Take an allocation's slots (and memory, parallel to ``alloc``; its GPUs; and for a job of
-        partition ``part`` with a MaxCPUsPerNode, the CPUs it may still give) over the window."""
+        partition ``part`` with a MaxCPUsPerNode, the CPUs it may still give; and its counts of the
+        rule between partitions, as a job that ``shares`` its cores or not) over the window."""
+        if self.rows is not None and part is not None:
+            self.rows.take(part, alloc, start, duration, shares)
         room = self.cpu_room.get(part) if part is not None else None
         if room is not None:
             for node, slots in alloc:

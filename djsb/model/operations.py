@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from djsb.errors import RunError
-from djsb.model.allocation import held_units
+from djsb.model.allocation import held_units, shares_cores
 from djsb.model.backfill.planner import BackfillPlanner
 from djsb.model.cluster import ClusterState
 from djsb.model.dependency import DependencyTracker
@@ -143,7 +143,7 @@ class JobOperations(ABC):
         self.rates_dirty = True
         job.suspended_since = now
         job.end_seq = -1
-        self.state.commit(job.alloc, job.cpus, None, sign=-1, part=job.part)
+        self.state.commit(job.alloc, job.cpus, None, sign=-1, part=job.part, shares=shares_cores(job))
         del self.amounts[job.job_id]
         if self.checker is not None:
             self.checker.on_suspend(job, now)
@@ -161,7 +161,7 @@ class JobOperations(ABC):
         job.suspended_since = None
         job.since = now
         job.rate = 0.0
-        self.state.commit(job.alloc, job.cpus, None, part=job.part)
+        self.state.commit(job.alloc, job.cpus, None, part=job.part, shares=shares_cores(job))
         self.amounts[job.job_id] = held_units(self.state, job)
         if stall > 0:
             job.stall_until = now + stall
@@ -190,7 +190,7 @@ class JobOperations(ABC):
             job.work_until(now)
             delta = Placement.of((node, cpus - old)
                                  for (node, cpus), (_, old) in zip(new, job.alloc, strict=True))
-            self.state.commit(delta, delta.slots, None, part=job.part)
+            self.state.commit(delta, delta.slots, None, part=job.part, shares=shares_cores(job))
             job.cpus = sum(cpus_per_node)
             job.alloc = new
             self.amounts[job.job_id] = held_units(self.state, job)

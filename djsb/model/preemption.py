@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from djsb.model.allocation import shares_cores
 from djsb.model.cluster import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
@@ -104,7 +105,8 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
     removed: list[SimJob] = []
 
     def remove(job: SimJob) -> Placement | None:
-        state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, sign=-1, part=job.part)
+        state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, sign=-1, part=job.part,
+                     shares=shares_cores(job))
         if not cpus_only:
             state.commit_gpus(job.alloc, sign=-1)
         removed.append(job)
@@ -125,6 +127,7 @@ def choose_preemptees(state: ClusterState, candidates: Iterable[SimJob], drainin
         return None
     finally:
         for job in removed:
-            state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, part=job.part)
+            state.commit(job.alloc, job.cpus, None if cpus_only else job.memory, part=job.part,
+                         shares=shares_cores(job))
             if not cpus_only:
                 state.commit_gpus(job.alloc)

@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from djsb.errors import InputError
 from djsb.model.admission import Admission
-from djsb.model.allocation import allocate, held_units, job_memory
+from djsb.model.allocation import allocate, held_units, job_memory, shares_cores
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
@@ -457,7 +457,7 @@ class Simulation(MachineOperations):
             job.plan = min(job.plan, job.resv_end - began)
         if self.node_memory:  # without node memory sizes, memory never constrains: hold none
             job.memory = job_memory(job, alloc)
-        self.state.commit(alloc, trace.cpus, job.memory, part=job.part)
+        self.state.commit(alloc, trace.cpus, job.memory, part=job.part, shares=shares_cores(job))
         self.state.commit_gpus(alloc)
         job.cpus = trace.cpus
         job.alloc = alloc
@@ -497,7 +497,8 @@ class Simulation(MachineOperations):
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]
-            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part)
+            self.state.commit(job.alloc, job.cpus, job.memory, sign=-1, part=job.part,
+                              shares=shares_cores(job))
         elif job.memory is not None:
             self.state.commit_memory(job.alloc, job.memory, sign=-1)
         self.state.commit_gpus(job.alloc, sign=-1)

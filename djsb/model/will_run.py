@@ -51,9 +51,10 @@ import dataclasses
 import functools
 import math
 from bisect import bisect_right, insort
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 
 from djsb.model.cluster import ClusterState
+from djsb.model.partition_rows import PartitionRows
 from djsb.model.placement import Placement
 
 WILL_RUN_WINDOW = 30
@@ -83,8 +84,11 @@ class WillRunTest:
     """
 
     def __init__(self, state: ClusterState, holdings: Sequence[Holding], now: float,
-                 kill_wait: float = 30.0) -> None:
+                 kill_wait: float = 30.0, sharing: Collection[int] = ()) -> None:
+        """``sharing``: the ids of the running jobs that share their cores (for the rule between
+        partitions, :mod:`djsb.model.partition_rows`)."""
         self.state = state
+        self.sharing = set(sharing)
         self.holdings = sorted(map(_with_nodes, holdings), key=_end_of)  # by expected end, then id
         self.now = now
         self.kill_wait = kill_wait
@@ -103,19 +107,26 @@ class WillRunTest:
         """The partitions with a MaxCPUsPerNode, whose CPUs held per node a removed job of theirs
         lowers (what ``_allocate_sc`` counts against the cap)."""
 
-    def started(self, holding: Holding) -> None:
-        """A job started now and runs as ``holding``: the cluster state and the running jobs changed."""
+    def started(self, holding: Holding, shares: bool = False) -> None:
+        """A job started now and runs as ``holding`` (sharing its cores or not): the cluster state and
+        the running jobs changed."""
+        if shares:
+            self.sharing.add(holding[3])
         insort(self.holdings, _with_nodes(holding), key=_end_of)
         self.usable.clear()
         self.answers.clear()
 
     def view(self, free: list[int], has_free: bytearray, memory: list[float | None],
-             gpus: list[list[int]] | None = None, used: list[list[int] | None] | None = None) -> ClusterState:
+             gpus: list[list[int]] | None = None, used: list[list[int] | None] | None = None,
+             rows: PartitionRows | None = None) -> ClusterState:
         """The select plugin's view with these free slots (``has_free``: which nodes have one),
-        memory and GPUs per node (and CPUs each capped partition's jobs hold per node), valid until
-        the next call (allocating reads them, never writes)."""
+        memory and GPUs per node (and CPUs each capped partition's jobs hold per node, and the
+        counts of the rule between partitions), valid until the next call (allocating reads them,
+        never writes)."""
         view = self.select
         view.node_free, view.node_has_free, view.node_mem_free = free, has_free, memory
+        if rows is not None:
+            view.rows = rows
         if gpus is not None:
             view.node_gpu_free = gpus
         if used is not None:
@@ -144,7 +155,8 @@ class WillRunTest:
             for node in self.nodes - usable:
                 free[node] = has_free[node] = 0
             holdings = self.holdings
-            on_usable = [_on(held, usable, holdings[i + 1][0] if i + 1 < len(holdings) else None)
+            on_usable = [_on(held, usable, holdings[i + 1][0] if i + 1 < len(holdings) else None,
+                             held[4] in self.sharing)
                          for i, held in enumerate(holdings) if not usable.isdisjoint(held[3])]
             base = self.usable[usable] = (free, has_free, sum(f for f in free if f > 0), on_usable)
         return base
@@ -158,14 +170,17 @@ class WillRunTest:
         gpus = [list(node) for node in self.state.node_gpu_free] if self.gpus else None
         used = [None if held is None else list(held) for held in self.state.part_used] \
             if self.capped else None
+        rows = self.state.rows.copy() if self.state.rows is not None else None
         if offered >= slots:
-            alloc = allocate(self.view(free, has_free, memory, gpus, used))
+            alloc = allocate(self.view(free, has_free, memory, gpus, used, rows))
             if alloc is not None:
                 return now, alloc
         window, aligned, k = WILL_RUN_WINDOW, None, 0
         while k < len(pending):
             while True:
-                end, held, peek, part = pending[k]
+                end, held, peek, part, shares = pending[k]
+                if rows is not None:  # _will_run_test's job_res_rm_job: its rows and node_state too
+                    rows.commit(part, [(node, count) for node, count, _, _ in held], -1, shares)
                 part_used = used[part] if used is not None else None
                 if aligned is None:
                     aligned = end + (window - math.fmod(end, window))
@@ -186,7 +201,7 @@ class WillRunTest:
             while peek is not None and peek > aligned + window:
                 window *= 2
             if offered >= slots:
-                alloc = allocate(self.view(free, has_free, memory, gpus, used))
+                alloc = allocate(self.view(free, has_free, memory, gpus, used, rows))
                 if alloc is not None:
                     return self._start_after(last), alloc
         return None
@@ -218,18 +233,19 @@ def _end_of(holding: _Held) -> tuple[float, int]:
     return holding[0], holding[4]
 
 
-_OnUsable = tuple[float, list[tuple[int, int, float | None, tuple[int, ...] | None]], float | None, int]
+_OnUsable = tuple[float, list[tuple[int, int, float | None, tuple[int, ...] | None]], float | None, int, bool]
 """A running job as seen on some usable nodes: its expected end, ``(node, slots, memory, GPUs)`` on
 each of its nodes among them (memory or GPUs None: the job holds none there), the expected end
-of the running job after it in the whole list, usable or not (None: it is the last), and its
-partition's index."""
+of the running job after it in the whole list, usable or not (None: it is the last), its
+partition's index and whether it shares its cores."""
 
 
-def _on(holding: _Held, usable: frozenset[int], peek: float | None) -> _OnUsable:
-    """What ``holding`` holds on the nodes ``usable``; ``peek``: the next running job's end."""
+def _on(holding: _Held, usable: frozenset[int], peek: float | None, shares: bool) -> _OnUsable:
+    """What ``holding`` holds on the nodes ``usable``; ``peek``: the next running job's end;
+    ``shares``: whether its job shares its cores."""
     end, held, memory, _, _, gpus, part = holding
     return end, [(node, count, None if memory is None else memory[i], None if gpus is None else gpus[i])
-                 for i, (node, count) in enumerate(held) if node in usable], peek, part
+                 for i, (node, count) in enumerate(held) if node in usable], peek, part, shares
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

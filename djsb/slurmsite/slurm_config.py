@@ -328,8 +328,35 @@ def cluster_spec(partitions: list[dict[str, str]], nodes: list[dict[str, str]], 
     specs = by_weight([NodeSpec(host, int(by_name[host]["CPUTot"]), float(by_name[host]["RealMemory"]),
                                 _node_gpus(by_name[host]), _node_weight(by_name[host])) for host in hosts])
     names = {q.name.lower(): q.name for q in qos}
-    return ClusterSpec(specs, tuple(_partition(records[part], members[part], hosts, names)
-                                    for part in members), qos)
+    parts = [_partition(records[part], members[part], hosts, names) for part in members]
+    declared = [records[part].get("OverSubscribe", "NO") for part in members]
+    return ClusterSpec(specs, _with_rows(parts, declared, [set(members[part]) for part in members]), qos)
+
+
+def _with_rows(parts: list[PartitionSpec], declared: list[str],
+               nodes: list[set[str]]) -> tuple[PartitionSpec, ...]:
+    """``parts`` with a ``YES:N`` partition kept as declared (the model reads YES as NO, its replayed
+    jobs never asking ``--oversubscribe``) where its N rows matter: where it shares nodes with a
+    partition that does not share cores (NO), whose jobs cons_common's ``_verify_node_state`` keeps
+    off nodes running its jobs (:mod:`djsb.model.partition_rows`); not beside an exclusive partition
+    or one sharing cores N' != N ways, which the model cannot hold on one node."""
+    kinds: list[tuple[str, int]] = []
+    for part, text in zip(parts, declared, strict=True):
+        value = text.strip().upper()
+        try:
+            share = PartitionSpec(part.name, oversubscribe=value).share
+        except ConfigError:
+            value, share = part.oversubscribe, part.share
+        kinds.append((value.split(":")[0], share))
+    kept = list(parts)
+    for i, (kind, share) in enumerate(kinds):
+        if kind != "YES" or share < 2:
+            continue
+        beside = [kinds[j] for j in range(len(parts)) if j != i and nodes[i] & nodes[j]]
+        if any(k == "NO" for k, _ in beside) and not any(
+                k == "EXCLUSIVE" or (n > 1 and n != share) for k, n in beside):
+            kept[i] = dataclasses.replace(parts[i], oversubscribe=declared[i].strip().upper())
+    return tuple(kept)
 
 
 def unknown_partition_qos(partitions: Sequence[Mapping[str, str]], qos: Sequence[QosSpec]) -> list[str]:

@@ -93,7 +93,7 @@ class ProfilePlanner(BackfillPlanner):
                             profiles[q].take(now, duration, state.amount_in(state.partitions[q], alloc))
                     view.start(job, alloc)
                     if nodes is not None:
-                        nodes.take(alloc, job.memory, now, duration, part.index)
+                        nodes.take(alloc, job.memory, now, duration, part.index, shares=shares_cores(job))
                     startable = None
                     continue
             if not may_reserve:
@@ -168,7 +168,7 @@ class ProfilePlanner(BackfillPlanner):
     def _node_plan(self, view: BackfillView) -> NodePlan:
         """Every node's future free slots and memory; a suspended job holds its memory throughout."""
         now = view.now
-        holdings = [(self.planned_end(job, now), alloc, memory, job.part.index)
+        holdings = [(self.planned_end(job, now), alloc, memory, job.part.index, shares_cores(job))
                     for job, alloc, memory in view.holdings()]
         plan = NodePlan(view.state, now, holdings)
         for begin, end, nodes in view.windows(now + self.config.bf_window):

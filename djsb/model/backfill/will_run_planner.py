@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 
-from djsb.model.allocation import allocate
+from djsb.model.allocation import allocate, shares_cores
 from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, FreeCapacity
 from djsb.model.cluster import ClusterState
@@ -44,9 +44,10 @@ class WillRunPlanner(BackfillPlanner):
         horizon = now + cfg.bf_window
         for begin, end, nodes in view.windows(horizon):
             space.reserve(sorted(nodes), begin, end)  # job_test_resv keeps them from every job
+        running = list(view.holdings())
         test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id, job.part.index)
-                                        for job, alloc, memory in view.holdings()],
-                           now, cfg.kill_wait)
+                                        for job, alloc, memory in running],
+                           now, cfg.kill_wait, [job.job_id for job, _, _ in running if shares_cores(job)])
         reserved: dict[int, int] = {}
         left = UnreservedCapacity(view, space) if not view.queue.shaped else None
         arrays = array_reservations(cfg.bf_max_job_array_resv, view.array_tasks)
@@ -59,7 +60,8 @@ class WillRunPlanner(BackfillPlanner):
                 continue  # a QoS TRES limit holds it: neither a start nor a reservation (backfill.c)
             if start <= now:
                 view.start(job, alloc)
-                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id, job.part.index))
+                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id, job.part.index),
+                             shares_cores(job))
             elif reserved.get(job.part.index, 0) < view.max_reservations \
                     and not view.limits.blocks(job, alloc):  # no reservation for a job the QoS holds
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
