@@ -2,7 +2,8 @@
 8-CPU ``cal_low`` partition (PriorityTier 1) and ``cal_high`` on the same nodes (PriorityTier 10),
 its jobs given to two users in turn (one user's jobs go to one partition)
 under ``PreemptType=preempt/partition_prio`` in each of PreemptMode CANCEL and REQUEUE: a
-``cal_high`` job that does not fit takes the cores of running ``cal_low`` jobs. Slurm runs twice;
+``cal_high`` job that does not fit takes the cores of running ``cal_low`` jobs (which, submitted
+``--no-requeue`` as every job of the Slurm job module, are killed under REQUEUE too). Slurm runs twice;
 the model, built from Slurm's own answers (PriorityTier from ``scontrol show partition``, the
 preemption settings from ``scontrol show config``), replays run 1 and is held to the rule of the
 other live calibrations (mean wait within 10 % of run 1 or of Slurm's own run-to-run difference),
@@ -101,8 +102,8 @@ def test_a_preempting_partition_is_replayed_within_slurms_spread(slurm_cluster: 
     figures, own = comparison["model vs slurm_1"], comparison["slurm_2 vs slurm_1"]
     slurm = [pd.read_csv(out / f"slurm_{run}.csv", index_col="job_id") for run in (1, 2)]
     model = pd.read_csv(out / "model.csv", index_col="job_id")
-    stopped = [preempted(run, mode) for run in slurm]
-    model_stopped = preempted(model, mode)
+    stopped = [preempted(run) for run in slurm]
+    model_stopped = preempted(model)
     print(f"{mode}: model vs slurm_1 {figures}; slurm_2 vs slurm_1 {own}; preempted: slurm_1 "
           f"{sorted(stopped[0])}, slurm_2 {sorted(stopped[1])}, model {sorted(model_stopped)}")
     assert stopped[0], "Slurm preempted no job: the case tests nothing"
@@ -111,10 +112,9 @@ def test_a_preempting_partition_is_replayed_within_slurms_spread(slurm_cluster: 
     assert abs(len(model_stopped) - len(stopped[0])) <= max(1, abs(len(stopped[1]) - len(stopped[0])))
 
 
-def preempted(replay: pd.DataFrame, mode: str) -> set[int]:
-    """The jobs a replay preempted: under CANCEL those that ended PREEMPTED; under REQUEUE those
-    started more than once (Slurm's: slurmctld's log; the model's: its ``requeues``)."""
-    if mode == "CANCEL":
-        return set(replay.index[replay["state"] == "PREEMPTED"])
-    starts = replay["ctld_starts"] - 1 if "ctld_starts" in replay else replay.get("requeues")
-    return set() if starts is None else set(replay.index[starts > 0])
+def preempted(replay: pd.DataFrame) -> set[int]:
+    """The jobs a replay preempted: those that ended PREEMPTED. The Slurm job module submits every
+    job ``--no-requeue``, so under REQUEUE Slurm kills them as under CANCEL (job_mgr.c
+    ``_job_requeue_op`` refuses them, preempt.c ``slurm_job_preempt`` kills them), and so does the
+    model."""
+    return set(replay.index[replay["state"] == "PREEMPTED"])

@@ -78,6 +78,18 @@ def test_without_job_requeue_the_job_of_a_node_gone_down_ends_node_fail() -> Non
     assert rows(result) == {1: (0.0, 30.0, "n0", "NODE_FAIL", 0)}
 
 
+def test_a_job_submitted_no_requeue_ends_node_fail_and_one_asking_requeue_is_requeued() -> None:
+    # the job's own flag wins over JobRequeue (job_mgr.c _job_requeue_op reads details->requeue,
+    # which sbatch's --requeue / --no-requeue set): --no-requeue ends at 30 NODE_FAIL though
+    # JobRequeue=1, --requeue runs again at 151 though JobRequeue=0
+    down = [NodeEvent(30, "n0", "DOWN")]
+    refused = replay([dataclasses.replace(job(1, 0, 100, 2), requeue=False)], down)
+    assert rows(refused) == {1: (0.0, 30.0, "n0", "NODE_FAIL", 0)}
+    asked = replay([dataclasses.replace(job(1, 0, 100, 2), requeue=True)], down,
+                   dataclasses.replace(KILL, job_requeue=False))
+    assert rows(asked) == {1: (151.0, 251.0, "n1", "COMPLETED", 1)}
+
+
 def test_the_requeue_delay_follows_cred_expire() -> None:
     # AuthInfo=cred_expire=30: eligible again at 30 + 31 = 61
     result = replay([job(1, 0, 100, 2)], [NodeEvent(30, "n0", "DOWN")],

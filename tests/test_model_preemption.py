@@ -57,6 +57,19 @@ def test_requeue_sends_the_preempted_job_back_to_run_anew() -> None:
     assert replay(dataclasses.replace(KILL, preempt_mode="requeue"))[1] == (131.0, 231.0, "n0", "COMPLETED", 1)
 
 
+@pytest.mark.parametrize(("flag", "job_requeue", "requeued"), [
+    (None, True, True), (False, True, False), (None, False, False), (True, False, True)])
+def test_requeue_preempts_a_job_slurm_may_not_requeue_by_killing_it(flag: bool | None, job_requeue: bool,
+                                                                    requeued: bool) -> None:
+    # job_mgr.c _job_requeue_op refuses a job whose details->requeue is 0 (sbatch --no-requeue, or no
+    # --requeue under JobRequeue=0) and preempt.c slurm_job_preempt then kills it: under REQUEUE job
+    # 1 either runs anew at 131 (as above) or ends PREEMPTED at 10, as under CANCEL
+    jobs = [dataclasses.replace(JOBS[0], requeue=flag), *JOBS[1:]]
+    config = dataclasses.replace(KILL, preempt_mode="requeue", job_requeue=job_requeue)
+    assert replay(config, jobs=jobs)[1] == ((131.0, 231.0, "n0", "COMPLETED", 1) if requeued
+                                            else (0.0, 10.0, "n0", "PREEMPTED", 0))
+
+
 def test_a_partition_s_own_preempt_mode_says_what_its_jobs_do() -> None:
     # the cluster's PreemptMode is CANCEL; partition low's own (preempt_partition_prio.c
     # _job_preempt_mode) wins: REQUEUE sends job 1 back (eligible at 10 + 121, reruns 131..231), OFF

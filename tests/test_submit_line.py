@@ -15,6 +15,7 @@ from djsb.workloads.submit_line import (
     requested_dependency,
     requested_exclusive,
     requested_nodes,
+    requested_requeue,
     requested_singleton,
     sbatch_options,
 )
@@ -146,3 +147,10 @@ def test_exclusive_is_read_without_a_value() -> None:
     # sbatch(1): --exclusive alone gives the job its nodes; =user and =mcs share them
     assert requested_exclusive("sbatch --exclusive job.sh")
     assert not requested_exclusive("sbatch --exclusive=user job.sh") and not requested_exclusive("sbatch job.sh")
+
+
+def test_requeue_is_the_last_of_requeue_and_no_requeue() -> None:
+    # sbatch(1): --requeue / --no-requeue; neither leaves the cluster's JobRequeue to decide
+    assert requested_requeue("sbatch --requeue job.sh") is True
+    assert requested_requeue("sbatch --requeue --no-requeue job.sh") is False
+    assert requested_requeue("sbatch -N 2 job.sh --requeue") is None  # the script's own argument

@@ -489,10 +489,16 @@ class Simulation(MachineOperations):
         self._push(begin, WAKE, job.job_id)
         self.rates_dirty = True
 
+    def _may_requeue(self, trace: TraceJob) -> bool:
+        """Whether Slurm may requeue the job: its own ``--requeue`` / ``--no-requeue``, else the
+        cluster's JobRequeue (job_mgr.c ``_job_requeue_op`` refuses a job whose details->requeue is
+        0, and a preemption then kills it: preempt.c ``slurm_job_preempt``)."""
+        return self.config.job_requeue if trace.requeue is None else trace.requeue
+
     def _end(self, job: SimJob, now: float, cause: str = "") -> None:
         """A job ends now: it gives its nodes back, to the nodes still in service. One whose node
-        went DOWN (``cause`` NODE_FAIL) is requeued, or ends NODE_FAIL without ``job_requeue``; one
-        preempted (PREEMPTED) is requeued under PreemptMode REQUEUE, else ends PREEMPTED."""
+        went DOWN (``cause`` NODE_FAIL) is requeued, one preempted (PREEMPTED) under PreemptMode
+        REQUEUE too, if it may be (:meth:`_may_requeue`), else it ends NODE_FAIL or PREEMPTED."""
         trace = job.trace
         del self.running[trace.job_id]
         if job.suspended_since is None:
@@ -506,8 +512,8 @@ class Simulation(MachineOperations):
             self.service.absorb(job.alloc)
         if self.gang is not None:
             self._gang_ended(job, now)
-        requeue = (cause == NODE_FAIL and self.config.job_requeue) or \
-            (cause == PREEMPTED and preempt_mode(job, self.config.preempt_mode, self.by_qos) == "requeue")
+        requeue = (cause == NODE_FAIL or (cause == PREEMPTED and preempt_mode(
+            job, self.config.preempt_mode, self.by_qos) == "requeue")) and self._may_requeue(trace)
         if cause:
             job.end, job.killed = now, False
         job.end_seq = -1

@@ -26,7 +26,8 @@ class TraceJob:
     advance reservation the job asks to run in (sbatch ``--reservation``; None: none); ``name`` its
     name (sbatch ``--job-name``, sacct's JobName; None: not recorded), which ``singleton``
     dependencies group jobs by; ``exclusive`` whether it asked whole nodes for itself (sbatch
-    ``--exclusive``).
+    ``--exclusive``); ``requeue`` whether Slurm may requeue it (sbatch ``--requeue`` /
+    ``--no-requeue``; None: the cluster's JobRequeue), when its node fails or a preemption would.
     """
 
     job_id: int
@@ -49,6 +50,7 @@ class TraceJob:
     reservation: str | None = None
     name: str | None = None
     exclusive: bool = False
+    requeue: bool | None = None
 
     @property
     def user_request(self) -> float | None:

@@ -69,6 +69,7 @@ from djsb.workloads.submit_line import (
     requested_exclusive,
     requested_gpus,
     requested_nodes,
+    requested_requeue,
     requested_reservation,
 )
 from djsb.workloads.swf import UNKNOWN, Workload
@@ -296,6 +297,7 @@ class SacctJob(NamedTuple):
     reservation: str | None
     name: str | None
     exclusive: bool
+    requeue: bool | None
 
 
 class DumpLines:
@@ -359,7 +361,8 @@ class DumpLines:
                         read["QOS"](row), start, eligible, read["Flags"](row), read["Reason"](row), priority,
                         read["NodeList"](row), submit_line, gpus, array,
                         read["Reservation"](row) or _asked_reservation(submit_line), read["JobName"](row),
-                        "--exclusive" in submit_line and requested_exclusive(submit_line))
+                        "--exclusive" in submit_line and requested_exclusive(submit_line),
+                        requested_requeue(submit_line) if "requeue" in submit_line else None)
 
 
 def _header_names(lines: list[str], source: str) -> tuple[int, list[str]]:
@@ -383,7 +386,7 @@ def _trace_job(job: SacctJob, number: int, origin: float) -> TraceJob:
     return TraceJob(number, job.submit - origin, job.run_time, job.cpus, job.requested_time, job.memory_mb,
                     job.nodes, job.user, job.account, job.partition, job.qos, gpus=job.gpus, array=job.array,
                     array_task=_array_task(job.job_text), reservation=job.reservation, name=job.name,
-                    exclusive=job.exclusive)
+                    exclusive=job.exclusive, requeue=job.requeue)
 
 
 def _recorded_outcome(job: SacctJob, start: float, origin: float) -> RecordedOutcome:

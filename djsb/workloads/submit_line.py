@@ -142,6 +142,13 @@ def requested_singleton(line: str) -> bool:
     return bool(values) and "singleton" in values[-1].split(",")
 
 
+def requested_requeue(line: str) -> bool | None:
+    """Whether the sbatch command ``line`` let Slurm requeue the job: its last ``--requeue`` (True)
+    or ``--no-requeue`` (False); None when it says neither (the cluster's JobRequeue then)."""
+    said = [name == "--requeue" for name, _ in sbatch_options(line) if name in ("--requeue", "--no-requeue")]
+    return said[-1] if said else None
+
+
 def requested_exclusive(line: str) -> bool:
     """Whether the sbatch command ``line`` asked whole nodes for the job alone: its last
     ``--exclusive`` has no value (``--exclusive=user`` or ``=mcs`` shares them with other jobs)."""
