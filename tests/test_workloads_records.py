@@ -31,14 +31,15 @@ DIGESTS = {
 def test_real_traces_read_as_before(trace: TraceFile, name: str) -> None:
     w = read_swf(trace(name))
     # a reader never marks a request as replaced by another estimate, and an SWF trace asks no GPU,
-    # has no job array, reservation, job name or --exclusive; the digests predate those fields, so their (always
+    # has no job array, reservation, job name, --exclusive or --requeue; the digests predate those fields, so their (always
     # default) values are left out of the text
     assert not any(job.estimated or job.gpus is not None or job.array is not None or job.array_task is not None
-                   or job.reservation is not None or job.name is not None or job.exclusive for job in w.jobs)
+                   or job.reservation is not None or job.name is not None or job.exclusive
+                   or job.requeue is not None for job in w.jobs)
     text = repr((w.jobs, w.skipped, w.header, w.extra, w.time_origin)).replace(", estimated=False", "")
     text = text.replace(", gpus=None", "").replace(", array=None", "").replace(", array_task=None", "")
     text = text.replace(", reservation=None", "")
-    text = text.replace(", name=None", "").replace(", exclusive=False", "")
+    text = text.replace(", name=None", "").replace(", exclusive=False", "").replace(", requeue=None", "")
     assert hashlib.sha256(text.encode()).hexdigest() == DIGESTS[name]
 
 

@@ -32,13 +32,23 @@ nodes whole anyway). Not modelled: ``preempt/qos``'s extra row (``_create_part_d
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from djsb.errors import ConfigError
 from djsb.model.profile import Profile
 
-if TYPE_CHECKING:
-    from djsb.model.cluster import PartitionSpec
+
+class SharingPartition(Protocol):
+    """What the rule reads of a partition (:class:`~djsb.model.cluster.PartitionSpec` has it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def share(self) -> int: ...
+
+    @property
+    def exclusive(self) -> bool: ...
 
 NODE_CR_AVAILABLE = 0
 """A job that may share its cores (job_resources.h)."""
@@ -72,7 +82,7 @@ def applies(part_nodes: Sequence[Iterable[int]], part_rows: Sequence[int], n_nod
     return any(c >= 2 and m for c, m in zip(count, multi, strict=True))
 
 
-def node_shares(partitions: Sequence[PartitionSpec], members: Sequence[Sequence[int]],
+def node_shares(partitions: Sequence[SharingPartition], members: Sequence[Sequence[int]],
                  names: Sequence[str]) -> list[int]:
     """Each node's share count: that of the partitions holding it that share cores (YES:N, FORCE:N),
     which must agree, or 1. A node of such a partition may also be in partitions that do not share

@@ -32,9 +32,9 @@ GPU_COLUMN = "gpus"
 OPTIONAL = (GPU_COLUMN, "reservation", "name", "exclusive")
 """The columns only a workload that has such values has, after the others, in this order."""
 COLUMNS = tuple(f.name for f in fields(TraceJob)
-                if f.name not in ("user_estimate", "estimated", "array", "array_task", *OPTIONAL))
+                if f.name not in ("user_estimate", "estimated", "array", "array_task", "requeue", *OPTIONAL))
 """The TraceJob fields but ``user_estimate`` and ``estimated``, which only a replay with another
-estimate sets, ``array`` and ``array_task``, which only a site's sacct dump gives, and the
+estimate sets, ``array``, ``array_task`` and ``requeue``, which only a site's sacct dump gives, and the
 :data:`OPTIONAL` ones."""
 
 
