@@ -203,3 +203,18 @@ def assert_calibration_error(path: Path, needle: str) -> None:
     with pytest.raises(ConfigError) as raised:
         load_calibration(path)
     assert needle in str(raised.value) and "\n" not in str(raised.value)
+
+
+def cluster_list_error(tmp_path: Path, key: str, items: list[str], match: str) -> ConfigError:
+    """The error reading a config's ``cluster`` section whose list ``key`` holds ``items`` (flow
+    mappings) raises, checked against ``match``."""
+    from djsb.model.sections import read_cluster
+    from djsb.yamlnodes import load_yaml
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"cluster:\n  nodes: [{{cores: 2}}]\n  {key}:\n" + "".join(f"    - {i}\n" for i in items))
+    cluster = load_yaml(config).get("cluster")
+    assert cluster is not None
+    with pytest.raises(ConfigError, match=match) as err:
+        read_cluster(cluster)
+    return err.value

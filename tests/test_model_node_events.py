@@ -13,15 +13,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from support import cluster_list_error
 
 from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation, node_events
 from djsb.model.invariants import InvariantChecker
 from djsb.model.node_events import NodeEvent
 from djsb.model.result import SimulationResult
-from djsb.model.sections import read_cluster
 from djsb.workloads.job import TraceJob
-from djsb.yamlnodes import load_yaml
 
 KILL = dataclasses.replace(TEXTBOOK, extend_limit=False)
 
@@ -141,11 +140,5 @@ def test_a_job_the_nodes_in_service_could_never_hold_fails_nothing() -> None:
 def test_the_number_of_node_events_is_bounded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # the bound (100,000) lowered to 3 so the file stays small: the fourth event is refused at its line
     monkeypatch.setattr(node_events, "MAX_EVENTS", 3)
-    config = tmp_path / "c.yaml"
-    items = "".join(f"    - {{at: {i}, nodes: n0, state: DRAIN}}\n" for i in range(4))
-    config.write_text(f"cluster:\n  nodes: [{{cores: 2}}]\n  node_events:\n{items}")
-    cluster = load_yaml(config).get("cluster")
-    assert cluster is not None
-    with pytest.raises(ConfigError, match="at most 3 node events, got 4") as err:
-        read_cluster(cluster)
-    assert err.value.line == 7
+    items = [f"{{at: {i}, nodes: n0, state: DRAIN}}" for i in range(4)]
+    assert cluster_list_error(tmp_path, "node_events", items, "at most 3 node events, got 4").line == 7

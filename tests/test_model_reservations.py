@@ -13,16 +13,14 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from support import cluster_list_error
 
-from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
 from djsb.model.cluster import PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.reservations import AdvanceReservation, ReservationPlan
 from djsb.model.result import SimulationResult
-from djsb.model.sections import read_cluster
 from djsb.workloads.job import TraceJob
-from djsb.yamlnodes import load_yaml
 
 KILL = dataclasses.replace(TEXTBOOK, extend_limit=False)
 MAINT = AdvanceReservation("maint", "n1", 100.0, 100.0, ("MAINT", "IGNORE_JOBS"))
@@ -90,11 +88,6 @@ def test_a_daily_reservation_ends_a_replay_once_its_jobs_are_done() -> None:
 
 
 def test_the_number_of_reservations_is_bounded(tmp_path: Path) -> None:
-    config = tmp_path / "c.yaml"
-    items = "".join(f"    - {{name: r{i}, nodes: n0, start: {i}, duration: 1}}\n" for i in range(1001))
-    config.write_text(f"cluster:\n  nodes: [{{cores: 2}}]\n  reservations:\n{items}")
-    cluster = load_yaml(config).get("cluster")
-    assert cluster is not None
-    with pytest.raises(ConfigError, match="at most 1000 reservations, got 1001") as err:
-        read_cluster(cluster)
-    assert err.value.line == 1004
+    items = [f"{{name: r{i}, nodes: n0, start: {i}, duration: 1}}" for i in range(1001)]
+    error = cluster_list_error(tmp_path, "reservations", items, "at most 1000 reservations, got 1001")
+    assert error.line == 1004
