@@ -21,6 +21,7 @@ configs name them.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -85,36 +86,48 @@ def lanl_overrun() -> dict[str, float]:
     return {"records": float(len(jobs)), "overran": float(over)}
 
 
-LOADED_RUN = ROOT / "tests" / "fixtures" / "calibrate" / "loaded"
+CALIBRATE_FIXTURES = ROOT / "tests" / "fixtures" / "calibrate"
+LOADED_RUN = CALIBRATE_FIXTURES / "loaded"
+PREEMPT_RUN = CALIBRATE_FIXTURES / "preempt_requeue"
 
 
-def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A calibration's Slurm run 1 on a loaded machine (tests/fixtures/calibrate/loaded: the run as
-    saved, sdiag's pass brackets, slurmctld's log written during it, Slurm's answers) and the
-    model's replay of it, with or without the log's instants."""
+def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A calibration's Slurm run 1 as saved in ``run`` (slurm_1.csv, the scheduler passes
+    passes_1.csv, Slurm's answers show_*.txt, and slurmctld.log if ``with_log``) of the calibration
+    file ``config``, and the model's replay of it, as ``djsb calibrate`` replays it (each job
+    ``--no-requeue``, as the Slurm job module submits it)."""
     from djsb.calibrate.ctld_log import located_passes, log_instants, logged_starts, parse_ctld_log
-    from djsb.calibrate.model_replay import SlurmModel, model_config, model_replay
+    from djsb.calibrate.model_replay import SlurmModel, in_partitions, model_config, model_replay
     from djsb.calibrate.pass_watch import SCHEDULERS
     from djsb.calibrate.spec import load_calibration
     from djsb.jobs.scontrol import parse_show_records
     from djsb.model.priority.fifo import FifoPriority
     from djsb.slurmsite.slurm_config import cluster_spec, parse_show_config
 
-    shown = {name: (LOADED_RUN / f"show_{name}.txt").read_text() for name in ("config", "partition", "node")}
+    calibration = load_calibration(config)
+    shown = {name: (run / f"show_{name}.txt").read_text() for name in ("config", "partition", "node")}
+    names = calibration.partitions or (calibration.partition,)
     cluster = cluster_spec(parse_show_records(shown["partition"]), parse_show_records(shown["node"]),
-                           "oversub")
+                           names[0], names[1:])
     model = SlurmModel(cluster, model_config(parse_show_config(shown["config"]), {}), FifoPriority)
-    slurm = pd.read_csv(LOADED_RUN / "slurm_1.csv", index_col="job_id")
-    passes = pd.read_csv(LOADED_RUN / "passes_1.csv")
+    slurm = pd.read_csv(run / "slurm_1.csv", index_col="job_id")
+    passes = pd.read_csv(run / "passes_1.csv")
     if with_log:
-        logged = parse_ctld_log((LOADED_RUN / "slurmctld.log").read_text())
+        logged = parse_ctld_log((run / "slurmctld.log").read_text())
         instants = log_instants(logged, slurm)
         if instants is None:
-            raise ValueError(f"{LOADED_RUN / 'slurmctld.log'} does not align with the run's clock")
+            raise ValueError(f"{run / 'slurmctld.log'} does not align with the run's clock")
         slurm, passes = slurm.join(instants), located_passes(passes, logged_starts(logged, slurm))
     watched = {name: passes.loc[passes["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
-    jobs = load_calibration(LOADED_RUN.parent / "calibrate.yaml").jobs
+    jobs = [dataclasses.replace(job, requeue=False) for job in in_partitions(calibration.jobs, cluster)]
     return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched)
+
+
+def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A calibration's Slurm run 1 on a loaded machine (tests/fixtures/calibrate/loaded: the run as
+    saved, sdiag's pass brackets, slurmctld's log written during it, Slurm's answers) and the
+    model's replay of it, with or without the log's instants."""
+    return saved_replay(LOADED_RUN, CALIBRATE_FIXTURES / "calibrate.yaml", with_log)
 
 
 def loaded_figures() -> dict[str, float]:
@@ -128,12 +141,30 @@ def loaded_figures() -> dict[str, float]:
     return figures
 
 
+def preempt_figures() -> dict[str, float]:
+    """Tau and mean-wait error of the model against the preempting partition's run 1
+    (tests/fixtures/calibrate/preempt_requeue), and Slurm's own run 2 against it."""
+    from djsb.calibrate.compare import compare
+
+    slurm, model = saved_replay(PREEMPT_RUN, PREEMPT_RUN / "calibrate.yaml")
+    own = compare(slurm, pd.read_csv(PREEMPT_RUN / "slurm_2.csv", index_col="job_id"))
+    measured = compare(slurm, model)
+    return {"tau": measured.tau, "wait": measured.mean_wait_error, "own_wait": own.mean_wait_error}
+
+
 def loaded_block(which: str) -> Callable[[Path], str]:
     """Tau and the mean-wait error of one of :func:`loaded_figures`' replays."""
     def render(_: Path) -> str:
         figures = loaded_figures()
         return f"mean wait {100 * figures[which + '_wait']:+.1f} %, tau {figures[which + '_tau']:.2f}"
     return render
+
+
+def preempt_block(_: Path) -> str:
+    """The model's figures against the preempting partition's run 1, beside Slurm's own."""
+    figures = preempt_figures()
+    return (f"mean wait {100 * figures['wait']:+.1f} %, tau {figures['tau']:.2f} (Slurm's own run 2: "
+            f"{100 * figures['own_wait']:+.1f} %)")
 
 
 def load_done(out: Path) -> dict[str, float]:
@@ -276,6 +307,8 @@ SOURCES = {s.name: s for s in (
            needs=("LANL-CM5-1994-4.1-cln.swf.gz",), compute=lanl_overrun),
     Source("calibrate-loaded", True, "python3 bench/readme_numbers.py calibrate-loaded (the model's "
            "replays of tests/fixtures/calibrate/loaded)", compute=loaded_figures),
+    Source("calibrate-preempt", True, "python3 bench/readme_numbers.py calibrate-preempt (the model's "
+           "replay of tests/fixtures/calibrate/preempt_requeue)", compute=preempt_figures),
     Source("demo", False, "djsb run configs/local-quick.yaml",
            (_module("run", "configs/local-quick.yaml", "-o", "{out}"),)),
     Source("metacentrum-own", False, "djsb replay-stats configs/metacentrum-own.yaml",
@@ -304,6 +337,7 @@ BLOCKS = {b.name: b for b in (
     Block("demo-time", "demo", demo_time),
     Block("calibrate-loaded-sdiag", "calibrate-loaded", loaded_block("sdiag")),
     Block("calibrate-loaded-log", "calibrate-loaded", loaded_block("log")),
+    Block("calibrate-preempt-requeue", "calibrate-preempt", preempt_block),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),
     Block("mc-own-inputs", "metacentrum-own", same_inputs),
     Block("mc-own-wait-simulated", "metacentrum-own", mean_wait("simulated")),

@@ -30,17 +30,11 @@ WINDOW = Path(__file__).parent / "fixtures" / "calibrate" / "kth_sp2_window.swf"
 OUT = os.environ.get("DJSB_CALIBRATE_FULL")
 PARTITIONS = ("PartitionName=cal_low Nodes=ALL PriorityTier=1 MaxTime=INFINITE",
               "PartitionName=cal_high Nodes=ALL PriorityTier=10 MaxTime=INFINITE")
-"""The preempted and the preempting partition (scontrol create), both OverSubscribe=NO: a job of a
+"""The preempted and the preempting partition (scontrol create), both OverSubscribe=NO: beside
+``oversub`` (OverSubscribe=YES:4) a ``cal_high`` job preempts where a core is free, as a job of a
 partition that does not share may not start on a node running jobs of another partition that does
-(cons_common job_test.c ``_verify_node_state``, ``_is_node_busy``), which the model does not have,
-so beside ``oversub`` (OverSubscribe=YES:4) a ``cal_high`` job preempts where a core is free."""
-BACKFILL_PLANS_NO_PREEMPTION = pytest.mark.xfail(strict=True, reason=(
-    "measured 2026-11-29: the model killed the jobs Slurm killed (1, 7, 11) but its mean wait was +26.3 % "
-    "of run 1 against Slurm's own -22.9 %: Slurm started the 7-CPU cal_high job 18 at 83.8 s by preemption "
-    "and the 3-CPU job 20 behind it at 85.7 s; the model backfilled job 20 at 79.9 s on cores job 18 could "
-    "have had by preemption, and job 18 waited for it until 120.0 s. The model's backfill neither preempts "
-    "nor plans a preemptor over the jobs it may preempt."))
-MODES = ("CANCEL", pytest.param("REQUEUE", marks=BACKFILL_PLANS_NO_PREEMPTION))
+(cons_common job_test.c ``_verify_node_state``, ``_is_node_busy``; djsb/model/partition_rows.py)."""
+MODES = ("CANCEL", "REQUEUE")
 
 
 def preempt_calibration(slurm_cluster: SlurmCluster, out: Path, mode: str) -> Path:

@@ -42,7 +42,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, dataclass, field, replace
 from typing import TypeVar
 
 from djsb import slurm_text
@@ -465,6 +465,21 @@ class ClusterState:
             return max(nodes or 0, math.ceil(cpus / part.cores_per_node)) * \
                 min(self.node_capacity[i] for i in part.node_ids)
         return cpus
+
+    def copy(self) -> ClusterState:
+        """A copy whose counters (everything :meth:`commit` and :meth:`commit_gpus` change) are its
+        own: a plan that gives jobs' resources back without touching the live state."""
+        twin = copy.copy(self)
+        twin.partitions = [replace(p) for p in self.partitions]
+        twin.by_name = {p.spec.name: p for p in twin.partitions}
+        twin.memberships = list(zip(twin.partitions, self.member_prefix, strict=True))
+        twin.node_free = list(self.node_free)
+        twin.node_has_free = bytearray(self.node_has_free)
+        twin.node_mem_free = list(self.node_mem_free)
+        twin.part_used = [None if used is None else list(used) for used in self.part_used]
+        twin.node_gpu_free = [list(gpus) for gpus in self.node_gpu_free]
+        twin.rows = self.rows.copy() if self.rows is not None else None
+        return twin
 
     def without(self, nodes: frozenset[int]) -> ClusterState:
         """A view of this state in which ``nodes`` offer nothing (no free slot), for placing a job

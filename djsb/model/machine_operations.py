@@ -140,6 +140,24 @@ class MachineOperations(JobOperations):
                 self.checker.on_machine_change(now)
         return None
 
+    def _preemptees(self, job: SimJob) -> list[tuple[SimJob, bool]]:
+        """The running jobs a backfill pass's will-run test of ``job`` counts as gone
+        (:mod:`djsb.model.backfill.will_run_planner`): those it may preempt now and those it may
+        suspend, the latter with True (they give back their CPUs alone); jobs already being
+        preempted are not among them (they end at their grace time's end)."""
+        now, config, gang = self.now, self.config, self.gang
+        gone: list[tuple[SimJob, bool]] = []
+        for other in self.running.values():
+            if other.preempt_at < math.inf:
+                continue
+            if preemptable(job, other, now, config.preempt_exempt_time, self.by_qos, config.preempt_mode,
+                           config.preempt_within):
+                gone.append((other, False))
+            elif gang is not None and other.job_id not in gang.taken \
+                    and suspendable(job, other, config.preempt_mode, self.by_qos):
+                gone.append((other, True))
+        return gone
+
     def _suspend_for(self, job: SimJob, avoid: frozenset[int]) -> Placement | None:
         """Where ``job`` starts now once the jobs it may suspend (:func:`suspendable`; not one that
         suspended others) give it their CPUs, in the preemption order, and those it takes slots from

@@ -25,11 +25,14 @@ Under preempt/partition_prio a partition's own PreemptMode does the same for its
 ``PreemptMode=SUSPEND,GANG`` (``suspend``; a partition's or QoS's own SUSPEND under it) suspends
 the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.model.suspension`.
 
+The backfill pass preempts too, and plans a preemptor over the jobs it may preempt, with the
+will-run planner (:mod:`djsb.model.backfill.will_run_planner`); the model's own planner does not.
+
 Not modelled: GANG's time-slicing (OverSubscribe rows, SchedulerTimeSlice; GANG without SUSPEND is
 OFF here, and a partition's or QoS's own SUSPEND under a cluster mode without GANG spares its jobs,
-as nothing would resume them), what :mod:`djsb.model.suspension` lists, preemption by the backfill
-pass, the second Slurm takes to kill a preempted job (the preemptor here starts at the instant of
-the preemption, when there is no grace time).
+as nothing would resume them), what :mod:`djsb.model.suspension` lists, the second Slurm takes to
+kill a preempted job (the preemptor here starts at the instant of the preemption, when there is no
+grace time).
 """
 
 from __future__ import annotations

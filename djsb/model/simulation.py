@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from djsb.errors import InputError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory, shares_cores
-from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillView
+from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillPreemption, BackfillView
 from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
 from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import (
@@ -557,7 +557,7 @@ class Simulation(MachineOperations):
     def _backfill_pass(self, now: float) -> None:
         if not self.passes.prepare(BF_TICK, now):
             return
-        if self.checker is None and not self.queue.something_fits():
+        if self.checker is None and not self.preempts and not self.queue.something_fits():
             return  # it could only plan reservations, which this pass would drop unused
         self.stats["backfill_passes"] += 1
         started: set[int] = set()
@@ -566,10 +566,11 @@ class Simulation(MachineOperations):
             self.start_job(job, alloc, now, backfilled=True)
             started.add(job.job_id)
 
+        preemption = BackfillPreemption(self._preemptees, self._preempt) if self.preempts else None
         self.planner.run(BackfillView(now, self.queue, self.running, self.amounts, self.state, self.limits,
                                       self.backfill.max_reservations, self.node_memory, self.checker, start,
                                       self.service.in_service if self.service and self.service.out else None,
-                                      self.reserved, self.inside is not None, self.array_tasks))
+                                      self.reserved, self.inside is not None, self.array_tasks, preemption))
         if started:
             self.queue.remove_started(started)
             self.passes.must_run(MAIN_TICK)

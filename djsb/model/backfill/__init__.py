@@ -10,6 +10,7 @@ so a new policy or planner is one new file.
 """
 
 from djsb.model.backfill.base import BACKFILL_POLICIES, BackfillPolicy
-from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView
+from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillPreemption, BackfillView
 
-__all__ = ["BACKFILL_PLANNERS", "BACKFILL_POLICIES", "BackfillPlanner", "BackfillPolicy", "BackfillView"]
+__all__ = ["BACKFILL_PLANNERS", "BACKFILL_POLICIES", "BackfillPlanner", "BackfillPolicy",
+           "BackfillPreemption", "BackfillView"]

@@ -59,6 +59,20 @@ class PlannerOptions(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class BackfillPreemption:
+    """What a pass needs of the core to let a job preempt (the core's preemption settings made
+    them): ``gone(job)``, the running jobs ``job`` may preempt, each with whether it would give back
+    its CPUs alone (suspended) rather than all it holds; ``run_now(job, excluded)``, the start now
+    that preempts for it, as the main pass's
+    (:meth:`~djsb.model.machine_operations.MachineOperations._preempt`): where it starts on the CPUs
+    of jobs it suspended, or None once it preempted the jobs it waits for (or waits for jobs being
+    preempted already) on nodes but ``excluded``."""
+
+    gone: Callable[[SimJob], Sequence[tuple[SimJob, bool]]]
+    run_now: Callable[[SimJob, frozenset[int]], Placement | None]
+
+
+@dataclass(frozen=True, slots=True)
 class BackfillView:
     """What one backfill pass plans with, made by the core for the pass.
 
@@ -76,7 +90,9 @@ class BackfillView:
     windows (:mod:`djsb.model.reservations`); ``reserved_jobs`` whether jobs asking for one may be
     queued or running: no planner starts them, and those running hold nodes the windows already
     take (:mod:`djsb.model.reserved_jobs`); ``array_tasks`` whether the replay has tasks of job
-    arrays, whose reservations ``bf_max_job_array_resv`` bounds (:mod:`djsb.model.array_resv`)."""
+    arrays, whose reservations ``bf_max_job_array_resv`` bounds (:mod:`djsb.model.array_resv`);
+    ``preemption`` whether jobs may preempt, and how (None: no job may; a planner that does not plan
+    preemption ignores it)."""
 
     now: float
     queue: JobQueue
@@ -92,6 +108,7 @@ class BackfillView:
     reservations: ReservationPlan | None = None
     reserved_jobs: bool = False
     array_tasks: bool = False
+    preemption: BackfillPreemption | None = None
 
     def windows(self, horizon: float) -> list[Window]:
         """The advance reservations' windows from now to ``horizon``, each to plan as taken."""
@@ -149,7 +166,7 @@ class BackfillPlanner(ABC):
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
 
     def candidates(self, view: BackfillView, startable: Startable | None = None,
-                   arrays: ArrayReservations | None = None) -> Iterator[SimJob]:
+                   arrays: ArrayReservations | None = None, walk_all: bool = False) -> Iterator[SimJob]:
         """The queued jobs a backfill pass tests, in queue order: at most ``bf_max_job_test``, none
         held by a QoS limit (asked as the pass reaches it: the pass's starts count;
         :meth:`~djsb.model.limits.RunningLimits.held_now` for TRES limits), at most
@@ -168,9 +185,10 @@ class BackfillPlanner(ABC):
         still make are dropped with the pass (the core skips a whole pass on the first condition).
         Those reservations are what costs: sched/backfill plans one for every job it tests, the
         model's conservative policy too. A job asking for an advance reservation is walked past
-        (:mod:`djsb.model.reserved_jobs`: only main passes start it)."""
-        left = None if view.checker is not None else startable or FreeCapacity(view.queue.needs.copy(),
-                                                                              view.state.partitions)
+        (:mod:`djsb.model.reserved_jobs`: only main passes start it). ``walk_all``: the walk does not
+        stop there (a job that preempts may start where none fits the free capacity)."""
+        left = None if view.checker is not None or walk_all \
+            else startable or FreeCapacity(view.queue.needs.copy(), view.state.partitions)
         tested = 0
         config = self.config
         per_user: dict[str, int] | None = {} if math.isfinite(config.bf_max_job_user) else None

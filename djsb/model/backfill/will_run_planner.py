@@ -8,12 +8,26 @@ reservations, to ``bf_resolution``) and counts a running job's start in whole se
 slurmctld's ``time_t`` start plus the limit is the end its will-run test expects. Its reservations
 are not given to the invariant checker, whose plan invariants this heuristic does not keep (see
 :mod:`djsb.model.will_run`); the checker still checks every start. ``bf_will_run: true`` selects it.
+
+With preemption on, a job that may preempt running jobs is tested as sched/backfill tests it
+(backfill.c ``_try_sched`` passes ``slurm_find_preemptable_jobs`` to the will-run test): cons_common
+job_test.c ``_will_run_test`` tries it as things are, then with every job it may preempt gone
+(``_build_cr_job_list``: all they hold, or their cores alone for a job it would suspend), and only
+then removes the other running jobs in batches, so a preemptor is planned over the jobs it may
+preempt and its reservation keeps later jobs off their cores. A start now (``_start_job``:
+``select_nodes``, cons_common ``_run_now``) starts it if it fits as things are, else preempts for it
+as the main pass does (:mod:`djsb.model.preemption`, :mod:`djsb.model.suspension`); when that leaves
+it waiting for the preempted jobs to end, the start failed and the pass reserves the nodes the
+will-run test found, from now over its limit ("planned start of ... failed", reserved "based upon
+original state"). A running job being preempted is expected to end at its grace time's end
+(preempt.c ``_job_check_grace_internal``). Such a pass walks the queue to its depth (a preemptor may
+start where nothing fits the free capacity).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 
 from djsb.model.allocation import allocate, shares_cores
 from djsb.model.array_resv import array_reservations
@@ -44,24 +58,46 @@ class WillRunPlanner(BackfillPlanner):
         horizon = now + cfg.bf_window
         for begin, end, nodes in view.windows(horizon):
             space.reserve(sorted(nodes), begin, end)  # job_test_resv keeps them from every job
-        running = list(view.holdings())
-        test = WillRunTest(view.state, [(self.expected_end(job), alloc, memory, job.job_id, job.part.index)
-                                        for job, alloc, memory in running],
-                           now, cfg.kill_wait, [job.job_id for job, _, _ in running if shares_cores(job)])
+        test = self._will_run_test(view)
+        preemption = view.preemption
+        preemptors: dict[frozenset[tuple[int, bool]], WillRunTest] = {}
         reserved: dict[int, int] = {}
-        left = UnreservedCapacity(view, space) if not view.queue.shaped else None
+        left = UnreservedCapacity(view, space) if not view.queue.shaped and preemption is None else None
         arrays = array_reservations(cfg.bf_max_job_array_resv, view.array_tasks)
-        for job in self.candidates(view, left, arrays):
-            found = self._try_later(job, space, test, now, horizon)
+        for job in self.candidates(view, left, arrays, walk_all=preemption is not None):
+            gone = preemption.gone(job) if preemption is not None else ()
+            if gone:
+                key = frozenset((other.job_id, cpus_only) for other, cpus_only in gone)
+                if key not in preemptors:
+                    preemptors[key] = self._will_run_test(view, gone)
+                found = self._try_later(job, space, preemptors[key], now, horizon)
+            else:
+                found = self._try_later(job, space, test, now, horizon)
             if found is None:
                 continue
             start, alloc = found
             if start <= now and view.limits.blocks(job, alloc):
                 continue  # a QoS TRES limit holds it: neither a start nor a reservation (backfill.c)
-            if start <= now:
+            preempted = False
+            if start <= now and gone:
+                assert preemption is not None
+                usable, _ = space.scan(job.part.node_ids, now, now + job.plan)
+                excluded = job.part.members - usable  # _start_job: the nodes reserved over its run
+                placed = allocate(job, view.state.without(excluded) if excluded else view.state) \
+                    or preemption.run_now(job, excluded)
+                if placed is None:
+                    preempted = True  # the jobs it waits for end: the start "failed", its nodes reserved
+                    test = self._will_run_test(view)  # the preempted jobs' ends moved to now
+                    preemptors.clear()
+                elif view.limits.blocks(job, placed):
+                    continue
+                else:
+                    alloc = placed
+            if start <= now and not preempted:
                 view.start(job, alloc)
-                test.started((self.expected_end(job), job.alloc, job.memory, job.job_id, job.part.index),
+                test.started((self._expected(job), job.alloc, job.memory, job.job_id, job.part.index),
                              shares_cores(job))
+                preemptors.clear()  # their states were copied before this start
             elif reserved.get(job.part.index, 0) < view.max_reservations \
                     and not view.limits.blocks(job, alloc):  # no reservation for a job the QoS holds
                 reserved[job.part.index] = reserved.get(job.part.index, 0) + 1
@@ -72,6 +108,31 @@ class WillRunPlanner(BackfillPlanner):
                 continue
             if left is not None:
                 left.changed()
+
+    def _expected(self, job: SimJob) -> float:
+        """When the will-run test expects a running job to end: :meth:`expected_end`, or the end of
+        its grace time once it is being preempted (preempt.c ``_job_check_grace_internal``:
+        ``end_time = MIN(end_time, preempt_time + grace_time)``)."""
+        return min(self.expected_end(job), job.preempt_at)
+
+    def _will_run_test(self, view: BackfillView, gone: Sequence[tuple[SimJob, bool]] = ()) -> WillRunTest:
+        """The will-run test of the pass's running jobs; ``gone``: of a preemptor, on a copy of the
+        state without the jobs it may preempt (all they hold, or their CPUs alone for a job it would
+        suspend), which are not among the jobs it removes in batches (cons_common job_test.c
+        ``_build_cr_job_list``, then ``_will_run_test``'s test "with all preemptable jobs gone")."""
+        state = view.state
+        if gone:
+            state = state.copy()
+            for other, cpus_only in gone:
+                state.commit(other.alloc, other.cpus, None if cpus_only else other.memory, sign=-1,
+                             part=other.part, shares=shares_cores(other))
+                if not cpus_only:
+                    state.commit_gpus(other.alloc, sign=-1)
+        left_out = {other.job_id for other, _ in gone}
+        running = [held for held in view.holdings() if held[0].job_id not in left_out]
+        return WillRunTest(state, [(self._expected(job), alloc, memory, job.job_id, job.part.index)
+                                   for job, alloc, memory in running], view.now, self.config.kill_wait,
+                           [job.job_id for job, _, _ in running if shares_cores(job)])
 
     def _try_later(self, job: SimJob, space: NodeSpace, test: WillRunTest, now: float,
                    horizon: float) -> tuple[float, Placement] | None:
