@@ -106,8 +106,39 @@ def test_a_requeued_job_counts_its_last_run_and_every_start_locates_a_pass() -> 
     logged = parse_ctld_log(text)
     instants = log_instants(logged, replay)
     assert instants is not None
-    assert instants.loc[1].tolist() == pytest.approx([50.2, 60.5, 70.5, 2])
+    assert instants.loc[1].tolist() == pytest.approx([50.2, 60.5, 70.5, 2, 0.0])
     assert logged_starts(logged, replay).values.tolist() == [[51.0, MAIN], [60.5, BACKFILL]]
+
+
+def test_a_suspended_job_runs_its_time_less_its_suspensions() -> None:
+    # Slurm id 9 (job 1): queued at 100.2, started at 101.0, suspended by the gang scheduler at
+    # 103.0 and resumed at 110.5 (7.5 s), suspended again at 112.0 and resumed at 113.0 (1 s), done
+    # at 120.0; Slurm id 10 (job 2), started at 101.0, suspended at 103.0 and ended (cancelled)
+    # while suspended at 105.25 (2.25 s). A failed suspension ("gang: suspending JobId=9: <error>")
+    # is no suspension. Job 1 ran 120.0 - 101.0 - 8.5 = 10.5 s of work.
+    text = "\n".join(f"[2026-11-29T00:00:{stamp}] {message}" for stamp, message in (
+        ("00.200", "_slurm_rpc_submit_batch_job: JobId=9 InitPrio=1 usec=9"),
+        ("00.300", "_slurm_rpc_submit_batch_job: JobId=10 InitPrio=1 usec=9"),
+        ("01.000", "sched: Allocate JobId=9 NodeList=n1 #CPUs=1 Partition=p"),
+        ("01.000", "sched: Allocate JobId=10 NodeList=n2 #CPUs=1 Partition=p"),
+        ("03.000", "gang: suspending JobId=9"),
+        ("03.000", "gang: suspending JobId=10"),
+        ("05.250", "_job_complete: JobId=10 done"),
+        ("06.000", "gang: suspending JobId=9: Job is already suspended"),
+        ("10.500", "gang: resuming JobId=9"),
+        ("12.000", "gang: suspending JobId=9"),
+        ("13.000", "gang: resuming JobId=9"),
+        ("20.000", "_job_complete: JobId=9 done")))
+    origin = utc("2026-11-29T00:00:00.000") - 50.0
+    replay = pd.DataFrame({"slurm_id": [9, 10], "submit": [50.0, 50.0], "origin": [origin, origin]},
+                          index=pd.Index([1, 2], name="job_id"))
+    instants = log_instants(parse_ctld_log(text), replay)
+    assert instants is not None
+    assert instants["ctld_suspended"].tolist() == pytest.approx([8.5, 2.25])
+    reference = pd.DataFrame({"submit": [0.0], "start": [51.0], "end": [70.0], "state": ["COMPLETED"],
+                              **{name: [instants.at[1, name]] for name in instants.columns}},
+                             index=pd.Index([1], name="job_id"))
+    assert run_times([TraceJob(1, 0.0, 10.0, 1)], reference).tolist() == pytest.approx([10.5])
 
 
 def test_submissions_and_run_times_come_from_the_log_where_it_has_them() -> None:

@@ -13,7 +13,12 @@ moved. slurmctld logs each of these instants at its default level (info) and tim
 * ``_slurm_rpc_submit_batch_job: JobId=N`` when the job was queued (job_mgr.c);
 * ``sched: Allocate JobId=N`` when the main scheduler started it (job_scheduler.c ``_schedule``);
 * ``sched/backfill: _start_job: Started JobId=N`` when the backfill scheduler did (backfill.c);
-* ``_job_complete: JobId=N done`` when it ended (job_mgr.c).
+* ``_job_complete: JobId=N done`` when it ended (job_mgr.c);
+* ``gang: suspending JobId=N`` and ``gang: resuming JobId=N`` when the gang scheduler suspended and
+  resumed it (gang.c ``_suspend_job``, ``_resume_job``: at info only with ``DebugFlags=Gang``, at
+  debug otherwise), so a preemption under ``PreemptMode=SUSPEND,GANG`` is known to the millisecond
+  when the calibration runs with that flag; without it a suspended job's run time counts its
+  suspension, which the model then adds again.
 
 A pass that started jobs ran when it started the first of them: that instant replaces sdiag's
 bracket (:func:`located_passes`). The log's clock is the controller's local time, without a
@@ -38,10 +43,14 @@ from djsb.slurmsite.slurm_config import CTLD_LOG_FILE
 
 SUBMIT, MAIN, BACKFILL, END = "submit", "main", "backfill", "end"
 """The events read: a job queued, started by either scheduler, ended."""
+SUSPEND, RESUME = "suspend", "resume"
+"""A job suspended and resumed by the gang scheduler."""
 _MESSAGES = ((SUBMIT, re.compile(r"_slurm_rpc_submit_batch_job: JobId=(\S+)")),
              (MAIN, re.compile(r"sched: Allocate JobId=(\S+)")),
              (BACKFILL, re.compile(r"sched/backfill: _start_job: Started JobId=(\S+)")),
-             (END, re.compile(r"_job_complete: JobId=(\S+) done")))
+             (END, re.compile(r"_job_complete: JobId=(\S+) done")),
+             (SUSPEND, re.compile(r"gang: suspending JobId=(\S+)$")),
+             (RESUME, re.compile(r"gang: resuming JobId=(\S+)$")))
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})([+-]\d\d:?\d\d|Z)?\] (.*)$")
 _JOB_ID = re.compile(r"^(\d+)(?:_\d+)?(?:\((\d+)\))?$")
 """``%pJ``'s forms: ``123``, and an array task's ``123_4(127)`` (its own id in parentheses)."""
@@ -49,7 +58,8 @@ QUARTER_HOUR = 900.0
 """Time zones lie whole quarter hours apart from UTC."""
 READ_LIMIT = 64 * 1024 * 1024
 """The most of a log's matching lines read per replay (a busy site's log grows by gigabytes)."""
-GREP_PATTERN = "_slurm_rpc_submit_batch_job: |sched: Allocate |_start_job: Started |_job_complete: .* done"
+GREP_PATTERN = ("_slurm_rpc_submit_batch_job: |sched: Allocate |_start_job: Started |_job_complete: .* done"
+                "|gang: (suspending|resuming) JobId=")
 
 
 @dataclass(frozen=True)
@@ -121,21 +131,33 @@ def log_instants(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame 
     """Per job of ``replay`` (a Slurm replay table: index job_id, columns slurm_id, submit,
     origin), the log's instants in seconds from the origin: ``ctld_submit``, its last start and
     end ``ctld_start``, ``ctld_end`` (a requeued job's run that counts is its last), NaN where the
-    log has none, and ``ctld_starts``, how many times it started; None when the log's clock cannot
-    be aligned with the replay's."""
+    log has none, ``ctld_starts``, how many times it started, and ``ctld_suspended``, the seconds
+    its last run spent suspended (a suspension not resumed lasts until its end); None when the
+    log's clock cannot be aligned with the replay's."""
     aligned = _aligned(events, replay)
     if aligned is None:
         return None
     table = pd.DataFrame(index=replay.index, columns=["ctld_submit", "ctld_start", "ctld_end"], dtype=float)
     table["ctld_starts"] = 0
+    table["ctld_suspended"] = 0.0
+    suspended_at: dict[int, float] = {}
     for job, when, event in aligned:
         if event == SUBMIT:
             table.at[job, "ctld_submit"] = when
         elif event == END:
             table.at[job, "ctld_end"] = when
+            if job in suspended_at:
+                table.at[job, "ctld_suspended"] += when - suspended_at.pop(job)
+        elif event == SUSPEND:
+            suspended_at.setdefault(job, when)
+        elif event == RESUME:
+            if job in suspended_at:
+                table.at[job, "ctld_suspended"] += when - suspended_at.pop(job)
         else:
             table.at[job, "ctld_start"] = when
             table.at[job, "ctld_starts"] += 1
+            table.at[job, "ctld_suspended"] = 0.0
+            suspended_at.pop(job, None)
     return table
 
 

@@ -112,7 +112,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
     result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
                         start=StartState(origin, pass_times=times), associations=model.associations).run()
-    kept = ["submit", "start", "end", *[c for c in ("state", "requeues") if c in result.jobs], "backfilled"]
+    kept = ["submit", "start", "end", *[c for c in ("state", "requeues", "suspended_s") if c in result.jobs],
+            "backfilled"]
     table = result.jobs.set_index("job_id")[kept].sort_index()
     table[["submit", "start", "end"]] -= origin
     return table
@@ -143,7 +144,8 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     (end - start - sleep) is the mean overhead (srun and the batch script around the sleep). A job
     Slurm killed at its limit ran what Slurm recorded: its kill came at Slurm's time-limit check,
     not at the end of its sleep. Where slurmctld's log gave a job's start and end (``ctld_start``,
-    ``ctld_end``, to the millisecond), its run time is their difference. A job Slurm cut short
+    ``ctld_end``, to the millisecond), its run time is their difference, less the time it spent
+    suspended (``ctld_suspended``), which the model adds as it suspends the job. A job Slurm cut short
     otherwise (preempted, its node failed, cancelled) runs its sleep plus the overhead: whether the
     model cuts it is the model's decision."""
     recorded = reference["end"] - reference["start"]
@@ -154,5 +156,7 @@ def run_times(jobs: list[TraceJob], reference: pd.DataFrame) -> pd.Series:
     estimated = (sleeps + overhead).where(~killed, recorded)
     if "ctld_end" not in reference:
         return estimated
-    return (reference["ctld_end"] - reference["ctld_start"]).where(completed | killed).fillna(estimated)
+    suspended = reference["ctld_suspended"].fillna(0.0) if "ctld_suspended" in reference else 0.0
+    ran = reference["ctld_end"] - reference["ctld_start"] - suspended
+    return ran.where(completed | killed).fillna(estimated)
 
