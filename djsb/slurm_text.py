@@ -380,3 +380,32 @@ def memory_default(text: str) -> float | None:
     if value in ("0", "") or value.upper() in ("UNLIMITED", "INFINITE"):
         return None
     return mebibytes(value)
+
+
+ENFORCE_WORDS = ("1", "associations", "2", "limits", "safe", "wckeys", "qos", "all", "nojobs", "nosteps")
+"""The words of AccountingStorageEnforce slurmctld accepts (read_config.c
+``_validate_accounting_storage_enforce``); any other makes it refuse the whole value."""
+
+
+def accounting_safe(text: str) -> bool:
+    """Whether AccountingStorageEnforce, a comma list in any case, enforces ``safe``: it has the word
+    ``safe``, or ``all``, which sets every bit but nojobs and nosteps, ACCOUNTING_ENFORCE_SAFE among
+    them (read_config.c ``_validate_accounting_storage_enforce``). ``none``, as ``scontrol show
+    config`` prints an empty one, and the empty value are off."""
+    words = [word.strip().lower() for word in text.split(",")]
+    if words in ([""], ["none"]):
+        return False
+    wrong = [word for word in words if word not in ENFORCE_WORDS]
+    if wrong:
+        raise ValueError(f"{wrong[0]!r} is none of associations, limits, safe, wckeys, qos, all, nojobs, "
+                         "nosteps (or 1, 2)")
+    return "safe" in words or "all" in words
+
+
+def cpus_default(text: str) -> int | None:
+    """A default CPU count per GPU (DefCpuPerGPU): a whole number; 0 and empty, how Slurm leaves it
+    unset (cons_common.c ``select_p_reconfigure``: ``def_cpu_per_gpu = 0``), are none: None."""
+    value = text.strip()
+    if not value.isdigit():
+        raise ValueError("not a whole number of CPUs >= 0")
+    return int(value) or None

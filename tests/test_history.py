@@ -345,7 +345,8 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
                               "-o", str(out)], 2, "--set: 'MaxArraySize=10': expected KEY=VALUE with KEY "
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
                      "KillWait, OverTimeLimit, ResvOverRun, PreemptType, PreemptMode, PreemptExemptTime, "
-                     "JobRequeue, AuthInfo, DefMemPerCPU, DefMemPerGPU, MaxMemPerCPU, PriorityType, "
+                     "JobRequeue, AuthInfo, DefMemPerCPU, DefMemPerGPU, DefMemPerNode, DefCpuPerGPU, "
+                     "AccountingStorageEnforce, MaxMemPerCPU, PriorityType, "
                      "PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, PriorityWeightPartition, "
                      "PriorityWeightQOS, PriorityWeightTRES, PriorityMaxAge, PriorityFavorSmall, PriorityFlags, "
                      "PriorityDecayHalfLife, PriorityCalcPeriod)", out)

@@ -70,13 +70,16 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.priority_tres_weights: ("CPU=1000,GRES/gpu=3000", (("cpu", 1000.0), ("gres/gpu", 3000.0))),
     slurm_text.memory_default: ("4G", 4096.0),
     slurm_text.cpus_limit: ("32", 32),
+    slurm_text.cpus_default: ("6", 6),
+    slurm_text.accounting_safe: ("associations,limits,SAFE", True),
     slurm_text.tres_weights: ("CPU=1.0,Mem=0.25G,GRES/gpu=2.0", (("cpu", 1.0), ("mem", 0.25 / 1024),
                                                                 ("gres/gpu", 2.0))),
 }
 """A text Slurm writes for each parser of slurm_text, and the value the model takes from it (worked
 by hand: slurm.conf(5) times are minutes when bare, 2-00:00:00 is two days; OverTimeLimit is minutes;
 ResvOverRun is minutes; a TRESBillingWeights memory weight per GB is per 1024 MB; AllowQos names are
-lower-cased, read_config.c; a memory size of 4G is 4096 MiB)."""
+lower-cased, read_config.c; a memory size of 4G is 4096 MiB; AccountingStorageEnforce's words are
+compared in any case, read_config.c ``_validate_accounting_storage_enforce``)."""
 
 DECLARED = [(cls, field, index) for cls in MODELLED for field, name in slurm_names(cls).items()
             for index in range(len(name.keys))]

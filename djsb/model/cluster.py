@@ -121,6 +121,12 @@ def qos_names(node: Located) -> tuple[str, ...]:
     return slurm_text.allow_qos(as_str(node))
 
 
+MEMORY_DEFAULTS_EXCLUSIVE = ("give def_mem_per_node or def_mem_per_cpu, not both: Slurm holds one default "
+                             "memory, per node or per CPU (read_config.c: DefMemPerCPU is ignored beside "
+                             "DefMemPerNode)")
+"""The error of a section giving both default memories (the cluster's, or one partition's)."""
+
+
 def megabytes(node: Located) -> float:
     """A memory size in MB, above 0."""
     return as_number(node, 0, strict=True)
@@ -190,12 +196,20 @@ class PartitionSpec:
         "(mem per MB) or `CPU=1.0,Mem=0.25G,GRES/gpu=2.0` (none: its CPUs)", where=PARTITION)
     def_mem_per_cpu: float | None = setting(
         None, megabytes, "MB", slurm_key("DefMemPerCPU", slurm_text.memory_default, "0"),
-        "the memory per CPU of a job of it asking none (none: policy.scheduler's def_mem_per_cpu)",
-        where=PARTITION)
+        "the memory per CPU of a job of it asking none (none, and no def_mem_per_node: policy.scheduler's "
+        "def_mem_per_cpu or def_mem_per_node)", where=PARTITION)
+    def_mem_per_node: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerNode", slurm_text.memory_default, "UNLIMITED"),
+        "the memory per node of a job of it asking none; not with def_mem_per_cpu (none, and no "
+        "def_mem_per_cpu: policy.scheduler's def_mem_per_cpu or def_mem_per_node)", where=PARTITION)
     def_mem_per_gpu: float | None = setting(
         None, megabytes, "MB", slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
         "the memory per GPU of a job of it asking GPUs and no memory (none: policy.scheduler's "
         "def_mem_per_gpu)", where=PARTITION)
+    def_cpu_per_gpu: int | None = setting(
+        None, lambda n: as_int(n, 1), "CPUs", slurm_key("DefCpuPerGPU", slurm_text.cpus_default, "0"),
+        "the CPUs per GPU of a job of it asking GPUs without --cpus-per-gpu or --cpus-per-task (none: "
+        "policy.scheduler's def_cpu_per_gpu)", where=PARTITION)
     max_mem_per_cpu: float | None = setting(
         None, megabytes, "MB", slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
         "the most memory per CPU of a job of it: one asking more gets more CPUs (none: policy.scheduler's "
@@ -204,6 +218,10 @@ class PartitionSpec:
         None, lambda n: as_int(n, 1), "CPUs", slurm_key("MaxCPUsPerNode", slurm_text.cpus_limit, "UNLIMITED"),
         "the most CPUs its running jobs hold together on one node (none, slurm.conf's UNLIMITED: no limit)",
         where=PARTITION)
+
+    def __post_init__(self) -> None:
+        if self.def_mem_per_node is not None and self.def_mem_per_cpu is not None:
+            raise ConfigError(MEMORY_DEFAULTS_EXCLUSIVE, key=f"partitions.{self.name}.def_mem_per_node")
 
     @property
     def exclusive(self) -> bool:

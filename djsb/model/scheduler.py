@@ -17,7 +17,7 @@ from typing import Any
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
-from djsb.model.cluster import megabytes
+from djsb.model.cluster import MEMORY_DEFAULTS_EXCLUSIVE, megabytes
 from djsb.registry import Registry, UnknownName
 from djsb.setting import Setting, SlurmKey, SlurmName, declared, setting, slurm_key, table
 from djsb.setting import scheduler_parameter as _parameter
@@ -202,12 +202,25 @@ class SchedulerConfig:
     def_mem_per_cpu: float | None = setting(None, megabytes, "MB",
                                             slurm_key("DefMemPerCPU", slurm_text.memory_default, "0"),
                                             "the memory per CPU of a job asking none, where its partition "
-                                            "gives no DefMemPerCPU (none: the job holds no memory)")
+                                            "gives no DefMemPerCPU or DefMemPerNode (none: def_mem_per_node, "
+                                            "else the job holds no memory)")
     def_mem_per_gpu: float | None = setting(None, megabytes, "MB",
                                             slurm_key("DefMemPerGPU", slurm_text.memory_default, "0"),
                                             "the memory per GPU of a job asking GPUs and no memory, where "
-                                            "its partition gives no DefMemPerGPU (none: def_mem_per_cpu)")
-    enforce_safe: bool = setting(False, as_bool, "", "AccountingStorageEnforce=safe",
+                                            "its partition gives no DefMemPerGPU (none: def_mem_per_cpu or "
+                                            "def_mem_per_node)")
+    def_mem_per_node: float | None = setting(
+        None, megabytes, "MB", slurm_key("DefMemPerNode", slurm_text.memory_default, "UNLIMITED"),
+        "the memory per node of a job asking none, where its partition gives no DefMemPerNode or "
+        "DefMemPerCPU; not with def_mem_per_cpu (none: def_mem_per_cpu)")
+    def_cpu_per_gpu: int | None = setting(None, lambda node: as_int(node, 1), "CPUs",
+                                          slurm_key("DefCpuPerGPU", slurm_text.cpus_default, "0"),
+                                          "the CPUs per GPU of a job asking GPUs without --cpus-per-gpu or "
+                                          "--cpus-per-task, where its partition gives no DefCpuPerGPU "
+                                          "(none: no CPUs per GPU)")
+    enforce_safe: bool = setting(False, as_bool, "",
+                                 slurm_key("AccountingStorageEnforce", slurm_text.accounting_safe, "none",
+                                           label="AccountingStorageEnforce safe"),
                                  "a job starts only if GrpTRESMins leaves room for its whole time limit "
                                  "with the running jobs' (djsb/model/tres_minutes.py)")
     max_mem_per_cpu: float | None = setting(None, megabytes, "MB",
@@ -242,6 +255,8 @@ class SchedulerConfig:
         for name in ("bf_max_job_test", "default_queue_depth"):
             if getattr(self, name) < 1:
                 raise ConfigError("must be >= 1", key=f"policy.scheduler.{name}")
+        if self.def_mem_per_node is not None and self.def_mem_per_cpu is not None:
+            raise ConfigError(MEMORY_DEFAULTS_EXCLUSIVE, key="policy.scheduler.def_mem_per_node")
 
 
 SETTINGS: dict[str, Setting] = declared(SchedulerConfig)

@@ -103,7 +103,7 @@ def read_cluster(node: Located) -> ClusterSpec:
         except UnknownName as exc:
             raise layout_node.error(str(exc)) from None
     if partitions_node is not None:
-        partitions = [read_record(item, PartitionSpec) for item in nonempty_list(partitions_node)]
+        partitions = [read_partition(item) for item in nonempty_list(partitions_node)]
     qos = [QosSpec("normal")]
     qos_node = node.get("qos")
     if qos_node is not None:
@@ -119,6 +119,18 @@ def read_cluster(node: Located) -> ClusterSpec:
     assoc_node = node.get("associations")
     associations = read_associations(nonempty_list(assoc_node)) if assoc_node is not None else ()
     return ClusterSpec(by_weight(nodes), tuple(partitions), tuple(qos), events, held, associations)
+
+
+def read_partition(item: Located) -> PartitionSpec:
+    """One ``cluster.partitions`` entry; a rule between its keys that :class:`PartitionSpec` checks
+    (one default memory, per CPU or per node) is an error at the line of the key it names."""
+    try:
+        return read_record(item, PartitionSpec)
+    except ConfigError as exc:
+        if exc.line is not None:
+            raise
+        name = (exc.key or "").rpartition(".")[2]
+        raise item.mapping().get(name, item).error(exc.message) from None
 
 
 def read_associations(items: list[Located]) -> tuple[AssocSpec, ...]:

@@ -39,7 +39,7 @@ CANONICAL = (
     "PriorityWeightQOS", "PriorityWeightAssoc", "PriorityWeightTRES", "PriorityMaxAge",
     "PriorityDecayHalfLife", "PriorityCalcPeriod", "PriorityFavorSmall", "PriorityFlags", "KillWait",
     "OverTimeLimit", "PreemptType", "PreemptMode", "DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode",
-    "MaxMemPerCPU", "MaxMemPerNode", "MaxCPUsPerNode", "EnforcePartLimits", "GresTypes",
+    "DefCpuPerGPU", "MaxMemPerCPU", "MaxMemPerNode", "MaxCPUsPerNode", "EnforcePartLimits", "GresTypes",
     "AccountingStorageEnforce", "ClusterName", "Include", "CPUs", "Boards", "Sockets", "CoresPerSocket",
     "ThreadsPerCore", "RealMemory", "State",
     "Gres", "Features", "Feature", "Weight", "Nodes", "Default", "MaxTime", "DefaultTime", "OverSubscribe",

@@ -46,7 +46,7 @@ PRIORITY_TYPE = "PriorityType"
 """The key that chooses the priority plugin (priority/basic: FIFO; priority/multifactor)."""
 UNMODELLED_WEIGHTS = ("PriorityWeightAssoc",)
 """Priority weights read only to note that the model has none of them."""
-NOTED_ONLY = ("GresTypes", "AccountingStorageEnforce", *UNMODELLED_WEIGHTS)
+NOTED_ONLY = ("GresTypes", *UNMODELLED_WEIGHTS)
 """Keys a replay reads only to note what the model does not reproduce; every other key it reads is
 named by a declaration (:func:`read_keys`)."""
 CTLD_LOG_FILE = "SlurmctldLogFile"
@@ -137,9 +137,20 @@ def from_slurm(cls: type, config: Mapping[str, str]) -> dict[str, Any]:
     return found
 
 
+def one_default_memory(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` read by :func:`from_slurm` (the cluster's or a partition's) with DefMemPerCPU left
+    out where DefMemPerNode is given: Slurm keeps one default memory and reads DefMemPerNode first,
+    ignoring a DefMemPerCPU beside it with an error in its log (read_config.c: cluster-wide in
+    ``_validate_and_set_defaults``, on a partition line in ``_parse_partitionname``: "DefMemPerCPU
+    ignored, since it's mutually exclusive with DefMemPerNode")."""
+    if settings.get("def_mem_per_node") is not None:
+        settings["def_mem_per_cpu"] = None
+    return settings
+
+
 def scheduler_config(config: Mapping[str, str]) -> SchedulerConfig:
     """The model's scheduler options from ``scontrol show config`` (or a slurm.conf)."""
-    return dataclasses.replace(SchedulerConfig(), **from_slurm(SchedulerConfig, config))
+    return dataclasses.replace(SchedulerConfig(), **one_default_memory(from_slurm(SchedulerConfig, config)))
 
 
 def last_backfill_cycle(sdiag: str) -> float | None:
@@ -394,7 +405,8 @@ def _partition(record: dict[str, str], members: list[str], hosts: list[str],
     cluster's ``hosts``: its declared settings read as their declarations say; its QOS (``QoS`` as
     scontrol spells it) as the one of ``qos`` (by lower-cased name) it names, left out if none."""
     every = len(members) == len(hosts)
-    settings = from_slurm(PartitionSpec, {canonical(key): value for key, value in record.items()})
+    read = from_slurm(PartitionSpec, {canonical(key): value for key, value in record.items()})
+    settings = one_default_memory(read)
     if settings.get("qos") is not None:
         settings["qos"] = qos.get(settings["qos"].lower())
     return PartitionSpec(record["PartitionName"], nodes=None if every else tuple(members), **settings)

@@ -8,7 +8,9 @@ without one asks no GPU and is placed exactly as before GPUs existed.
 
 Two more options make the GPUs bring their own CPUs and memory: ``--cpus-per-gpu=C`` (each GPU the
 job holds on a node comes with C of its CPUs there) and ``--mem-per-gpu=M`` (with M MiB of the
-node's memory; sbatch refuses it beside ``--mem`` or ``--mem-per-cpu``). A request carries them.
+node's memory; sbatch refuses it beside ``--mem`` or ``--mem-per-cpu``). A request carries them, and
+the job's ``--cpus-per-task`` when a site's record gives it: a job asking it gets no DefCpuPerGPU
+(cons_common job_test.c ``_set_gpu_defaults``).
 """
 
 from __future__ import annotations
@@ -32,13 +34,18 @@ BRINGS = ("--cpus-per-gpu", "--mem-per-gpu")
 @dataclass(frozen=True, slots=True)
 class GpuRequest:
     """``count`` GPUs ``per`` node, job or task, of ``type`` (None: any type the nodes have), each
-    with ``cpus_per_gpu`` CPUs and ``mem_per_gpu`` MiB of memory of its node (None: not asked)."""
+    with ``cpus_per_gpu`` CPUs and ``mem_per_gpu`` MiB of memory of its node (None: not asked).
+    ``cpus_per_task`` is the job's own ``--cpus-per-task`` (None: not asked, or not known), which
+    only keeps the partition's DefCpuPerGPU off its GPUs (djsb/model/job_memory.py); a site's
+    SubmitLine gives it, and a workload's ``gpus`` column neither writes nor reads it (like a job's
+    ``--requeue``, it is a sacct dump's alone)."""
 
     count: int
     per: Per = "node"
     type: str | None = None
     cpus_per_gpu: int | None = None
     mem_per_gpu: float | None = None
+    cpus_per_task: int | None = None
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -49,6 +56,8 @@ class GpuRequest:
             raise ValueError(f"--cpus-per-gpu asks one CPU at least, not {self.cpus_per_gpu}")
         if self.mem_per_gpu is not None and not self.mem_per_gpu > 0:
             raise ValueError(f"--mem-per-gpu asks some memory, not {self.mem_per_gpu}")
+        if self.cpus_per_task is not None and self.cpus_per_task < 1:
+            raise ValueError(f"--cpus-per-task asks one CPU at least, not {self.cpus_per_task}")
 
     def tasks(self, cpus: int) -> int:
         """The tasks of a trace job of ``cpus`` CPUs asking this: one a CPU, or with GPUs per task

@@ -66,11 +66,13 @@ from djsb.workloads.records import (
 from djsb.workloads.sacct_columns import COLUMNS, memory_mb, unmet
 from djsb.workloads.submit_line import (
     array_throttle,
+    requested_cpus_per_task,
     requested_exclusive,
     requested_gpus,
     requested_nodes,
     requested_requeue,
     requested_reservation,
+    sbatch_options,
 )
 from djsb.workloads.swf import UNKNOWN, Workload
 
@@ -176,8 +178,8 @@ def _read_request(read: dict[str, Reader], row: list[str]) -> Request:
     those allocated; None: Slurm chose), time limit (TimelimitRaw, else Timelimit; None: the
     partition's), MiB of memory (None: no request, or asked per GPU) and GPUs (as its SubmitLine
     asked them, with its ``--cpus-per-gpu`` and ``--mem-per-gpu``, else ReqTRES's count over the
-    job; None: none). Raises ValueError for a value that is not one, or a
-    limit out of range."""
+    job with those the SubmitLine gave; and its ``--cpus-per-task``, which keeps DefCpuPerGPU off
+    them; None: none). Raises ValueError for a value that is not one, or a limit out of range."""
     cpus = read["AllocCPUS"](row) or read["NCPUS"](row) or read["ReqCPUS"](row)
     allocated = read["NNodes"](row) or None
     submit_line = read["SubmitLine"](row)
@@ -190,7 +192,9 @@ def _read_request(read: dict[str, Reader], row: list[str]) -> Request:
     gpus = _submitted_gpus(submit_line) if "gpu" in submit_line else None
     if gpus is None:
         asked = read["ReqTRES"](row)
-        gpus = None if asked is None else GpuRequest(asked[0], "job", asked[1])
+        gpus = None if asked is None else _brought(GpuRequest(asked[0], "job", asked[1]), submit_line)
+    if gpus is not None and ("-c" in submit_line or "--cpus-per-task" in submit_line):
+        gpus = replace(gpus, cpus_per_task=requested_cpus_per_task(submit_line))
     if gpus is not None and gpus.mem_per_gpu is not None:  # ReqMem is then the GPUs' memory
         return Request(cpus, nodes, limit, None, gpus)
     return Request(cpus, nodes, limit, memory_mb(read["ReqMem"](row), cpus, allocated), gpus)
@@ -203,6 +207,18 @@ def _submitted_gpus(submit_line: str) -> GpuRequest | None:
         return requested_gpus(submit_line)
     except ValueError:
         return None
+
+
+def _brought(gpus: GpuRequest, submit_line: str) -> GpuRequest:
+    """GPUs only ReqTRES counts (an ``#SBATCH`` line of the script asked them) with the
+    ``--cpus-per-gpu`` and ``--mem-per-gpu`` the SubmitLine gave beside them; as they are when it gave
+    none, or one that is not a value (:func:`_submitted_gpus` passes over those too)."""
+    if "-per-gpu" not in submit_line:
+        return gpus
+    try:
+        return gpus.bringing(dict(sbatch_options(submit_line)))
+    except ValueError:
+        return gpus
 
 
 def _asked_reservation(submit_line: str) -> str | None:

@@ -82,6 +82,17 @@ def requested_gpus(line: str) -> GpuRequest | None:
     return None if request is None else request.bringing(dict(options))
 
 
+def requested_cpus_per_task(line: str) -> int | None:
+    """The CPUs per task the sbatch command ``line`` asked (its last ``-c``/``--cpus-per-task``,
+    sbatch(1)), None if it asked none. Raises ValueError for a count that is not one."""
+    values = [value for name, value in sbatch_options(line) if name in ("-c", "--cpus-per-task")]
+    if not values:
+        return None
+    if not values[-1].isdigit() or int(values[-1]) < 1:
+        raise ValueError(f"--cpus-per-task={values[-1]}: not a CPU count")
+    return int(values[-1])
+
+
 DEPENDENCY_KINDS = ("after", "afterok", "afterany", "afternotok", "aftercorr")
 """The ``--dependency`` types a replay enforces (djsb/model/dependency.py)."""
 
