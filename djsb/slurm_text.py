@@ -380,3 +380,16 @@ def memory_default(text: str) -> float | None:
     if value in ("0", "") or value.upper() in ("UNLIMITED", "INFINITE"):
         return None
     return mebibytes(value)
+
+
+RESET_PERIODS = ("none", "now", "daily", "weekly", "monthly", "quarterly", "yearly")
+"""PriorityUsageResetPeriod's values, as the model names them (slurm.conf(5) writes them upper-case)."""
+
+
+def usage_reset_period(text: str) -> str:
+    """PriorityUsageResetPeriod, any case as slurmctld compares it (read_config.c ``xstrcasecmp``), as
+    one of :data:`RESET_PERIODS`."""
+    value = text.strip().lower()
+    if value not in RESET_PERIODS:
+        raise ValueError(f"not one of {', '.join(period.upper() for period in RESET_PERIODS)}")
+    return value
