@@ -409,3 +409,16 @@ def cpus_default(text: str) -> int | None:
     if not value.isdigit():
         raise ValueError("not a whole number of CPUs >= 0")
     return int(value) or None
+
+
+RESET_PERIODS = ("none", "now", "daily", "weekly", "monthly", "quarterly", "yearly")
+"""PriorityUsageResetPeriod's values, as the model names them (slurm.conf(5) writes them upper-case)."""
+
+
+def usage_reset_period(text: str) -> str:
+    """PriorityUsageResetPeriod, any case as slurmctld compares it (read_config.c ``xstrcasecmp``), as
+    one of :data:`RESET_PERIODS`."""
+    value = text.strip().lower()
+    if value not in RESET_PERIODS:
+        raise ValueError(f"not one of {', '.join(period.upper() for period in RESET_PERIODS)}")
+    return value

@@ -349,7 +349,7 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
                      "AccountingStorageEnforce, MaxMemPerCPU, PriorityType, "
                      "PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, PriorityWeightPartition, "
                      "PriorityWeightQOS, PriorityWeightTRES, PriorityMaxAge, PriorityFavorSmall, PriorityFlags, "
-                     "PriorityDecayHalfLife, PriorityCalcPeriod)", out)
+                     "PriorityDecayHalfLife, PriorityCalcPeriod, PriorityUsageResetPeriod)", out)
 
 
 @pytest.mark.parametrize("option", ["--qos", "--associations"])

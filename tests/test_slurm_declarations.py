@@ -60,6 +60,7 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.exempt_seconds: ("00:02:00", 120.0),
     slurm_text.requeue_delay: ("cred_expire=30,socket=/run/munge.sock", 31.0),
     slurm_text.fair_share_algorithm: ("NO_FAIR_TREE", "classic"),
+    slurm_text.usage_reset_period: ("Weekly", "weekly"),
     slurm_text.integer: ("-3", -3),
     slurm_text.time_limit: ("1-00:00:00", 86400.0),
     slurm_text.oversubscribe: ("yes:4", "NO"),

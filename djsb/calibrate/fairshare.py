@@ -61,8 +61,8 @@ def model_usage(priority: PriorityPlugin, at: float) -> dict[tuple[str, str], fl
     """Each user association's decayed usage in the model's tree at ``at`` (after its replay)."""
     if not isinstance(priority, MultifactorPriority):
         return {}
+    priority.settle_usage(at)
     tree = priority.tree
-    tree.settle(at)
     return {key: tree.usage(node, at) for key, node in tree.users.items()}
 
 

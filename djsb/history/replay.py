@@ -224,7 +224,7 @@ def replay_history(files: SiteFiles, *, window: float, step: float, seed: int = 
     pairs = [*(associations.pairs if associations is not None else ()),
              *((job.user, job.account) for job in split.running)]
     state = StartState(begin, running_at_start(split.running, workload.recorded),
-                       eligible_before(jobs, workload, begin), passes)
+                       eligible_before(jobs, workload, begin), passes, epoch=workload.time_origin)
     result = Simulation(queued, cluster, scheduler, make_priority(), seed=seed, associations=pairs,
                         on_progress=on_progress, start=state,
                         dependencies=dependencies.enforced or None).run()

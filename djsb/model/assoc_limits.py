@@ -218,14 +218,15 @@ class AssocLimits:
         minutes = job_minutes(tres, limit_minutes(job)) if usages is not None else tres
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
-            if usages is not None and limits is not None and (reason := usages.holds(limits, minutes)):
+            if usages is not None and limits is not None and (
+                    reason := usages.holds(limits, minutes, job.qos.usage_factor == 0.0)):
                 return held(job, reason)
             usage = self._usage(key)
             i = over(usage.need(tres, alloc, True), usage.held(), path.grp_tres[level])
             if i >= 0:
                 return held(job, GRP_TRES[i])
             if usages is not None and limits is not None and (
-                    reason := usages.holds_running(limits, minutes)):
+                    reason := usages.holds_running(limits, minutes, job.qos.usage_factor == 0.0)):
                 return held(job, reason)
             if level == 0:
                 i = over(tres, None, path.max_tres)
@@ -243,7 +244,8 @@ class AssocLimits:
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
             if usages is not None and limits is not None and (
-                    reason := usages.holds(limits, minutes) or usages.holds_running(limits, minutes)):
+                    reason := usages.holds(limits, minutes, job.qos.usage_factor == 0.0)
+                    or usages.holds_running(limits, minutes, job.qos.usage_factor == 0.0)):
                 return held(job, reason)
             i = over(amounts, self._usage(key).held(), path.grp_tres[level])
             if i >= 0:

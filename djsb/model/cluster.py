@@ -320,6 +320,13 @@ class QosSpec:
     over_part_qos: bool = setting(False, as_bool, "", "Flags=OverPartQOS",
                                   "its limits come before those of the partition's QoS (`partitions[].qos`), "
                                   "which otherwise come first", where=QOS)
+    usage_factor: float = setting(1.0, as_number, "", "UsageFactor",
+                                  "what its jobs' usage is multiplied by, in fair share and in the usages of "
+                                  "GrpTRESMins and GrpTRESRunMins (priority_multifactor.c _apply_new_usage; "
+                                  "0: its jobs charge none and no usage holds them)", where=QOS)
+    no_decay: bool = setting(False, as_bool, "", "Flags=NoDecay",
+                             "its own GrpTRESMins usage never decays (the associations' and fair share's "
+                             "still do: _apply_decay, _apply_new_usage)", where=QOS)
 
 
 def unknown_qos(partitions: Sequence[PartitionSpec], qos: Sequence[QosSpec]) -> tuple[int, str] | None:

@@ -52,6 +52,7 @@ from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, RESERVATION
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
 from djsb.model.tres_minutes import MINUTE_REASONS, MinuteLimits, MinuteUsage, job_minutes, limit_minutes
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
+from djsb.model.usage_reset import UsageReset
 from djsb.workloads.job import TraceJob
 
 NEVER_STARTED = "never started: "
@@ -115,8 +116,8 @@ class RunningLimits:
     def __init__(self, qos: Iterable[QosSpec], jobs: Iterable[TraceJob] = (),
                  partitions: Iterable[PartitionSpec] = (), associations: Sequence[AssocSpec] = (),
                  decay: tuple[float, float, float] | None = None, safe: bool = False,
-                 start: float = 0.0) -> None:
-        """``decay``, ``safe`` and ``start``: the TRES-minutes usages' (:class:`MinuteUsage`)."""
+                 start: float = 0.0, reset: UsageReset | None = None) -> None:
+        """``decay``, ``safe``, ``start`` and ``reset``: the TRES-minutes usages' (:class:`MinuteUsage`)."""
         rules = [QosRules(q) for q in qos]
         by_name = {r.qos.name: r.qos for r in rules}
         self.arrays = any(job.array is not None for job in jobs)
@@ -145,8 +146,10 @@ class RunningLimits:
         """The QoS whose MaxSubmitJobsPerUser count each job, by id."""
         self.parked: dict[int, SimJob] = {}
         """Jobs that pend forever (over a limit by their own request), by id."""
-        self.minutes = MinuteUsage(decay, safe, start) if any(r.minutes is not None for r in rules) or (
-            self.assoc is not None and self.assoc.has_minutes) else None
+        no_decay = frozenset((q.name,) for q in by_name.values() if q.no_decay)
+        minutes = any(r.minutes is not None for r in rules) or (
+            self.assoc is not None and self.assoc.has_minutes)
+        self.minutes = MinuteUsage(decay, safe, start, no_decay, reset) if minutes else None
         """The usages of the TRES-minutes limits (None: no QoS or association sets one)."""
         if self.assoc is not None:
             self.assoc.minutes = self.minutes
@@ -328,13 +331,13 @@ class RunningLimits:
             limits = rules.minutes if usage_minutes is not None else None
             if usage_minutes is not None and limits is not None:  # GrpTRESMins first, the rest after GrpTRES
                 minutes = job_minutes(tres, limit_minutes(job))
-                if reason := usage_minutes.holds(limits, minutes):
+                if reason := usage_minutes.holds(limits, minutes, job.qos.usage_factor == 0.0):
                     return held(job, reason)
             usages = dict(zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
                               strict=True))
             for kind in _USAGE_ORDER:
                 if usage_minutes is not None and limits is not None and kind == "per_job" and (
-                        reason := usage_minutes.holds_running(limits, minutes)):
+                        reason := usage_minutes.holds_running(limits, minutes, job.qos.usage_factor == 0.0)):
                     return held(job, reason)
                 limit = rules.tres[kind]
                 if limit == UNLIMITED:
@@ -363,8 +366,9 @@ class RunningLimits:
             for rules in chain.steps:
                 if rules.minutes is not None and self.minutes is not None:
                     minutes = job_minutes(least, limit_minutes(job))
-                    if reason := (self.minutes.holds(rules.minutes, minutes)
-                                  or self.minutes.holds_running(rules.minutes, minutes)):
+                    cleared = job.qos.usage_factor == 0.0
+                    if reason := (self.minutes.holds(rules.minutes, minutes, cleared)
+                                  or self.minutes.holds_running(rules.minutes, minutes, cleared)):
                         return held(job, reason)
                 for kind, usage in zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
                                        strict=True):

@@ -90,6 +90,7 @@ from djsb.model.shape import JobShape
 from djsb.model.start_state import EMPTY, RunningAtStart, StartState
 from djsb.model.suspension import SUSPEND, Gang
 from djsb.model.timeline import UtilisationTimeline
+from djsb.model.usage_reset import usage_reset
 from djsb.workloads.job import TraceJob
 
 PROGRESS_EVERY = 20000  # events between two calls of the optional on_progress callback
@@ -136,8 +137,10 @@ class Simulation(MachineOperations):
         plugin = self.priority
         decay = (plugin.decay_half_life, plugin.calc_period, plugin.calc_phase) \
             if isinstance(plugin, MultifactorPriority) else None  # priority/basic: no decay thread
+        reset = usage_reset(plugin.usage_reset, start.epoch, start.time) \
+            if isinstance(plugin, MultifactorPriority) else None
         self.limits = RunningLimits(cluster.qos, self.trace, cluster.partitions, cluster.associations,
-                                    decay, self.config.enforce_safe, start.time)
+                                    decay, self.config.enforce_safe, start.time, reset)
         self.usage_tick = math.inf
         """The decay thread's next run pushed to wake the passes for jobs a TRES-minutes usage holds."""
         self.heap: list[tuple[float, int, int, int]] = []
@@ -163,7 +166,7 @@ class Simulation(MachineOperations):
             self.by_id[job.job_id] = job
             users[(job.user, job.account)] = None
         users.update(dict.fromkeys(associations))
-        self.priority.setup(PriorityContext(cluster, tuple(users), start.time))
+        self.priority.setup(PriorityContext(cluster, tuple(users), start.time, start.epoch))
         self.deps = DependencyTracker(dependencies, self.by_id, self.rejected) if dependencies else None
         self.array_tasks = any(job.array_task is not None for job in self.trace)
         """Whether backfill passes count reservations per job array (bf_max_job_array_resv)."""
@@ -349,9 +352,9 @@ class Simulation(MachineOperations):
         for tick, kind in self.passes.next_ticks(now):
             self._push(tick, kind, 0)
         minutes = self.limits.minutes
-        if minutes is not None and minutes.waiting:
-            minutes.waiting = False
-            tick = minutes.next_run(now)
+        if minutes is not None and (minutes.waiting or minutes.wake < math.inf):
+            tick = minutes.next_run(now) if minutes.waiting else minutes.wake
+            minutes.waiting, minutes.wake = False, math.inf
             if tick < self.usage_tick:
                 self.usage_tick = tick
                 self._push(tick, USAGE_TICK, 0)

@@ -36,12 +36,15 @@ class StartState:
     was submitted to the model at ``time``; its age counts from there, as Slurm's does.
     ``pass_times``: for ``main`` and/or ``backfill``, the instants that scheduler's passes run at,
     instead of every ``sched_interval`` / ``bf_interval`` and (main) at submissions and job ends:
-    the passes a live slurmctld ran."""
+    the passes a live slurmctld ran. ``epoch``: the wall-clock time of the clock's 0, in Unix seconds of
+    the site's local time read as UTC (a history's ``Workload.time_origin``; 0: the clock is the Unix
+    clock, as a calibration's), where calendar periods such as PriorityUsageResetPeriod's fall."""
 
     time: float = 0.0
     running: Sequence[RunningAtStart] = ()
     eligible_since: Mapping[int, float] = field(default_factory=dict)
     pass_times: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    epoch: float = 0.0
 
 
 EMPTY = StartState()

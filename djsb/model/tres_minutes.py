@@ -43,9 +43,23 @@ The checks (``_validate_tres_usage_limits``, TRES by TRES in Slurm's order; the 
   DenyOnLimit (``strict_checking``) sbatch refuses it, and one over GrpTRESMins or GrpTRESRunMins by
   itself (``_validate_tres_time_limits`` in ``_qos_policy_validate`` / ``_acct_policy_validate``).
 
-Not modelled: a QoS's UsageFactor and NoDecay flag, PriorityUsageResetPeriod, usage a site had
-before the replay, and the default time limit ``_validate_time_limit`` derives for a job asking
-none (limit / TRES).
+A job's QoS's UsageFactor multiplies what it charges (``_apply_new_usage``: ``run_decay``,
+``tres_time_delta``, so both usages, of its QoS, its partition's QoS and its associations), what its
+start adds to the run seconds (acct_policy.c ``_adjust_limit_usage``: ``time_limit_secs *=
+usage_factor``, truncated to whole seconds) and what a restart takes off them
+(``_init_grp_used_tres_run_secs``); a job whose QoS's factor is 0 is checked as if every usage were 0
+(``_qos_job_runnable_post_select`` and ``acct_policy_job_runnable_post_select``: "Clear usage if factor
+is 0 so that jobs can run"). Under priority/basic its end takes off its TRES times its whole limit
+without the factor (priority_basic.c ``priority_p_job_end``), as Slurm does. A QoS with Flags=NoDecay
+keeps its own ``usage_tres_raw`` undecayed: ``_apply_decay`` skips it and ``_apply_new_usage`` charges it
+``run_delta`` undecayed (``tres_run_nodecay``); the associations' usage decays as ever.
+PriorityUsageResetPeriod sets every ``usage_tres_raw`` (not the run seconds) to 0 at the first decay
+thread run at or after each boundary, before that run decays and charges (``_reset_usage``;
+:mod:`djsb.model.usage_reset`); NOW has nothing to reset, the usages starting at 0.
+
+Not modelled: usage a site had before the replay, the QoS flag UsageFactorSafe (the job's own minutes
+and wall limit times the factor in the checks), and the default time limit ``_validate_time_limit``
+derives for a job asking none (limit / TRES).
 """
 
 from __future__ import annotations
@@ -57,6 +71,7 @@ from dataclasses import dataclass
 
 from djsb.model.job import SimJob
 from djsb.model.tres import Tres, TresLimits, vector
+from djsb.model.usage_reset import UsageReset, run_at
 
 Vector = tuple[float, float, float, float]
 Key = tuple[str, ...]
@@ -138,32 +153,42 @@ class MinuteLimits:
 
 
 class _Running:
-    """A running job as the usages count it: its TRES, start, limit and the keys it charges."""
+    """A running job as the usages count it: its TRES, start, limit, the keys it charges, its QoS's
+    UsageFactor and, when a QoS has NoDecay, which of its keys charge undecayed (None: none)."""
 
-    __slots__ = ("tres", "start", "limit_secs", "keys")
+    __slots__ = ("tres", "start", "limit_secs", "keys", "factor", "flat")
 
-    def __init__(self, tres: Tres, start: float, minutes: int, keys: Sequence[Key]) -> None:
+    def __init__(self, tres: Tres, start: float, minutes: int, keys: Sequence[Key], factor: float = 1.0,
+                 flat: tuple[bool, ...] | None = None) -> None:
         self.tres = tres
         self.start = start
         self.limit_secs = minutes * 60
         self.keys = tuple(keys)
+        self.factor = factor
+        self.flat = flat
 
 
 class MinuteUsage:
     """``usage_tres_raw`` and ``grp_used_tres_run_secs`` of every key that holds a Grp TRES-minutes
     limit, kept as slurmctld keeps them. ``decay``: (PriorityDecayHalfLife, PriorityCalcPeriod, its
     phase) of priority/multifactor's decay thread, None without one (priority/basic); ``safe``:
-    AccountingStorageEnforce has ``safe``; ``start``: the replay's clock at its start."""
+    AccountingStorageEnforce has ``safe``; ``start``: the replay's clock at its start; ``no_decay``: the
+    keys of the QoS with Flags=NoDecay; ``reset``: PriorityUsageResetPeriod's calendar resets."""
 
-    def __init__(self, decay: tuple[float, float, float] | None, safe: bool, start: float = 0.0) -> None:
+    def __init__(self, decay: tuple[float, float, float] | None, safe: bool, start: float = 0.0,
+                 no_decay: frozenset[Key] = frozenset(), reset: UsageReset | None = None) -> None:
         self.safe = safe
         self.decay = decay
+        self.no_decay = no_decay
+        self.reset = reset if decay is not None else None
         self.usage: dict[Key, list[float]] = {}
         self.run: dict[Key, list[float]] = {}
         self.jobs: dict[int, _Running] = {}
         self.waiting = False
         """Whether a job was held by a usage that the decay thread's next run may lower (then the
         passes run again after it)."""
+        self.wake = math.inf
+        """The run that resets the usages, when only it may free a job a usage holds (inf: none)."""
         if decay is not None:
             half_life, period, phase = decay
             self.factor = 1.0 - 0.693 / half_life if half_life > 0 else 1.0
@@ -189,12 +214,20 @@ class MinuteUsage:
             self._decay_run(at)
 
     def _decay_run(self, at: float) -> None:
-        """One run of ``_decay_thread`` at ``at``: decay every usage (``_apply_decay``), then charge
-        each running job since the last run (``_apply_new_usage``)."""
+        """One run of ``_decay_thread`` at ``at``: every usage set to 0 if a reset is due
+        (``_reset_usage``), then decayed (``_apply_decay``, which skips a NoDecay QoS), then each running
+        job charged since the last run (``_apply_new_usage``)."""
+        if self.reset is not None and self.reset.due(at):
+            for usage in self.usage.values():
+                usage[:] = (0.0, 0.0, 0.0, 0.0)
+            self.reset.advance(at)
         delta = at - self.last_ran
         if delta > 0 and self.factor != 1.0:
             real = max(self.factor ** delta, sys.float_info.min)  # DBL_MIN, as _decay_thread floors it
-            for usage in self.usage.values():
+            no_decay = self.no_decay
+            for key, usage in self.usage.items():
+                if no_decay and key in no_decay:
+                    continue
                 for i in range(4):
                     usage[i] *= real
         for running in self.jobs.values():
@@ -216,28 +249,40 @@ class MinuteUsage:
         else:
             spent = min(run_delta, limit_end - start_period)
         run_decay = run_delta * self.factor ** run_delta
+        factor = running.factor
+        if factor != 1.0:  # the job's QoS's UsageFactor, on both usages of every key
+            run_decay *= factor
+            spent *= factor
         tres = running.tres
-        for key in running.keys:
+        flat = running.flat
+        for k, key in enumerate(running.keys):
             usage, left = self.usage[key], self.run[key]
+            charge = run_delta * factor if flat is not None and flat[k] else run_decay  # NoDecay: undecayed
             for i in range(4):
                 if tres[i]:
-                    usage[i] += run_decay * tres[i]
+                    usage[i] += charge * tres[i]
                     left[i] = max(0.0, left[i] - spent * tres[i])
 
     # ------------------------------------------------------------- starts and ends
     def began(self, job: SimJob, tres: Tres, keys: Sequence[Key]) -> None:
-        """A job starts charging ``keys``: its TRES times its limit added to their run seconds
-        (``_adjust_limit_usage``, ACCT_POLICY_JOB_BEGIN); one running since before the decay
-        thread's last run (at the replay's start) less what it ran until then, as
-        ``_init_grp_used_tres_run_secs`` takes it off when slurmctld restarts."""
+        """A job starts charging ``keys``: its TRES times its limit (times its QoS's UsageFactor,
+        truncated to whole seconds) added to their run seconds (``_adjust_limit_usage``,
+        ACCT_POLICY_JOB_BEGIN); one running since before the decay thread's last run (at the replay's
+        start) less what it ran until then (times the factor), as ``_init_grp_used_tres_run_secs``
+        takes it off when slurmctld restarts."""
         assert job.start is not None
-        running = self.jobs[job.job_id] = _Running(tres, job.start, limit_minutes(job), keys)
+        factor = job.qos.usage_factor
+        flat = tuple(key in self.no_decay for key in keys) if self.no_decay else None
+        running = self.jobs[job.job_id] = _Running(tres, job.start, limit_minutes(job), keys, factor, flat)
         spent = max(0.0, self.last_ran - job.start) if self.decay is not None else 0.0
+        secs = running.limit_secs
+        if factor != 1.0:
+            secs, spent = math.floor(secs * factor), spent * factor
         for key in keys:
             left = self.run.setdefault(key, [0.0, 0.0, 0.0, 0.0])
             self.usage.setdefault(key, [0.0, 0.0, 0.0, 0.0])
             for i in range(4):
-                left[i] = max(0.0, left[i] + tres[i] * (running.limit_secs - spent))
+                left[i] = max(0.0, left[i] + tres[i] * (secs - spent))
 
     def ended(self, job: SimJob, now: float) -> None:
         """A job ends now: its last stretch charged and its limit's rest released
@@ -254,36 +299,37 @@ class MinuteUsage:
                 left[i] = max(0.0, left[i] - running.tres[i] * running.limit_secs)
 
     # ------------------------------------------------------------- checks
-    def holds(self, limits: MinuteLimits, minutes: Tres) -> str:
+    def holds(self, limits: MinuteLimits, minutes: Tres, cleared: bool = False) -> str:
         """The reason GrpTRESMins of ``limits`` holds a job of ``minutes`` for now, or ""
         (``_validate_tres_usage_limits`` with the usage in minutes as ``curr_usage``, the running
-        jobs' minutes left as ``tres_usage``, ``safe_limits`` from AccountingStorageEnforce)."""
+        jobs' minutes left as ``tres_usage``, ``safe_limits`` from AccountingStorageEnforce; both 0 when
+        ``cleared``: the job's QoS's UsageFactor is 0)."""
         limit = limits.grp
         if limit is None:
             return ""
-        usage = self.usage.get(limits.key)
-        left = self.run.get(limits.key)
+        usage = self.usage.get(limits.key) if not cleared else None
+        left = self.run.get(limits.key) if not cleared else None
         for i in range(4):
             if limit[i] == math.inf:
                 continue
             used = int(usage[i] / 60.0) if usage is not None else 0
             if minutes[i] and used >= limit[i]:
-                return self._held(limits.reasons["grp"][i])
+                return self._held(limits.reasons["grp"][i], limits.key)
             if self.safe:
                 if minutes[i] > limit[i]:
                     return limits.reasons["grp"][i]
                 running = int(left[i]) // 60 if left is not None else 0
                 if minutes[i] and minutes[i] + running > limit[i] - used:
-                    return self._held(limits.reasons["grp"][i])
+                    return self._held(limits.reasons["grp"][i], limits.key)
         return ""
 
-    def holds_running(self, limits: MinuteLimits, minutes: Tres) -> str:
+    def holds_running(self, limits: MinuteLimits, minutes: Tres, cleared: bool = False) -> str:
         """The reason GrpTRESRunMins or MaxTRESMinsPerJob of ``limits`` holds the job for now, or ""
-        (``_validate_tres_usage_limits`` with the running jobs' minutes left and ``safe_limits``
-        true, then ``_validate_tres_limits_for_qos``/``_for_assoc`` on the job's minutes)."""
+        (``_validate_tres_usage_limits`` with the running jobs' minutes left, 0 when ``cleared``, and
+        ``safe_limits`` true, then ``_validate_tres_limits_for_qos``/``_for_assoc`` on the job's minutes)."""
         limit = limits.run
         if limit is not None:
-            left = self.run.get(limits.key)
+            left = self.run.get(limits.key) if not cleared else None
             for i in range(4):
                 if limit[i] == math.inf:
                     continue
@@ -299,8 +345,14 @@ class MinuteUsage:
                     return limits.reasons["per_job"][i]
         return ""
 
-    def _held(self, reason: str) -> str:
-        """A usage holds a job: with a decay thread, its next run may free it."""
-        if self.decay is not None:
+    def _held(self, reason: str, key: Key | None = None) -> str:
+        """A usage holds a job (``key``'s GrpTRESMins usage; None: the running jobs' minutes left): the
+        decay thread's next run may free it while jobs run or the usage decays, else only a reset may
+        (then the passes run again at the run that resets), else nothing will."""
+        if self.decay is None:
+            return reason
+        if self.jobs or (key is not None and self.factor != 1.0 and key not in self.no_decay):
             self.waiting = True
+        elif key is not None and self.reset is not None:
+            self.wake = min(self.wake, run_at(self.reset.boundary, self.period, self.phase))
         return reason

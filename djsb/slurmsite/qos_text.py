@@ -1,16 +1,18 @@
 """A site's QoS as ``sacctmgr show qos`` prints them, read into the model's :class:`QosSpec`.
 
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
-counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time), Flags
-(DenyOnLimit, OverPartQOS) and the TRES limits (MaxTRES per job, MaxTRESPerNode, MaxTRESPU, MaxTRESPA,
-GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS: the QoS its jobs may
-preempt (Preempt, comma-separated names), how long its jobs run on once preempted (GraceTime) and what
-they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL, REQUEUE, OFF, with WITHIN), then the
+counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
+Flags (DenyOnLimit, OverPartQOS, NoDecay) and the TRES limits (MaxTRES per job, MaxTRESPerNode,
+MaxTRESPU, MaxTRESPA, GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS:
+the QoS its jobs may preempt (Preempt, comma-separated names), how long its jobs run on once
+preempted (GraceTime) and what they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL,
+REQUEUE, OFF, with WITHIN), then the
 TRES-minutes limits GrpTRESMins, GrpTRESRunMins and MaxTRESMins (MaxTRESMinsPerJob;
-:mod:`djsb.model.tres_minutes`). A file of fewer columns (the first three alone, or without the last
-ones: what DJSB asked before) still reads, and :attr:`QosTable.preempt_lists` says whether it gave the
-Preempt lists. Of a TRES limit the model counts cpu, mem, node and gres/gpu (:mod:`djsb.model.tres`); any
-other (billing, a license, a typed GPU) is left out with a note.
+:mod:`djsb.model.tres_minutes`), and UsageFactor (what its jobs' usage is multiplied by; ``1.000000``
+as sacctmgr prints it, empty: 1). A file of fewer columns (the first three alone, or without the
+last ones: what DJSB asked before) still reads, and :attr:`QosTable.preempt_lists` says whether it
+gave the Preempt lists. Of a TRES limit the model counts cpu, mem, node and gres/gpu
+(:mod:`djsb.model.tres`); any other (billing, a license, a typed GPU) is left out with a note.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from djsb.slurmsite.slurm_config import site_lines, site_number
 
 QOS_FORMAT = ("Name", "Priority", "MaxJobsPU", "MaxWall", "Flags", "MaxTRES", "MaxTRESPerNode", "MaxTRESPU",
               "MaxTRESPA", "GrpTRES", "GrpJobs", "MaxJobsPA", "MaxSubmitPU", "Preempt", "GraceTime",
-              "PreemptMode", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins")
+              "PreemptMode", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins", "UsageFactor")
 """The columns asked of ``sacctmgr show qos`` (sacctmgr(1) QOS fields), in this order."""
 QOS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "qos", "format=" + ",".join(QOS_FORMAT))
 """Every QoS with its priority and limits (a user's rights suffice)."""
@@ -66,6 +68,11 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             notes += [f"QoS {name}: {column} {item} has no model (only {', '.join(TRES_NAMES)} are counted)"
                       for item in left]
         mode, within = _preempt_mode(name, values.get("PreemptMode", ""), notes, source, number, key)
+        factor = site_number(values["UsageFactor"], float, source, number, key) if values.get("UsageFactor") \
+            else 1.0
+        if factor < 0:
+            raise ConfigError(f"UsageFactor {excerpt(values['UsageFactor'])} is not a number >= 0",
+                              source=source, line=number, key=key)
         found.append(QosSpec(
             name, site_number(values["Priority"] or "0", int, source, number, key),
             max_jobs_per_user=counts["MaxJobsPU"],
@@ -79,7 +86,7 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             grp_tres_run_mins=limits["GrpTRESRunMins"], max_tres_mins_per_job=limits["MaxTRESMins"],
             preempt=tuple(name.strip() for name in values.get("Preempt", "").split(",") if name.strip()),
             grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0,
-            preempt_mode=mode, preempt_within=within))
+            preempt_mode=mode, preempt_within=within, usage_factor=factor, no_decay="nodecay" in flags))
     ordered = tuple(sorted(found, key=lambda q: q.name != "normal"))
     return QosTable(ordered, notes, preempt_lists and bool(found))
 

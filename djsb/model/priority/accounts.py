@@ -196,6 +196,22 @@ class AccountTree:
         scale = 2.0 ** ((now - self.t0) / self.half_life) if self.half_life > 0 else 1.0
         self._charge(self.add_user(user, account), cpu_seconds * scale)
 
+    def charge_between(self, user: str, account: str, rate: float, begin: float, end: float) -> None:
+        """Charge ``rate`` CPUs (or billing units) run from ``begin`` to ``end`` (the tree settled to
+        ``end`` or later), decayed as the running jobs' usage is."""
+        if end > begin and rate:
+            self._within_range(end)
+            self._charge(self.add_user(user, account), rate * (self._g(end) - self._g(begin)))
+
+    def reset(self, now: float) -> None:
+        """Every association's usage charged up to ``now``, then set to 0 (priority_multifactor.c
+        ``_reset_usage``: ``usage_raw = 0`` on every association, root included)."""
+        self.settle(now)
+        for node in (*self.accounts.values(), *self.users.values()):
+            node.total = 0.0
+            if node.parent is not None:
+                self.changed.setdefault(node.parent, {})[node] = None
+
     def settle(self, now: float) -> None:
         """Bring the usage of every running association up to ``now``."""
         for assoc in self.active:

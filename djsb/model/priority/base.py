@@ -25,6 +25,9 @@ class PriorityContext:
     cluster: ClusterSpec
     associations: tuple[tuple[str, str], ...]  # (user, account) pairs of the workload
     start: float = 0.0  # the replay's clock when it starts (Unix seconds for a calibration)
+    epoch: float = 0.0
+    """The wall-clock time of the clock's 0 (Unix seconds of the site's local time read as UTC): where
+    calendar periods fall (:mod:`djsb.model.usage_reset`)."""
 
 
 class PriorityPlugin(ABC):

@@ -14,6 +14,14 @@ P = w_age a + w_size s + w_fs f + w_qos q + w_part p, truncated to an integer as
 * fair share f from the Classic (eq. 2.5) or Fair Tree (eq. 2.6, default since Slurm 19.05)
   algorithm over the association tree, usage decayed with PriorityDecayHalfLife.
 
+The usage a job charges to its association is its billing times the seconds it runs times its QoS's
+UsageFactor (priority_multifactor.c ``_apply_new_usage``: ``real_decay *= qos->usage_factor``; a QoS's
+NoDecay flag spares only the QoS's own usage, never the association's, so fair share ignores it).
+PriorityUsageResetPeriod sets every association's usage to 0 at the decay thread's first run at or
+after each calendar boundary (``_decay_thread``, ``_reset_usage``; :mod:`djsb.model.usage_reset`): what
+the running jobs ran since the run before is charged after the reset, as that run charges it; NOW drops
+the usage the replay starts with (the thread's first run, at slurmctld's start).
+
 Fair share factors and every pending job's priority are recomputed every PriorityCalcPeriod
 (default 5 min), as Slurm's decay thread does; a new job gets its priority at submission from the
 current fair share table.
@@ -21,6 +29,7 @@ current fair share table.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,8 +45,9 @@ from djsb.model.priority.fair_tree import fair_tree_factors
 from djsb.model.priority.plugins import PRIORITY_PLUGINS, plugin_options
 from djsb.model.tres import TRES_NAMES, Tres, TresWeights, read_billing_weights
 from djsb.model.tres_usage import least_tres
+from djsb.model.usage_reset import UsageReset, run_at, usage_reset
 from djsb.setting import SlurmName, read_record, record_of, setting, slurm_key, values
-from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str
+from djsb.yamlnodes import Located, as_bool, as_duration, as_number, as_str, one_of
 
 DAY = 86400.0
 JOB_SIZE_FORMULAS = ("cpus", "slurm")
@@ -129,6 +139,12 @@ class MultifactorOptions:
                                  slurm_key("PriorityCalcPeriod", slurm_text.slurm_time, "00:05:00"),
                                  "how often fair share and pending jobs' priorities are recomputed (>= 1 s)",
                                  where=PRIORITY)
+    usage_reset: str = setting("none", one_of(*slurm_text.RESET_PERIODS), "",
+                               slurm_key("PriorityUsageResetPeriod", slurm_text.usage_reset_period, "NONE"),
+                               "when every usage (fair share's, GrpTRESMins') is set to 0: none, now (once, "
+                               "at the start), daily, weekly (Sunday), monthly, quarterly or yearly, at the "
+                               "decay thread's first run from the midnight starting the period (the calendar "
+                               "of the replay's start: djsb/model/usage_reset.py)", where=PRIORITY)
     accounts: Mapping[str, AccountSpec] | None = setting(None, accounts, "", "sacctmgr account",
                                                          "accounts by name (below; none: users under root)",
                                                          where=PRIORITY)
@@ -171,7 +187,7 @@ class MultifactorPriority(PriorityPlugin):
                  accounts: Mapping[str, AccountSpec] | None = None,
                  user_shares: Mapping[str, float] | None = None,
                  usage: Mapping[tuple[str, str], float] | None = None, job_size: str = "cpus",
-                 calc_phase: float = 0.0) -> None:
+                 calc_phase: float = 0.0, usage_reset: str = MultifactorOptions.usage_reset) -> None:
         if fairshare not in FAIRSHARE_ALGORITHMS:
             raise ConfigError(f"unknown fair share algorithm {fairshare!r}; choose "
                               f"{' or '.join(FAIRSHARE_ALGORITHMS)}", key="policy.priority.fairshare")
@@ -180,6 +196,9 @@ class MultifactorPriority(PriorityPlugin):
                               f"{' or '.join(JOB_SIZE_FORMULAS)}", key="policy.priority.job_size")
         if max_age <= 0 or calc_period <= 0:
             raise ConfigError("max_age and calc_period must be > 0", key="policy.priority")
+        if usage_reset not in slurm_text.RESET_PERIODS:
+            raise ConfigError(f"unknown usage reset period {usage_reset!r}; choose "
+                              f"{', '.join(slurm_text.RESET_PERIODS)}", key="policy.priority.usage_reset")
         self.weights = weights
         self.max_age = max_age
         self.favor_small = favor_small
@@ -201,14 +220,30 @@ class MultifactorPriority(PriorityPlugin):
         self.job_size = job_size
         self.fs_table: Mapping[tuple[str, str], float] = {}
         self.tree = AccountTree((), self.accounts, self.user_shares, decay_half_life)
+        self.usage_reset = usage_reset
+        self.factored = False
+        """Whether some QoS has a UsageFactor other than 1 (else a job's rate is its billing alone)."""
+        self.reset: UsageReset | None = None
+        """The calendar resets of PriorityUsageResetPeriod (None: none)."""
+        self.reset_at = math.inf
+        """The decay thread's run at which usage is next reset (inf: never)."""
+        self.charging: dict[int, tuple[str, str, float, float]] = {}
+        """With calendar resets, each running job's user, account, rate and the instant it was first
+        charged from: what a reset leaves of its usage."""
 
     def setup(self, ctx: PriorityContext) -> None:
         """Build the association tree (its clock from the replay's start, charged with the usage the
         associations already had) and the normalisers of eq. 2.2-2.3."""
         self.tree = AccountTree(ctx.associations, self.accounts, self.user_shares, self.decay_half_life,
                                 start=ctx.start)
-        for (user, account), cpu_seconds in self.usage.items():
-            self.tree.add_usage(user, account, cpu_seconds, ctx.start)
+        if self.usage_reset != "now":  # NOW: reset at the decay thread's first run, at the start
+            for (user, account), cpu_seconds in self.usage.items():
+                self.tree.add_usage(user, account, cpu_seconds, ctx.start)
+        self.factored = any(q.usage_factor != 1.0 for q in ctx.cluster.qos)
+        self.reset = usage_reset(self.usage_reset, ctx.epoch, ctx.start)
+        self.reset_at = run_at(self.reset.boundary, self.calc_period, self.calc_phase) \
+            if self.reset is not None else math.inf
+        self.charging = {}
         self.total_cores = ctx.cluster.total_cores
         self.total_nodes = len(ctx.cluster.nodes)
         self.max_qos = max((q.priority for q in ctx.cluster.qos), default=0)
@@ -219,8 +254,29 @@ class MultifactorPriority(PriorityPlugin):
 
     def refresh_fairshare(self, now: float) -> None:
         """Decay and charge usage up to ``now`` and recompute every user's fair share factor."""
-        self.tree.settle(now)
+        self.settle_usage(now)
         self.fs_table = self.algorithm(self.tree)
+
+    def settle_usage(self, now: float) -> None:
+        """Every association's usage up to ``now``, with the resets due by then."""
+        if now >= self.reset_at:
+            self._reset_usage(now)
+        self.tree.settle(now)
+
+    def _reset_usage(self, now: float) -> None:
+        """Each reset due by ``now``, at its decay thread run ``at`` (``_decay_thread``: ``_reset_usage``
+        first, then ``_apply_new_usage``): every association's usage up to ``at`` set to 0, then each
+        running job's stretch since the run before (``g_last_ran``; since it was first charged, if later)
+        charged again, decayed to ``at`` as the model decays usage continuously."""
+        assert self.reset is not None
+        while now >= self.reset_at:
+            at = self.reset_at
+            self.tree.reset(at)
+            previous = at - self.calc_period
+            for user, account, rate, since in self.charging.values():
+                self.tree.charge_between(user, account, rate, max(previous, since), at)
+            self.reset.advance(at)
+            self.reset_at = run_at(self.reset.boundary, self.calc_period, self.calc_phase)
 
     def factors(self, job: SimJob, now: float) -> dict[str, float]:
         """The five factors of eq. 2.4 for ``job`` at ``now``."""
@@ -264,16 +320,26 @@ class MultifactorPriority(PriorityPlugin):
         self._prioritise((job,), now)
 
     def on_start(self, job: SimJob, now: float) -> None:
-        """Start charging the job's billing (its CPUs, or its weighted TRES: djsb.model.billing) to
-        its association."""
+        """Start charging the job's billing (its CPUs, or its weighted TRES: djsb.model.billing) times
+        its QoS's UsageFactor to its association."""
         rate: float = job.trace.cpus
         if job.part.spec.billing_weights:
             rate = self.billed[job.job_id] = billing(job, self.max_tres)
+        if self.factored and job.qos.usage_factor != 1.0:
+            rate = self.billed[job.job_id] = rate * job.qos.usage_factor
+        if now >= self.reset_at:
+            self._reset_usage(now)
+        if self.reset is not None:
+            self.charging[job.job_id] = (job.trace.user, job.trace.account, rate, now)
         self.tree.job_started(job.trace.user, job.trace.account, rate, now)
 
     def on_end(self, job: SimJob, now: float) -> None:
         """Stop charging the job's billing."""
         rate = self.billed.pop(job.job_id, job.trace.cpus) if self.billed else job.trace.cpus
+        if now >= self.reset_at:
+            self._reset_usage(now)
+        if self.reset is not None:
+            self.charging.pop(job.job_id, None)
         self.tree.job_ended(job.trace.user, job.trace.account, rate, now)
 
     def recompute(self, queue: Sequence[SimJob], now: float) -> None:
