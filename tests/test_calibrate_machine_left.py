@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from test_calibrate_machine import calibration_file
@@ -28,6 +29,15 @@ from djsb.calibrate.run_dir import CalibrationDir
 from djsb.calibrate.spec import load_calibration
 from djsb.model.node_events import NodeEvent
 from djsb.model.reservations import AdvanceReservation
+
+
+def recording(ran: list[list[str]]) -> Callable[[list[str], str], str]:
+    """A ``run`` that records each command in ``ran`` and answers nothing."""
+    def run(argv: list[str], why: str) -> str:
+        ran.append(argv)
+        return ""
+    return run
+
 
 SHOWN = "ReservationName=djsb_cal StartTime=1060 EndTime=1180 Duration=00:02:00\n"
 
@@ -98,7 +108,7 @@ def test_the_undo_deletes_reservations_still_there_and_resumes_nodes_still_out_w
             return NODES
         return SHOWN if argv[3] == "djsb_cal" else None
 
-    done = undo_left(left, lambda argv, why: ran.append(argv) or "", show)
+    done = undo_left(left, recording(ran), show)
     assert shown == [["scontrol", "show", "reservation", "djsb_cal"], ["scontrol", "show", "reservation", "old_resv"],
                      ["scontrol", "show", "node", "m2,m3,m5"]]
     assert ran == [["scontrol", "delete", "reservationname=djsb_cal"],
@@ -128,10 +138,10 @@ def test_the_run_dir_undoes_its_record_once_and_a_new_one_takes_a_replaced_one_s
     run_dir = CalibrationDir.create(out, config, 1, jobs, left)  # --force over a killed calibration's dir
     assert read_left(out) == left
     ran: list[list[str]] = []
-    assert run_dir.undo_machine_left(lambda argv, why: ran.append(argv) or "",
+    assert run_dir.undo_machine_left(recording(ran),
                                      lambda argv: NODES if argv[2] == "node" else SHOWN) == \
         ["deleted reservation djsb_cal", "resumed m2"]
     assert not (out / LEFT_FILE).exists() and run_dir.machine_record.left == MachineLeft()
-    assert run_dir.undo_machine_left(lambda argv, why: ran.append(argv) or "", lambda argv: SHOWN) == []
+    assert run_dir.undo_machine_left(recording(ran), lambda argv: SHOWN) == []
     assert len(ran) == 2
     run_dir.release()
