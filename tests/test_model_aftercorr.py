@@ -118,7 +118,9 @@ def test_a_history_enforces_aftercorr_on_the_corresponding_recorded_task() -> No
     replayed = [task(2, 2, 1, 50), task(5, 5, 1, 10), task(6, 5, 0, 10), task(7, 5, 2, 10)]
     recorded = {job_id: RecordedOutcome(0.0, submit_line=line) for job_id in (5, 6, 7)}
     found = history_dependencies(replayed, [task(4, 2, 2, 500)], recorded, ended=[task(3, 2, 0, 10)])
-    assert found.enforced == {5: Dependency((2,), kinds=("afterok",))}
+    # kept as aftercorr:2 for the model to pair among the replayed tasks (job 2, index 1): written
+    # afterok:2 it would name array 2 as a whole, 2 being the array's job id
+    assert found.enforced == {5: Dependency((2,), kinds=("aftercorr",))}
     assert found.unenforced == 1
     notes = dependency_notes(found)
     assert "aftercorr" in notes[0]

@@ -15,7 +15,10 @@ Unlike the rest of a calibration these need an operator's rights (scontrol updat
 reservation). What the model replays is what Slurm was given: a node event at the instant its
 scontrol returned, a reservation from the StartTime and EndTime ``scontrol show reservation`` gives
 back (in Unix seconds, ``SLURM_TIME_FORMAT=%s``: whole seconds, whatever the login node's time zone).
-Whatever ends a replay, its reservations are deleted and the nodes it took out of service resumed.
+Whatever ends a replay, its reservations are deleted and the nodes it took out of service resumed:
+SIGINT and SIGTERM unwind through :meth:`SlurmMachine.end`; against SIGKILL each change is recorded
+in the run directory before it is made (:mod:`djsb.calibrate.machine_left`), and undone when the
+calibration is continued or started again there.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from djsb.calibrate.machine_left import MachineRecord
 from djsb.errors import ConfigError, RunError
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model.cluster import ClusterSpec
@@ -90,10 +94,12 @@ def check_nodes(changes: MachineChanges, cluster: ClusterSpec) -> None:
 
 class SlurmMachine:
     """One replay's machine changes on Slurm: :meth:`begin` at the replay's origin, :meth:`due` at
-    every step of its waits, :meth:`end` whatever ended it; :meth:`table` what was done."""
+    every step of its waits, :meth:`end` whatever ended it; :meth:`table` what was done. ``record``:
+    where each change is noted before it is made (None: nowhere, as in a test of the commands)."""
 
-    def __init__(self, changes: MachineChanges, run: Run, clock: Callable[[], float]) -> None:
-        self.changes, self.run, self.clock = changes, run, clock
+    def __init__(self, changes: MachineChanges, run: Run, clock: Callable[[], float],
+                 record: MachineRecord | None = None) -> None:
+        self.changes, self.run, self.clock, self.record = changes, run, clock, record
         self.origin = math.nan
         self.rows: list[dict[str, object]] = []
         self.next_event = 0
@@ -106,6 +112,8 @@ class SlurmMachine:
         for held in self.changes.reservations:
             wait = max(0, round(held.start - (self.clock() - origin)))
             flags = [f"flags={','.join(held.flags)}"] if held.flags else []
+            if self.record is not None:
+                self.record.reserving(held.name)
             self.run(["scontrol", "create", "reservation", f"reservationname={held.name}",
                       f"starttime=now+{wait}", f"duration={round(held.duration / 60)}", f"nodes={held.nodes}",
                       "users=root", *flags], f"the calibration's reservation {held.name}")
@@ -126,11 +134,16 @@ class SlurmMachine:
         while self.next_event < len(events) and self.clock() - self.origin >= events[self.next_event].at:
             event = events[self.next_event]
             self.next_event += 1
-            reason = [f"reason={event.reason or 'djsb calibrate'}"] if event.state != "RESUME" else []
+            why = event.reason or "djsb calibrate"
+            reason = [f"reason={why}"] if event.state != "RESUME" else []
+            if reason and self.record is not None:
+                self.record.taking_out(event.names, why)
             self.run(["scontrol", "update", f"nodename={event.nodes}", f"state={event.state}", *reason],
                      f"the calibration's node event at {event.at:g} s")
             if event.state == "RESUME":
                 self.out -= set(event.names)
+                if self.record is not None:
+                    self.record.returned(event.names)
             else:
                 self.out |= set(event.names)
             self.rows.append({"kind": "event", "name": "", "nodes": event.nodes, "what": event.state,
@@ -152,6 +165,8 @@ class SlurmMachine:
             self.run(["scontrol", "update", f"nodename={nodes}", "state=RESUME"],
                      "resuming the calibration's nodes")
             self.out = set()
+        if self.record is not None:
+            self.record.clear()
 
     def table(self) -> pd.DataFrame:
         """What was done, :data:`COLUMNS`."""

@@ -46,11 +46,13 @@ import pandas as pd
 from djsb.calibrate.ctld_log import ctld_log_file, unlogged_note
 from djsb.calibrate.fairshare import usage_at, usage_table
 from djsb.calibrate.machine_changes import check_nodes, model_machine
+from djsb.calibrate.machine_left import NOTHING_LEFT, MachineLeft, undone_note
 from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes
 from djsb.calibrate.outputs import kill_note, late_start_notes, write_outputs
 from djsb.calibrate.pass_watch import SCHEDULERS
 from djsb.calibrate.run_dir import CalibrationDir
 from djsb.calibrate.slurm_side import (
+    answer_or_none,
     ask,
     job_modules,
     replay_run,
@@ -74,11 +76,12 @@ from djsb.transport import LocalTransport
 
 
 def run_calibration(config_path: Path, out_dir: Path, *, runs: int | None = None,
-                    module: SchedulerModule | None = None) -> str:
+                    module: SchedulerModule | None = None, left: MachineLeft = NOTHING_LEFT) -> str:
     """Replay on Slurm (``runs`` times, default the file's) and on the model; write the outputs
-    into ``out_dir`` (a new calibration directory) and return the summary lines."""
+    into ``out_dir`` (a new calibration directory) and return the summary lines. ``left``: what a
+    calibration killed in the directory this one replaces left on Slurm, undone first."""
     calibration = load_calibration(config_path)
-    run_dir = CalibrationDir.create(out_dir, config_path, runs or calibration.runs, calibration.jobs)
+    run_dir = CalibrationDir.create(out_dir, config_path, runs or calibration.runs, calibration.jobs, left)
     return _connected(calibration, run_dir, module)
 
 
@@ -115,6 +118,8 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     cancelled = run_dir.cancel_left_behind(module)
     notes = [f"cancelled {len(cancelled)} job(s) an interrupted replay left: "
              f"{', '.join(s.describe() for s in cancelled)}"] if cancelled else []
+    notes += undone_note(run_dir.undo_machine_left(lambda argv, why: ask(module, argv, why),
+                                                   lambda argv: answer_or_none(module, argv)))
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
     cluster = slurm_cluster(module, run_dir, calibration)
     check_nodes(calibration.machine, cluster)

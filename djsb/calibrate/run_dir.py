@@ -14,6 +14,10 @@ and a ``submitted`` row with its id after), so a client killed outright (SIGKILL
 node) leaves nothing the next one cannot find (djsb.harness.resume.cancel_live). SIGINT and
 SIGTERM cancel the replay's jobs themselves (djsb.calibrate.slurm_replay).
 
+A replay's machine changes (reservations, drained nodes) are recorded in ``machine_left.json`` before
+each is made, and what a record holds is undone before a continued calibration goes on
+(:mod:`djsb.calibrate.machine_left`), as the jobs left are cancelled.
+
 The directory also keeps Slurm's answers the model was built from (``slurm/*.txt``: scontrol show
 config / partition / node, sshare, sacctmgr), read once when the calibration starts: the model
 of a resumed calibration is the one its first replays ran under, and the report shows them.
@@ -31,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.calibrate.machine_left import NOTHING_LEFT, MachineLeft, MachineRecord, Run, Show, undo_left
 from djsb.errors import InputError
 from djsb.harness.ledger import (
     CANCELLED,
@@ -80,10 +85,13 @@ class CalibrationDir:
         self.ledger = path / LEDGER_FILE
         self.attempt = next_attempt(read_entries(self.ledger))
         self.meta: dict[str, object] = json.loads((path / META_FILE).read_text())
+        self.machine_record = MachineRecord(path)
 
     @classmethod
-    def create(cls, path: Path, config: Path, runs: int, jobs: list[TraceJob]) -> CalibrationDir:
-        """A new calibration's directory (made if missing; refused if it holds a calibration)."""
+    def create(cls, path: Path, config: Path, runs: int, jobs: list[TraceJob],
+               left: MachineLeft = NOTHING_LEFT) -> CalibrationDir:
+        """A new calibration's directory (made if missing; refused if it holds a calibration), with
+        ``left``, what a calibration killed in the directory it replaces left, as its machine record."""
         path.mkdir(parents=True, exist_ok=True)
         if (path / META_FILE).exists():
             raise InputError(f"{path} already holds a calibration: continue it with djsb calibrate --resume "
@@ -91,7 +99,10 @@ class CalibrationDir:
         lock = RunLock.acquire(path, key="-o")
         (path / META_FILE).write_text(json.dumps({"config": str(config.resolve()), "runs": runs,
                                                   "jobs": jobs_digest(jobs)}, indent=2) + "\n")
-        return cls(path, lock)
+        made = cls(path, lock)
+        if left:
+            made.machine_record.write(left)
+        return made
 
     @classmethod
     def resume(cls, path: Path) -> CalibrationDir:
@@ -141,6 +152,13 @@ class CalibrationDir:
                                                   name=submission.name, job_id=job_id, time=time.time()))
 
         return cancel_live(module, pending, record)
+
+    def undo_machine_left(self, run: Run, show: Show) -> list[str]:
+        """Undo what the machine record says an earlier attempt left on Slurm (a reservation still
+        there deleted, a node it took out of service resumed), then clear the record; what was done."""
+        done = undo_left(self.machine_record.left, run, show)
+        self.machine_record.clear()
+        return done
 
     # -- replays ---------------------------------------------------------------------------------
 

@@ -198,7 +198,8 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     watch = PassWatch(lambda: answer_or_none(module, ["sdiag"]))
     recomputes = RecomputeWatch(lambda: answer_or_none(module, PENDING_PRIORITIES))
 
-    machine = SlurmMachine(calibration.machine, lambda argv, why: ask(module, argv, why), time.time)
+    machine = SlurmMachine(calibration.machine, lambda argv, why: ask(module, argv, why), time.time,
+                           run_dir.machine_record)
 
     def look() -> None:
         watch.look()

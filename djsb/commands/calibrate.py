@@ -14,6 +14,7 @@ from djsb.outdir import output_directory, require_output
 
 
 def command_calibrate(args: argparse.Namespace) -> int:
+    from djsb.calibrate.machine_left import MachineLeft, read_left
     from djsb.calibrate.run import resume_calibration, run_calibration
     from djsb.calibrate.run_dir import submitted_any
 
@@ -33,10 +34,13 @@ def command_calibrate(args: argparse.Namespace) -> int:
             lines = resume_calibration(out)
         else:
             config_path = Path(args.config)
+            # what a calibration killed in the directory --force replaces left on Slurm: read before
+            # the directory is set aside, undone by the new one
+            left = read_left(out) if args.force and out.is_dir() else MachineLeft()
             with output_directory(out, kind="calibrate", force=args.force,
                                   resume=f"djsb calibrate --resume {out}", keep=submitted_any,
                                   in_place=True) as made:
-                lines = run_calibration(config_path, made, runs=args.runs)
+                lines = run_calibration(config_path, made, runs=args.runs, left=left)
     except RunError as exc:
         if submitted_any(out):
             raise RunError(f"{exc}; continue with: djsb calibrate --resume {out}") from exc

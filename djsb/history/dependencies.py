@@ -6,12 +6,18 @@ and aftercorr on jobs the replay also runs, and singleton on its user's jobs of 
 JobName: djsb/model/dependency.py) is queued at its submission and becomes eligible when its parents
 end *in the replay*, so a what-if that moves a parent moves its dependents too. An ``aftercorr:123``
 of task *i* waits for task *i* of array 123 (JobID ``123_i``), or for the tasks or job it falls back
-on (djsb/model/aftercorr.py), found among every job of the dump: those ended before the replay's
-start included. Its other waits are the record's: a job whose dependency the model cannot enforce
-(any-of ``?``, an array task, a delay, or a parent running when the replay starts) is queued at its
-recorded Eligible time, as every job without a SubmitLine is. A parent that ended before the replay
-starts, or that the dump does not hold, satisfied its dependents by the record (they ran), and is
-dropped from their dependency.
+on (djsb/model/aftercorr.py); any other kind on ``123``, or on ``123_*``, the id of a job array
+(the ``123`` of its tasks' JobIDs), waits for the whole array (djsb/model/array_dependency.py). The
+arrays are found among every job of the dump, those ended before the replay's start included, and
+the dependency is kept as written for the model to resolve among the replayed tasks. Its other waits
+are the record's: a job whose dependency the model cannot enforce (any-of ``?``, an array task, a
+delay, or a parent, or a task of an array waited for whole, running when the replay starts) is
+queued at its recorded Eligible time, as every job without a SubmitLine is. A parent that ended
+before the replay starts, or that the dump does not hold, satisfied its dependents by the record
+(they ran), and is dropped from their dependency; so is a task of an array waited for whole, except
+that one that ended before the start otherwise than COMPLETED already settles what the array's end
+will decide: an ``afternotok`` on it waits for the rest as ``afterany``, and an ``afterok`` on it
+(which Slurm never satisfies) is left to the record, as the dependencies the model cannot enforce.
 
 A task of an array submitted with a throttle (``--array=1-6%2``; its JobID ``123_4``) is queued at
 its submission too: the replay runs at most that many tasks of the array at once
@@ -23,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from djsb.model.aftercorr import ArrayTasks, array_tasks, corresponding
+from djsb.model.aftercorr import ArrayTasks, array_tasks
 from djsb.model.dependency import Dependency
 from djsb.workloads.job import RecordedOutcome, TraceJob
 from djsb.workloads.submit_line import requested_dependency, requested_singleton
@@ -47,7 +53,7 @@ def history_dependencies(replayed: Sequence[TraceJob], running: Sequence[TraceJo
     running_ids = {job.job_id for job in running}
     enforced: dict[int, Dependency] = {}
     unenforced = 0
-    arrays: ArrayTasks | None = None  # the dump's job arrays, gathered for the first aftercorr
+    arrays: ArrayTasks | None = None  # the dump's job arrays, gathered for the first dependency
     for job in replayed:
         outcome = recorded.get(job.job_id)
         line = outcome.submit_line if outcome is not None else ""
@@ -60,13 +66,13 @@ def history_dependencies(replayed: Sequence[TraceJob], running: Sequence[TraceJo
             continue
         if edges is None:
             continue
-        if any(kind == "aftercorr" for _, kind in edges):
-            arrays = array_tasks([*replayed, *running, *ended]) if arrays is None else arrays
-            edges = _corresponding(job, edges, arrays)
-        if any(parent in running_ids for parent, _ in edges):
+        arrays = array_tasks([*replayed, *running, *ended]) if arrays is None else arrays
+        waits = [_wait(job, parent, kind, arrays.get(parent), replayed_ids, running_ids, recorded)
+                 for parent, kind in edges]
+        if any(wait == UNENFORCED for wait in waits):
             unenforced += 1
             continue
-        kept = [(parent, kind) for parent, kind in edges if parent in replayed_ids]
+        kept = [wait for wait in waits if wait is not None]
         singleton = requested_singleton(line)
         if kept or singleton:
             enforced[job.job_id] = Dependency(tuple(parent for parent, _ in kept),
@@ -83,18 +89,39 @@ def dependency_notes(dependencies: HistoryDependencies) -> list[str]:
                      "submission and eligible when its parents end in the replay")
     if dependencies.unenforced:
         notes.append(f"{dependencies.unenforced} job(s) asked a --dependency the model does not enforce "
-                     "(any-of ?, an array task, a delay, or a parent running at the start): "
+                     "(any-of ?, an array task, a delay, a parent running at the start, or an "
+                     "afterok on an array one of whose tasks failed before it): "
                      "each is queued at its recorded Eligible time")
     return notes
 
 
-def _corresponding(child: TraceJob, edges: tuple[tuple[int, str], ...],
-                   arrays: ArrayTasks) -> tuple[tuple[int, str], ...]:
-    """``edges`` with each ``aftercorr`` parent replaced by the jobs it stands for, each waited for
-    as ``afterok`` (djsb/model/aftercorr.py)."""
-    return tuple(edge for parent, kind in edges
-                 for edge in (((task, "afterok") for task in corresponding(child, parent, arrays))
-                              if kind == "aftercorr" else ((parent, kind),)))
+DONE = RecordedOutcome(0.0, state="COMPLETED")
+"""A task the dump holds no outcome of: taken as completed, as the record let its dependents run."""
+UNENFORCED = (0, "")
+"""What :func:`_wait` gives for a wait the model cannot enforce (the job keeps its recorded Eligible)."""
+
+
+def _wait(child: TraceJob, parent: int, kind: str, tasks: dict[int, int] | None, replayed: set[int],
+          running: set[int], recorded: Mapping[int, RecordedOutcome]) -> tuple[int, str] | None:
+    """How ``child`` waits for ``parent`` in the replay (``tasks``: the dump's tasks of the array of
+    that job id, None if it is no array's): the edge kept, None when the record satisfied it, or
+    :data:`UNENFORCED` (see the module docstring)."""
+    if tasks is None:
+        return UNENFORCED if parent in running else (parent, kind) if parent in replayed else None
+    index = child.array_task[1] if child.array_task is not None else None
+    if kind == "aftercorr" and index in tasks:  # the task of its own index: the model finds it too
+        task = tasks[index]
+        return UNENFORCED if task in running else (parent, kind) if task in replayed else None
+    ids = tasks.values()
+    if any(task in running for task in ids):
+        return UNENFORCED
+    if not any(task in replayed for task in ids):
+        return None
+    failed = any(task not in replayed and not recorded.get(task, DONE).state.startswith("COMPLETED")
+                 for task in ids)
+    if failed and kind in ("afterok", "aftercorr"):
+        return UNENFORCED
+    return (parent, "afterany" if failed and kind == "afternotok" else kind)
 
 
 def array_notes(jobs: Sequence[TraceJob]) -> list[str]:

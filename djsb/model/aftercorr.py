@@ -10,10 +10,9 @@ that index, or the parent is no array at all) it falls back on the parent as ``a
 whole array when 123 is an array's job id (``_find_dependent_job_ptr`` sets ``array_task_id`` to
 INFINITE, and ``test_job_array_complete`` wants every task COMPLETE), the job itself otherwise.
 
-So each ``aftercorr`` parent is an ``afterok`` on the tasks it stands for, which :func:`corresponding`
-gives from the arrays of the replay's jobs (``TraceJob.array_task``). One difference in time only:
-on the whole-array fallback Slurm fails the dependency once every task ended, the model's afterok on
-each task at the first that fails; the dependent never runs either way.
+So each ``aftercorr`` parent is an ``afterok``: on the task :func:`corresponding` gives from the
+arrays of the replay's jobs (``TraceJob.array_task``), or on the whole array, which fails only once
+every task ended, as Slurm's (:mod:`djsb.model.array_dependency`, where the tracker's resolution is).
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ never be satisfied (an ``afterok`` parent that TIMEOUT, an ``afternotok`` one th
 rejected, cancels that dependent and its own in turn (Slurm with ``kill_invalid_depend``; without
 it they pend forever, DependencyNeverSatisfied, which ends the same for the schedule; Autosubmit
 never submits them); each is listed in the result's ``rejected`` table with the reason.
+
+A parent id that is a job array's job id (its tasks' ``TraceJob.array_task``) names the whole array,
+as in Slurm (:mod:`djsb.model.array_dependency`): ``afterok:123`` waits for every task of array 123.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from djsb.errors import InputError
-from djsb.model.aftercorr import ArrayTasks, array_tasks, corresponding
+from djsb.model.aftercorr import ArrayTasks, array_tasks
+from djsb.model.array_dependency import ArrayProgress, resolve
 from djsb.model.reasons import DEPENDENCY
 from djsb.model.singleton import Singletons, group
 
@@ -100,23 +104,33 @@ class DependencyTracker:
         self.held: dict[int, SimJob] = {}  # submitted afterok jobs whose parents have not all completed
         self.dropped: dict[int, str] = {}  # job id -> why a failed parent cancelled it
         self.started: set[int] = set()  # parents with ``after`` dependents, once they started
+        self.arrays: dict[int, ArrayProgress] = {}  # array job id -> its tasks, for whole-array waits
+        self.array_children: dict[int, list[tuple[int, str]]] = {}  # array job id -> (waiting id, how)
+        self.task_array: dict[int, int] = {}  # task job id -> its array, waited for as a whole
         self.singleton = {job_id for job_id, dependency in dependencies.items() if dependency.singleton}
         self.singles = Singletons({group(by_id[job_id]) for job_id in self.singleton if job_id in by_id}) \
             if self.singleton else None
-        arrays: ArrayTasks | None = None  # the replay's job arrays, gathered for the first aftercorr
+        arrays: ArrayTasks | None = None  # the replay's job arrays, gathered for the first dependency
         for job_id, dependency in dependencies.items():
             edges = dict(dependency.edges())  # a parent named twice is waited for once, the last way
-            if "aftercorr" in edges.values() and job_id in by_id:
+            whole: dict[int, str] = {}  # array job id -> how the job waits for the whole array
+            if edges and job_id in by_id:
                 arrays = array_tasks(by_id.values()) if arrays is None else arrays
-                edges = _corresponding(by_id[job_id], edges, arrays)
+                edges, whole = resolve(by_id[job_id], edges, arrays)
             unknown = sorted(p for p in (job_id, *edges) if p not in by_id)
             if unknown:
                 raise InputError(f"dependency of job {job_id} names unknown job {unknown[0]}", key="workload")
-            if not edges and not dependency.singleton:
+            if not edges and not whole and not dependency.singleton:
                 continue
-            self.missing[job_id] = len(edges) + dependency.singleton
+            self.missing[job_id] = len(edges) + len(whole) + dependency.singleton
             for parent, kind in edges.items():
                 self.children.setdefault(parent, []).append((job_id, kind))
+            for array_id, kind in whole.items():
+                assert arrays is not None
+                if array_id not in self.arrays:
+                    self.arrays[array_id] = ArrayProgress(arrays[array_id].values())
+                    self.task_array.update(dict.fromkeys(arrays[array_id].values(), array_id))
+                self.array_children.setdefault(array_id, []).append((job_id, kind))
             if dependency.on_parent_end:
                 self.on_parent_end.add(job_id)
 
@@ -155,7 +169,17 @@ class DependencyTracker:
                     ended.append((child, "CANCELLED"))
                     continue
                 self._satisfied(child, now, submit, eligible)
+            array_id = self.task_array.get(parent_id)
+            if array_id is not None:
+                self.arrays[array_id].ended(parent_id, state)
+                cancelled = self._array_settled(array_id, now, submit, eligible)
+                ended += [(child, "CANCELLED") for child in cancelled]
         return submit, eligible
+
+    def watches(self, job_id: int) -> bool:
+        """Whether a job's start matters to a dependent: it has dependents, or is a task of an array
+        a job waits for as a whole."""
+        return job_id in self.children or job_id in self.task_array
 
     def parent_started(self, parent: SimJob, now: float) -> tuple[list[int], list[SimJob]]:
         """A job started at ``now``: its ``after`` dependents it was the last unsatisfied parent of,
@@ -168,7 +192,32 @@ class DependencyTracker:
         for child, kind in self.children.get(parent.job_id, ()):
             if kind == "after" and child not in self.dropped and self.missing.get(child):
                 self._satisfied(child, now, submit, eligible)
+        array_id = self.task_array.get(parent.job_id)
+        if array_id is not None:
+            self.arrays[array_id].started(parent.job_id)
+            self._array_settled(array_id, now, submit, eligible)  # a started task fails no wait
         return submit, eligible
+
+    def _array_settled(self, array_id: int, now: float, submit: list[int],
+                       eligible: list[SimJob]) -> list[int]:
+        """The jobs waiting for array ``array_id`` as a whole whose wait its tasks now decide: each one
+        satisfied counted (:meth:`_satisfied`), each one that never can be cancelled and returned."""
+        progress = self.arrays[array_id]
+        waiting: list[tuple[int, str]] = []
+        cancelled: list[int] = []
+        for child, kind in self.array_children.get(array_id, ()):
+            if child in self.dropped or not self.missing.get(child):
+                continue
+            verdict = progress.verdict(kind)
+            if verdict is None:
+                waiting.append((child, kind))
+            elif verdict:
+                self._satisfied(child, now, submit, eligible)
+            else:
+                self._cancel(child, f"array {array_id}: {progress.failure(kind)}")
+                cancelled.append(child)
+        self.array_children[array_id] = waiting
+        return cancelled
 
     def _satisfied(self, child: int, now: float, submit: list[int], eligible: list[SimJob]) -> None:
         """One more parent of ``child`` satisfied at ``now``; with the last, it goes to ``submit``
@@ -196,29 +245,26 @@ class DependencyTracker:
 
     def drop_dependents(self, parent_id: int, reason: str) -> None:
         """Cancel every job waiting for ``parent_id``, a job rejected at its submission (it never
-        existed for Slurm, so no way of waiting is satisfied), and theirs in turn."""
-        stack = [child for child, _ in self.children.get(parent_id, ())]
+        existed for Slurm, so no way of waiting is satisfied), and theirs in turn. A rejected task
+        cancels the jobs waiting for its whole array too: sbatch refuses an array whole."""
+        stack = self._dependents(parent_id)
         while stack:
             child = stack.pop()
             if child in self.dropped or not self.missing.get(child):
                 continue
             self._cancel(child, reason)
-            stack += [grandchild for grandchild, _ in self.children.get(child, ())]
+            stack += self._dependents(child)
+
+    def _dependents(self, job_id: int) -> list[int]:
+        """The jobs waiting for ``job_id``: for it, or for its array as a whole."""
+        children = [child for child, _ in self.children.get(job_id, ())]
+        array_id = self.task_array.get(job_id)
+        if array_id is not None:
+            children += [child for child, _ in self.array_children.get(array_id, ())]
+        return children
 
     def unsatisfied(self) -> list[tuple[int, str]]:
         """At the end of a replay: the jobs whose parents never all completed, with the reason."""
         return [(job_id, "dependency never satisfied (its parents never all completed)")
                 for job_id, count in self.missing.items() if count and job_id not in self.dropped]
 
-
-def _corresponding(child: TraceJob, edges: dict[int, str], arrays: ArrayTasks) -> dict[int, str]:
-    """``edges`` with each ``aftercorr`` parent replaced by the tasks it stands for, each waited for
-    COMPLETED (:func:`~djsb.model.aftercorr.corresponding`); a task also named another way is
-    waited for as ``aftercorr`` asks."""
-    resolved: dict[int, str] = {}
-    for parent, kind in edges.items():
-        if kind == "aftercorr":
-            resolved.update(dict.fromkeys(corresponding(child, parent, arrays), "afterok"))
-        else:
-            resolved.setdefault(parent, kind)
-    return resolved

@@ -476,7 +476,7 @@ class Simulation(MachineOperations):
             if part.overlaps or trace.exclusive else [(part.index, job.need)]
         self.amounts[trace.job_id] = amounts
         self.limits.started(job)
-        if self.deps is not None and trace.job_id in self.deps.children:
+        if self.deps is not None and self.deps.watches(trace.job_id):
             self._parent_ended(job, now, started=True)
         self.priority.on_start(job, now)
         if self.checker is not None:

@@ -102,9 +102,10 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
     ``--dependency``/``-d`` (sbatch(1): ``type:id[:id...]`` items joined by ``,``, all to be
     satisfied; a ``singleton`` item names no parent: :func:`requested_singleton`); None if it asked
     none (``aftercorr:123`` names array 123, whose task of each dependent task's index it waits for:
-    djsb/model/aftercorr.py). Raises ValueError for one a replay cannot enforce: items joined by
-    ``?`` (any one satisfies), the type afterburstbuffer, a delay (``+time``), an array task
-    (``123_4``), or a malformed list."""
+    djsb/model/aftercorr.py; another type on ``123`` or ``123_*``, the job id of an array, waits for
+    the whole array: djsb/model/array_dependency.py). Raises ValueError for one a replay cannot
+    enforce: items joined by ``?`` (any one satisfies), the type afterburstbuffer, a delay
+    (``+time``), an array task (``123_4``), or a malformed list."""
     values = [value for name, value in sbatch_options(line) if name in ("-d", "--dependency")]
     if not values:
         return None
@@ -121,6 +122,8 @@ def requested_dependency(line: str) -> tuple[tuple[int, str], ...] | None:
         for text in ids.split(":"):
             if "+" in text:
                 raise ValueError(f"--dependency={value}: a delay ({text}) is not modelled")
+            if text.endswith("_*") and text[:-2].isdigit():  # the whole array (Slurm's INFINITE task)
+                text = text[:-2]
             if not text.isdigit():
                 raise ValueError(f"--dependency={value}: {text or 'an empty id'} is not a job id")
             edges.append((int(text), kind))
