@@ -19,7 +19,12 @@ The time-limit case (jobs killed at their limits) takes LANL-CM5's 300 jobs from
 KTH window under multifactor with MareNostrum 4's QoS weight too (1e6, 004 sec. 5), two
 partitions (``oversub``: every node, no limit; ``cal_half``: n[1-8], MaxTime 2 min,
 PriorityJobFactor 2) and two QoS (``normal``; ``cal_debug``: priority 100, at most 4 running jobs
-per user), each dealt round-robin over the trace's users. The traces are ../shared's.
+per user), each dealt round-robin over the trace's users. The TRES case replays the KTH window
+with QoS TRES limits enforced (AccountingStorageEnforce=associations,limits,qos) over three QoS dealt
+the same way: ``normal``, ``cal_grp`` (GrpTRES=cpu=12) and ``cal_user`` (MaxTRESPerUser=cpu=8). The
+billing case replays the memory case's window under multifactor with PriorityFlags=MAX_TRES and
+``oversub``'s TRESBillingWeights CPU=1.0,Mem=2.0G, so a job bills its CPUs or twice its GiB,
+whichever is larger, and fair share charges that. The traces are ../shared's.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import getpass
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -65,12 +70,19 @@ CASES: dict[str, dict[str, str]] = {
     "kill": {},
     "partitions": {**MULTIFACTOR, "PriorityWeightQOS": "1000000", "PriorityWeightPartition": "10000",
                    "AccountingStorageEnforce": "associations,limits,qos"},
+    "tres": {"AccountingStorageEnforce": "associations,limits,qos"},
+    "billing": {**MULTIFACTOR, "PriorityFlags": "MAX_TRES"},
 }
 PARTITION = "PartitionName=cal_half Nodes=n[1-8] MaxTime=2 PriorityJobFactor=2 OverSubscribe=YES:4"
 """The partitions case's second partition (scontrol create)."""
 QOS = {"cal_debug": ("Priority=100", "MaxJobsPerUser=4")}
 """The partitions case's second QoS (sacctmgr add qos), besides Slurm's ``normal``."""
-TRACE_OF = {"memory": METACENTRUM, "kill": LANL}
+TRES_QOS = {"cal_grp": ("GrpTRES=cpu=12",), "cal_user": ("MaxTRESPerUser=cpu=8",)}
+"""The TRES case's QoS, besides ``normal``: at most 12 CPUs held by the jobs of one, at most 8 by one
+user's jobs of the other (the calibration's jobs are all its submitter's)."""
+BILLING = "CPU=1.0,Mem=2.0G"
+"""The billing case's TRESBillingWeights on ``oversub`` (scontrol update): a GiB bills as 2 CPUs."""
+TRACE_OF = {"memory": METACENTRUM, "kill": LANL, "billing": METACENTRUM}
 
 
 def trace_machines(machines: Path) -> tuple[int, float]:
@@ -94,7 +106,7 @@ def workload(case: str, nodes: tuple[str, ...]) -> str:
     if case == "kill":
         return (f"{{swf: {LANL}, start: 15916776, count: 300, cpu_scale: 0.03125, time_scale: 0.004, "
                 "at_time_limit: kill}")
-    if case != "memory":
+    if case not in ("memory", "billing"):
         return KTH_WINDOW
     trace_cores, trace_memory = trace_machines(METACENTRUM.with_suffix(".machines"))
     cpus, memory = node_resources(nodes[0])
@@ -108,14 +120,46 @@ def partitions_and_qos(user: str) -> Iterator[None]:
     removed afterwards."""
     try:
         subprocess.run(["scontrol", "create", *PARTITION.split()], check=True, capture_output=True)
-        for name, limits in QOS.items():
+        with qos_for(user, QOS):
+            yield
+    finally:  # whatever was made, even if a later step failed
+        subprocess.run(["scontrol", "delete", PARTITION.split()[0]], check=False, capture_output=True)
+
+
+@contextlib.contextmanager
+def qos_for(user: str, qos: Mapping[str, tuple[str, ...]]) -> Iterator[None]:
+    """The QoS ``qos`` (name: sacctmgr's limits) open to ``user``'s associations, removed afterwards."""
+    try:
+        for name, limits in qos.items():
             sacctmgr("add", "qos", name, *limits)
             sacctmgr("modify", "user", user, "set", f"qos+={name}")
         yield
-    finally:  # whatever was made, even if a later step failed
-        subprocess.run(["scontrol", "delete", PARTITION.split()[0]], check=False, capture_output=True)
-        for name in QOS:
+    finally:
+        for name in qos:
             sacctmgr("delete", "qos", name)
+
+
+@contextlib.contextmanager
+def billing_weights(partition: str, weights: str) -> Iterator[None]:
+    """``partition``'s TRESBillingWeights set for the block, cleared afterwards."""
+    try:
+        subprocess.run(["scontrol", "update", f"PartitionName={partition}", f"TRESBillingWeights={weights}"],
+                       check=True, capture_output=True, timeout=60)
+        yield
+    finally:
+        subprocess.run(["scontrol", "update", f"PartitionName={partition}", "TRESBillingWeights="],
+                       check=False, capture_output=True, timeout=60)
+
+
+def case_setup(case: str, user: str) -> contextlib.AbstractContextManager[None]:
+    """What a case makes on Slurm besides slurm.conf's settings (removed afterwards)."""
+    if case == "partitions":
+        return partitions_and_qos(user)
+    if case == "tres":
+        return qos_for(user, TRES_QOS)
+    if case == "billing":
+        return billing_weights("oversub", BILLING)
+    return contextlib.nullcontext()
 
 
 @pytest.mark.timeout(3600)  # two replays of about 9 minutes, two slurmctld restarts
@@ -129,7 +173,7 @@ def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     if len(slurm_cluster.nodes) < NODES:
         pytest.skip(f"needs {NODES} nodes: DJSB_SLURM_NODES={NODES} bash .ci/slurm.sh start")
     fair_share = CASES[case].get("PriorityType") == "priority/multifactor"
-    if fair_share and not has_accounting():
+    if (fair_share or case == "tres") and not has_accounting():
         pytest.skip("no slurmdbd: start the mini-cluster with DJSB_SLURM_ACCOUNTING=1")
     out = Path(OUT) / case
     config = Path(OUT) / f"{case}.yaml"
@@ -137,6 +181,8 @@ def test_full_case(slurm_cluster: SlurmCluster, case: str) -> None:
     accounts = f"  accounts: [{', '.join(ACCOUNTS)}]\n" if fair_share else ""
     if case == "partitions":
         accounts += f"  qos: [normal, {', '.join(QOS)}]\n  partitions: [oversub, cal_half]\n"
+    if case == "tres":
+        accounts += f"  qos: [normal, {', '.join(TRES_QOS)}]\n"
     config.write_text(f"""\
 seed: 1
 workload: {workload(case, slurm_cluster.nodes)}
@@ -148,7 +194,7 @@ slurm:
 {accounts}""")
     with fair_share_accounts(ACCOUNTS if fair_share else {}, getpass.getuser()), \
             slurm_settings(slurm_cluster, CASES[case]), \
-            partitions_and_qos(getpass.getuser()) if case == "partitions" else contextlib.nullcontext():
+            case_setup(case, getpass.getuser()):
         print(run_calibration(config, out))
     figures = json.loads((out / "comparison.json").read_text())
     assert figures["model vs slurm_1"]["jobs"] == figures["slurm_2 vs slurm_1"]["jobs"] == 300
