@@ -62,7 +62,7 @@ from djsb.model import (
     Simulation,
     StartState,
 )
-from djsb.model.cluster import oversubscribe
+from djsb.model.cluster_spec import oversubscribe
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PriorityPlugin, preset
 from djsb.model.scheduler import SCHEDULER_READERS

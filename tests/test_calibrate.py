@@ -32,7 +32,7 @@ from djsb.calibrate.spec import dealt_by_user, load_calibration
 from djsb.errors import ConfigError
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, PartitionSpec
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.priority.fifo import FifoPriority
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.slurm_text import slurm_time

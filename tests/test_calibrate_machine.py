@@ -20,7 +20,7 @@ from djsb.calibrate.run import run_calibration
 from djsb.calibrate.spec import load_calibration
 from djsb.errors import ConfigError, RunError
 from djsb.model import ClusterSpec
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.node_events import NodeEvent
 from djsb.model.reservations import AdvanceReservation
 

@@ -1,5 +1,5 @@
 """The model's cluster section, one declaration per key (djsb/model/sections.py's NodeGroup,
-djsb/model/cluster.py's PartitionSpec and QosSpec): the reference page is generated from the
+djsb/model/cluster_spec.py's PartitionSpec and QosSpec): the reference page is generated from the
 declarations, and each key is read by its declared reader and blamed at its own line."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import FIVE_JOBS, assert_edited_experiment_error
 
-from djsb.model.cluster import PartitionSpec, QosSpec
+from djsb.model.cluster_spec import PartitionSpec, QosSpec
 from djsb.model.sections import NodeGroup, reference
 from djsb.setting import declared, required
 from djsb.simulate.experiment import load_experiment

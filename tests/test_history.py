@@ -21,7 +21,7 @@ from test_cli_errors import one_line_failure
 from djsb.cli import main
 from djsb.history.notes import submit_options, unmodelled
 from djsb.model import simulation
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.slurmsite.qos_text import QOS_FORMAT
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 from djsb.slurmsite.slurm_config import unknown_partition_qos

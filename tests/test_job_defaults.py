@@ -33,7 +33,7 @@ from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.history.inputs import what_if_settings
 from djsb.model import ClusterSpec
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.job_memory import PartitionMemory
 from djsb.model.scheduler import SchedulerConfig, reference
 from djsb.simulate import load_experiment

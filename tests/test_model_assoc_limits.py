@@ -17,7 +17,7 @@ from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
 from djsb.model.assoc_limits import AssocLimits
 from djsb.model.assoc_spec import AssocSpec
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.simulate.experiment import load_experiment
 from djsb.slurmsite.assoc_text import parse_association_limits

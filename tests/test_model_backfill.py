@@ -27,7 +27,8 @@ from djsb.model import (
 from djsb.model import backfill as package
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
 from djsb.model.backfill.profile_planner import Headroom
-from djsb.model.cluster import ClusterState, NodeSpec
+from djsb.model.cluster_spec import NodeSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.profile import Profile
 from djsb.model.queue import Needs
 from djsb.workloads.job import TraceJob

@@ -19,7 +19,7 @@ import pytest
 from bench.readme_numbers import PREEMPT_RUN, saved_replay
 from djsb.calibrate.compare import Comparison, compare
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import PartitionSpec
+from djsb.model.cluster_spec import PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.machine_operations import MachineOperations
 from djsb.workloads.job import TraceJob

@@ -9,7 +9,7 @@ from djsb import slurm_text
 from djsb.history.notes import unmodelled
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation
 from djsb.model.billing import billing
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 from djsb.slurmsite.slurm_config import cluster_spec, priority_plugin

@@ -185,7 +185,7 @@ def test_a_job_that_shares_does_not_take_the_core_a_reservation_keeps_idle() -> 
     # the core now, it would hold it until its limit 3 + 20 = 23 and job 2 would find no idle core
     # at 21 (EASY: no backfilled job delays the reservation), so it waits. Job 1 ends at 4: job 2
     # starts at 4 on the idle core and job 3, still asking, shares it at 4 (the model lets a job
-    # that asks share with one that did not, see djsb/model/cluster.py). Both end at 4 + 3 = 7.
+    # that asks share with one that did not, see djsb/model/cluster_state.py). Both end at 4 + 3 = 7.
     spec = ClusterSpec((NodeSpec("n0", 1, 64.0),), (PartitionSpec("p", oversubscribe="YES:2"),))
     sim = Simulation([], spec, EASY, checker=InvariantChecker(spec))
     for job_id in (1, 2, 3):

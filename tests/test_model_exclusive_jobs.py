@@ -11,7 +11,8 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
-from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.invariants import InvariantChecker
 from djsb.workloads.job import TraceJob
 

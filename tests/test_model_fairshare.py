@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.priority import (
     AccountSpec,

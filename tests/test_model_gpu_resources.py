@@ -21,7 +21,8 @@ from test_model_gpus import gpu_nodes, located, replay, table
 from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SimulationResult
-from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job_memory import PartitionMemory
 from djsb.model.scheduler import SchedulerConfig
 from djsb.model.sections import read_cluster

@@ -14,7 +14,8 @@ import pytest
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation, SimulationResult
-from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.cons_tres import GpuSets, best_fit
 from djsb.model.gpus import INVALID_GRES
 from djsb.model.invariants import InvariantChecker, InvariantViolation

@@ -21,7 +21,7 @@ from support import registered, start_what_fits
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
 from djsb.model.backfill import BACKFILL_PLANNERS, BackfillView
 from djsb.model.backfill.profile_planner import ProfilePlanner
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.invariants import InvariantChecker, InvariantViolation, Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement

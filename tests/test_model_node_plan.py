@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.invariants import InvariantChecker, InvariantViolation, Reservation
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement

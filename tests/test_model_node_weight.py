@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
-from djsb.model.cluster import NodeSpec, PartitionSpec, by_weight
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec, by_weight
 from djsb.model.sections import read_cluster
 from djsb.slurmsite.slurm_conf import parse_slurm_conf
 from djsb.slurmsite.slurm_config import cluster_spec

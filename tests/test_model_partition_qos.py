@@ -16,7 +16,7 @@ from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, s
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.qos_order import job_limits, qos_order
 from djsb.simulate.experiment import load_experiment

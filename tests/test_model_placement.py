@@ -11,7 +11,8 @@ import random
 
 from djsb.jobs.hostlist import compress_hostlist, expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, PartitionSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState, NodeSpec, PartitionState
+from djsb.model.cluster_spec import NodeSpec
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.placement import Placement
 from djsb.model.timeline import UtilisationTimeline
 from djsb.workloads.job import TraceJob

@@ -23,7 +23,7 @@ from test_cli_errors import one_line_failure
 from test_model_golden_starts import SYNTHETIC, assert_recorded_starts
 
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import NodeSpec, PartitionSpec, QosSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.operations import ModelError
 from djsb.slurm_text import partition_preempt_mode, preempt_mode

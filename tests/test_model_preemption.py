@@ -17,7 +17,7 @@ import pytest
 
 from djsb.errors import ConfigError
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import PartitionSpec, QosSpec
+from djsb.model.cluster_spec import PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights
 from djsb.model.sections import read_cluster

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState, NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.priority.base import PriorityContext
 from djsb.model.priority.multifactor import MultifactorPriority, MultifactorWeights

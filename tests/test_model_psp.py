@@ -9,7 +9,8 @@ from fractions import Fraction
 import pytest
 
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation
-from djsb.model.cluster import ClusterState, PartitionSpec
+from djsb.model.cluster_spec import PartitionSpec
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.priority import FifoPriority, PspAgingPriority
 from djsb.model.priority.presets import preset

@@ -13,7 +13,7 @@ import pytest
 from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, starts
 
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.model.limits import RunningLimits
 from djsb.model.simulation import ModelError

@@ -16,7 +16,7 @@ import pytest
 from support import cluster_list_error
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
-from djsb.model.cluster import PartitionSpec
+from djsb.model.cluster_spec import PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.reservations import AdvanceReservation, ReservationPlan
 from djsb.model.result import SimulationResult

@@ -16,7 +16,7 @@ import dataclasses
 import pytest
 
 from djsb.model import TEXTBOOK, ClusterSpec, Simulation
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.reservations import AdvanceReservation
 from djsb.model.result import SimulationResult

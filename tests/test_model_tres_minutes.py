@@ -21,7 +21,7 @@ from support import FIVE_JOBS, assert_edited_experiment_error, never, reasons, s
 
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, SimulationResult
 from djsb.model.assoc_spec import AssocSpec
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.limits import RunningLimits
 from djsb.model.priority.base import PriorityPlugin

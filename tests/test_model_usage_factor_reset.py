@@ -26,7 +26,7 @@ from support import FIVE_JOBS, assert_edited_experiment_error, reasons, starts
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, QosSpec, SchedulerConfig, Simulation, StartState
 from djsb.model.assoc_spec import AssocSpec
-from djsb.model.cluster import NodeSpec, PartitionSpec
+from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.multifactor import MultifactorOptions, MultifactorPriority, MultifactorWeights

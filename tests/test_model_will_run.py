@@ -15,7 +15,7 @@ from support import exact_job as job
 from support import model_starts as starts
 
 from djsb.model import ClusterSpec, InvariantChecker, SchedulerConfig, Simulation, StartState
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.cons_tres import best_fit, consecutive_sets
 from djsb.model.placement import Placement
 from djsb.model.will_run import NodeSpace, WillRunTest

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from djsb.errors import ConfigError
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.slurmsite.qos_text import QOS_COMMAND, QOS_FORMAT, parse_qos
 
 FIXTURES = Path(__file__).parent / "fixtures"

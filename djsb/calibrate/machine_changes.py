@@ -33,7 +33,7 @@ import pandas as pd
 from djsb.calibrate.machine_left import MachineRecord
 from djsb.errors import ConfigError, RunError
 from djsb.jobs.scontrol import parse_show_records
-from djsb.model.cluster import ClusterSpec
+from djsb.model.cluster_spec import ClusterSpec
 from djsb.model.node_events import NodeEvent, read_node_events
 from djsb.model.reservations import AdvanceReservation, read_reservations
 from djsb.model.sections import nonempty_list

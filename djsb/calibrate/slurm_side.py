@@ -27,7 +27,7 @@ from djsb.jobs.loader import load_job_module
 from djsb.jobs.scheduler_base import SchedulerModule
 from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec, SchedulerConfig
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.slurmsite.qos_text import QOS_COMMAND, parse_qos
 from djsb.slurmsite.recompute_watch import DECAY_THREAD, PENDING_PRIORITIES, RecomputeWatch
 from djsb.slurmsite.slurm_config import (

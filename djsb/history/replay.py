@@ -77,7 +77,7 @@ from djsb.history.start import (
     usage_before,
 )
 from djsb.model import Simulation, SimulationResult, StartState
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.priority.multifactor import MultifactorOptions
 from djsb.report.history import recorded_intervals, replayed_intervals, write_history_html
 from djsb.report.replay_error import (

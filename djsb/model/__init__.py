@@ -4,7 +4,7 @@ No I/O happens here: the model takes :class:`~djsb.workloads.job.TraceJob` lists
 DataFrames (see :mod:`djsb.simulate` for the experiment runner that reads and writes files).
 """
 
-from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
+from djsb.model.cluster_spec import ClusterSpec, NodeSpec, PartitionSpec, QosSpec
 from djsb.model.invariants import InvariantChecker, InvariantViolation
 from djsb.model.result import SimulationResult
 from djsb.model.scheduler import MARENOSTRUM4, TEXTBOOK, SchedulerConfig

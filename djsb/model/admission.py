@@ -21,7 +21,8 @@ import math
 
 from djsb.model.allocation import candidates, layout
 from djsb.model.assoc_spec import AssocTree
-from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.cluster_spec import ClusterSpec, QosSpec
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.gpus import INVALID_GRES, misfit
 from djsb.model.job import SimJob
 from djsb.model.qos_order import max_wall

@@ -2,7 +2,7 @@
 planning view of some future instant (the backfill planners).
 
 A trace job asks for CPUs (and maybe a node count, memory per CPU and GPUs): the state's own allocation
-rules place it (first fit or cons_tres, :mod:`djsb.model.cluster`). A shaped job
+rules place it (first fit or cons_tres, :mod:`djsb.model.cluster_state`). A shaped job
 (:class:`~djsb.model.shape.JobShape`) is laid out as tasks per node on its candidate nodes, its node
 list or its partition's nodes. The same functions serve every caller, so "could it ever start",
 "can it start now" and "could it start then" are answered by one set of rules.
@@ -10,7 +10,7 @@ list or its partition's nodes. The same functions serve every caller, so "could 
 
 from __future__ import annotations
 
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.job import SimJob
 from djsb.model.partition_rows import node_req
 from djsb.model.placement import Placement

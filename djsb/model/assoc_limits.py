@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from djsb.model.assoc_spec import AssocSpec, AssocTree
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector

@@ -2,7 +2,7 @@
 
 A node has GPUs of one or more types (``NodeSpec.gpus``: ``(("a100", 4),)``; an untyped count is
 the type ``""``); the cluster state keeps each node's free GPUs per type, in the order of the
-cluster's types (:attr:`~djsb.model.cluster.ClusterState.gpu_types`). A job asks a
+cluster's types (:attr:`~djsb.model.cluster_state.ClusterState.gpu_types`). A job asks a
 :class:`~djsb.workloads.gpus.GpuRequest`; :func:`demand` turns it into what placement tests, as
 Slurm 22.05's select/cons_tres does:
 

@@ -80,7 +80,7 @@ from dataclasses import dataclass, field
 from djsb.errors import RunError
 from djsb.model.assoc_limits import AssocPath
 from djsb.model.assoc_spec import AssocTree
-from djsb.model.cluster import ClusterSpec, QosSpec
+from djsb.model.cluster_spec import ClusterSpec, QosSpec
 from djsb.model.gpus import gpu_types
 from djsb.model.job import SimJob
 from djsb.model.qos_order import job_limits, qos_order

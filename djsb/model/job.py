@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from djsb.model.cluster import PartitionState, QosSpec
+from djsb.model.cluster_spec import QosSpec
+from djsb.model.cluster_state import PartitionState
 from djsb.model.placement import Placement
 from djsb.model.reasons import NONE
 from djsb.model.shape import JobShape

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from djsb.model.cluster import PartitionSpec
+from djsb.model.cluster_spec import PartitionSpec
 from djsb.model.scheduler import SchedulerConfig
 from djsb.workloads.job import TraceJob
 

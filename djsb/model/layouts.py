@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from djsb.model.cluster import ClusterSpec, PartitionSpec
+from djsb.model.cluster_spec import ClusterSpec, PartitionSpec
 from djsb.registry import Registry
 from djsb.workloads.shaping.geometry import Limits
 

@@ -44,7 +44,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from djsb.model.assoc_limits import ASSOC_REASONS, AssocLimits
 from djsb.model.assoc_spec import AssocSpec
-from djsb.model.cluster import PartitionSpec, QosSpec
+from djsb.model.cluster_spec import PartitionSpec, QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.qos_order import job_limits, qos_order

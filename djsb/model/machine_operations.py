@@ -12,7 +12,7 @@ import math
 from abc import abstractmethod
 
 from djsb.model.allocation import allocate, held_units, shares_cores
-from djsb.model.cluster import ClusterSpec
+from djsb.model.cluster_spec import ClusterSpec
 from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
 from djsb.model.placement import Placement

@@ -7,7 +7,7 @@ the backfill pass plans at node level, as Slurm's sched/backfill does with node 
 a node's free slots and free memory are step functions (running jobs give theirs back at their
 planned end, starts and reservations take specific nodes over ``[start, start + plan)``), and a
 job fits during ``[t, t + d)`` when the model's own allocation rules
-(:meth:`~djsb.model.cluster.ClusterState.allocate` and ``place``, first fit) succeed on each
+(:meth:`~djsb.model.cluster_state.ClusterState.allocate` and ``place``, first fit) succeed on each
 node's *least* availability over that window. A reservation takes the nodes and amounts it was
 planned on, so a later start that would eat into them does not fit. On the other nodes
 availability only grows with time (running jobs end), so a start placed by the live state off
@@ -15,14 +15,14 @@ every reserved node fits the whole window: only a start that lands on a reserved
 again on the window's minima. A partition with a MaxCPUsPerNode has, per node, the CPUs it may
 still give its jobs as a step function too (its running jobs give theirs back at their planned
 end, its starts and reservations take theirs), which a view of it caps the nodes by
-(:meth:`~djsb.model.cluster.ClusterState.capped`). GPUs are planned as memory is: a job asking
+(:meth:`~djsb.model.cluster_state.ClusterState.capped`). GPUs are planned as memory is: a job asking
 some has its partition planned node by node (:meth:`~djsb.model.queue.JobQueue.plans_nodes`), its reservation
 takes its nodes' GPUs over its window, and a job asking none still fits a node whose GPUs are all
 taken if its cores are free.
 
 On an ``OverSubscribe=YES:N`` partition a job that does not ask ``--oversubscribe`` gets cores no
 other job uses (slurm.conf(5), OverSubscribe), so its reservation must find *idle* cores at its
-start: ``free slots - cores x (N - 1)`` (:mod:`djsb.model.cluster`). Taking its slots keeps them
+start: ``free slots - cores x (N - 1)`` (:mod:`djsb.model.cluster_state`). Taking its slots keeps them
 from a job that may not share either (it too needs idle cores), but a job that may share takes any
 free slot, and could take the spare slot of the very core kept idle. So over such a reservation's
 window a node offers a job that may share only what a job that may not offers: its free slots less
@@ -35,7 +35,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.partition_rows import RowsPlan
 from djsb.model.placement import Placement
 from djsb.model.profile import Profile

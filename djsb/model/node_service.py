@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.node_events import NodeEvent
 from djsb.model.placement import Placement
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from djsb.errors import RunError
 from djsb.model.allocation import held_units, shares_cores
 from djsb.model.backfill.planner import BackfillPlanner
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.dependency import DependencyTracker
 from djsb.model.events import SUBMIT, WAKE
 from djsb.model.invariants import InvariantChecker

@@ -39,7 +39,7 @@ from djsb.model.profile import Profile
 
 
 class SharingPartition(Protocol):
-    """What the rule reads of a partition (:class:`~djsb.model.cluster.PartitionSpec` has it)."""
+    """What the rule reads of a partition (:class:`~djsb.model.cluster_spec.PartitionSpec` has it)."""
 
     @property
     def name(self) -> str: ...

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from djsb.model.allocation import shares_cores
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.tres import TresLimits
 
 _SCALARS = ("grp_jobs", "max_jobs_per_account", "max_jobs_per_user", "max_submit_jobs_per_user", "max_wall")

@@ -20,7 +20,7 @@ from itertools import islice
 from operator import attrgetter, lt
 from typing import Generic, TypeVar
 
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.job import SimJob
 from djsb.model.reasons import NONE, PRIORITY, RESOURCES, PassRecord
 

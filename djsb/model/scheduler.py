@@ -17,7 +17,7 @@ from typing import Any
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES
-from djsb.model.cluster import MEMORY_DEFAULTS_EXCLUSIVE, megabytes
+from djsb.model.cluster_spec import MEMORY_DEFAULTS_EXCLUSIVE, megabytes
 from djsb.registry import Registry, UnknownName
 from djsb.setting import Setting, SlurmKey, SlurmName, declared, setting, slurm_key, table
 from djsb.setting import scheduler_parameter as _parameter

@@ -20,7 +20,7 @@ from typing import Any
 from djsb.errors import ConfigError
 from djsb.machine import NODE_BYTES
 from djsb.model.assoc_spec import AssocSpec, AssocTree
-from djsb.model.cluster import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight, unknown_qos
+from djsb.model.cluster_spec import ClusterSpec, NodeSpec, PartitionSpec, QosSpec, by_weight, unknown_qos
 from djsb.model.gpus import GpuCounts, gpu_counts
 from djsb.model.layouts import LAYOUTS
 from djsb.model.node_events import NodeEvent, read_node_events
@@ -208,8 +208,8 @@ def reference() -> str:
     """The Markdown reference of the ``cluster`` section (docs/reference/cluster.md is this text)."""
     return "\n".join([
         "# `cluster`: the model's nodes, partitions, QoS, node events and reservations", "",
-        "Generated from djsb/model/sections.py and djsb/model/cluster.py (`make reference`); a test fails "
-        "when this file and the declarations differ. A time is a number of seconds or a Slurm time "
+        "Generated from djsb/model/sections.py and djsb/model/cluster_spec.py (`make reference`); a test "
+        "fails when this file and the declarations differ. A time is a number of seconds or a Slurm time "
         "(`1-00:00:00`). `cluster.layout: NAME` (djsb/model/layouts.py) stands for a named set of "
         "partitions.", "",
         "## `cluster.nodes[]`: groups of nodes alike (required)", "", *table(NodeGroup), "",

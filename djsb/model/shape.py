@@ -4,7 +4,7 @@ A trace job is only "``cpus`` CPUs, maybe on ``nodes`` nodes". A DJSB request (p
 says more, in sbatch terms: ``--ntasks`` tasks of ``--cpus-per-task`` CPUs each, a number of
 tasks per node (``--ntasks-per-node``), possibly the exact nodes to run on (``--nodelist``, how an
 analytics lands on the simulation's nodes) and ``--oversubscribe``. The model places such a job
-with :meth:`djsb.model.cluster.ClusterState.place`; its ``TraceJob.cpus`` must equal
+with :meth:`djsb.model.cluster_state.ClusterState.place`; its ``TraceJob.cpus`` must equal
 ``tasks * cpus_per_task``.
 """
 

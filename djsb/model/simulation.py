@@ -49,7 +49,8 @@ from djsb.errors import InputError
 from djsb.model.admission import Admission
 from djsb.model.allocation import allocate, held_units, job_memory, shares_cores
 from djsb.model.backfill import BACKFILL_PLANNERS, BACKFILL_POLICIES, BackfillPreemption, BackfillView
-from djsb.model.cluster import ClusterSpec, ClusterState, PartitionState, QosSpec
+from djsb.model.cluster_spec import ClusterSpec, QosSpec
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.dependency import Dependency, DependencyTracker
 from djsb.model.events import (
     BF_TICK,

@@ -53,7 +53,7 @@ import math
 from bisect import bisect_right, insort
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.partition_rows import PartitionRows
 from djsb.model.placement import Placement
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from djsb.model import ClusterSpec, Simulation
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.priority.presets import preset
 from djsb.model.priority.psp import CAP, PspAgingPriority

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from djsb.errors import ConfigError, excerpt
-from djsb.model.cluster import QosSpec
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.tres import TRES_NAMES, TresLimits
 from djsb.slurm_text import slurm_time, tres
 from djsb.slurmsite.slurm_config import site_lines, site_number

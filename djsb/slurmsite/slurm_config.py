@@ -24,7 +24,7 @@ from djsb import slurm_text
 from djsb.errors import ConfigError, RunError, excerpt
 from djsb.jobs.hostlist import expand_hostlist, split_host_list
 from djsb.model import ClusterSpec, NodeSpec, PartitionSpec, SchedulerConfig
-from djsb.model.cluster import QosSpec, by_weight
+from djsb.model.cluster_spec import QosSpec, by_weight
 from djsb.model.priority.accounts import ROOT, AccountSpec
 from djsb.model.priority.base import PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority

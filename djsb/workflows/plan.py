@@ -32,7 +32,7 @@ from typing import Any
 
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.workflows.dag import DAG_KEYS, Workflow, read_workflow
 from djsb.workflows.wrappers import STRATEGIES, WrapperLimits, pack
 from djsb.yamlnodes import Located, as_duration, as_int, as_number, as_str, one_of, read_fields

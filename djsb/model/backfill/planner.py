@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from djsb.model.array_resv import ArrayReservations
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.limits import RunningLimits
@@ -235,7 +235,7 @@ class Startable(Protocol):
 class FreeCapacity:
     """:class:`Startable` by the jobs' needs per partition (``left``): one could start only if it
     fits its partition's free capacity now
-    (:meth:`~djsb.model.cluster.ClusterState.allocate` refuses a job needing more than its
+    (:meth:`~djsb.model.cluster_state.ClusterState.allocate` refuses a job needing more than its
     partition's free units)."""
 
     def __init__(self, left: Needs[int] | NeedsLeft[int], parts: Sequence[PartitionState]) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from djsb.model.allocation import allocate, job_memory, shares_cores
 from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, planned_end, whole
-from djsb.model.cluster import ClusterState, PartitionState
+from djsb.model.cluster_state import ClusterState, PartitionState
 from djsb.model.invariants import Reservation
 from djsb.model.job import SimJob
 from djsb.model.node_plan import NodePlan
@@ -250,7 +250,7 @@ def _kept_free(job: SimJob, alloc: Placement) -> Placement:
     """What a reservation keeps free on its nodes for the allocation rules to succeed again: what
     they took, except that a trace job with a node count needs room for cpus / nodes (rounded up)
     on each of its nodes, the one taking the remainder included
-    (:meth:`~djsb.model.cluster.ClusterState.allocate`); its GPUs as they are."""
+    (:meth:`~djsb.model.cluster_state.ClusterState.allocate`); its GPUs as they are."""
     trace = job.trace
     if job.shape is not None or not trace.nodes or trace.exclusive:
         return alloc

@@ -32,7 +32,7 @@ from collections.abc import Hashable, Sequence
 from djsb.model.allocation import allocate, shares_cores
 from djsb.model.array_resv import array_reservations
 from djsb.model.backfill.planner import BACKFILL_PLANNERS, BackfillPlanner, BackfillView, FreeCapacity
-from djsb.model.cluster import ClusterState
+from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.queue import NeedsLeft
@@ -215,7 +215,7 @@ class UnreservedCapacity:
 
 def _request(job: SimJob) -> Hashable | None:
     """What a trace job's allocation depends on besides the cluster state (its partition, CPUs,
-    node count, memory and GPUs: :meth:`~djsb.model.cluster.ClusterState.allocate`); None for a
+    node count, memory and GPUs: :meth:`~djsb.model.cluster_state.ClusterState.allocate`); None for a
     shaped job, whose layout is recorded on the job as it is placed."""
     if job.shape is not None:
         return None

@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from djsb.model.cluster import ClusterSpec
+from djsb.model.cluster_spec import ClusterSpec
 from djsb.model.job import SimJob
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.model.billing import billing
-from djsb.model.cluster import ClusterSpec
+from djsb.model.cluster_spec import ClusterSpec
 from djsb.model.job import SimJob
 from djsb.model.priority.accounts import AccountSpec, AccountTree
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
