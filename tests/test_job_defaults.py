@@ -25,11 +25,10 @@ import pandas as pd
 import pytest
 from support import FIVE_JOBS
 from test_cli_errors import one_line_failure
-from test_model_gpu_resources import HISTORY_DUMP
+from test_model_gpu_resources import HISTORY_DUMP, two_job_history
 from test_model_gpus import replay, table
 
 from djsb import slurm_text
-from djsb.cli import main
 from djsb.errors import ConfigError
 from djsb.history.inputs import what_if_settings
 from djsb.model import ClusterSpec
@@ -260,13 +259,7 @@ def test_the_sacct_reader_keeps_what_decides_the_gpu_defaults(submit_line: str, 
 ], ids=["DefMemPerNode", "DefCpuPerGPU", "DefCpuPerGPU-cpus-per-task"])
 def test_djsb_history_replays_the_site_s_job_defaults(tmp_path: Path, partition: str, n1: int, j1: int, j2: int,
                                                        asks: str, node: str) -> None:
-    (tmp_path / "dump.txt").write_text(HISTORY_DUMP.format(n1=n1, j1=j1, j2=j2, asks=asks))
-    (tmp_path / "slurm.conf").write_text(
-        "SchedulerType=sched/backfill\nGresTypes=gpu\nNodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:2\n"
-        f"PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE {partition}\n")
-    out = tmp_path / "history"
-    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    out = two_job_history(tmp_path, partition, n1, j1, j2, asks)
     jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
     assert jobs.loc[2, "nodes"] == node
     assert partition.split("=")[0] not in (out / "notes.txt").read_text()

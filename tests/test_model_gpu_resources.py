@@ -322,6 +322,20 @@ JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|
 """  # noqa: E501
 
 
+def two_job_history(tmp_path: Path, partition: str, n1: int, j1: int, j2: int, asks: str) -> Path:
+    """``djsb history`` of :data:`HISTORY_DUMP` (J1 of ``j1`` CPUs on ``n1`` nodes, J2 of ``j2`` CPUs
+    asking ``asks``) on two nodes of 8 CPUs, 16,000 MB and 2 GPUs, one partition with ``partition``'s
+    settings; its output directory."""
+    (tmp_path / "dump.txt").write_text(HISTORY_DUMP.format(n1=n1, j1=j1, j2=j2, asks=asks))
+    (tmp_path / "slurm.conf").write_text(
+        "SchedulerType=sched/backfill\nGresTypes=gpu\nNodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:2\n"
+        f"PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE {partition}\n")
+    out = tmp_path / "history"
+    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
+                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    return out
+
+
 @pytest.mark.parametrize(("site", "n1", "j1", "j2", "asks", "waits", "node"), [
     # --cpus-per-gpu from the SubmitLine: J1 (10 CPUs on 2 nodes) leaves 3 CPUs and 2 GPUs on each
     # node; J2 (--gpus=3 --cpus-per-gpu=2, 6 CPUs) gets 3 // 2 = 1 GPU of each: it waits for J1's
@@ -335,13 +349,7 @@ JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|Timelimit|
 ], ids=["cpus-per-gpu", "DefMemPerCPU", "MaxCPUsPerNode"])
 def test_djsb_history_replays_them_from_the_site_s_files(tmp_path: Path, site: str, n1: int, j1: int, j2: int,
                                                           asks: str, waits: bool, node: str) -> None:
-    (tmp_path / "dump.txt").write_text(HISTORY_DUMP.format(n1=n1, j1=j1, j2=j2, asks=asks))
-    (tmp_path / "slurm.conf").write_text(
-        "SchedulerType=sched/backfill\nGresTypes=gpu\nNodeName=n[1-2] CPUs=8 RealMemory=16000 Gres=gpu:2\n"
-        f"PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE {site}\n")
-    out = tmp_path / "history"
-    assert main(["history", str(tmp_path / "dump.txt"), "--slurm-conf", str(tmp_path / "slurm.conf"), "-q",
-                 "--window", "60", "--step", "10", "-o", str(out)]) == 0
+    out = two_job_history(tmp_path, site, n1, j1, j2, asks)
     jobs = pd.read_csv(out / "jobs.csv").set_index("job_id")
     errors = pd.read_csv(out / "errors.csv").set_index("job_id")
     waited = errors.loc[2, "simulated_start"] - errors.loc[1, "simulated_start"]
