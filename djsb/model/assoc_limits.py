@@ -82,7 +82,7 @@ class AssocPath:
     MaxTRESPerNode, less what the QoS set."""
 
     __slots__ = ("keys", "grp_jobs", "grp_submit", "grp_wall", "grp_tres", "max_jobs", "max_submit",
-                 "max_wall", "max_tres", "max_tres_pn", "minutes", "charged", "walled")
+                 "max_wall", "max_tres", "max_tres_pn", "minutes", "charged", "walled", "counts_submits")
 
     def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec]) -> None:
         specs = tree.path(user, account)
@@ -112,6 +112,8 @@ class AssocPath:
         max_pn = tree.inherited(user, account, "max_tres_per_node") or ()
         self.max_tres_pn = _without(max_pn, {name for q in qos for name, _ in q.max_tres_per_node})
         """MaxTRESPerNode less the TRES the QoS's MaxTRESPerNode sets (``qos_rec.max_tres_pn_ctld``)."""
+        self.counts_submits = self.max_submit is not None or any(n is not None for n in self.grp_submit)
+        """Whether GrpSubmitJobs or MaxSubmitJobs holds the path (then a submission is checked)."""
         taken = ({name for q in qos for name, _ in q.grp_tres_mins},
                  {name for q in qos for name, _ in q.grp_tres_run_mins},
                  {name for q in qos for name, _ in q.max_tres_mins_per_job})
@@ -177,7 +179,7 @@ class AssocLimits:
         ``_acct_policy_validate``'s walk: at each level GrpSubmitJobs, and with ``strict`` (DenyOnLimit)
         the job's own request over GrpTRES, GrpTRESMins, GrpTRESRunMins or its limit over GrpWall; at the
         user association MaxSubmitJobs, and with ``strict`` MaxTRES, MaxTRESPerNode, MaxTRESMins, MaxWall."""
-        if strict or path.grp_submit != (None,) * len(path.keys) or path.max_submit is not None:
+        if strict or path.counts_submits:
             refusal = self._refusal(job, path, strict)
             if refusal:
                 return refusal
@@ -186,8 +188,8 @@ class AssocLimits:
 
     def _refusal(self, job: SimJob, path: AssocPath, strict: bool) -> str:
         """:meth:`submit`'s checks, in Slurm's order."""
-        least = least_tres(job)
-        minutes = job_minutes(least, limit_minutes(job))
+        least = least_tres(job) if strict else (0, 0, 0, 0)
+        minutes = job_minutes(least, limit_minutes(job)) if strict else least
         for level, key in enumerate(path.keys):
             if strict and (i := over(least, None, path.grp_tres[level])) >= 0:
                 return GRP_TRES[i]
