@@ -83,7 +83,8 @@ class Admission:
 
     def time_limit(self, trace: TraceJob, part: PartitionState, qos: QosSpec) -> float:
         """The limit an admitted job runs under: its requested time; without one, the MaxWall of its
-        QoS or its partition's QoS, the first to set one, else its association's (acct_policy.c
+        QoS or its partition's QoS, the first to set one, else its associations' (the least of MaxWall and
+        each level's GrpWall: :meth:`AssocTree.default_wall`; acct_policy.c
         ``_set_time_limit`` from ``_validate_time_limit``, QoS first: a job without --time gets the
         limit; :mod:`djsb.model.qos_order`, :mod:`djsb.model.assoc_spec`) but never above its
         partition's MaxTime, else that MaxTime, else none. A requested time above MaxWall is kept:
@@ -93,7 +94,7 @@ class Admission:
         limit = part.spec.max_time if part.spec.max_time is not None else math.inf
         wall = qos.max_wall if part.spec.qos is None else max_wall(qos, self.qos[part.spec.qos])
         if wall is None and self.associations is not None:
-            wall = self.associations.inherited(trace.user, trace.account, "max_wall")
+            wall = self.associations.default_wall(trace.user, trace.account)
         return min(limit, wall) if wall is not None else limit
 
     def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:

@@ -8,20 +8,28 @@ level, the per-job and per-user limits at the user association only (inherited f
 ancestor that sets them, as slurmdbd propagates them). A limit the job's QoS (its own or its
 partition's, :mod:`djsb.model.qos_order`) sets already is skipped: ``qos_rec`` holds the QoS
 limits imposed, and ``_validate_tres_usage_limits_for_assoc`` / ``_validate_tres_limits_for_assoc``
-skip a TRES it holds (GrpTRES by the QoS's GrpTRES, MaxTRES by its MaxTRESPerJob), GrpJobs by the
-QoS's GrpJobs, MaxJobs by its MaxJobsPerAccount or MaxJobsPerUser, MaxSubmitJobs by its
-MaxSubmitJobsPerUser, MaxWall by its MaxWall.
+skip a TRES it holds (GrpTRES by the QoS's GrpTRES, MaxTRES by its MaxTRESPerJob, MaxTRESPerNode by
+its MaxTRESPerNode), GrpJobs by the QoS's GrpJobs, MaxJobs by its MaxJobsPerAccount or
+MaxJobsPerUser, MaxSubmitJobs by its MaxSubmitJobsPerUser, MaxWall by its MaxWall (the model's QoS
+have no GrpSubmitJobs nor GrpWall, so the association's are never skipped).
 
-- At submission (``_acct_policy_validate``): MaxSubmitJobs counts the user association's pending and
-  running jobs (AssocMaxSubmitJobLimit); with DenyOnLimit (``strict_checking``) a job whose own
-  request is over GrpTRES or MaxTRES, or whose limit is over MaxWall, is refused too.
-- Before placing a job (``acct_policy_job_runnable_pre_select``): GrpJobs at each level
-  (AssocGrpJobsLimit), MaxJobs at the user association (AssocMaxJobsLimit); a limit over MaxWall
-  holds the job forever (AssocMaxWallDurationPerJobLimit).
+- At submission (``_acct_policy_validate``, level by level): GrpSubmitJobs counts the pending and
+  running jobs below each level (``used_submit_jobs``, AssocGrpSubmitJobsLimit), MaxSubmitJobs the user
+  association's (AssocMaxSubmitJobLimit); one more is refused. With DenyOnLimit (``strict_checking``)
+  a job whose own request is over GrpTRES, MaxTRES or MaxTRESPerNode (``_validate_tres_limits_for_assoc``),
+  or whose limit is over GrpWall or MaxWall (``_validate_time_limit``), is refused too.
+- Before placing a job (``acct_policy_job_runnable_pre_select``): at each level GrpJobs
+  (AssocGrpJobsLimit) then GrpWall: the level's ``grp_used_wall`` in whole minutes at or over it, or
+  with safe limits that plus the job's limit over it (AssocGrpWallLimit; the usage is
+  :meth:`MinuteUsage.holds_wall <djsb.model.tres_minutes.MinuteUsage.holds_wall>`'s, decayed by the
+  decay thread); at the user association MaxJobs (AssocMaxJobsLimit), and a limit over MaxWall holds
+  the job forever (AssocMaxWallDurationPerJobLimit).
 - After placing it (``acct_policy_job_runnable_post_select``): GrpTRES at each level, its node count
   counting distinct nodes (``_get_unique_job_node_cnt`` on the association's ``grp_node_bitmap``;
   AssocGrpCpuLimit, AssocGrpMemLimit, AssocGrpNodeLimit, AssocGrpGRES), MaxTRES per job at the user
-  association (AssocMaxCpuPerJobLimit...). A job over one by its own request pends forever.
+  association (AssocMaxCpuPerJobLimit...), then MaxTRESPerNode there: the job's TRES divided by its
+  node count (AssocMaxCpuPerNode, AssocMaxMemPerNode, AssocMaxGRESPerNode). A job over one by its own
+  request pends forever.
 - GrpTRESMins and GrpTRESRunMins at each level, MaxTRESMins at the user association, in the same
   walks (by the TRES a QoS sets too): :mod:`djsb.model.tres_minutes`.
 
@@ -34,14 +42,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from djsb.model.assoc_spec import AssocSpec, AssocTree
+from djsb.model.assoc_spec import AssocSpec, AssocTree, wall_minutes
 from djsb.model.cluster_spec import QosSpec
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector
 from djsb.model.tres_minutes import ASSOC_REASONS as MINUTE_ASSOC
 from djsb.model.tres_minutes import MinuteLimits, MinuteUsage, job_minutes, limit_minutes
-from djsb.model.tres_usage import Usage, held, least_tres, placed_tres
+from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 
 GRP_JOBS = "AssocGrpJobsLimit"
 MAX_JOBS = "AssocMaxJobsLimit"
@@ -49,8 +57,13 @@ MAX_WALL = "AssocMaxWallDurationPerJobLimit"
 MAX_SUBMIT = "AssocMaxSubmitJobLimit"
 GRP_TRES = ("AssocGrpCpuLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit", "AssocGrpGRES")
 MAX_TRES = ("AssocMaxCpuPerJobLimit", "AssocMaxMemPerJob", "AssocMaxNodePerJobLimit", "AssocMaxGRESPerJob")
-"""Slurm's job_state_reason_string of each association limit (by TRES index for the TRES limits)."""
-ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, *GRP_TRES, *MAX_TRES,
+MAX_TRES_PER_NODE = ("AssocMaxCpuPerNode", "AssocMaxMemPerNode", "AssocMaxUnknownPerNode",
+                     "AssocMaxGRESPerNode")
+GRP_SUBMIT = "AssocGrpSubmitJobsLimit"
+GRP_WALL = "AssocGrpWallLimit"
+"""Slurm's job_state_reason_string of each association limit (by TRES index for the TRES limits:
+``_get_tres_state_reason`` of WAIT_ASSOC_GRP_UNK, WAIT_ASSOC_MAX_UNK_PER_JOB, WAIT_ASSOC_MAX_UNK_PER_NODE)."""
+ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, GRP_WALL, *GRP_TRES, *MAX_TRES, *MAX_TRES_PER_NODE,
                            *(reason for reasons in MINUTE_ASSOC.values() for reason in reasons)})
 """The reasons an association limit gives a pending job."""
 Key = tuple[str, str]
@@ -64,11 +77,12 @@ def _without(limits: TresLimits, taken: set[str]) -> tuple[float, float, float, 
 
 class AssocPath:
     """The association limits holding the jobs of one user in one account under one set of QoS:
-    each level's GrpJobs and GrpTRES (user association first, ``root`` last) and the user
-    association's own or inherited MaxJobs, MaxSubmitJobs, MaxWall and MaxTRES, less what the QoS set."""
+    each level's GrpJobs, GrpSubmitJobs, GrpWall (minutes) and GrpTRES (user association first, ``root``
+    last) and the user association's own or inherited MaxJobs, MaxSubmitJobs, MaxWall, MaxTRES and
+    MaxTRESPerNode, less what the QoS set."""
 
-    __slots__ = ("keys", "grp_jobs", "grp_tres", "max_jobs", "max_submit", "max_wall", "max_tres", "minutes",
-                 "charged")
+    __slots__ = ("keys", "grp_jobs", "grp_submit", "grp_wall", "grp_tres", "max_jobs", "max_submit",
+                 "max_wall", "max_tres", "max_tres_pn", "minutes", "charged", "walled", "counts_submits")
 
     def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec]) -> None:
         specs = tree.path(user, account)
@@ -78,6 +92,12 @@ class AssocPath:
         self.grp_jobs = tuple(None if spec is None or grp_jobs_set else spec.grp_jobs for spec in specs)
         self.grp_tres = tuple(_without(spec.grp_tres if spec is not None else (), grp_tres_set)
                               for spec in specs)
+        self.grp_submit = tuple(None if spec is None else spec.grp_submit_jobs for spec in specs)
+        self.grp_wall = tuple(None if spec is None or spec.grp_wall is None else wall_minutes(spec.grp_wall)
+                              for spec in specs)
+        self.walled = tuple(key for key, wall in zip(self.keys, self.grp_wall, strict=True)
+                            if wall is not None)
+        """The levels whose wall usage a job charges: those setting GrpWall."""
 
         def inherited(name: str, skip: bool) -> Any:
             return None if skip else tree.inherited(user, account, name)
@@ -89,6 +109,11 @@ class AssocPath:
         self.max_wall: float | None = inherited("max_wall", any(q.max_wall is not None for q in qos))
         max_tres = tree.inherited(user, account, "max_tres_per_job") or ()
         self.max_tres = _without(max_tres, {name for q in qos for name, _ in q.max_tres_per_job})
+        max_pn = tree.inherited(user, account, "max_tres_per_node") or ()
+        self.max_tres_pn = _without(max_pn, {name for q in qos for name, _ in q.max_tres_per_node})
+        """MaxTRESPerNode less the TRES the QoS's MaxTRESPerNode sets (``qos_rec.max_tres_pn_ctld``)."""
+        self.counts_submits = self.max_submit is not None or any(n is not None for n in self.grp_submit)
+        """Whether GrpSubmitJobs or MaxSubmitJobs holds the path (then a submission is checked)."""
         taken = ({name for q in qos for name, _ in q.grp_tres_mins},
                  {name for q in qos for name, _ in q.grp_tres_run_mins},
                  {name for q in qos for name, _ in q.max_tres_mins_per_job})
@@ -112,15 +137,23 @@ class AssocLimits:
         self.usage: dict[Key, Usage] = {}
         self.held: dict[int, Tres] = {}
         self.submitted: dict[Key, int] = {}
-        self.counted: set[int] = set()
-        self.counts = any(s.grp_jobs is not None or s.max_jobs is not None for s in specs)
-        """Whether an association limits running jobs (then :meth:`allows` is asked)."""
+        self.counted: dict[int, tuple[Key, ...]] = {}
+        """The keys each job counts in as submitted, by id."""
+        self.has_wall = any(s.grp_wall is not None for s in specs)
+        """Whether an association sets GrpWall (checked against :mod:`djsb.model.tres_minutes`' usage)."""
+        self.counts = self.has_wall or any(s.grp_jobs is not None or s.max_jobs is not None for s in specs)
+        """Whether an association limits running jobs or wall time (then :meth:`allows` is asked)."""
         self.has_minutes = any(s.grp_tres_mins or s.grp_tres_run_mins or s.max_tres_mins_per_job
                                for s in specs)
         """Whether an association sets a TRES-minutes limit (:mod:`djsb.model.tres_minutes`)."""
-        self.has_tres = self.has_minutes or any(s.grp_tres or s.max_tres_per_job for s in specs)
+        self.has_tres = self.has_minutes or any(s.grp_tres or s.max_tres_per_job or s.max_tres_per_node
+                                                for s in specs)
         """Whether an association limits TRES (then :meth:`blocks` and :meth:`held_now` are asked)."""
-        self.submits = any(s.max_submit_jobs is not None for s in specs)
+        self.grp_submits = any(s.grp_submit_jobs is not None for s in specs)
+        """Whether an association sets GrpSubmitJobs (then a job counts as submitted at every level)."""
+        self.submits = self.grp_submits or any(s.max_submit_jobs is not None for s in specs)
+        self.levels: dict[tuple[str, str], tuple[Key, ...]] = {}
+        """The keys of each (user, account)'s path, for the submitted counts."""
         self.minutes: MinuteUsage | None = None
         """The usages the TRES-minutes limits are checked against (set by :class:`RunningLimits
         <djsb.model.limits.RunningLimits>`, shared with the QoS)."""
@@ -142,40 +175,82 @@ class AssocLimits:
 
     # ------------------------------------------------------------- submission
     def submit(self, job: SimJob, path: AssocPath, strict: bool) -> str:
-        """Why sbatch refuses ``job`` ("" if accepted, then counted as submitted): MaxSubmitJobs, and
-        with ``strict`` (DenyOnLimit) its own request over GrpTRES, MaxTRES or MaxWall."""
-        if strict:
-            refusal = self.over_alone(job, path, wall_first=False)
+        """Why sbatch refuses ``job`` ("" if accepted, then counted as submitted), in
+        ``_acct_policy_validate``'s walk: at each level GrpSubmitJobs, and with ``strict`` (DenyOnLimit)
+        the job's own request over GrpTRES, GrpTRESMins, GrpTRESRunMins or its limit over GrpWall; at the
+        user association MaxSubmitJobs, and with ``strict`` MaxTRES, MaxTRESPerNode, MaxTRESMins, MaxWall."""
+        if strict or path.counts_submits:
+            refusal = self._refusal(job, path, strict)
             if refusal:
                 return refusal
-        if path.max_submit is not None:
-            key = path.keys[0]
-            if self.submitted.get(key, 0) + 1 > path.max_submit:
-                return MAX_SUBMIT
         self.count_submitted(job)
         return ""
 
+    def _refusal(self, job: SimJob, path: AssocPath, strict: bool) -> str:
+        """:meth:`submit`'s checks, in Slurm's order."""
+        least = least_tres(job) if strict else (0, 0, 0, 0)
+        minutes = job_minutes(least, limit_minutes(job)) if strict else least
+        for level, key in enumerate(path.keys):
+            if strict and (i := over(least, None, path.grp_tres[level])) >= 0:
+                return GRP_TRES[i]
+            limit = path.grp_submit[level]
+            if limit is not None and self.submitted.get(key, 0) + 1 > limit:
+                return GRP_SUBMIT
+            limits = path.minutes[level] if self.has_minutes else None
+            if strict and limits is not None and (reason := limits.alone(minutes, True, ("grp", "run"))):
+                return reason
+            wall = path.grp_wall[level]
+            if strict and wall is not None and limit_minutes(job) > wall:
+                return GRP_WALL
+            if level:
+                continue
+            if strict and (i := over(least, None, path.max_tres)) >= 0:
+                return MAX_TRES[i]
+            if strict and (i := over(per_node(least), None, path.max_tres_pn)) >= 0:
+                return MAX_TRES_PER_NODE[i]
+            if path.max_submit is not None and self.submitted.get(key, 0) + 1 > path.max_submit:
+                return MAX_SUBMIT
+            if strict and limits is not None and (reason := limits.alone(minutes, True, ("per_job",))):
+                return reason
+            if strict and path.max_wall is not None and job.limit > path.max_wall:
+                return MAX_WALL
+        return ""
+
     def count_submitted(self, job: SimJob) -> None:
-        """Count ``job`` in its user association's submitted jobs (``used_submit_jobs``)."""
+        """Count ``job`` in its associations' submitted jobs (``used_submit_jobs``, which
+        ``_adjust_limit_usage`` adds at every level; the user association's alone when no level sets
+        GrpSubmitJobs)."""
         if self.submits and job.job_id not in self.counted:
-            key = (job.trace.user, job.trace.account)
-            self.submitted[key] = self.submitted.get(key, 0) + 1
-            self.counted.add(job.job_id)
+            trace = job.trace
+            pair = (trace.user, trace.account)
+            keys = self.levels.get(pair)
+            if keys is None:
+                above = self.tree.ancestors(trace.account) if self.grp_submits else ()
+                keys = self.levels[pair] = (pair, *(("", name) for name in above))
+            for key in keys:
+                self.submitted[key] = self.submitted.get(key, 0) + 1
+            self.counted[job.job_id] = keys
 
     def unsubmit(self, job: SimJob) -> None:
         """A job that ended or was cancelled no longer counts as submitted."""
-        if job.job_id in self.counted:
-            self.counted.discard(job.job_id)
-            self.submitted[(job.trace.user, job.trace.account)] -= 1
+        for key in self.counted.pop(job.job_id, ()):
+            self.submitted[key] -= 1
 
-    def over_alone(self, job: SimJob, path: AssocPath, wall_first: bool = True) -> str:
-        """The reason of the first limit the job exceeds by itself, or "": MaxWall (first at a pass,
-        where pre-select checks it before post-select's TRES; last at submission), then GrpTRES at
-        the user association, MaxTRES, GrpTRES above, then the TRES-minutes limits level by level
-        (:meth:`MinuteLimits.alone`: GrpTRESMins only with safe limits at a pass, always at
-        submission, where ``_acct_policy_validate``'s ``_validate_tres_time_limits`` checks it)."""
-        wall = path.max_wall is not None and job.limit > path.max_wall
-        if wall and wall_first:
+    def over_alone(self, job: SimJob, path: AssocPath) -> str:
+        """The reason of the first limit the job exceeds by itself at a pass, or "": pre-select's first
+        (with safe limits its limit over a level's GrpWall, MaxWall at the user association after its
+        GrpWall), then post-select's: GrpTRES at the user association, MaxTRES, MaxTRESPerNode, GrpTRES
+        above, then the TRES-minutes limits level by level (:meth:`MinuteLimits.alone`: GrpTRESMins only
+        with safe limits)."""
+        safe = self.minutes is not None and self.minutes.safe
+        if self.has_wall and safe:
+            minutes = limit_minutes(job)
+            for level, wall in enumerate(path.grp_wall):
+                if wall is not None and minutes > wall:
+                    return GRP_WALL
+                if level == 0 and path.max_wall is not None and job.limit > path.max_wall:
+                    return MAX_WALL
+        elif path.max_wall is not None and job.limit > path.max_wall:
             return MAX_WALL
         least = least_tres(job)
         for level, limit in enumerate(path.grp_tres):
@@ -186,31 +261,38 @@ class AssocLimits:
                 i = over(least, None, path.max_tres)
                 if i >= 0:
                     return MAX_TRES[i]
+                i = over(per_node(least), None, path.max_tres_pn)
+                if i >= 0:
+                    return MAX_TRES_PER_NODE[i]
         if self.has_minutes:
-            minutes = job_minutes(least, limit_minutes(job))
-            grp_too = not wall_first or (self.minutes is not None and self.minutes.safe)
+            minutes_used = job_minutes(least, limit_minutes(job))
             for limits in path.minutes:
-                reason = limits.alone(minutes, grp_too) if limits is not None else ""
+                reason = limits.alone(minutes_used, safe) if limits is not None else ""
                 if reason:
                     return reason
-        return MAX_WALL if wall else ""
+        return ""
 
     # ------------------------------------------------------------- passes
     def allows(self, job: SimJob, path: AssocPath) -> bool:
-        """Whether GrpJobs at each level and MaxJobs let ``job`` start now (pre-select); if not, the
-        job gets the limit's reason."""
+        """Whether GrpJobs and GrpWall at each level and MaxJobs let ``job`` start now (pre-select); if
+        not, the job gets the limit's reason."""
+        usages = self.minutes if self.has_wall else None
         for level, key in enumerate(path.keys):
             limit = path.grp_jobs[level]
             if limit is not None and self._usage(key).jobs >= limit:
                 return not held(job, GRP_JOBS)
+            wall = path.grp_wall[level] if usages is not None else None
+            if usages is not None and wall is not None and (
+                    reason := usages.holds_wall(key, wall, limit_minutes(job), GRP_WALL)):
+                return not held(job, reason)
             if level == 0 and path.max_jobs is not None and \
                     self._usage(key).jobs >= path.max_jobs:
                 return not held(job, MAX_JOBS)
         return True
 
     def blocks(self, job: SimJob, alloc: Placement, path: AssocPath) -> bool:
-        """Whether GrpTRES at each level or MaxTRES keep ``job`` placed on ``alloc`` from starting now
-        (post-select); if so the job gets the limit's reason. Each level's TRES-minutes limits in
+        """Whether GrpTRES at each level, MaxTRES or MaxTRESPerNode keep ``job`` placed on ``alloc`` from
+        starting now (post-select); if so the job gets the limit's reason. Each level's TRES-minutes limits in
         acct_policy_job_runnable_post_select's order: GrpTRESMins before GrpTRES, GrpTRESRunMins and
         (at the user association) MaxTRESMins after it."""
         tres = placed_tres(job, alloc)
@@ -232,6 +314,9 @@ class AssocLimits:
                 i = over(tres, None, path.max_tres)
                 if i >= 0:
                     return held(job, MAX_TRES[i])
+                i = over(per_node(tres), None, path.max_tres_pn)
+                if i >= 0:
+                    return held(job, MAX_TRES_PER_NODE[i])
         return False
 
     def held_now(self, job: SimJob, path: AssocPath) -> bool:

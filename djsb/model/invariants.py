@@ -231,8 +231,8 @@ class InvariantChecker:
 
     def _check_associations(self, job: SimJob, now: float) -> None:
         """Check that the running jobs below each association of a starting job's path keep within
-        its GrpJobs and GrpTRES, and its user association's within MaxJobs and MaxTRES, counted
-        afresh over every running job (the limits its QoS sets left out, :class:`AssocPath`)."""
+        its GrpJobs and GrpTRES, and its user association's within MaxJobs, MaxTRES and MaxTRESPerNode,
+        counted afresh over every running job (the limits its QoS sets left out, :class:`AssocPath`)."""
         assert self.assoc_tree is not None
         path = AssocPath(self.assoc_tree, job.trace.user, job.trace.account,
                          qos_order(job.qos, self.partition_qos.get(job.part.spec.name)))
@@ -248,10 +248,13 @@ class InvariantChecker:
             held = [sum(_job_tres(j)[tres] for j in group) for tres in TRES_NAMES]
             held[TRES_NAMES.index("node")] = len({node for j in group for node, _ in j.alloc})
             own = _job_tres(job)
+            nodes = max(1, len(job.alloc))
             for i, tres in enumerate(TRES_NAMES):
-                if held[i] > path.grp_tres[level][i] or (not level and own[tres] > path.max_tres[i]):
-                    raise InvariantViolation(f"association {user}@{account} over its GrpTRES or MaxTRES "
-                                             f"{tres} at t={now} (job {job.job_id} started)")
+                per_node = own[tres] // nodes if tres != "node" else 0
+                if held[i] > path.grp_tres[level][i] or (not level and (
+                        own[tres] > path.max_tres[i] or per_node > path.max_tres_pn[i])):
+                    raise InvariantViolation(f"association {user}@{account} over its GrpTRES, MaxTRES or "
+                                             f"MaxTRESPerNode {tres} at t={now} (job {job.job_id} started)")
 
     def _limits(self, job: SimJob) -> tuple[QosSpec, ...]:
         """The QoS limits that hold ``job``: its QoS's and its partition QoS's, in Slurm's order."""

@@ -148,9 +148,9 @@ class RunningLimits:
         """Jobs that pend forever (over a limit by their own request), by id."""
         no_decay = frozenset((q.name,) for q in by_name.values() if q.no_decay)
         minutes = any(r.minutes is not None for r in rules) or (
-            self.assoc is not None and self.assoc.has_minutes)
+            self.assoc is not None and (self.assoc.has_minutes or self.assoc.has_wall))
         self.minutes = MinuteUsage(decay, safe, start, no_decay, reset) if minutes else None
-        """The usages of the TRES-minutes limits (None: no QoS or association sets one)."""
+        """The usages of the TRES-minutes limits and GrpWall (None: no QoS or association sets one)."""
         if self.assoc is not None:
             self.assoc.minutes = self.minutes
 
@@ -402,14 +402,17 @@ class RunningLimits:
 
     def _charge(self, job: SimJob) -> None:
         """A job starts charging the TRES-minutes usages of its QoS and association levels that set
-        a Grp TRES-minutes limit (one record for all: :meth:`MinuteUsage.began`)."""
+        a Grp TRES-minutes limit, and the wall usage of those that set GrpWall (one record for all:
+        :meth:`MinuteUsage.began`)."""
         assert self.minutes is not None
         chain = self._chain(job)
         keys: tuple[tuple[str, ...], ...] = chain.charged
-        if self.assoc is not None and self.assoc.has_minutes:
-            keys = keys + self.assoc.path(job, chain.order).charged
-        if keys:
-            self.minutes.began(job, placed_tres(job, job.alloc), keys)
+        walls: tuple[tuple[str, ...], ...] = ()
+        if self.assoc is not None and (self.assoc.has_minutes or self.assoc.has_wall):
+            path = self.assoc.path(job, chain.order)
+            keys, walls = keys + path.charged, path.walled
+        if keys or walls:
+            self.minutes.began(job, placed_tres(job, job.alloc), keys, walls)
 
     def ended(self, job: SimJob, now: float | None = None) -> None:
         """Count a job that ends (finished, killed or cancelled while started) at ``now`` (its end)."""

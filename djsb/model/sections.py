@@ -229,7 +229,8 @@ def reference() -> str:
         "job's TRES times its time limit in minutes against the usage slurmctld keeps: decayed by "
         "PriorityDecayHalfLife and charged at each PriorityCalcPeriod under `plugin: multifactor` (never "
         "under FIFO, priority/basic), and the minutes the running jobs have left "
-        "(djsb/model/tres_minutes.py; `policy.scheduler.enforce_safe` is AccountingStorageEnforce=safe).", "",
+        "(djsb/model/tres_minutes.py; `policy.scheduler.enforce_safe` is AccountingStorageEnforce=safe). "
+        "grp_wall counts the jobs' wall time in that decayed usage too (Slurm's grp_used_wall).", "",
         *table(AssocSpec), "",
         "## `cluster.reservations[]`: advance reservations (default: none)", "",
         "A job asking no reservation may not use a reserved node if its run, from its start to its start "

@@ -57,6 +57,12 @@ PriorityUsageResetPeriod sets every ``usage_tres_raw`` (not the run seconds) to 
 thread run at or after each boundary, before that run decays and charges (``_reset_usage``;
 :mod:`djsb.model.usage_reset`); NOW has nothing to reset, the usages starting at 0.
 
+An association's GrpWall is checked against a third usage the same thread keeps, ``grp_used_wall``:
+the wall seconds of the jobs below it, decayed and charged as ``usage_tres_raw`` is (``_apply_decay``;
+``_apply_new_usage`` adds each running job's ``run_decay``, times its QoS's UsageFactor, at every level
+of its path), reset with it (``_reset_usage``), never grown under priority/basic
+(:meth:`MinuteUsage.holds_wall`; the check is :mod:`djsb.model.assoc_limits`').
+
 Not modelled: usage a site had before the replay, the QoS flag UsageFactorSafe (the job's own minutes
 and wall limit times the factor in the checks), and the default time limit ``_validate_time_limit``
 derives for a job asking none (limit / TRES).
@@ -139,12 +145,13 @@ class MinuteLimits:
                      ASSOC_REASONS if assoc else QOS_REASONS)
         return limits if (limits.grp, limits.run, limits.per_job) != (None, None, None) else None
 
-    def alone(self, minutes: Tres, grp_too: bool) -> str:
-        """The reason of the first of these limits the job's ``minutes`` exceed by themselves, or "":
-        MaxTRESMins, GrpTRESRunMins, and GrpTRESMins with ``grp_too`` (safe limits; strict checking at
-        submission). Such a job can never run."""
-        kinds = (("per_job", self.per_job), ("run", self.run), ("grp", self.grp if grp_too else None))
-        for kind, limit in kinds:
+    def alone(self, minutes: Tres, grp_too: bool, kinds: tuple[str, ...] = ("per_job", "run", "grp")) -> str:
+        """The reason of the first of these limits of ``kinds``, in that order, the job's ``minutes``
+        exceed by themselves, or "": MaxTRESMins, GrpTRESRunMins, and GrpTRESMins with ``grp_too`` (safe
+        limits; strict checking at submission). Such a job can never run."""
+        given = {"per_job": self.per_job, "run": self.run, "grp": self.grp if grp_too else None}
+        for kind in kinds:
+            limit = given[kind]
             if limit is not None:
                 for i in range(4):
                     if minutes[i] and minutes[i] > limit[i]:
@@ -154,18 +161,20 @@ class MinuteLimits:
 
 class _Running:
     """A running job as the usages count it: its TRES, start, limit, the keys it charges, its QoS's
-    UsageFactor and, when a QoS has NoDecay, which of its keys charge undecayed (None: none)."""
+    UsageFactor, when a QoS has NoDecay which of its keys charge undecayed (None: none), and the keys
+    whose wall usage (GrpWall) it charges."""
 
-    __slots__ = ("tres", "start", "limit_secs", "keys", "factor", "flat")
+    __slots__ = ("tres", "start", "limit_secs", "keys", "factor", "flat", "walls")
 
     def __init__(self, tres: Tres, start: float, minutes: int, keys: Sequence[Key], factor: float = 1.0,
-                 flat: tuple[bool, ...] | None = None) -> None:
+                 flat: tuple[bool, ...] | None = None, walls: tuple[Key, ...] = ()) -> None:
         self.tres = tres
         self.start = start
         self.limit_secs = minutes * 60
         self.keys = tuple(keys)
         self.factor = factor
         self.flat = flat
+        self.walls = walls
 
 
 class MinuteUsage:
@@ -183,6 +192,8 @@ class MinuteUsage:
         self.reset = reset if decay is not None else None
         self.usage: dict[Key, list[float]] = {}
         self.run: dict[Key, list[float]] = {}
+        self.wall: dict[Key, float] = {}
+        """``grp_used_wall`` (decayed wall seconds) of each association key that sets GrpWall."""
         self.jobs: dict[int, _Running] = {}
         self.waiting = False
         """Whether a job was held by a usage that the decay thread's next run may lower (then the
@@ -220,6 +231,8 @@ class MinuteUsage:
         if self.reset is not None and self.reset.due(at):
             for usage in self.usage.values():
                 usage[:] = (0.0, 0.0, 0.0, 0.0)
+            for key in self.wall:
+                self.wall[key] = 0.0
             self.reset.advance(at)
         delta = at - self.last_ran
         if delta > 0 and self.factor != 1.0:
@@ -230,6 +243,8 @@ class MinuteUsage:
                     continue
                 for i in range(4):
                     usage[i] *= real
+            for key in self.wall:  # an association's: _apply_decay decays every one
+                self.wall[key] *= real
         for running in self.jobs.values():
             self._apply_new_usage(running, self.last_ran, at, at_end=False)
         self.last_ran = at
@@ -253,6 +268,8 @@ class MinuteUsage:
         if factor != 1.0:  # the job's QoS's UsageFactor, on both usages of every key
             run_decay *= factor
             spent *= factor
+        for key in running.walls:
+            self.wall[key] += run_decay
         tres = running.tres
         flat = running.flat
         for k, key in enumerate(running.keys):
@@ -264,8 +281,9 @@ class MinuteUsage:
                     left[i] = max(0.0, left[i] - spent * tres[i])
 
     # ------------------------------------------------------------- starts and ends
-    def began(self, job: SimJob, tres: Tres, keys: Sequence[Key]) -> None:
-        """A job starts charging ``keys``: its TRES times its limit (times its QoS's UsageFactor,
+    def began(self, job: SimJob, tres: Tres, keys: Sequence[Key], walls: tuple[Key, ...] = ()) -> None:
+        """A job starts charging ``keys`` (and the wall usage of ``walls``): its TRES times its limit
+        (times its QoS's UsageFactor,
         truncated to whole seconds) added to their run seconds (``_adjust_limit_usage``,
         ACCT_POLICY_JOB_BEGIN); one running since before the decay thread's last run (at the replay's
         start) less what it ran until then (times the factor), as ``_init_grp_used_tres_run_secs``
@@ -273,7 +291,10 @@ class MinuteUsage:
         assert job.start is not None
         factor = job.qos.usage_factor
         flat = tuple(key in self.no_decay for key in keys) if self.no_decay else None
-        running = self.jobs[job.job_id] = _Running(tres, job.start, limit_minutes(job), keys, factor, flat)
+        running = self.jobs[job.job_id] = _Running(tres, job.start, limit_minutes(job), keys, factor, flat,
+                                                    walls)
+        for key in walls:
+            self.wall.setdefault(key, 0.0)
         spent = max(0.0, self.last_ran - job.start) if self.decay is not None else 0.0
         secs = running.limit_secs
         if factor != 1.0:
@@ -343,6 +364,15 @@ class MinuteUsage:
             for i in range(4):
                 if minutes[i] and minutes[i] > limit[i]:
                     return limits.reasons["per_job"][i]
+        return ""
+
+    def holds_wall(self, key: Key, limit: int, minutes: int, reason: str) -> str:
+        """``reason`` if GrpWall ``limit`` (minutes) of association ``key`` holds a job of ``minutes`` now,
+        else "" (acct_policy_job_runnable_pre_select: ``grp_used_wall / 60`` in whole minutes at or over
+        it; with safe limits also that plus the job's limit over it)."""
+        used = int(self.wall.get(key, 0.0) / 60.0)
+        if used >= limit or (self.safe and used + minutes > limit):
+            return self._held(reason, key)
         return ""
 
     def _held(self, reason: str, key: Key | None = None) -> str:

@@ -81,12 +81,14 @@ BACKFILL_WHEN = re.compile(r"^\s*Last cycle when:.*\((\d+)\)\s*$", re.MULTILINE)
 SHOW_CONFIG_COMMAND = ("env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "config")
 """``scontrol show config`` with its times (BOOT_TIME) in Unix seconds."""
 ASSOCIATION_COLUMNS = ("Account", "User", "ParentName", "Share", "GrpJobs", "GrpTRES", "MaxJobs", "MaxSubmit",
-                       "MaxTRES", "MaxWall", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins")
+                       "MaxTRES", "MaxWall", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins", "GrpSubmit",
+                       "GrpWall", "MaxTRESPerNode")
 """The columns sacctmgr prints for :data:`ASSOCIATIONS_COMMAND`: fair share's four, then the limits
 (:mod:`djsb.slurmsite.assoc_text`)."""
 ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                         "format=Account,User,ParentName,Share,GrpJobs,GrpTRES,MaxJobs,MaxSubmitJobs,MaxTRES,"
-                        "MaxWallDurationPerJob,GrpTRESMins,GrpTRESRunMins,MaxTRESMinsPerJob")
+                        "MaxWallDurationPerJob,GrpTRESMins,GrpTRESRunMins,MaxTRESMinsPerJob,GrpSubmitJobs,GrpWall,"
+                        "MaxTRESPerNode")
 """Every association: an account's row has no user and names its parent account; a user's row
 names its account, the parent of a user association; then their limits (:data:`ASSOCIATION_COLUMNS`)."""
 SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
