@@ -23,6 +23,7 @@ from djsb.calibrate.model_replay import (
     run_times,
     submission_times,
     within_nodes,
+    within_qos,
 )
 from djsb.calibrate.outputs import kill_note, late_start_notes
 from djsb.calibrate.pass_watch import PassWatch
@@ -154,6 +155,22 @@ def test_partitions_and_qos_dealt_per_user_and_a_job_moved_to_a_partition_taking
         in_partitions([dataclasses.replace(jobs[0], cpus=5)], cluster)
     assert [j.qos for j in dealt_by_user(jobs, ("normal", "debug"), "qos")] == ["normal", "debug", "normal",
                                                                                  "debug", "debug"]
+
+
+def test_a_job_its_qos_would_hold_forever_moves_to_a_qos_taking_it() -> None:
+    # grp (GrpTRES=cpu=4), per_user (MaxTRESPerUser=cpu=2), normal (none), in that order: a 3-CPU job
+    # dealt to per_user goes to normal (the next); a 5-CPU job dealt to grp goes to per_user, which
+    # cannot take it either, then normal; a 2-CPU job stays in per_user. With no QoS without a CPU
+    # limit a 5-CPU job has nowhere to go.
+    qos = (QosSpec("grp", grp_tres=(("cpu", 4),)), QosSpec("per_user", max_tres_per_user=(("cpu", 2),)),
+           QosSpec("normal"))
+    cluster = ClusterSpec(ClusterSpec.homogeneous(4, 2).nodes, (PartitionSpec("p"),), qos=qos)
+    order = ("grp", "per_user", "normal")
+    jobs = [TraceJob(1, 0, 10, 3, qos="per_user"), TraceJob(2, 0, 10, 5, qos="grp"),
+            TraceJob(3, 0, 10, 2, qos="per_user"), TraceJob(4, 0, 10, 4, qos="grp")]
+    assert [j.qos for j in within_qos(jobs, cluster, order)] == ["normal", "normal", "per_user", "grp"]
+    with pytest.raises(ConfigError, match="job 2: no QoS of grp, per_user takes 5 CPUs"):
+        within_qos(jobs[1:2], cluster, order[:2])
 
 
 @pytest.mark.parametrize(("text", "seconds"), [

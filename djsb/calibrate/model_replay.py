@@ -66,6 +66,33 @@ def in_partitions(jobs: list[TraceJob], cluster: ClusterSpec) -> list[TraceJob]:
     return placed
 
 
+CPU_CAPS = ("grp_tres", "max_tres_per_job", "max_tres_per_user", "max_tres_per_account")
+"""The QoS limits on CPUs that a job asking more than one of them never gets past: it pends forever
+(acct_policy.c ``_validate_tres_limits_for_qos``: QOSGrpCpuLimit, QOSMaxCpuPerJobLimit,
+QOSMaxCpuPerUserLimit, QOSMaxCpuPerAccount), as the calibration's jobs are all one user's."""
+
+
+def within_qos(jobs: list[TraceJob], cluster: ClusterSpec, order: tuple[str, ...]) -> list[TraceJob]:
+    """The jobs dealt over the QoS ``order`` (:func:`dealt_by_user`), a job asking more CPUs than a
+    CPU limit of its QoS (:data:`CPU_CAPS`) allows moved to the next QoS in order that takes it, as
+    a user moves a job to a QoS that can run it (fewer than two QoS: unchanged)."""
+    if len(order) < 2:
+        return jobs
+    caps = {qos.name: min((amount for limits in (getattr(qos, cap) for cap in CPU_CAPS)
+                           for name, amount in limits if name == "cpu"), default=None)
+            for qos in cluster.qos}
+    placed = []
+    for job in jobs:
+        first = order.index(job.qos) if job.qos in order else 0
+        name = next((name for name in order[first:] + order[:first]
+                     if (cap := caps.get(name)) is None or job.cpus <= cap), None)
+        if name is None:
+            raise ConfigError(f"job {job.job_id}: no QoS of {', '.join(order)} takes {job.cpus} CPUs",
+                              key="slurm.qos")
+        placed.append(job if name == job.qos else dataclasses.replace(job, qos=name))
+    return placed
+
+
 
 def within_nodes(jobs: list[TraceJob], cluster: ClusterSpec) -> tuple[list[TraceJob], list[str]]:
     """The jobs with their memory per CPU at most the largest node's (a job asking more could never

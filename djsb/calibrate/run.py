@@ -47,7 +47,7 @@ from djsb.calibrate.ctld_log import ctld_log_file, unlogged_note
 from djsb.calibrate.fairshare import usage_at, usage_table
 from djsb.calibrate.machine_changes import check_nodes, model_machine
 from djsb.calibrate.machine_left import NOTHING_LEFT, MachineLeft, undone_note
-from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes
+from djsb.calibrate.model_replay import in_partitions, model_replay, within_nodes, within_qos
 from djsb.calibrate.outputs import kill_note, late_start_notes, write_outputs
 from djsb.calibrate.pass_watch import SCHEDULERS
 from djsb.calibrate.run_dir import CalibrationDir
@@ -123,7 +123,8 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     ask(module, ["mkdir", "-p", calibration.work_dir], "the sleep jobs' scripts and outputs")
     cluster = slurm_cluster(module, run_dir, calibration)
     check_nodes(calibration.machine, cluster)
-    fitted, memory_notes = within_nodes(in_partitions(calibration.jobs, cluster), cluster)
+    fitted, memory_notes = within_nodes(within_qos(in_partitions(calibration.jobs, cluster), cluster,
+                                                   calibration.qos), cluster)
     calibration = dataclasses.replace(calibration, jobs=fitted)
     notes += memory_notes
     config = parse_show_config(run_dir.slurm_text("show_config", lambda: ask(
