@@ -119,13 +119,22 @@ def test_jobs_shown_ending_are_recorded_once_final_with_their_slowdown(tmp_path:
     config = write_config(tmp_path / "c.yaml", f"{{name: {module}}}")
     run_dir = tmp_path / "run"
     assert main(["run", str(config), "-o", str(run_dir)]) == 0
-    assert set(cells(run_dir)["status"]) == {"completed"}
+    table = cells(run_dir)
+    # a loaded machine can calibrate the simulation's work short enough for it to end before its
+    # analytics start: such a cell fails for that reason alone (tests/test_run_local.py), and its
+    # analytics, never submitted, is not among the jobs
+    for reason in table.loc[table["status"] != "completed", "reason"]:
+        assert "the simulation ended before analytics 1 started" in reason
+    completed = set(table.loc[(table["status"] == "completed") & (table["stage"] == "execution"), "scenario"])
     jobs = pd.read_csv(run_dir / "jobs.csv", keep_default_na=False)
-    # once each (calibration 2, reference 2, two execution cells of 2), every one final: COMPLETED
-    assert len(jobs) == 2 + 2 + 2 * 2 and jobs["job_id"].is_unique and (jobs["state"] == "COMPLETED").all()
-    # each execution job's slowdown is its response over its application's T_ref_alone (sec. 2.4);
-    # how close to 1 it is depends on the machine's speed: bench/bench_local_slowdown.py
-    execution = jobs[jobs["stage"] == "execution"]
+    # once each (calibration 2, reference 2, two execution cells of 2, or 1 where the cell failed so),
+    # every one final: COMPLETED
+    assert len(jobs) == 2 + 2 + 2 * len(completed) + (2 - len(completed))
+    assert jobs["job_id"].is_unique and (jobs["state"] == "COMPLETED").all()
+    # each execution job's slowdown (of a completed cell) is its response over its application's
+    # T_ref_alone (sec. 2.4); how close to 1 it is depends on the machine's speed:
+    # bench/bench_local_slowdown.py
+    execution = jobs[(jobs["stage"] == "execution") & jobs["scenario"].isin(completed)]
     t_alone = {app: jobs[(jobs["stage"] == "reference") & (jobs["app"] == app)]["exec"].astype(float).mean()
                for app in ("simulation", "analytics")}
     for _, job in execution.iterrows():
