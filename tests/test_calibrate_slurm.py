@@ -46,9 +46,13 @@ def test_model_matches_the_mini_cluster(slurm_cluster: SlurmCluster, tmp_path: P
     # the mean wait within 10 % of run 1 (whose passes the model replays), or within Slurm's own
     # difference between its two runs when that is larger: a fresh-clone CI on a loaded machine measured
     # -12.2 % against a single run (tau 0.90, one job 85 s apart moving the rest of the 32)
-    spread = abs(comparison["slurm_2 vs slurm_1"]["mean_wait_error"])
+    own = comparison["slurm_2 vs slurm_1"]
+    spread = abs(own["mean_wait_error"])
     assert abs(figures["mean_wait_error"]) <= max(0.10, spread), (figures, spread)
-    assert figures["tau"] >= 0.8, figures
+    # the start order's tau at least 0.8, or Slurm's own between its two runs when that is lower: a
+    # fresh-clone CI measured a run 1 that Slurm's run 2 matched no better than the model (tau 0.77 and
+    # +24.0 % both), the model matching run 2 at tau 1.00 and -0.9 %
+    assert figures["tau"] >= min(0.8, own["tau"]), (figures, own["tau"])
     assert (tmp_path / "timeline.png").stat().st_size > 0
 
 
