@@ -89,13 +89,14 @@ def lanl_overrun() -> dict[str, float]:
 CALIBRATE_FIXTURES = ROOT / "tests" / "fixtures" / "calibrate"
 LOADED_RUN = CALIBRATE_FIXTURES / "loaded"
 PREEMPT_RUN = CALIBRATE_FIXTURES / "preempt_requeue"
+LINKS_RUN = CALIBRATE_FIXTURES / "links"
 
 
 def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A calibration's Slurm run 1 as saved in ``run`` (slurm_1.csv, the scheduler passes
     passes_1.csv, Slurm's answers show_*.txt, and slurmctld.log if ``with_log``) of the calibration
     file ``config``, and the model's replay of it, as ``djsb calibrate`` replays it (each job
-    ``--no-requeue``, as the Slurm job module submits it)."""
+    ``--no-requeue``, as the Slurm job module submits it; the file's arrays and dependencies)."""
     from djsb.calibrate.ctld_log import located_passes, log_instants, logged_starts, parse_ctld_log
     from djsb.calibrate.model_replay import SlurmModel, in_partitions, model_config, model_replay
     from djsb.calibrate.pass_watch import SCHEDULERS
@@ -120,7 +121,8 @@ def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.Da
         slurm, passes = slurm.join(instants), located_passes(passes, logged_starts(logged, slurm))
     watched = {name: passes.loc[passes["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
     jobs = [dataclasses.replace(job, requeue=False) for job in in_partitions(calibration.jobs, cluster)]
-    return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched)
+    return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched,
+                               dependencies=calibration.dependencies)
 
 
 def loaded_replay(with_log: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -150,6 +152,25 @@ def preempt_figures() -> dict[str, float]:
     own = compare(slurm, pd.read_csv(PREEMPT_RUN / "slurm_2.csv", index_col="job_id"))
     measured = compare(slurm, model)
     return {"tau": measured.tau, "wait": measured.mean_wait_error, "own_wait": own.mean_wait_error}
+
+
+def links_figures() -> dict[str, float]:
+    """Tau, mean-wait error and largest start error of the model against the run 1 of throttled
+    arrays and dependency chains (tests/fixtures/calibrate/links), and Slurm's own run 2 against it."""
+    from djsb.calibrate.compare import compare
+
+    slurm, model = saved_replay(LINKS_RUN, LINKS_RUN / "calibrate.yaml")
+    own = compare(slurm, pd.read_csv(LINKS_RUN / "slurm_2.csv", index_col="job_id"))
+    measured = compare(slurm, model)
+    return {"tau": measured.tau, "wait": measured.mean_wait_error, "max": measured.start_error_max,
+            "own_wait": own.mean_wait_error}
+
+
+def links_block(_: Path) -> str:
+    """The model's figures against the links run 1, beside Slurm's own."""
+    figures = links_figures()
+    return (f"mean wait {100 * figures['wait']:+.1f} %, tau {figures['tau']:.2f}, every start within "
+            f"{figures['max']:.1f} s (Slurm's own run 2: {100 * figures['own_wait']:+.1f} %)")
 
 
 def loaded_block(which: str) -> Callable[[Path], str]:
@@ -309,6 +330,8 @@ SOURCES = {s.name: s for s in (
            "replays of tests/fixtures/calibrate/loaded)", compute=loaded_figures),
     Source("calibrate-preempt", True, "python3 bench/readme_numbers.py calibrate-preempt (the model's "
            "replay of tests/fixtures/calibrate/preempt_requeue)", compute=preempt_figures),
+    Source("calibrate-links", True, "python3 bench/readme_numbers.py calibrate-links (the model's "
+           "replay of tests/fixtures/calibrate/links)", compute=links_figures),
     Source("demo", False, "djsb run configs/local-quick.yaml",
            (_module("run", "configs/local-quick.yaml", "-o", "{out}"),)),
     Source("metacentrum-own", False, "djsb replay-stats configs/metacentrum-own.yaml",
@@ -338,6 +361,7 @@ BLOCKS = {b.name: b for b in (
     Block("calibrate-loaded-sdiag", "calibrate-loaded", loaded_block("sdiag")),
     Block("calibrate-loaded-log", "calibrate-loaded", loaded_block("log")),
     Block("calibrate-preempt-requeue", "calibrate-preempt", preempt_block),
+    Block("calibrate-links", "calibrate-links", links_block),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),
     Block("mc-own-inputs", "metacentrum-own", same_inputs),
     Block("mc-own-wait-simulated", "metacentrum-own", mean_wait("simulated")),

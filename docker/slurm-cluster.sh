@@ -166,6 +166,7 @@ SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=5
 DependencyParameters=kill_invalid_depend
 PreemptType=preempt/none
 MinJobAge=86400
+MaxJobCount=100000
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/log/jobcomp.txt
 $accounting

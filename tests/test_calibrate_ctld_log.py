@@ -110,6 +110,28 @@ def test_a_requeued_job_counts_its_last_run_and_every_start_locates_a_pass() -> 
     assert logged_starts(logged, replay).values.tolist() == [[51.0, MAIN], [60.5, BACKFILL]]
 
 
+def test_a_job_arrays_one_submission_is_every_tasks() -> None:
+    # sbatch --array=0-1 answered 20 (jobs 1 and 2, its tasks 0 and 1; Slurm's submit second 100 of
+    # origin 50), logged once under that id at 100.2; task 0 started as 21 at 101.0 (logged
+    # 20_0(21)), task 1 kept the array's id and started at 102.0. Both were queued at 100.2.
+    text = "\n".join(f"[2026-11-29T00:00:{stamp}] {message}" for stamp, message in (
+        ("00.200", "_slurm_rpc_submit_batch_job: JobId=20 InitPrio=1 usec=9"),
+        ("01.000", "sched: Allocate JobId=20_0(21) NodeList=n1 #CPUs=1 Partition=p"),
+        ("02.000", "sched: Allocate JobId=20_1(20) NodeList=n2 #CPUs=1 Partition=p"),
+        ("05.000", "_job_complete: JobId=20_0(21) done"),
+        ("06.000", "_job_complete: JobId=20_1(20) done")))
+    origin = utc("2026-11-29T00:00:00.000") - 50.0
+    replay = pd.DataFrame({"slurm_id": [21, 20], "submitted_id": [20, 20], "submit": [50.0, 50.0],
+                           "origin": [origin, origin]}, index=pd.Index([1, 2], name="job_id"))
+    instants = log_instants(parse_ctld_log(text), replay)
+    assert instants is not None
+    assert instants[["ctld_submit", "ctld_start", "ctld_end"]].values.ravel().tolist() == \
+        pytest.approx([50.2, 51.0, 55.0, 50.2, 52.0, 56.0])
+    # a replay saved before the column: a job's own id is the one it was submitted as
+    alone = log_instants(parse_ctld_log(text), replay.drop(columns="submitted_id"))
+    assert alone is not None and alone["ctld_submit"].isna().tolist() == [True, False]
+
+
 def test_a_suspended_job_runs_its_time_less_its_suspensions() -> None:
     # Slurm id 9 (job 1): queued at 100.2, started at 101.0, suspended by the gang scheduler at
     # 103.0 and resumed at 110.5 (7.5 s), suspended again at 112.0 and resumed at 113.0 (1 s), done

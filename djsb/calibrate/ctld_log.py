@@ -120,11 +120,25 @@ def _aligned(events: list[CtldEvent], replay: pd.DataFrame) -> list[tuple[int, f
     log's clock cannot be aligned with the replay's."""
     origin = float(replay["origin"].iloc[0])
     ids = replay["slurm_id"].astype(int)
-    offset = clock_offset(events, dict(zip(ids, replay["submit"] + origin, strict=True)))
+    sent_as = submitted_ids(replay)
+    offset = clock_offset(events, dict(zip(sent_as, replay["submit"] + origin, strict=False)))
     if offset is None:
         return None
     of_id = dict(zip(ids, replay.index, strict=True))
-    return [(of_id[e.slurm_id], e.stamp - offset - origin, e.event) for e in events if e.slurm_id in of_id]
+    of_submission: dict[int, list[int]] = {}
+    for slurm_id, job in zip(sent_as, replay.index, strict=True):
+        of_submission.setdefault(slurm_id, []).append(job)
+    return [(job, e.stamp - offset - origin, e.event) for e in events
+            for job in (of_submission.get(e.slurm_id, []) if e.event == SUBMIT else
+                        [of_id[e.slurm_id]] if e.slurm_id in of_id else [])]
+
+
+def submitted_ids(replay: pd.DataFrame) -> pd.Series:
+    """The id sbatch gave each job of ``replay``: its own, or for a task of a job array its array's
+    (column ``submitted_id``; a replay saved without it had no arrays). slurmctld logs an array's
+    submission once, under that id."""
+    column = replay["submitted_id"] if "submitted_id" in replay else replay["slurm_id"]
+    return column.astype(int)
 
 
 def log_instants(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame | None:

@@ -5,7 +5,7 @@ and run times (:func:`model_replay`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from djsb.calibrate.slurm_replay import KILLED
 from djsb.calibrate.spec import dealt_by_user
 from djsb.errors import ConfigError
 from djsb.model import ClusterSpec, SchedulerConfig, Simulation, StartState
+from djsb.model.dependency import Dependency
 from djsb.model.priority.base import PriorityPlugin
 from djsb.slurmsite.slurm_config import (
     SLURM_LIKE,
@@ -119,7 +120,8 @@ def model_config(show_config: dict[str, str], overrides: dict[str, Any]) -> Sche
 
 def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmModel, seed: int,
                  passes: dict[str, list[float]] | None = None,
-                 priority: PriorityPlugin | None = None) -> pd.DataFrame:
+                 priority: PriorityPlugin | None = None,
+                 dependencies: Mapping[int, Dependency] | None = None) -> pd.DataFrame:
     """The model's replay of ``jobs`` with the submissions and run times Slurm recorded in
     ``reference`` (the jobs' limits kept; submissions from :func:`submission_times`, run times
     from :func:`run_times`, so a job Slurm killed past its limit runs until Slurm killed it), in the
@@ -128,7 +130,7 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     the origin) are the instants of that scheduler's passes, when given, up to the last of them
     (after it the model passes as configured). ``priority``: the
     plugin to replay with (default a new one of ``model``'s), which keeps the replay's state (the
-    fair-share usage it accrued)."""
+    fair-share usage it accrued); ``dependencies``: what jobs wait for, as they waited on Slurm."""
     origin = float(reference["origin"].iloc[0]) if "origin" in reference else 0.0
     submits = submission_times(reference).to_dict()
     runs = run_times(jobs, reference).to_dict()
@@ -138,7 +140,8 @@ def model_replay(jobs: list[TraceJob], reference: pd.DataFrame, model: SlurmMode
     times = {name: [origin + t for t in instants] for name, instants in (passes or {}).items()}
     scheduler = dataclasses.replace(model.scheduler, extend_limit=True)
     result = Simulation(recorded, model.cluster, scheduler, priority or model.priority(), seed=seed,
-                        start=StartState(origin, pass_times=times), associations=model.associations).run()
+                        start=StartState(origin, pass_times=times), associations=model.associations,
+                        dependencies=dependencies).run()
     kept = ["submit", "start", "end", *[c for c in ("state", "requeues", "suspended_s") if c in result.jobs],
             "backfilled"]
     table = result.jobs.set_index("job_id")[kept].sort_index()

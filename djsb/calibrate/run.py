@@ -172,11 +172,13 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     jobs = [dataclasses.replace(job, requeue=False) for job in jobs]
     priority = slurm.priority()
     watched = {name: times for name, times in observed.items() if times}
-    model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, passes=watched, priority=priority)
+    model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, passes=watched, priority=priority,
+                         dependencies=calibration.dependencies)
     notes += late_start_notes(jobs, model, watched)
     rng = random.Random(calibration.seed)
     draws = [model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, priority=slurm.priority(),
-                          passes=drawn_passes(first, list(watched), rng))
+                          passes=drawn_passes(first, list(watched), rng),
+                          dependencies=calibration.dependencies)
              for _ in range(calibration.watch_draws if watched else 0)]
     replays = {"slurm_1": replays["slurm_1"], "model": model,
                **{name: r for name, r in replays.items() if name != "slurm_1"}}

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from djsb.calibrate.ctld_log import submitted_ids
 from djsb.calibrate.machine_left import NOTHING_LEFT, MachineLeft, MachineRecord, Run, Show, undo_left
 from djsb.errors import InputError
 from djsb.harness.ledger import (
@@ -144,7 +145,7 @@ class CalibrationDir:
         (each noted ``cancelled`` in the ledger); the jobs of finished replays have all ended."""
         finished = {(ledger_name(run, int(str(job_id))), str(slurm_id))
                     for run, replay in self.finished_runs().items()
-                    for job_id, slurm_id in replay["slurm_id"].items()}
+                    for job_id, slurm_id in submitted_ids(replay).items()}
         pending = outstanding(read_entries(self.ledger), finished)
 
         def record(submission: Submission, job_id: str) -> None:

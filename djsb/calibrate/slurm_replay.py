@@ -15,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, cast
 
 import pandas as pd
 
+from djsb.calibrate.job_links import array_indices, sbatch_dependency, submission_units, unit_id
 from djsb.errors import RunError, Signalled
 from djsb.jobs.api import JobModule, JobRequest, JobStatus
 from djsb.jobs.scheduler_base import MIB
+from djsb.model.dependency import Dependency
 from djsb.progress import Progress
 from djsb.sweep.local import stop_signals
 from djsb.workloads.job import TraceJob
@@ -59,6 +61,17 @@ def slurm_ready(jobs: Sequence[TraceJob], kill: bool = False) -> list[TraceJob]:
     return ready
 
 
+class LinkedSubmitter(Protocol):
+    """What submitting job arrays and dependencies asks of the Slurm job module (job_modules/slurm)."""
+
+    def batch_script(self, request: JobRequest) -> str: ...
+
+    def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None,
+                          dependency: str | None = None) -> str: ...
+
+    def array_task_ids(self, array_ids: Sequence[str]) -> dict[str, str]: ...
+
+
 class SubmissionLog(Protocol):
     """Where a replay records its submissions (djsb.calibrate.run_dir.CalibrationDir)."""
 
@@ -85,19 +98,25 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                     watch: Callable[[], None] | None = None, log: SubmissionLog | None = None,
                     name: Callable[[TraceJob], str] = lambda job: f"cal{job.job_id}",
                     module_of: Callable[[TraceJob], JobModule] | None = None,
-                    started: Callable[[float], None] | None = None) -> pd.DataFrame:
+                    started: Callable[[float], None] | None = None,
+                    dependencies: Mapping[int, Dependency] | None = None) -> pd.DataFrame:
     """Submit every job at its offset, wait until all ended, and return Slurm's times (index
     job_id; columns slurm_id, submit, start, end, state, nodes, origin, sent), from the instant of the
     first submission's offset 0. ``watch`` is called at every step of the waits (every
     ``STOP_CHECK_S``): :class:`~djsb.calibrate.pass_watch.PassWatch` looks at sdiag. ``log``
     records each submission under ``name(job)``; ``module_of``: the module that submits each job
     (default ``module``, which polls and cancels them all); ``started`` is called with the origin
-    before the first submission. The jobs that
+    before the first submission. A job array (tasks with ``array_task``) is submitted once, with its
+    first task, its tasks known by their own ids once they started; ``dependencies`` (job id: what it
+    waits for) become sbatch --dependency (:mod:`~djsb.calibrate.job_links`). The jobs that
     ended show as progress on stderr (a line every 10 s off a terminal)."""
     origin = clock()
     if started is not None:
         started(origin)
-    ids: dict[str, int] = {}
+    ids: dict[str, int] = {}  # Slurm's own job id -> job id
+    tasks: dict[str, int] = {}  # an array task not started yet, as ARRAY_INDEX -> job id
+    slurm_ids: dict[int, str] = {}  # a job's, or an array's (by its id), id as sbatch gave it
+    submitted_as: dict[int, str] = {}  # job id -> the id sbatch gave it (an array task: its array's)
     sent: dict[int, float] = {}
     bar = Progress("Slurm jobs ended", len(jobs), line_every=10.0)
     with stop_signals() as received, contextlib.closing(bar):
@@ -112,40 +131,63 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                 raise Signalled(received[0], done="the calibration's Slurm jobs cancelled")
 
         try:
-            for job in sorted(jobs, key=lambda j: (j.submit, j.job_id)):
+            for unit in submission_units(jobs):
+                job = unit[0]
                 wait(origin + job.submit - clock())
                 request = sleep_request(job, work_dir)
                 if log is not None:
                     log.submitting(request.token, name(job))
-                slurm_id = (module_of(job) if module_of is not None else module).submit(request)
+                submitter = module_of(job) if module_of is not None else module
+                array = array_indices(unit)
+                dependency = sbatch_dependency((dependencies or {}).get(job.job_id), slurm_ids)
+                slurm_id = submitter.submit(request) if array is None and dependency is None else \
+                    _linked(submitter).submit_own_script(request, _linked(submitter).batch_script(request),
+                                                         array=array, dependency=dependency)
                 if log is not None:
                     log.submitted(request.token, name(job), slurm_id)
-                ids[slurm_id] = job.job_id
-                sent[job.job_id] = clock() - origin
+                slurm_ids[unit_id(job)] = slurm_id
+                if array is None:
+                    ids[slurm_id] = job.job_id
+                else:
+                    tasks.update((f"{slurm_id}_{task.array_task[1]}", task.job_id) for task in unit
+                                 if task.array_task is not None)
+                sent.update((task.job_id, clock() - origin) for task in unit)
+                submitted_as.update((task.job_id, slurm_id) for task in unit)
             deadline = origin + max(j.submit for j in jobs) + timeout
             while True:
+                if tasks:
+                    arrays = sorted({task.partition("_")[0] for task in tasks})
+                    started_tasks = _linked(module).array_task_ids(arrays)
+                    ids.update((started_tasks[t], tasks.pop(t)) for t in list(tasks) if t in started_tasks)
                 statuses = module.poll(list(ids))
                 bar.update(sum(1 for s in statuses.values() if s.state.finished))
-                if len(statuses) == len(ids) and all(s.state.finished for s in statuses.values()):
+                if not tasks and all(s.state.finished for s in statuses.values()):
                     break
                 if clock() > deadline:
                     raise RunError(f"calibration jobs still unfinished {timeout:g} s after the last "
                                    "submission")
                 wait(poll_interval)
         except BaseException:
-            for slurm_id in ids:  # whatever ended the replay, none of its jobs outlives it
-                module.cancel(slurm_id)
+            for slurm_id in {*ids, *slurm_ids.values()}:  # whatever ended the replay, none of its jobs
+                module.cancel(slurm_id)                    # outlives it (an array's id: all its tasks)
             raise
-    return replay_table(ids, statuses, origin, sent)
+    return replay_table(ids, statuses, origin, sent, submitted_as)
+
+
+def _linked(module: JobModule) -> LinkedSubmitter:
+    """``module`` as the Slurm job module that submits arrays and dependencies (a calibration's
+    modules are all Slurm's)."""
+    return cast(LinkedSubmitter, module)
 
 
 def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: float,
-                 sent: dict[int, float]) -> pd.DataFrame:
+                 sent: dict[int, float], submitted_as: Mapping[int, str]) -> pd.DataFrame:
     """Slurm's times of the replay's jobs, in seconds from ``origin`` (Unix seconds, kept in column
     ``origin``: Slurm rounds reservations and batches its will-run test on its clock's multiples
     of 60 and 30 s, so a model replaying the run needs the phase of that clock), and ``sent``, when
     sbatch returned: Slurm records times to the whole second, so its ``submit`` is up to a second
-    before the submission, and a model replaying ``submit`` would start jobs before they existed."""
+    before the submission, and a model replaying ``submit`` would start jobs before they existed;
+    ``submitted_id``, the id sbatch gave the job (a job array task's: its array's, ``submitted_as``)."""
     rows = []
     for slurm_id, job_id in ids.items():
         status = statuses[slurm_id]
@@ -153,5 +195,6 @@ def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: fl
             raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
         rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
                      "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
-                     "nodes": ",".join(status.nodes), "origin": origin, "sent": sent[job_id]})
+                     "nodes": ",".join(status.nodes), "origin": origin, "sent": sent[job_id],
+                     "submitted_id": submitted_as[job_id]})
     return pd.DataFrame(rows).set_index("job_id").sort_index()

@@ -211,7 +211,7 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
         replay = replay_on_slurm(calibration.jobs, module, calibration.work_dir,
                                  poll_interval=calibration.poll_interval, watch=look, log=run_dir,
                                  name=lambda job: ledger_name(run, job.job_id), module_of=module_of,
-                                 started=machine.begin)
+                                 started=machine.begin, dependencies=calibration.dependencies)
     finally:
         machine.end()
     origin = float(replay["origin"].iloc[0])

@@ -22,6 +22,8 @@ The file::
         type: a100            # (--gpus) or per task (--gpus-per-task; a job has one task per CPU),
                               # one of per's list (uniformly) for each; type optional (none: any
                               # GPU). Without the key no job asks a GPU
+      arrays: {share: 0.1, tasks: [2, 4], throttle: [1, 2]}  # optional: job arrays and
+      dependencies: {share: 0.2, kinds: [afterok, afterany]}   # dependency chains (job_links.py)
     # ... or {generator: poisson_exponential, params: {...}} with the same scaling keys
     slurm:
       partition: oversub      # the partition the jobs run in and the model is built from
@@ -50,16 +52,18 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from djsb.calibrate.job_links import drawn_dependencies, with_arrays
 from djsb.calibrate.machine_changes import MachineChanges, read_machine
 from djsb.calibrate.slurm_replay import slurm_ready
 from djsb.calibrate.watch_draws import DEFAULT_DRAWS
 from djsb.config import SSHConfig, read_ssh
 from djsb.jobs.names import slurm_name
+from djsb.model.dependency import Dependency
 from djsb.model.sections import scheduler_overrides
 from djsb.simulate.experiment import AT_TIME_LIMIT
 from djsb.workloads.gpus import GpuRequest
@@ -83,6 +87,7 @@ WINDOW_FIELDS: dict[str, Callable[[Located], Any]] = {
     "time_scale": lambda n: as_number(n, 0, strict=True),
     "memory_scale": lambda n: as_number(n, 0, strict=True), "at_time_limit": one_of(*AT_TIME_LIMIT),
     "gpus": lambda n: n,  # read by _gpus once the window is known
+    "arrays": lambda n: n, "dependencies": lambda n: n,  # read by job_links once the jobs are Slurm's
 }
 MAX_GPUS = 64
 """The most GPUs one draw of ``workload.gpus.counts`` may ask (per node, job or task): more than any
@@ -110,6 +115,8 @@ class Calibration:
     machine: MachineChanges = MachineChanges()
     """Nodes taken out of service and back, and reservations, during each replay
     (:mod:`~djsb.calibrate.machine_changes`)."""
+    dependencies: Mapping[int, Dependency] = dataclasses.field(default_factory=dict)
+    """What each job waits for, by job id (:mod:`~djsb.calibrate.job_links`; none: nothing)."""
 
     @property
     def memory_margin(self) -> float | None:
@@ -137,12 +144,15 @@ def load_calibration(path: Path) -> Calibration:
     model = scheduler_overrides(model_node) if model_node is not None else {}
     window = _workload(workload, path.resolve().parent, seed)
     at_limit = workload.get("at_time_limit")
-    jobs = slurm_ready(window, kill=at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill")
-    jobs = with_accounts(jobs, fields.get("accounts", ()))
+    kill = at_limit is not None and one_of(*AT_TIME_LIMIT)(at_limit) == "kill"
+    jobs = with_accounts(slurm_ready(window, kill=kill), fields.get("accounts", ()))
+    arrays, linked = workload.get("arrays"), workload.get("dependencies")
+    jobs = with_arrays(jobs, arrays, seed) if arrays is not None else jobs
+    dependencies = drawn_dependencies(jobs, linked, seed, kill) if linked is not None else {}
     machine_node = root.get("machine")
     machine = read_machine(machine_node) if machine_node is not None else MachineChanges()
     return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model,
-                       watch_draws=draws, machine=machine, **fields)
+                       watch_draws=draws, machine=machine, dependencies=dependencies, **fields)
 
 
 

@@ -74,6 +74,7 @@ from job_modules.slurm.parsers import (
     TAGGED_FORMAT,
     is_transient,
     parse_array_states,
+    parse_array_task_ids,
     parse_config_value,
     parse_sacct,
     parse_sbatch_parsable,
@@ -174,9 +175,10 @@ class SlurmJobModule(SchedulerModule):
         return tasks_per_node_for(self.tasks_per_node, app)
 
     def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str],
-                         array: str | None = None) -> list[str]:
+                         array: str | None = None, dependency: str | None = None) -> list[str]:
         """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere); ``array``: the
-        indices of a job array (--array), whose tasks each write their own output, ``.INDEX`` added."""
+        indices of a job array (--array), whose tasks each write their own output, ``.INDEX`` added;
+        ``dependency``: what the job waits for (--dependency, as ``afterok:123``)."""
         per_node = self.app_tasks_per_node(request.app)
         task_memory = task_memory_mib(request, self.memory_margin)
         task = ".%a" if array is not None else ""
@@ -201,6 +203,8 @@ class SlurmJobModule(SchedulerModule):
                  if self.options[key] is not None]
         if array is not None:
             args.append(f"--array={array}")
+        if dependency is not None:
+            args.append(f"--dependency={dependency}")
         return args + list(self.sbatch_options)
 
     def batch_values(self, request: JobRequest) -> dict[str, Any]:
@@ -224,18 +228,46 @@ class SlurmJobModule(SchedulerModule):
         per_node = self.app_tasks_per_node(request.app) or 1
         return nodes[:min(len(nodes), math.ceil(request.total_tasks / per_node))]
 
-    def get_submit_command(self, request: JobRequest, array: str | None = None) -> str:
+    def get_submit_command(self, request: JobRequest, array: str | None = None,
+                           dependency: str | None = None) -> str:
         """sbatch of the job's script (written by ``submit`` as NAME.sh beside its output), tagged with
         the request's submission token in --comment to find the job after a lost reply; ``array``:
-        sbatch --array's indices."""
-        return shlex.join(["sbatch", *self.sbatch_arguments(request, self.placement(request), array),
+        sbatch --array's indices; ``dependency``: sbatch --dependency's."""
+        options = self.sbatch_arguments(request, self.placement(request), array, dependency)
+        return shlex.join(["sbatch", *options,
                            f"--comment={TOKEN_PREFIX}{request.token}", script_path(request.stdout_path)])
 
-    def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None) -> str:
+    def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None,
+                          dependency: str | None = None) -> str:
         """Submit ``script`` (not batch.sh.j2's: a workflow wrapper's, a sweep's array task) with the
         request's sbatch options; ``array``: the indices of a job array (``0-19,25%4``), each task's
-        output then ``.INDEX``. Returns the job id (an array's master id)."""
-        return self.submit_script(request, script, self.get_submit_command(request, array))
+        output then ``.INDEX``; ``dependency``: what it waits for (``afterok:123``). Returns the job id
+        (an array's master id)."""
+        return self.submit_script(request, script, self.get_submit_command(request, array, dependency))
+
+    def get_array_task_ids_command(self, array_ids: Sequence[str], accounting: bool = False) -> str:
+        """squeue (or, ``accounting``, sacct) of the tasks of the job arrays ``array_ids``, one per
+        line: ``ARRAY_INDEX|OWN_ID|STATE``."""
+        if accounting:
+            return shlex.join(["sacct", "--noheader", "--parsable2", "--allocations",
+                               f"--jobs={','.join(array_ids)}", "--format=JobID,JobIDRaw,State"])
+        return shlex.join(["squeue", "--noheader", "--array", "--states=all", f"--jobs={','.join(array_ids)}",
+                           "--format=%i|%A|%T"])
+
+    def array_task_ids(self, array_ids: Sequence[str]) -> dict[str, str]:
+        """The own job id of every task of the job arrays ``array_ids`` that started, by its
+        ``ARRAY_INDEX`` name (:func:`parse_array_task_ids`): squeue's, and sacct's for the arrays
+        squeue no longer lists (MinJobAge after their end), when there is accounting."""
+        result = self.run(self.get_array_task_ids_command(array_ids), check=False)
+        if self.status_failed(result):
+            raise JobModuleError(f"{self.name}: squeue of arrays failed: {one_line(result.stderr)}")
+        ids = parse_array_task_ids(result.stdout)
+        listed = {line.strip().partition("_")[0] for line in result.stdout.splitlines()}
+        forgotten = [array_id for array_id in array_ids if array_id not in listed]
+        if forgotten and self.has_accounting():
+            answer = self.run(self.get_array_task_ids_command(forgotten, accounting=True), check=False)
+            ids.update(parse_array_task_ids(answer.stdout))
+        return ids
 
     def get_array_status_command(self, job_id: str) -> str:
         """squeue of each task of job array ``job_id``, one per line: ``INDEX|STATE``."""

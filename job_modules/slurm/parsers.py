@@ -173,6 +173,22 @@ def parse_array_states(stdout: str) -> dict[int, JobState]:
     return states
 
 
+def parse_array_task_ids(stdout: str) -> dict[str, str]:
+    """The own job id of each job array task that left PENDING, by its ``ARRAY_INDEX`` name, from
+    ``squeue --array --format=%i|%A|%T`` or ``sacct --format=JobID,JobIDRaw,State`` (the same three
+    columns). A pending task shows its array's id as its own until it starts (Slurm splits it off
+    then, with an id of its own; the last one keeps the array's), so it is left out; so are plain jobs."""
+    ids = {}
+    for line in stdout.splitlines():
+        name, _, rest = line.strip().partition("|")
+        own, _, state = rest.partition("|")
+        array_id, underscore, index = name.partition("_")
+        if underscore and array_id.isdigit() and index.isdigit() and own.isdigit() \
+                and STATE_TABLE.get(state.strip().upper()) != JobState.PENDING:
+            ids[name] = own
+    return ids
+
+
 def parse_squeue(stdout: str) -> dict[str, JobStatus]:
     """Records of ``squeue --noheader --Format=SQUEUE_FORMAT`` output, keyed by job id."""
     return _parse_table(stdout, "squeue", SQUEUE_COLUMNS, wait_status_exit_code)
