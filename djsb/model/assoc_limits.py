@@ -23,7 +23,9 @@ have no GrpSubmitJobs nor GrpWall, so the association's are never skipped).
   with safe limits that plus the job's limit over it (AssocGrpWallLimit; the usage is
   :meth:`MinuteUsage.holds_wall <djsb.model.tres_minutes.MinuteUsage.holds_wall>`'s, decayed by the
   decay thread); at the user association MaxJobs (AssocMaxJobsLimit), and a limit over MaxWall holds
-  the job forever (AssocMaxWallDurationPerJobLimit).
+  the job forever (AssocMaxWallDurationPerJobLimit). The job's limit is times its QoS's UsageFactor
+  when that QoS has Flags=UsageFactorSafe (:func:`~djsb.model.tres_minutes.checked_minutes`), here and
+  in the TRES-minutes checks after placing it; not at submission.
 - After placing it (``acct_policy_job_runnable_post_select``): GrpTRES at each level, its node count
   counting distinct nodes (``_get_unique_job_node_cnt`` on the association's ``grp_node_bitmap``;
   AssocGrpCpuLimit, AssocGrpMemLimit, AssocGrpNodeLimit, AssocGrpGRES), MaxTRES per job at the user
@@ -48,7 +50,14 @@ from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector
 from djsb.model.tres_minutes import ASSOC_REASONS as MINUTE_ASSOC
-from djsb.model.tres_minutes import MinuteLimits, MinuteUsage, job_minutes, limit_minutes
+from djsb.model.tres_minutes import (
+    MinuteLimits,
+    MinuteUsage,
+    checked_limit,
+    checked_minutes,
+    job_minutes,
+    limit_minutes,
+)
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 
 GRP_JOBS = "AssocGrpJobsLimit"
@@ -243,14 +252,14 @@ class AssocLimits:
         above, then the TRES-minutes limits level by level (:meth:`MinuteLimits.alone`: GrpTRESMins only
         with safe limits)."""
         safe = self.minutes is not None and self.minutes.safe
+        minutes, seconds = checked_minutes(job), checked_limit(job)
         if self.has_wall and safe:
-            minutes = limit_minutes(job)
             for level, wall in enumerate(path.grp_wall):
                 if wall is not None and minutes > wall:
                     return GRP_WALL
-                if level == 0 and path.max_wall is not None and job.limit > path.max_wall:
+                if level == 0 and path.max_wall is not None and seconds > path.max_wall:
                     return MAX_WALL
-        elif path.max_wall is not None and job.limit > path.max_wall:
+        elif path.max_wall is not None and seconds > path.max_wall:
             return MAX_WALL
         least = least_tres(job)
         for level, limit in enumerate(path.grp_tres):
@@ -265,7 +274,7 @@ class AssocLimits:
                 if i >= 0:
                     return MAX_TRES_PER_NODE[i]
         if self.has_minutes:
-            minutes_used = job_minutes(least, limit_minutes(job))
+            minutes_used = job_minutes(least, minutes)
             for limits in path.minutes:
                 reason = limits.alone(minutes_used, safe) if limits is not None else ""
                 if reason:
@@ -283,7 +292,7 @@ class AssocLimits:
                 return not held(job, GRP_JOBS)
             wall = path.grp_wall[level] if usages is not None else None
             if usages is not None and wall is not None and (
-                    reason := usages.holds_wall(key, wall, limit_minutes(job), GRP_WALL)):
+                    reason := usages.holds_wall(key, wall, checked_minutes(job), GRP_WALL)):
                 return not held(job, reason)
             if level == 0 and path.max_jobs is not None and \
                     self._usage(key).jobs >= path.max_jobs:
@@ -297,7 +306,7 @@ class AssocLimits:
         (at the user association) MaxTRESMins after it."""
         tres = placed_tres(job, alloc)
         usages = self.minutes if self.has_minutes else None
-        minutes = job_minutes(tres, limit_minutes(job)) if usages is not None else tres
+        minutes = job_minutes(tres, checked_minutes(job)) if usages is not None else tres
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
             if usages is not None and limits is not None and (
@@ -325,7 +334,7 @@ class AssocLimits:
         least = least_tres(job)
         amounts = (least[CPU], least[MEM], 0, least[GPU])
         usages = self.minutes if self.has_minutes else None
-        minutes = job_minutes(least, limit_minutes(job)) if usages is not None else least
+        minutes = job_minutes(least, checked_minutes(job)) if usages is not None else least
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
             if usages is not None and limits is not None and (
