@@ -163,7 +163,7 @@ def test_sacctmgr_s_association_limits_are_read() -> None:
                      "counted)"]
     assert ASSOCIATIONS_COMMAND[-1] == "format=" + ",".join(
         (*ASSOCIATION_COLUMNS[:7], "MaxSubmitJobs", "MaxTRES", "MaxWallDurationPerJob", "GrpTRESMins",
-         "GrpTRESRunMins", "MaxTRESMinsPerJob", "GrpSubmitJobs", "GrpWall", "MaxTRESPerNode"))
+         "GrpTRESRunMins", "MaxTRESMinsPerJob", "GrpSubmitJobs", "GrpWall", "MaxTRESPerNode", "Partition"))
     # the four columns DJSB asked before: the accounts, no limit
     four = parse_association_limits("root|||1\na1||root|1\na1|u1||1\n")
     assert four == ((AssocSpec("root"), AssocSpec("a1")), [])

@@ -94,7 +94,9 @@ class Admission:
         limit = part.spec.max_time if part.spec.max_time is not None else math.inf
         wall = qos.max_wall if part.spec.qos is None else max_wall(qos, self.qos[part.spec.qos])
         if wall is None and self.associations is not None:
-            wall = self.associations.default_wall(trace.user, trace.account)
+            tree = self.associations
+            wall = tree.default_wall(trace.user, trace.account,
+                                     tree.partition_of(trace.user, trace.account, part.spec.name))
         return min(limit, wall) if wall is not None else limit
 
     def _unavailable(self, part: PartitionState, shape: JobShape | None, trace: TraceJob) -> str:

@@ -1,8 +1,10 @@
 """Association limits as Slurm 22.05 enforces them with ``AccountingStorageEnforce=limits``
 (acct_policy.c), after the QoS limits of :mod:`djsb.model.limits`.
 
-A job's association is its user's in its account; the path up the tree is that association, its
-account, the account's parents and ``root`` (:class:`~djsb.model.assoc_spec.AssocTree`). Each
+A job's association is its user's in its account (in its partition when the user has an association
+of that partition: :meth:`AssocTree.partition_of <djsb.model.assoc_spec.AssocTree.partition_of>`,
+assoc_mgr.c ``assoc_mgr_fill_in_assoc``); the path up the tree is that association, its account, the
+account's parents and ``root`` (:class:`~djsb.model.assoc_spec.AssocTree`). Each
 check walks the path as acct_policy.c's ``while (assoc_ptr)`` loops do: the Grp limits at every
 level, the per-job and per-user limits at the user association only (inherited from the nearest
 ancestor that sets them, as slurmdbd propagates them). A limit the job's QoS (its own or its
@@ -23,7 +25,9 @@ have no GrpSubmitJobs nor GrpWall, so the association's are never skipped).
   with safe limits that plus the job's limit over it (AssocGrpWallLimit; the usage is
   :meth:`MinuteUsage.holds_wall <djsb.model.tres_minutes.MinuteUsage.holds_wall>`'s, decayed by the
   decay thread); at the user association MaxJobs (AssocMaxJobsLimit), and a limit over MaxWall holds
-  the job forever (AssocMaxWallDurationPerJobLimit).
+  the job forever (AssocMaxWallDurationPerJobLimit). The job's limit is times its QoS's UsageFactor
+  when that QoS has Flags=UsageFactorSafe (:func:`~djsb.model.tres_minutes.checked_minutes`), here and
+  in the TRES-minutes checks after placing it; not at submission.
 - After placing it (``acct_policy_job_runnable_post_select``): GrpTRES at each level, its node count
   counting distinct nodes (``_get_unique_job_node_cnt`` on the association's ``grp_node_bitmap``;
   AssocGrpCpuLimit, AssocGrpMemLimit, AssocGrpNodeLimit, AssocGrpGRES), MaxTRES per job at the user
@@ -48,7 +52,14 @@ from djsb.model.job import SimJob
 from djsb.model.placement import Placement
 from djsb.model.tres import CPU, GPU, MEM, Tres, TresLimits, over, vector
 from djsb.model.tres_minutes import ASSOC_REASONS as MINUTE_ASSOC
-from djsb.model.tres_minutes import MinuteLimits, MinuteUsage, job_minutes, limit_minutes
+from djsb.model.tres_minutes import (
+    MinuteLimits,
+    MinuteUsage,
+    checked_limit,
+    checked_minutes,
+    job_minutes,
+    limit_minutes,
+)
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 
 GRP_JOBS = "AssocGrpJobsLimit"
@@ -66,8 +77,9 @@ GRP_WALL = "AssocGrpWallLimit"
 ASSOC_REASONS = frozenset({GRP_JOBS, MAX_JOBS, MAX_WALL, GRP_WALL, *GRP_TRES, *MAX_TRES, *MAX_TRES_PER_NODE,
                            *(reason for reasons in MINUTE_ASSOC.values() for reason in reasons)})
 """The reasons an association limit gives a pending job."""
-Key = tuple[str, str]
-"""An association's usage key: (user, account) for a user's, ("", account) for an account's."""
+Key = tuple[str, ...]
+"""An association's usage key: (user, account) for a user's, (user, account, partition) for a user's
+of one partition, ("", account) for an account's."""
 
 
 def _without(limits: TresLimits, taken: set[str]) -> tuple[float, float, float, float]:
@@ -76,7 +88,8 @@ def _without(limits: TresLimits, taken: set[str]) -> tuple[float, float, float, 
 
 
 class AssocPath:
-    """The association limits holding the jobs of one user in one account under one set of QoS:
+    """The association limits holding the jobs of one user in one account (of ``partition``, its
+    association's: :meth:`AssocTree.partition_of`) under one set of QoS:
     each level's GrpJobs, GrpSubmitJobs, GrpWall (minutes) and GrpTRES (user association first, ``root``
     last) and the user association's own or inherited MaxJobs, MaxSubmitJobs, MaxWall, MaxTRES and
     MaxTRESPerNode, less what the QoS set."""
@@ -84,9 +97,11 @@ class AssocPath:
     __slots__ = ("keys", "grp_jobs", "grp_submit", "grp_wall", "grp_tres", "max_jobs", "max_submit",
                  "max_wall", "max_tres", "max_tres_pn", "minutes", "charged", "walled", "counts_submits")
 
-    def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec]) -> None:
-        specs = tree.path(user, account)
-        self.keys: tuple[Key, ...] = ((user, account), *(("", name) for name in tree.ancestors(account)))
+    def __init__(self, tree: AssocTree, user: str, account: str, qos: Sequence[QosSpec],
+                 partition: str | None = None) -> None:
+        specs = tree.path(user, account, partition)
+        self.keys: tuple[Key, ...] = (tree.user_key(user, account, partition),
+                                      *(("", name) for name in tree.ancestors(account)))
         grp_jobs_set = any(q.grp_jobs is not None for q in qos)
         grp_tres_set = {name for q in qos for name, _ in q.grp_tres}
         self.grp_jobs = tuple(None if spec is None or grp_jobs_set else spec.grp_jobs for spec in specs)
@@ -100,16 +115,16 @@ class AssocPath:
         """The levels whose wall usage a job charges: those setting GrpWall."""
 
         def inherited(name: str, skip: bool) -> Any:
-            return None if skip else tree.inherited(user, account, name)
+            return None if skip else tree.inherited(user, account, name, partition)
 
         self.max_jobs: int | None = inherited("max_jobs", any(
             q.max_jobs_per_account is not None or q.max_jobs_per_user is not None for q in qos))
         self.max_submit: int | None = inherited("max_submit_jobs",
                                                 any(q.max_submit_jobs_per_user is not None for q in qos))
         self.max_wall: float | None = inherited("max_wall", any(q.max_wall is not None for q in qos))
-        max_tres = tree.inherited(user, account, "max_tres_per_job") or ()
+        max_tres = tree.inherited(user, account, "max_tres_per_job", partition) or ()
         self.max_tres = _without(max_tres, {name for q in qos for name, _ in q.max_tres_per_job})
-        max_pn = tree.inherited(user, account, "max_tres_per_node") or ()
+        max_pn = tree.inherited(user, account, "max_tres_per_node", partition) or ()
         self.max_tres_pn = _without(max_pn, {name for q in qos for name, _ in q.max_tres_per_node})
         """MaxTRESPerNode less the TRES the QoS's MaxTRESPerNode sets (``qos_rec.max_tres_pn_ctld``)."""
         self.counts_submits = self.max_submit is not None or any(n is not None for n in self.grp_submit)
@@ -117,7 +132,7 @@ class AssocPath:
         taken = ({name for q in qos for name, _ in q.grp_tres_mins},
                  {name for q in qos for name, _ in q.grp_tres_run_mins},
                  {name for q in qos for name, _ in q.max_tres_mins_per_job})
-        max_mins = tree.inherited(user, account, "max_tres_mins_per_job") or ()
+        max_mins = tree.inherited(user, account, "max_tres_mins_per_job", partition) or ()
         self.minutes = tuple(MinuteLimits.of(key, spec.grp_tres_mins if spec is not None else (),
                                              spec.grp_tres_run_mins if spec is not None else (),
                                              max_mins if level == 0 else (), True, taken)
@@ -133,7 +148,7 @@ class AssocLimits:
 
     def __init__(self, specs: Sequence[AssocSpec]) -> None:
         self.tree = AssocTree(specs)
-        self.paths: dict[tuple[int, str, str], AssocPath] = {}
+        self.paths: dict[tuple[int, str, str, str | None], AssocPath] = {}
         self.usage: dict[Key, Usage] = {}
         self.held: dict[int, Tres] = {}
         self.submitted: dict[Key, int] = {}
@@ -152,8 +167,8 @@ class AssocLimits:
         self.grp_submits = any(s.grp_submit_jobs is not None for s in specs)
         """Whether an association sets GrpSubmitJobs (then a job counts as submitted at every level)."""
         self.submits = self.grp_submits or any(s.max_submit_jobs is not None for s in specs)
-        self.levels: dict[tuple[str, str], tuple[Key, ...]] = {}
-        """The keys of each (user, account)'s path, for the submitted counts."""
+        self.levels: dict[Key, tuple[Key, ...]] = {}
+        """The keys of each user association's path, for the submitted counts."""
         self.minutes: MinuteUsage | None = None
         """The usages the TRES-minutes limits are checked against (set by :class:`RunningLimits
         <djsb.model.limits.RunningLimits>`, shared with the QoS)."""
@@ -161,10 +176,12 @@ class AssocLimits:
     def path(self, job: SimJob, qos: tuple[QosSpec, ...]) -> AssocPath:
         """The limits of ``job``'s association under its QoS ``qos``."""
         trace = job.trace
-        key = (id(qos), trace.user, trace.account)
+        part = self.tree.partition_of(trace.user, trace.account, job.part.spec.name) if self.tree.partitions \
+            else None
+        key = (id(qos), trace.user, trace.account, part)
         found = self.paths.get(key)
         if found is None:
-            found = self.paths[key] = AssocPath(self.tree, trace.user, trace.account, qos)
+            found = self.paths[key] = AssocPath(self.tree, trace.user, trace.account, qos, part)
         return found
 
     def _usage(self, key: Key) -> Usage:
@@ -221,12 +238,13 @@ class AssocLimits:
         ``_adjust_limit_usage`` adds at every level; the user association's alone when no level sets
         GrpSubmitJobs)."""
         if self.submits and job.job_id not in self.counted:
-            trace = job.trace
-            pair = (trace.user, trace.account)
-            keys = self.levels.get(pair)
+            trace, tree = job.trace, self.tree
+            own = tree.user_key(trace.user, trace.account, tree.partition_of(trace.user, trace.account,
+                                                                              job.part.spec.name))
+            keys = self.levels.get(own)
             if keys is None:
-                above = self.tree.ancestors(trace.account) if self.grp_submits else ()
-                keys = self.levels[pair] = (pair, *(("", name) for name in above))
+                above = tree.ancestors(trace.account) if self.grp_submits else ()
+                keys = self.levels[own] = (own, *(("", name) for name in above))
             for key in keys:
                 self.submitted[key] = self.submitted.get(key, 0) + 1
             self.counted[job.job_id] = keys
@@ -243,14 +261,14 @@ class AssocLimits:
         above, then the TRES-minutes limits level by level (:meth:`MinuteLimits.alone`: GrpTRESMins only
         with safe limits)."""
         safe = self.minutes is not None and self.minutes.safe
+        minutes, seconds = checked_minutes(job), checked_limit(job)
         if self.has_wall and safe:
-            minutes = limit_minutes(job)
             for level, wall in enumerate(path.grp_wall):
                 if wall is not None and minutes > wall:
                     return GRP_WALL
-                if level == 0 and path.max_wall is not None and job.limit > path.max_wall:
+                if level == 0 and path.max_wall is not None and seconds > path.max_wall:
                     return MAX_WALL
-        elif path.max_wall is not None and job.limit > path.max_wall:
+        elif path.max_wall is not None and seconds > path.max_wall:
             return MAX_WALL
         least = least_tres(job)
         for level, limit in enumerate(path.grp_tres):
@@ -265,7 +283,7 @@ class AssocLimits:
                 if i >= 0:
                     return MAX_TRES_PER_NODE[i]
         if self.has_minutes:
-            minutes_used = job_minutes(least, limit_minutes(job))
+            minutes_used = job_minutes(least, minutes)
             for limits in path.minutes:
                 reason = limits.alone(minutes_used, safe) if limits is not None else ""
                 if reason:
@@ -283,7 +301,7 @@ class AssocLimits:
                 return not held(job, GRP_JOBS)
             wall = path.grp_wall[level] if usages is not None else None
             if usages is not None and wall is not None and (
-                    reason := usages.holds_wall(key, wall, limit_minutes(job), GRP_WALL)):
+                    reason := usages.holds_wall(key, wall, checked_minutes(job), GRP_WALL)):
                 return not held(job, reason)
             if level == 0 and path.max_jobs is not None and \
                     self._usage(key).jobs >= path.max_jobs:
@@ -297,7 +315,7 @@ class AssocLimits:
         (at the user association) MaxTRESMins after it."""
         tres = placed_tres(job, alloc)
         usages = self.minutes if self.has_minutes else None
-        minutes = job_minutes(tres, limit_minutes(job)) if usages is not None else tres
+        minutes = job_minutes(tres, checked_minutes(job)) if usages is not None else tres
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
             if usages is not None and limits is not None and (
@@ -325,7 +343,7 @@ class AssocLimits:
         least = least_tres(job)
         amounts = (least[CPU], least[MEM], 0, least[GPU])
         usages = self.minutes if self.has_minutes else None
-        minutes = job_minutes(least, limit_minutes(job)) if usages is not None else least
+        minutes = job_minutes(least, checked_minutes(job)) if usages is not None else least
         for level, key in enumerate(path.keys):
             limits = path.minutes[level] if usages is not None else None
             if usages is not None and limits is not None and (

@@ -10,6 +10,14 @@ association, and one it does not
 set is its nearest ancestor's: slurmdbd gives a child the limits of its parent that the child does
 not set (acct_policy.c: "We don't need to look at the regular limits for parents since
 we have pre-propogated them"). How the model enforces them: :mod:`djsb.model.assoc_limits`.
+
+A user association may name a partition (``sacctmgr add user ... partition=P``): it is then a sibling of
+the user's association without one, under the same account, and it is the association of the user's
+jobs in that account and partition; a job of a partition the user has no association of its own for
+gets the one without partition (assoc_mgr.c ``assoc_mgr_fill_in_assoc``, called by job_mgr.c
+``_job_create`` with ``assoc_rec.partition`` the job's partition: ``_find_assoc_rec`` with the
+partition first, then without). Its limits, own or inherited from its account (not from the user's
+association without partition, which is not its parent), hold those jobs alone.
 """
 
 from __future__ import annotations
@@ -85,6 +93,11 @@ class AssocSpec:
                                                 "TRES times time limit of one job of a user association: "
                                                 "more pends forever (AssocMaxCpuMinutesPerJobLimit...)",
                                                 where=ASSOCIATION)
+    partition: str | None = setting(None, _optional_str, "", "Partition",
+                                    "the partition of a user association: it holds the user's jobs in its "
+                                    "account and this partition, instead of the user's association without "
+                                    "partition (assoc_mgr.c assoc_mgr_fill_in_assoc; none: every partition "
+                                    "without one of its own)", where=ASSOCIATION)
 
 
 def wall_minutes(seconds: float) -> int:
@@ -98,18 +111,28 @@ class AssocTree:
     def __init__(self, specs: Iterable[AssocSpec]) -> None:
         self.accounts: dict[str, AssocSpec] = {}
         self.users: dict[tuple[str, str], AssocSpec] = {}
+        self.partitions: dict[tuple[str, str, str], AssocSpec] = {}
+        """The user associations of one partition, by (user, account, partition)."""
         for spec in specs:
             user = spec.user
-            if (spec.account in self.accounts) if user is None else ((user, spec.account) in self.users):
-                raise ConfigError(f"association {spec.user or ''}{'@' if spec.user else ''}{spec.account} "
-                                  "given twice", key=ASSOCIATION)
-            if spec.user is None:
-                self.accounts[spec.account] = spec
+            if user is None and spec.partition is not None:
+                raise ConfigError(f"association {spec.account}: only a user's association has a partition "
+                                  f"({spec.partition!r})", key=ASSOCIATION)
+            if user is None:
+                known: dict[Any, AssocSpec] = self.accounts
+                key: Any = spec.account
+            elif spec.partition is None:
+                known, key = self.users, (user, spec.account)
             else:
-                self.users[(spec.user, spec.account)] = spec
+                known, key = self.partitions, (user, spec.account, spec.partition)
+            if key in known:
+                who = f"{user}@{spec.account}" if user is not None else spec.account
+                where = f" partition {spec.partition}" if spec.partition is not None else ""
+                raise ConfigError(f"association {who}{where} given twice", key=ASSOCIATION)
+            known[key] = spec
         for name in self.accounts:
             self.ancestors(name)  # refuses a cycle
-        every = (*self.accounts.values(), *self.users.values())
+        every = (*self.accounts.values(), *self.users.values(), *self.partitions.values())
         self.walled = any(spec.grp_wall is not None for spec in every)
         """Whether an association sets GrpWall."""
 
@@ -124,26 +147,40 @@ class AssocTree:
             chain.append(parent)
         return tuple(chain)
 
-    def path(self, user: str, account: str) -> tuple[AssocSpec | None, ...]:
-        """The associations from ``user``'s in ``account`` up to ``root`` (None: one not declared)."""
-        return (self.users.get((user, account)),
-                *(self.accounts.get(name) for name in self.ancestors(account)))
+    def partition_of(self, user: str, account: str, partition: str) -> str | None:
+        """The partition of the association a job of ``user`` in ``account`` and ``partition`` gets:
+        ``partition`` when the user has an association of its own there, else None (the one without
+        partition: ``assoc_mgr_fill_in_assoc``'s second ``_find_assoc_rec``)."""
+        return partition if self.partitions and (user, account, partition) in self.partitions else None
 
-    def default_wall(self, user: str, account: str) -> float | None:
+    @staticmethod
+    def user_key(user: str, account: str, partition: str | None) -> tuple[str, ...]:
+        """The usage key of a user association: (user, account), with its partition when it has one."""
+        return (user, account) if partition is None else (user, account, partition)
+
+    def path(self, user: str, account: str, partition: str | None = None) -> tuple[AssocSpec | None, ...]:
+        """The associations from ``user``'s in ``account`` (of ``partition``: :meth:`partition_of`'s)
+        up to ``root`` (None: one not declared)."""
+        own = self.users.get((user, account)) if partition is None else \
+            self.partitions[(user, account, partition)]
+        return (own, *(self.accounts.get(name) for name in self.ancestors(account)))
+
+    def default_wall(self, user: str, account: str, partition: str | None = None) -> float | None:
         """The time limit (s) a job of ``user`` in ``account`` asking none gets from its associations:
         the least of its MaxWall (own or inherited) and the GrpWall of each level of its path, as
         ``_acct_policy_validate``'s ``_validate_time_limit`` calls (GrpWall at each level, MaxWall at the
         user association) leave it (None: none of them is set)."""
-        own = self.inherited(user, account, "max_wall")
+        own = self.inherited(user, account, "max_wall", partition)
         if not self.walled:
             return own
-        walls = [wall_minutes(spec.grp_wall) * 60.0 for spec in self.path(user, account)
+        walls = [wall_minutes(spec.grp_wall) * 60.0 for spec in self.path(user, account, partition)
                  if spec is not None and spec.grp_wall is not None]
         if own is not None:
             walls.append(own)
         return min(walls) if walls else None
 
-    def inherited(self, user: str, account: str, name: str) -> Any:
-        """A per-user limit of ``user`` in ``account``: its own, else its nearest ancestor's (None)."""
-        return next((getattr(spec, name) for spec in self.path(user, account)
+    def inherited(self, user: str, account: str, name: str, partition: str | None = None) -> Any:
+        """A per-user limit of ``user`` in ``account`` (of ``partition``): its own, else its nearest
+        ancestor's (None)."""
+        return next((getattr(spec, name) for spec in self.path(user, account, partition)
                      if spec is not None and getattr(spec, name) not in (None, ())), None)

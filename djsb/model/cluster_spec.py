@@ -290,6 +290,11 @@ class QosSpec:
     no_decay: bool = setting(False, as_bool, "", "Flags=NoDecay",
                              "its own GrpTRESMins usage never decays (the associations' and fair share's "
                              "still do: _apply_decay, _apply_new_usage)", where=QOS)
+    usage_factor_safe: bool = setting(False, as_bool, "", "Flags=UsageFactorSafe",
+                                      "the limits a pass checks see its jobs' time limits times usage_factor "
+                                      "(whole minutes): TRES-minutes limits, MaxWall, and GrpWall with "
+                                      "enforce_safe (acct_policy.c acct_policy_job_runnable_post_select, "
+                                      "_pre_select; djsb/model/tres_minutes.py)", where=QOS)
 
 
 def unknown_qos(partitions: Sequence[PartitionSpec], qos: Sequence[QosSpec]) -> tuple[int, str] | None:

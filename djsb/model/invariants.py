@@ -233,13 +233,20 @@ class InvariantChecker:
         """Check that the running jobs below each association of a starting job's path keep within
         its GrpJobs and GrpTRES, and its user association's within MaxJobs, MaxTRES and MaxTRESPerNode,
         counted afresh over every running job (the limits its QoS sets left out, :class:`AssocPath`)."""
-        assert self.assoc_tree is not None
-        path = AssocPath(self.assoc_tree, job.trace.user, job.trace.account,
-                         qos_order(job.qos, self.partition_qos.get(job.part.spec.name)))
+        tree = self.assoc_tree
+        assert tree is not None
+
+        def own_key(held: SimJob) -> tuple[str, ...]:
+            user, account = held.trace.user, held.trace.account
+            return tree.user_key(user, account, tree.partition_of(user, account, held.part.spec.name))
+
+        path = AssocPath(tree, job.trace.user, job.trace.account,
+                         qos_order(job.qos, self.partition_qos.get(job.part.spec.name)),
+                         tree.partition_of(job.trace.user, job.trace.account, job.part.spec.name))
         running = [j for j, _ in self.running.values()]
-        for level, (user, account) in enumerate(path.keys):
-            group = [j for j in running if (j.trace.user, j.trace.account) == (user, account)] if user else \
-                [j for j in running if account in self.assoc_tree.ancestors(j.trace.account)]
+        for level, (user, account, *_) in enumerate(path.keys):
+            group = [j for j in running if own_key(j) == path.keys[0]] if user else \
+                [j for j in running if account in tree.ancestors(j.trace.account)]
             limits = [("GrpJobs", path.grp_jobs[level])] + ([("MaxJobs", path.max_jobs)] if not level else [])
             for name, limit in limits:
                 if limit is not None and len(group) > limit:

@@ -10,7 +10,9 @@ aside (:meth:`RunningLimits.parks`) with its reason, and the result lists it as 
 
 At each scheduling pass, before placing a job (``acct_policy_job_runnable_pre_select``,
 ``_qos_job_runnable_pre_select``): GrpJobs, MaxJobsPerAccount, MaxJobsPerUser against the QoS's
-running jobs (reasons QOSGrpJobsLimit, MaxJobsPerAccount, QOSMaxJobsPerUserLimit), and MaxWall.
+running jobs (reasons QOSGrpJobsLimit, MaxJobsPerAccount, QOSMaxJobsPerUserLimit), and MaxWall
+(against the job's limit times its QoS's UsageFactor with Flags=UsageFactorSafe, as the TRES-minutes
+checks after placing it: :func:`~djsb.model.tres_minutes.checked_minutes`).
 After placing it (``acct_policy_job_runnable_post_select``, ``_qos_job_runnable_post_select``, with
 the TRES of the nodes picked, node_scheduler.c ``select_nodes``): GrpTRES, MaxTRESPerJob,
 MaxTRESPerNode (the job's TRES divided by its node count), MaxTRESPerAccount, MaxTRESPerUser, each
@@ -50,7 +52,15 @@ from djsb.model.placement import Placement
 from djsb.model.qos_order import job_limits, qos_order
 from djsb.model.reasons import ARRAY_TASK_LIMIT, MAX_WALL, RESERVATION
 from djsb.model.tres import CPU, GPU, MEM, NODE, REASONS, Tres, over, vector
-from djsb.model.tres_minutes import MINUTE_REASONS, MinuteLimits, MinuteUsage, job_minutes, limit_minutes
+from djsb.model.tres_minutes import (
+    MINUTE_REASONS,
+    MinuteLimits,
+    MinuteUsage,
+    checked_limit,
+    checked_minutes,
+    job_minutes,
+    limit_minutes,
+)
 from djsb.model.tres_usage import Usage, held, least_tres, per_node, placed_tres
 from djsb.model.usage_reset import UsageReset
 from djsb.workloads.job import TraceJob
@@ -187,7 +197,8 @@ class RunningLimits:
         if chain.deny:
             refusal = self._over_alone(job, chain.submit_steps,
                                        ("per_account", "per_user", "grp", "per_job", "per_node"),
-                                       wall_before="per_job", grp_minutes=True)
+                                       wall_before="per_job", grp_minutes=True,
+                                       limit=(job.limit, limit_minutes(job)))
             if refusal:
                 return refusal
         user = job.trace.user
@@ -225,7 +236,8 @@ class RunningLimits:
         TRES over a limit by itself): it is set aside with the reason, pending forever."""
         chain = self._chain(job)
         reason = self._over_alone(job, chain.steps, _USAGE_ORDER, wall_before="grp",
-                                  grp_minutes=self.minutes is not None and self.minutes.safe)
+                                  grp_minutes=self.minutes is not None and self.minutes.safe,
+                                  limit=(checked_limit(job), checked_minutes(job)))
         if not reason and self.assoc is not None:
             reason = self.assoc.over_alone(job, self.assoc.path(job, chain.order))
         if reason:
@@ -235,17 +247,20 @@ class RunningLimits:
 
     @staticmethod
     def _over_alone(job: SimJob, steps: Sequence[QosRules], kinds: Sequence[str], wall_before: str,
-                    grp_minutes: bool) -> str:
+                    grp_minutes: bool, limit: tuple[float, int]) -> str:
         """The reason of the first limit of ``kinds`` of each QoS of ``steps`` in turn (MaxWall checked
         before ``wall_before``) that the job's least TRES exceed by themselves (per node: divided by
         its least node count, as _qos_policy_validate divides by the nodes asked), then of the first
         TRES-minutes limit its minutes exceed (:meth:`MinuteLimits.alone`, GrpTRESMins with
-        ``grp_minutes``: safe limits at a pass, DenyOnLimit at submission), or ""."""
+        ``grp_minutes``: safe limits at a pass, DenyOnLimit at submission), or "". ``limit``: the job's
+        time limit in seconds and in minutes as the check sees it (at a pass, with UsageFactorSafe,
+        times the factor: :func:`~djsb.model.tres_minutes.checked_minutes`)."""
         least = least_tres(job)
+        seconds, minutes = limit
         for rules in steps:
             qos = rules.qos
             for kind in kinds:
-                if kind == wall_before and qos.max_wall is not None and job.limit > qos.max_wall:
+                if kind == wall_before and qos.max_wall is not None and seconds > qos.max_wall:
                     return MAX_WALL
                 amounts = least if kind != "per_node" else per_node(least)
                 i = over(amounts, None, rules.tres[kind])
@@ -253,7 +268,7 @@ class RunningLimits:
                     return REASONS[kind][i]
         for rules in steps:
             if rules.minutes is not None and (
-                    reason := rules.minutes.alone(job_minutes(least, limit_minutes(job)), grp_minutes)):
+                    reason := rules.minutes.alone(job_minutes(least, minutes), grp_minutes)):
                 return reason
         return ""
 
@@ -330,7 +345,7 @@ class RunningLimits:
                 continue
             limits = rules.minutes if usage_minutes is not None else None
             if usage_minutes is not None and limits is not None:  # GrpTRESMins first, the rest after GrpTRES
-                minutes = job_minutes(tres, limit_minutes(job))
+                minutes = job_minutes(tres, checked_minutes(job))
                 if reason := usage_minutes.holds(limits, minutes, job.qos.usage_factor == 0.0):
                     return held(job, reason)
             usages = dict(zip(("grp", "per_account", "per_user"), self._keys(job, rules.qos.name),
@@ -365,7 +380,7 @@ class RunningLimits:
             amounts = (least[CPU], least[MEM], 0, least[GPU])
             for rules in chain.steps:
                 if rules.minutes is not None and self.minutes is not None:
-                    minutes = job_minutes(least, limit_minutes(job))
+                    minutes = job_minutes(least, checked_minutes(job))
                     cleared = job.qos.usage_factor == 0.0
                     if reason := (self.minutes.holds(rules.minutes, minutes, cleared)
                                   or self.minutes.holds_running(rules.minutes, minutes, cleared)):

@@ -63,8 +63,20 @@ the wall seconds of the jobs below it, decayed and charged as ``usage_tres_raw``
 of its path), reset with it (``_reset_usage``), never grown under priority/basic
 (:meth:`MinuteUsage.holds_wall`; the check is :mod:`djsb.model.assoc_limits`').
 
-Not modelled: usage a site had before the replay, the QoS flag UsageFactorSafe (the job's own minutes
-and wall limit times the factor in the checks), and the default time limit ``_validate_time_limit``
+A job whose QoS has Flags=UsageFactorSafe is checked at the passes with its time limit times that
+QoS's UsageFactor, truncated to whole minutes (:func:`checked_minutes`; a job without a limit only by
+a factor below 1): acct_policy.c ``acct_policy_job_runnable_post_select`` multiplies ``time_limit``
+before it makes ``job_tres_time_limit``, so every TRES-minutes check of its QoS and associations sees
+the factored minutes (GrpTRESMins' own-minutes checks, which only safe limits make, GrpTRESRunMins
+and MaxTRESMinsPerJob), and ``_qos_job_runnable_pre_select`` / ``acct_policy_job_runnable_pre_select``
+multiply it for MaxWall (of the QoS and the user association) and, with safe limits, an association's
+GrpWall. The man page speaks of the flag under ``safe`` only; the code multiplies the limit whatever
+AccountingStorageEnforce says, so without ``safe`` the flag still changes GrpTRESRunMins,
+MaxTRESMinsPerJob and MaxWall. What a job charges does not depend on the flag (``_apply_new_usage``,
+``_adjust_limit_usage``), nor do the checks at submission (``_qos_policy_validate``,
+``_acct_policy_validate``: the job's limit as asked).
+
+Not modelled: usage a site had before the replay, and the default time limit ``_validate_time_limit``
 derives for a job asking none (limit / TRES).
 """
 
@@ -113,6 +125,25 @@ def limit_minutes(job: SimJob) -> int:
     """The job's time limit as slurmctld keeps it, in whole minutes (sbatch rounds seconds up;
     none: INFINITE)."""
     return math.ceil(job.limit / 60.0) if math.isfinite(job.limit) else INFINITE_MINUTES
+
+
+def checked_minutes(job: SimJob) -> int:
+    """The time limit in whole minutes the limits a pass checks see (acct_policy.c
+    ``acct_policy_job_runnable_post_select``, ``acct_policy_job_runnable_pre_select``,
+    ``_qos_job_runnable_pre_select``): :func:`limit_minutes`, times its QoS's UsageFactor when the QoS
+    has Flags=UsageFactorSafe (``time_limit *= usage_factor`` on a ``uint32_t``: truncated), unless the
+    limit is INFINITE and the factor not below 1."""
+    minutes = limit_minutes(job)
+    qos = job.qos
+    if qos.usage_factor_safe and (minutes != INFINITE_MINUTES or qos.usage_factor < 1.0):
+        return math.floor(minutes * qos.usage_factor)
+    return minutes
+
+
+def checked_limit(job: SimJob) -> float:
+    """The job's time limit in seconds as the MaxWall checks of a pass compare it: its own, or with
+    Flags=UsageFactorSafe on its QoS the minutes of :func:`checked_minutes`."""
+    return job.limit if not job.qos.usage_factor_safe else checked_minutes(job) * 60.0
 
 
 def job_minutes(tres: Tres, minutes: int) -> Tres:

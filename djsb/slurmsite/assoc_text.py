@@ -7,9 +7,11 @@ MaxSubmit (MaxSubmitJobs), MaxTRES (per job), MaxWall (MaxWallDurationPerJob), t
 GrpTRESRunMins and MaxTRESMins (MaxTRESMinsPerJob), TRES-minutes as ``cpu=6000,gres/gpu=100``
 (:mod:`djsb.model.tres_minutes`), then GrpSubmit (GrpSubmitJobs), GrpWall (minutes, printed as a time
 like MaxWall: sacctmgr's ``print_fields_time``) and MaxTRESPerNode, empty when unset (sacctmgr's
-column names in src/sacctmgr/common.c). sacctmgr prints a user association's inherited per-user
-limits on its own row. A file of fewer columns (the first four alone, or without the TRES-minutes
-or the last three: what DJSB asked before) reads as no limit of the columns it lacks. A TRES the
+column names in src/sacctmgr/common.c), then Partition: a user association of one partition
+(:mod:`djsb.model.assoc_spec`), kept even without a limit, since it alone holds the user's jobs in
+that partition. sacctmgr prints a user association's inherited per-user limits on its own row. A file
+of fewer columns (the first four alone, or without the TRES-minutes or the last ones: what DJSB asked
+before) reads as no limit of the columns it lacks, and no association of a partition. A TRES the
 model does not count (billing, a license, a typed GPU) is left out with a note, as for the QoS
 (:mod:`.qos_text`).
 """
@@ -23,8 +25,8 @@ from djsb.slurm_text import slurm_time
 from djsb.slurmsite.qos_text import tres_limit
 from djsb.slurmsite.slurm_config import ASSOCIATION_COLUMNS, site_lines, site_number
 
-LIMIT_COLUMNS = ASSOCIATION_COLUMNS[4:]
-"""The limit columns asked after fair share's four."""
+LIMIT_COLUMNS = ASSOCIATION_COLUMNS[4:-1]
+"""The limit columns asked after fair share's four (before Partition)."""
 
 
 def parse_association_limits(text: str, source: str = "sacctmgr show associations",
@@ -35,8 +37,9 @@ def parse_association_limits(text: str, source: str = "sacctmgr show association
     notes: list[str] = []
     for number, fields in site_lines(text, 4, source, key):
         values = dict(zip(ASSOCIATION_COLUMNS, (field.strip() for field in fields), strict=False))
-        account, user = values["Account"], values["User"] or None
-        if not account or (user is not None and not any(values.get(column) for column in LIMIT_COLUMNS)):
+        account, user, partition = values["Account"], values["User"] or None, values.get("Partition") or None
+        if not account or (user is not None and partition is None
+                           and not any(values.get(column) for column in LIMIT_COLUMNS)):
             continue  # every account is kept: the tree's shape decides which Grp limits hold a job
         counts = {column: site_number(values[column], int, source, number, key) if values.get(column)
                   else None for column in ("GrpJobs", "MaxJobs", "MaxSubmit", "GrpSubmit")}
@@ -56,7 +59,8 @@ def parse_association_limits(text: str, source: str = "sacctmgr show association
                                grp_tres_run_mins=limits["GrpTRESRunMins"],
                                max_tres_mins_per_job=limits["MaxTRESMins"],
                                grp_submit_jobs=counts["GrpSubmit"], grp_wall=grp_wall,
-                               max_tres_per_node=limits["MaxTRESPerNode"]))
+                               max_tres_per_node=limits["MaxTRESPerNode"],
+                               partition=partition if user is not None else None))
     return tuple(found), notes
 
 

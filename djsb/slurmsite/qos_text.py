@@ -2,8 +2,9 @@
 
 :data:`QOS_COMMAND` asks, one line per QoS, the columns of :data:`QOS_FORMAT`: the priority, the job
 counts (MaxJobsPU, MaxJobsPA, GrpJobs, MaxSubmitPU; empty when unlimited), MaxWall (a Slurm time),
-Flags (DenyOnLimit, OverPartQOS, NoDecay) and the TRES limits (MaxTRES per job, MaxTRESPerNode,
-MaxTRESPU, MaxTRESPA, GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos reads of a QoS:
+Flags (DenyOnLimit, OverPartQOS, NoDecay, UsageFactorSafe) and the TRES limits (MaxTRES per job,
+MaxTRESPerNode, MaxTRESPU, MaxTRESPA, GrpTRES: ``cpu=64,gres/gpu=4,mem=16G``), and what preempt/qos
+reads of a QoS:
 the QoS its jobs may preempt (Preempt, comma-separated names), how long its jobs run on once
 preempted (GraceTime) and what they do then (PreemptMode: ``cluster``, the cluster's, or CANCEL,
 REQUEUE, OFF, with WITHIN), then the
@@ -86,7 +87,8 @@ def parse_qos(text: str, source: str = "sacctmgr show qos", key: str = "qos") ->
             grp_tres_run_mins=limits["GrpTRESRunMins"], max_tres_mins_per_job=limits["MaxTRESMins"],
             preempt=tuple(name.strip() for name in values.get("Preempt", "").split(",") if name.strip()),
             grace_time=_time(values.get("GraceTime", ""), "GraceTime", source, number, key) or 0.0,
-            preempt_mode=mode, preempt_within=within, usage_factor=factor, no_decay="nodecay" in flags))
+            preempt_mode=mode, preempt_within=within, usage_factor=factor, no_decay="nodecay" in flags,
+            usage_factor_safe="usagefactorsafe" in flags))
     ordered = tuple(sorted(found, key=lambda q: q.name != "normal"))
     return QosTable(ordered, notes, preempt_lists and bool(found))
 

@@ -82,13 +82,14 @@ SHOW_CONFIG_COMMAND = ("env", "SLURM_TIME_FORMAT=%s", "scontrol", "show", "confi
 """``scontrol show config`` with its times (BOOT_TIME) in Unix seconds."""
 ASSOCIATION_COLUMNS = ("Account", "User", "ParentName", "Share", "GrpJobs", "GrpTRES", "MaxJobs", "MaxSubmit",
                        "MaxTRES", "MaxWall", "GrpTRESMins", "GrpTRESRunMins", "MaxTRESMins", "GrpSubmit",
-                       "GrpWall", "MaxTRESPerNode")
+                       "GrpWall", "MaxTRESPerNode", "Partition")
 """The columns sacctmgr prints for :data:`ASSOCIATIONS_COMMAND`: fair share's four, then the limits
 (:mod:`djsb.slurmsite.assoc_text`)."""
+PARTITION_COLUMN = ASSOCIATION_COLUMNS.index("Partition")
 ASSOCIATIONS_COMMAND = ("sacctmgr", "--noheader", "--parsable2", "show", "associations",
                         "format=Account,User,ParentName,Share,GrpJobs,GrpTRES,MaxJobs,MaxSubmitJobs,MaxTRES,"
                         "MaxWallDurationPerJob,GrpTRESMins,GrpTRESRunMins,MaxTRESMinsPerJob,GrpSubmitJobs,GrpWall,"
-                        "MaxTRESPerNode")
+                        "MaxTRESPerNode,Partition")
 """Every association: an account's row has no user and names its parent account; a user's row
 names its account, the parent of a user association; then their limits (:data:`ASSOCIATION_COLUMNS`)."""
 SSHARE_COMMAND = ("sshare", "--all", "--noheader", "--parsable2", "--format=Account,User,RawUsage")
@@ -203,7 +204,9 @@ def site_lines(text: str, fields: int, source: str, key: str) -> Iterator[tuple[
 def parse_associations(text: str, source: str = "sacctmgr show associations",
                        key: str = "associations") -> Associations:
     """:data:`ASSOCIATIONS_COMMAND`'s answer. The model gives a user one RawShares in every account
-    (a note when Slurm's differ); a share it cannot read (``parent``) counts as 1, with a note."""
+    (a note when Slurm's differ); a share it cannot read (``parent``) counts as 1, with a note. A user
+    association of one partition (its Partition column) is left out of the fair-share tree, with a
+    note: its jobs count in the user's association in its account."""
     accounts: dict[str, AccountSpec] = {}
     user_shares: dict[str, float] = {}
     pairs: list[tuple[str, str]] = []
@@ -212,6 +215,11 @@ def parse_associations(text: str, source: str = "sacctmgr show associations",
         if not fields[0]:
             continue
         account, user, parent, share = (field.strip() for field in fields[:4])
+        partition = fields[PARTITION_COLUMN].strip() if len(fields) > PARTITION_COLUMN else ""
+        if user and partition:
+            notes.append(f"association {user}@{account} of partition {partition}: its own fair-share leaf "
+                         f"(Share {share}, usage) has no model; its jobs count in {user}@{account}")
+            continue
         try:
             shares = float(share)
         except ValueError:
