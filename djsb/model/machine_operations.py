@@ -1,8 +1,9 @@
 """What the model does when the machine changes under the schedule: node events applied (the jobs
 on a node gone DOWN end), requeued jobs queued again, reservations' windows opened and closed
-(:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), and jobs preempted for a job that
+(:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), jobs preempted for a job that
 does not fit (:mod:`djsb.model.preemption`), or suspended for it and resumed when it ends
-(:mod:`djsb.model.suspension`). :class:`~djsb.model.simulation.Simulation` has these
+(:mod:`djsb.model.suspension`), and the jobs sharing cores suspended and resumed in turn by gang
+scheduling's time-slicing (:mod:`djsb.model.gang`). :class:`~djsb.model.simulation.Simulation` has these
 steps; its core supplies the state they act on.
 """
 
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, held_units, shares_cores
 from djsb.model.cluster_spec import ClusterSpec
-from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
+from djsb.model.events import GANG_TICK, REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
+from djsb.model.gang import Changes, TimeSlicer
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
@@ -39,6 +42,7 @@ class MachineOperations(JobOperations):
     arrived: int
     by_qos: bool
     gang: Gang | None
+    slicer: TimeSlicer | None
     usage_tick: float
 
     @abstractmethod
@@ -78,6 +82,11 @@ class MachineOperations(JobOperations):
         change the next periodic passes see (at once without a periodic main pass)."""
         freed = False
         for kind, key in changes:
+            if kind == GANG_TICK:  # suspends and resumes jobs on the CPUs they hold: no pass
+                assert self.slicer is not None
+                self.slicer.wake = math.inf
+                self._sliced(self.slicer.cycle(), now)
+                continue
             if kind == USAGE_TICK:
                 self.usage_tick = math.inf
                 freed = freed or self.config.sched_interval <= 0
@@ -98,7 +107,7 @@ class MachineOperations(JobOperations):
             for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
                 self._end(job, now, NODE_FAIL)
             for job in self.running.values():
-                if job.suspended_since is None and any(node in on for node, _ in job.alloc):
+                if (job.suspended_since is None or job.sliced) and any(node in on for node, _ in job.alloc):
                     alloc = self.service.in_service(job.alloc, job.memory)[0]
                     self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
             if self.checker is not None:
@@ -108,10 +117,74 @@ class MachineOperations(JobOperations):
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
         """``scontrol resume``, but not of a job a preemption suspended: the gang scheduler resumes
-        that one when its preemptors end (its CPUs are theirs until then)."""
+        that one when its preemptors end (its CPUs are theirs until then); nor of one time-slicing
+        suspended (:meth:`_not_sliced`)."""
         if self.gang is not None and job_id in self.gang.shadows:
             raise ModelError(f"job {job_id} is suspended by a preemption: it resumes when its preemptors end")
+        self._not_sliced(job_id)
         super().resume(job_id, stall)
+
+    def suspend(self, job_id: int) -> None:
+        """``scontrol suspend``, but not of a job time-slicing suspended (:meth:`_not_sliced`)."""
+        self._not_sliced(job_id)
+        super().suspend(job_id)
+
+    def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
+        """Resize a job, but not one time-slicing suspended (:meth:`_not_sliced`)."""
+        self._not_sliced(job_id)
+        super().resize(job_id, cpus_per_node)
+
+    def _not_sliced(self, job_id: int) -> None:
+        """Refuse an operation on a job gang scheduling's time-slicing holds suspended (it keeps its
+        CPUs, which the operations take and give back): the model has no rule for it."""
+        if self.slicer is not None and self.job(job_id).sliced:
+            raise ModelError(f"job {job_id} is suspended by gang scheduling's time-slicing: it resumes "
+                             "at its turn")
+
+    def _slice_started(self, job: SimJob, now: float) -> None:
+        """``job`` started: the gang scheduler lists it, suspended at once if its cores are in the
+        active row's (gang.c ``gs_job_start``; :mod:`djsb.model.gang`)."""
+        assert self.slicer is not None
+        if self.slicer.tracks(job):
+            self._sliced(self.slicer.start(job), now)
+
+    def _slice_ended(self, job: SimJob, now: float) -> None:
+        """``job`` ends (before its CPUs are given back): if time-slicing held it suspended, that time
+        counts as suspended; the jobs that now fit its partition's active row resume (gang.c
+        ``gs_job_fini``)."""
+        slicer = self.slicer
+        assert slicer is not None
+        if not slicer.tracks(job):
+            return
+        if job.sliced:
+            assert job.suspended_since is not None
+            job.suspended_total += now - job.suspended_since
+            job.suspended_since, job.sliced = None, False
+        self._sliced(slicer.end(job), now)
+
+    def _sliced(self, changes: Changes, now: float) -> None:
+        """Apply what the gang scheduler did: a suspended job keeps its CPUs and stops progressing
+        (``_suspend_job``), a resumed one goes on with its end moved by the time it was suspended
+        (``_resume_job``); then the timeslicer's next wake while a job waits for its turn."""
+        for job in changes.suspend:
+            job.work_until(now)
+            job.suspended_since, job.sliced, job.end_seq = now, True, -1
+            self.rates_dirty = True
+            if self.checker is not None:
+                self.checker.on_suspend(job, now)
+        for job in changes.resume:
+            assert job.suspended_since is not None
+            job.suspended_total += now - job.suspended_since
+            job.suspended_since, job.sliced = None, False
+            job.since, job.rate = now, 0.0  # the next rate update schedules its END (_update_rates)
+            self.rates_dirty = True
+            if self.checker is not None:
+                self.checker.on_resume(job, now, self.planner.planned_end(job, now))
+        slicer = self.slicer
+        assert slicer is not None
+        if slicer.wake == math.inf and slicer.pending():
+            slicer.wake = slicer.next_wake(now)
+            self._push(slicer.wake, GANG_TICK, 0)
 
     def _preempt(self, job: SimJob, excluded: frozenset[int]) -> Placement | None:
         """``job`` does not fit: suspend the lower-tier jobs that make room for it now and return
