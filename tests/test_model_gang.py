@@ -16,11 +16,13 @@ import pandas as pd
 import pytest
 
 from djsb.errors import ConfigError
+from djsb.history.notes import unmodelled
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.cluster_spec import PartitionSpec
 from djsb.model.invariants import InvariantChecker
 from djsb.model.operations import ModelError
 from djsb.model.scheduler import SCHEDULER_READERS
+from djsb.slurmsite.slurm_conf import parse_slurm_conf
 from djsb.slurmsite.slurm_config import scheduler_config
 from djsb.workloads.job import TraceJob
 from djsb.yamlnodes import Located
@@ -166,3 +168,20 @@ def test_gang_and_the_time_slice_are_read_from_a_site() -> None:
     assert scheduler_config({"SchedulerTimeSlice": "3"}).time_slice == 30.0
     with pytest.raises(ConfigError, match="must be at least 5 s"):
         SCHEDULER_READERS["time_slice"](Located(3, 4, "policy.scheduler.time_slice", "cfg.yaml"))
+
+
+def test_a_site_s_slurm_conf_gives_gang_and_notes_only_the_shadows() -> None:
+    # djsb history reads the scheduler from slurm.conf (history/replay.py: scheduler_config(conf.config)).
+    # Time-slicing within a partition is modelled: PreemptMode=GANG is no longer a note; the shadows
+    # (gang.c _cast_shadow: a higher PriorityTier partition's jobs suspending lower-tier ones sharing
+    # their cores) are, where partitions of two tiers are defined and one shares cores.
+    text = "PreemptMode=GANG\nSchedulerTimeSlice=45\nNodeName=n0 CPUs=2\n"
+    one_tier = parse_slurm_conf(text + "PartitionName=p Nodes=n0 OverSubscribe=FORCE:2\n")
+    assert (scheduler_config(one_tier.config).gang, scheduler_config(one_tier.config).time_slice) == (True, 45.0)
+    assert not [note for note in unmodelled(one_tier) if "GANG" in note]
+    two_tiers = parse_slurm_conf(text + "PartitionName=p Nodes=n0 OverSubscribe=FORCE:2\n"
+                                 "PartitionName=hi Nodes=n0 PriorityTier=10\n")
+    assert [note for note in unmodelled(two_tiers) if "GANG" in note] == [
+        "PreemptMode=GANG: the gang scheduler's shadows have no model (a job of a higher PriorityTier partition "
+        "suspending the lower-tier jobs whose cores it shares; the time-slicing within a partition has, "
+        "djsb/model/gang.py, and SUSPEND's preemption, djsb/model/suspension.py)"]
