@@ -79,14 +79,19 @@ class MachineOperations(JobOperations):
         and give reserved nodes back at a window's end; a running job's units on nodes out of service
         are no longer planned to come back. Whether the passes a job's end runs must run now: not
         for a run of the decay thread alone (its usages were brought up to now already), whose
-        change the next periodic passes see (at once without a periodic main pass)."""
-        freed = False
+        change the next periodic passes see (at once without a periodic main pass); nor for a wake of
+        the timeslicer (jobs suspended and resumed on the CPUs they hold), whose moved ends the next
+        periodic passes see, and which changes nothing when it suspends and resumes no job."""
+        freed = touched = False
         for kind, key in changes:
-            if kind == GANG_TICK:  # suspends and resumes jobs on the CPUs they hold: no pass
+            if kind == GANG_TICK:
                 assert self.slicer is not None
                 self.slicer.wake = math.inf
-                self._sliced(self.slicer.cycle(), now)
+                rotated = self.slicer.cycle()
+                self._sliced(rotated, now)
+                touched = touched or bool(rotated.suspend or rotated.resume)
                 continue
+            touched = True
             if kind == USAGE_TICK:
                 self.usage_tick = math.inf
                 freed = freed or self.config.sched_interval <= 0
@@ -112,7 +117,8 @@ class MachineOperations(JobOperations):
                     self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
             if self.checker is not None:
                 self.checker.on_machine_change(now)
-        self.passes.touch()
+        if touched:
+            self.passes.touch()
         return freed
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
