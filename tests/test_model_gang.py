@@ -104,6 +104,34 @@ def test_a_third_job_waits_for_slots_then_takes_its_turn() -> None:
     assert times(frame, 3) == [60.0, 180.0, 60.0]
 
 
+def test_jobs_on_different_cores_share_the_active_row_and_a_whole_node_job_takes_turns() -> None:
+    # One node of 4 cores, FORCE:2. At 0: job 1 (2 CPUs, 60 s) takes idle cores 0-1, job 2 (2 CPUs,
+    # 120 s) idle cores 2-3 (cons_tres _job_test step 1: idle cores first), job 3 (4 CPUs, 60 s) shares
+    # all four. _job_fits_in_active_row (job_fits_into_cores, GS_CORE) compares cores: jobs 1 and 2 are
+    # both fillers; job 3 overlaps them and is suspended at 0. Wake 30: both stay (fillers), ACTIVE.
+    # 60: job 1 ends; _update_active_row: job 3 still overlaps job 2. Wake 60: job 2 (ACTIVE) to the back,
+    # [3, 2]: job 3 resumes, job 2 (60 s done) suspended. Wake 90: [2, 3]: job 2 resumes, job 3 (30 s
+    # done) suspended. Wake 120: [3, 2]: job 3 resumes, job 2 (90 s done) suspended. Job 3 ends at 150
+    # (suspended 0-60 and 90-120: 90 s); gs_job_fini resumes job 2, which ends at 180 (suspended 60-90
+    # and 120-150: 60 s). Were nodes compared instead of cores, job 2 would be suspended at 0.
+    spec = ClusterSpec(ClusterSpec.homogeneous(1, 4).nodes, (SHARING,))
+    frame = replay([job(1, 0, 60), job(2, 0, 120), job(3, 0, 60, cpus=4)], spec=spec)
+    assert times(frame, 1) == [0.0, 60.0, 0.0]
+    assert times(frame, 3) == [0.0, 150.0, 90.0]
+    assert times(frame, 2) == [0.0, 180.0, 60.0]
+
+
+def test_a_cancelled_job_leaves_the_row_and_the_next_resumes_at_once() -> None:
+    # As the first test; scancel of the running job 1 at 10: gs_job_fini -> _update_active_row resumes
+    # job 2 at 10 (not at the next wake): it ends at 70, suspended 10 s.
+    spec = cluster()
+    sim = Simulation([job(1, 0, 60), job(2, 0, 60)], spec, GANG, checker=InvariantChecker(spec))
+    sim.advance(10)
+    sim.cancel(1)
+    frame = sim.run().jobs.set_index("job_id")
+    assert times(frame, 2) == [0.0, 70.0, 10.0]
+
+
 def test_jobs_of_another_partition_are_not_sliced_against_these() -> None:
     # Partitions p and q, both FORCE:2 over n0, same PriorityTier. Job 1 (p) and job 2 (q), 2 CPUs,
     # 60 s, at 0: both start at 0 on the same two cores. gang.c keeps one job list and active row per

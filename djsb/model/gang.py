@@ -28,7 +28,10 @@ plugin keeps the job's resources), so the cluster state does not change; it make
 its end moves by the time it spent suspended (job_mgr.c ``_job_suspend_op``, as for
 :mod:`djsb.model.suspension`). The timeslicer thread starts with slurmctld: the model puts its wakes
 at the multiples of ``SchedulerTimeSlice`` on its clock, after the job ends of that instant and before
-its passes, and only while some partition has a suspended job (another wake changes nothing).
+its passes, and only while some partition has a suspended job (another wake changes nothing). A wake
+that suspends or resumes jobs moves their ends, so the next periodic passes run (they plan with them).
+The invariant checker counts a suspended job's CPUs as given back, as for any suspension (it checks
+less on its nodes while it is suspended).
 
 The model knows slots, not cores: a job of a partition of two rows or more is given, on each of its
 nodes, the cores the fewest of the partitions' running jobs hold (the lowest first), as cons_tres fills
