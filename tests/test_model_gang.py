@@ -176,6 +176,27 @@ def test_suspend_gang_time_slices_too() -> None:
     assert times(frame, 2) == [0.0, 120.0, 60.0]
 
 
+def test_a_job_suspended_by_hand_leaves_the_list_and_rejoins_it_at_the_back() -> None:
+    # As the first test; scontrol suspend of the running job 1 at 10: job_mgr.c _job_suspend_op calls
+    # gs_job_fini, so job 2 fits the active row and resumes at 10. scontrol resume of job 1 at 20:
+    # gs_job_start appends it, [2, 1], on its cores, which job 2 (a filler) holds: the gang scheduler
+    # suspends it at once. Wake 30: job 2 stays (filler), ACTIVE. Wake 60: job 2 to the back, [1, 2]:
+    # job 1 resumes, job 2 (50 s done) suspended. Wake 90: [2, 1]: job 2 resumes, job 1 (10 + 30 s
+    # done) suspended. Job 2 ends at 100 (suspended 0-10 and 60-90: 40 s); gs_job_fini resumes job 1,
+    # which ends at 120 (suspended 10-60 and 90-100: 60 s).
+    spec = cluster()
+    sim = Simulation([job(1, 0, 60), job(2, 0, 60)], spec, GANG, checker=InvariantChecker(spec))
+    sim.advance(10)
+    sim.suspend(1)
+    assert sim.job(2).state == "RUNNING"
+    sim.advance(20)
+    sim.resume(1)
+    assert sim.job(1).state == "SUSPENDED"
+    frame = sim.run().jobs.set_index("job_id")
+    assert times(frame, 2) == [0.0, 100.0, 40.0]
+    assert times(frame, 1) == [0.0, 120.0, 60.0]
+
+
 def test_scontrol_operations_refuse_a_job_the_rotation_suspended() -> None:
     spec = cluster()
     sim = Simulation([job(1, 0, 60), job(2, 0, 60)], spec, GANG, checker=InvariantChecker(spec))
@@ -184,6 +205,8 @@ def test_scontrol_operations_refuse_a_job_the_rotation_suspended() -> None:
     for operation in (sim.resume, sim.suspend):
         with pytest.raises(ModelError, match="suspended by gang scheduling's time-slicing"):
             operation(2)
+    with pytest.raises(ModelError, match="cannot be resized"):
+        sim.resize(1, [1])
 
 
 def test_gang_and_the_time_slice_are_read_from_a_site() -> None:

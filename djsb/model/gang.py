@@ -38,11 +38,23 @@ nodes, the cores the fewest of the partitions' running jobs hold (the lowest fir
 idle cores first (``_job_test`` step 1), then its partition's rows in turn (step 4): exact while jobs
 take whole rows of a node, an approximation when rows are rebuilt after jobs of several sizes end.
 
-Left aside: gang.c's "shadows": a job of a higher PriorityTier partition does not suspend the
-lower-tier jobs whose cores it shares here; preemption by suspension (``PreemptMode=SUSPEND,GANG``)
-is :mod:`djsb.model.suspension`'s, and a job it (or ``scontrol suspend``) suspended is out of the
-rotation until it resumes, as under a shadow. A job suspended by the rotation is not preempted, and
-``scontrol suspend``, ``resume`` and resize refuse it. GS_CPU, GS_SOCKET and GS_NODE
+A job suspended by hand (``scontrol suspend``) leaves its partition's list and gives its cores back,
+and the jobs that then fit the active row resume (job_mgr.c ``_job_suspend_op``: ``gs_job_fini``); at
+its resume it joins the end of the list on the same cores, suspended at once if they are in the active
+row's (``gs_job_start``). ``scontrol suspend`` and ``resume`` refuse a job the rotation suspended (Slurm
+would hold it, priority 0, or resume it behind the gang scheduler's back), and a job of a sliced
+partition is not resized (the model's DLB-DROM malleability, which Slurm has not).
+
+Left aside: gang.c's "shadows" (``_cast_shadow``: every running job of a partition casts its cores
+on the active rows of the partitions of lower PriorityTier, whose overlapped jobs are suspended, or
+preempted under CANCEL or REQUEUE). :mod:`djsb.model.suspension` is what the model has of them: under
+``PreemptMode=SUSPEND,GANG`` with preempt/partition_prio or preempt/qos, a job that finds no room
+suspends the lower-tier jobs it needs the cores of, which resume when it ends; such a job is out of
+the rotation until then (as under its preemptor's shadow), and so is one suspended by hand. Not
+modelled: a higher-tier job placed on cores a lower-tier job shares (two partitions of FORCE:N
+over the same nodes) suspending it, shadows under PreemptMode GANG without SUSPEND, and the counters
+of ``_timeslicer_thread``'s test (``jobs_active < num_jobs + num_shadows``) when shadows change
+between wakes. A job the rotation suspended is not preempted. GS_CPU, GS_SOCKET and GS_NODE
 (``SelectTypeParameters`` other than CR_Core) are not modelled, nor heterogeneous jobs.
 """
 
@@ -95,6 +107,9 @@ class TimeSlicer:
         self.node_cores = node_cores
         self.holders: dict[int, list[int]] = {}
         """By node, how many of the listed jobs hold each of its cores."""
+        self.parked: dict[int, dict[int, int]] = {}
+        """By job id, the cores of a job suspended by hand (``scontrol suspend``), which it takes
+        again at its resume (its ``job_resrcs`` do not change)."""
         self.time_slice = time_slice
         self.wake = float("inf")
         """The timeslicer's next wake the model has pushed (inf: none)."""
@@ -113,18 +128,25 @@ class TimeSlicer:
         return any(_outside(entry) for jobs in self.lists.values() for entry in jobs)
 
     def _cores(self, job: SimJob) -> dict[int, int]:
-        """The cores ``job`` gets on each of its nodes: those the fewest listed jobs hold, lowest
-        first; counted as held."""
-        cores = {}
-        for node, slots in job.alloc:
-            held = self.holders.setdefault(node, [0] * self.node_cores[node])
-            chosen = sorted(range(len(held)), key=lambda core: (held[core], core))[:slots]
-            mask = 0
-            for core in chosen:
-                held[core] += 1
-                mask |= 1 << core
-            cores[node] = mask
+        """The cores ``job`` gets on each of its nodes: those it had if suspended by hand, else those
+        the fewest listed jobs hold, lowest first; counted as held."""
+        cores = self.parked.pop(job.job_id, None)
+        if cores is None:
+            cores = {}
+            for node, slots in job.alloc:
+                held = self.holders.setdefault(node, [0] * self.node_cores[node])
+                chosen = sorted(range(len(held)), key=lambda core: (held[core], core))[:slots]
+                cores[node] = sum(1 << core for core in chosen)
+        self._hold(cores, 1)
         return cores
+
+    def _hold(self, cores: dict[int, int], sign: int) -> None:
+        """Count (``sign`` 1) or no longer count (-1) a job's ``cores`` as held."""
+        for node, mask in cores.items():
+            held = self.holders.setdefault(node, [0] * self.node_cores[node])
+            for core in range(len(held)):
+                if mask >> core & 1:
+                    held[core] += sign
 
     def start(self, job: SimJob) -> Changes:
         """``job`` started (or resumed from elsewhere): ``_add_job_to_part``."""
@@ -139,16 +161,19 @@ class TimeSlicer:
             changes.suspend.append(job)
         return changes
 
-    def end(self, job: SimJob) -> Changes:
-        """``job`` ended: ``_remove_job_from_part``, then ``_update_active_row`` of its partition."""
+    def end(self, job: SimJob, parked: bool = False) -> Changes:
+        """``job`` ended, or was suspended by hand (``parked``: its cores kept for its resume):
+        ``_remove_job_from_part``, then ``_update_active_row`` of its partition. A job suspended by
+        hand that ends is only forgotten."""
         jobs = self.lists[job.part.index]
-        entry = next(entry for entry in jobs if entry.job is job)
+        entry = next((entry for entry in jobs if entry.job is job), None)
+        if entry is None:
+            self.parked.pop(job.job_id, None)
+            return Changes()
         jobs.remove(entry)
-        for node, mask in entry.cores.items():
-            held = self.holders[node]
-            for core in range(len(held)):
-                if mask >> core & 1:
-                    held[core] -= 1
+        self._hold(entry.cores, -1)
+        if parked:
+            self.parked[job.job_id] = entry.cores
         return _update_active_row(jobs)
 
     def cycle(self) -> Changes:

@@ -136,9 +136,26 @@ class MachineOperations(JobOperations):
         super().suspend(job_id)
 
     def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
-        """Resize a job, but not one time-slicing suspended (:meth:`_not_sliced`)."""
-        self._not_sliced(job_id)
+        """Resize a job, but not one of a partition the gang scheduler slices (the model has no rule
+        for the cores it would hold)."""
+        if self.slicer is not None and self.slicer.tracks(self.job(job_id)):
+            raise ModelError(f"job {job_id} is in a partition whose jobs gang scheduling time-slices: it "
+                             "cannot be resized")
         super().resize(job_id, cpus_per_node)
+
+    def _held_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol suspend``: the job leaves the gang scheduler's list, keeping its cores, and the
+        jobs that now fit its partition's active row resume (job_mgr.c ``_job_suspend_op``:
+        ``gs_job_fini`` for a suspension by hand, which gives its cores back to the select plugin)."""
+        if self.slicer is not None and self.slicer.tracks(job):
+            self._sliced(self.slicer.end(job, parked=True), now)
+
+    def _released_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol resume`` of a job suspended by hand: it joins the end of the gang scheduler's
+        list on the cores it had, suspended at once if they are in the active row's
+        (``_job_suspend_op``: ``gs_job_start``)."""
+        if self.slicer is not None and self.slicer.tracks(job):
+            self._sliced(self.slicer.start(job), now)
 
     def _not_sliced(self, job_id: int) -> None:
         """Refuse an operation on a job gang scheduling's time-slicing holds suspended (it keeps its
