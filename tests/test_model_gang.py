@@ -142,6 +142,43 @@ def test_jobs_of_another_partition_are_not_sliced_against_these() -> None:
     assert times(frame, 2) == [0.0, 60.0, 0.0]
 
 
+@pytest.mark.parametrize("scheduler", [GANG, dataclasses.replace(GANG, preempt_type="partition_prio",
+                                                                   preempt_mode="suspend")],
+                         ids=["GANG", "SUSPEND,GANG"])
+def test_a_higher_tier_job_sharing_the_cores_casts_its_shadow(scheduler: SchedulerConfig) -> None:
+    # Partitions lo (PriorityTier 1) and hi (10), both FORCE:2 over n0. Job 1 (lo, 2 CPUs, 100 s) at 0;
+    # job 2 (hi, 2 CPUs, 50 s) at 10 finds no idle core and shares job 1's (cons_tres _job_test: under
+    # gang_mode step 3 removes only the cores of partitions of its own tier). gs_job_start: job 2 fits
+    # hi's empty row and casts its shadow on lo (_cast_shadow); _update_all_active_rows rebuilds lo's
+    # row from the shadow first: job 1 no longer fits and is suspended at 10 (its PreemptMode is OFF
+    # under preempt/none, SUSPEND under SUSPEND,GANG: suspended either way). Job 2 ends at 60
+    # (gs_job_fini clears the shadow): job 1 resumes at 60 with 90 s left, ends at 150, suspended 50 s.
+    spec = cluster(PartitionSpec("lo", oversubscribe="FORCE:2"),
+                   PartitionSpec("hi", oversubscribe="FORCE:2", priority_tier=10))
+    frame = replay([job(1, 0, 100, partition="lo"), job(2, 10, 50, partition="hi")], scheduler, spec)
+    assert times(frame, 2) == [10.0, 60.0, 0.0]
+    assert times(frame, 1) == [0.0, 150.0, 50.0]
+
+
+def test_under_requeue_gang_a_shadow_makes_the_rotation_requeue_instead_of_suspend() -> None:
+    # PreemptType=preempt/partition_prio, PreemptMode=REQUEUE,GANG. Nodes n0 (partition lo, FORCE:2,
+    # tier 1) and n1 (hi, OverSubscribe=NO, tier 10). At 0 the pass starts job 3 (hi, 100 s; the higher
+    # tier is first in the queue) on n1, then jobs 1 and 2 (lo, 2 CPUs, 60 s) on n0. Job 3 runs: its
+    # shadow is cast on lo (on every lower partition, whatever its nodes: num_shadows 1). Job 2 does
+    # not fit lo's row (job 1's cores) and, its mode being REQUEUE with num_shadows > 0,
+    # _add_job_to_part queues it for preemption instead of suspending it: requeued at 0, eligible
+    # again 121 s later (requeue_delay, as any requeued job), it starts at 121 on the idle n0 (job 1
+    # ended at 60) and ends at 181. Without the shadow it would have been suspended and resumed at 60.
+    spec = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes,
+                       (PartitionSpec("lo", oversubscribe="FORCE:2", nodes=("n0",)),
+                        PartitionSpec("hi", priority_tier=10, nodes=("n1",))))
+    requeue = dataclasses.replace(GANG, preempt_type="partition_prio", preempt_mode="requeue")
+    frame = replay([job(1, 0, 60, partition="lo"), job(2, 0, 60, partition="lo"),
+                    job(3, 0, 100, partition="hi")], requeue, spec)
+    assert frame.loc[2, ["start", "end", "requeues"]].tolist() == [121.0, 181.0, 1]
+    assert times(frame, 1) == [0.0, 60.0, 0.0]
+
+
 def test_the_timeslicer_wakes_on_its_own_clock_not_the_jobs() -> None:
     # Job 1 (80 s) and job 2 (20 s) at 10: job 1 a filler, job 2 suspended at 10. The timeslicer wakes
     # at 30, 60, ... (_slice_sleep from slurmctld's start), not 30 s after the jobs: wake 30, job 1
@@ -221,11 +258,11 @@ def test_gang_and_the_time_slice_are_read_from_a_site() -> None:
         SCHEDULER_READERS["time_slice"](Located(3, 4, "policy.scheduler.time_slice", "cfg.yaml"))
 
 
-def test_a_site_s_slurm_conf_gives_gang_and_notes_only_the_shadows() -> None:
+def test_a_site_s_slurm_conf_gives_gang_and_notes_what_the_placement_lacks() -> None:
     # djsb history reads the scheduler from slurm.conf (history/replay.py: scheduler_config(conf.config)).
-    # Time-slicing within a partition is modelled: PreemptMode=GANG is no longer a note; the shadows
-    # (gang.c _cast_shadow: a higher PriorityTier partition's jobs suspending lower-tier ones sharing
-    # their cores) are, where partitions of two tiers are defined and one shares cores.
+    # Time-slicing and shadows are modelled: PreemptMode=GANG is no longer a note; where partitions of
+    # two tiers are defined, what the model's placement does not do is (a job of the higher tier
+    # placed on a lower tier's cores that do not share, which cons_tres allows under gang_mode).
     text = "PreemptMode=GANG\nSchedulerTimeSlice=45\nNodeName=n0 CPUs=2\n"
     one_tier = parse_slurm_conf(text + "PartitionName=p Nodes=n0 OverSubscribe=FORCE:2\n")
     assert (scheduler_config(one_tier.config).gang, scheduler_config(one_tier.config).time_slice) == (True, 45.0)
@@ -233,6 +270,7 @@ def test_a_site_s_slurm_conf_gives_gang_and_notes_only_the_shadows() -> None:
     two_tiers = parse_slurm_conf(text + "PartitionName=p Nodes=n0 OverSubscribe=FORCE:2\n"
                                  "PartitionName=hi Nodes=n0 PriorityTier=10\n")
     assert [note for note in unmodelled(two_tiers) if "GANG" in note] == [
-        "PreemptMode=GANG: the gang scheduler's shadows have no model (a job of a higher PriorityTier partition "
-        "suspending the lower-tier jobs whose cores it shares; the time-slicing within a partition has, "
-        "djsb/model/gang.py, and SUSPEND's preemption, djsb/model/suspension.py)"]
+        "PreemptMode=GANG: a job of a higher PriorityTier partition that finds no idle core takes the cores of "
+        "lower-tier jobs (the gang scheduler's shadow suspending them) only where they share cores "
+        "(OverSubscribe FORCE:N) or by SUSPEND's preemption here; cons_tres's _job_test lets any job do it "
+        "under GANG (djsb/model/gang.py)"]

@@ -13,7 +13,6 @@ import pandas as pd
 from djsb import slurm_text
 from djsb.history.inputs import SiteFiles, site_text
 from djsb.history.start import StartSplit
-from djsb.model.cluster_spec import PartitionSpec
 from djsb.slurmsite.site_events import NodeEvent, ReservationRecord, parse_node_events, parse_reservations
 from djsb.slurmsite.slurm_conf import SlurmConf
 from djsb.slurmsite.slurm_conf_keys import SLURM_CONF_KEYS
@@ -59,15 +58,6 @@ NODE_KEYS_MODELLED = {"NodeName", "CPUs", "CPUTot", "RealMemory", "Boards", "Soc
 NODE_STATES_IN_SERVICE = {"UNKNOWN", "IDLE", "CLOUD"}
 
 
-def _tiers_share(conf: SlurmConf) -> bool:
-    """Whether partitions of different PriorityTier are defined and one of them shares cores
-    (OverSubscribe FORCE:N, N >= 2): where gang.c's shadows would matter."""
-    tiers = {part.get("PriorityTier", "1") for part in conf.partitions}
-    return len(tiers) > 1 and any(
-        PartitionSpec("p", oversubscribe=slurm_text.oversubscribe(part.get("OverSubscribe", "NO"))).share > 1
-        for part in conf.partitions)
-
-
 def unmodelled(conf: SlurmConf) -> list[str]:
     """One note per setting of ``conf`` the model does not reproduce."""
     notes = [f"slurm.conf key {key} is not one Slurm 22.05 reads (a typo? slurm.conf(5)): ignored"
@@ -76,11 +66,12 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     mode = conf.config.get("PreemptMode", "OFF")
     if slurm_text.preempt_type(preempt) not in ("none", "partition_prio", "qos"):
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
-    elif "GANG" in {word.strip().upper() for word in mode.split(",")} and _tiers_share(conf):
-        notes.append(f"PreemptMode={mode}: the gang scheduler's shadows have no model (a job of a higher "
-                     "PriorityTier partition suspending the lower-tier jobs whose cores it shares; the "
-                     "time-slicing within a partition has, djsb/model/gang.py, and SUSPEND's preemption, "
-                     "djsb/model/suspension.py)")
+    elif "GANG" in {word.strip().upper() for word in mode.split(",")} \
+            and len({part.get("PriorityTier", "1") for part in conf.partitions}) > 1:
+        notes.append(f"PreemptMode={mode}: a job of a higher PriorityTier partition that finds no idle core "
+                     "takes the cores of lower-tier jobs (the gang scheduler's shadow suspending them) only "
+                     "where they share cores (OverSubscribe FORCE:N) or by SUSPEND's preemption here; "
+                     "cons_tres's _job_test lets any job do it under GANG (djsb/model/gang.py)")
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
               for key, value in params.items() if key not in scheduler_parameters_read()]

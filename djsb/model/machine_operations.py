@@ -21,7 +21,7 @@ from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
 from djsb.model.placement import Placement
-from djsb.model.preemption import NODE_FAIL, choose_preemptees, grace_time, preemptable
+from djsb.model.preemption import NODE_FAIL, STOPS, choose_preemptees, grace_time, preempt_mode, preemptable
 from djsb.model.reservations import ReservationPlan
 from djsb.model.reserved_jobs import ReservedJobs
 from djsb.model.scheduler import SchedulerConfig
@@ -41,6 +41,7 @@ class MachineOperations(JobOperations):
     arrivals: list[tuple[float, int, int]]
     arrived: int
     by_qos: bool
+    preempts: bool
     gang: Gang | None
     slicer: TimeSlicer | None
     usage_tick: float
@@ -89,7 +90,7 @@ class MachineOperations(JobOperations):
                 self.slicer.wake = math.inf
                 rotated = self.slicer.cycle()
                 self._sliced(rotated, now)
-                touched = touched or bool(rotated.suspend or rotated.resume)
+                touched = touched or bool(rotated.suspend or rotated.resume or rotated.preempt)
                 continue
             touched = True
             if kind == USAGE_TICK:
@@ -185,10 +186,26 @@ class MachineOperations(JobOperations):
             job.suspended_since, job.sliced = None, False
         self._sliced(slicer.end(job), now)
 
+    def _stopped_by_shadow(self, job: SimJob) -> bool:
+        """Whether the gang scheduler preempts ``job`` rather than suspend it when a shadow is cast on
+        its partition: its PreemptMode (its partition's or QoS's, else the cluster's) is CANCEL or
+        REQUEUE (gang.c ``_update_active_row``, ``_cycle_job_list``: ``slurm_job_preempt_mode``; OFF
+        under preempt/none)."""
+        return self.preempts and preempt_mode(job, self.config.preempt_mode, self.by_qos) in STOPS
+
     def _sliced(self, changes: Changes, now: float) -> None:
         """Apply what the gang scheduler did: a suspended job keeps its CPUs and stops progressing
         (``_suspend_job``), a resumed one goes on with its end moved by the time it was suspended
-        (``_resume_job``); then the timeslicer's next wake while a job waits for its turn."""
+        (``_resume_job``), a preempted one ends now, cancelled or requeued, without GraceTime
+        (``_preempt_job_dequeue``: SIGKILL or ``job_requeue`` at once); then the timeslicer's next
+        wake while a partition cycles."""
+        for job in changes.preempt:
+            job.preempt_at = now
+            job.work_until(now)
+            assert job.start is not None
+            self._schedule_end(job, now, job.start)
+            if self.checker is not None:  # as for any preemption: the promises made may move
+                self.checker.on_machine_change(now)
         for job in changes.suspend:
             job.work_until(now)
             job.suspended_since, job.sliced, job.end_seq = now, True, -1

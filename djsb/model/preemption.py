@@ -29,7 +29,8 @@ The backfill pass preempts too, and plans a preemptor over the jobs it may preem
 will-run planner (:mod:`djsb.model.backfill.will_run_planner`); the model's own planner does not.
 
 GANG's time-slicing of the jobs of a partition sharing cores (OverSubscribe rows, SchedulerTimeSlice)
-is :mod:`djsb.model.gang`'s; GANG without SUSPEND preempts nothing.
+and its shadows are :mod:`djsb.model.gang`'s (which cancels or requeues a job of mode CANCEL or
+REQUEUE it takes out of its row while a higher tier's job runs).
 
 Not modelled: a partition's or QoS's own SUSPEND under a cluster mode other than SUSPEND,GANG spares
 its jobs (without GANG nothing would resume them; under CANCEL,GANG or REQUEUE,GANG Slurm would

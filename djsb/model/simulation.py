@@ -185,7 +185,7 @@ class Simulation(MachineOperations):
             and self.config.preempt_mode in ("cancel", "requeue", SUSPEND)
         self.gang = Gang() if self.preempts and self.config.preempt_mode == SUSPEND else None
         """Who suspended whom under SUSPEND,GANG (:mod:`djsb.model.suspension`)."""
-        self.slicer = time_slicer(self.state, self.config)
+        self.slicer = time_slicer(self.state, self.config, self.running, self._stopped_by_shadow)
         """GANG's time-slicing, where a partition shares cores (:mod:`djsb.model.gang`)."""
         self.by_qos = self.config.preempt_type == "qos"
         self.armed: set[int] = set()
