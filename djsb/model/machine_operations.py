@@ -3,8 +3,8 @@ on a node gone DOWN end), requeued jobs queued again, reservations' windows open
 (:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), jobs preempted for a job that
 does not fit (:mod:`djsb.model.preemption`), or suspended for it and resumed when it ends
 (:mod:`djsb.model.suspension`), and the jobs sharing cores suspended and resumed in turn by gang
-scheduling's time-slicing (:mod:`djsb.model.gang`). :class:`~djsb.model.simulation.Simulation` has these
-steps; its core supplies the state they act on.
+scheduling's time-slicing and its shadows (:mod:`djsb.model.gang`).
+:class:`~djsb.model.simulation.Simulation` has these steps; its core supplies the state they act on.
 """
 
 from __future__ import annotations
@@ -82,7 +82,8 @@ class MachineOperations(JobOperations):
         for a run of the decay thread alone (its usages were brought up to now already), whose
         change the next periodic passes see (at once without a periodic main pass); nor for a wake of
         the timeslicer (jobs suspended and resumed on the CPUs they hold), whose moved ends the next
-        periodic passes see, and which changes nothing when it suspends and resumes no job."""
+        periodic passes see (a job it preempts ends now, with its passes), and which changes nothing
+        when it suspends, resumes and preempts no job."""
         freed = touched = False
         for kind, key in changes:
             if kind == GANG_TICK:
@@ -155,8 +156,8 @@ class MachineOperations(JobOperations):
         """``scontrol resume`` of a job suspended by hand: it joins the end of the gang scheduler's
         list on the cores it had, suspended at once if they are in the active row's
         (``_job_suspend_op``: ``gs_job_start``)."""
-        if self.slicer is not None and self.slicer.tracks(job):
-            self._sliced(self.slicer.start(job), now)
+        if self.slicer is not None:
+            self._slice_started(job, now)
 
     def _not_sliced(self, job_id: int) -> None:
         """Refuse an operation on a job gang scheduling's time-slicing holds suspended (it keeps its
