@@ -160,6 +160,35 @@ def test_a_higher_tier_job_sharing_the_cores_casts_its_shadow(scheduler: Schedul
     assert times(frame, 1) == [0.0, 150.0, 50.0]
 
 
+def test_a_partition_cycles_only_when_its_row_holds_fewer_shadows_and_jobs_than_it_has() -> None:
+    # One node n0 of 4 cores, partitions other and lo (tier 1) and hi (tier 10), all FORCE:3 (12 slots).
+    # Cores go to the least held, lowest first. 0: job 1 (other, 3 CPUs, 50 s) takes cores 0-2 and job 2
+    # (lo, 1 CPU, 100 s) core 3, both idle. 1: job 3 (hi, 2 CPUs, 200 s) shares cores 0-1; its shadow
+    # suspends job 1, not job 2. 2: job 4 (hi, 2, 200 s) cores 2-3, a filler beside job 3; its shadow
+    # suspends job 2. 3: job 5 (hi, 3 CPUs, 60 s) cores 0-2 overlaps both: suspended at once. lo's row,
+    # built at 2: 2 shadows + 0 jobs (jobs_active 2). Wake 30: hi's fillers become ACTIVE; lo and other
+    # cycle (2 < 1 job + 2 shadows) to no effect. Wake 60: hi's jobs 3 and 4 go to the back, job 5
+    # resumes (cores 0-2) and jobs 3 and 4 are suspended (59 and 58 s done): one shadow left, which spares
+    # job 2's core 3; but _timeslicer_thread tests lo's row as built at 30: jobs_active 2 is not below
+    # 1 job + 1 shadow, so lo does not cycle and job 2 stays suspended. Wake 90: jobs 3 and 4 resume,
+    # job 5 suspended (30 s left): 2 shadows again. Wake 120: job 5 resumes; lo, built at 90 with 2
+    # shadows, again does not cycle. Job 5 ends at 150: gs_job_fini's _update_all_active_rows resumes
+    # jobs 3 and 4 (89 and 88 s done), whose shadows keep jobs 1 and 2 suspended; job 3 ends at 261,
+    # job 4 at 262, when jobs 1 (49 s left) and 2 (98 s left) resume: job 1 ends at 311, job 2 at 360.
+    # (Cycled whenever it had a job outside its row, lo would have run job 2 from 60 to 90.)
+    spec = cluster(PartitionSpec("other", oversubscribe="FORCE:3"), PartitionSpec("lo", oversubscribe="FORCE:3"),
+                   PartitionSpec("hi", oversubscribe="FORCE:3", priority_tier=10))
+    spec = ClusterSpec(ClusterSpec.homogeneous(1, 4).nodes, spec.partitions)
+    frame = replay([job(1, 0, 50, partition="other", cpus=3), job(2, 0, 100, partition="lo", cpus=1),
+                    job(3, 1, 200, partition="hi"), job(4, 2, 200, partition="hi"),
+                    job(5, 3, 60, partition="hi", cpus=3)], spec=spec)
+    assert times(frame, 5) == [3.0, 150.0, 87.0]
+    assert times(frame, 3) == [1.0, 261.0, 60.0]
+    assert times(frame, 4) == [2.0, 262.0, 60.0]
+    assert times(frame, 1) == [0.0, 311.0, 261.0]
+    assert times(frame, 2) == [0.0, 360.0, 260.0]
+
+
 def test_under_requeue_gang_a_shadow_makes_the_rotation_requeue_instead_of_suspend() -> None:
     # PreemptType=preempt/partition_prio, PreemptMode=REQUEUE,GANG. Nodes n0 (partition lo, FORCE:2,
     # tier 1) and n1 (hi, OverSubscribe=NO, tier 10). At 0 the pass starts job 3 (hi, 100 s; the higher
