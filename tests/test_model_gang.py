@@ -1,9 +1,10 @@
-"""Gang scheduling's time-slicing in the model (djsb/model/gang.py), worked by hand from Slurm 22.05's
-src/slurmctld/gang.c: one node n0 of 2 cores, partition ``p`` with ``OverSubscribe=FORCE:2`` (two rows:
-two jobs may hold the same cores), ``PreemptMode=GANG``, ``SchedulerTimeSlice=30``, textbook passes (at
-every event, jobs killed at their limit), the invariant checker on.
+"""Gang scheduling's time-slicing and its shadows in the model (djsb/model/gang.py), worked by hand from
+Slurm 22.05's src/slurmctld/gang.c: unless a test says otherwise, one node n0 of 2 cores, partition
+``p`` with ``OverSubscribe=FORCE:2`` (two rows: two jobs may hold the same cores), ``PreemptMode=GANG``
+(preempt/none), ``SchedulerTimeSlice=30``, textbook passes (at every event, jobs killed at their
+limit), the invariant checker on.
 
-Every 2-CPU job here holds both cores of n0, so any two of them overlap and the active row holds one.
+Every 2-CPU job on n0 holds both its cores, so any two of them overlap and the active row holds one.
 The timeslicer wakes at 30, 60, 90, ... (``_slice_sleep``'s period on the model's clock); at an
 instant where a job ends and the timeslicer wakes, the end comes first (``gs_job_fini``), then the wake.
 """
