@@ -151,13 +151,32 @@ def preempt_type(text: str) -> str:
 
 def preempt_mode(text: str) -> str:
     """PreemptMode as the model names it: off, cancel, requeue, or suspend (SUSPEND,GANG); GANG alone
-    is gang scheduling without preemption, off. SUSPEND without GANG is refused, as slurmctld
-    refuses it (read_config.c ``_validate_and_set_defaults``: "PreemptMode=SUSPEND requires GANG
-    too"): nothing would resume a suspended job."""
+    is gang scheduling without preemption, off (its GANG is :func:`preempt_gang`). SUSPEND without
+    GANG is refused, as slurmctld refuses it (read_config.c ``_validate_and_set_defaults``:
+    "PreemptMode=SUSPEND requires GANG too"): nothing would resume a suspended job."""
     words = _preempt_words(text)
     if words - {""} == {"SUSPEND"}:
         raise ValueError("SUSPEND requires GANG too (PreemptMode=SUSPEND,GANG), as slurmctld says")
     return _mode(words)
+
+
+def preempt_gang(text: str) -> bool:
+    """Whether a PreemptMode has GANG: the gang scheduler runs (gang.c ``gs_init``)."""
+    preempt_mode(text)  # checks the rest
+    return "GANG" in _preempt_words(text)
+
+
+MIN_TIME_SLICE = 5.0
+"""The shortest SchedulerTimeSlice slurmctld takes (read_config.c)."""
+DEFAULT_TIME_SLICE = 30.0
+"""SchedulerTimeSlice's default (``DEFAULT_SCHED_TIME_SLICE``)."""
+
+
+def time_slice_seconds(text: str) -> float:
+    """SchedulerTimeSlice as slurm.conf gives it ("30") or ``scontrol show config`` prints it ("30 sec"):
+    below 5 s slurmctld logs an error and takes the default 30 (read_config.c)."""
+    value = _non_negative((text.split() or [""])[0], "not a number of seconds >= 0")
+    return value if value >= MIN_TIME_SLICE else DEFAULT_TIME_SLICE
 
 
 def _preempt_words(text: str) -> set[str]:

@@ -344,7 +344,7 @@ def test_a_what_if_of_a_setting_the_model_does_not_read_is_refused(
     one_line_failure(capsys, ["history", str(DUMP), "--slurm-conf", str(CONF), "--set", "MaxArraySize=10",
                               "-o", str(out)], 2, "--set: 'MaxArraySize=10': expected KEY=VALUE with KEY "
                      "one of the settings the model reads (SchedulerType, SchedulerParameters, SelectType, "
-                     "KillWait, OverTimeLimit, ResvOverRun, PreemptType, PreemptMode, PreemptExemptTime, "
+                     "KillWait, OverTimeLimit, ResvOverRun, PreemptType, PreemptMode, SchedulerTimeSlice, PreemptExemptTime, "
                      "JobRequeue, AuthInfo, DefMemPerCPU, DefMemPerGPU, DefMemPerNode, DefCpuPerGPU, "
                      "AccountingStorageEnforce, MaxMemPerCPU, PriorityType, "
                      "PriorityWeightAge, PriorityWeightFairShare, PriorityWeightJobSize, PriorityWeightPartition, "

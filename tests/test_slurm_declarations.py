@@ -56,6 +56,8 @@ SAMPLES: dict[Callable[[str], Any], tuple[str, Any]] = {
     slurm_text.preempt_type: ("preempt/partition_prio", "partition_prio"),
     slurm_text.preempt_mode: ("requeue", "requeue"),
     slurm_text.preempt_within: ("REQUEUE,WITHIN", True),
+    slurm_text.preempt_gang: ("gang", True),
+    slurm_text.time_slice_seconds: ("10", 10.0),
     slurm_text.partition_preempt_mode: ("requeue", "requeue"),
     slurm_text.exempt_seconds: ("00:02:00", 120.0),
     slurm_text.requeue_delay: ("cred_expire=30,socket=/run/munge.sock", 31.0),

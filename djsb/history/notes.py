@@ -66,8 +66,12 @@ def unmodelled(conf: SlurmConf) -> list[str]:
     mode = conf.config.get("PreemptMode", "OFF")
     if slurm_text.preempt_type(preempt) not in ("none", "partition_prio", "qos"):
         notes.append(f"PreemptType={preempt} has no model: no job is preempted")
-    elif {"GANG"} <= (words := {word.strip().upper() for word in mode.split(",")}) and "SUSPEND" not in words:
-        notes.append(f"PreemptMode={mode}: GANG's time-slicing has no model (SUSPEND,GANG's suspending has)")
+    elif "GANG" in {word.strip().upper() for word in mode.split(",")} \
+            and len({part.get("PriorityTier", "1") for part in conf.partitions}) > 1:
+        notes.append(f"PreemptMode={mode}: a job of a higher PriorityTier partition that finds no idle core "
+                     "takes the cores of lower-tier jobs (the gang scheduler's shadow suspending them) only "
+                     "where they share cores (OverSubscribe FORCE:N) or by SUSPEND's preemption here; "
+                     "cons_tres's _job_test lets any job do it under GANG (djsb/model/gang.py)")
     params = scheduler_parameters(conf.config.get("SchedulerParameters", ""))
     notes += [f"SchedulerParameters {key}{'=' + value if value else ''} has no model"
               for key, value in params.items() if key not in scheduler_parameters_read()]

@@ -144,7 +144,8 @@ class PartitionSpec:
                                 "GANG; else off)", where=PARTITION)
     oversubscribe: str = setting("NO", oversubscribe, "",
                                  slurm_key("OverSubscribe", slurm_text.oversubscribe, "NO"),
-                                 "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case)", where=PARTITION)
+                                 "NO, YES[:N], FORCE[:N] or EXCLUSIVE (any case); with the scheduler's gang, "
+                                 "its jobs sharing cores take turns (djsb/model/gang.py)", where=PARTITION)
     qos: str | None = setting(None, as_str, "", slurm_key("QOS", slurm_text.partition_qos),
                               "a QoS of `cluster.qos` whose limits hold every job of the partition on top "
                               "of the job's own, and first unless the job's QoS has `over_part_qos` "

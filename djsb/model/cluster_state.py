@@ -17,6 +17,8 @@ submitted without the option); the model does not keep such a node out of sharin
 cores, counted as ``free slots - cores * (N - 1)``: jobs fill idle cores before they share one
 (Slurm's cons_tres tries row 0 of a partition before the others), so that count is exact until a
 sharing job ends while others still share, and conservative afterwards (jobs never migrate).
+Under ``PreemptMode`` GANG the jobs sharing a partition's cores take turns (:mod:`djsb.model.gang`):
+a job the rotation suspends keeps its slots, so this state does not change with it.
 A node of a partition that shares cores may also be in partitions that do not (NO), whose jobs take
 idle cores there; which jobs may start beside which then follows :mod:`djsb.model.partition_rows`.
 Memory, when both the node and the job give it, is a per-node constraint. GPUs are one too

@@ -46,6 +46,8 @@ class SimJob:
     early (NODE_FAIL, PREEMPTED; "" for its own end or limit); ``preempted_by`` the job that last
     preempted it, and ``preempt_at`` when it is stopped for that one (inf: not preempted), or
     ``suspended_at`` when that one last suspended it (None: never; :mod:`djsb.model.suspension`);
+    ``sliced`` whether gang scheduling's time-slicing holds it suspended (it keeps its CPUs then:
+    :mod:`djsb.model.gang`);
     ``resv_end`` when it is ended for its reservation's end (inf: runs in none) and ``reservation``
     the one it runs in: the one it asked for, or a MAGNETIC one that drew it
     (:mod:`djsb.model.reserved_jobs`).
@@ -79,6 +81,7 @@ class SimJob:
     stall_until: float = -math.inf
     suspended_since: float | None = None
     suspended_total: float = 0.0
+    sliced: bool = False
     cancelled: bool = False
     finished: bool = False
     reason: str = NONE

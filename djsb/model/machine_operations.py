@@ -1,24 +1,27 @@
 """What the model does when the machine changes under the schedule: node events applied (the jobs
 on a node gone DOWN end), requeued jobs queued again, reservations' windows opened and closed
-(:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), and jobs preempted for a job that
+(:mod:`djsb.model.reservations`, :mod:`djsb.model.reserved_jobs`), jobs preempted for a job that
 does not fit (:mod:`djsb.model.preemption`), or suspended for it and resumed when it ends
-(:mod:`djsb.model.suspension`). :class:`~djsb.model.simulation.Simulation` has these
-steps; its core supplies the state they act on.
+(:mod:`djsb.model.suspension`), and the jobs sharing cores suspended and resumed in turn by gang
+scheduling's time-slicing and its shadows (:mod:`djsb.model.gang`).
+:class:`~djsb.model.simulation.Simulation` has these steps; its core supplies the state they act on.
 """
 
 from __future__ import annotations
 
 import math
 from abc import abstractmethod
+from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, held_units, shares_cores
 from djsb.model.cluster_spec import ClusterSpec
-from djsb.model.events import REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
+from djsb.model.events import GANG_TICK, REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
+from djsb.model.gang import Changes, TimeSlicer
 from djsb.model.job import SimJob
 from djsb.model.node_service import NodeService
 from djsb.model.operations import JobOperations, ModelError
 from djsb.model.placement import Placement
-from djsb.model.preemption import NODE_FAIL, choose_preemptees, grace_time, preemptable
+from djsb.model.preemption import NODE_FAIL, STOPS, choose_preemptees, grace_time, preempt_mode, preemptable
 from djsb.model.reservations import ReservationPlan
 from djsb.model.reserved_jobs import ReservedJobs
 from djsb.model.scheduler import SchedulerConfig
@@ -38,7 +41,9 @@ class MachineOperations(JobOperations):
     arrivals: list[tuple[float, int, int]]
     arrived: int
     by_qos: bool
+    preempts: bool
     gang: Gang | None
+    slicer: TimeSlicer | None
     usage_tick: float
 
     @abstractmethod
@@ -75,9 +80,20 @@ class MachineOperations(JobOperations):
         and give reserved nodes back at a window's end; a running job's units on nodes out of service
         are no longer planned to come back. Whether the passes a job's end runs must run now: not
         for a run of the decay thread alone (its usages were brought up to now already), whose
-        change the next periodic passes see (at once without a periodic main pass)."""
-        freed = False
+        change the next periodic passes see (at once without a periodic main pass); nor for a wake of
+        the timeslicer (jobs suspended and resumed on the CPUs they hold), whose moved ends the next
+        periodic passes see (a job it preempts ends now, with its passes), and which changes nothing
+        when it suspends, resumes and preempts no job."""
+        freed = touched = False
         for kind, key in changes:
+            if kind == GANG_TICK:
+                assert self.slicer is not None
+                self.slicer.wake = math.inf
+                rotated = self.slicer.cycle()
+                self._sliced(rotated, now)
+                touched = touched or bool(rotated.suspend or rotated.resume or rotated.preempt)
+                continue
+            touched = True
             if kind == USAGE_TICK:
                 self.usage_tick = math.inf
                 freed = freed or self.config.sched_interval <= 0
@@ -98,20 +114,118 @@ class MachineOperations(JobOperations):
             for job in [job for job in self.running.values() if any(node in down for node, _ in job.alloc)]:
                 self._end(job, now, NODE_FAIL)
             for job in self.running.values():
-                if job.suspended_since is None and any(node in on for node, _ in job.alloc):
+                if (job.suspended_since is None or job.sliced) and any(node in on for node, _ in job.alloc):
                     alloc = self.service.in_service(job.alloc, job.memory)[0]
                     self.amounts[job.job_id] = held_units(self.state, job, alloc=alloc)
             if self.checker is not None:
                 self.checker.on_machine_change(now)
-        self.passes.touch()
+        if touched:
+            self.passes.touch()
         return freed
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
         """``scontrol resume``, but not of a job a preemption suspended: the gang scheduler resumes
-        that one when its preemptors end (its CPUs are theirs until then)."""
+        that one when its preemptors end (its CPUs are theirs until then); nor of one time-slicing
+        suspended (:meth:`_not_sliced`)."""
         if self.gang is not None and job_id in self.gang.shadows:
             raise ModelError(f"job {job_id} is suspended by a preemption: it resumes when its preemptors end")
+        self._not_sliced(job_id)
         super().resume(job_id, stall)
+
+    def suspend(self, job_id: int) -> None:
+        """``scontrol suspend``, but not of a job time-slicing suspended (:meth:`_not_sliced`)."""
+        self._not_sliced(job_id)
+        super().suspend(job_id)
+
+    def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:
+        """Resize a job, but not one of a partition the gang scheduler slices (the model has no rule
+        for the cores it would hold)."""
+        if self.slicer is not None and self.slicer.tracks(self.job(job_id)):
+            raise ModelError(f"job {job_id} is in a partition whose jobs gang scheduling time-slices: it "
+                             "cannot be resized")
+        super().resize(job_id, cpus_per_node)
+
+    def _held_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol suspend``: the job leaves the gang scheduler's list, keeping its cores, and the
+        jobs that now fit its partition's active row resume (job_mgr.c ``_job_suspend_op``:
+        ``gs_job_fini`` for a suspension by hand, which gives its cores back to the select plugin)."""
+        if self.slicer is not None and self.slicer.tracks(job):
+            self._sliced(self.slicer.end(job, parked=True), now)
+
+    def _released_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol resume`` of a job suspended by hand: it joins the end of the gang scheduler's
+        list on the cores it had, suspended at once if they are in the active row's
+        (``_job_suspend_op``: ``gs_job_start``)."""
+        if self.slicer is not None:
+            self._slice_started(job, now)
+
+    def _not_sliced(self, job_id: int) -> None:
+        """Refuse an operation on a job gang scheduling's time-slicing holds suspended (it keeps its
+        CPUs, which the operations take and give back): the model has no rule for it."""
+        if self.slicer is not None and self.job(job_id).sliced:
+            raise ModelError(f"job {job_id} is suspended by gang scheduling's time-slicing: it resumes "
+                             "at its turn")
+
+    def _slice_started(self, job: SimJob, now: float) -> None:
+        """``job`` started: the gang scheduler lists it, suspended at once if its cores are in the
+        active row's (gang.c ``gs_job_start``; :mod:`djsb.model.gang`)."""
+        assert self.slicer is not None
+        if self.slicer.tracks(job):
+            self._sliced(self.slicer.start(job), now)
+
+    def _slice_ended(self, job: SimJob, now: float) -> None:
+        """``job`` ends (before its CPUs are given back): if time-slicing held it suspended, that time
+        counts as suspended; the jobs that now fit its partition's active row resume (gang.c
+        ``gs_job_fini``)."""
+        slicer = self.slicer
+        assert slicer is not None
+        if not slicer.tracks(job):
+            return
+        if job.sliced:
+            assert job.suspended_since is not None
+            job.suspended_total += now - job.suspended_since
+            job.suspended_since, job.sliced = None, False
+        self._sliced(slicer.end(job), now)
+
+    def _stopped_by_shadow(self, job: SimJob) -> bool:
+        """Whether the gang scheduler preempts ``job`` rather than suspend it when a shadow is cast on
+        its partition: its PreemptMode (its partition's or QoS's, else the cluster's) is CANCEL or
+        REQUEUE (gang.c ``_update_active_row``, ``_cycle_job_list``: ``slurm_job_preempt_mode``; OFF
+        under preempt/none)."""
+        return self.preempts and preempt_mode(job, self.config.preempt_mode, self.by_qos) in STOPS
+
+    def _sliced(self, changes: Changes, now: float) -> None:
+        """Apply what the gang scheduler did: a suspended job keeps its CPUs and stops progressing
+        (``_suspend_job``), a resumed one goes on with its end moved by the time it was suspended
+        (``_resume_job``), a preempted one ends now, cancelled or requeued, without GraceTime
+        (``_preempt_job_dequeue``: SIGKILL or ``job_requeue`` at once); then the timeslicer's next
+        wake while a partition cycles."""
+        for job in changes.preempt:
+            job.preempt_at = now
+            job.work_until(now)
+            assert job.start is not None
+            self._schedule_end(job, now, job.start)
+            if self.checker is not None:  # as for any preemption: the promises made may move
+                self.checker.on_machine_change(now)
+        for job in changes.suspend:
+            job.work_until(now)
+            job.suspended_since, job.sliced, job.end_seq = now, True, -1
+            self.rates_dirty = True
+            if self.checker is not None:
+                self.checker.on_suspend(job, now)
+        for job in changes.resume:
+            assert job.suspended_since is not None
+            job.suspended_total += now - job.suspended_since
+            job.suspended_since, job.sliced = None, False
+            job.since, job.rate = now, 0.0  # the next rate update schedules its END (_update_rates)
+            self.rates_dirty = True
+            if self.checker is not None:
+                self.checker.on_resume(job, now, self.planner.planned_end(job, now))
+        slicer = self.slicer
+        assert slicer is not None
+        if slicer.wake == math.inf and slicer.pending():
+            slicer.wake = slicer.next_wake(now)
+            self._push(slicer.wake, GANG_TICK, 0)
 
     def _preempt(self, job: SimJob, excluded: frozenset[int]) -> Placement | None:
         """``job`` does not fit: suspend the lower-tier jobs that make room for it now and return

@@ -80,6 +80,14 @@ class JobOperations(ABC):
     def _settle(self, now: float) -> None:
         """The end of an instant."""
 
+    @abstractmethod
+    def _held_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol suspend`` suspended ``job``, which gave its CPUs back (the gang scheduler's hook)."""
+
+    @abstractmethod
+    def _released_by_hand(self, job: SimJob, now: float) -> None:
+        """``scontrol resume`` resumed ``job``, which took its CPUs back (the gang scheduler's hook)."""
+
     def submit(self, trace: TraceJob, shape: JobShape | None = None) -> SimJob:
         """Submit a job now (its ``submit`` field is ignored); raise ModelError if it is rejected."""
         if trace.job_id in self.by_id:
@@ -147,6 +155,7 @@ class JobOperations(ABC):
         del self.amounts[job.job_id]
         if self.checker is not None:
             self.checker.on_suspend(job, now)
+        self._held_by_hand(job, now)
         self._after_operation(now)
 
     def resume(self, job_id: int, stall: float = 0.0) -> None:
@@ -169,6 +178,7 @@ class JobOperations(ABC):
         if self.checker is not None:
             self.checker.on_resume(job, now, self.planner.planned_end(job, now))
         self.rates_dirty = True
+        self._released_by_hand(job, now)
         self._after_operation(now)
 
     def resize(self, job_id: int, cpus_per_node: Sequence[int]) -> None:

@@ -28,9 +28,13 @@ the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.
 The backfill pass preempts too, and plans a preemptor over the jobs it may preempt, with the
 will-run planner (:mod:`djsb.model.backfill.will_run_planner`); the model's own planner does not.
 
-Not modelled: GANG's time-slicing (OverSubscribe rows, SchedulerTimeSlice; GANG without SUSPEND is
-OFF here, and a partition's or QoS's own SUSPEND under a cluster mode without GANG spares its jobs,
-as nothing would resume them), what :mod:`djsb.model.suspension` lists, the second Slurm takes to
+GANG's time-slicing of the jobs of a partition sharing cores (OverSubscribe rows, SchedulerTimeSlice)
+and its shadows are :mod:`djsb.model.gang`'s (which cancels or requeues a job of mode CANCEL or
+REQUEUE it takes out of its row while a higher tier's job runs).
+
+Not modelled: a partition's or QoS's own SUSPEND under a cluster mode other than SUSPEND,GANG spares
+its jobs (without GANG nothing would resume them; under CANCEL,GANG or REQUEUE,GANG Slurm would
+suspend them), what :mod:`djsb.model.suspension` lists, the second Slurm takes to
 kill a preempted job (the preemptor here starts at the instant of the preemption, when there is no
 grace time).
 """

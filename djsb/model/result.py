@@ -50,9 +50,9 @@ def build_result(finished: Sequence[SimJob], rejected: Sequence[tuple[int, str]]
     """The result of a run that finished ``finished`` and rejected ``rejected`` (job id, reason); on a
     machine with GPUs (``total_gpus``) the jobs table says how many each held (``gpus``) and the
     utilisation how many were held (``busy_gpus``); with node events (``service``) or
-    ``preemption``, each job's state, requeues and last preemptor, with ``suspension`` (SUSPEND,GANG)
-    when a preemption last suspended it and its time suspended in all, and with node events the
-    outages."""
+    ``preemption``, each job's state, requeues and last preemptor, with ``suspension`` (SUSPEND,GANG,
+    or GANG's time-slicing) when a preemption last suspended it and its time suspended in all, and
+    with node events the outages."""
     done = sorted(finished, key=lambda j: j.job_id)
     # Each list becomes a Series (a typed array) at once: the lists of boxed numbers of every
     # column together would double the result's peak memory on a full trace.
@@ -89,7 +89,8 @@ def _job_columns(done: list[SimJob], node_names: Sequence[str], gpus: bool = Fal
     ``gpus``, the GPUs each job held after its CPUs; with ``events`` (a machine that changes, or
     preemption), each job's state, requeues and last preemptor (``preempted_by``: the job that last
     suspended it, too); with ``suspension``, ``suspended_at`` (when a preemption last suspended it,
-    None: never) and ``suspended_s`` (its time suspended in all, by which its end moved); ``reason``
+    None: never) and ``suspended_s`` (its time suspended in all, by a preemption or by time-slicing,
+    by which its end moved); ``reason``
     is the pending reason a job had last before it started, as Slurm names it
     (:mod:`djsb.model.reasons`), ``sacct_reason`` the last of a limit's, which sacct keeps (None when
     none held it)."""

@@ -33,6 +33,14 @@ def _seconds(node: Located) -> float:
     return as_duration(node, unit="s")
 
 
+def _time_slice(node: Located) -> float:
+    """SchedulerTimeSlice: at least 5 s (read_config.c: "SchedulerTimeSlice must be at least 5 seconds")."""
+    value = as_duration(node, unit="s")
+    if value < slurm_text.MIN_TIME_SLICE:
+        raise node.error(f"must be at least {slurm_text.MIN_TIME_SLICE:g} s, got {value:g}")
+    return value
+
+
 def _depth(node: Located) -> float:
     """A number of jobs >= 1, or ``math.inf`` for the word ``unlimited`` (any case)."""
     return math.inf if isinstance(node.value, str) and node.value.strip().lower() == "unlimited" \
@@ -190,6 +198,15 @@ class SchedulerConfig:
         slurm_key("PreemptMode", slurm_text.preempt_within, "OFF", label="PreemptMode WITHIN"),
         "under preempt_type qos, a job may also preempt a job of its own QoS whose priority is lower "
         "(a QoS's preempt_within says it for that QoS alone)")
+    gang: bool = setting(False, as_bool, "",
+                         slurm_key("PreemptMode", slurm_text.preempt_gang, "OFF", label="PreemptMode GANG"),
+                         "gang scheduling: the jobs of a partition that share cores (OverSubscribe FORCE:N, "
+                         "or YES:N for jobs asking it) take turns every time_slice (preempt_mode suspend "
+                         "has it always, as Slurm's SUSPEND needs GANG; djsb/model/gang.py)")
+    time_slice: float = setting(30.0, _time_slice, "s",
+                                slurm_key("SchedulerTimeSlice", slurm_text.time_slice_seconds, "30"),
+                                "how long gang scheduling runs a job before it may suspend it for "
+                                "another (at least 5)")
     preempt_exempt_time: float = setting(0.0, _seconds, "s",
                                          slurm_key("PreemptExemptTime", slurm_text.exempt_seconds, "-1"),
                                          "how long a job runs before it may be preempted")
@@ -227,6 +244,11 @@ class SchedulerConfig:
                                             slurm_key("MaxMemPerCPU", slurm_text.memory_default, "0"),
                                             "the most memory per CPU of a job, where its partition gives no "
                                             "MaxMemPerCPU: one asking more gets more CPUs (none: no limit)")
+
+    @property
+    def gang_scheduling(self) -> bool:
+        """Whether the gang scheduler runs: PreemptMode has GANG (``gang``), which SUSPEND implies."""
+        return self.gang or self.preempt_mode == "suspend"
 
     @property
     def planner(self) -> str:

@@ -63,6 +63,7 @@ from djsb.model.events import (
     USAGE_TICK,
     WAKE,
 )
+from djsb.model.gang import time_slicer
 from djsb.model.invariants import InvariantChecker
 from djsb.model.job import SimJob
 from djsb.model.job_memory import PartitionMemory
@@ -184,6 +185,8 @@ class Simulation(MachineOperations):
             and self.config.preempt_mode in ("cancel", "requeue", SUSPEND)
         self.gang = Gang() if self.preempts and self.config.preempt_mode == SUSPEND else None
         """Who suspended whom under SUSPEND,GANG (:mod:`djsb.model.suspension`)."""
+        self.slicer = time_slicer(self.state, self.config, self.running, self._stopped_by_shadow)
+        """GANG's time-slicing, where a partition shares cores (:mod:`djsb.model.gang`)."""
         self.by_qos = self.config.preempt_type == "qos"
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
@@ -211,7 +214,7 @@ class Simulation(MachineOperations):
             self.service.close(self.now)
         return build_result(self.finished, self.rejected, self.state.node_names, self.util.frame(),
                             self.spec.total_cores, self.stats, self.spec.total_gpus, self.service,
-                            self.preempts, self.gang is not None)
+                            self.preempts, self.gang is not None or self.slicer is not None)
 
     def advance(self, until: float) -> None:
         """Process every event up to and including time ``until``; the model is then at ``until``."""
@@ -484,6 +487,8 @@ class Simulation(MachineOperations):
             self.checker.on_start(job, now, self.planner.planned_end(job, now))
         if self.rates is not None:
             self.rates_dirty = True
+        if self.slicer is not None:
+            self._slice_started(job, now)
 
     def _delay_start(self, job: SimJob, begin: float) -> None:
         """A job decided now begins at ``begin``: it holds its nodes from now and makes no progress
@@ -504,6 +509,8 @@ class Simulation(MachineOperations):
         went DOWN (``cause`` NODE_FAIL) is requeued, one preempted (PREEMPTED) under PreemptMode
         REQUEUE too, if it may be (:meth:`_may_requeue`), else it ends NODE_FAIL or PREEMPTED."""
         trace = job.trace
+        if self.slicer is not None:
+            self._slice_ended(job, now)
         del self.running[trace.job_id]
         if job.suspended_since is None:
             del self.amounts[trace.job_id]

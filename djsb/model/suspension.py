@@ -35,9 +35,11 @@ Not modelled: a job that suspended others being suspended in turn (it is no cand
 shadows nest); a higher-tier job taking the cores a suspended job holds beyond its preemptor's
 (Slurm's step 2 lets it: the model makes it wait, or suspend running jobs); under preempt/qos, a
 QoS preempting jobs of its Preempt list in the same partition by time-slicing (``_run_now``'s extra
-row; the model has no time-slicing: the preemptor waits), and the gang scheduler's immediate kill of
-the overlapped jobs of mode CANCEL or REQUEUE or suspension of those of mode OFF (the model preempts
-the former as under those modes, with their grace time, and spares the latter). The backfill planner
+row; the preemptor waits: :mod:`djsb.model.gang` slices only the jobs a partition's own rows share),
+and, for a preemptor that found no room, the gang scheduler's immediate kill of the overlapped jobs
+of mode CANCEL or REQUEUE or suspension of those of mode OFF (the model preempts the former as under
+those modes, with their grace time, and spares the latter; the shadows of the jobs of partitions
+that share cores are :mod:`djsb.model.gang`'s). The backfill planner
 does not know that a preemptor's slots go back to the jobs it suspended.
 """
 

@@ -46,6 +46,7 @@ CANONICAL = (
     "Gres", "Features", "Feature", "Weight", "Nodes", "Default", "MaxTime", "DefaultTime", "OverSubscribe",
     "PriorityTier", "PriorityJobFactor", "QOS", "AllowAccounts", "AllowQos", "MaxNodes", "MinNodes",
     "TRESBillingWeights", "JobRequeue", "AuthInfo", "PreemptExemptTime", "GraceTime", "ResvOverRun",
+    "SchedulerTimeSlice",
     *RECORD_KEYS,
 )
 """Slurm's spelling of the keys the model reads (slurm.conf(5)); others keep the file's."""

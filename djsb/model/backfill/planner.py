@@ -122,11 +122,11 @@ class BackfillView:
         return state.without(held) if held else state
 
     def holdings(self) -> Iterator[tuple[SimJob, Placement, list[float] | None]]:
-        """Each running job that is not suspended, with the allocation and memory it gives back to
-        the plan when it ends."""
+        """Each running job that holds its CPUs (not suspended, or suspended by time-slicing), with the
+        allocation and memory it gives back to the plan when it ends."""
         keep = self.in_service
         for job in self.running.values():
-            if job.suspended_since is None:
+            if job.suspended_since is None or job.sliced:
                 alloc, memory = keep(job.alloc, job.memory) if keep is not None else (job.alloc, job.memory)
                 yield job, alloc, memory
 
