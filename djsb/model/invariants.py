@@ -14,7 +14,9 @@
    shares cores (AVAILABLE) on a node running a job that does not.
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
-   running jobs (planned to end at start + rounded limit) and the earlier reservations.
+   running jobs (planned to end at start + rounded limit, or at the end of its grace time once
+   being preempted) and the earlier reservations. A preemptor's reservation, planned over the jobs
+   it may preempt, is not given to the checker.
 3. A job that got a reservation starts no later than its reserved start, unless an event that
    may legitimately move it happened after the pass that promised it (listed below). Checked at
    every backfill pass: a reserved job still waiting at a pass at or after its reserved start,
@@ -508,14 +510,16 @@ class InvariantChecker:
         return frozenset((r.job_id, r.start, r.nodes) for r in earlier if r.partition in sharing)
 
     def _check_capacity(self, now: float, reservations: list[Reservation]) -> None:
+        # a job being preempted ends by its grace time's end (preempt.c _job_check_grace_internal)
+        ends = {job_id: min(planned, job.preempt_at) for job_id, (job, planned) in self.running.items()}
         for k, r in enumerate(reservations):
             end = r.start + r.duration
-            points = {r.start} | {e for _, e in self.running.values() if r.start < e < end} | {
+            points = {r.start} | {e for e in ends.values() if r.start < e < end} | {
                 x for q in reservations[:k] for x in (q.start, q.start + q.duration) if r.start < x < end}
             for t in points:
                 busy = sum(self._units(r.partition, self.held[job_id])
-                           for job_id, (job, planned) in self.running.items()
-                           if job.start is not None and job.start <= t < planned)
+                           for job_id, (job, _) in self.running.items()
+                           if job.start is not None and job.start <= t < ends[job_id])
                 busy += sum(q.need for q in reservations[:k]
                             if q.partition == r.partition and q.start <= t < q.start + q.duration)
                 if self._capacity(r.partition) - busy < r.need:
