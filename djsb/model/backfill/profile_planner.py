@@ -109,7 +109,7 @@ class ProfilePlanner(BackfillPlanner):
                     startable = None
                     continue
             freed: dict[int, Profile] | None = None  # a preemptor's profiles, the jobs it may preempt gone
-            given: list[Given] = []  # what those jobs give back to the plan
+            given: Sequence[Given] = ()  # what those jobs give back to the plan
             waits: Placement | None = None  # where it waits for the jobs it preempted to end
             if preemption is not None:
                 gone = preemption.gone(job) if gone is None else gone
@@ -124,14 +124,17 @@ class ProfilePlanner(BackfillPlanner):
                         if test.alloc is not None:  # it suspended or preempted jobs: their ends moved
                             earliest.clear()  # and capacity grew: the searches start from now again
                             startable = None
-                            assert logged is not None
-                            self._renew(view, profiles, logged)
-                            profile = profiles[part.index]
                             if nodes is not None:
                                 nodes = nodes.without(test.moved())
+                            if placed is not None and not view.limits.blocks(job, placed):
+                                view.start(job, placed)  # on the CPUs of the jobs it suspended
+                                if nodes is not None:
+                                    nodes.take(placed, job.memory, now, duration, part.index,
+                                               shares=shares_cores(job))
+                            assert logged is not None
+                            self._renew(view, profiles, logged)  # the pass's starts are running jobs
+                            profile = profiles[part.index]
                             if placed is not None:
-                                if not view.limits.blocks(job, placed):
-                                    self._started(view, job, placed, profiles, nodes, logged)
                                 continue
                             waits = test.alloc  # the start failed: reserved from now (backfill.c)
             if not may_reserve:
@@ -231,19 +234,11 @@ class ProfilePlanner(BackfillPlanner):
                     profile.take(start, until - start, -units)
         return copies
 
-    def _started(self, view: BackfillView, job: SimJob, alloc: Placement, profiles: dict[int, Profile],
-                 nodes: NodePlan | None, logged: Sequence[tuple[int, float, float, float]]) -> None:
-        """A preemptor starts now on ``alloc`` (on CPUs it took from jobs it suspended): the plan
-        counts it as it counts the running jobs."""
-        view.start(job, alloc)
-        self._renew(view, profiles, logged)
-        if nodes is not None:
-            nodes.take(alloc, job.memory, view.now, job.plan, job.part.index, shares=shares_cores(job))
-
     def _renew(self, view: BackfillView, profiles: dict[int, Profile],
                logged: Sequence[tuple[int, float, float, float]]) -> None:
         """The pass's profiles made anew after a preemption moved running jobs' ends (the pass's
-        starts are among the running jobs), its reservations of units taken again."""
+        starts are among the running jobs, the jobs suspended are not), its reservations of units
+        taken again."""
         for p in profiles:
             profiles[p] = self._profile(view, view.state.partitions[p])
         for p, held_from, held_for, units in logged:
