@@ -148,8 +148,8 @@ class MachineOperations(JobOperations):
         return None
 
     def _preemptees(self, job: SimJob) -> list[tuple[SimJob, bool]]:
-        """The running jobs a backfill pass's will-run test of ``job`` counts as gone
-        (:mod:`djsb.model.backfill.will_run_planner`): those it may preempt now and those it may
+        """The running jobs a backfill pass counts as gone when it plans ``job``
+        (:class:`~djsb.model.backfill.planner.BackfillPreemption`): those it may preempt now and those it may
         suspend, the latter with True (they give back their CPUs alone); jobs already being
         preempted are not among them (they end at their grace time's end)."""
         now, config, gang = self.now, self.config, self.gang

@@ -20,6 +20,25 @@ unit count. A start in one partition is also checked against the unit counts of 
 sharing its nodes; as those partitions plan node by node, their reservations never claim the same
 node twice. ``bf_node_reservations`` plans every reservation node by node, keeping its nodes whole;
 ``bf_round_reservations`` rounds reservations as sched/backfill does.
+
+With preemption on (``view.preemption``), a job that may preempt running jobs is planned as the
+will-run planner plans it (backfill.c ``_try_sched`` with ``slurm_find_preemptable_jobs``; cons_common
+job_test.c ``_will_run_test`` with ``_build_cr_job_list``): if it does not start as things are, its
+profiles (and node plan) are copied with what the jobs it may preempt hold given back from now
+(their CPUs alone for one it would suspend). If it fits them now, the core preempts for it as the
+main pass does (``_start_job``: ``select_nodes``, ``_run_now``), once the pass accepted the placement
+and what its victims would give back (:class:`Preemptor`: every reservation of the pass kept); it
+starts on the CPUs of the jobs it suspended, or, waiting for the jobs it preempted to end, gets its
+units (and those nodes) reserved from now ("planned start of ... failed"). Otherwise it reserves
+its earliest start over the jobs it may preempt, which keeps later jobs off what they hold. After a
+preemption the pass's profiles are made anew (its reservations taken again) and its node plan gets
+the victims' holdings back. A job being preempted gives back at the end of its grace time
+(preempt.c ``_job_check_grace_internal``). The invariant checker is not given a preemptor's
+reservations (planned over running jobs); it checks the rest and every start. Such a pass walks the
+queue to its depth. Not planned: a preemptor of a partition planned node by node starts through the
+core's placement only if it keeps the node plan's reservations in slots and memory (its GPUs, the
+rule between partitions and MaxCPUsPerNode are counted on the core's own placement), and, as
+:mod:`djsb.model.suspension` says, that a preemptor's slots go back to the jobs it suspended.
 """
 
 from __future__ import annotations
