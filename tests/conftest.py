@@ -121,3 +121,8 @@ def tiny_config(tmp_path: Path) -> Path:
     path = tmp_path / "tiny.yaml"
     path.write_text(TINY_CONFIG)
     return path
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:  # LEAD'S LOCAL GUARD, NOT TO BE COMMITTED
+    if item.get_closest_marker("live"):
+        pytest.skip("the live daemons are busy with the lead's recording: live tests are skipped in this worktree")

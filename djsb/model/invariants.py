@@ -16,7 +16,7 @@
    backfill pass, each reservation made in it is still feasible at its reserved start given the
    running jobs (planned to end at start + rounded limit, or at the end of its grace time once
    being preempted) and the earlier reservations. A preemptor's reservation, planned over the jobs
-   it may preempt, is not given to the checker.
+   it may preempt, is not checked so, nor promised (invariant 3); it is ahead of the later ones.
 3. A job that got a reservation starts no later than its reserved start, unless an event that
    may legitimately move it happened after the pass that promised it (listed below). Checked at
    every backfill pass: a reserved job still waiting at a pass at or after its reserved start,
@@ -104,6 +104,9 @@ class Reservation:
     need: int
     nodes: tuple[int, ...] = field(default=())
     """The nodes a node-level reservation was planned on (empty for a unit-count one)."""
+    preempts: bool = False
+    """Planned over running jobs its job may preempt: not checked against them (invariant 2) and
+    promised nothing (its start waits for the preemption), but ahead of the later ones."""
 
 
 Ahead = frozenset[tuple[int, float, tuple[int, ...]]]
@@ -478,6 +481,10 @@ class InvariantChecker:
         for job_id, promise in list(self.promises.items()):
             job = self.queued[job_id]
             k = made.get(job_id)
+            if k is not None and reservations[k].preempts:
+                del self.promises[job_id]  # it may now preempt: planned anew over the jobs it may
+                self.promises_voided += 1
+                continue
             ahead = self._ahead(job, reservations[:k] if k is not None else [
                 r for r in reservations if self.queued[r.job_id].sort_key < job.sort_key])
             if not ahead <= promise.ahead or (
@@ -491,7 +498,9 @@ class InvariantChecker:
                 raise InvariantViolation(f"job {job_id} reserved to start at t={promise.start} was "
                                          f"moved to t={reservations[k].start} at t={now}")
         for k, r in enumerate(reservations):
-            self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id], reservations[:k]))
+            if not r.preempts:
+                self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id],
+                                                                       reservations[:k]))
         self.last_pass = now
 
     def _waits_behind(self, job: SimJob, other_partitions: bool = False) -> bool:
@@ -513,6 +522,8 @@ class InvariantChecker:
         # a job being preempted ends by its grace time's end (preempt.c _job_check_grace_internal)
         ends = {job_id: min(planned, job.preempt_at) for job_id, (job, planned) in self.running.items()}
         for k, r in enumerate(reservations):
+            if r.preempts:
+                continue
             end = r.start + r.duration
             points = {r.start} | {e for e in ends.values() if r.start < e < end} | {
                 x for q in reservations[:k] for x in (q.start, q.start + q.duration) if r.start < x < end}

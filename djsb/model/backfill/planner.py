@@ -188,8 +188,11 @@ class BackfillPlanner(ABC):
 
     def released(self, job: SimJob, now: float) -> float:
         """:meth:`planned_end`, or the end of its grace time if sooner once the job is being
-        preempted (:meth:`ends_by`): what a pass with preemption on plans with."""
-        return min(self.planned_end(job, now), job.preempt_at)
+        preempted (:meth:`ends_by`): what a pass with preemption on plans with. A job whose grace
+        time ends now still holds its nodes in this pass (its END comes after it): it is expected a
+        resolution from now, as an overdue job is."""
+        grace_end = job.preempt_at if job.preempt_at > now else now + max(self.config.bf_resolution, 1.0)
+        return min(self.planned_end(job, now), grace_end)
 
     def candidates(self, view: BackfillView, startable: Startable | None = None,
                    arrays: ArrayReservations | None = None, walk_all: bool = False) -> Iterator[SimJob]:

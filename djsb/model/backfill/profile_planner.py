@@ -33,8 +33,9 @@ units (and those nodes) reserved from now ("planned start of ... failed"). Other
 its earliest start over the jobs it may preempt, which keeps later jobs off what they hold. After a
 preemption the pass's profiles are made anew (its reservations taken again) and its node plan gets
 the victims' holdings back. A job being preempted gives back at the end of its grace time
-(preempt.c ``_job_check_grace_internal``). The invariant checker is not given a preemptor's
-reservations (planned over running jobs); it checks the rest and every start. Such a pass walks the
+(preempt.c ``_job_check_grace_internal``). The invariant checker is told which reservations a
+preemptor made (planned over running jobs): it checks only the others, but counts those ahead of
+them. Such a pass walks the
 queue to its depth. Not planned: a preemptor of a partition planned node by node starts through the
 core's placement only if it keeps the node plan's reservations in slots and memory (its GPUs, the
 rule between partitions and MaxCPUsPerNode are counted on the core's own placement), and, as
@@ -199,8 +200,9 @@ class ProfilePlanner(BackfillPlanner):
             profile.take(*window, units)
             if logged is not None:
                 logged.append((part.index, *window, units))
-            if checker is not None and freed is None:
-                reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on))
+            if checker is not None:
+                reservations.append(Reservation(job.job_id, part.index, start, duration, job.need, on,
+                                                freed is not None))
             reserved[part.index] = reserved.get(part.index, 0) + 1
             parts_done += reserved[part.index] >= max_reservations
             if arrays is not None:
@@ -343,9 +345,10 @@ class Preemptor:
         return True
 
     def moved(self) -> list[Given]:
-        """What the victims give back to the plan now that they are suspended (from now) or
-        preempted (from the end of their grace time)."""
-        return [(max(start, victim.preempt_at) if victim.preempt_at < math.inf else start, until, slots,
+        """What the victims give back to the plan now that they are suspended (from now: their CPUs
+        are free) or preempted (from the end of their grace time: :meth:`BackfillPlanner.released`)."""
+        now = self.view.now
+        return [(self.planner.released(victim, now) if victim.preempt_at < math.inf else start, until, slots,
                  memory, part)
                 for victim, (start, until, slots, memory, part) in zip(self.victims, self.given, strict=True)]
 
