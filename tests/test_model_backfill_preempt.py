@@ -15,6 +15,7 @@ pass cannot do it for a job behind a blocked job of its partition: the backfill 
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pandas as pd
 import pytest
@@ -239,3 +240,42 @@ def test_without_backfill_preemption_the_live_run_is_outside_slurms_spread() -> 
     measured, own, stopped = saved_requeue_run()
     assert abs(measured.mean_wait_error) > max(0.10, abs(own.mean_wait_error)), measured
     assert stopped == {1, 7, 11}
+
+
+def random_preempting_workload(seed: int) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig]:
+    """59 jobs, 40 % of them of the preempting tier or QoS, on four nodes of 4 cores (with memory
+    or not), under CANCEL, REQUEUE or SUSPEND, EASY or conservative, drawn from ``seed``."""
+    rng = random.Random(seed)
+    mode = rng.choice(["cancel", "requeue", "suspend"])
+    by_qos = rng.choice(["partition_prio", "qos"]) == "qos"
+    config = dataclasses.replace(PROFILE, backfill=rng.choice(["easy", "conservative"]), preempt_mode=mode,
+                                 preempt_type="qos" if by_qos else "partition_prio")
+    memory = rng.choice([None, 4000.0])
+    config = dataclasses.replace(config, bf_resolution=rng.choice([0.0, 60.0]),
+                                 bf_node_reservations=rng.random() < 0.3)
+    grace = rng.choice([0.0, 30.0])
+    partitions = (PartitionSpec("batch"),) if by_qos else \
+        (PartitionSpec("low", grace_time=grace), PartitionSpec("high", priority_tier=10))
+    qos = (QosSpec("normal"), QosSpec("low", grace_time=grace), QosSpec("high", preempt=("low",))) if by_qos \
+        else (QosSpec("normal"),)
+    cluster = ClusterSpec(ClusterSpec.homogeneous(4, 4, memory_mb=memory).nodes, partitions, qos)
+    jobs, submit = [], 0.0
+    for job_id in range(1, 60):
+        submit += rng.expovariate(1 / 40)
+        run, cpus, high = float(rng.randint(10, 600)), rng.choice([1, 2, 4, 4, 8, 12, 16]), rng.random() < 0.4
+        tier = "high" if high else "low"
+        mb = float(rng.choice([500, 1000, 2000])) if memory and rng.random() < 0.5 else None
+        jobs.append(TraceJob(job_id, round(submit), run, cpus, requested_time=run * rng.choice([1, 1.5, 2]),
+                             requeue=mode == "requeue", memory_mb=mb, partition="batch" if by_qos else tier,
+                             qos=tier if by_qos else None))
+    return jobs, cluster, config
+
+
+@pytest.mark.parametrize("seed", [1, 4, 8, 14, 15, 16, 20, 21])
+def test_the_profile_planner_keeps_the_invariants_while_it_preempts(seed: int) -> None:
+    # a property, not a worked case: with the invariant checker on, no node is oversubscribed (a job
+    # whose grace time ends at the pass's instant still holds its nodes in it) and no promised start
+    # moves (a preemptor's reservation counts ahead of the later ones); these workloads broke one or
+    # the other without those rules
+    jobs, cluster, config = random_preempting_workload(seed)
+    Simulation(jobs, cluster, config, checker=InvariantChecker(cluster)).run()
