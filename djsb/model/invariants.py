@@ -14,7 +14,9 @@
    shares cores (AVAILABLE) on a node running a job that does not.
 2. A backfilled job never delays the reserved start of a higher-priority job: after every
    backfill pass, each reservation made in it is still feasible at its reserved start given the
-   running jobs (planned to end at start + rounded limit) and the earlier reservations.
+   running jobs (planned to end at start + rounded limit, or at the end of its grace time once
+   being preempted) and the earlier reservations. A preemptor's reservation, planned over the jobs
+   it may preempt, is not checked so, nor promised (invariant 3); it is ahead of the later ones.
 3. A job that got a reservation starts no later than its reserved start, unless an event that
    may legitimately move it happened after the pass that promised it (listed below). Checked at
    every backfill pass: a reserved job still waiting at a pass at or after its reserved start,
@@ -102,6 +104,9 @@ class Reservation:
     need: int
     nodes: tuple[int, ...] = field(default=())
     """The nodes a node-level reservation was planned on (empty for a unit-count one)."""
+    preempts: bool = False
+    """Planned over running jobs its job may preempt: not checked against them (invariant 2) and
+    promised nothing (its start waits for the preemption), but ahead of the later ones."""
 
 
 Ahead = frozenset[tuple[int, float, tuple[int, ...]]]
@@ -483,6 +488,10 @@ class InvariantChecker:
         for job_id, promise in list(self.promises.items()):
             job = self.queued[job_id]
             k = made.get(job_id)
+            if k is not None and reservations[k].preempts:
+                del self.promises[job_id]  # it may now preempt: planned anew over the jobs it may
+                self.promises_voided += 1
+                continue
             ahead = self._ahead(job, reservations[:k] if k is not None else [
                 r for r in reservations if self.queued[r.job_id].sort_key < job.sort_key])
             if not ahead <= promise.ahead or (
@@ -496,7 +505,9 @@ class InvariantChecker:
                 raise InvariantViolation(f"job {job_id} reserved to start at t={promise.start} was "
                                          f"moved to t={reservations[k].start} at t={now}")
         for k, r in enumerate(reservations):
-            self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id], reservations[:k]))
+            if not r.preempts:
+                self.promises[r.job_id] = Promise(r.start, self._ahead(self.queued[r.job_id],
+                                                                       reservations[:k]))
         self.last_pass = now
 
     def _waits_behind(self, job: SimJob, other_partitions: bool = False) -> bool:
@@ -515,14 +526,18 @@ class InvariantChecker:
         return frozenset((r.job_id, r.start, r.nodes) for r in earlier if r.partition in sharing)
 
     def _check_capacity(self, now: float, reservations: list[Reservation]) -> None:
+        # a job being preempted ends by its grace time's end (preempt.c _job_check_grace_internal)
+        ends = {job_id: min(planned, job.preempt_at) for job_id, (job, planned) in self.running.items()}
         for k, r in enumerate(reservations):
+            if r.preempts:
+                continue
             end = r.start + r.duration
-            points = {r.start} | {e for _, e in self.running.values() if r.start < e < end} | {
+            points = {r.start} | {e for e in ends.values() if r.start < e < end} | {
                 x for q in reservations[:k] for x in (q.start, q.start + q.duration) if r.start < x < end}
             for t in points:
                 busy = sum(self._units(r.partition, self.held[job_id])
-                           for job_id, (job, planned) in self.running.items()
-                           if job.start is not None and job.start <= t < planned)
+                           for job_id, (job, _) in self.running.items()
+                           if job.start is not None and job.start <= t < ends[job_id])
                 busy += sum(q.need for q in reservations[:k]
                             if q.partition == r.partition and q.start <= t < q.start + q.duration)
                 if self._capacity(r.partition) - busy < r.need:

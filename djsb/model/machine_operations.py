@@ -14,6 +14,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 
 from djsb.model.allocation import allocate, held_units, shares_cores
+from djsb.model.backfill.planner import Accept
 from djsb.model.cluster_spec import ClusterSpec
 from djsb.model.events import GANG_TICK, REQUEUE, RESV_BEGIN, RESV_END, USAGE_TICK
 from djsb.model.gang import Changes, TimeSlicer
@@ -227,14 +228,17 @@ class MachineOperations(JobOperations):
             slicer.wake = slicer.next_wake(now)
             self._push(slicer.wake, GANG_TICK, 0)
 
-    def _preempt(self, job: SimJob, excluded: frozenset[int]) -> Placement | None:
+    def _preempt(self, job: SimJob, excluded: frozenset[int],
+                 accept: Accept | None = None) -> Placement | None:
         """``job`` does not fit: suspend the lower-tier jobs that make room for it now and return
         where it starts (:meth:`_suspend_for`), else preempt those that make room once they end, if
         any (:mod:`djsb.model.preemption`). Each of those ends after its partition's GraceTime (an
-        END now, handled before the next pass at this instant); ``job`` waits for them (None)."""
+        END now, handled before the next pass at this instant); ``job`` waits for them (None).
+        ``accept`` (a backfill pass's, :class:`~djsb.model.backfill.planner.BackfillPreemption`):
+        nothing is suspended or preempted for a placement it refuses."""
         now = self.now
         avoid = excluded | (frozenset(self.service.out) if self.service is not None else frozenset())
-        if self.gang is not None and (alloc := self._suspend_for(job, avoid)) is not None:
+        if self.gang is not None and (alloc := self._suspend_for(job, avoid, accept)) is not None:
             return alloc
         draining = [other for other in self.running.values() if other.preempt_at < math.inf]
         by_qos, config = self.by_qos, self.config
@@ -244,6 +248,9 @@ class MachineOperations(JobOperations):
         found = choose_preemptees(self.state, candidates, draining,
                                   lambda state: allocate(job, state.without(avoid) if avoid else state),
                                   by_qos)
+        if found is not None and found[1] and accept is not None \
+                and not accept(found[0], [(victim, victim.alloc) for victim in found[1]], False):
+            return None
         for victim in found[1] if found is not None else ():
             victim.preempted_by = job.job_id
             victim.preempt_at = now + grace_time(victim, by_qos)
@@ -255,8 +262,8 @@ class MachineOperations(JobOperations):
         return None
 
     def _preemptees(self, job: SimJob) -> list[tuple[SimJob, bool]]:
-        """The running jobs a backfill pass's will-run test of ``job`` counts as gone
-        (:mod:`djsb.model.backfill.will_run_planner`): those it may preempt now and those it may
+        """The running jobs a backfill pass counts as gone when it plans ``job``
+        (:class:`~djsb.model.backfill.planner.BackfillPreemption`): those it may preempt now and those it may
         suspend, the latter with True (they give back their CPUs alone); jobs already being
         preempted are not among them (they end at their grace time's end)."""
         now, config, gang = self.now, self.config, self.gang
@@ -272,11 +279,12 @@ class MachineOperations(JobOperations):
                 gone.append((other, True))
         return gone
 
-    def _suspend_for(self, job: SimJob, avoid: frozenset[int]) -> Placement | None:
+    def _suspend_for(self, job: SimJob, avoid: frozenset[int],
+                     accept: Accept | None = None) -> Placement | None:
         """Where ``job`` starts now once the jobs it may suspend (:func:`suspendable`; not one that
         suspended others) give it their CPUs, in the preemption order, and those it takes slots from
-        suspended; None (nobody suspended) if that makes no room, or its QoS's TRES limits keep it
-        from those nodes."""
+        suspended; None (nobody suspended) if that makes no room, its QoS's TRES limits keep it
+        from those nodes, or ``accept`` refuses them."""
         gang = self.gang
         assert gang is not None
         candidates = [other for other in self.running.values() if other.job_id not in gang.taken
@@ -289,8 +297,11 @@ class MachineOperations(JobOperations):
         if found is None or (self.limits.post and self.limits.blocks(job, found[0])):
             return None
         alloc, overlapped = found
+        taken = taken_slots(self.state.node_free, alloc, overlapped)
+        if accept is not None and not accept(alloc, taken, True):
+            return None
         now = self.now
-        for victim, slots in taken_slots(self.state.node_free, alloc, overlapped):
+        for victim, slots in taken:
             victim.work_until(now)
             victim.suspended_since = victim.suspended_at = now
             victim.end_seq = -1

@@ -47,6 +47,10 @@ Holding = tuple[float, Placement, Sequence[float] | None, int, bool]
 """What a running job gives back and when: (planned end, its placement, memory per node, its
 partition's index, whether it shares its cores); the placement's GPUs too."""
 
+Given = tuple[float, float, Placement, Sequence[float] | None, int]
+"""What a job gives back to a plan: (from, until, its placement or the part given, memory per node
+or None, its partition's index); the placement's GPUs too."""
+
 
 class NodePlan:
     """Future free slots and memory of every node, from the live state at ``now``."""
@@ -231,3 +235,50 @@ class NodePlan:
                 for gpus, count in zip(self.gpus[node], alloc.gpus[k], strict=True):
                     if count:
                         gpus.take(start, duration, count)
+
+    def without(self, given: Iterable[Given]) -> NodePlan:
+        """A copy of the plan in which each of ``given`` (from, until, placement, memory per node or
+        None, partition: what a job preempted or suspended gives back, and over when) is free again:
+        the plan of a backfill pass with preemption on (:mod:`djsb.model.backfill.profile_planner`).
+        Only the nodes given back are copied; the counts of the rule between partitions are this
+        plan's (a job gone still counts there)."""
+        plan = copy.copy(self)
+        plan.slots, plan.memory = list(self.slots), list(self.memory)
+        plan.gpus = None if self.gpus is None else list(self.gpus)
+        plan.cpu_room = {part: dict(by_node) for part, by_node in self.cpu_room.items()}
+        copied: set[int] = set()
+
+        def give(profile: Profile, start: float, until: float, amount: float) -> Profile:
+            if id(profile) not in copied:
+                profile = profile.copy()
+                copied.add(id(profile))
+            profile.take(start, until - start, -amount)
+            return profile
+
+        for start, until, alloc, memory, part in given:
+            start = max(start, self.now)
+            if until <= start:
+                continue
+            room = plan.cpu_room.get(part)
+            for k, (node, slots) in enumerate(alloc):
+                plan.slots[node] = give(plan.slots[node], start, until, slots)
+                held = plan.memory[node]
+                if memory is not None and held is not None:
+                    plan.memory[node] = give(held, start, until, memory[k])
+                if room is not None:
+                    room[node] = give(room[node], start, until, slots)
+                if alloc.gpus is not None and plan.gpus is not None:
+                    plan.gpus[node] = [give(gpus, start, until, count) if count else gpus
+                                       for gpus, count in zip(plan.gpus[node], alloc.gpus[k], strict=True)]
+        return plan
+
+    def fits(self, alloc: Placement, memory: Sequence[float] | None, start: float, duration: float) -> bool:
+        """Whether each node of ``alloc`` keeps its slots (and memory, parallel to ``alloc``) free over
+        the window."""
+        for k, (node, slots) in enumerate(alloc):
+            if self.slots[node].lowest(start, duration) < slots:
+                return False
+            held = self.memory[node]
+            if memory is not None and held is not None and held.lowest(start, duration) < memory[k]:
+                return False
+        return True

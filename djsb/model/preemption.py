@@ -26,7 +26,8 @@ Under preempt/partition_prio a partition's own PreemptMode does the same for its
 the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.model.suspension`.
 
 The backfill pass preempts too, and plans a preemptor over the jobs it may preempt, with the
-will-run planner (:mod:`djsb.model.backfill.will_run_planner`); the model's own planner does not.
+will-run planner (:mod:`djsb.model.backfill.will_run_planner`) and with the model's own profile
+planner (:mod:`djsb.model.backfill.profile_planner`).
 
 GANG's time-slicing of the jobs of a partition sharing cores (OverSubscribe rows, SchedulerTimeSlice)
 and its shadows are :mod:`djsb.model.gang`'s (which cancels or requeues a job of mode CANCEL or

@@ -36,6 +36,13 @@ class Profile:
         self.times = times
         self.free = free
 
+    def copy(self) -> Profile:
+        """A profile to change without changing this one."""
+        other = Profile.__new__(Profile)
+        other.times = self.times.copy()
+        other.free = self.free.copy()
+        return other
+
     def free_at(self, t: float) -> float:
         """Capacity free at instant ``t`` (t >= the profile's start)."""
         return self.free[bisect_right(self.times, t) - 1]

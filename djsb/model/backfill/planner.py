@@ -58,18 +58,26 @@ class PlannerOptions(Protocol):
     def kill_wait(self) -> float: ...
 
 
+Accept = Callable[[Placement, Sequence[tuple[SimJob, Placement]], bool], bool]
+"""Whether a pass lets a preemptor start on a placement once the jobs it would preempt or (True)
+suspend give back what each gives (all it holds, or the slots the preemptor takes from one it
+suspends): :class:`BackfillPreemption`."""
+
+
 @dataclass(frozen=True, slots=True)
 class BackfillPreemption:
     """What a pass needs of the core to let a job preempt (the core's preemption settings made
     them): ``gone(job)``, the running jobs ``job`` may preempt, each with whether it would give back
-    its CPUs alone (suspended) rather than all it holds; ``run_now(job, excluded)``, the start now
-    that preempts for it, as the main pass's
+    its CPUs alone (suspended) rather than all it holds; ``run_now(job, excluded, accept)``, the
+    start now that preempts for it, as the main pass's
     (:meth:`~djsb.model.machine_operations.MachineOperations._preempt`): where it starts on the CPUs
     of jobs it suspended, or None once it preempted the jobs it waits for (or waits for jobs being
-    preempted already) on nodes but ``excluded``."""
+    preempted already) on nodes but ``excluded``; ``accept`` (None: any) is asked of the placement
+    the preemption would give it and of what its victims would give back before anything is
+    preempted, and nothing is when it says no."""
 
     gone: Callable[[SimJob], Sequence[tuple[SimJob, bool]]]
-    run_now: Callable[[SimJob, frozenset[int]], Placement | None]
+    run_now: Callable[[SimJob, frozenset[int], Accept | None], Placement | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +122,18 @@ class BackfillView:
         """The advance reservations' windows from now to ``horizon``, each to plan as taken."""
         return self.reservations.windows(self.now, horizon) if self.reservations is not None else []
 
+    def blocked(self, job: SimJob, duration: float) -> frozenset[int]:
+        """The nodes of ``job``'s partition an advance reservation keeps from it run now for
+        ``duration``."""
+        if self.reservations is None:
+            return frozenset()
+        return frozenset(self.reservations.blocked(self.now, self.now + duration) & job.part.members)
+
     def usable(self, job: SimJob, state: ClusterState, duration: float) -> ClusterState:
         """``state`` without the nodes a reservation keeps from ``job`` run now for ``duration``."""
         if self.reservations is None:
             return state
-        held = self.reservations.blocked(self.now, self.now + duration) & job.part.members
+        held = self.blocked(job, duration)
         return state.without(held) if held else state
 
     def holdings(self) -> Iterator[tuple[SimJob, Placement, list[float] | None]]:
@@ -159,11 +174,25 @@ class BackfillPlanner(ABC):
         + planned duration."""
         return planned_end(job)
 
+    def ends_by(self, job: SimJob) -> float:
+        """:meth:`expected_end`, or the end of its grace time once the job is being preempted
+        (preempt.c ``_job_check_grace_internal``: ``end_time = MIN(end_time, preempt_time +
+        grace_time)``; ``SimJob.preempt_at``, inf for a job no preemption ends)."""
+        return min(self.expected_end(job), job.preempt_at)
+
     def planned_end(self, job: SimJob, now: float) -> float:
         """When the planner expects a running job to free its resources; one already due is
         expected a resolution from now."""
         planned = self.expected_end(job)
         return planned if planned > now else now + max(self.config.bf_resolution, 1.0)
+
+    def released(self, job: SimJob, now: float) -> float:
+        """:meth:`planned_end`, or the end of its grace time if sooner once the job is being
+        preempted (:meth:`ends_by`): what a pass with preemption on plans with. A job whose grace
+        time ends now still holds its nodes in this pass (its END comes after it): it is expected a
+        resolution from now, as an overdue job is."""
+        grace_end = job.preempt_at if job.preempt_at > now else now + max(self.config.bf_resolution, 1.0)
+        return min(self.planned_end(job, now), grace_end)
 
     def candidates(self, view: BackfillView, startable: Startable | None = None,
                    arrays: ArrayReservations | None = None, walk_all: bool = False) -> Iterator[SimJob]:

@@ -84,7 +84,7 @@ class WillRunPlanner(BackfillPlanner):
                 usable, _ = space.scan(job.part.node_ids, now, now + job.plan)
                 excluded = job.part.members - usable  # _start_job: the nodes reserved over its run
                 placed = allocate(job, view.state.without(excluded) if excluded else view.state) \
-                    or preemption.run_now(job, excluded)
+                    or preemption.run_now(job, excluded, None)
                 if placed is None:
                     preempted = True  # the jobs it waits for end: the start "failed", its nodes reserved
                     test = self._will_run_test(view)  # the preempted jobs' ends moved to now
@@ -95,7 +95,7 @@ class WillRunPlanner(BackfillPlanner):
                     alloc = placed
             if start <= now and not preempted:
                 view.start(job, alloc)
-                test.started((self._expected(job), job.alloc, job.memory, job.job_id, job.part.index),
+                test.started((self.ends_by(job), job.alloc, job.memory, job.job_id, job.part.index),
                              shares_cores(job))
                 preemptors.clear()  # their states were copied before this start
             elif reserved.get(job.part.index, 0) < view.max_reservations \
@@ -108,12 +108,6 @@ class WillRunPlanner(BackfillPlanner):
                 continue
             if left is not None:
                 left.changed()
-
-    def _expected(self, job: SimJob) -> float:
-        """When the will-run test expects a running job to end: :meth:`expected_end`, or the end of
-        its grace time once it is being preempted (preempt.c ``_job_check_grace_internal``:
-        ``end_time = MIN(end_time, preempt_time + grace_time)``)."""
-        return min(self.expected_end(job), job.preempt_at)
 
     def _will_run_test(self, view: BackfillView, gone: Sequence[tuple[SimJob, bool]] = ()) -> WillRunTest:
         """The will-run test of the pass's running jobs; ``gone``: of a preemptor, on a copy of the
@@ -130,7 +124,7 @@ class WillRunPlanner(BackfillPlanner):
                     state.commit_gpus(other.alloc, sign=-1)
         left_out = {other.job_id for other, _ in gone}
         running = [held for held in view.holdings() if held[0].job_id not in left_out]
-        return WillRunTest(state, [(self._expected(job), alloc, memory, job.job_id, job.part.index)
+        return WillRunTest(state, [(self.ends_by(job), alloc, memory, job.job_id, job.part.index)
                                    for job, alloc, memory in running], view.now, self.config.kill_wait,
                            [job.job_id for job, _, _ in running if shares_cores(job)])
 
