@@ -7,8 +7,12 @@ tests/test_calibrate_links.py."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +23,7 @@ from bench.readme_numbers import LINKS_RUN, saved_replay
 from djsb.calibrate import ctld_log
 from djsb.calibrate.compare import Comparison, compare
 from djsb.calibrate.job_links import array_indices, sbatch_dependency, submission_units, unit_id
-from djsb.calibrate.slurm_replay import sleep_request
+from djsb.calibrate.slurm_replay import sleep_argv, sleep_request
 from djsb.calibrate.slurm_side import slurm_module
 from djsb.calibrate.spec import load_calibration
 from djsb.model.dependency import Dependency
@@ -184,3 +188,29 @@ def test_an_arrays_tasks_queued_at_its_one_submission_start_in_index_order(
     last_first = {array for array, order in task_orders(jobs, model).items() if order[0] == max(order)}
     assert staggered and last_first == staggered, task_orders(jobs, model)
     assert measured.start_error_max > 5.0, measured
+
+
+def stopped_run(argv: tuple[str, ...], stop_at: float, stopped_for: float) -> float:
+    """Seconds ``argv`` took, stopped (SIGSTOP to its process group, as slurmstepd stops a job's
+    tasks) from ``stop_at`` seconds after its start for ``stopped_for`` seconds."""
+    started = time.monotonic()
+    process = subprocess.Popen(argv, start_new_session=True)
+    try:
+        time.sleep(stop_at)
+        os.killpg(process.pid, signal.SIGSTOP)
+        time.sleep(stopped_for)
+        os.killpg(process.pid, signal.SIGCONT)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    return time.monotonic() - started
+
+
+def test_a_calibration_job_sleeps_its_own_running_time() -> None:
+    # 3 s of sleep stopped from 0.5 s for 2 s: a calibration's task waits while stopped (about 5 s in
+    # all, at most the second it was stopped in lost), where a single sleep keeps its deadline and
+    # ends at 3 s however long it was stopped
+    assert stopped_run(sleep_argv(3), 0.5, 2.0) >= 4.0
+    assert stopped_run(("sleep", "3"), 0.5, 2.0) < 4.0
+    assert sleep_argv(2.5)[-1].endswith("; sleep 0.500") and "n=2;" in sleep_argv(2.5)[-1]

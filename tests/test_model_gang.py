@@ -304,3 +304,18 @@ def test_a_site_s_slurm_conf_gives_gang_and_notes_what_the_placement_lacks() -> 
         "lower-tier jobs (the gang scheduler's shadow suspending them) only where they share cores "
         "(OverSubscribe FORCE:N) or by SUSPEND's preemption here; cons_tres's _job_test lets any job do it "
         "under GANG (djsb/model/gang.py)"]
+
+
+def test_a_job_takes_idle_cores_before_it_shares_busy_ones() -> None:
+    # Two nodes of 2 cores, FORCE:2, nodes chosen as cons_tres chooses them. Jobs 1 and 2 (1 CPU,
+    # 100 s) at 0 fill one node's two cores (best fit: the node with the fewest idle cores that hold
+    # the job). Job 3 (1 CPU, 10 s) at 5 finds no idle core there and two on the other node:
+    # cons_common job_test.c _job_test's step 1 seeks idle CPUs across all partitions and places it
+    # there, so it runs 5-15, never suspended. Sharing a busy node's cores instead (its free slots
+    # tie with the idle node's), gang.c's _add_job_to_part would suspend it at once.
+    spec = ClusterSpec(ClusterSpec.homogeneous(2, 2).nodes, (SHARING,))
+    scheduler = dataclasses.replace(GANG, node_select="cons_tres")
+    frame = replay([job(1, 0, 100, cpus=1), job(2, 0, 100, cpus=1), job(3, 5, 10, cpus=1)], scheduler, spec)
+    nodes = frame["nodes"].astype(str).to_dict()
+    assert nodes[1] == nodes[2] != nodes[3]
+    assert times(frame, 3) == [5.0, 15.0, 0.0]

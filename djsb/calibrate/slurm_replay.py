@@ -81,14 +81,27 @@ class SubmissionLog(Protocol):
 
 
 def sleep_request(job: TraceJob, work_dir: str) -> JobRequest:
-    """A sleep job of ``job``'s CPUs, memory (none: the module's margin alone) and run time; its
-    output files in ``work_dir``."""
+    """A sleep job of ``job``'s CPUs, memory (none: the module's margin alone) and run time
+    (:func:`sleep_argv`); its output files in ``work_dir``."""
     stem = f"{work_dir.rstrip('/')}/cal{job.job_id}"
     assert job.requested_time is not None  # slurm_ready gave every job one
     return JobRequest(name=f"cal{job.job_id}", app="sleep", total_tasks=job.cpus, cpus_per_task=1,
                       total_memory=round((job.memory_mb or 0) * MIB), exec_time=job.requested_time,
-                      argv=("sleep", f"{job.run_time:g}"),
+                      argv=sleep_argv(job.run_time),
                       stdout_path=f"{stem}.out", stderr_path=f"{stem}.err")
+
+
+def sleep_argv(seconds: float) -> tuple[str, ...]:
+    """A task that sleeps ``seconds`` of its own running time: one ``sleep 1`` after another, then the
+    fraction left. A single ``sleep N`` would not do where Slurm suspends jobs (SUSPEND,GANG, gang
+    scheduling): SIGSTOP does not move nanosleep's deadline (a stopped sleep, resumed after it, ends at
+    once), so it would end N seconds after it began however long it was stopped, where a program's
+    work, and the model's jobs, wait while suspended. Stopped within a ``sleep 1``, the task loses at
+    most that second."""
+    whole = int(seconds)
+    script = f"n={whole}; while [ $n -gt 0 ]; do sleep 1; n=$((n - 1)); done"
+    rest = seconds - whole
+    return ("/bin/sh", "-c", script + (f"; sleep {rest:.3f}" if rest >= 0.001 else ""))
 
 
 def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, *,

@@ -344,8 +344,20 @@ class ClusterState:
     def _best_fit(self, part: PartitionState, cpus: int, mem_per_cpu: float | None) -> Placement | None:
         """cons_tres's choice (:func:`djsb.model.cons_tres.best_fit`) over every node of ``part``,
         each node offering the CPUs its free memory holds at ``mem_per_cpu`` at most (cons_tres's
-        ``_allocate_sc``, job_test.c, 22.05, lowers a node's CPUs until their memory fits)."""
-        spare = self.node_spare if part.keeps_spare else None
+        ``_allocate_sc``, job_test.c, 22.05, lowers a node's CPUs until their memory fits). A job of
+        a FORCE partition is placed on idle cores when they hold it, and shares cores only
+        otherwise (cons_common job_test.c ``_job_test``: step 1 seeks idle CPUs across all
+        partitions, and only a job that finds none goes on to the partition's rows, step 4)."""
+        if part.forced:
+            idle = self._best_fit_over(part, cpus, mem_per_cpu, self.node_spare)
+            if idle is not None:
+                return idle
+        return self._best_fit_over(part, cpus, mem_per_cpu, self.node_spare if part.keeps_spare else None)
+
+    def _best_fit_over(self, part: PartitionState, cpus: int, mem_per_cpu: float | None,
+                       spare: list[int] | None) -> Placement | None:
+        """:meth:`_best_fit` with each node offering its free slots less ``spare`` (its cores' shared
+        slots: its idle cores are left; None: every free slot)."""
         memory = self.node_mem_free
         rooms = [(i, _offer(min(self.node_free[i] - (spare[i] if spare else 0), self.node_cores[i]),
                             memory[i], None, mem_per_cpu)) for i in part.node_ids]
