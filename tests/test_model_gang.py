@@ -12,10 +12,13 @@ instant where a job ends and the timeslicer wakes, the end comes first (``gs_job
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from bench.readme_numbers import saved_replay
+from djsb.calibrate.compare import compare
 from djsb.errors import ConfigError
 from djsb.history.notes import unmodelled
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
@@ -319,3 +322,19 @@ def test_a_job_takes_idle_cores_before_it_shares_busy_ones() -> None:
     nodes = frame["nodes"].astype(str).to_dict()
     assert nodes[1] == nodes[2] != nodes[3]
     assert times(frame, 3) == [5.0, 15.0, 0.0]
+
+
+GANG_RUN = Path(__file__).parent / "fixtures" / "calibrate" / "gang"
+
+
+@pytest.mark.xfail(strict=True, reason="not reproduced: the live gang run (tests/test_calibrate_gang.py) "
+                   "is replayed at +93.1 % of its mean wait where Slurm's own run 2 is -8.7 %: Slurm's "
+                   "backfill starts jobs on a FORCE partition's second row beside a waiting wide job, "
+                   "the model's does not")
+def test_the_live_gang_run_is_replayed_within_slurms_spread() -> None:
+    # the calibration's rule: mean wait within 10 % of run 1, or Slurm's own run-to-run difference if
+    # larger (the 32-job KTH window on cal_gang, OverSubscribe=FORCE:2, PreemptMode=GANG)
+    slurm, model = saved_replay(GANG_RUN, GANG_RUN / "calibrate.yaml")
+    own = compare(slurm, pd.read_csv(GANG_RUN / "slurm_2.csv", index_col="job_id"))
+    measured = compare(slurm, model)
+    assert abs(measured.mean_wait_error) <= max(0.10, abs(own.mean_wait_error)), measured
