@@ -22,6 +22,12 @@ or the preemptor's QoS's, a job may preempt one of its own QoS of lower priority
 Under preempt/partition_prio a partition's own PreemptMode does the same for its jobs
 (preempt_partition_prio.c ``_job_preempt_mode``).
 
+The queue puts a job ahead of those it may preempt (job_scheduler.c ``sort_job_queue2``,
+``preempt_g_job_preempt_check``): under partition_prio the queue's PriorityTier order does; under
+qos :func:`preempt_ranks` ranks each QoS above those it preempts. The main pass so reaches a
+preemptor before the jobs it preempted, requeued, could take their nodes back (without it a
+REQUEUE replay where only the backfill pass reaches the preemptor preempts the same jobs forever).
+
 ``PreemptMode=SUSPEND,GANG`` (``suspend``; a partition's or QoS's own SUSPEND under it) suspends
 the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.model.suspension`.
 

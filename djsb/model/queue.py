@@ -1,8 +1,8 @@
 """The pending jobs of a replay, in the order Slurm's passes walk them, with the counters the passes
 test without walking them.
 
-The order is each job's ``sort_key`` (partition PriorityTier, priority, submit time, job id; see
-:class:`~djsb.model.job.SimJob`). A job joins when it becomes eligible and leaves when it starts or
+The order is each job's ``sort_key`` (preemptors first under preempt/qos, partition PriorityTier,
+priority, submit time, job id; see :class:`~djsb.model.job.SimJob`). A job joins when it becomes eligible and leaves when it starts or
 is cancelled; a pass's starts are taken out of the list together at the end of the pass (the pass
 walks the list), their counters at once. The counters: the queued cores (the utilisation
 timeline's), each partition's least need among its queued jobs (whether any queued job could fit
