@@ -14,6 +14,7 @@ from djsb.workloads.job import TraceJob
 
 FACTOR_NAMES = ("age", "size", "fairshare", "qos", "partition")
 RESERVED_FIRST = 1 << 20
+PREEMPTOR_FIRST = 1 << 21
 """Subtracted from the first element of the sort key of a job asking for a reservation: above any
 PriorityTier (at most 65533), so such jobs come first (job_scheduler.c ``sort_job_queue2``)."""
 
@@ -27,7 +28,9 @@ class SimJob:
     ``plan`` is the duration the backfill planner plans it for (its ``plan_duration``: the limit
     rounded up to bf_resolution, or the limit itself under the will-run planner).
     ``sort_key`` orders the queue like Slurm: jobs asking for a reservation first, then partition
-    PriorityTier, then priority (both descending), then submit time, then job id
+    PriorityTier, then priority (both descending), then submit time, then job id, but under
+    preempt/qos a job of a QoS of higher ``preempt_rank`` before all
+    (:func:`~djsb.model.preemption.preempt_ranks`)
     (priority_multifactor.html, "Jobs are selected to be evaluated by the scheduler in the following
     order"; job_scheduler.c ``sort_job_queue2``).
 
@@ -63,6 +66,7 @@ class SimJob:
     priority: float = 0.0
     factors: dict[str, float] = field(default_factory=dict)
     sort_key: tuple[float, float, float, int] = (0.0, 0.0, 0.0, 0)
+    preempt_rank: int = 0
     start: float | None = None
     end: float | None = None
     alloc: Placement = field(default_factory=Placement)
@@ -135,4 +139,5 @@ class SimJob:
         """Recompute ``sort_key`` after a priority change."""
         trace = self.trace
         first = RESERVED_FIRST if trace.reservation is not None else 0
+        first += self.preempt_rank * PREEMPTOR_FIRST
         self.sort_key = (-self.part.spec.priority_tier - first, -self.priority, trace.submit, trace.job_id)

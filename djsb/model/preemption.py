@@ -22,6 +22,12 @@ or the preemptor's QoS's, a job may preempt one of its own QoS of lower priority
 Under preempt/partition_prio a partition's own PreemptMode does the same for its jobs
 (preempt_partition_prio.c ``_job_preempt_mode``).
 
+The queue puts a job ahead of those it may preempt (job_scheduler.c ``sort_job_queue2``,
+``preempt_g_job_preempt_check``): under partition_prio the queue's PriorityTier order does; under
+qos :func:`preempt_ranks` ranks each QoS above those it preempts. The main pass so reaches a
+preemptor before the jobs it preempted, requeued, could take their nodes back (without it a
+REQUEUE replay where only the backfill pass reaches the preemptor preempts the same jobs forever).
+
 ``PreemptMode=SUSPEND,GANG`` (``suspend``; a partition's or QoS's own SUSPEND under it) suspends
 the lower-tier jobs instead, which resume when their preemptors end: :mod:`djsb.model.suspension`.
 
@@ -45,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from djsb.model.allocation import shares_cores
+from djsb.model.cluster_spec import QosSpec
 from djsb.model.cluster_state import ClusterState
 from djsb.model.job import SimJob
 from djsb.model.placement import Placement
@@ -94,6 +101,29 @@ def preemption_order(job: SimJob, by_qos: bool = False) -> tuple[int, int, int]:
 def grace_time(job: SimJob, by_qos: bool = False) -> float:
     """How long ``job`` runs on once preempted: its partition's GraceTime, or ``by_qos`` its QoS's."""
     return job.qos.grace_time if by_qos else job.part.spec.grace_time
+
+
+def preempt_ranks(qos: Iterable[QosSpec]) -> dict[str, int]:
+    """Under preempt/qos, how far ahead of the queue each QoS's jobs sort: job_scheduler.c
+    ``sort_job_queue2`` puts a job ahead of one it may preempt (``preempt_g_job_preempt_check``,
+    preempt_qos.c ``preempt_p_job_preempt_check``: its QoS lists the other's in Preempt) before any
+    other rule, so a preemptor's main pass reaches it before the jobs it preempted, requeued, take the
+    nodes back. Slurm's pairwise test is not an order; the model ranks a QoS one above the highest
+    QoS it preempts (0: preempts none), which also orders two QoS neither of which preempts the other
+    when their ranks differ."""
+    preempts = {spec.name: spec.preempt for spec in qos}
+    ranks: dict[str, int] = {}
+
+    def rank(name: str, seen: frozenset[str]) -> int:
+        if name not in ranks:
+            below = [rank(other, seen | {name}) for other in preempts.get(name, ())
+                     if other in preempts and other not in seen and other != name]
+            ranks[name] = 1 + max(below) if below else (1 if preempts.get(name) else 0)
+        return ranks[name]
+
+    for name in preempts:
+        rank(name, frozenset())
+    return ranks
 
 
 Choice = tuple[Placement, list[SimJob]]

@@ -1,15 +1,16 @@
 """The pending jobs of a replay, in the order Slurm's passes walk them, with the counters the passes
 test without walking them.
 
-The order is each job's ``sort_key`` (partition PriorityTier, priority, submit time, job id; see
-:class:`~djsb.model.job.SimJob`). A job joins when it becomes eligible and leaves when it starts or
-is cancelled; a pass's starts are taken out of the list together at the end of the pass (the pass
-walks the list), their counters at once. The counters: the queued cores (the utilisation
-timeline's), each partition's least need among its queued jobs (whether any queued job could fit
-the free capacity, which decides whether a pass can start anything), the same per partition and
-planned duration (whether any could fit a backfill plan's capacity over its planned run), and per
-partition the queued jobs whose placement depends on more than the partition's unit count
-(:meth:`JobQueue.plans_nodes`), whose partitions the profile planner plans node by node.
+The order is each job's ``sort_key`` (preemptors first under preempt/qos, partition PriorityTier,
+priority, submit time, job id; see :class:`~djsb.model.job.SimJob`). A job joins when it becomes
+eligible and leaves when it starts or is cancelled; a pass's starts are taken out of the list
+together at the end of the pass (the pass walks the list), their counters at once. The counters: the
+queued cores (the utilisation timeline's), each partition's least need among its queued jobs
+(whether any queued job could fit the free capacity, which decides whether a pass can start
+anything), the same per partition and planned duration (whether any could fit a backfill plan's
+capacity over its planned run), and per partition the queued jobs whose placement depends on more
+than the partition's unit count (:meth:`JobQueue.plans_nodes`), whose partitions the profile planner
+plans node by node.
 """
 
 from __future__ import annotations

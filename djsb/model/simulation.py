@@ -78,6 +78,7 @@ from djsb.model.preemption import (
     NODE_FAIL,
     PREEMPTED,
     preempt_mode,
+    preempt_ranks,
 )
 from djsb.model.priority.base import PriorityContext, PriorityPlugin
 from djsb.model.priority.fifo import FifoPriority
@@ -188,6 +189,7 @@ class Simulation(MachineOperations):
         self.slicer = time_slicer(self.state, self.config, self.running, self._stopped_by_shadow)
         """GANG's time-slicing, where a partition shares cores (:mod:`djsb.model.gang`)."""
         self.by_qos = self.config.preempt_type == "qos"
+        self.ranks = preempt_ranks(cluster.qos) if self.preempts and self.by_qos else {}
         self.armed: set[int] = set()
         """The reservations whose next window end is in the heap."""
         asking = [*self.trace, *(running.trace for running in start.running)]
@@ -402,6 +404,8 @@ class Simulation(MachineOperations):
         job = SimJob(trace, part, qos, limit, self.state.need(part, trace.cpus, trace.nodes, trace.exclusive),
                      eligible=eligible, shape=shape)
         job.plan = self.planner.plan_duration(limit)
+        if self.ranks:
+            job.preempt_rank = self.ranks.get(qos.name, 0)
         return job
 
     def _queue(self, job: SimJob, now: float) -> None:
