@@ -47,6 +47,7 @@ def test_the_reference_lists_every_option_with_its_default() -> None:
     ("node_select", "cons-tres", "expected one of first_fit, cons_tres, got 'cons-tres'"),
     ("bf_max_job_test", 0, "must be >= 1"),
     ("batch_sched_delay", "-5", "must be a time >= 0 s"),
+    ("requeue_delay", "5", "must be >= 6 (AuthInfo cred_expire, at least 5 s"),
 ])
 def test_a_bad_option_is_blamed_at_its_own_line(tmp_path: Path, key: str, value: object, needle: str) -> None:
     path = tmp_path / "sim.yaml"

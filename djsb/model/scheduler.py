@@ -26,6 +26,9 @@ from djsb.yamlnodes import Located, as_bool, as_duration, as_int, as_str
 BACKFILL_VARIANTS = BACKFILL_POLICIES.names()
 """Names of the registered backfill policies (djsb/model/backfill/)."""
 NODE_SELECTS = ("first_fit", "cons_tres")
+MIN_REQUEUE_DELAY = 6.0
+"""The shortest wait of a requeued job Slurm allows: AuthInfo's cred_expire is at least 5 s
+(slurm_cred.c), plus the 1 s batch_requeue_fini adds (:func:`djsb.slurm_text.requeue_delay`)."""
 """How the model chooses a starting job's nodes: first fit in node order, or as select/cons_tres does."""
 
 
@@ -268,9 +271,12 @@ class SchedulerConfig:
             raise ConfigError(f"bf_will_run is bf_planner: will_run; it cannot go with bf_planner: "
                               f"{self.bf_planner}", key="policy.scheduler.bf_will_run")
         for name in ("sched_interval", "bf_interval", "bf_window", "bf_resolution", "start_latency",
-                     "batch_sched_delay", "requeue_delay"):
+                     "batch_sched_delay"):
             if getattr(self, name) < 0:
                 raise ConfigError("must be >= 0", key=f"policy.scheduler.{name}")
+        if self.requeue_delay < MIN_REQUEUE_DELAY:
+            raise ConfigError(f"must be >= {MIN_REQUEUE_DELAY:g} (AuthInfo cred_expire, at least 5 s as "
+                              "slurm_cred.c requires, + 1 s)", key="policy.scheduler.requeue_delay")
         if self.node_select not in NODE_SELECTS:
             raise ConfigError(f"unknown node selection {self.node_select!r}; choose one of "
                               f"{', '.join(NODE_SELECTS)}", key="policy.scheduler.node_select")
