@@ -34,11 +34,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import yaml
 
 from djsb.workloads.swf import read_swf
+
+if TYPE_CHECKING:
+    from djsb.calibrate.compare import Comparison
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -143,25 +147,28 @@ def loaded_figures() -> dict[str, float]:
     return figures
 
 
+def against_slurm(run: Path, config: Path | None = None) -> tuple[Comparison, Comparison, pd.DataFrame,
+                                                                   pd.DataFrame]:
+    """The model against a saved calibration's Slurm run 1 (:func:`saved_replay` of ``run`` with its
+    own calibrate.yaml unless ``config``), Slurm's own run 2 against run 1, and both replays."""
+    from djsb.calibrate.compare import compare
+
+    slurm, model = saved_replay(run, config or run / "calibrate.yaml")
+    own = compare(slurm, pd.read_csv(run / "slurm_2.csv", index_col="job_id"))
+    return compare(slurm, model), own, slurm, model
+
+
 def preempt_figures() -> dict[str, float]:
     """Tau and mean-wait error of the model against the preempting partition's run 1
     (tests/fixtures/calibrate/preempt_requeue), and Slurm's own run 2 against it."""
-    from djsb.calibrate.compare import compare
-
-    slurm, model = saved_replay(PREEMPT_RUN, PREEMPT_RUN / "calibrate.yaml")
-    own = compare(slurm, pd.read_csv(PREEMPT_RUN / "slurm_2.csv", index_col="job_id"))
-    measured = compare(slurm, model)
+    measured, own, _, _ = against_slurm(PREEMPT_RUN)
     return {"tau": measured.tau, "wait": measured.mean_wait_error, "own_wait": own.mean_wait_error}
 
 
 def links_figures() -> dict[str, float]:
     """Tau, mean-wait error and largest start error of the model against the run 1 of throttled
     arrays and dependency chains (tests/fixtures/calibrate/links), and Slurm's own run 2 against it."""
-    from djsb.calibrate.compare import compare
-
-    slurm, model = saved_replay(LINKS_RUN, LINKS_RUN / "calibrate.yaml")
-    own = compare(slurm, pd.read_csv(LINKS_RUN / "slurm_2.csv", index_col="job_id"))
-    measured = compare(slurm, model)
+    measured, own, _, _ = against_slurm(LINKS_RUN)
     return {"tau": measured.tau, "wait": measured.mean_wait_error, "max": measured.start_error_max,
             "own_wait": own.mean_wait_error}
 

@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 from support import assert_calibration_error
 
-from bench.readme_numbers import LINKS_RUN, saved_replay
+from bench.readme_numbers import LINKS_RUN, against_slurm
 from djsb.calibrate import ctld_log
-from djsb.calibrate.compare import Comparison, compare
+from djsb.calibrate.compare import Comparison
 from djsb.calibrate.job_links import array_indices, sbatch_dependency, submission_units, unit_id
 from djsb.calibrate.slurm_replay import sleep_argv, sleep_request
 from djsb.calibrate.slurm_side import slurm_module
@@ -139,9 +139,7 @@ def saved_links_run(run: Path = LINKS_RUN) -> tuple[Comparison, Comparison, pd.D
     """The model against the live run 1 of tests/test_calibrate_links.py (tests/fixtures/calibrate/links:
     the run with slurmctld's instants, its located passes, Slurm's answers), Slurm's run 2 against it,
     and both replays."""
-    slurm, model = saved_replay(run, LINKS_RUN / "calibrate.yaml")
-    own = compare(slurm, pd.read_csv(LINKS_RUN / "slurm_2.csv", index_col="job_id"))
-    return compare(slurm, model), own, slurm, model
+    return against_slurm(run, LINKS_RUN / "calibrate.yaml")
 
 
 def task_orders(calibration_jobs: list[TraceJob], replay: pd.DataFrame) -> dict[int, list[int]]:
@@ -176,7 +174,7 @@ def test_an_arrays_tasks_queued_at_its_one_submission_start_in_index_order(
     instants = ctld_log.log_instants(ctld_log.parse_ctld_log((LINKS_RUN / "slurmctld.log").read_text()), saved)
     assert instants is not None
     saved["ctld_submit"] = instants["ctld_submit"]
-    for name in ("show_config.txt", "show_partition.txt", "show_node.txt", "passes_1.csv"):
+    for name in ("show_config.txt", "show_partition.txt", "show_node.txt", "passes_1.csv", "slurm_2.csv"):
         shutil.copy(LINKS_RUN / name, tmp_path / name)
     saved.to_csv(tmp_path / "slurm_1.csv")
     measured, _, slurm, model = saved_links_run(tmp_path)

@@ -17,11 +17,10 @@ from __future__ import annotations
 import dataclasses
 import random
 
-import pandas as pd
 import pytest
 
-from bench.readme_numbers import PREEMPT_RUN, saved_replay
-from djsb.calibrate.compare import Comparison, compare
+from bench.readme_numbers import PREEMPT_RUN, against_slurm
+from djsb.calibrate.compare import Comparison
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.backfill.planner import BackfillPlanner
 from djsb.model.cluster_spec import PartitionSpec, QosSpec
@@ -219,9 +218,8 @@ def test_requeue_reruns_the_job_the_backfill_pass_preempted() -> None:
 def saved_requeue_run() -> tuple[Comparison, Comparison, set[int]]:
     """The model against the live REQUEUE run 1 (tests/fixtures/calibrate/preempt_requeue), Slurm's
     run 2 against it, and the jobs the model preempted."""
-    slurm, model = saved_replay(PREEMPT_RUN, PREEMPT_RUN / "calibrate.yaml")
-    own = compare(slurm, pd.read_csv(PREEMPT_RUN / "slurm_2.csv", index_col="job_id"))
-    return compare(slurm, model), own, set(model.index[model["state"] == "PREEMPTED"])
+    measured, own, _, model = against_slurm(PREEMPT_RUN)
+    return measured, own, set(model.index[model["state"] == "PREEMPTED"])
 
 
 def test_the_live_requeue_run_is_replayed_within_slurms_spread() -> None:

@@ -17,8 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.readme_numbers import saved_replay
-from djsb.calibrate.compare import compare
+from bench.readme_numbers import against_slurm
 from djsb.errors import ConfigError
 from djsb.history.notes import unmodelled
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
@@ -334,7 +333,5 @@ GANG_RUN = Path(__file__).parent / "fixtures" / "calibrate" / "gang"
 def test_the_live_gang_run_is_replayed_within_slurms_spread() -> None:
     # the calibration's rule: mean wait within 10 % of run 1, or Slurm's own run-to-run difference if
     # larger (the 32-job KTH window on cal_gang, OverSubscribe=FORCE:2, PreemptMode=GANG)
-    slurm, model = saved_replay(GANG_RUN, GANG_RUN / "calibrate.yaml")
-    own = compare(slurm, pd.read_csv(GANG_RUN / "slurm_2.csv", index_col="job_id"))
-    measured = compare(slurm, model)
+    measured, own, _, _ = against_slurm(GANG_RUN)
     assert abs(measured.mean_wait_error) <= max(0.10, abs(own.mean_wait_error)), measured
