@@ -12,6 +12,7 @@ import hashlib
 import pwd
 import shlex
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -33,6 +34,10 @@ from djsb.remote.connect import open_remote, openssh_overrides
 from djsb.remote.errors import RemoteUnusable
 from djsb.remote.hosts import parse_hop, resolve_host
 from djsb.remote.openssh import (
+    FELL_BACK,
+    FORCED,
+    NO_FALLBACK,
+    SSH_FAILED,
     OpenSSHTransport,
     failure,
     forced_config,
@@ -150,6 +155,23 @@ def test_openssh_overrides_only_what_the_config_sets() -> None:
 ])
 def test_ssh_failure_kinds(code: int, stderr: str, kind: str | None) -> None:
     assert failure(code, stderr) == kind
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the system ssh client")
+def test_a_client_whose_master_is_gone_always_says_it_fell_back(tmp_path: Path) -> None:
+    """A master killed leaves its socket file, where nobody answers. The mux client then falls back
+    to a login of its own over ``false`` (NO_FALLBACK): it never sends the command, and what it
+    prints must say so every time, including when ``false`` ends before the key exchange line is
+    printed (1 in 50 to 1 in 300 here)."""
+    path = tmp_path / "master"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))  # bound, never listening: the file stays, connect is refused
+    argv = ssh_argv("127.0.0.1", "echo sent", ssh_options("/dev/null", [
+        *FORCED, ("ControlPath", str(path)), ("ControlMaster", "no"), NO_FALLBACK]))
+    for _ in range(400):
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        assert result.returncode == SSH_FAILED and "sent" not in result.stdout
+        assert FELL_BACK.search(result.stderr), result.stderr
 
 
 def test_backoff_doubles_to_its_cap() -> None:

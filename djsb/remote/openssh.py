@@ -32,9 +32,10 @@ SSH_FAILED = 255
 NO_FALLBACK = ("ProxyCommand", "false")
 """For a command sent through the master: if the master ended just before, the client would
 otherwise log in on its own and run the command outside the master, the drop unreported."""
-FELL_BACK = re.compile(r"kex_exchange_identification")
-"""What such a client says: it began a key exchange of its own, over ``false``, so it never sent
-the command (a client that reached its master exchanges no keys)."""
+FELL_BACK = re.compile(r"Control socket connect\(|kex_exchange_identification")
+"""What such a client says: it could not reach its master's socket, or began a key exchange of its
+own over ``false``; either way it never sent the command (a client that reached its master
+exchanges no keys). ssh does not always print the second line: ``false`` can end before it asks."""
 SEND_ATTEMPTS = 3
 MASTER_EXIT_GRACE = 2.0
 """Seconds a dropped master may take to exit after its mux client has."""
