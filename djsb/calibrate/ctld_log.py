@@ -16,9 +16,10 @@ moved. slurmctld logs each of these instants at its default level (info) and tim
 * ``_job_complete: JobId=N done`` when it ended (job_mgr.c);
 * ``gang: suspending JobId=N`` and ``gang: resuming JobId=N`` when the gang scheduler suspended and
   resumed it (gang.c ``_suspend_job``, ``_resume_job``: at info only with ``DebugFlags=Gang``, at
-  debug otherwise), so a preemption under ``PreemptMode=SUSPEND,GANG`` is known to the millisecond
-  when the calibration runs with that flag; without it a suspended job's run time counts its
-  suspension, which the model then adds again.
+  debug otherwise; a job suspended as it starts is logged so just before its start, :data:`SAME_CALL`),
+  so a preemption under ``PreemptMode=SUSPEND,GANG`` is known to the millisecond when the calibration
+  runs with that flag; without it a suspended job's run time counts its suspension, which the model
+  then adds again.
 
 A pass that started jobs ran when it started the first of them: that instant replaces sdiag's
 bracket (:func:`located_passes`). The log's clock is the controller's local time, without a
@@ -54,6 +55,12 @@ _MESSAGES = ((SUBMIT, re.compile(r"_slurm_rpc_submit_batch_job: JobId=(\S+)")),
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})([+-]\d\d:?\d\d|Z)?\] (.*)$")
 _JOB_ID = re.compile(r"^(\d+)(?:_\d+)?(?:\((\d+)\))?$")
 """``%pJ``'s forms: ``123``, and an array task's ``123_4(127)`` (its own id in parentheses)."""
+SAME_CALL = 1.0
+"""Seconds within which a suspension logged before a job's start is that start's: the gang scheduler
+suspends a job that does not fit its partition's active row as it is allocated (node_scheduler.c
+``select_nodes`` -> gang.c ``gs_job_start`` -> ``_add_job_to_part`` -> ``_suspend_job``), before the
+scheduler that allocated it logs the start, under the same locks (milliseconds). A previous run's
+suspension is older by far: a requeued job waits at least ``cred_expire`` + 1 s before it starts again."""
 QUARTER_HOUR = 900.0
 """Time zones lie whole quarter hours apart from UTC."""
 READ_LIMIT = 64 * 1024 * 1024
@@ -171,7 +178,8 @@ def log_instants(events: list[CtldEvent], replay: pd.DataFrame) -> pd.DataFrame 
             table.at[job, "ctld_start"] = when
             table.at[job, "ctld_starts"] += 1
             table.at[job, "ctld_suspended"] = 0.0
-            suspended_at.pop(job, None)
+            if when - suspended_at.get(job, when) > SAME_CALL:
+                suspended_at.pop(job)  # a previous run's, ended by a requeue the log does not say
     return table
 
 
