@@ -83,6 +83,7 @@ slurm:
     slurm = [pd.read_csv(out / f"slurm_{run}.csv", index_col="job_id") for run in (1, 2)]
     model = pd.read_csv(out / "model.csv", index_col="job_id")
     assert all("ctld_suspended" in run for run in slurm), "slurmctld's log gave no suspensions"
+    assert all((out / f"slurmctld_{run}.log").is_file() for run in (1, 2)), "the log's lines were not kept"
     stopped = [sliced(run) for run in slurm]
     print(f"model vs slurm_1 {figures}; slurm_2 vs slurm_1 {own}; time-sliced: slurm_1 {sorted(stopped[0])}, "
           f"slurm_2 {sorted(stopped[1])}, model {sorted(sliced(model))}")

@@ -47,7 +47,9 @@ def test_resume_cancels_what_the_interrupted_replay_left_and_keeps_finished_ones
     first.submitted("t1", ledger_name(1, 1), "101")
     first.submitting("t2", ledger_name(1, 2))
     first.submitted("t2", ledger_name(1, 2), "102")
-    first.save_run(1, replay({1: "101", 2: "102"}), {"passes": pd.DataFrame({"run": [1]})})
+    logged = "[2026-11-29T00:00:01.000] sched: Allocate JobId=101 NodeList=n1 #CPUs=1 Partition=p\n"
+    first.save_run(1, replay({1: "101", 2: "102"}), {"passes": pd.DataFrame({"run": [1]})}, logged)
+    assert (out / "slurmctld_1.log").read_text() == logged  # its instants can be read again
     first.submitting("t3", ledger_name(2, 1))
     first.submitted("t3", ledger_name(2, 1), "201")
     first.submitting("t4", ledger_name(2, 2))

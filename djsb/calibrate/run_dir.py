@@ -4,7 +4,8 @@ A calibration replays its workload ``runs`` times on Slurm, each replay minutes 
 from its own first submission, so a replay cut short cannot be continued: the jobs it submitted
 ran or waited beside a queue that no longer matches the workload's. The unit of a resume is
 therefore the replay: a finished one is kept (``slurm_N.csv``, written last, marks it finished;
-``passes_N.csv`` and, under fair share, ``sshare_N.csv``, the usage before and after it, beside),
+``passes_N.csv``, under fair share ``sshare_N.csv``, the usage before and after it, and where
+slurmctld's log could be read ``slurmctld_N.log``, its lines the replay's instants came from, beside),
 one cut short is done again from its first job.
 
 What a replay cut short left behind is found and cancelled as ``djsb run --resume`` finds its
@@ -168,11 +169,16 @@ class CalibrationDir:
         return {run: pd.read_csv(path, index_col="job_id")
                 for run in range(1, self.runs + 1) if (path := self.path / f"slurm_{run}.csv").is_file()}
 
-    def save_run(self, run: int, replay: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> None:
+    def save_run(self, run: int, replay: pd.DataFrame, tables: dict[str, pd.DataFrame],
+                 ctld_log: str | None = None) -> None:
         """Replay ``run``'s outputs: its other tables (``passes``, ``sshare``) first as
-        ``NAME_RUN.csv``, its own last (its presence marks the replay finished)."""
+        ``NAME_RUN.csv``, and the lines of slurmctld's log read for it (``ctld_log``, so that its
+        instants can be read again), then its own table last (its presence marks the replay
+        finished)."""
         for name, table in tables.items():
             table.to_csv(self.path / f"{name}_{run}.csv", index=False)
+        if ctld_log:
+            (self.path / f"slurmctld_{run}.log").write_text(ctld_log)
         scratch = self.path / f".slurm_{run}.csv"
         replay.to_csv(scratch)
         scratch.replace(self.path / f"slurm_{run}.csv")

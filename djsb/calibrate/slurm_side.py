@@ -219,7 +219,8 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     seen += [(DECAY_THREAD, (low + high) / 2, (high - low) / 2) for low, high in recomputes.runs]
     passes = pd.DataFrame([{"run": run, "scheduler": name, "time": t - origin, "uncertainty": u}
                            for name, t, u in seen], columns=["run", "scheduler", "time", "uncertainty"])
-    logged = parse_ctld_log(read_log() or "")
+    log_text = read_log()
+    logged = parse_ctld_log(log_text or "")
     instants = log_instants(logged, replay)
     if instants is not None:
         replay = replay.join(instants)
@@ -227,5 +228,5 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     extras = {"passes": passes, **({"machine": machine.table()} if calibration.machine else {})}
     if before is not None:
         extras["sshare"] = pd.concat([before, fair_share_snapshot(module, "after")], ignore_index=True)
-    run_dir.save_run(run, replay, extras)
+    run_dir.save_run(run, replay, extras, log_text)
 
