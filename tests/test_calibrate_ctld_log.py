@@ -166,28 +166,33 @@ def test_a_suspended_job_runs_its_time_less_its_suspensions() -> None:
 def test_a_job_suspended_as_it_starts_counts_that_suspension() -> None:
     # gang.c's gs_job_start suspends a job that does not fit the active row inside select_nodes, so
     # "gang: suspending" comes just before the scheduler's "sched: Allocate" (node_scheduler.c 2792,
-    # job_scheduler.c 1902 in 22.05). Slurm id 13 (job 1): allocated and suspended at 22.700, resumed
-    # at 46.700 when a job of its row ended, done at 47.700: 24 s suspended, 1 s of work. Slurm id 14
-    # (job 2): suspended at 30.000 in its first run, requeued (the log says nothing), allocated again
-    # at 40.000 and done at 45.000: the first run's suspension is not the second's.
-    text = "\n".join(f"[2026-11-29T00:00:{stamp}] {message}" for stamp, message in (
-        ("20.000", "_slurm_rpc_submit_batch_job: JobId=13 InitPrio=1 usec=9"),
-        ("20.500", "_slurm_rpc_submit_batch_job: JobId=14 InitPrio=1 usec=9"),
-        ("22.700", "gang: suspending JobId=13"),
-        ("22.701", "sched: Allocate JobId=13 NodeList=n4 #CPUs=1 Partition=cal_gang"),
-        ("23.000", "sched: Allocate JobId=14 NodeList=n3 #CPUs=1 Partition=cal_gang"),
-        ("30.000", "gang: suspending JobId=14"),
-        ("40.000", "sched: Allocate JobId=14 NodeList=n3 #CPUs=1 Partition=cal_gang"),
-        ("45.000", "_job_complete: JobId=14 done"),
-        ("46.700", "gang: resuming JobId=13"),
-        ("47.700", "_job_complete: JobId=13 done")))
-    origin = utc("2026-11-29T00:00:00.000") - 50.0
-    replay = pd.DataFrame({"slurm_id": [13, 14], "submit": [70.0, 70.5], "origin": [origin, origin]},
+    # job_scheduler.c 1902 in 22.05). Slurm id 13 (job 1), as the mini-cluster logged it under
+    # PreemptMode=GANG: allocated and suspended at 04:06.938, resumed at 04:30.047, suspended at
+    # 05:08.718, resumed at 05:31.827: 23.109 s twice. Slurm id 14 (job 2): suspended at 04:30.000 in its
+    # first run, requeued (the log says nothing), allocated again at 04:40.000 and done at 04:45.000:
+    # the first run's suspension is not the second's.
+    text = """\
+[2026-11-30T00:04:06.700] _slurm_rpc_submit_batch_job: JobId=13 InitPrio=4294901747 usec=255
+[2026-11-30T00:04:06.800] _slurm_rpc_submit_batch_job: JobId=14 InitPrio=4294901746 usec=255
+[2026-11-30T00:04:06.938] gang: suspending JobId=13
+[2026-11-30T00:04:06.938] sched: Allocate JobId=13 NodeList=n4 #CPUs=1 Partition=cal_gang
+[2026-11-30T00:04:07.000] sched: Allocate JobId=14 NodeList=n3 #CPUs=1 Partition=cal_gang
+[2026-11-30T00:04:30.000] gang: suspending JobId=14
+[2026-11-30T00:04:30.047] gang: resuming JobId=13
+[2026-11-30T00:04:40.000] sched: Allocate JobId=14 NodeList=n3 #CPUs=1 Partition=cal_gang
+[2026-11-30T00:04:45.000] _job_complete: JobId=14 done
+[2026-11-30T00:05:08.718] gang: suspending JobId=13
+[2026-11-30T00:05:31.827] gang: resuming JobId=13
+[2026-11-30T00:05:32.871] _job_complete: JobId=13 done
+"""
+    origin = utc("2026-11-30T00:04:00.000") - 50.0
+    replay = pd.DataFrame({"slurm_id": [13, 14], "submit": [56.0, 56.0], "origin": [origin, origin]},
                           index=pd.Index([1, 2], name="job_id"))
     instants = log_instants(parse_ctld_log(text), replay)
     assert instants is not None
-    assert instants["ctld_suspended"].tolist() == pytest.approx([24.0, 0.0])
+    assert instants["ctld_suspended"].tolist() == pytest.approx([2 * 23.109, 0.0])
     assert instants["ctld_starts"].tolist() == [1, 2]
+    assert instants["ctld_start"].tolist() == pytest.approx([56.938, 90.0])
 
 
 def test_submissions_and_run_times_come_from_the_log_where_it_has_them() -> None:
