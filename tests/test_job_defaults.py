@@ -31,6 +31,7 @@ from test_model_gpus import replay, table
 from djsb import slurm_text
 from djsb.errors import ConfigError
 from djsb.history.inputs import what_if_settings
+from djsb.jobs.scontrol import parse_show_records
 from djsb.model import ClusterSpec
 from djsb.model.cluster_spec import NodeSpec, PartitionSpec
 from djsb.model.job_memory import PartitionMemory
@@ -225,6 +226,33 @@ def test_def_cpu_per_gpu_is_read_from_a_site_s_slurm_conf(tmp_path: Path) -> Non
                     "      def_cpu_per_gpu: 0\n")
     with pytest.raises(ConfigError, match=r":7: cluster.partitions\[0\].def_cpu_per_gpu: must be >= 1"):
         load_experiment(path)
+
+
+# scontrol 22.05's answers on the mini-cluster (tests/test_job_defaults_live.py makes them): slurm.conf's
+# DefCpuPerGPU=3 and DefMemPerGPU=512 shown as show config's JobDefaults, a partition's as its own
+SHOW_CONFIG_DEFAULTS = "JobDefaults             = DefCpuPerGPU=3,DefMemPerGPU=512\n"
+SHOW_PARTITION_DEFAULTS = """PartitionName=jd
+   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL
+   Nodes=n[1-4]
+   JobDefaults=DefCpuPerGPU=2,DefMemPerGPU=1024
+   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED
+"""
+
+
+def test_scontrol_s_job_defaults_are_read_as_the_slurm_conf_keys_they_were() -> None:
+    # read_config.c job_defaults_str writes DefCpuPerGPU and DefMemPerGPU as JobDefaults=K=V,K=V, in
+    # show config (config_info.c) and show partition (partition_info.c) alike; (null) is none
+    config = scheduler_config(parse_show_config(SHOW_CONFIG_DEFAULTS))
+    assert (config.def_cpu_per_gpu, config.def_mem_per_gpu) == (3, 512.0)
+    nodes = [{"NodeName": f"n{i}", "CPUTot": "2", "RealMemory": "2048"} for i in range(1, 5)]
+    (part,) = cluster_spec(parse_show_records(SHOW_PARTITION_DEFAULTS), nodes, "jd").partitions
+    assert (part.def_cpu_per_gpu, part.def_mem_per_gpu) == (2, 1024.0)
+    none = scheduler_config(parse_show_config("JobDefaults             = (null)\n"))
+    assert (none.def_cpu_per_gpu, none.def_mem_per_gpu) == (None, None)
+    # a key the site's file sets itself stands over the one shown within JobDefaults
+    assert scheduler_config({"JobDefaults": "DefCpuPerGPU=3", "DefCpuPerGPU": "5"}).def_cpu_per_gpu == 5
+    with pytest.raises(SlurmConfigError, match="^JobDefaults = 'DefCpuPerGPU': 'DefCpuPerGPU' is not KEY=VALUE"):
+        scheduler_config({"JobDefaults": "DefCpuPerGPU"})
 
 
 SACCT_HEADER = "JobIDRaw|Submit|Start|End|Elapsed|AllocCPUS|NNodes|State|ReqTRES|SubmitLine\n"

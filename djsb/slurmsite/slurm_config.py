@@ -116,11 +116,34 @@ def scheduler_parameters(value: str) -> dict[str, str]:
     return dict((*item.split("=", 1), "")[:2] for item in items)  # type: ignore[misc]
 
 
+JOB_DEFAULTS = "JobDefaults"
+"""How scontrol shows DefCpuPerGPU and DefMemPerGPU, which a slurm.conf writes as keys of their own:
+``JobDefaults=DefCpuPerGPU=2,DefMemPerGPU=1024`` (``(null)`` for none), in ``show partition`` and
+``show config`` alike (read_config.c ``job_defaults_str``)."""
+
+
+def job_defaults(value: str) -> dict[str, str]:
+    """A ``JobDefaults`` value as its keys, ``{"DefCpuPerGPU": "2", ...}``; a pair without ``=``
+    (Slurm's ``job_defaults_list`` refuses it) is a :class:`SlurmConfigError`."""
+    pairs: dict[str, str] = {}
+    for item in value.split(","):
+        if not item.strip() or value.strip() == "(null)":
+            continue
+        key, equals, text = item.partition("=")
+        if not equals:
+            raise SlurmConfigError(f"{JOB_DEFAULTS} = {excerpt(value)}: {item.strip()!r} is not KEY=VALUE")
+        pairs[canonical(key.strip())] = text.strip()
+    return pairs
+
+
 def from_slurm(cls: type, config: Mapping[str, str]) -> dict[str, Any]:
     """The settings of ``cls`` that ``config`` (``scontrol show config`` or a slurm.conf) gives, by
     field: every field declared with a :class:`~djsb.setting.SlurmName`, read as the declaration says
     (a key left out takes Slurm's default, or leaves the model's when Slurm's is not declared). So a
-    setting the model adds is read from a site's files by its declaration alone."""
+    setting the model adds is read from a site's files by its declaration alone; what scontrol shows
+    within ``JobDefaults`` is read as the slurm.conf key it was."""
+    if JOB_DEFAULTS in config:
+        config = {**job_defaults(config[JOB_DEFAULTS]), **config}
     params = scheduler_parameters(config.get(SCHEDULER_PARAMETERS, ""))
     found: dict[str, Any] = {}
     for name, slurm in slurm_names(cls).items():
