@@ -94,6 +94,7 @@ CALIBRATE_FIXTURES = ROOT / "tests" / "fixtures" / "calibrate"
 LOADED_RUN = CALIBRATE_FIXTURES / "loaded"
 PREEMPT_RUN = CALIBRATE_FIXTURES / "preempt_requeue"
 LINKS_RUN = CALIBRATE_FIXTURES / "links"
+GANG_RUN = CALIBRATE_FIXTURES / "gang"
 
 
 def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -158,26 +159,25 @@ def against_slurm(run: Path, config: Path | None = None) -> tuple[Comparison, Co
     return compare(slurm, model), own, slurm, model
 
 
-def preempt_figures() -> dict[str, float]:
-    """Tau and mean-wait error of the model against the preempting partition's run 1
-    (tests/fixtures/calibrate/preempt_requeue), and Slurm's own run 2 against it."""
-    measured, own, _, _ = against_slurm(PREEMPT_RUN)
-    return {"tau": measured.tau, "wait": measured.mean_wait_error, "own_wait": own.mean_wait_error}
+def saved_run_figures(run: Path) -> Callable[[], dict[str, float]]:
+    """Tau, mean-wait error and largest start error of the model against a saved calibration's run 1
+    (:func:`against_slurm`), and the mean-wait error of Slurm's own run 2 against it."""
+    def compute() -> dict[str, float]:
+        measured, own, _, _ = against_slurm(run)
+        return {"tau": measured.tau, "wait": measured.mean_wait_error, "max": measured.start_error_max,
+                "own_wait": own.mean_wait_error}
+    return compute
 
 
-def links_figures() -> dict[str, float]:
-    """Tau, mean-wait error and largest start error of the model against the run 1 of throttled
-    arrays and dependency chains (tests/fixtures/calibrate/links), and Slurm's own run 2 against it."""
-    measured, own, _, _ = against_slurm(LINKS_RUN)
-    return {"tau": measured.tau, "wait": measured.mean_wait_error, "max": measured.start_error_max,
-            "own_wait": own.mean_wait_error}
-
-
-def links_block(_: Path) -> str:
-    """The model's figures against the links run 1, beside Slurm's own."""
-    figures = links_figures()
-    return (f"mean wait {100 * figures['wait']:+.1f} %, tau {figures['tau']:.2f}, every start within "
-            f"{figures['max']:.1f} s (Slurm's own run 2: {100 * figures['own_wait']:+.1f} %)")
+def saved_run_block(run: Path, *, with_max: bool = False) -> Callable[[Path], str]:
+    """:func:`saved_run_figures` of ``run`` as the README writes them, the largest start error
+    if ``with_max``, Slurm's own figure beside."""
+    def render(_: Path) -> str:
+        figures = saved_run_figures(run)()
+        largest = f", every start within {figures['max']:.1f} s" if with_max else ""
+        return (f"mean wait {100 * figures['wait']:+.1f} %, tau {figures['tau']:.2f}{largest} (Slurm's own "
+                f"run 2: {100 * figures['own_wait']:+.1f} %)")
+    return render
 
 
 def loaded_block(which: str) -> Callable[[Path], str]:
@@ -186,13 +186,6 @@ def loaded_block(which: str) -> Callable[[Path], str]:
         figures = loaded_figures()
         return f"mean wait {100 * figures[which + '_wait']:+.1f} %, tau {figures[which + '_tau']:.2f}"
     return render
-
-
-def preempt_block(_: Path) -> str:
-    """The model's figures against the preempting partition's run 1, beside Slurm's own."""
-    figures = preempt_figures()
-    return (f"mean wait {100 * figures['wait']:+.1f} %, tau {figures['tau']:.2f} (Slurm's own run 2: "
-            f"{100 * figures['own_wait']:+.1f} %)")
 
 
 def load_done(out: Path) -> dict[str, float]:
@@ -336,9 +329,11 @@ SOURCES = {s.name: s for s in (
     Source("calibrate-loaded", True, "python3 bench/readme_numbers.py calibrate-loaded (the model's "
            "replays of tests/fixtures/calibrate/loaded)", compute=loaded_figures),
     Source("calibrate-preempt", True, "python3 bench/readme_numbers.py calibrate-preempt (the model's "
-           "replay of tests/fixtures/calibrate/preempt_requeue)", compute=preempt_figures),
+           "replay of tests/fixtures/calibrate/preempt_requeue)", compute=saved_run_figures(PREEMPT_RUN)),
     Source("calibrate-links", True, "python3 bench/readme_numbers.py calibrate-links (the model's "
-           "replay of tests/fixtures/calibrate/links)", compute=links_figures),
+           "replay of tests/fixtures/calibrate/links)", compute=saved_run_figures(LINKS_RUN)),
+    Source("calibrate-gang", True, "python3 bench/readme_numbers.py calibrate-gang (the model's "
+           "replay of tests/fixtures/calibrate/gang)", compute=saved_run_figures(GANG_RUN)),
     Source("demo", False, "djsb run configs/local-quick.yaml",
            (_module("run", "configs/local-quick.yaml", "-o", "{out}"),)),
     Source("metacentrum-own", False, "djsb replay-stats configs/metacentrum-own.yaml",
@@ -367,8 +362,9 @@ BLOCKS = {b.name: b for b in (
     Block("demo-time", "demo", demo_time),
     Block("calibrate-loaded-sdiag", "calibrate-loaded", loaded_block("sdiag")),
     Block("calibrate-loaded-log", "calibrate-loaded", loaded_block("log")),
-    Block("calibrate-preempt-requeue", "calibrate-preempt", preempt_block),
-    Block("calibrate-links", "calibrate-links", links_block),
+    Block("calibrate-preempt-requeue", "calibrate-preempt", saved_run_block(PREEMPT_RUN)),
+    Block("calibrate-links", "calibrate-links", saved_run_block(LINKS_RUN, with_max=True)),
+    Block("calibrate-gang", "calibrate-gang", saved_run_block(GANG_RUN)),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),
     Block("mc-own-inputs", "metacentrum-own", same_inputs),
     Block("mc-own-wait-simulated", "metacentrum-own", mean_wait("simulated")),

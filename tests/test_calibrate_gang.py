@@ -48,10 +48,11 @@ def sliced(replay: pd.DataFrame) -> set[int]:
 
 
 NOT_REPRODUCED = (
-    "not reproduced: measured +93.1 % of run 1's mean wait (tau 0.89) where Slurm's own run 2 was "
-    "-8.7 %; Slurm's backfill started jobs 20, 25, 26 and 28 at 119.7 s on cores other jobs held "
-    "(FORCE:2's second row) while the 7-CPU job 18 waited, and the model held them until 255-359 s "
-    "(tests/fixtures/calibrate/gang, replayed by tests/test_model_gang.py)")
+    "not reproduced: measured +41.2 % of run 1's mean wait (tau 0.83) where Slurm's own run 2 was "
+    "-10.3 %; Slurm's backfill started 1-CPU jobs (19 at 54.6 s, 20, 25, 26 at 114.6 s, 29-32 at "
+    "124.6 s) on cores other jobs held (FORCE:2's second row) while the 7-CPU job 18 waited until "
+    "186.6 s, and the model held them until 145-217 s (tests/fixtures/calibrate/gang, replayed by "
+    "tests/test_model_gang.py)")
 
 
 @pytest.mark.slurm
