@@ -95,6 +95,7 @@ LOADED_RUN = CALIBRATE_FIXTURES / "loaded"
 PREEMPT_RUN = CALIBRATE_FIXTURES / "preempt_requeue"
 LINKS_RUN = CALIBRATE_FIXTURES / "links"
 GANG_RUN = CALIBRATE_FIXTURES / "gang"
+GANG_ONE_CPU_RUN = CALIBRATE_FIXTURES / "gang_one_cpu"
 
 
 def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -334,6 +335,9 @@ SOURCES = {s.name: s for s in (
            "replay of tests/fixtures/calibrate/links)", compute=saved_run_figures(LINKS_RUN)),
     Source("calibrate-gang", True, "python3 bench/readme_numbers.py calibrate-gang (the model's "
            "replay of tests/fixtures/calibrate/gang)", compute=saved_run_figures(GANG_RUN)),
+    Source("calibrate-gang-one-cpu", True, "python3 bench/readme_numbers.py calibrate-gang-one-cpu (the "
+           "model's replay of tests/fixtures/calibrate/gang_one_cpu)",
+           compute=saved_run_figures(GANG_ONE_CPU_RUN)),
     Source("demo", False, "djsb run configs/local-quick.yaml",
            (_module("run", "configs/local-quick.yaml", "-o", "{out}"),)),
     Source("metacentrum-own", False, "djsb replay-stats configs/metacentrum-own.yaml",
@@ -365,6 +369,7 @@ BLOCKS = {b.name: b for b in (
     Block("calibrate-preempt-requeue", "calibrate-preempt", saved_run_block(PREEMPT_RUN)),
     Block("calibrate-links", "calibrate-links", saved_run_block(LINKS_RUN, with_max=True)),
     Block("calibrate-gang", "calibrate-gang", saved_run_block(GANG_RUN)),
+    Block("calibrate-gang-one-cpu", "calibrate-gang-one-cpu", saved_run_block(GANG_ONE_CPU_RUN)),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),
     Block("mc-own-inputs", "metacentrum-own", same_inputs),
     Block("mc-own-wait-simulated", "metacentrum-own", mean_wait("simulated")),

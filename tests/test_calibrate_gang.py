@@ -15,7 +15,7 @@ import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -55,22 +55,39 @@ NOT_REPRODUCED = (
     "tests/test_model_gang.py)")
 
 
+def one_cpu_window(path: Path) -> Path:
+    """The window with every job asking one CPU (SWF fields 5 and 8): no job then needs cores free
+    in one row of the partition that another row's jobs could leave free elsewhere."""
+    lines = [line if line.startswith(";") else " ".join(
+        "1" if i in (4, 7) else field for i, field in enumerate(line.split()))
+        for line in WINDOW.read_text().splitlines()]
+    note = "; every job asking one CPU (SWF fields 5 and 8): tests/test_calibrate_gang.py one_cpu_window"
+    path.write_text("\n".join([*lines, note]) + "\n")
+    return path
+
+
+CASES = [pytest.param("gang", lambda out: WINDOW, marks=pytest.mark.xfail(strict=True, reason=NOT_REPRODUCED),
+                      id="window"),
+         pytest.param("gang_one_cpu", lambda out: one_cpu_window(out / "window_one_cpu.swf"), id="one-cpu")]
+
+
 @pytest.mark.slurm
 @pytest.mark.slow
 @pytest.mark.alone
 @pytest.mark.timeout(1800)
-@pytest.mark.xfail(strict=True, reason=NOT_REPRODUCED)
-def test_gang_time_slicing_is_replayed_within_slurms_spread(slurm_cluster: SlurmCluster) -> None:
+@pytest.mark.parametrize(("case", "window"), CASES)
+def test_gang_time_slicing_is_replayed_within_slurms_spread(slurm_cluster: SlurmCluster, case: str,
+                                                            window: Callable[[Path], Path]) -> None:
     if OUT is None:
         pytest.skip("the gang calibration runs only with DJSB_CALIBRATE_FULL=DIR (minutes)")
-    out = Path(OUT) / "gang"
+    out = Path(OUT) / case
     if not (out / "comparison.json").is_file():
-        config = out.parent / "gang.yaml"
+        config = out.parent / f"{case}.yaml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(f"""\
 seed: 1
 workload:
-  swf: {WINDOW}
+  swf: {window(out.parent)}
 slurm:
   partition: cal_gang
   runs: 2
