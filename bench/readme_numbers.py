@@ -21,7 +21,6 @@ configs name them.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -102,7 +101,7 @@ def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.Da
     """A calibration's Slurm run 1 as saved in ``run`` (slurm_1.csv, the scheduler passes
     passes_1.csv, Slurm's answers show_*.txt, and slurmctld.log if ``with_log``) of the calibration
     file ``config``, and the model's replay of it, as ``djsb calibrate`` replays it (each job
-    ``--no-requeue``, as the Slurm job module submits it; the file's arrays and dependencies)."""
+    ``--no-requeue`` unless the file's ``slurm.requeue``; the file's arrays and dependencies)."""
     from djsb.calibrate.ctld_log import located_passes, log_instants, logged_starts, parse_ctld_log
     from djsb.calibrate.model_replay import SlurmModel, in_partitions, model_config, model_replay
     from djsb.calibrate.pass_watch import SCHEDULERS
@@ -126,7 +125,7 @@ def saved_replay(run: Path, config: Path, with_log: bool = False) -> tuple[pd.Da
             raise ValueError(f"{run / 'slurmctld.log'} does not align with the run's clock")
         slurm, passes = slurm.join(instants), located_passes(passes, logged_starts(logged, slurm))
     watched = {name: passes.loc[passes["scheduler"] == name, "time"].tolist() for name in SCHEDULERS}
-    jobs = [dataclasses.replace(job, requeue=False) for job in in_partitions(calibration.jobs, cluster)]
+    jobs = in_partitions(calibration.jobs, cluster)
     return slurm, model_replay(jobs, slurm, model, seed=1, passes=watched,
                                dependencies=calibration.dependencies)
 

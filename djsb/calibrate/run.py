@@ -168,8 +168,6 @@ def _calibrate(calibration: Calibration, module: SchedulerModule, run_dir: Calib
         # QoS limits per user are that user's)
         jobs = [dataclasses.replace(job, user=user, account=job.account if calibration.accounts
                                     else default_account) for job in jobs]
-    # the Slurm job module submits every job --no-requeue: a preemption under REQUEUE kills them
-    jobs = [dataclasses.replace(job, requeue=False) for job in jobs]
     priority = slurm.priority()
     watched = {name: times for name, times in observed.items() if times}
     model = model_replay(jobs, replays["slurm_1"], slurm, calibration.seed, passes=watched, priority=priority,

@@ -67,7 +67,7 @@ class LinkedSubmitter(Protocol):
     def batch_script(self, request: JobRequest) -> str: ...
 
     def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None,
-                          dependency: str | None = None) -> str: ...
+                          dependency: str | None = None, requeue: bool = False) -> str: ...
 
     def array_task_ids(self, array_ids: Sequence[str]) -> dict[str, str]: ...
 
@@ -153,9 +153,12 @@ def replay_on_slurm(jobs: Sequence[TraceJob], module: JobModule, work_dir: str, 
                 submitter = module_of(job) if module_of is not None else module
                 array = array_indices(unit)
                 dependency = sbatch_dependency((dependencies or {}).get(job.job_id), slurm_ids)
-                slurm_id = submitter.submit(request) if array is None and dependency is None else \
-                    _linked(submitter).submit_own_script(request, _linked(submitter).batch_script(request),
-                                                         array=array, dependency=dependency)
+                if array is None and dependency is None and not job.requeue:
+                    slurm_id = submitter.submit(request)
+                else:
+                    linked = _linked(submitter)
+                    slurm_id = linked.submit_own_script(request, linked.batch_script(request), array=array,
+                                                        dependency=dependency, requeue=bool(job.requeue))
                 if log is not None:
                     log.submitted(request.token, name(job), slurm_id)
                 slurm_ids[unit_id(job)] = slurm_id
@@ -200,13 +203,17 @@ def replay_table(ids: dict[str, int], statuses: dict[str, JobStatus], origin: fl
     of 60 and 30 s, so a model replaying the run needs the phase of that clock), and ``sent``, when
     sbatch returned: Slurm records times to the whole second, so its ``submit`` is up to a second
     before the submission, and a model replaying ``submit`` would start jobs before they existed;
-    ``submitted_id``, the id sbatch gave the job (a job array task's: its array's, ``submitted_as``)."""
+    ``submitted_id``, the id sbatch gave the job (a job array task's: its array's, ``submitted_as``).
+    A requeued job's ``submit`` is its first submission's second, the one sbatch returned in: Slurm
+    moves a requeued job's submit time to its requeue (job_mgr.c ``batch_requeue_fini``), while its
+    start is its last run's, and the wait that counts is the whole one, as the model's."""
     rows = []
     for slurm_id, job_id in ids.items():
         status = statuses[slurm_id]
         if status.start is None or status.submit is None or status.end is None:
             raise RunError(f"Slurm job {slurm_id} ended {status.state.value} without start/end times")
-        rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": status.submit - origin,
+        submitted = min(status.submit, math.floor(origin + sent[job_id]))
+        rows.append({"job_id": job_id, "slurm_id": slurm_id, "submit": submitted - origin,
                      "start": status.start - origin, "end": status.end - origin, "state": status.state.value,
                      "nodes": ",".join(status.nodes), "origin": origin, "sent": sent[job_id],
                      "submitted_id": submitted_as[job_id]})

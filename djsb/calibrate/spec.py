@@ -36,6 +36,8 @@ The file::
       partitions: [oversub, half]   # optional: each trace user's jobs go to one of these
                               # (round-robin, --partition; a job one cannot take, its limit or its
                               # CPUs, to the next that can); the model takes them all
+      requeue: false          # optional: true submits every job --requeue (run again after a
+                              # preemption under REQUEUE or a node failure; default --no-requeue)
     model:                    # optional: any policy.scheduler option, over what Slurm's answers give
       bf_will_run: true       # on by default here: backfill planned as sched/backfill plans
       node_select: cons_tres  # on by default here: nodes chosen as select/cons_tres chooses
@@ -72,6 +74,7 @@ from djsb.workloads.source import SOURCE_KEYS, read_source
 from djsb.workloads.window import background_window
 from djsb.yamlnodes import (
     Located,
+    as_bool,
     as_duration,
     as_int,
     as_number,
@@ -110,6 +113,8 @@ class Calibration:
     accounts: tuple[str, ...] = ()
     qos: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    requeue: bool = False
+    """Whether every job is submitted ``--requeue`` (else ``--no-requeue``), and replayed so by the model."""
     watch_draws: int = DEFAULT_DRAWS
     """Extra model replays, every pass drawn within its sdiag bracket (:mod:`~djsb.calibrate.watch_draws`)."""
     machine: MachineChanges = MachineChanges()
@@ -138,6 +143,7 @@ def load_calibration(path: Path) -> Calibration:
         raise root.error("missing section 'workload' or 'slurm'")
     fields = read_fields(slurm, {"partition": as_str, "runs": lambda n: as_int(n, 1), "work_dir": as_str,
                                  "ssh": read_ssh, "accounts": _names, "qos": _names, "partitions": _names,
+                                 "requeue": as_bool,
                                  "poll_interval": lambda n: as_duration(n, unit="s", strict=True)},
                          ("partition",))
     model_node = root.get("model")
@@ -151,6 +157,7 @@ def load_calibration(path: Path) -> Calibration:
     dependencies = drawn_dependencies(jobs, linked, seed, kill) if linked is not None else {}
     machine_node = root.get("machine")
     machine = read_machine(machine_node) if machine_node is not None else MachineChanges()
+    jobs = [dataclasses.replace(job, requeue=bool(fields.get("requeue", False))) for job in jobs]
     return Calibration(dealt_by_user(jobs, fields.get("qos", ()), "qos"), seed=seed, model=model,
                        watch_draws=draws, machine=machine, dependencies=dependencies, **fields)
 

@@ -175,15 +175,19 @@ class SlurmJobModule(SchedulerModule):
         return tasks_per_node_for(self.tasks_per_node, app)
 
     def sbatch_arguments(self, request: JobRequest, nodes: Sequence[str],
-                         array: str | None = None, dependency: str | None = None) -> list[str]:
+                         array: str | None = None, dependency: str | None = None,
+                         requeue: bool = False) -> list[str]:
         """The sbatch options for ``request`` placed on ``nodes`` (empty: anywhere); ``array``: the
         indices of a job array (--array), whose tasks each write their own output, ``.INDEX`` added;
-        ``dependency``: what the job waits for (--dependency, as ``afterok:123``)."""
+        ``dependency``: what the job waits for (--dependency, as ``afterok:123``). A job is submitted
+        ``--no-requeue`` (a benchmark's job run twice would measure twice) unless ``requeue``: then
+        Slurm runs it again after a preemption under REQUEUE or a node failure."""
         per_node = self.app_tasks_per_node(request.app)
         task_memory = task_memory_mib(request, self.memory_margin)
         task = ".%a" if array is not None else ""
         stdout, stderr = slurm_path(request.stdout_path) + task, slurm_path(request.stderr_path) + task
-        args = ["--parsable", "--no-requeue", f"--job-name={request.name}", f"--output={stdout}",
+        args = ["--parsable", "--requeue" if requeue else "--no-requeue", f"--job-name={request.name}",
+                f"--output={stdout}",
                 f"--error={stderr}",
                 f"--ntasks={request.total_tasks}", f"--cpus-per-task={request.cpus_per_task}",
                 f"--time={time_limit_minutes(request.exec_time, self.time_factor, self.time_margin)}"]
@@ -229,21 +233,22 @@ class SlurmJobModule(SchedulerModule):
         return nodes[:min(len(nodes), math.ceil(request.total_tasks / per_node))]
 
     def get_submit_command(self, request: JobRequest, array: str | None = None,
-                           dependency: str | None = None) -> str:
+                           dependency: str | None = None, requeue: bool = False) -> str:
         """sbatch of the job's script (written by ``submit`` as NAME.sh beside its output), tagged with
         the request's submission token in --comment to find the job after a lost reply; ``array``:
-        sbatch --array's indices; ``dependency``: sbatch --dependency's."""
-        options = self.sbatch_arguments(request, self.placement(request), array, dependency)
+        sbatch --array's indices; ``dependency``: sbatch --dependency's; ``requeue``: --requeue."""
+        options = self.sbatch_arguments(request, self.placement(request), array, dependency, requeue)
         return shlex.join(["sbatch", *options,
                            f"--comment={TOKEN_PREFIX}{request.token}", script_path(request.stdout_path)])
 
     def submit_own_script(self, request: JobRequest, script: str, *, array: str | None = None,
-                          dependency: str | None = None) -> str:
+                          dependency: str | None = None, requeue: bool = False) -> str:
         """Submit ``script`` (not batch.sh.j2's: a workflow wrapper's, a sweep's array task) with the
         request's sbatch options; ``array``: the indices of a job array (``0-19,25%4``), each task's
-        output then ``.INDEX``; ``dependency``: what it waits for (``afterok:123``). Returns the job id
-        (an array's master id)."""
-        return self.submit_script(request, script, self.get_submit_command(request, array, dependency))
+        output then ``.INDEX``; ``dependency``: what it waits for (``afterok:123``); ``requeue``: run
+        again after a preemption or a node failure. Returns the job id (an array's master id)."""
+        command = self.get_submit_command(request, array, dependency, requeue)
+        return self.submit_script(request, script, command)
 
     def get_array_task_ids_command(self, array_ids: Sequence[str], accounting: bool = False) -> str:
         """squeue (or, ``accounting``, sacct) of the tasks of the job arrays ``array_ids``, one per
