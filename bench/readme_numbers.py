@@ -94,6 +94,7 @@ LOADED_RUN = CALIBRATE_FIXTURES / "loaded"
 PREEMPT_RUN = CALIBRATE_FIXTURES / "preempt_requeue"
 LINKS_RUN = CALIBRATE_FIXTURES / "links"
 GANG_RUN = CALIBRATE_FIXTURES / "gang"
+RERUN_RUN = CALIBRATE_FIXTURES / "preempt_rerun"
 GANG_ONE_CPU_RUN = CALIBRATE_FIXTURES / "gang_one_cpu"
 
 
@@ -332,6 +333,8 @@ SOURCES = {s.name: s for s in (
            "replay of tests/fixtures/calibrate/preempt_requeue)", compute=saved_run_figures(PREEMPT_RUN)),
     Source("calibrate-links", True, "python3 bench/readme_numbers.py calibrate-links (the model's "
            "replay of tests/fixtures/calibrate/links)", compute=saved_run_figures(LINKS_RUN)),
+    Source("calibrate-preempt-rerun", True, "python3 bench/readme_numbers.py calibrate-preempt-rerun (the "
+           "model's replay of tests/fixtures/calibrate/preempt_rerun)", compute=saved_run_figures(RERUN_RUN)),
     Source("calibrate-gang", True, "python3 bench/readme_numbers.py calibrate-gang (the model's "
            "replay of tests/fixtures/calibrate/gang)", compute=saved_run_figures(GANG_RUN)),
     Source("calibrate-gang-one-cpu", True, "python3 bench/readme_numbers.py calibrate-gang-one-cpu (the "
@@ -367,6 +370,7 @@ BLOCKS = {b.name: b for b in (
     Block("calibrate-loaded-log", "calibrate-loaded", loaded_block("log")),
     Block("calibrate-preempt-requeue", "calibrate-preempt", saved_run_block(PREEMPT_RUN)),
     Block("calibrate-links", "calibrate-links", saved_run_block(LINKS_RUN, with_max=True)),
+    Block("calibrate-preempt-rerun", "calibrate-preempt-rerun", saved_run_block(RERUN_RUN, with_max=True)),
     Block("calibrate-gang", "calibrate-gang", saved_run_block(GANG_RUN)),
     Block("calibrate-gang-one-cpu", "calibrate-gang-one-cpu", saved_run_block(GANG_ONE_CPU_RUN)),
     Block("mc-own-jobs", "metacentrum-own", lambda out: grouped(replay_summary(out)["recorded_jobs"])),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import pytest
 
@@ -238,6 +239,26 @@ def test_without_backfill_preemption_the_live_run_is_outside_slurms_spread() -> 
     measured, own, stopped = saved_requeue_run()
     assert abs(measured.mean_wait_error) > max(0.10, abs(own.mean_wait_error)), measured
     assert stopped == {1, 7, 11}
+
+
+RERUN_RUN = Path(__file__).parent / "fixtures" / "calibrate" / "preempt_rerun"
+
+
+def test_the_live_run_whose_preempted_jobs_rerun_is_replayed_within_slurms_spread(tmp_path: Path) -> None:
+    # the REQUEUE case with every job submitted --requeue (calibrate.yaml's slurm.requeue): Slurm's run
+    # 1 preempted jobs 1, 7 and 11 and ran them again (each logged two starts), as did the model
+    measured, own, slurm, model = against_slurm(RERUN_RUN)
+    assert abs(measured.mean_wait_error) <= max(0.10, abs(own.mean_wait_error)), measured
+    assert measured.tau > 0.95
+    assert set(slurm.index[slurm["ctld_starts"] > 1]) == set(model.index[model["requeues"] > 0]) == {1, 7, 11}
+    # the cause removed: replayed --no-requeue, the model kills the three jobs Slurm ran again, and
+    # leaves Slurm's spread
+    config = tmp_path / "no_requeue.yaml"
+    config.write_text((RERUN_RUN / "calibrate.yaml").read_text().replace("requeue: true", "requeue: false")
+                      .replace("../preempt_requeue", str(PREEMPT_RUN)))
+    killed, _, _, model = against_slurm(RERUN_RUN, config)
+    assert abs(killed.mean_wait_error) > max(0.10, abs(own.mean_wait_error)), killed
+    assert set(model.index[model["state"] == "PREEMPTED"]) == {1, 7, 11}
 
 
 def random_preempting_workload(seed: int) -> tuple[list[TraceJob], ClusterSpec, SchedulerConfig]:
