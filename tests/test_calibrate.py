@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job
+from djsb.calibrate.compare import backfilled, compare, kendall_tau_b, per_job, within_spread
 from djsb.calibrate.model_replay import (
     SlurmModel,
     in_partitions,
@@ -197,6 +197,20 @@ def replay(rows: list[tuple[int, float, float, float]]) -> pd.DataFrame:
 # Model: 1 at 0, 2 at 40, 3 at 40 (same instant: no overtaking).
 SLURM = replay([(1, 0, 0, 50), (2, 1, 50, 60), (3, 2, 10, 20)])
 MODEL = replay([(1, 0, 0, 40), (2, 1, 40, 50), (3, 2, 40, 50)])
+
+
+@pytest.mark.parametrize(("model", "runs", "within"), [
+    # Slurm's runs 53.9 s and 66.7 s apart: the range 53.9 - 5.39 .. 66.7 + 5.39 = 48.51 .. 72.09
+    (67.3, (53.9, 66.7), True),  # a fresh-clone CI: +24.9 % of run 1, +0.9 % of run 2
+    (72.0, (53.9, 66.7), True), (72.2, (53.9, 66.7), False), (48.6, (53.9, 66.7), True),
+    (48.4, (53.9, 66.7), False),
+    # run 2 below run 1: 100 and 90 give 80 .. 110
+    (80.5, (100.0, 90.0), True), (79.5, (100.0, 90.0), False), (110.5, (100.0, 90.0), False),
+    # runs that agree leave 10 % of run 1 either side: a CI's -11.2 % against Slurm's own +4.3 % is out
+    (88.8, (100.0, 104.3), False), (91.0, (100.0, 104.3), True)])
+def test_within_spread_is_within_slurms_runs_widened_by_a_tenth_of_run_1(model: float, runs: tuple[float, float],
+                                                                         within: bool) -> None:
+    assert within_spread(model, runs) is within
 
 
 def test_backfilled_are_the_jobs_that_overtook() -> None:

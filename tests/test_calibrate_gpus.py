@@ -19,7 +19,7 @@ import pytest
 from slurm_plugin import SlurmCluster
 from support import assert_calibration_error
 
-from djsb.calibrate.compare import Comparison, compare
+from djsb.calibrate.compare import Comparison, compare, within_spread
 from djsb.calibrate.model_replay import SlurmModel, in_partitions, model_config, model_replay, within_nodes
 from djsb.calibrate.run import run_calibration
 from djsb.calibrate.slurm_replay import sleep_request, slurm_ready
@@ -191,13 +191,13 @@ def test_gpu_jobs_on_the_model_match_the_mini_cluster(slurm_cluster: SlurmCluste
     figures = comparison["model vs slurm_1"]
     assert figures["jobs"] == 32
     assert figures["tau"] >= 0.8, figures
-    # the mean wait within 10 % of Slurm's run 1, whose passes the model replays, or within Slurm's own
-    # difference between its two runs when that is larger: one decision taken a pass apart moves the
+    # the mean wait within Slurm's spread (compare.within_spread: within its two runs' mean waits, 10 %
+    # of run 1's either side; the model replays run 1's passes): one decision taken a pass apart moves the
     # later jobs of a 32-job queue (fresh-clone CIs: one job 83 s apart, +18.8 % against a single run;
     # Slurm's two runs 11.5 % apart). Run 2 is not the model's reference: the model, at +0.4 % of run 1
     # in that CI, was 13.5 % from run 2.
-    spread = abs(comparison["slurm_2 vs slurm_1"]["mean_wait_error"])
-    assert abs(figures["mean_wait_error"]) <= max(0.10, spread), (figures, spread)
+    own = comparison["slurm_2 vs slurm_1"]
+    assert within_spread(figures["mean_wait_b"], (own["mean_wait_a"], own["mean_wait_b"])), (figures, own)
 
     # The GPUs bind: the same model without them (the nodes' and the jobs' dropped) starts a job
     # earlier, one the GPUs held (where the two replays first part, only a constraint removed can

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench.readme_numbers import PREEMPT_RUN, against_slurm
-from djsb.calibrate.compare import Comparison
+from djsb.calibrate.compare import Comparison, within_spread
 from djsb.model import TEXTBOOK, ClusterSpec, SchedulerConfig, Simulation
 from djsb.model.backfill.planner import BackfillPlanner
 from djsb.model.cluster_spec import PartitionSpec, QosSpec
@@ -224,10 +224,10 @@ def saved_requeue_run() -> tuple[Comparison, Comparison, set[int]]:
 
 
 def test_the_live_requeue_run_is_replayed_within_slurms_spread() -> None:
-    # the calibration's rule: mean wait within 10 % of run 1, or within Slurm's own run-to-run
-    # difference when that is larger; Slurm's run 1 preempted jobs 1, 7 and 11 (slurm_1.csv)
+    # the calibration's rule (compare.within_spread: the mean wait within Slurm's two runs', 10 % of
+    # run 1's either side); Slurm's run 1 preempted jobs 1, 7 and 11 (slurm_1.csv)
     measured, own, stopped = saved_requeue_run()
-    assert abs(measured.mean_wait_error) <= max(0.10, abs(own.mean_wait_error)), measured
+    assert within_spread(measured.mean_wait_b, (own.mean_wait_a, own.mean_wait_b)), (measured, own)
     assert measured.tau > 0.95
     assert stopped == {1, 7, 11}
 
@@ -237,7 +237,7 @@ def test_without_backfill_preemption_the_live_run_is_outside_slurms_spread() -> 
     # the cause removed from the same replay: job 20 backfills on the cores job 18 would have taken
     # by preemption, and the mean wait leaves Slurm's spread (+26.3 % against -22.9 % when measured)
     measured, own, stopped = saved_requeue_run()
-    assert abs(measured.mean_wait_error) > max(0.10, abs(own.mean_wait_error)), measured
+    assert not within_spread(measured.mean_wait_b, (own.mean_wait_a, own.mean_wait_b)), (measured, own)
     assert stopped == {1, 7, 11}
 
 
@@ -248,7 +248,7 @@ def test_the_live_run_whose_preempted_jobs_rerun_is_replayed_within_slurms_sprea
     # the REQUEUE case with every job submitted --requeue (calibrate.yaml's slurm.requeue): Slurm's run
     # 1 preempted jobs 1, 7 and 11 and ran them again (each logged two starts), as did the model
     measured, own, slurm, model = against_slurm(RERUN_RUN)
-    assert abs(measured.mean_wait_error) <= max(0.10, abs(own.mean_wait_error)), measured
+    assert within_spread(measured.mean_wait_b, (own.mean_wait_a, own.mean_wait_b)), (measured, own)
     assert measured.tau > 0.95
     assert set(slurm.index[slurm["ctld_starts"] > 1]) == set(model.index[model["requeues"] > 0]) == {1, 7, 11}
     # the cause removed: replayed --no-requeue, the model kills the three jobs Slurm ran again, and
@@ -257,7 +257,7 @@ def test_the_live_run_whose_preempted_jobs_rerun_is_replayed_within_slurms_sprea
     config.write_text((RERUN_RUN / "calibrate.yaml").read_text().replace("requeue: true", "requeue: false")
                       .replace("../preempt_requeue", str(PREEMPT_RUN)))
     killed, _, _, model = against_slurm(RERUN_RUN, config)
-    assert abs(killed.mean_wait_error) > max(0.10, abs(own.mean_wait_error)), killed
+    assert not within_spread(killed.mean_wait_b, (own.mean_wait_a, own.mean_wait_b)), (killed, own)
     assert set(model.index[model["state"] == "PREEMPTED"]) == {1, 7, 11}
 
 

@@ -11,6 +11,12 @@ replay's origin. The figures:
   order: submit time, then id) had started. Under FIFO priority in one partition only a backfill
   pass starts a job out of order, so this reads the same on a real Slurm (whose logs and squeue
   do not say) as on the model.
+
+The live calibrations hold the model to one rule (:func:`within_spread`): its mean wait lies within
+the range of Slurm's own runs' mean waits, widened on each side by :data:`WAIT_TOLERANCE` of run 1's.
+The model replays run 1's submissions and passes, but Slurm's second run of the same jobs may differ
+from its first by a quarter (its will-run test removes running jobs in batches whose bounds move
+with its clock); a model as close to run 2 as run 2 is to itself is within Slurm's spread.
 """
 
 from __future__ import annotations
@@ -66,6 +72,17 @@ class Comparison:
                 "mean_wait_a": self.mean_wait_a, "mean_wait_b": self.mean_wait_b,
                 "mean_wait_error": self.mean_wait_error, "backfilled_a": list(self.backfilled_a),
                 "backfilled_b": list(self.backfilled_b)}
+
+
+WAIT_TOLERANCE = 0.10
+"""The part of run 1's mean wait by which :func:`within_spread` widens the range of Slurm's runs."""
+
+
+def within_spread(model_wait: float, slurm_waits: Sequence[float], tolerance: float = WAIT_TOLERANCE) -> bool:
+    """Whether ``model_wait`` (the model's mean wait, replaying run 1) lies within the mean waits of
+    Slurm's runs ``slurm_waits`` (run 1 first), widened on each side by ``tolerance`` of run 1's."""
+    margin = tolerance * slurm_waits[0]
+    return min(slurm_waits) - margin <= model_wait <= max(slurm_waits) + margin
 
 
 def compare(a: pd.DataFrame, b: pd.DataFrame) -> Comparison:
