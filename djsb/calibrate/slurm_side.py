@@ -15,6 +15,7 @@ import pandas as pd
 
 from djsb.calibrate.ctld_log import located_passes, log_instants, log_reader, logged_starts, parse_ctld_log
 from djsb.calibrate.fairshare import end_charge_note, snapshot
+from djsb.calibrate.idle_wait import wait_until_idle
 from djsb.calibrate.machine_changes import SlurmMachine
 from djsb.calibrate.model_replay import SlurmModel, model_config
 from djsb.calibrate.pass_watch import PassWatch
@@ -191,7 +192,10 @@ def replay_run(calibration: Calibration, module: SchedulerModule, run_dir: Calib
     """Replay ``run`` on Slurm and save it with its passes, under multifactor the decay thread's
     runs (as passes of :data:`DECAY_THREAD`) and, under fair share, sshare's usage before and after.
     ``ctld_log``: slurmctld's log file; when it can be read, the replay gets its instants (columns
-    ``ctld_*``) and the passes that started jobs are put at them (:mod:`djsb.calibrate.ctld_log`)."""
+    ``ctld_*``) and the passes that started jobs are put at them (:mod:`djsb.calibrate.ctld_log`).
+    It begins once the partitions' nodes are idle (:mod:`djsb.calibrate.idle_wait`)."""
+    wait_until_idle(lambda argv: ask(module, argv, "each replay to begin on idle nodes"),
+                    calibration.partitions or (calibration.partition,), calibration.poll_interval)
     before = fair_share_snapshot(module, "before") if fair_share else None
     read_log = log_reader(lambda command: _status_and_output(module, command), ctld_log) if ctld_log \
         else (lambda: None)
