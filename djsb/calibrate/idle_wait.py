@@ -1,15 +1,17 @@
 """Each replay starts on idle nodes: the model is built from ``scontrol show node``'s nodes, all free,
 and replays the jobs from there, so a replay that began while other jobs still ran or completed on
-the calibration's nodes (a previous replay's or a test's, cancelled and still COMPLETING) measures a
-Slurm that had less room than the model. A run of the mini-cluster calibration did so: its first
-replay started while nodes were still busy, put its first jobs on the last node and held job 11 back
-64 s (+24.9 % of mean wait), where the second replay, begun on idle nodes, and the model agreed
-within 1 %.
+the calibration's nodes (a previous replay's or a test's, cancelled and still COMPLETING), or while
+a node did not respond, measures a Slurm that had less room than the model. Two fresh-clone runs of
+the mini-cluster calibration began so: their first replays put the first jobs on the last node and
+held job 11 back a minute (+24.9 % and +23.7 % of mean wait), where the second replays and the
+model agreed within 1 %.
 
 Before each replay the calibration asks ``sinfo`` for the state of each node of its partitions until
-none is busy (allocated, mixed, completing or draining with jobs), at most :data:`IDLE_TIMEOUT`
-seconds; nodes out of service (down, drained) are the model's and Slurm's alike and are no reason
-to wait. Nodes still busy then end the calibration with one line naming them.
+none is busy (allocated, mixed, completing or draining with jobs) and no idle one is flagged unable
+to take a job (not responding, as the nodes of that run's slurm.conf were seconds after a restart of
+slurmctld: ``scontrol show node`` had m3 ``IDLE+NOT_RESPONDING`` as the calibration began), at most
+:data:`IDLE_TIMEOUT` seconds; nodes out of service (down, drained) are the model's and Slurm's alike
+and are no reason to wait. Nodes still busy then end the calibration with one line naming them.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ IDLE_TIMEOUT = 600.0
 """Seconds a replay waits for its nodes to be idle (a cancelled job completes within KillWait and
 its epilog; a production partition never idles, and the calibration is not for one)."""
 BUSY_STATES = ("alloc", "mix", "comp", "drng")
-"""``sinfo --format=%t``'s states of a node running or completing jobs (a suffix such as ``*`` or
-``~`` flags more: sinfo(1), NODE STATE CODES)."""
+"""``sinfo --format=%t``'s states of a node running or completing jobs."""
+NOT_READY = frozenset("*~#%!@^")
+"""Flags sinfo(1) appends to a state (NODE STATE CODES) of a node that cannot take a job now: not
+responding (``*``, as every node is until its slurmd registers again after slurmctld restarts),
+powered off or powering up or down, rebooting. An idle node so flagged is waited for too."""
 
 
 def sinfo_argv(partitions: Sequence[str]) -> tuple[str, ...]:
@@ -33,11 +38,15 @@ def sinfo_argv(partitions: Sequence[str]) -> tuple[str, ...]:
 
 
 def busy_nodes(sinfo: str) -> list[str]:
-    """The nodes of :func:`sinfo_argv`'s answer that run or complete jobs (each once)."""
+    """The nodes of :func:`sinfo_argv`'s answer that run or complete jobs, or are idle but cannot
+    take one now (:data:`NOT_READY`), each once."""
     busy: dict[str, None] = {}
     for line in sinfo.splitlines():
         fields = line.split()
-        if len(fields) == 2 and fields[1].rstrip("*~#!%$@^-+").startswith(BUSY_STATES):
+        if len(fields) != 2:
+            continue
+        state = fields[1].rstrip("*~#!%$@^-+")
+        if state.startswith(BUSY_STATES) or (state == "idle" and NOT_READY & set(fields[1][len(state):])):
             busy[fields[0]] = None
     return list(busy)
 
