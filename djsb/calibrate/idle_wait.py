@@ -1,17 +1,14 @@
 """Each replay starts on idle nodes: the model is built from ``scontrol show node``'s nodes, all free,
 and replays the jobs from there, so a replay that began while other jobs still ran or completed on
 the calibration's nodes (a previous replay's or a test's, cancelled and still COMPLETING), or while
-a node did not respond, measures a Slurm that had less room than the model. Two fresh-clone runs of
-the mini-cluster calibration began so: their first replays put the first jobs on the last node and
-held job 11 back a minute (+24.9 % and +23.7 % of mean wait), where the second replays and the
-model agreed within 1 %.
+a node did not respond, would measure a Slurm with less room than the model.
 
 Before each replay the calibration asks ``sinfo`` for the state of each node of its partitions until
 none is busy (allocated, mixed, completing or draining with jobs) and no idle one is flagged unable
-to take a job (not responding, as the nodes of that run's slurm.conf were seconds after a restart of
-slurmctld: ``scontrol show node`` had m3 ``IDLE+NOT_RESPONDING`` as the calibration began), at most
-:data:`IDLE_TIMEOUT` seconds; nodes out of service (down, drained) are the model's and Slurm's alike
-and are no reason to wait. Nodes still busy then end the calibration with one line naming them.
+to take a job (not responding, as a node is until its slurmd registers again after slurmctld
+restarts), at most :data:`IDLE_TIMEOUT` seconds; nodes out of service (down, drained) are the model's
+and Slurm's alike and are no reason to wait. Nodes still busy then end the calibration with one line
+naming them.
 """
 
 from __future__ import annotations
